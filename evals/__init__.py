@@ -1,0 +1,3 @@
+"""evals: a regression harness for tool-using LLM agents."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Agents under test: adapters from provider ids to one async call interface."""

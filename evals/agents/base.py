@@ -1,0 +1,143 @@
+"""The one interface the runner calls, whatever the agent is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from evals.results import AgentResponse
+from evals.trajectory import Step
+
+
+@dataclass(slots=True)
+class CallContext:
+    """What an agent is told about the run it is serving.
+
+    `seed` is derived from (suite, case, agent, repeat) so stochastic agents can be
+    reproduced; `traceparent` lets out-of-process agents join the run's trace.
+    """
+
+    vars: dict[str, Any]
+    prompt: str
+    case_id: str
+    case_metadata: dict[str, Any]
+    agent: str
+    repeat: int
+    seed: int
+    suite_id: str
+    timeout_s: float | None = None
+    traceparent: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def promptfoo_context(self) -> dict[str, Any]:
+        """The `context` argument of promptfoo's `call_api`, with the harness's additions."""
+        return {
+            "vars": self.vars,
+            "prompt": {"raw": self.prompt, "label": self.prompt},
+            "test": {"metadata": self.case_metadata, "vars": self.vars},
+            "repeatIndex": self.repeat,
+            "repeat": self.repeat,
+            "seed": self.seed,
+            "evals": {
+                "suite": self.suite_id,
+                "case": self.case_id,
+                "agent": self.agent,
+                "repeat": self.repeat,
+                "seed": self.seed,
+                "traceparent": self.traceparent,
+            },
+        }
+
+
+class Agent(Protocol):
+    """An agent the runner can call concurrently."""
+
+    label: str
+
+    async def call(self, prompt: str, context: CallContext) -> AgentResponse:
+        """Run the agent once on a rendered prompt."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release clients, subprocesses or servers."""
+        ...
+
+
+class MalformedResponse(Exception):
+    """The agent returned something that is not a provider response."""
+
+
+_USAGE_KEYS = {
+    "total": "total",
+    "prompt": "prompt",
+    "completion": "completion",
+    "cached": "cached",
+    "numRequests": "numRequests",
+    "input_tokens": "prompt",
+    "output_tokens": "completion",
+    "prompt_tokens": "prompt",
+    "completion_tokens": "completion",
+    "total_tokens": "total",
+}
+
+
+def _usage(raw: Any) -> dict[str, int]:
+    if not isinstance(raw, dict):
+        return {}
+    usage: dict[str, int] = {}
+    for key, value in raw.items():
+        name = _USAGE_KEYS.get(key)
+        if name and isinstance(value, (int, float)):
+            usage[name] = int(value)
+    if "total" not in usage and ("prompt" in usage or "completion" in usage):
+        usage["total"] = usage.get("prompt", 0) + usage.get("completion", 0)
+    return usage
+
+
+def _steps(raw: Any) -> list[Step]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise MalformedResponse(f"trajectory must be a list of steps, got {type(raw).__name__}")
+    steps = []
+    for item in raw:
+        if isinstance(item, Step):
+            steps.append(item)
+        elif isinstance(item, dict) and "kind" in item and "name" in item:
+            steps.append(Step.from_dict(item))
+        else:
+            raise MalformedResponse(f"a trajectory step must have kind and name, got {item!r:.80}")
+    return steps
+
+
+def normalize_response(raw: Any) -> AgentResponse:
+    """Accept promptfoo's provider dict, the native rich dict, or an AgentResponse.
+
+    Raises MalformedResponse for anything else, which the runner records as an error row.
+    """
+    if isinstance(raw, AgentResponse):
+        return raw
+    if not isinstance(raw, dict):
+        raise MalformedResponse(
+            f"agent returned {type(raw).__name__}, expected a dict with an 'output' or 'error' key"
+        )
+    if "output" not in raw and "error" not in raw:
+        raise MalformedResponse("agent returned a dict with neither 'output' nor 'error'")
+    cost = raw.get("cost")
+    if cost is not None and not isinstance(cost, (int, float)):
+        raise MalformedResponse(f"cost must be a number, got {cost!r:.40}")
+    error = raw.get("error")
+    metadata = raw.get("metadata") or {}
+    return AgentResponse(
+        output=raw.get("output"),
+        error=None if error in (None, "") else str(error),
+        token_usage=_usage(raw.get("tokenUsage") or raw.get("token_usage")),
+        cost=None if cost is None else float(cost),
+        metadata=dict(metadata) if isinstance(metadata, dict) else {"value": metadata},
+        trajectory=_steps(raw.get("trajectory")),
+        stop_reason=raw.get("stopReason") or raw.get("stop_reason"),
+        finish_reason=raw.get("finishReason"),
+        latency_ms=raw.get("latencyMs"),
+        cached=bool(raw.get("cached", False)),
+        trace=list(raw.get("trace") or []),
+    )

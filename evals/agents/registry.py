@@ -1,0 +1,77 @@
+"""From a provider id to an agent: validation at load time, construction at run time."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from pathlib import Path
+from typing import Any, Protocol
+
+from evals.agents.base import Agent
+from evals.errors import SuiteError
+from evals.suite.model import ProviderSpec
+
+# prefix -> "module:Class"; a prefix ending in ':' matches ids that start with it.
+_KINDS: dict[str, str] = {
+    "echo": "evals.agents.python_provider:EchoAgent",
+    "python:": "evals.agents.python_provider:PythonAgent",
+    "file://": "evals.agents.python_provider:PythonAgent",
+    "exec:": "evals.agents.exec_provider:ExecAgent",
+    "http:": "evals.agents.http_provider:HttpAgent",
+    "https:": "evals.agents.http_provider:HttpAgent",
+    "http": "evals.agents.http_provider:HttpAgent",
+    "openai:": "evals.agents.sdk_providers:OpenAIAgent",
+    "anthropic:": "evals.agents.sdk_providers:AnthropicAgent",
+}
+
+
+class _FileChecker(Protocol):
+    def file_ref(self, ref: str, node: Any, what: str) -> Path: ...
+
+
+def _kind(provider_id: str) -> str | None:
+    if provider_id in _KINDS:
+        return provider_id
+    for prefix in _KINDS:
+        if prefix.endswith((":", "//")) and provider_id.startswith(prefix):
+            return prefix
+    return None
+
+
+def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
+    """Reject unknown provider ids and missing provider files before any run."""
+    kind = _kind(spec.id)
+    if kind is None:
+        close = difflib.get_close_matches(spec.id, list(_KINDS), n=1)
+        hint = (
+            f"did you mean {close[0]!r}?"
+            if close
+            else "use file://agent.py, exec:, http(s)://, openai:, anthropic: or echo"
+        )
+        raise SuiteError(f"unknown provider id {spec.id!r}", file=None, line=spec.line, fix=hint)
+    module_name = _KINDS[kind].split(":")[0]
+    if importlib.util.find_spec(module_name) is None:
+        raise SuiteError(
+            f"provider kind {kind!r} is not available in this installation", line=spec.line
+        )
+    if kind in ("file://", "python:"):
+        from evals.agents.python_provider import parse_python_ref
+
+        rel, _ = parse_python_ref(spec.id)
+        if not rel.endswith(".py"):
+            raise SuiteError(
+                f"provider {spec.id!r} is not a Python file",
+                line=spec.line,
+                fix="point file:// at a .py file (optionally with :function)",
+            )
+        loader.file_ref("file://" + rel, None, f"provider {spec.label!r}")
+
+
+def build_agent(spec: ProviderSpec, root: Path) -> Agent:
+    """Construct the agent for a validated provider spec."""
+    kind = _kind(spec.id)
+    if kind is None:
+        raise SuiteError(f"unknown provider id {spec.id!r}", line=spec.line)
+    module_name, class_name = _KINDS[kind].split(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return cls(spec, root)

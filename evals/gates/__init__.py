@@ -1,0 +1,1 @@
+"""Gates: the suite's rules that turn statistics into pass, fail or undetermined."""

@@ -1,0 +1,148 @@
+"""The `gates:` block of a suite, validated at load time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from evals.errors import SuiteError
+from evals.suite.yaml_lines import line_of
+
+
+@dataclass(slots=True)
+class GateConfig:
+    """Thresholds for one environment (the top level, or pr/nightly/release overrides).
+
+    Rates are fractions in [0, 1]; `margin` is the practical regression margin; ratios
+    compare candidate to baseline (1.2 = at most 20 % more).
+    """
+
+    baseline: str | None = None
+    candidate: str | None = None
+    confidence: float = 0.95
+    min_pass_rate: float | None = None
+    margin: float = 0.0
+    max_regression: float | None = None
+    block_p0_regressions: bool = True
+    zero_policy_violations: bool = True
+    max_flake_rate: float | None = None
+    max_cost_ratio: float | None = None
+    max_latency_ratio: float | None = None
+    max_cost_per_accepted: float | None = None
+    min_repeats: int = 1
+    tags: list[str] | None = None
+    repeat: int | None = None
+    allow_fingerprint_mismatch: bool = False
+    per_tag: dict[str, dict[str, Any]] = field(default_factory=dict)
+    environments: dict[str, GateConfig] = field(default_factory=dict)
+
+    def for_environment(self, name: str | None) -> GateConfig:
+        """This config with an environment's overrides applied (unknown names keep it)."""
+        if not name or name not in self.environments:
+            return self
+        override = self.environments[name]
+        merged = GateConfig(**{f.name: getattr(self, f.name) for f in fields(self)})
+        defaults = GateConfig()
+        for f in fields(self):
+            value = getattr(override, f.name)
+            if f.name != "environments" and value != getattr(defaults, f.name):
+                setattr(merged, f.name, value)
+        merged.environments = {}
+        return merged
+
+
+_NUMBER_KEYS = {
+    "confidence",
+    "min_pass_rate",
+    "margin",
+    "max_regression",
+    "max_flake_rate",
+    "max_cost_ratio",
+    "max_latency_ratio",
+    "max_cost_per_accepted",
+}
+_ENVIRONMENTS = ("pr", "nightly", "release")
+
+
+def _parse_block(
+    raw: dict[str, Any], agents: list[str], file: str | None, where: str
+) -> GateConfig:
+    known = {f.name for f in fields(GateConfig)}
+    config = GateConfig()
+    for key, value in raw.items():
+        line = line_of(raw)
+        if key not in known:
+            import difflib
+
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            raise SuiteError(
+                f"unknown key {key!r} in {where}",
+                file,
+                line,
+                f"did you mean {close[0]!r}?" if close else "see docs/gates.md for the keys",
+            )
+        if key in ("baseline", "candidate"):
+            if str(value) not in agents:
+                raise SuiteError(
+                    f"{where}.{key} names agent {value!r}, which is not among the providers",
+                    file,
+                    line,
+                    f"use one of the provider labels: {', '.join(agents)}",
+                )
+            value = str(value)
+        elif key in _NUMBER_KEYS:
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise SuiteError(f"{where}.{key} must be a number", file, line)
+            value = float(value)
+            if (
+                key in ("confidence", "min_pass_rate", "margin", "max_regression", "max_flake_rate")
+                and not 0 <= value <= 1
+            ):
+                raise SuiteError(
+                    f"{where}.{key} must be between 0 and 1 (a fraction)",
+                    file,
+                    line,
+                    "write 0.8 for 80 %",
+                )
+        elif key == "tags":
+            value = [str(v) for v in value] if isinstance(value, list) else [str(value)]
+        elif key == "environments":
+            if not isinstance(value, dict):
+                raise SuiteError(f"{where}.environments must be a mapping", file, line)
+            envs = {}
+            for name, block in value.items():
+                if name not in _ENVIRONMENTS:
+                    raise SuiteError(
+                        f"unknown environment {name!r} in {where}.environments",
+                        file,
+                        line_of(value),
+                        f"use {', '.join(_ENVIRONMENTS)}",
+                    )
+                envs[name] = _parse_block(block or {}, agents, file, f"{where}.environments.{name}")
+            value = envs
+        elif key == "per_tag":
+            if not isinstance(value, dict):
+                raise SuiteError(f"{where}.per_tag must map tag names to thresholds", file, line)
+            value = {str(k): dict(v or {}) for k, v in value.items()}
+        setattr(config, key, value)
+    return config
+
+
+def parse_gates(
+    raw: Any, agents: list[str], file: str | None = None, line: int | None = None
+) -> GateConfig:
+    """Validate a suite's `gates:` block against its agents; absent means defaults.
+
+    With two agents and no explicit baseline/candidate, the first is the baseline and the
+    second the candidate.
+    """
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise SuiteError("gates must be a mapping", file, line, "write gates: {min_pass_rate: 0.8}")
+    config = _parse_block(raw, agents, file, "gates")
+    if config.baseline is None and config.candidate is None and len(agents) == 2:
+        config.baseline, config.candidate = agents
+    if config.candidate is None and len(agents) == 1:
+        config.candidate = agents[0]
+    return config

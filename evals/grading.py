@@ -1,0 +1,146 @@
+"""Apply a case's assertions to one agent response, with promptfoo's scoring rules.
+
+The test score is the weighted mean of assertion scores; the test passes when every
+assertion passes, or, with a `threshold`, when the score reaches it. On top of
+promptfoo's rules, a policy violation fails the test whatever the weights or threshold.
+"""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+from typing import Any
+
+from evals.results import AgentResponse, Grade
+from evals.suite.model import Assertion, Case
+from evals.templating import render, render_value
+from graders.base import GradeContext, GraderError
+from graders.registry import get_grader
+
+
+def grade_assertion(
+    assertion: Assertion,
+    output: Any,
+    response: AgentResponse,
+    *,
+    prompt: str,
+    variables: dict[str, Any],
+    latency_ms: float,
+    suite_root: Path,
+    agent: str = "",
+    case_metadata: dict[str, Any] | None = None,
+    suite_config: dict[str, Any] | None = None,
+) -> Grade:
+    """Run one assertion; a grader that raises yields an errored failing grade, not a crash."""
+    grader = get_grader(assertion.base_type)
+    if grader is None:
+        return Grade(
+            False, 0.0, f"Unknown assertion type: {assertion.type}", assertion.raw, errored=True
+        )
+    ctx = GradeContext(
+        output=output,
+        assertion=assertion,
+        value=render_value(assertion.value, variables),
+        inverse=assertion.negated,
+        prompt=prompt,
+        vars=variables,
+        response=response,
+        latency_ms=latency_ms,
+        suite_root=suite_root,
+        agent=agent,
+        case_metadata=case_metadata or {},
+        suite_config=suite_config or {},
+    )
+    try:
+        grade = grader(ctx)
+    except GraderError as exc:
+        return Grade(False, 0.0, str(exc), assertion.raw, errored=True)
+    except Exception as exc:  # user graders may raise anything
+        detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return Grade(
+            False, 0.0, f"Grader {assertion.type} raised: {detail}", assertion.raw, errored=True
+        )
+    return grade
+
+
+def combine(
+    grades: list[tuple[Assertion, Grade]],
+    threshold: float | None,
+    variables: dict[str, Any] | None = None,
+) -> Grade:
+    """Aggregate assertion grades into the test's grade (promptfoo's AssertionsResult)."""
+    if not grades:
+        return Grade(True, 1.0, "No assertions", None)
+    total_score = total_weight = 0.0
+    named: dict[str, float] = {}
+    named_weight: dict[str, float] = {}
+    failed_reason: str | None = None
+    violation: Grade | None = None
+    for assertion, grade in grades:
+        weight = assertion.weight
+        total_score += grade.score * weight
+        total_weight += weight
+        metric = render(str(assertion.metric), variables or {}) if assertion.metric else None
+        if metric:
+            named[metric] = named.get(metric, 0.0) + grade.score * weight
+            named_weight[metric] = named_weight.get(metric, 0.0) + weight
+        for name, score in grade.named_scores.items():
+            if name != metric:
+                named[name] = named.get(name, 0.0) + score * weight
+                named_weight[name] = named_weight.get(name, 0.0) + weight
+        if not grade.passed:
+            failed_reason = grade.reason
+            if grade.policy_violation and violation is None:
+                violation = grade
+    score = total_score / total_weight if total_weight > 0 else 0.0
+    passed = failed_reason is None
+    reason = failed_reason or "All assertions passed"
+    if threshold is not None:
+        passed = score >= threshold
+        reason = f"Aggregate score {score:.2f} {'≥' if passed else '<'} {threshold} threshold"
+    if violation is not None:
+        passed = False
+        reason = f"Policy violation: {violation.reason}"
+    return Grade(
+        passed=passed,
+        score=score,
+        reason=reason,
+        named_scores={
+            k: (v / named_weight[k] if named_weight[k] > 0 else 0.0) for k, v in named.items()
+        },
+        component_results=[g for _, g in grades],
+        policy_violation=violation is not None,
+    )
+
+
+def grade_case(
+    case: Case,
+    response: AgentResponse,
+    *,
+    output: Any,
+    prompt: str,
+    latency_ms: float,
+    suite_root: Path,
+    agent: str = "",
+    suite_config: dict[str, Any] | None = None,
+) -> Grade:
+    """Grade one response against every assertion of a case."""
+    grades = [
+        (
+            a,
+            grade_assertion(
+                a,
+                output,
+                response,
+                prompt=prompt,
+                variables=case.vars,
+                latency_ms=latency_ms,
+                suite_root=suite_root,
+                agent=agent,
+                case_metadata=case.metadata,
+                suite_config=suite_config,
+            ),
+        )
+        for a in case.asserts
+    ]
+    return combine(grades, case.threshold, case.vars)

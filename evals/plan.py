@@ -1,0 +1,93 @@
+"""The planned runs of an evaluation: every (prompt, case, agent, repeat), with seeds.
+
+The plan is deterministic: the same suite and options always give the same runs in the
+same order, so shards split it evenly and a resumed evaluation knows what is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from evals.results import RunKey
+from evals.suite.model import Case, Prompt, ProviderSpec, Suite
+
+
+@dataclass(slots=True, frozen=True)
+class PlannedRun:
+    """One run to execute."""
+
+    key: RunKey
+    case: Case
+    prompt: Prompt
+    provider: ProviderSpec
+    prompt_index: int
+    agent_index: int
+    seed: int
+
+
+def derive_seed(suite_id: str, case_id: str, agent: str, repeat: int) -> int:
+    """A 31-bit seed from (suite, case, agent, repeat): stable across machines and runs."""
+    digest = hashlib.sha256(f"{suite_id}\x1f{case_id}\x1f{agent}\x1f{repeat}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def select_cases(
+    cases: list[Case], tags: list[str] | None, case_ids: list[str] | None
+) -> list[Case]:
+    """Cases having any of `tags` (and, when given, one of `case_ids`)."""
+    chosen = cases
+    if tags:
+        wanted = set(tags)
+        chosen = [c for c in chosen if wanted.intersection(c.tags)]
+    if case_ids:
+        ids = set(case_ids)
+        chosen = [c for c in chosen if c.id in ids]
+    return chosen
+
+
+def _applies(filter_values: list[str] | None, *names: str) -> bool:
+    return filter_values is None or any(n in filter_values for n in names)
+
+
+def build_plan(
+    suite: Suite,
+    repeat: int,
+    *,
+    tags: list[str] | None = None,
+    case_ids: list[str] | None = None,
+    agents: list[str] | None = None,
+    shard: tuple[int, int] | None = None,
+) -> Iterator[PlannedRun]:
+    """Yield the runs, repeat-major so early results cover every case.
+
+    `shard=(i, n)` keeps every n-th run starting at i-1 (1-based i), which splits the plan
+    evenly and deterministically.
+    """
+    cases = select_cases(suite.cases, tags, case_ids)
+    providers = [p for p in suite.providers if agents is None or p.label in agents]
+    position = 0
+    for r in range(repeat):
+        for case in cases:
+            for pi, prompt in enumerate(suite.prompts):
+                if not _applies(case.prompts, prompt.id, prompt.label):
+                    continue
+                for ai, provider in enumerate(providers):
+                    if not _applies(case.providers, provider.id, provider.label):
+                        continue
+                    index = position
+                    position += 1
+                    if shard is not None and index % shard[1] != shard[0] - 1:
+                        continue
+                    yield PlannedRun(
+                        key=RunKey(
+                            prompt.id if len(suite.prompts) > 1 else "", case.id, provider.label, r
+                        ),
+                        case=case,
+                        prompt=prompt,
+                        provider=provider,
+                        prompt_index=pi,
+                        agent_index=ai,
+                        seed=derive_seed(suite.suite_id, case.id, provider.label, r),
+                    )

@@ -1,0 +1,149 @@
+"""What one run of one agent on one case produced, and how it was graded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from evals.trajectory import Step
+
+RunStatus = Literal["pass", "fail", "error"]
+ErrorKind = Literal["agent_error", "timeout", "malformed", "infra", "grader_error", "cancelled"]
+
+
+@dataclass(slots=True)
+class AgentResponse:
+    """An agent's answer normalized from any provider contract.
+
+    promptfoo's provider shape (`output`, `error`, `tokenUsage`, `cost`, `metadata`) maps
+    onto the first fields; native agents also fill `trajectory`, `stop_reason` and
+    per-call usage inside the steps.
+    """
+
+    output: Any = None
+    error: str | None = None
+    token_usage: dict[str, int] = field(default_factory=dict)
+    cost: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    trajectory: list[Step] = field(default_factory=list)
+    stop_reason: str | None = None
+    finish_reason: str | None = None
+    latency_ms: float | None = None
+    cached: bool = False
+    trace: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Grade:
+    """The verdict of one assertion (or of a whole test when it aggregates components).
+
+    Mirrors promptfoo's GradingResult. `policy_violation` marks a failure no weight or
+    threshold may compensate; `errored` marks a grader that could not decide.
+    """
+
+    passed: bool
+    score: float
+    reason: str
+    assertion: dict[str, Any] | None = None
+    named_scores: dict[str, float] = field(default_factory=dict)
+    component_results: list[Grade] = field(default_factory=list)
+    tokens_used: dict[str, int] = field(default_factory=dict)
+    policy_violation: bool = False
+    errored: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """promptfoo's GradingResult JSON shape, plus the harness's own flags when set."""
+        data: dict[str, Any] = {
+            "pass": self.passed,
+            "score": self.score,
+            "reason": self.reason,
+        }
+        if self.named_scores:
+            data["namedScores"] = dict(self.named_scores)
+        if self.tokens_used:
+            data["tokensUsed"] = dict(self.tokens_used)
+        if self.assertion is not None:
+            data["assertion"] = self.assertion
+        if self.component_results:
+            data["componentResults"] = [c.to_dict() for c in self.component_results]
+        if self.policy_violation:
+            data["policyViolation"] = True
+        if self.errored:
+            data["errored"] = True
+        if self.metadata:
+            data["metadata"] = self.metadata
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Grade:
+        """Rebuild a grade from `to_dict` output."""
+        return cls(
+            passed=bool(data.get("pass")),
+            score=float(data.get("score", 0.0)),
+            reason=str(data.get("reason", "")),
+            assertion=data.get("assertion"),
+            named_scores=dict(data.get("namedScores") or {}),
+            component_results=[cls.from_dict(c) for c in data.get("componentResults") or []],
+            tokens_used=dict(data.get("tokensUsed") or {}),
+            policy_violation=bool(data.get("policyViolation")),
+            errored=bool(data.get("errored")),
+            metadata=dict(data.get("metadata") or {}),
+        )
+
+
+@dataclass(slots=True)
+class RunKey:
+    """Identity of one run inside an evaluation: unique, stable across resumes and shards."""
+
+    prompt_id: str
+    case_id: str
+    agent: str
+    repeat: int
+
+    def as_tuple(self) -> tuple[str, str, str, int]:
+        """Hashable form used for de-duplication and resume."""
+        return (self.prompt_id, self.case_id, self.agent, self.repeat)
+
+
+@dataclass(slots=True)
+class RunRecord:
+    """One executed and graded run: the row every store, statistic and report reads.
+
+    `status` is pass, fail or error. An error row (agent raised, timed out, returned
+    garbage, or the harness failed around it) carries `error_kind` and `error` and is kept
+    apart from failures by the statistics.
+    """
+
+    key: RunKey
+    case_index: int
+    prompt_index: int
+    agent_index: int
+    seed: int
+    prompt: str
+    vars: dict[str, Any]
+    response: AgentResponse
+    status: RunStatus
+    grade: Grade | None = None
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    latency_ms: float = 0.0
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """True when the run was graded and passed."""
+        return self.status == "pass"
+
+    @property
+    def cost(self) -> float:
+        """Cost of the run in currency units (0 when unknown)."""
+        return self.response.cost or 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        """Total tokens the agent reported or the harness counted."""
+        usage = self.response.token_usage
+        return int(usage.get("total") or (usage.get("prompt", 0) + usage.get("completion", 0)))

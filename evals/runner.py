@@ -1,0 +1,169 @@
+"""Execute planned runs concurrently: the only place in the harness with concurrency.
+
+A fixed pool of workers pulls from the plan, so memory stays flat however many runs
+there are. Each run is called with a timeout, graded, and handed to `on_record` as soon
+as it completes. Whatever the agent does (raise, hang, return garbage) becomes an error
+row; only the harness's own faults propagate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from evals.agents.base import Agent, CallContext, MalformedResponse
+from evals.grading import grade_case
+from evals.plan import PlannedRun
+from evals.results import AgentResponse, RunRecord
+from evals.templating import render
+
+
+def render_prompt(run: PlannedRun) -> str:
+    """The prompt text sent to the agent: the template rendered with the case's vars."""
+    raw = run.prompt.raw
+    if isinstance(raw, str):
+        return render(raw, run.case.vars)
+    import json
+
+    from evals.templating import render_value
+
+    return json.dumps(render_value(raw, run.case.vars), ensure_ascii=False)
+
+
+def _error_record(
+    run: PlannedRun, prompt: str, kind: str, message: str, started: float
+) -> RunRecord:
+    ended = time.time()
+    return RunRecord(
+        key=run.key,
+        case_index=run.case.index,
+        prompt_index=run.prompt_index,
+        agent_index=run.agent_index,
+        seed=run.seed,
+        prompt=prompt,
+        vars=run.case.vars,
+        response=AgentResponse(error=message),
+        status="error",
+        error=message,
+        error_kind=kind,  # type: ignore[arg-type]
+        latency_ms=(ended - started) * 1000.0,
+        started_at=started,
+        ended_at=ended,
+    )
+
+
+class Runner:
+    """Runs a plan against built agents and grades each response."""
+
+    def __init__(
+        self,
+        agents: dict[str, Agent],
+        *,
+        suite_id: str,
+        suite_root: Path,
+        concurrency: int = 4,
+        timeout_s: float | None = None,
+        suite_config: dict[str, Any] | None = None,
+        traceparent_for: Callable[[PlannedRun], str | None] | None = None,
+    ) -> None:
+        self.agents = agents
+        self.suite_id = suite_id
+        self.suite_root = suite_root
+        self.concurrency = max(1, concurrency)
+        self.timeout_s = timeout_s
+        self.suite_config = suite_config or {}
+        self.traceparent_for = traceparent_for
+
+    async def execute(self, run: PlannedRun) -> RunRecord:
+        """Call the agent once and grade the result; never raises for agent faults."""
+        prompt = ""
+        started = time.time()
+        try:
+            prompt = render_prompt(run)
+        except Exception as exc:
+            return _error_record(run, prompt, "infra", f"prompt template error: {exc}", started)
+        agent = self.agents[run.provider.label]
+        context = CallContext(
+            vars=run.case.vars,
+            prompt=prompt,
+            case_id=run.case.id,
+            case_metadata=run.case.metadata,
+            agent=run.provider.label,
+            repeat=run.key.repeat,
+            seed=run.seed,
+            suite_id=self.suite_id,
+            timeout_s=self.timeout_s,
+            traceparent=self.traceparent_for(run) if self.traceparent_for else None,
+        )
+        t0 = time.perf_counter()
+        try:
+            if self.timeout_s:
+                response = await asyncio.wait_for(agent.call(prompt, context), self.timeout_s)
+            else:
+                response = await agent.call(prompt, context)
+        except TimeoutError:
+            return _error_record(
+                run, prompt, "timeout", f"agent timed out after {self.timeout_s:g} s", started
+            )
+        except MalformedResponse as exc:
+            return _error_record(
+                run, prompt, "malformed", f"malformed agent response: {exc}", started
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            return _error_record(run, prompt, "agent_error", f"agent raised {detail}", started)
+        latency_ms = (time.perf_counter() - t0) * 1000.0
+        if response.latency_ms is None:
+            response.latency_ms = latency_ms
+        ended = time.time()
+        if response.error is not None:
+            record = _error_record(run, prompt, "agent_error", response.error, started)
+            record.response = response
+            record.latency_ms = latency_ms
+            return record
+        grade = grade_case(
+            run.case,
+            response,
+            output=response.output,
+            prompt=prompt,
+            latency_ms=latency_ms,
+            suite_root=self.suite_root,
+            agent=run.provider.label,
+            suite_config=self.suite_config,
+        )
+        return RunRecord(
+            key=run.key,
+            case_index=run.case.index,
+            prompt_index=run.prompt_index,
+            agent_index=run.agent_index,
+            seed=run.seed,
+            prompt=prompt,
+            vars=run.case.vars,
+            response=response,
+            status="pass" if grade.passed else "fail",
+            grade=grade,
+            latency_ms=latency_ms,
+            started_at=started,
+            ended_at=ended,
+        )
+
+    async def run(self, plan: Iterable[PlannedRun], on_record: Callable[[RunRecord], None]) -> int:
+        """Execute every planned run with bounded concurrency; returns how many ran."""
+        iterator = iter(plan)
+        count = 0
+
+        async def worker() -> None:
+            nonlocal count
+            for run in iterator:
+                record = await self.execute(run)
+                on_record(record)
+                count += 1
+
+        await asyncio.gather(*(worker() for _ in range(self.concurrency)))
+        return count

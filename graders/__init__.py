@@ -1,0 +1,1 @@
+"""Graders: pure functions from (run, assertion) to a Grade, registered by assertion type."""

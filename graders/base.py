@@ -1,0 +1,73 @@
+"""What every grader receives, and the helpers that turn a check into a Grade."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evals.results import AgentResponse, Grade
+from evals.suite.model import Assertion
+
+
+@dataclass(slots=True)
+class GradeContext:
+    """Everything a grader may read about one run. Graders never write anywhere.
+
+    `output` is the agent output after any transform; `value` the assertion value rendered
+    with the test's vars; `inverse` is True for `not-` assertions.
+    """
+
+    output: Any
+    assertion: Assertion
+    value: Any
+    inverse: bool
+    prompt: str
+    vars: dict[str, Any]
+    response: AgentResponse
+    latency_ms: float
+    suite_root: Path
+    agent: str = ""
+    case_metadata: dict[str, Any] = field(default_factory=dict)
+    suite_config: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """The output as text, as promptfoo's string assertions see it."""
+        out = self.output
+        if isinstance(out, str):
+            return out
+        if out is None:
+            return ""
+        import json
+
+        return json.dumps(out, ensure_ascii=False)
+
+    @property
+    def trajectory(self) -> list:
+        """The run's normalized trajectory."""
+        return self.response.trajectory
+
+
+class GraderError(Exception):
+    """A grader could not reach a verdict (bad assertion value, grader code raised)."""
+
+
+def verdict(ctx: GradeContext, ok: bool, reason_ok: str, reason_fail: str) -> Grade:
+    """A binary grade honoring `not-`: the reason explains the final verdict."""
+    passed = ok != ctx.inverse
+    if ctx.inverse:
+        reason = "Assertion passed" if passed else f"Expected not: {reason_ok}"
+    else:
+        reason = "Assertion passed" if passed else reason_fail
+    return Grade(
+        passed=passed, score=1.0 if passed else 0.0, reason=reason, assertion=ctx.assertion.raw
+    )
+
+
+def scored(ctx: GradeContext, score: float, passed: bool, reason: str) -> Grade:
+    """A graded score with an explicit verdict (threshold-style assertions)."""
+    if ctx.inverse:
+        passed = not passed
+        score = 1.0 - score
+    return Grade(passed=passed, score=score, reason=reason, assertion=ctx.assertion.raw)
