@@ -1,0 +1,232 @@
+"""One evaluation end to end: plan, run, store, analyse, gate.
+
+The CLI, the benchmark and the tests all go through `run_evaluation`, so what a user
+runs is what is tested. Data flows one way: suite -> plan -> runner -> grades -> store ->
+stats -> gates; reports are written by the caller from the returned result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evals.agents.registry import build_agent
+from evals.gates.config import GateConfig
+from evals.plan import build_plan
+from evals.results import RunRecord
+from evals.runner import Runner
+from evals.suite.model import Suite
+from evals.summary import GateReport, Summary
+
+
+@dataclass(slots=True)
+class RunOptions:
+    """How to run a suite: repeats, concurrency, filters, environment, store."""
+
+    repeat: int | None = None
+    concurrency: int | None = None
+    timeout_s: float | None = None
+    tags: list[str] | None = None
+    case_ids: list[str] | None = None
+    agents: list[str] | None = None
+    environment: str | None = None
+    store_url: str | None = None
+    use_store: bool = True
+    resume: str | bool | None = None
+    shard: tuple[int, int] | None = None
+    progress: bool = True
+    evaluation_id: str | None = None
+
+
+@dataclass(slots=True)
+class EvaluationMeta:
+    """Identity and provenance of one evaluation, as stored."""
+
+    id: str
+    suite_id: str
+    suite_version: str | None
+    fingerprint: str
+    description: str
+    environment: str | None
+    git_commit: str | None
+    git_branch: str | None
+    started_at: float
+    ended_at: float | None = None
+    agents: list[str] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+    status: str = "running"
+    shard: str | None = None
+
+
+@dataclass(slots=True)
+class EvaluationResult:
+    """Everything an evaluation produced; reports and the CLI read only this."""
+
+    suite: Suite
+    meta: EvaluationMeta
+    records: list[RunRecord]
+    summary: Summary
+    gates: GateReport
+    gate_config: GateConfig
+    repeat: int
+
+
+def git_info(cwd: Path) -> tuple[str | None, str | None]:
+    """(commit, branch) of the repository holding the suite, from CI variables or git."""
+    commit = os.environ.get("GITHUB_SHA") or os.environ.get("CI_COMMIT_SHA")
+    branch = os.environ.get("GITHUB_HEAD_REF") or os.environ.get("GITHUB_REF_NAME")
+    try:
+        if commit is None:
+            commit = subprocess.run(
+                ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5
+            ).stdout.strip() or None
+        if branch is None:
+            branch = subprocess.run(
+                ["git", "rev-parse", "--abbrev-ref", "HEAD"],
+                cwd=cwd,
+                capture_output=True,
+                text=True,
+                timeout=5,
+            ).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return commit, branch
+
+
+def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
+    """Fresh metadata for an evaluation of `suite` with `options`."""
+    commit, branch = git_info(suite.root)
+    return EvaluationMeta(
+        id=options.evaluation_id or uuid.uuid4().hex[:12],
+        suite_id=suite.suite_id,
+        suite_version=suite.version,
+        fingerprint=suite.fingerprint,
+        description=suite.description,
+        environment=options.environment,
+        git_commit=commit,
+        git_branch=branch,
+        started_at=time.time(),
+        agents=[p.label for p in suite.providers if options.agents is None or p.label in options.agents],
+        config={
+            "repeat": repeat,
+            "tags": options.tags,
+            "cases": options.case_ids,
+            "suite_path": str(suite.path),
+        },
+        shard=f"{options.shard[0]}/{options.shard[1]}" if options.shard else None,
+    )
+
+
+def analyse(
+    suite: Suite, records: list[RunRecord], gate_config: GateConfig, environment: str | None
+) -> tuple[Summary, GateReport]:
+    """Statistics and gate decisions for a set of records (also used on stored runs)."""
+    from evals.analysis import summarize
+    from evals.gates.decide import decide
+
+    summary = summarize(records, suite, gate_config)
+    return summary, decide(summary, gate_config, environment)
+
+
+def run_evaluation(suite: Suite, options: RunOptions) -> EvaluationResult:
+    """Run a suite and return its graded, analysed and gated result.
+
+    Records are written to the store as they complete; with `resume`, runs already in
+    the store are not run again, so an interrupted evaluation ends with exactly one row
+    per planned run.
+    """
+    gate_config = suite.gates.for_environment(options.environment)
+    tags = options.tags if options.tags is not None else gate_config.tags
+    repeat = options.repeat or gate_config.repeat or suite.evaluate_options.repeat
+    concurrency = options.concurrency or suite.evaluate_options.max_concurrency
+    timeout_s = options.timeout_s
+    if timeout_s is None and suite.evaluate_options.timeout_ms:
+        timeout_s = suite.evaluate_options.timeout_ms / 1000.0
+    options.tags = tags
+    plan = build_plan(
+        suite, repeat, tags=tags, case_ids=options.case_ids, agents=options.agents, shard=options.shard
+    )
+    store = None
+    records: list[RunRecord] = []
+    if options.use_store:
+        from evals.store import open_store
+
+        store = open_store(options.store_url)
+    try:
+        meta, done = _begin(store, suite, options, repeat)
+        if store is not None and done:
+            records.extend(store.load_runs(meta.id))
+            plan = (run for run in plan if run.key.as_tuple() not in done)
+        planned = list(plan)
+        asyncio.run(
+            _execute(suite, planned, records, store, meta, options, concurrency, timeout_s)
+        )
+        meta.ended_at = time.time()
+        meta.status = "complete"
+        summary, gates = analyse(suite, records, gate_config, options.environment)
+        if store is not None:
+            store.finish_evaluation(meta, summary, gates)
+    finally:
+        if store is not None:
+            store.close()
+    return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
+
+
+def _begin(store: Any, suite: Suite, options: RunOptions, repeat: int) -> tuple[EvaluationMeta, set]:
+    if store is None:
+        return new_meta(suite, options, repeat), set()
+    if options.resume:
+        resume_id = options.resume if isinstance(options.resume, str) else None
+        meta = store.find_resumable(suite.suite_id, suite.fingerprint, resume_id)
+        if meta is not None:
+            return meta, store.completed_keys(meta.id)
+    meta = new_meta(suite, options, repeat)
+    store.create_evaluation(meta)
+    return meta, set()
+
+
+async def _execute(
+    suite: Suite,
+    planned: list,
+    records: list[RunRecord],
+    store: Any,
+    meta: EvaluationMeta,
+    options: RunOptions,
+    concurrency: int,
+    timeout_s: float | None,
+) -> None:
+    labels = {run.provider.label: run.provider for run in planned}
+    agents = {label: build_agent(spec, suite.root) for label, spec in labels.items()}
+    runner = Runner(
+        agents,
+        suite_id=suite.suite_id,
+        suite_root=suite.root,
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+        suite_config=suite.raw,
+    )
+    writer = store.writer(meta.id) if store is not None else None
+    from evals.progress import Progress
+
+    progress = Progress(total=len(planned), enabled=options.progress)
+
+    def on_record(record: RunRecord) -> None:
+        records.append(record)
+        if writer is not None:
+            writer.add(record)
+        progress.advance(record)
+
+    try:
+        await runner.run(planned, on_record)
+    finally:
+        progress.close()
+        if writer is not None:
+            writer.close()
+        for agent in agents.values():
+            await agent.aclose()
