@@ -1,0 +1,105 @@
+"""promptfoo's `exec:` provider: any command that reads its arguments and prints an answer.
+
+`exec: python agent.py` runs `python agent.py PROMPT OPTIONS_JSON CONTEXT_JSON` in the
+suite's directory; what it prints on stdout is the output. A non-zero exit, or stderr
+with no stdout, is an error. The harness adds one thing to promptfoo's contract: stdout
+that is a JSON provider response (`{"output": ...}` or `{"error": ...}`, with tokenUsage,
+cost, trajectory...) is read as such, so a script can report usage and its trajectory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from evals.agents.base import CallContext, normalize_response
+from evals.agents.processes import agent_env, kill_group, tail
+from evals.results import AgentResponse
+from evals.suite.model import ProviderSpec
+
+_ANSI_ESCAPE = re.compile(r"\x1b(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
+_SCRIPT_PART = re.compile(r"""[^\s"']+|"([^"]*)"|'([^']*)'""")
+
+
+def parse_command(provider_id: str) -> list[str]:
+    """The words of an `exec:` command, honouring single and double quotes like promptfoo."""
+    command = provider_id.split(":", 1)[1] if ":" in provider_id else provider_id
+    parts = []
+    for match in _SCRIPT_PART.finditer(command):
+        double, single = match.group(1), match.group(2)
+        parts.append(double if double is not None else single if single is not None else match[0])
+    return parts
+
+
+def strip_ansi(text: str) -> str:
+    """Remove terminal colour codes, as promptfoo does before reading a script's output."""
+    return _ANSI_ESCAPE.sub("", text)
+
+
+def read_script_output(stdout: str) -> AgentResponse:
+    """A provider response when stdout is one, otherwise stdout itself as the output."""
+    if stdout.startswith("{"):
+        try:
+            parsed = json.loads(stdout)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, dict) and ("output" in parsed or "error" in parsed):
+            return normalize_response(parsed)
+    return AgentResponse(output=stdout)
+
+
+class ExecAgent:
+    """An agent behind a command line, one process per call."""
+
+    def __init__(self, spec: ProviderSpec, root: Path) -> None:
+        self.label = spec.label
+        self.argv = parse_command(spec.id)
+        if not self.argv:
+            raise ValueError(f"provider {spec.id!r} has no command after 'exec:'")
+        self.cwd = Path(spec.config.get("basePath") or root)
+        self.options: dict[str, Any] = {
+            "id": spec.id,
+            "label": spec.label,
+            "config": {**spec.config, "basePath": str(self.cwd)},
+        }
+        self.env = spec.config.get("env") or {}
+
+    async def call(self, prompt: str, context: CallContext) -> AgentResponse:
+        """Run the command once; cancelling the call kills the process and its children."""
+        ctx = {**context.promptfoo_context(), "traceparent": context.traceparent}
+        args = [
+            *self.argv,
+            prompt,
+            json.dumps(self.options, ensure_ascii=False, default=str),
+            json.dumps(ctx, ensure_ascii=False, default=str),
+        ]
+        proc = await asyncio.create_subprocess_exec(
+            *args,
+            cwd=self.cwd,
+            env=agent_env(context, self.env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            out, err = await proc.communicate()
+        except BaseException:
+            await kill_group(proc)
+            raise
+        stdout = strip_ansi(out.decode("utf-8", errors="replace")).strip()
+        stderr = strip_ansi(err.decode("utf-8", errors="replace")).strip()
+        if proc.returncode != 0:
+            detail = f": {tail(stderr)}" if stderr else ""
+            return AgentResponse(
+                error=f"command {self.argv[0]!r} exited with code {proc.returncode}{detail}"
+            )
+        if stderr and not stdout:
+            return AgentResponse(error=tail(stderr))
+        return read_script_output(stdout)
+
+    async def aclose(self) -> None:
+        """Nothing stays running between calls."""

@@ -1,0 +1,49 @@
+"""What every out-of-process agent shares: its environment, and how it is stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Mapping
+from typing import Any
+
+from evals.agents.base import CallContext
+
+STDERR_TAIL_CHARS = 2000
+
+
+def agent_env(
+    context: CallContext | None, extra: Mapping[str, Any] | None = None
+) -> dict[str, str]:
+    """The harness environment plus the run's `TRACEPARENT` and any `context.extra["env"]`.
+
+    Agents that speak OpenTelemetry join the run's trace through `TRACEPARENT` (W3C) and
+    export to the harness's receiver through the `OTEL_EXPORTER_OTLP_*` variables.
+    """
+    env = dict(os.environ)
+    for key, value in (extra or {}).items():
+        env[str(key)] = str(value)
+    if context is not None:
+        for key, value in (context.extra.get("env") or {}).items():
+            env[str(key)] = str(value)
+        if context.traceparent:
+            env["TRACEPARENT"] = context.traceparent
+    return env
+
+
+def tail(text: str, limit: int = STDERR_TAIL_CHARS) -> str:
+    """The last `limit` characters of a process's output, trimmed, for error messages."""
+    text = text.strip()
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
+async def kill_group(proc: asyncio.subprocess.Process) -> None:
+    """Kill a process started with `start_new_session=True` and its children, then reap it."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    await proc.wait()
