@@ -60,6 +60,8 @@ def grade_assertion(
         return Grade(
             False, 0.0, f"Grader {assertion.type} raised: {detail}", assertion.raw, errored=True
         )
+    if assertion.weight == 0 and not grade.policy_violation:
+        grade.passed = True  # promptfoo: a zero-weight assertion is informational only
     return grade
 
 

@@ -1,111 +1,368 @@
-"""Deterministic checks of the final output: promptfoo's string assertions."""
+"""Deterministic checks of the final output: promptfoo's string and response assertions.
+
+Each grader reproduces the promptfoo 0.121 handler of the same name: the verdict, the
+score, the failure reason wording and how `not-` changes both.
+"""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from evals.results import Grade
-from graders.base import GradeContext, GraderError, verdict
+from graders.base import GradeContext, GraderError
+from graders.jscompat import (
+    coerce_string,
+    invariant,
+    js_string,
+    js_stringify,
+    json_parse,
+    negation,
+    outcome,
+    to_precision,
+)
+from graders.python_assert import assertion_value
+from graders.refusal import is_basic_refusal
 from graders.registry import register
 
 
-def _as_list(value: Any) -> list[str]:
-    """promptfoo's list values: a YAML list, or a comma-separated string."""
-    if isinstance(value, list):
-        return [str(v) for v in value]
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    raise GraderError(f"expected a list of strings, got {type(value).__name__}")
+def output_string(ctx: GradeContext) -> str:
+    """The output as promptfoo's string assertions see it (`JSON.stringify` for objects)."""
+    return "" if ctx.output is None else coerce_string(ctx.output)
 
 
-@register("equals")
-def equals(ctx: GradeContext) -> Grade:
-    """Output equals the value; objects compare as parsed JSON."""
-    expected = ctx.value
-    if isinstance(expected, (dict, list)):
-        try:
-            actual = json.loads(ctx.text) if isinstance(ctx.output, str) else ctx.output
-        except json.JSONDecodeError:
-            actual = ctx.text
-        ok = actual == expected
-    else:
-        ok = ctx.text == str(expected)
-    return verdict(
-        ctx,
-        ok,
-        f"output equals {expected!r}",
-        f"Expected output {expected!r} to equal {ctx.text!r}",
+def _skip_separators(value: str, i: int) -> int:
+    while i < len(value):
+        while i < len(value) and value[i].isspace():
+            i += 1
+        if i >= len(value) or value[i] != ",":
+            break
+        i += 1
+    return i
+
+
+def _quoted_field(value: str, start: int) -> tuple[str, int]:
+    i = start + 1
+    field: list[str] = []
+    while i < len(value):
+        char = value[i]
+        nxt = value[i + 1] if i + 1 < len(value) else ""
+        if char == "\\" and nxt in ('"', "\\"):
+            field.append(nxt)
+            i += 2
+        elif char == '"' and nxt == '"':
+            field.append('"')
+            i += 2
+        elif char == '"':
+            return "".join(field), i + 1
+        else:
+            field.append(char)
+            i += 1
+    raise GraderError("Invariant failed: Unterminated quoted field in contains assertion value")
+
+
+def parse_comma_separated(value: str) -> list[str]:
+    """promptfoo's parseCommaSeparatedValues: fields split on commas, `"..."` keeps commas."""
+    fields: list[str] = []
+    i = 0
+    while i < len(value):
+        i = _skip_separators(value, i)
+        if i >= len(value):
+            break
+        if value[i] == '"':
+            field, i = _quoted_field(value, i)
+            while i < len(value) and value[i].isspace():
+                i += 1
+            invariant(
+                i >= len(value) or value[i] == ",",
+                "Expected comma after quoted field in contains assertion value",
+            )
+        else:
+            end = value.find(",", i)
+            end = len(value) if end < 0 else end
+            field, i = value[i:end].strip(), end
+        fields.append(field)
+    return fields
+
+
+def _contains_value(ctx: GradeContext) -> Any:
+    value = assertion_value(ctx)
+    ok = (isinstance(value, str) and value != "") or (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
     )
+    invariant(ok, f'"{ctx.assertion.base_type}" assertion type must have a string or number value')
+    return value
 
 
-@register("contains")
+@register("contains", "icontains")
 def contains(ctx: GradeContext) -> Grade:
-    """Output contains the value (case-sensitive)."""
-    needle = str(ctx.value)
-    return verdict(
-        ctx,
-        needle in ctx.text,
-        f"output contains {needle!r}",
-        f"Expected output to contain {needle!r}",
-    )
+    """Output contains the value; `icontains` ignores case."""
+    value = _contains_value(ctx)
+    needle, text = js_string(value), output_string(ctx)
+    if ctx.assertion.base_type == "icontains":
+        needle, text = needle.lower(), text.lower()
+    passed = (needle in text) != ctx.inverse
+    return outcome(ctx, passed, f'Expected output to {negation(ctx)}contain "{js_string(value)}"')
 
 
-@register("icontains")
-def icontains(ctx: GradeContext) -> Grade:
-    """Output contains the value, ignoring case."""
-    needle = str(ctx.value)
-    ok = needle.lower() in ctx.text.lower()
-    return verdict(ctx, ok, f"output contains {needle!r}", f"Expected output to contain {needle!r}")
+def _list_value(ctx: GradeContext) -> list[Any]:
+    kind = ctx.assertion.base_type
+    value = assertion_value(ctx)
+    invariant(value not in (None, "", 0, False), f'"{kind}" assertion type must have a value')
+    if isinstance(value, str):
+        value = parse_comma_separated(value)
+    invariant(isinstance(value, list), f'"{kind}" assertion type must have an array value')
+    return value
+
+
+def _matcher(ctx: GradeContext) -> tuple[str, Any]:
+    fold = ctx.assertion.base_type.startswith("i")
+    text = output_string(ctx)
+    text = text.lower() if fold else text
+
+    def found(item: Any) -> bool:
+        needle = js_string(item)
+        return (needle.lower() if fold else needle) in text
+
+    return text, found
 
 
 @register("contains-any", "icontains-any")
 def contains_any(ctx: GradeContext) -> Grade:
-    """Output contains at least one of the values."""
-    fold = ctx.assertion.base_type.startswith("i")
-    text = ctx.text.lower() if fold else ctx.text
-    needles = _as_list(ctx.value)
-    ok = any((n.lower() if fold else n) in text for n in needles)
-    return verdict(
-        ctx, ok, f"output contains one of {needles}", f"Expected output to contain one of {needles}"
-    )
+    """Output contains at least one of the values (a list or a comma-separated string)."""
+    values = _list_value(ctx)
+    _, found = _matcher(ctx)
+    passed = any(found(v) for v in values) != ctx.inverse
+    joined = ", ".join(js_string(v) for v in values)
+    return outcome(ctx, passed, f'Expected output to {negation(ctx)}contain one of "{joined}"')
 
 
 @register("contains-all", "icontains-all")
 def contains_all(ctx: GradeContext) -> Grade:
     """Output contains every one of the values."""
-    fold = ctx.assertion.base_type.startswith("i")
-    text = ctx.text.lower() if fold else ctx.text
-    missing = [n for n in _as_list(ctx.value) if (n.lower() if fold else n) not in text]
-    return verdict(
+    values = _list_value(ctx)
+    _, found = _matcher(ctx)
+    missing = [js_string(v) for v in values if not found(v)]
+    passed = (not missing) != ctx.inverse
+    joined = ", ".join(js_string(v) for v in values)
+    return outcome(
         ctx,
-        not missing,
-        "output contains all values",
-        f"Expected output to contain all of {missing}",
+        passed,
+        f"Expected output to {negation(ctx)}contain all of [{joined}]. "
+        f"Missing: [{', '.join(missing)}]",
     )
+
+
+def _json_equal(expected: Any, actual: Any) -> bool:
+    """`util.isDeepStrictEqual` over JSON values: 1 equals 1.0, True never equals 1."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return expected.keys() == actual.keys() and all(
+            _json_equal(v, actual[k]) for k, v in expected.items()
+        )
+    if isinstance(expected, list) and isinstance(actual, list):
+        return len(expected) == len(actual) and all(
+            _json_equal(a, b) for a, b in zip(expected, actual, strict=True)
+        )
+    if _is_number(expected) and _is_number(actual):
+        return expected == actual
+    return type(expected) is type(actual) and expected == actual
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@register("equals")
+def equals(ctx: GradeContext) -> Grade:
+    """Output equals the value as a string; a mapping or list value compares as parsed JSON."""
+    value = assertion_value(ctx)
+    text = output_string(ctx)
+    if isinstance(value, (dict, list)) or value is None:
+        try:
+            passed = _json_equal(value, json_parse(text)) != ctx.inverse
+        except ValueError:
+            passed = ctx.inverse
+        shown = js_stringify(value)
+    else:
+        passed = (js_string(value) == text) != ctx.inverse
+        shown = js_string(value)
+    return outcome(ctx, passed, f'Expected output "{text}" to {negation(ctx)}equal "{shown}"')
 
 
 @register("starts-with")
 def starts_with(ctx: GradeContext) -> Grade:
     """Output starts with the value."""
-    prefix = str(ctx.value)
-    return verdict(
-        ctx,
-        ctx.text.startswith(prefix),
-        f"output starts with {prefix!r}",
-        f"Expected output to start with {prefix!r}",
-    )
+    value = assertion_value(ctx)
+    invariant(value, '"starts-with" assertion type must have a string value')
+    invariant(isinstance(value, str), '"starts-with" assertion type must have a string value')
+    passed = output_string(ctx).startswith(value) != ctx.inverse
+    return outcome(ctx, passed, f'Expected output to {negation(ctx)}start with "{value}"')
+
+
+_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
+_BACKREF = re.compile(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>")
+
+
+def compile_js_regex(pattern: str) -> re.Pattern[str]:
+    """A JavaScript `new RegExp(pattern)` as a Python pattern (ASCII classes, named groups)."""
+    translated = _BACKREF.sub(r"(?P=\1)", _NAMED_GROUP.sub("(?P<", pattern))
+    try:
+        return re.compile(translated, re.ASCII)
+    except re.error as exc:
+        raise GraderError(f"Invalid regex pattern: {exc}") from None
 
 
 @register("regex")
 def regex(ctx: GradeContext) -> Grade:
     """Output matches the regular expression anywhere."""
-    try:
-        pattern = re.compile(str(ctx.value))
-    except re.error as exc:
-        raise GraderError(f"invalid regular expression {ctx.value!r}: {exc}") from None
-    ok = pattern.search(ctx.text) is not None
-    return verdict(
-        ctx, ok, f"output matches {ctx.value!r}", f"Expected output to match regex {ctx.value!r}"
+    value = assertion_value(ctx)
+    invariant(value, '"regex" assertion type must have a string value')
+    invariant(isinstance(value, str), '"regex" assertion type must have a string value')
+    passed = (compile_js_regex(value).search(output_string(ctx)) is not None) != ctx.inverse
+    return outcome(ctx, passed, f'Expected output to {negation(ctx)}match regex "{value}"')
+
+
+@register("is-refusal")
+def is_refusal(ctx: GradeContext) -> Grade:
+    """Output is a refusal; a missing or empty output counts as one (score 0)."""
+    passed = not ctx.inverse
+    if not isinstance(ctx.output, str):
+        reason = "No value provided, assumed to be a refusal"
+        fail = "Expected output to not be a refusal"
+        return Grade(passed, 0.0, reason if passed else fail, ctx.assertion.raw)
+    if ctx.output.strip() == "":
+        reason = "Empty response treated as refusal"
+        fail = "Expected output to not be a refusal"
+        return Grade(passed, 0.0, reason if passed else fail, ctx.assertion.raw)
+    passed = is_basic_refusal(ctx.output) != ctx.inverse
+    return outcome(ctx, passed, f"Expected output to {negation(ctx)}be a refusal")
+
+
+def _count_words(text: str) -> int:
+    return len([w for w in re.split(r"\s+", text.strip()) if w])
+
+
+@register("word-count")
+def word_count(ctx: GradeContext) -> Grade:
+    """Word count equals a number, or lies within `{min, max}`."""
+    value = assertion_value(ctx)
+    invariant(value is not None, '"word-count" assertion must have a value')
+    count = _count_words(output_string(ctx))
+    if isinstance(value, dict):
+        low, high = value.get("min"), value.get("max")
+        invariant(
+            low is not None or high is not None,
+            '"word-count" assertion object must have "min" and/or "max" properties',
+        )
+        if low is not None and high is not None:
+            invariant(
+                low <= high,
+                f'"word-count" assertion: min ({js_string(low)}) must be less than or equal '
+                f"to max ({js_string(high)})",
+            )
+            ok = low <= count <= high
+            lo_s, hi_s = js_string(low), js_string(high)
+            fail = (
+                f"Expected word count to not be between {lo_s} and {hi_s}, but got {count}"
+                if ctx.inverse
+                else f"Word count {count} is not between {lo_s} and {hi_s}"
+            )
+        elif low is None:
+            ok = count <= high
+            fail = (
+                f"Expected word count to be greater than {js_string(high)}, but got {count}"
+                if ctx.inverse
+                else f"Word count {count} is greater than maximum {js_string(high)}"
+            )
+        else:
+            ok = count >= low
+            fail = (
+                f"Expected word count to be less than {js_string(low)}, but got {count}"
+                if ctx.inverse
+                else f"Word count {count} is less than minimum {js_string(low)}"
+            )
+    else:
+        expected = _number(value)
+        invariant(
+            expected is not None,
+            '"word-count" assertion value must be a number or an object with min/max properties',
+        )
+        ok = count == expected
+        shown = js_string(expected)
+        fail = (
+            f"Expected word count to not equal {shown}, but got {count}"
+            if ctx.inverse
+            else f"Word count {count} does not equal expected {shown}"
+        )
+    return outcome(ctx, ok != ctx.inverse, fail)
+
+
+def _number(value: Any) -> float | int | None:
+    """`Number(value)` for numbers and numeric strings; None when not a number."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if text == "":
+            return 0
+        try:
+            number = float(text)
+        except ValueError:
+            return None
+        return int(number) if number.is_integer() else number
+    return None
+
+
+@register("cost")
+def cost(ctx: GradeContext) -> Grade:
+    """The run's reported cost is at most `threshold`."""
+    threshold = ctx.assertion.threshold
+    if threshold is None:
+        raise GraderError("Cost assertion must have a threshold")
+    spent = ctx.response.cost
+    if spent is None:
+        raise GraderError("Cost assertion does not support providers that do not return cost")
+    passed = (spent <= threshold) != ctx.inverse
+    relation = "less than or equal to" if ctx.inverse else "greater than"
+    return outcome(
+        ctx,
+        passed,
+        f"Cost {to_precision(spent, 2)} is {relation} threshold {js_string(threshold)}",
+    )
+
+
+@register("latency")
+def latency(ctx: GradeContext) -> Grade:
+    """The run took at most `threshold` milliseconds."""
+    threshold = ctx.assertion.threshold
+    if threshold is None:
+        raise GraderError("Latency assertion must have a threshold in milliseconds")
+    if ctx.response.cached:
+        raise GraderError(
+            "Latency assertion does not support cached results. Rerun the eval with --no-cache"
+        )
+    passed = (ctx.latency_ms <= threshold) != ctx.inverse
+    relation = "less than or equal to" if ctx.inverse else "greater than"
+    return outcome(
+        ctx,
+        passed,
+        f"Latency {js_string(ctx.latency_ms)}ms is {relation} threshold {js_string(threshold)}ms",
+    )
+
+
+@register("finish-reason")
+def finish_reason(ctx: GradeContext) -> Grade:
+    """The provider's finish (stop) reason equals the value, ignoring case."""
+    value = assertion_value(ctx)
+    invariant(isinstance(value, str), '"finish-reason" assertion type must have a string value')
+    actual = ctx.response.finish_reason
+    if not actual:
+        return outcome(ctx, ctx.inverse, "Provider did not supply stop/finish reason")
+    passed = (value.lower() == actual.lower()) != ctx.inverse
+    return outcome(
+        ctx,
+        passed,
+        f'Expected finish reason {negation(ctx)}"{value}" but got "{actual}"',
     )

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
+from typing import Any
 
 from evals.errors import SuiteError
 from evals.results import Grade
 from graders.base import GradeContext
 
 Grader = Callable[[GradeContext], Grade]
+ValueCheck = Callable[[Any], None]
 _GRADERS: dict[str, Grader] = {}
+_VALUE_CHECKS: dict[str, ValueCheck] = {}
 _MODULES = (
     "graders.output",
     "graders.structured",
     "graders.python_assert",
+    "graders.text_metrics",
+    "graders.sets",
     "graders.trajectory",
     "graders.budget",
     "graders.verifier",
@@ -29,12 +34,29 @@ JAVASCRIPT_HINT = (
 )
 
 
+CROSS_OUTPUT_HINT = (
+    "select-best and max-score compare the outputs of several providers and are not "
+    "graded per run; compare agents with the harness's baseline/candidate gates instead"
+)
+
+
 def register(*names: str) -> Callable[[Grader], Grader]:
     """Decorator: make a grader available under one or more assertion types."""
 
     def wrap(fn: Grader) -> Grader:
         for name in names:
             _GRADERS[name] = fn
+        return fn
+
+    return wrap
+
+
+def value_check(*names: str) -> Callable[[ValueCheck], ValueCheck]:
+    """Decorator: a load-time check of an assertion value; it raises GraderError when invalid."""
+
+    def wrap(fn: ValueCheck) -> ValueCheck:
+        for name in names:
+            _VALUE_CHECKS[name] = fn
         return fn
 
     return wrap
@@ -72,8 +94,41 @@ def check_assertion_type(kind: str, file: str | None = None, line: int | None = 
     base = kind[4:] if kind.startswith("not-") else kind
     if base == "javascript":
         raise SuiteError(f"unsupported assertion type {kind!r}", file, line, JAVASCRIPT_HINT)
+    if base in {"select-best", "max-score"}:
+        raise SuiteError(f"unsupported assertion type {kind!r}", file, line, CROSS_OUTPUT_HINT)
     if get_grader(base) is not None:
         return
     close = difflib.get_close_matches(base, known_types(), n=1)
     hint = f"did you mean {close[0]!r}?" if close else "see docs/graders.md for the list"
     raise SuiteError(f"unknown assertion type {kind!r}", file, line, hint)
+
+
+def check_assertion_value(
+    kind: str, value: Any, file: str | None = None, line: int | None = None
+) -> None:
+    """Raise a SuiteError when a literal assertion value can never be graded (bad regex, schema).
+
+    Values that use templates or `file://` are checked when graded, since they are only known
+    then.
+    """
+    from graders.base import GraderError
+
+    _load()
+    base = kind[4:] if kind.startswith("not-") else kind
+    check = _VALUE_CHECKS.get(base)
+    if check is None or _is_deferred(value):
+        return
+    try:
+        check(value)
+    except GraderError as exc:
+        raise SuiteError(f"invalid value for {kind!r} assertion: {exc}", file, line) from None
+
+
+def _is_deferred(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.startswith("file://") or "{{" in value or "{%" in value
+    if isinstance(value, list):
+        return any(_is_deferred(v) for v in value)
+    if isinstance(value, dict):
+        return any(_is_deferred(v) for v in value.values())
+    return False

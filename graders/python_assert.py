@@ -1,0 +1,396 @@
+"""User Python checks: `type: python` assertions and `file://` assertion values.
+
+An inline value is wrapped like promptfoo's buildPythonScript (`return <expr>` for one
+line, the body of `main(output, context)` for several); `file://check.py[:fn]` calls
+`get_assert(output, context)` or `fn`. Arguments and results cross a JSON boundary as in
+promptfoo's Python wrapper, and results are normalized like its normalizeScriptResult.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import inspect
+import json
+import re
+import sys
+import threading
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from evals.results import Grade
+from graders.base import GradeContext, GraderError
+from graders.jscompat import js_string, js_stringify
+from graders.registry import register
+
+_CODE_LABEL = "Python code"
+_LANGUAGE = "Python"
+
+
+class ScriptError(Exception):
+    """A user script raised, could not be loaded or returned something unusable."""
+
+
+def split_file_ref(ref: str) -> tuple[str, str | None]:
+    """`file://path.py:fn` into (path, fn); fn is None without a colon."""
+    body = ref[len("file://") :] if ref.startswith("file://") else ref
+    path, sep, fn = body.partition(":")
+    return path, (fn if sep else None)
+
+
+def _module_name(path: Path) -> str:
+    return f"evals_user_{abs(hash(str(path)))}_{path.stem}"
+
+
+@lru_cache(maxsize=256)
+def _load_module(path: Path, mtime_ns: int) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(_module_name(path), path)
+    if spec is None or spec.loader is None:
+        raise ScriptError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_function(ref: str, suite_root: Path, default: str) -> Callable[..., Any]:
+    """The function a `file://x.py[:fn]` reference names (`default` without `:fn`)."""
+    rel, name = split_file_ref(ref)
+    path = (suite_root / rel).resolve()
+    if not path.is_file():
+        raise ScriptError(f"Python file not found: {path}")
+    module = _load_module(path, path.stat().st_mtime_ns)
+    target: Any = module
+    try:
+        for part in (name or default).split("."):
+            target = getattr(target, part)
+    except AttributeError:
+        raise ScriptError(f"{path} has no function {name or default!r}") from None
+    if not callable(target):
+        raise ScriptError(f"{path}:{name or default} is not callable")
+    return target
+
+
+def _run_coroutine(coro: Any) -> Any:
+    """Run an async user function to completion, even when called from an event loop."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def call_json(fn: Callable[..., Any], *args: Any) -> Any:
+    """Call a user function with JSON-copied arguments and return its JSON-copied result."""
+    copied = json.loads(js_stringify(list(args)))
+    try:
+        result = fn(*copied)
+        if inspect.isawaitable(result):
+            result = _run_coroutine(result)
+    except Exception as exc:
+        raise ScriptError(f"{type(exc).__name__}: {exc}") from exc
+    try:
+        return json.loads(json.dumps(result, ensure_ascii=False, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise ScriptError(f"Invalid JSON returned by Python script: {exc}") from exc
+
+
+def assertion_context(ctx: GradeContext) -> dict[str, Any]:
+    """promptfoo's assertionValueContext as the dict a Python check receives."""
+    response = ctx.response
+    provider_response: dict[str, Any] = {"output": ctx.output}
+    if response.error is not None:
+        provider_response["error"] = response.error
+    if response.token_usage:
+        provider_response["tokenUsage"] = dict(response.token_usage)
+    if response.cost is not None:
+        provider_response["cost"] = response.cost
+    if response.finish_reason:
+        provider_response["finishReason"] = response.finish_reason
+    if response.cached:
+        provider_response["cached"] = True
+    if response.metadata:
+        provider_response["metadata"] = response.metadata
+    test: dict[str, Any] = {"vars": ctx.vars, "assert": [ctx.assertion.raw]}
+    if ctx.case_metadata:
+        test["metadata"] = ctx.case_metadata
+    context: dict[str, Any] = {
+        "prompt": ctx.prompt,
+        "vars": ctx.vars,
+        "test": test,
+        "provider": {"id": ctx.agent, "label": ctx.agent},
+        "providerResponse": provider_response,
+    }
+    if ctx.assertion.config:
+        context["config"] = ctx.assertion.config
+    if response.metadata:
+        context["metadata"] = response.metadata
+    return context
+
+
+def build_python_script(value: str) -> str:
+    """promptfoo's buildPythonScript: one line is returned, several lines form the body."""
+    if "\n" not in value:
+        return f"import json\n\ndef main(output, context):\n    return {value}\n"
+    indent = "    "
+    match = re.search(r"^(?!\s*$)\s+", value, re.MULTILINE)
+    if match:
+        indent = match.group(0)
+    body = "\n".join(f"{indent}{line}" for line in value.split("\n"))
+    return f"import json\n\ndef main(output, context):\n{body}\n"
+
+
+@lru_cache(maxsize=512)
+def _inline_main(script: str) -> Callable[..., Any]:
+    namespace: dict[str, Any] = {"__name__": "evals_inline_assertion"}
+    exec(compile(script, "<python assertion>", "exec"), namespace)
+    return namespace["main"]
+
+
+def run_inline(value: str, output: Any, context: dict[str, Any]) -> Any:
+    """Evaluate an inline Python assertion value and return its JSON result."""
+    try:
+        main = _inline_main(build_python_script(value))
+    except SyntaxError as exc:
+        raise ScriptError(f"SyntaxError: {exc}") from exc
+    return call_json(main, output, context)
+
+
+def run_file(ref: str, ctx: GradeContext) -> Any:
+    """Call `file://x.py[:fn]` (default `get_assert`) with (output, context)."""
+    try:
+        fn = load_function(ref, ctx.suite_root, "get_assert")
+    except Exception as exc:
+        raise ScriptError(f"{type(exc).__name__}: {exc}") from exc
+    return call_json(fn, ctx.output, assertion_context(ctx))
+
+
+def _load_data_file(ref: str, suite_root: Path) -> Any:
+    path = (suite_root / ref[len("file://") :]).resolve()
+    if path.suffix in {".json", ".yaml", ".yml"}:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    if path.suffix == ".txt":
+        return path.read_text(encoding="utf-8").strip()
+    raise GraderError(f"Unsupported file type: {path}")
+
+
+def assertion_value(ctx: GradeContext) -> Any:
+    """The value a non-script assertion compares against, with `file://` resolved.
+
+    A Python file's result becomes the value; a JSON/YAML file is parsed; a text file is
+    read and trimmed. Any other value is the rendered value itself.
+    """
+    value = ctx.value
+    if not (isinstance(value, str) and value.startswith("file://")):
+        if isinstance(value, list):
+            return [
+                _load_data_file(v, ctx.suite_root)
+                if isinstance(v, str) and v.startswith("file://")
+                else v
+                for v in value
+            ]
+        return value
+    path, _ = split_file_ref(value)
+    if path.endswith((".js", ".cjs", ".mjs", ".ts")):
+        raise GraderError("javascript files are not supported; use a Python file")
+    if not path.endswith(".py"):
+        return _load_data_file(value, ctx.suite_root)
+    try:
+        result = run_file(value, ctx)
+    except ScriptError as exc:
+        raise GraderError(f"Error running Python script: {exc}") from None
+    kind = ctx.assertion.type
+    if isinstance(result, bool):
+        raise GraderError(
+            f'Script for "{kind}" assertion returned a boolean. Only javascript/python/ruby '
+            "assertion types can return boolean values. For other assertion types, return the "
+            "expected value (string, number, array, or object)."
+        )
+    if isinstance(result, dict) and "pass" in result:
+        raise GraderError(
+            f'Script for "{kind}" assertion returned a GradingResult. Only javascript/python/ruby '
+            "assertion types can return GradingResult objects. For other assertion types, return "
+            "the expected value (string, number, array, or object)."
+        )
+    return ctx.value if result is None else result
+
+
+_SNAKE_KEYS = {
+    "pass_": "pass",
+    "named_scores": "namedScores",
+    "component_results": "componentResults",
+    "tokens_used": "tokensUsed",
+}
+
+
+def _camel_case(result: dict[str, Any]) -> dict[str, Any]:
+    mapped = dict(result)
+    for snake, camel in _SNAKE_KEYS.items():
+        if snake in mapped and camel not in mapped:
+            mapped[camel] = mapped[snake]
+    if isinstance(mapped.get("componentResults"), list):
+        mapped["componentResults"] = [
+            _camel_case(c) if isinstance(c, dict) else c for c in mapped["componentResults"]
+        ]
+    return mapped
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_grading_result(value: Any) -> bool:
+    """promptfoo's isGradingResult over a JSON value."""
+    if not isinstance(value, dict):
+        return False
+
+    def optional(key: str, kinds: tuple[type, ...]) -> bool:
+        return key not in value or value[key] is None or isinstance(value[key], kinds)
+
+    return (
+        isinstance(value.get("pass"), bool)
+        and _is_number(value.get("score"))
+        and isinstance(value.get("reason"), str)
+        and optional("namedScores", (dict,))
+        and optional("tokensUsed", (dict,))
+        and ("componentResults" not in value or isinstance(value["componentResults"], list))
+        and optional("assertion", (dict,))
+        and ("comment" not in value or isinstance(value["comment"], str))
+    )
+
+
+def grade_from_result(result: dict[str, Any], assertion: dict[str, Any] | None) -> Grade:
+    """A Grade from a GradingResult-shaped dict (nested component results included)."""
+    return Grade(
+        passed=bool(result["pass"]),
+        score=float(result["score"]),
+        reason=str(result["reason"]),
+        assertion=assertion,
+        named_scores={k: float(v) for k, v in (result.get("namedScores") or {}).items()},
+        component_results=[
+            grade_from_result(c, c.get("assertion"))
+            for c in result.get("componentResults") or []
+            if is_grading_result(c)
+        ],
+        tokens_used={k: v for k, v in (result.get("tokensUsed") or {}).items() if _is_number(v)},
+        metadata=dict(result.get("metadata") or {}),
+    )
+
+
+def _append(reason: str, suffix: Any) -> str:
+    return f"{reason}\n{suffix}" if isinstance(suffix, str) and suffix else reason
+
+
+_JS_FLOAT = re.compile(r"^\s*([+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?))")
+
+
+def _parse_float(text: str) -> float | None:
+    """`Number.parseFloat`: the longest numeric prefix, None for NaN."""
+    match = _JS_FLOAT.match(text)
+    return float(match.group(1).replace("Infinity", "inf")) if match else None
+
+
+def normalize_script_result(ctx: GradeContext, result: Any) -> Grade:
+    """promptfoo's normalizeScriptResult for a Python result: bool, number, text or dict."""
+    assertion, inverse = ctx.assertion, ctx.inverse
+    suffix = assertion.raw.get("value", assertion.value)
+    threshold = assertion.threshold
+    lowered = result.lower() if isinstance(result, str) else None
+    if result is True or lowered == "true" or result is False or lowered == "false":
+        raw = result is True or lowered == "true"
+        passed = raw != inverse
+        reason = _append(f"{_CODE_LABEL} returned {js_string(raw)}", suffix)
+        return Grade(
+            passed, 1.0 if passed else 0.0, "Assertion passed" if passed else reason, assertion.raw
+        )
+    if isinstance(result, str) and result.startswith("{"):
+        try:
+            result = json.loads(result)
+        except ValueError as exc:
+            raise ScriptError(f"Invalid JSON: {exc} when parsing result: {result}") from exc
+        if not isinstance(result, dict):
+            raise ScriptError(
+                f"{_LANGUAGE} assertion must return a boolean, number, or {{pass, score, reason}} "
+                f"object. Got instead: {result}"
+            )
+    if isinstance(result, (dict, list)):
+        return _normalize_object(ctx, result, suffix)
+    score = _parse_float(js_string(result))
+    if score is None:
+        raise ScriptError(
+            f"{_LANGUAGE} assertion must return a boolean, number, or {{pass, score, reason}} "
+            f"object. Instead got:\n{js_string(result)}"
+        )
+    raw = score > 0 if threshold is None else score >= threshold
+    passed = raw != inverse
+    reason = _append(f"{_CODE_LABEL} returned {js_string(raw)}", suffix)
+    return Grade(passed, score, "Assertion passed" if passed else reason, assertion.raw)
+
+
+def _normalize_object(ctx: GradeContext, result: dict | list, suffix: Any) -> Grade:
+    as_dict = result if isinstance(result, dict) else {str(i): v for i, v in enumerate(result)}
+    mapped = _camel_case(as_dict)
+    if not is_grading_result(mapped):
+        raise ScriptError(
+            f"{_LANGUAGE} assertion must return a boolean, number, or {{pass, score, reason}} "
+            f"object. Got instead:\n{json.dumps(mapped, indent=2, ensure_ascii=False)}"
+        )
+    threshold = ctx.assertion.threshold
+    if threshold is not None and mapped["score"] < threshold:
+        mapped["pass"] = False
+        message = (
+            f"{_LANGUAGE} score {js_string(mapped['score'])} is less than threshold "
+            f"{js_string(threshold)}"
+        )
+        mapped["reason"] = f"{message}: {mapped['reason']}" if mapped["reason"] else message
+    raw = mapped["pass"]
+    passed = raw != ctx.inverse
+    if passed != raw:
+        mapped["reason"] = (
+            "Assertion passed" if passed else f"{_CODE_LABEL} returned {js_string(raw)}"
+        )
+    mapped["pass"] = passed
+    return grade_from_result(mapped, ctx.assertion.raw)
+
+
+@register("python")
+def python(ctx: GradeContext) -> Grade:
+    """A Python expression, function body or `file://` function decides (bool, score or dict)."""
+    value = ctx.value
+    if not isinstance(value, str):
+        raise GraderError("Invariant failed: python assertion must have a string value")
+    if value.startswith("file://"):
+        try:
+            result = run_file(value, ctx)
+        except ScriptError as exc:
+            return _failed(ctx, f"Error running Python script: {exc}")
+    else:
+        try:
+            result = run_inline(value, ctx.output, assertion_context(ctx))
+        except ScriptError as exc:
+            return _failed(ctx, f"Python code execution failed: Error running Python script: {exc}")
+    try:
+        return normalize_script_result(ctx, result)
+    except ScriptError as exc:
+        return _failed(ctx, f"Python code execution failed: {exc}")
+
+
+def _failed(ctx: GradeContext, reason: str) -> Grade:
+    """A check that broke fails the assertion, flagged as a grader error."""
+    return Grade(False, 0.0, reason, ctx.assertion.raw, errored=True)

@@ -1,0 +1,226 @@
+"""Structured-output checks: JSON (with schemas), XML, HTML and SQL, graded as promptfoo does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+import yaml
+from jsonschema.exceptions import SchemaError, ValidationError
+
+from evals.results import Grade
+from graders.base import GradeContext, GraderError
+from graders.jscompat import invariant, js_string, json_parse, outcome
+from graders.output import output_string
+from graders.python_assert import assertion_value
+from graders.registry import register, value_check
+
+
+def _schema_of(value: Any, kind: str) -> Any:
+    """The JSON schema an is-json/contains-json value gives: YAML/JSON text or a mapping."""
+    if isinstance(value, str):
+        try:
+            return yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise GraderError(f"{kind} schema is not valid YAML or JSON: {exc}") from None
+    if isinstance(value, (dict, list)):
+        return value
+    raise GraderError(f"{kind} assertion must have a string or object value")
+
+
+def compile_schema(schema: Any) -> jsonschema.protocols.Validator:
+    """A validator for a schema (draft 7 unless `$schema` says otherwise), with formats."""
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        raise GraderError(f"invalid JSON schema: {exc.message}") from None
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+@value_check("is-json", "contains-json")
+def check_schema_value(value: Any) -> None:
+    """Load-time check: the schema value parses and is a valid JSON schema."""
+    if value:
+        compile_schema(_schema_of(value, "is-json"))
+
+
+def _ajv_message(error: ValidationError) -> str:
+    """The error as Ajv words it (`data/path must ...`), the form promptfoo reports."""
+    path = "".join(f"/{p}" for p in error.absolute_path)
+    keyword, expected = error.validator, error.validator_value
+    messages = {
+        "type": lambda: f"must be {','.join(expected) if isinstance(expected, list) else expected}",
+        "enum": lambda: "must be equal to one of the allowed values",
+        "const": lambda: "must be equal to constant",
+        "minimum": lambda: f"must be >= {js_string(expected)}",
+        "maximum": lambda: f"must be <= {js_string(expected)}",
+        "exclusiveMinimum": lambda: f"must be > {js_string(expected)}",
+        "exclusiveMaximum": lambda: f"must be < {js_string(expected)}",
+        "minLength": lambda: f"must NOT have fewer than {expected} characters",
+        "maxLength": lambda: f"must NOT have more than {expected} characters",
+        "minItems": lambda: f"must NOT have fewer than {expected} items",
+        "maxItems": lambda: f"must NOT have more than {expected} items",
+        "minProperties": lambda: f"must NOT have fewer than {expected} properties",
+        "maxProperties": lambda: f"must NOT have more than {expected} properties",
+        "additionalProperties": lambda: "must NOT have additional properties",
+        "pattern": lambda: f'must match pattern "{expected}"',
+        "format": lambda: f'must match format "{expected}"',
+        "multipleOf": lambda: f"must be multiple of {js_string(expected)}",
+        "anyOf": lambda: "must match a schema in anyOf",
+        "oneOf": lambda: "must match exactly one schema in oneOf",
+        "not": lambda: "must NOT be valid",
+        "uniqueItems": lambda: "must NOT have duplicate items",
+    }
+    if keyword == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        return f"data{path} must have required property '{missing}'"
+    text = messages.get(str(keyword))
+    return f"data{path} {text() if text else error.message}"
+
+
+def _first_error(validator: jsonschema.protocols.Validator, instance: Any) -> str | None:
+    errors = list(validator.iter_errors(instance))
+    if not errors:
+        return None
+    errors.sort(key=lambda e: (len(e.absolute_path), e.validator != "type"))
+    return _ajv_message(errors[0])
+
+
+def _schema_validator(ctx: GradeContext, value: Any) -> jsonschema.protocols.Validator:
+    kind = ctx.assertion.base_type
+    if isinstance(ctx.value, str) and ctx.value.startswith("file://"):
+        invariant(value, f"{kind} references a file that does not export a JSON schema")
+        return compile_schema(value)
+    return compile_schema(_schema_of(value, kind))
+
+
+@register("is-json")
+def is_json(ctx: GradeContext) -> Grade:
+    """The whole output is JSON, optionally conforming to a JSON schema."""
+    value = assertion_value(ctx)
+    text = output_string(ctx)
+    try:
+        parsed = json_parse(text)
+        is_valid_json = True
+    except ValueError:
+        is_valid_json = False
+    passed = is_valid_json != ctx.inverse
+    if is_valid_json and value:
+        problem = _first_error(_schema_validator(ctx, value), parsed)
+        passed = (problem is None) != ctx.inverse
+        if not passed:
+            reason = (
+                "Output is JSON that conforms to the provided schema"
+                if ctx.inverse
+                else f"JSON does not conform to the provided schema. Errors: {problem}"
+            )
+            return Grade(False, 0.0, reason, ctx.assertion.raw)
+    return outcome(ctx, passed, "Expected output to be valid JSON")
+
+
+def _slash_comments_to_hash(text: str) -> str:
+    """promptfoo's convertSlashCommentsToHash: `//` comments become YAML `#` comments."""
+    return "\n".join(_convert_line(line) for line in text.split("\n"))
+
+
+def _escaped(line: str, index: int) -> bool:
+    count = 0
+    i = index - 1
+    while i >= 0 and line[i] == "\\":
+        count += 1
+        i -= 1
+    return count % 2 == 1
+
+
+def _convert_line(line: str) -> str:
+    state = "normal"
+    out: list[str] = []
+    i = 0
+    while i < len(line):
+        char = line[i]
+        nxt = line[i + 1] if i + 1 < len(line) else ""
+        prev = line[i - 1] if i > 0 else ""
+        if state == "normal":
+            if char == "'" and not _is_letter(prev):
+                state = "single"
+            elif char == '"':
+                state = "double"
+            elif char == "/" and nxt == "/":
+                start = 0
+                for j in range(i - 1, -1, -1):
+                    if line[j].isspace():
+                        start = j + 1
+                        break
+                if "://" in line[start : i + 2]:
+                    out.append(char)
+                    break
+                count = 2
+                while i + count < len(line) and line[i + count] == "/":
+                    count += 1
+                return "".join(out) + "#" * (count // 2) + line[i + count :]
+            out.append(char)
+        elif state == "single":
+            out.append(char)
+            if char == "'" and not _escaped(line, i) and not _is_letter(nxt):
+                state = "normal"
+        else:
+            out.append(char)
+            if char == '"' and not _escaped(line, i):
+                state = "normal"
+        i += 1
+    return "".join(out)
+
+
+def _is_letter(char: str) -> bool:
+    return len(char) == 1 and char.isascii() and char.isalpha()
+
+
+def extract_json_objects(text: str) -> list[Any]:
+    """promptfoo's extractJsonObjects: every balanced `{...}` that parses as a JSON/YAML mapping."""
+    found: list[Any] = []
+    limit = 100_000
+    i = 0
+    while i < len(text):
+        if text[i] == "{":
+            opened, closed, j = 1, 0, i + 1
+            while j < min(i + limit, len(text)) and opened > closed:
+                if text[j] == "{":
+                    opened += 1
+                if text[j] == "}":
+                    closed += 1
+                j += 1
+                if opened == closed or j == len(text) or j == i + limit:
+                    candidate = text[i:j] + "}" * max(0, opened - closed)
+                    try:
+                        parsed = yaml.safe_load(_slash_comments_to_hash(candidate))
+                    except yaml.YAMLError:
+                        if opened == closed:
+                            break
+                        continue
+                    if isinstance(parsed, (dict, list)):
+                        found.append(parsed)
+                        i = j - 1
+                        break
+        i += 1
+    return found
+
+
+@register("contains-json")
+def contains_json(ctx: GradeContext) -> Grade:
+    """The output contains a JSON object, optionally one conforming to a JSON schema."""
+    value = assertion_value(ctx)
+    objects = extract_json_objects(output_string(ctx))
+    reason = "Expected output to contain valid JSON"
+    passed = (len(objects) == 0) if ctx.inverse else (len(objects) > 0)
+    for obj in objects:
+        if not value:
+            continue
+        problem = _first_error(_schema_validator(ctx, value), obj)
+        passed = (problem is not None) if ctx.inverse else (problem is None)
+        if problem is None:
+            if ctx.inverse:
+                reason = "Output contains JSON conforming to the provided schema"
+            break
+        reason = f"JSON does not conform to the provided schema. Errors: {problem}"
+    return outcome(ctx, passed, reason)

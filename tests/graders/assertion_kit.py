@@ -1,0 +1,48 @@
+"""Build grading contexts and run single assertions the way the harness does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evals.grading import grade_assertion
+from evals.results import AgentResponse, Grade
+from evals.suite.model import Assertion
+
+
+def make_assertion(kind: str, value: Any = None, **extra: Any) -> Assertion:
+    """An Assertion as the loader builds it from a YAML mapping."""
+    raw = {"type": kind, **({"value": value} if value is not None else {}), **extra}
+    return Assertion(
+        type=kind,
+        value=value,
+        threshold=None if extra.get("threshold") is None else float(extra["threshold"]),
+        weight=float(extra.get("weight", 1.0)),
+        metric=extra.get("metric"),
+        config=dict(extra.get("config") or {}),
+        raw=raw,
+    )
+
+
+def run(
+    kind: str,
+    output: Any,
+    value: Any = None,
+    *,
+    response: AgentResponse | None = None,
+    variables: dict[str, Any] | None = None,
+    latency_ms: float = 10.0,
+    suite_root: Path = Path("."),
+    **extra: Any,
+) -> Grade:
+    """Grade `output` with one assertion (`extra` holds threshold, weight, metric, config)."""
+    return grade_assertion(
+        make_assertion(kind, value, **extra),
+        output,
+        response or AgentResponse(output=output),
+        prompt="the prompt",
+        variables=variables or {},
+        latency_ms=latency_ms,
+        suite_root=suite_root,
+        agent="echo",
+    )
