@@ -1,0 +1,170 @@
+"""Tail latency and cost with intervals from a cluster bootstrap that resamples cases.
+
+Latency and cost are skewed and runs of a case are alike, so the interval of a p95
+resamples whole cases (Davison, A. C. and Hinkley, D. V. (1997), Bootstrap Methods and
+their Application, section 3.8) and reads percentiles of the resampled statistic. A fixed
+seed keeps reports reproducible.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+Interval = tuple[float, float]
+
+
+def percentile(values: Sequence[float], quantile: float) -> float:
+    """The inverted-CDF quantile: the smallest value with at least `quantile` of the data
+    at or below it (numpy's method='inverted_cdf'), so a p95 is an observed value."""
+    if not values:
+        raise ValueError("no values")
+    ordered = sorted(values)
+    index = max(0, math.ceil(quantile * len(ordered) - 1e-9) - 1)
+    return float(ordered[min(index, len(ordered) - 1)])
+
+
+def _resampled_quantiles(
+    groups: Sequence[Sequence[float]], weights: np.ndarray, quantile: float
+) -> np.ndarray:
+    """The weighted inverted-CDF quantile for each row of case weights.
+
+    Only the upper part of the sorted values is accumulated per resample; the weight
+    below it comes from a matrix product, and rows whose quantile falls below that part
+    are recomputed in full, so the result is exact.
+    """
+    values = np.fromiter((v for g in groups for v in g), dtype=float)
+    owners = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+    order = np.argsort(values, kind="stable")
+    values, owners = values[order], owners[order]
+    totals = weights @ np.bincount(owners, minlength=len(groups))
+    thresholds = quantile * totals - 1e-9
+    start = max(0, int(len(values) * (1 - 3 * (1 - quantile))) - 1)
+    below = weights @ np.bincount(owners[:start], minlength=len(groups))
+    positions = start + (
+        below[:, None] + np.cumsum(weights[:, owners[start:]], axis=1) < thresholds[:, None]
+    ).sum(axis=1)
+    redo = below >= thresholds
+    if redo.any():
+        cumulative = np.cumsum(weights[redo][:, owners], axis=1)
+        positions[redo] = (cumulative < thresholds[redo][:, None]).sum(axis=1)
+    return values[np.minimum(positions, len(values) - 1)]
+
+
+def _case_weights(case_count: int, resamples: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(case_count, np.full(case_count, 1.0 / case_count), size=resamples)
+
+
+def _percentile_interval(samples: np.ndarray, confidence: float) -> Interval:
+    alpha = 1 - confidence
+    low, high = np.quantile(samples, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
+def cluster_bootstrap_quantile(
+    groups: Sequence[Sequence[float]],
+    quantile: float = 0.95,
+    confidence: float = 0.95,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> tuple[float, Interval]:
+    """(quantile of all values, percentile interval) resampling the groups (cases)."""
+    groups = [g for g in groups if len(g)]
+    if not groups:
+        raise ValueError("no values")
+    estimate = percentile([v for g in groups for v in g], quantile)
+    weights = _case_weights(len(groups), resamples, seed)
+    return estimate, _percentile_interval(
+        _resampled_quantiles(groups, weights, quantile), confidence
+    )
+
+
+@dataclass(slots=True)
+class PairedBootstrap:
+    """Each agent's statistic with its interval, and candidate/baseline with its interval."""
+
+    candidate: float
+    candidate_interval: Interval
+    baseline: float
+    baseline_interval: Interval
+    ratio: float | None
+    ratio_interval: Interval | None
+
+
+def _check_paired(
+    candidate: Sequence[Sequence[float]], baseline: Sequence[Sequence[float]]
+) -> None:
+    if len(candidate) != len(baseline) or not candidate:
+        raise ValueError("need the same, non-zero number of cases for both agents")
+    if any(not c or not b for c, b in zip(candidate, baseline, strict=True)):
+        raise ValueError("every case needs values for both agents")
+
+
+def _ratio(
+    top: float, bottom: float, tops: np.ndarray, bottoms: np.ndarray, confidence: float
+) -> tuple[float | None, Interval | None]:
+    valid = bottoms > 0
+    if bottom <= 0 or not valid.any():
+        return None, None
+    return top / bottom, _percentile_interval(tops[valid] / bottoms[valid], confidence)
+
+
+def paired_quantile_bootstrap(
+    candidate: Sequence[Sequence[float]],
+    baseline: Sequence[Sequence[float]],
+    quantile: float = 0.95,
+    confidence: float = 0.95,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> PairedBootstrap:
+    """Both agents' quantiles and their ratio, resampling the same cases for both.
+
+    `candidate[i]` and `baseline[i]` are one case's values for each agent; resampling
+    cases jointly lets shared case difficulty cancel in the ratio.
+    """
+    _check_paired(candidate, baseline)
+    weights = _case_weights(len(candidate), resamples, seed)
+    tops = _resampled_quantiles(candidate, weights, quantile)
+    bottoms = _resampled_quantiles(baseline, weights, quantile)
+    top = percentile([v for g in candidate for v in g], quantile)
+    bottom = percentile([v for g in baseline for v in g], quantile)
+    ratio, ratio_interval = _ratio(top, bottom, tops, bottoms, confidence)
+    return PairedBootstrap(
+        top,
+        _percentile_interval(tops, confidence),
+        bottom,
+        _percentile_interval(bottoms, confidence),
+        ratio,
+        ratio_interval,
+    )
+
+
+def paired_mean_bootstrap(
+    candidate: Sequence[Sequence[float]],
+    baseline: Sequence[Sequence[float]],
+    confidence: float = 0.95,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> PairedBootstrap:
+    """Both agents' mean per run (e.g. cost) and their ratio, resampling cases jointly."""
+    _check_paired(candidate, baseline)
+    weights = _case_weights(len(candidate), resamples, seed)
+    estimates = []
+    for groups in (candidate, baseline):
+        sums = np.array([sum(g) for g in groups])
+        sizes = np.array([len(g) for g in groups])
+        estimates.append((sums.sum() / sizes.sum(), (weights @ sums) / (weights @ sizes)))
+    (top, tops), (bottom, bottoms) = estimates
+    ratio, ratio_interval = _ratio(top, bottom, tops, bottoms, confidence)
+    return PairedBootstrap(
+        float(top),
+        _percentile_interval(tops, confidence),
+        float(bottom),
+        _percentile_interval(bottoms, confidence),
+        ratio if ratio is None else float(ratio),
+        ratio_interval,
+    )
