@@ -1,0 +1,155 @@
+"""A self-contained HTML report: one file, inline CSS and SVG, no scripts, no network.
+
+Everything an agent produced (outputs, tool arguments and results, errors) is shown as
+escaped text, never as markup: the template autoescapes and only the charts, which
+escape their own labels, are inserted as SVG.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+
+from evals.evaluation import EvaluationResult
+from evals.results import RunRecord
+from reports import text
+from reports.data_files import jsonable
+from reports.svg import COLOURS, IntervalPoint, interval_chart
+from reports.view import (
+    agent_overall,
+    case_comparisons,
+    compared_agents,
+    improvements,
+    regressions,
+    run_reason,
+    runs_by_case_agent,
+)
+
+_TEMPLATES = Path(__file__).parent / "templates"
+_ENVIRONMENT = Environment(
+    loader=FileSystemLoader(_TEMPLATES),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_ENVIRONMENT.filters.update(
+    percent=text.percent,
+    interval=text.interval,
+    points=text.points,
+    points_interval=text.points_interval,
+    money=text.money,
+    ms=text.milliseconds,
+    number=text.number,
+)
+
+
+def _shown(value: Any) -> str:
+    """A value as readable text: strings as they are, anything else as indented JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(jsonable(value), indent=2, ensure_ascii=False)
+
+
+def _run_view(record: RunRecord) -> dict[str, Any]:
+    return {
+        "agent": record.key.agent,
+        "repeat": record.key.repeat,
+        "status": record.status,
+        "reason": run_reason(record),
+        "output": _shown(record.response.output),
+        "latency": text.milliseconds(record.latency_ms),
+        "cost": text.money(record.response.cost),
+        "tokens": record.total_tokens,
+        "stop_reason": record.response.stop_reason or "",
+        "assertions": [
+            {"passed": g.passed, "type": (g.assertion or {}).get("type", ""), "reason": g.reason}
+            for g in (record.grade.component_results if record.grade else [])
+        ],
+        "steps": [
+            {
+                "kind": s.kind,
+                "name": s.name,
+                "arguments": _shown(s.arguments),
+                "outcome": _shown(s.error if s.error is not None else s.result),
+                "error": s.error is not None,
+                "effect": s.effect or "",
+                "approval": s.approval or "",
+            }
+            for s in record.response.trajectory
+        ],
+    }
+
+
+def _charts(result: EvaluationResult) -> list[Markup]:
+    charts = []
+    agents = [
+        IntervalPoint(
+            s.agent,
+            s.pass_rate,
+            s.interval,
+            note=f"{text.percent(s.pass_rate)} {text.interval(s.interval, 0)}",
+        )
+        for s in result.summary.agents
+    ]
+    if agents:
+        threshold = result.gate_config.min_pass_rate
+        charts.append(Markup(interval_chart("Pass rate by agent", agents, 0.0, 1.0, threshold)))
+    cases = [
+        IntervalPoint(
+            c.case_id,
+            c.difference,
+            c.interval,
+            COLOURS.get(c.verdict, "#1565c0"),
+            note=f"{text.points(c.difference, 0)} {c.verdict}",
+        )
+        for c in case_comparisons(result)
+    ]
+    if cases:
+        title = "Candidate minus baseline, per case (percentage points)"
+        charts.append(Markup(interval_chart(title, cases, -1.0, 1.0, 0.0)))
+    return charts
+
+
+def render_html(result: EvaluationResult) -> str:
+    """The full report as one HTML document."""
+    baseline, candidate = compared_agents(result)
+    runs = runs_by_case_agent(result)
+    agents = result.meta.agents or sorted({r.key.agent for r in result.records})
+    stats = {(s.case_id, s.agent): s for s in result.summary.case_stats}
+    comparisons = {c.case_id: c for c in case_comparisons(result)}
+    cases = [
+        {
+            "case": case,
+            "comparison": comparisons.get(case.id),
+            "stats": [stats[(case.id, a)] for a in agents if (case.id, a) in stats],
+            "runs": [_run_view(r) for a in agents for r in runs.get((case.id, a), [])],
+        }
+        for case in result.suite.cases
+        if any((case.id, a) in runs for a in agents)
+    ]
+    overall = [s for s in (agent_overall(result, a) for a in agents) if s is not None]
+    comparison = result.summary.comparison
+    warnings = [*result.gates.warnings, *(comparison.warnings if comparison else [])]
+    return _ENVIRONMENT.get_template("report.html").render(
+        result=result,
+        meta=result.meta,
+        verdict_line=text.verdict_line(result.gates.verdict, result.gates.environment),
+        verdict=result.gates.verdict,
+        generated=text.timestamp(result.meta.ended_at or result.meta.started_at),
+        baseline=baseline,
+        candidate=candidate,
+        comparison=comparison,
+        charts=_charts(result),
+        regressions=regressions(result),
+        improvements=improvements(result),
+        overall=overall,
+        cases=cases,
+        warnings=warnings,
+        gate_icons=text.GATE_ICONS,
+    )

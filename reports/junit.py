@@ -1,0 +1,149 @@
+"""JUnit XML so CI test panels show each case, each regression and each gate.
+
+One `<testsuite>` per agent holds one `<testcase>` per case. The candidate's testcase
+fails when the case regressed against the baseline (the message carries the difference,
+its interval and the p-value) and errors when every run errored; other agents'
+testcases are the reference and only report their numbers. With a single agent, a case
+fails when its pass-rate interval lies wholly below `min_pass_rate`, or, without that
+threshold, when any run failed. A last `<testsuite name="gates">` has one testcase per
+gate; a failing blocking gate is a failure.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from evals.evaluation import EvaluationResult
+from evals.results import RunRecord
+from evals.summary import CaseAgentStats, CaseComparison
+from reports import text
+from reports.view import case_comparisons, compared_agents, run_reason, runs_by_case_agent
+
+
+def _runs_text(runs: list[RunRecord]) -> str:
+    lines = []
+    for run in runs:
+        reason = run_reason(run)
+        lines.append(f"repeat {run.key.repeat}: {run.status}" + (f" — {reason}" if reason else ""))
+    return "\n".join(lines)
+
+
+def _stats_line(stats: CaseAgentStats) -> str:
+    return (
+        f"{stats.agent}: {text.count(stats.passes, stats.runs)} passed, {stats.errors} errors, "
+        f"pass rate {text.percent(stats.pass_rate)} {text.interval(stats.interval)}"
+    )
+
+
+def _regression_message(comparison: CaseComparison) -> str:
+    p = "" if comparison.p_adjusted is None else f", adjusted p = {comparison.p_adjusted:.3g}"
+    return (
+        f"regression on {comparison.case_id}: {text.points(comparison.difference)} "
+        f"{text.points_interval(comparison.interval)}{p}; "
+        f"{_stats_line(comparison.candidate)} vs {_stats_line(comparison.baseline)}"
+    )
+
+
+def _failure(result: EvaluationResult, stats: CaseAgentStats, candidate: str | None) -> str | None:
+    """The failure message of one (case, agent) testcase, or None when it passes."""
+    if stats.agent != candidate:
+        return None
+    by_case = {c.case_id: c for c in case_comparisons(result)}
+    comparison = by_case.get(stats.case_id)
+    if comparison is not None:
+        return _regression_message(comparison) if comparison.verdict == "regression" else None
+    threshold = result.gate_config.min_pass_rate
+    if threshold is not None:
+        if stats.interval is not None and stats.interval[1] < threshold:
+            return f"pass rate below {text.percent(threshold)}: {_stats_line(stats)}"
+        return None
+    if stats.fails > 0:
+        return f"{stats.fails} of {stats.runs} runs failed: {_stats_line(stats)}"
+    return None
+
+
+def _testcase(
+    result: EvaluationResult,
+    stats: CaseAgentStats,
+    runs: list[RunRecord],
+    candidate: str | None,
+) -> ET.Element:
+    element = ET.Element(
+        "testcase",
+        name=stats.case_id,
+        classname=f"{result.meta.suite_id}.{stats.agent}",
+        time=f"{sum(r.latency_ms for r in runs) / 1000:.3f}",
+    )
+    properties = ET.SubElement(element, "properties")
+    for name, value in (
+        ("passes", stats.passes),
+        ("runs", stats.runs),
+        ("errors", stats.errors),
+        ("pass_rate", text.percent(stats.pass_rate)),
+        ("interval", text.interval(stats.interval)),
+    ):
+        ET.SubElement(properties, "property", name=name, value=str(value))
+    message = _failure(result, stats, candidate)
+    if message is not None:
+        ET.SubElement(element, "failure", message=message, type="regression").text = _runs_text(
+            runs
+        )
+    elif stats.agent == candidate and stats.runs > 0 and stats.errors == stats.runs:
+        ET.SubElement(
+            element, "error", message=f"every run errored: {_stats_line(stats)}", type="error"
+        ).text = _runs_text(runs)
+    else:
+        ET.SubElement(element, "system-out").text = _runs_text(runs)
+    return element
+
+
+def _suite(name: str, cases: list[ET.Element]) -> ET.Element:
+    suite = ET.Element(
+        "testsuite",
+        name=name,
+        tests=str(len(cases)),
+        failures=str(sum(1 for c in cases if c.find("failure") is not None)),
+        errors=str(sum(1 for c in cases if c.find("error") is not None)),
+        skipped="0",
+        time=f"{sum(float(c.get('time', '0')) for c in cases):.3f}",
+    )
+    suite.extend(cases)
+    return suite
+
+
+def _gate_cases(result: EvaluationResult) -> list[ET.Element]:
+    cases = []
+    for gate in result.gates.gates:
+        element = ET.Element("testcase", name=gate.name, classname=f"{result.meta.suite_id}.gates")
+        element.set("time", "0")
+        if gate.status == "fail" and gate.blocking:
+            ET.SubElement(element, "failure", message=gate.reason, type="gate")
+        elif gate.status != "pass":
+            ET.SubElement(element, "system-out").text = f"{gate.status}: {gate.reason}"
+        cases.append(element)
+    return cases
+
+
+def render_junit(result: EvaluationResult) -> str:
+    """The evaluation as a JUnit XML document."""
+    _, candidate = compared_agents(result)
+    if candidate is None and len(result.meta.agents) == 1:
+        candidate = result.meta.agents[0]
+    runs = runs_by_case_agent(result)
+    suites = []
+    agents = result.meta.agents or sorted({s.agent for s in result.summary.case_stats})
+    for agent in agents:
+        cases = [
+            _testcase(result, stats, runs.get((stats.case_id, agent), []), candidate)
+            for stats in result.summary.case_stats
+            if stats.agent == agent
+        ]
+        suites.append(_suite(f"{result.meta.suite_id} / {agent}", cases))
+    suites.append(_suite(f"{result.meta.suite_id} / gates", _gate_cases(result)))
+    root = ET.Element("testsuites", name=f"evals {result.meta.suite_id}")
+    for attribute in ("tests", "failures", "errors"):
+        root.set(attribute, str(sum(int(s.get(attribute, "0")) for s in suites)))
+    root.set("time", f"{sum(float(s.get('time', '0')) for s in suites):.3f}")
+    root.extend(suites)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

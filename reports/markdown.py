@@ -1,0 +1,148 @@
+"""A Markdown summary sized for a pull-request comment (GitHub-flavoured tables).
+
+Verdict first, then gates with their reasons, regressions with intervals, improvements,
+and cost and latency changes: what a reviewer needs before opening the full report.
+"""
+
+from __future__ import annotations
+
+from evals.evaluation import EvaluationResult
+from evals.summary import CaseComparison
+from reports import text
+from reports.view import agent_overall, compared_agents, improvements, regressions
+
+MAX_CASE_ROWS = 10
+
+
+def _cell(value: object) -> str:
+    """Table-safe text: pipes escaped and newlines flattened."""
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _header(result: EvaluationResult) -> list[str]:
+    meta = result.meta
+    version = f" v{meta.suite_version}" if meta.suite_version else ""
+    baseline, candidate = compared_agents(result)
+    parts = [f"**{_cell(meta.suite_id)}**{version}", f"suite `{meta.fingerprint[:12]}`"]
+    parts.append(f"evaluation `{meta.id}`")
+    if meta.git_commit:
+        branch = f" ({_cell(meta.git_branch)})" if meta.git_branch else ""
+        parts.append(f"commit `{meta.git_commit[:10]}`{branch}")
+    parts.append(f"{result.repeat} repeats, {len(result.records)} runs")
+    lines = [f"## {text.verdict_line(result.gates.verdict, result.gates.environment)}", ""]
+    lines.append(" · ".join(parts))
+    comparison = result.summary.comparison
+    if comparison is not None:
+        overall = comparison.overall
+        lines += [
+            "",
+            f"**{_cell(candidate)}** vs **{_cell(baseline)}**: "
+            f"{text.percent(overall.candidate_rate)} vs {text.percent(overall.baseline_rate)}, "
+            f"{text.points(overall.difference)} {text.points_interval(overall.interval)} "
+            f"→ **{overall.verdict}**",
+        ]
+    return lines
+
+
+def _gates(result: EvaluationResult) -> list[str]:
+    if not result.gates.gates:
+        return []
+    lines = [
+        "",
+        "### Gates",
+        "",
+        "| | Gate | Threshold | Measured | Reason |",
+        "|---|---|---|---|---|",
+    ]
+    for gate in result.gates.gates:
+        icon = text.GATE_ICONS.get(gate.status, "")
+        name = gate.name if gate.blocking else f"{gate.name} (advisory)"
+        lines.append(
+            f"| {icon} | {_cell(name)} | {text.number(gate.threshold)} | "
+            f"{text.number(gate.measured)} | {_cell(gate.reason)} |"
+        )
+    return lines
+
+
+def _case_table(title: str, cases: list[CaseComparison]) -> list[str]:
+    if not cases:
+        return []
+    lines = [
+        "",
+        f"### {title} ({len(cases)})",
+        "",
+        "| Case | Priority | Baseline | Candidate | Δ [interval] | p (adj.) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for case in cases[:MAX_CASE_ROWS]:
+        base, cand = case.baseline, case.candidate
+        p = "—" if case.p_adjusted is None else f"{case.p_adjusted:.3g}"
+        lines.append(
+            f"| `{_cell(case.case_id)}` | {case.priority or ''} | "
+            f"{text.count(base.passes, base.runs)} {text.interval(base.interval, 0)} | "
+            f"{text.count(cand.passes, cand.runs)} {text.interval(cand.interval, 0)} | "
+            f"{text.points(case.difference)} {text.points_interval(case.interval, 0)} | {p} |"
+        )
+    if len(cases) > MAX_CASE_ROWS:
+        lines.append(f"\n…and {len(cases) - MAX_CASE_ROWS} more in the full report.")
+    return lines
+
+
+def _costs(result: EvaluationResult) -> list[str]:
+    baseline, candidate = compared_agents(result)
+    stats = [
+        s
+        for s in (agent_overall(result, baseline or ""), agent_overall(result, candidate or ""))
+        if s
+    ]
+    if not stats:
+        stats = list(result.summary.agents)
+    if not stats:
+        return []
+    lines = [
+        "",
+        "### Cost and latency",
+        "",
+        "| Agent | Pass rate | Total cost | Cost / accepted | Mean latency | p95 latency |",
+        "|---|---|---|---|---|---|",
+    ]
+    for s in stats:
+        lines.append(
+            f"| {_cell(s.agent)} | {text.percent(s.pass_rate)} {text.interval(s.interval, 0)} | "
+            f"{text.money(s.total_cost)} | {text.money(s.cost_per_accepted)} | "
+            f"{text.milliseconds(s.mean_latency_ms)} | {text.milliseconds(s.p95_latency_ms)} |"
+        )
+    if len(stats) == 2:
+        base, cand = stats
+        lines.append(
+            f"| **change** | {text.points(_difference(base.pass_rate, cand.pass_rate))} | "
+            f"{text.ratio_change(base.total_cost, cand.total_cost)} | "
+            f"{text.ratio_change(base.cost_per_accepted, cand.cost_per_accepted)} | "
+            f"{text.ratio_change(base.mean_latency_ms, cand.mean_latency_ms)} | "
+            f"{text.ratio_change(base.p95_latency_ms, cand.p95_latency_ms)} |"
+        )
+    return lines
+
+
+def _difference(baseline: float | None, candidate: float | None) -> float | None:
+    return None if baseline is None or candidate is None else candidate - baseline
+
+
+def _warnings(result: EvaluationResult) -> list[str]:
+    comparison = result.summary.comparison
+    warnings = [*result.gates.warnings, *(comparison.warnings if comparison else [])]
+    if not warnings:
+        return []
+    return ["", "### Warnings", "", *(f"- {_cell(w)}" for w in warnings)]
+
+
+def render_markdown(result: EvaluationResult) -> str:
+    """The PR-comment summary: verdict line first, then gates, regressions, improvements,
+    cost and latency, and warnings."""
+    lines = _header(result)
+    lines += _gates(result)
+    lines += _case_table("Regressions", regressions(result))
+    lines += _case_table("Improvements", improvements(result))
+    lines += _costs(result)
+    lines += _warnings(result)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,129 @@
+"""The terminal summary: per-case table, per-tag comparisons, gates, then the verdict.
+
+Built with rich, which drops colour by itself when the output is not a terminal, so the
+same call serves developers and CI logs. Fits 100 columns.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from evals.evaluation import EvaluationResult
+from evals.summary import CaseAgentStats
+from reports import text
+from reports.view import case_comparisons, compared_agents
+
+VERDICT_STYLES = {
+    "regression": "bold red",
+    "improvement": "bold green",
+    "equivalent": "dim",
+    "inconclusive": "yellow",
+    "insufficient data": "dim",
+}
+GATE_STYLES = {"pass": "green", "fail": "bold red", "undetermined": "yellow"}
+
+
+def _rate(stats: CaseAgentStats) -> str:
+    errors = f" ({stats.errors} err)" if stats.errors else ""
+    return f"{text.count(stats.passes, stats.runs)}{errors} {text.interval(stats.interval, 0)}"
+
+
+def _case_label(tags: list[str], priority: str | None) -> str:
+    return " ".join([*([priority] if priority else []), *tags])
+
+
+def _comparison_table(result: EvaluationResult) -> Table:
+    baseline, candidate = compared_agents(result)
+    table = Table(title="Cases", title_justify="left", expand=False, pad_edge=False)
+    table.add_column("Case", overflow="fold", max_width=24)
+    table.add_column("Tags", overflow="fold", max_width=14, style="dim")
+    table.add_column(f"{baseline}", overflow="fold")
+    table.add_column(f"{candidate}", overflow="fold")
+    table.add_column("Δ [interval]", overflow="fold")
+    table.add_column("Verdict", overflow="fold")
+    for case in case_comparisons(result):
+        table.add_row(
+            case.case_id,
+            _case_label(case.tags, case.priority),
+            _rate(case.baseline),
+            _rate(case.candidate),
+            f"{text.points(case.difference, 0)} {text.points_interval(case.interval, 0)}",
+            Text(case.verdict, style=VERDICT_STYLES.get(case.verdict, "")),
+        )
+    return table
+
+
+def _single_agent_table(result: EvaluationResult) -> Table:
+    cases = {c.id: c for c in result.suite.cases}
+    table = Table(title="Cases", title_justify="left", pad_edge=False)
+    for name in ("Case", "Tags", "Agent", "Passed [interval]", "Mean latency", "Mean cost"):
+        table.add_column(name, overflow="fold")
+    for stats in result.summary.case_stats:
+        case = cases.get(stats.case_id)
+        table.add_row(
+            stats.case_id,
+            _case_label(case.tags, case.priority) if case else "",
+            stats.agent,
+            _rate(stats),
+            text.milliseconds(stats.mean_latency_ms),
+            text.money(stats.mean_cost),
+        )
+    return table
+
+
+def _tag_table(result: EvaluationResult) -> Table | None:
+    comparison = result.summary.comparison
+    if comparison is None or not comparison.tags:
+        return None
+    table = Table(title="Tags", title_justify="left", pad_edge=False)
+    for name in ("Tag", "Cases", comparison.baseline, comparison.candidate, "Δ [interval]"):
+        table.add_column(name, overflow="fold")
+    table.add_column("Verdict")
+    for group in [comparison.overall, *comparison.tags]:
+        table.add_row(
+            group.group,
+            str(group.cases),
+            text.percent(group.baseline_rate),
+            text.percent(group.candidate_rate),
+            f"{text.points(group.difference)} {text.points_interval(group.interval)}",
+            Text(group.verdict, style=VERDICT_STYLES.get(group.verdict, "")),
+        )
+    return table
+
+
+def _gate_table(result: EvaluationResult) -> Table | None:
+    if not result.gates.gates:
+        return None
+    table = Table(title="Gates", title_justify="left", pad_edge=False)
+    table.add_column("Gate", overflow="fold")
+    table.add_column("Status")
+    table.add_column("Reason", overflow="fold", ratio=1)
+    for gate in result.gates.gates:
+        name = gate.name if gate.blocking else f"{gate.name} (advisory)"
+        table.add_row(name, Text(gate.status, style=GATE_STYLES.get(gate.status, "")), gate.reason)
+    return table
+
+
+def render_terminal(result: EvaluationResult, console: Console | None = None) -> None:
+    """Print the evaluation's per-case table, tag comparisons, gates and overall verdict."""
+    console = console or Console()
+    if case_comparisons(result):
+        console.print(_comparison_table(result))
+    else:
+        console.print(_single_agent_table(result))
+    for table in (_tag_table(result), _gate_table(result)):
+        if table is not None:
+            console.print(table)
+    comparison = result.summary.comparison
+    for warning in [*result.gates.warnings, *(comparison.warnings if comparison else [])]:
+        console.print(Text(f"warning: {warning}", style="yellow"))
+    verdict = result.gates.verdict
+    console.print(
+        Text(
+            text.verdict_line(verdict, result.gates.environment),
+            style=GATE_STYLES.get(verdict, "bold"),
+        ),
+        style="bold",
+    )

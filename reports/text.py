@@ -1,0 +1,88 @@
+"""Number and label formatting shared by every human-readable report."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from evals.summary import Interval
+
+VERDICT_ICONS = {
+    "regression": "🔴",
+    "improvement": "🟢",
+    "equivalent": "⚪",
+    "inconclusive": "🟡",
+    "insufficient data": "⚫",
+}
+GATE_ICONS = {"pass": "✅", "fail": "❌", "undetermined": "⚠️"}
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    """A fraction as a percentage ('83.3%'), or an em dash when unknown."""
+    return "—" if value is None else f"{value * 100:.{digits}f}%"
+
+
+def interval(bounds: Interval | None, digits: int = 1) -> str:
+    """A (low, high) fraction interval as '[71.2%, 91.0%]', or an em dash."""
+    if bounds is None:
+        return "—"
+    return f"[{bounds[0] * 100:.{digits}f}%, {bounds[1] * 100:.{digits}f}%]"
+
+
+def points(value: float | None, digits: int = 1) -> str:
+    """A difference of two fractions in signed percentage points ('+5.0 pp')."""
+    return "—" if value is None else f"{value * 100:+.{digits}f} pp"
+
+
+def points_interval(bounds: Interval | None, digits: int = 1) -> str:
+    """A difference interval in percentage points ('[-12.0, +3.5] pp')."""
+    if bounds is None:
+        return "—"
+    return f"[{bounds[0] * 100:+.{digits}f}, {bounds[1] * 100:+.{digits}f}] pp"
+
+
+def count(passes: int, runs: int) -> str:
+    """Passes over runs as 'k/n'."""
+    return f"{passes}/{runs}"
+
+
+def number(value: float | None, digits: int = 4) -> str:
+    """A plain number with at most `digits` significant decimals, or an em dash."""
+    if value is None:
+        return "—"
+    return f"{value:.{digits}g}"
+
+
+def milliseconds(value: float | None) -> str:
+    """A duration in ms, rounded to a readable unit."""
+    if value is None:
+        return "—"
+    return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.0f} ms"
+
+
+def money(value: float | None) -> str:
+    """A cost in currency units with enough decimals for per-run prices."""
+    if value is None:
+        return "—"
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def ratio_change(baseline: float | None, candidate: float | None) -> str:
+    """Candidate relative to baseline as a signed percentage ('+12.0%'), or an em dash."""
+    if baseline is None or candidate is None or baseline == 0:
+        return "—"
+    return f"{(candidate / baseline - 1) * 100:+.1f}%"
+
+
+def timestamp(epoch_seconds: float | None) -> str:
+    """An epoch time as ISO 8601 UTC with milliseconds and a Z, as promptfoo writes it."""
+    moment = datetime.fromtimestamp(epoch_seconds or 0.0, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def verdict_line(verdict: str, environment: str | None) -> str:
+    """The one-line overall decision that heads every summary."""
+    where = f" ({environment})" if environment else ""
+    label = {"pass": "PASS", "fail": "FAIL", "undetermined": "UNDETERMINED"}.get(
+        verdict, verdict.upper()
+    )
+    return f"{GATE_ICONS.get(verdict, '')} Gate verdict{where}: {label}".strip()
