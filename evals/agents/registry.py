@@ -20,12 +20,15 @@ _KINDS: dict[str, str] = {
     "http:": "evals.agents.http_provider:HttpAgent",
     "https:": "evals.agents.http_provider:HttpAgent",
     "http": "evals.agents.http_provider:HttpAgent",
+    "https": "evals.agents.http_provider:HttpAgent",
     "openai:": "evals.agents.sdk_providers:OpenAIAgent",
     "anthropic:": "evals.agents.sdk_providers:AnthropicAgent",
 }
 
 
 class _FileChecker(Protocol):
+    root: Path
+
     def file_ref(self, ref: str, node: Any, what: str) -> Path: ...
 
 
@@ -65,6 +68,24 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
                 fix="point file:// at a .py file (optionally with :function)",
             )
         loader.file_ref("file://" + rel, None, f"provider {spec.label!r}")
+    _check_config(kind, spec, loader)
+
+
+def _check_config(kind: str, spec: ProviderSpec, loader: _FileChecker) -> None:
+    """Provider-specific config checks, so a broken config fails at load time with a fix."""
+    if kind in ("http", "https", "http:", "https:"):
+        from evals.agents.http_provider import check_http_config
+
+        check_http_config(spec, loader.root)
+    elif kind == "exec:":
+        from evals.agents.exec_provider import parse_command
+
+        if not parse_command(spec.id):
+            raise SuiteError(
+                f"provider {spec.id!r} has no command",
+                line=spec.line,
+                fix="write exec: python agent.py (the prompt, options and context are appended)",
+            )
 
 
 def build_agent(spec: ProviderSpec, root: Path) -> Agent:
