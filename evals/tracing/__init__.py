@@ -1,0 +1,50 @@
+"""OpenTelemetry traces of runs: one trace per run, stored with the run, redacted.
+
+`run_tracer` is the entry point an evaluation wraps its runs in. When tracing is off it
+yields a `NullTracer` and OpenTelemetry is not even imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from evals.tracing.null import NULL_TRACER, NullRunTrace, NullTracer
+from evals.tracing.options import TraceOptions, decide_trace_options
+from evals.tracing.redact import Redactor
+
+if TYPE_CHECKING:
+    from evals.suite.model import Suite
+    from evals.tracing.sdk import RunTracer
+
+__all__ = [
+    "NULL_TRACER",
+    "NullRunTrace",
+    "NullTracer",
+    "Redactor",
+    "TraceOptions",
+    "decide_trace_options",
+    "run_tracer",
+]
+
+
+@contextmanager
+def run_tracer(
+    suite: Suite, meta: Any, enabled: bool | None = None
+) -> Iterator[RunTracer | NullTracer]:
+    """The tracer of one evaluation of `suite` (`meta` is its EvaluationMeta).
+
+    `enabled` (the `--trace/--no-trace` choice) overrides the suite's `trace.enabled`;
+    left None, the default described in `evals.tracing.options` applies.
+    """
+    options = decide_trace_options(suite.providers, suite.raw, enabled)
+    if not options.enabled:
+        yield NULL_TRACER
+        return
+    from evals.tracing.sdk import open_run_tracer
+
+    with open_run_tracer(
+        options, suite_id=suite.suite_id, suite_version=suite.version, evaluation_id=meta.id
+    ) as tracer:
+        yield tracer
