@@ -175,7 +175,7 @@ def _summary() -> Summary:
                 base,
                 cand,
                 diff,
-                (diff - 0.5, min(1.0, diff + 0.3)),
+                (max(-1.0, diff - 0.5), min(1.0, diff + 0.3)),
                 0.04 if case.index == 1 else 0.6,
                 0.08 if case.index == 1 else 1.0,
                 _comparison_verdict(case),  # type: ignore[arg-type]
