@@ -58,6 +58,10 @@ class AgentStats:
     p95_latency_ms: float | None = None
     mean_latency_ms: float | None = None
     policy_violations: int = 0
+    k: int | None = None
+    mean_flake: float | None = None
+    cost_per_accepted_interval: Interval | None = None
+    p95_latency_interval: Interval | None = None
 
 
 @dataclass(slots=True)
@@ -76,6 +80,7 @@ class CaseComparison:
     p_adjusted: float | None
     verdict: Verdict
     why_it_exists: str | None = None
+    paired: bool = False
 
 
 @dataclass(slots=True)
@@ -92,6 +97,8 @@ class GroupComparison:
     p_value: float | None = None
     p_adjusted: float | None = None
     explanation: str = ""
+    correlation: float | None = None
+    fixed_suite_interval: Interval | None = None
 
 
 @dataclass(slots=True)
@@ -104,6 +111,11 @@ class Comparison:
     tags: list[GroupComparison]
     cases: list[CaseComparison]
     warnings: list[str] = field(default_factory=list)
+    latency_ratio: float | None = None
+    latency_ratio_interval: Interval | None = None
+    cost_ratio: float | None = None
+    cost_ratio_interval: Interval | None = None
+    paired_cases: int = 0
 
 
 @dataclass(slots=True)

@@ -13,8 +13,9 @@ from evals.suite.yaml_lines import line_of
 class GateConfig:
     """Thresholds for one environment (the top level, or pr/nightly/release overrides).
 
-    Rates are fractions in [0, 1]; `margin` is the practical regression margin; ratios
-    compare candidate to baseline (1.2 = at most 20 % more).
+    Rates are fractions in [0, 1]; `margin` is the practical regression margin (smaller
+    losses are tolerated); `equivalence_margin` is how close two agents must provably be
+    to be called equivalent; ratios compare candidate to baseline (1.2 = at most 20 % more).
     """
 
     baseline: str | None = None
@@ -22,6 +23,7 @@ class GateConfig:
     confidence: float = 0.95
     min_pass_rate: float | None = None
     margin: float = 0.0
+    equivalence_margin: float = 0.05
     max_regression: float | None = None
     block_p0_regressions: bool = True
     zero_policy_violations: bool = True
@@ -55,11 +57,20 @@ _NUMBER_KEYS = {
     "confidence",
     "min_pass_rate",
     "margin",
+    "equivalence_margin",
     "max_regression",
     "max_flake_rate",
     "max_cost_ratio",
     "max_latency_ratio",
     "max_cost_per_accepted",
+}
+_FRACTION_KEYS = {
+    "confidence",
+    "min_pass_rate",
+    "margin",
+    "equivalence_margin",
+    "max_regression",
+    "max_flake_rate",
 }
 _ENVIRONMENTS = ("pr", "nightly", "release")
 
@@ -95,7 +106,7 @@ def _parse_block(
                 raise SuiteError(f"{where}.{key} must be a number", file, line)
             value = float(value)
             if (
-                key in ("confidence", "min_pass_rate", "margin", "max_regression", "max_flake_rate")
+                key in _FRACTION_KEYS
                 and not 0 <= value <= 1
             ):
                 raise SuiteError(

@@ -55,8 +55,12 @@ def _resampled_quantiles(
 
 
 def _case_weights(case_count: int, resamples: int, seed: int) -> np.ndarray:
+    """How many times each case is drawn in each resample (rows sum to the case count)."""
     rng = np.random.default_rng(seed)
-    return rng.multinomial(case_count, np.full(case_count, 1.0 / case_count), size=resamples)
+    draws = rng.integers(0, case_count, size=(resamples, case_count))
+    draws += np.arange(resamples)[:, None] * case_count
+    counts = np.bincount(draws.ravel(), minlength=resamples * case_count)
+    return counts.reshape(resamples, case_count).astype(float)
 
 
 def _percentile_interval(samples: np.ndarray, confidence: float) -> Interval:
