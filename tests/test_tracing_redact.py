@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from opentelemetry import trace
 from hypothesis import given
 from hypothesis import strategies as st
+from opentelemetry import trace
 from test_tracing_support import SUITE, load, meta, plan, traced_run
 
 from evals.otlp_receiver import OtlpReceiver
