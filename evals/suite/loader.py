@@ -14,7 +14,7 @@ from typing import Any
 from evals.errors import SuiteError
 from evals.suite.fingerprint import expand_python_imports, fingerprint
 from evals.suite.model import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
-from evals.suite.yaml_lines import line_of, load_yaml
+from evals.suite.yaml_lines import kind_name, line_of, load_yaml
 
 DEFAULT_SUITE_NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml", "suite.yaml", "evals.yaml")
 KNOWN_TOP_LEVEL = {
@@ -192,6 +192,7 @@ class _Loader:
                 check_provider(spec, self)
             except SuiteError as exc:
                 exc.file = exc.file or str(self.path)
+                exc.line = exc.line or spec.line
                 raise
             out.append(spec)
         labels = [p.label for p in out]
@@ -241,8 +242,8 @@ class _Loader:
             value = [value]
         if not isinstance(value, list):
             raise self.error(
-                f"tests must be a list, not {type(value).__name__}",
-                parent,
+                f"tests must be a list, not {kind_name(value)}",
+                value if line_of(value) else parent,
                 fix="write tests: as a YAML list, each item starting with '- '",
             )
         items: list[Any] = []
@@ -267,7 +268,7 @@ class _Loader:
         for index, test in enumerate(self.test_items(value, parent)):
             if not isinstance(test, dict):
                 raise self.error(
-                    f"test #{index + 1} must be a mapping, not {type(test).__name__}",
+                    f"test #{index + 1} must be a mapping, not {kind_name(test)}",
                     parent,
                     fix="each test is a mapping with vars: and assert:",
                 )

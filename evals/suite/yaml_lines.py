@@ -16,8 +16,11 @@ class LineDict(dict):
     __slots__ = ("line",)
 
 
-class _LineLoader(yaml.SafeLoader):
-    """SafeLoader whose mappings are LineDicts."""
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """A safe loader (libyaml's C parser when available) whose mappings are LineDicts."""
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
@@ -28,6 +31,21 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
 
 
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def kind_name(value: Any) -> str:
+    """The YAML name of a value's type, for messages ("a mapping", not "LineDict")."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "empty" if value is None else type(value).__name__
 
 
 def line_of(value: Any) -> int | None:

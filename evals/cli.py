@@ -1,0 +1,242 @@
+"""The `evals` command: parses arguments and calls library functions, nothing more.
+
+Exit codes (docs/cli.md): 0 every gate passed; 1 a gate failed; 2 invalid suite or usage;
+3 harness fault; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from evals import __version__
+from evals.errors import ExitCode, HarnessFault, SuiteError
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        index, total = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError("use i/n, for example 2/3") from None
+    if not 1 <= index <= total:
+        raise argparse.ArgumentTypeError("shard index must be between 1 and the shard count")
+    return index, total
+
+
+def _add_store(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="results store (default: $EVALS_STORE_URL or sqlite:///.evals/results.db); "
+        "postgresql+psycopg://... for teams",
+    )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run a suite, write reports, print the verdict, and exit by the gates."""
+    from evals.evaluation import RunOptions, run_evaluation
+    from evals.suite import load_suite
+
+    suite = load_suite(args.suite)
+    options = RunOptions(
+        repeat=args.repeat,
+        concurrency=args.concurrency,
+        timeout_s=args.timeout,
+        tags=args.tag or None,
+        case_ids=args.case or None,
+        agents=args.agent or None,
+        environment=args.env,
+        store_url=args.store,
+        use_store=not args.no_store,
+        resume=args.resume,
+        shard=args.shard,
+        progress=not args.quiet and not args.no_progress,
+        evaluation_id=args.evaluation_id,
+    )
+    _check_outputs(args.output)
+    result = run_evaluation(suite, options)
+    return _finish(result, args)
+
+
+def _check_outputs(outputs: Sequence[str] | None) -> None:
+    """Reject an unknown report extension before any run, not after."""
+    from reports.writers import renderer_for
+
+    for out in outputs or []:
+        renderer_for(Path(out))
+
+
+def _finish(result, args: argparse.Namespace) -> int:  # noqa: ANN001 - EvaluationResult
+    from reports import render_terminal, write_report
+
+    for out in args.output or []:
+        write_report(Path(out), result)
+    if not args.quiet:
+        render_terminal(result)
+    for out in args.output or []:
+        print(f"wrote {out}", file=sys.stderr)
+    return int(ExitCode.OK if result.gates.passed else ExitCode.GATE_FAILED)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Load a suite and report problems without running anything."""
+    from evals.suite import load_suite
+
+    suite = load_suite(args.suite)
+    from evals.suite.lint import lint_suite
+
+    warnings = lint_suite(suite)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    agents = ", ".join(suite.agent_labels)
+    print(
+        f"{suite.path}: ok — {len(suite.cases)} cases, {len(suite.prompts)} prompt(s), "
+        f"agents: {agents}, fingerprint {suite.fingerprint}"
+    )
+    return int(ExitCode.OK)
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    """List stored evaluations, newest first."""
+    from evals.history import print_history
+
+    print_history(args.store, suite_id=args.suite, environment=args.env, limit=args.limit)
+    return int(ExitCode.OK)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Compare two stored evaluations (baseline then candidate) and gate the candidate."""
+    from evals.history import compare_stored
+
+    result = compare_stored(
+        args.store,
+        baseline_id=args.baseline,
+        candidate_id=args.candidate,
+        suite=args.suite,
+        baseline_agent=args.baseline_agent,
+        candidate_agent=args.candidate_agent,
+        environment=args.env,
+        allow_fingerprint_mismatch=args.allow_fingerprint_mismatch,
+    )
+    return _finish(result, args)
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    """Launch the Streamlit dashboard over the store (read-only, localhost by default)."""
+    import subprocess
+
+    app = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
+    env = dict(os.environ)
+    if args.store:
+        env["EVALS_STORE_URL"] = args.store
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app),
+        "--server.address",
+        args.host,
+        "--server.port",
+        str(args.port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    return subprocess.call(command, env=env)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="evals",
+        description="Regression harness for tool-using LLM agents.",
+    )
+    parser.add_argument("--version", action="version", version=f"evals {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run a suite against its agents and gate the result")
+    run.add_argument("suite", help="suite YAML file or a directory holding promptfooconfig.yaml")
+    run.add_argument("-o", "--output", action="append", metavar="FILE",
+                     help="report file; format by extension: .json .jsonl .csv .yaml .md .xml .html")
+    run.add_argument("--repeat", "-r", type=int, help="runs per (case, agent); default from the suite")
+    run.add_argument("--concurrency", "-j", type=int, help="runs in flight at once")
+    run.add_argument("--timeout", type=float, metavar="SECONDS", help="per-run timeout")
+    run.add_argument("--env", choices=["pr", "nightly", "release"], help="gate environment")
+    run.add_argument("--tag", "-t", action="append", help="only cases with this tag (repeatable)")
+    run.add_argument("--case", action="append", help="only this case id (repeatable)")
+    run.add_argument("--agent", action="append", help="only this agent label (repeatable)")
+    run.add_argument("--resume", nargs="?", const=True, metavar="EVALUATION_ID",
+                     help="continue an interrupted evaluation (latest one of this suite by default)")
+    run.add_argument("--shard", type=_shard, metavar="I/N", help="run only shard I of N")
+    run.add_argument("--evaluation-id", help="id for the new evaluation (shards share one)")
+    run.add_argument("--no-store", action="store_true", help="do not write the results store")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    _add_store(run)
+    run.set_defaults(handler=cmd_run)
+
+    validate = sub.add_parser("validate", help="check a suite without running it")
+    validate.add_argument("suite")
+    validate.set_defaults(handler=cmd_validate)
+
+    history = sub.add_parser("history", help="list stored evaluations")
+    history.add_argument("--suite", help="only this suite id")
+    history.add_argument("--env", help="only this environment")
+    history.add_argument("--limit", type=int, default=20)
+    _add_store(history)
+    history.set_defaults(handler=cmd_history)
+
+    compare = sub.add_parser("compare", help="compare two stored evaluations")
+    compare.add_argument("baseline", nargs="?", help="baseline evaluation id (default: latest nightly on main)")
+    compare.add_argument("candidate", nargs="?", help="candidate evaluation id (default: latest)")
+    compare.add_argument("--suite", help="suite id, to pick defaults")
+    compare.add_argument("--baseline-agent", help="agent of the baseline evaluation to compare")
+    compare.add_argument("--candidate-agent", help="agent of the candidate evaluation to compare")
+    compare.add_argument("--env", choices=["pr", "nightly", "release"], help="gate environment")
+    compare.add_argument("--allow-fingerprint-mismatch", action="store_true",
+                         help="compare evaluations of different suite contents (warns)")
+    compare.add_argument("-o", "--output", action="append", metavar="FILE")
+    compare.add_argument("--quiet", "-q", action="store_true")
+    _add_store(compare)
+    compare.set_defaults(handler=cmd_compare)
+
+    dashboard = sub.add_parser("dashboard", help="open the results dashboard")
+    dashboard.add_argument("--host", default="127.0.0.1", help="bind address (default localhost only)")
+    dashboard.add_argument("--port", type=int, default=8501)
+    _add_store(dashboard)
+    dashboard.set_defaults(handler=cmd_dashboard)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `evals` console script; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except SuiteError as exc:
+        print(f"error: {exc.render()}", file=sys.stderr)
+        return int(ExitCode.INVALID_INPUT)
+    except HarnessFault as exc:
+        print(f"harness fault: {exc}", file=sys.stderr)
+        return int(ExitCode.HARNESS_FAULT)
+    except KeyboardInterrupt:
+        print("interrupted; resume with --resume", file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)
+    except Exception:  # a bug of the harness must not look like a failed gate (exit 1)
+        import traceback
+
+        traceback.print_exc()
+        print("harness fault: the error above is a bug in evals, not in your suite", file=sys.stderr)
+        return int(ExitCode.HARNESS_FAULT)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""Evaluations over time: listing the store, and comparing two stored evaluations.
+
+A pull request's candidate is usually compared with the latest nightly of main. The
+runs of the chosen agent in each evaluation are relabelled `baseline` and `candidate`
+and analysed with the same statistics and gates as a live evaluation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from datetime import UTC, datetime
+
+from evals.errors import SuiteError
+from evals.evaluation import EvaluationMeta, EvaluationResult, analyse
+from evals.results import RunKey, RunRecord
+from evals.suite import load_suite
+from evals.suite.model import Suite
+
+
+def print_history(store_url: str | None, suite_id: str | None, environment: str | None, limit: int) -> None:
+    """Print stored evaluations, newest first, as a table."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from evals.store import open_store
+
+    store = open_store(store_url)
+    try:
+        metas = store.list_evaluations(suite_id=suite_id, environment=environment, limit=limit)
+    finally:
+        store.close()
+    table = Table(title="evaluations", show_lines=False)
+    for column in ("id", "suite", "version", "env", "branch", "commit", "started", "status", "verdict"):
+        table.add_column(column)
+    for meta in metas:
+        verdict = (getattr(meta, "gate_report", None) or {}).get("verdict", "")
+        started = datetime.fromtimestamp(meta.started_at, UTC).strftime("%Y-%m-%d %H:%M")
+        table.add_row(
+            meta.id,
+            meta.suite_id,
+            meta.suite_version or "",
+            meta.environment or "",
+            meta.git_branch or "",
+            (meta.git_commit or "")[:8],
+            started,
+            meta.status,
+            verdict,
+        )
+    Console().print(table)
+
+
+def _pick_agent(meta: EvaluationMeta, records: list[RunRecord], wanted: str | None, default: str | None) -> str:
+    agents = sorted({r.key.agent for r in records})
+    for choice in (wanted, default):
+        if choice and choice in agents:
+            return choice
+    if wanted:
+        raise SuiteError(
+            f"evaluation {meta.id} has no agent {wanted!r}", fix=f"choose one of {', '.join(agents)}"
+        )
+    if len(agents) == 1:
+        return agents[0]
+    raise SuiteError(
+        f"evaluation {meta.id} ran several agents ({', '.join(agents)})",
+        fix="choose one with --baseline-agent / --candidate-agent",
+    )
+
+
+def _relabel(records: list[RunRecord], agent: str, label: str) -> list[RunRecord]:
+    out = []
+    for record in records:
+        if record.key.agent != agent:
+            continue
+        key = RunKey(record.key.prompt_id, record.key.case_id, label, record.key.repeat)
+        out.append(dataclasses.replace(record, key=key))
+    return out
+
+
+def _suite_for(meta: EvaluationMeta, suite_path: str | None) -> Suite:
+    path = suite_path or meta.config.get("suite_path")
+    if not path:
+        raise SuiteError("cannot find the suite of the stored evaluation", fix="pass --suite PATH")
+    return load_suite(path)
+
+
+def compare_stored(
+    store_url: str | None,
+    *,
+    baseline_id: str | None,
+    candidate_id: str | None,
+    suite: str | None = None,
+    baseline_agent: str | None = None,
+    candidate_agent: str | None = None,
+    environment: str | None = None,
+    allow_fingerprint_mismatch: bool = False,
+) -> EvaluationResult:
+    """Analyse a stored candidate evaluation against a stored baseline evaluation.
+
+    Defaults: the candidate is the latest evaluation (of `suite` when given) and the
+    baseline the latest nightly on main with the same fingerprint. Different fingerprints
+    are refused unless explicitly allowed, and then reported as a warning.
+    """
+    from evals.store import open_store
+
+    store = open_store(store_url)
+    try:
+        suite_filter = None
+        if suite and not suite.endswith((".yaml", ".yml")) and "/" not in suite:
+            suite_filter = suite
+        candidate_meta = _resolve_candidate(store, candidate_id, suite_filter)
+        baseline_meta = _resolve_baseline(store, baseline_id, candidate_meta)
+        suite_obj = _suite_for(candidate_meta, suite if suite_filter is None else None)
+        warnings = _fingerprint_warnings(baseline_meta, candidate_meta, allow_fingerprint_mismatch)
+        gate_config = suite_obj.gates.for_environment(environment)
+        default_agent = gate_config.candidate
+        base_runs = store.load_runs(baseline_meta.id)
+        cand_runs = store.load_runs(candidate_meta.id)
+    finally:
+        store.close()
+    base_agent = _pick_agent(baseline_meta, base_runs, baseline_agent, default_agent)
+    cand_agent = _pick_agent(candidate_meta, cand_runs, candidate_agent, default_agent)
+    records = _relabel(base_runs, base_agent, "baseline") + _relabel(cand_runs, cand_agent, "candidate")
+    config = dataclasses.replace(gate_config, baseline="baseline", candidate="candidate")
+    summary, gates = analyse(suite_obj, records, config, environment)
+    gates.warnings.extend(warnings)
+    if summary.comparison is not None:
+        summary.comparison.warnings.extend(warnings)
+    meta = dataclasses.replace(
+        candidate_meta,
+        id=f"{baseline_meta.id}..{candidate_meta.id}",
+        agents=["baseline", "candidate"],
+        config={**candidate_meta.config, "baseline_evaluation": baseline_meta.id,
+                "candidate_evaluation": candidate_meta.id, "compared_at": time.time()},
+    )
+    repeat = max((r.key.repeat for r in records), default=0) + 1
+    return EvaluationResult(suite_obj, meta, records, summary, gates, config, repeat)
+
+
+def _resolve_candidate(store, candidate_id: str | None, suite_id: str | None) -> EvaluationMeta:  # noqa: ANN001
+    if candidate_id:
+        return store.get_evaluation(candidate_id)
+    metas = store.list_evaluations(suite_id=suite_id, limit=1)
+    if not metas:
+        raise SuiteError("the store holds no evaluation to compare", fix="run `evals run SUITE` first")
+    return metas[0]
+
+
+def _resolve_baseline(store, baseline_id: str | None, candidate: EvaluationMeta) -> EvaluationMeta:  # noqa: ANN001
+    if baseline_id:
+        return store.get_evaluation(baseline_id)
+    meta = store.latest_baseline(candidate.suite_id, fingerprint=candidate.fingerprint)
+    if meta is None or meta.id == candidate.id:
+        raise SuiteError(
+            f"no nightly evaluation on main for suite {candidate.suite_id!r} to compare against",
+            fix="pass the baseline evaluation id (see `evals history`)",
+        )
+    return meta
+
+
+def _fingerprint_warnings(base: EvaluationMeta, cand: EvaluationMeta, allow: bool) -> list[str]:
+    if base.fingerprint == cand.fingerprint:
+        return []
+    message = (
+        f"suite contents differ: baseline {base.id} has fingerprint {base.fingerprint}, "
+        f"candidate {cand.id} has {cand.fingerprint}"
+    )
+    if not allow:
+        raise SuiteError(message, fix="compare evaluations of the same suite, or pass --allow-fingerprint-mismatch")
+    return [message + " (compared anyway, as requested)"]

@@ -1,0 +1,25 @@
+"""Shared fixtures: temporary suites written from text."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def write_suite(tmp_path: Path) -> Callable[..., Path]:
+    """Write a suite YAML (and optional extra files) into a temp dir; returns the YAML path."""
+
+    def write(yaml_text: str, files: dict[str, str] | None = None, name: str = "suite.yaml") -> Path:
+        for rel, content in (files or {}).items():
+            target = tmp_path / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(textwrap.dedent(content), encoding="utf-8")
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(yaml_text), encoding="utf-8")
+        return path
+
+    return write

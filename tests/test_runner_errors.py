@@ -1,0 +1,90 @@
+"""An agent that raises, hangs or returns garbage becomes an error row; the rest complete."""
+
+from __future__ import annotations
+
+from evals.evaluation import RunOptions, run_evaluation
+from evals.suite import load_suite
+
+AGENTS = """
+import time
+
+
+def good(prompt, options, context):
+    return {"output": "ok " + prompt}
+
+
+def raises(prompt, options, context):
+    raise RuntimeError("tool server down")
+
+
+def hangs(prompt, options, context):
+    time.sleep(5)
+    return {"output": "too late"}
+
+
+def garbage(prompt, options, context):
+    return ["not", "a", "dict"]
+
+
+async def async_good(prompt, options, context):
+    return {"output": "ok " + prompt, "cost": 0.001, "tokenUsage": {"prompt": 3, "completion": 2}}
+
+
+def reports_error(prompt, options, context):
+    return {"error": "rate limited"}
+"""
+
+SUITE = """\
+prompts: ['{{q}}']
+providers:
+  - {id: file://agents.py:good, label: good}
+  - {id: file://agents.py:raises, label: raises}
+  - {id: file://agents.py:hangs, label: hangs}
+  - {id: file://agents.py:garbage, label: garbage}
+  - {id: file://agents.py:async_good, label: async_good}
+  - {id: file://agents.py:reports_error, label: reports_error}
+evaluateOptions: {repeat: 2, maxConcurrency: 8, timeoutMs: 300}
+tests:
+  - vars: {q: one}
+    assert: [{type: contains, value: ok}]
+  - vars: {q: two}
+    assert: [{type: contains, value: two}]
+"""
+
+
+def test_faulty_agents_become_error_rows(write_suite):
+    suite = load_suite(write_suite(SUITE, files={"agents.py": AGENTS}))
+    result = run_evaluation(suite, RunOptions(use_store=False, progress=False))
+    by_agent: dict[str, list] = {}
+    for record in result.records:
+        by_agent.setdefault(record.key.agent, []).append(record)
+    assert {a: len(rs) for a, rs in by_agent.items()} == dict.fromkeys(by_agent, 4)
+    assert len(by_agent) == 6
+    assert all(r.status == "pass" for r in by_agent["good"])
+    assert all(r.status == "pass" for r in by_agent["async_good"])
+    assert all(r.cost == 0.001 and r.total_tokens == 5 for r in by_agent["async_good"])
+    kinds = {
+        agent: {(r.status, r.error_kind) for r in rs}
+        for agent, rs in by_agent.items()
+        if agent not in ("good", "async_good")
+    }
+    assert kinds == {
+        "raises": {("error", "agent_error")},
+        "hangs": {("error", "timeout")},
+        "garbage": {("error", "malformed")},
+        "reports_error": {("error", "agent_error")},
+    }
+    assert all("tool server down" in r.error for r in by_agent["raises"])
+    assert all("timed out after 0.3 s" in r.error for r in by_agent["hangs"])
+    assert all("list" in r.error for r in by_agent["garbage"])
+
+
+def test_repeats_get_distinct_reproducible_seeds(write_suite):
+    suite = load_suite(write_suite(SUITE, files={"agents.py": AGENTS}))
+    options = RunOptions(use_store=False, progress=False, agents=["good"])
+    first = run_evaluation(suite, options)
+    second = run_evaluation(suite, RunOptions(use_store=False, progress=False, agents=["good"]))
+    seeds_first = sorted((r.key.as_tuple(), r.seed) for r in first.records)
+    seeds_second = sorted((r.key.as_tuple(), r.seed) for r in second.records)
+    assert seeds_first == seeds_second
+    assert len({seed for _, seed in seeds_first}) == len(seeds_first)
