@@ -1,0 +1,133 @@
+"""The budget grader: each limit, cost from prices, and the stop reason."""
+
+from __future__ import annotations
+
+import pytest
+from trajectory_kit import grade_run, tool
+
+from evals.results import AgentResponse
+from evals.trajectory import Step
+from graders.budget import priced_cost, run_cost
+
+
+def model(tokens_in: int, tokens_out: int, name: str = "small", **extra: object) -> Step:
+    return Step("model", name, input_tokens=tokens_in, output_tokens=tokens_out, **extra)
+
+
+RUN = [
+    model(567, 40),
+    tool("precio", {"ticker": "BUSI", "fecha": "2024-03-15"}),
+    tool("precio", {"ticker": "BUSI", "fecha": "2024-03-22"}),
+    model(734, 30),
+    tool("calculadora", {"expresion": "(27.88/26.19 - 1)*100"}),
+    model(820, 25),
+]
+PRICES = {"prices": {"small": {"input": 1.0, "output": 4.0}, "big": {"input": 10, "output": 40}}}
+
+
+def check(value: dict, trajectory: list[Step] = RUN, **kwargs: object):
+    return grade_run("budget", value, trajectory, suite_config=PRICES, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ({"max_steps": 2}, "steps 3 over 2"),
+        ({"max_tool_calls": 2}, "tool calls 3 over 2"),
+        ({"max_input_tokens": 2000}, "input tokens 2121 over 2000"),
+        ({"max_output_tokens": 90}, "output tokens 95 over 90"),
+        ({"max_tokens": 2200}, "tokens 2216 over 2200"),
+    ],
+)
+def test_each_count_limit(value: dict, reason: str) -> None:
+    grade = check(value)
+    assert not grade.passed and grade.reason == reason
+    relaxed = {key: limit + 1000 for key, limit in value.items()}
+    assert check(relaxed).passed
+
+
+def test_reported_usage_wins_over_step_sums() -> None:
+    response = {"token_usage": {"prompt": 100, "completion": 10, "total": 110}}
+    assert check({"max_input_tokens": 150, "max_tokens": 120}, response=response).passed
+
+
+def test_steps_without_model_calls_count_every_step() -> None:
+    assert check({"max_steps": 2}, [tool("a"), tool("b"), tool("c")]).reason == "steps 3 over 2"
+
+
+def test_cost_reported_by_the_agent() -> None:
+    grade = check({"max_cost": 0.08}, response={"cost": 0.132})
+    assert grade.reason == "cost 0.132 over 0.08"
+    assert check({"max_cost": 0.2}, response={"cost": 0.132}).passed
+
+
+def test_cost_summed_over_steps() -> None:
+    steps = [model(10, 1, cost=0.05), tool("a"), model(10, 1, cost=0.04)]
+    assert run_cost(AgentResponse(trajectory=steps), {}) == pytest.approx(0.09)
+    assert check({"max_cost": 0.08}, steps).reason == "cost 0.09 over 0.08"
+
+
+def test_cost_priced_per_model_step() -> None:
+    steps = [model(1_000, 100, "small"), model(2_000, 50, name="x", metadata={"model": "big"})]
+    expected = (1_000 * 1.0 + 100 * 4.0 + 2_000 * 10 + 50 * 40) / 1_000_000
+    assert priced_cost(AgentResponse(trajectory=steps), PRICES["prices"]) == pytest.approx(expected)
+    grade = check({"max_cost": 0.02}, steps)
+    assert grade.reason == f"cost {expected:.6g} over 0.02"
+
+
+def test_cost_priced_from_reported_usage_needs_a_model_when_several_prices() -> None:
+    usage = {"token_usage": {"prompt": 10_000, "completion": 1_000}}
+    grade = check({"max_cost": 0.001, "model": "big"}, [], response=usage)
+    assert grade.reason == "cost 0.14 over 0.001"
+    assert check({"max_cost": 1}, [], response=usage).errored
+    single = grade_run(
+        "budget",
+        {"max_cost": 0.01},
+        [],
+        suite_config={"prices": {"small": {"input": 1, "output": 4}}},
+        response=usage,
+    )
+    assert single.reason == "cost 0.014 over 0.01"
+
+
+def test_unknown_cost_or_model_is_a_grader_error() -> None:
+    assert grade_run("budget", {"max_cost": 1}, [tool("a")]).errored
+    grade = check({"max_cost": 1}, [model(10, 1, "unpriced")])
+    assert grade.errored and "no price for model 'unpriced'" in grade.reason
+
+
+def test_latency() -> None:
+    grade = check({"max_latency_ms": 6000}, response={"latency_ms": 9100.0})
+    assert grade.reason == "latency 9100 ms over 6000 ms"
+    assert check({"max_latency_ms": 6000}, latency_ms=5000.0).passed
+    assert not check({"max_latency_ms": 6000}, latency_ms=6500.0).passed
+
+
+def test_stop_reason() -> None:
+    grade = check({"stop_reason": "done"}, response={"stop_reason": "budget_exhausted"})
+    assert grade.reason == "stop reason budget_exhausted, expected done"
+    either = {"stop_reason": ["done", "approval_required"]}
+    assert check(either, response={"stop_reason": "approval_required"}).passed
+    assert check({"stop_reason": "done"}).reason == "stop reason unknown, expected done"
+
+
+def test_every_exceeded_budget_is_listed_and_scored() -> None:
+    value = {
+        "max_steps": 6,
+        "max_tool_calls": 2,
+        "max_cost": 0.08,
+        "max_latency_ms": 6000,
+        "stop_reason": "done",
+    }
+    response = {"cost": 0.132, "latency_ms": 9100.0, "stop_reason": "done"}
+    grade = check(value, response=response)
+    assert grade.reason == "tool calls 3 over 2; cost 0.132 over 0.08; latency 9100 ms over 6000 ms"
+    assert grade.score == pytest.approx(2 / 5)
+    assert not grade.policy_violation
+
+
+def test_invalid_values_are_errors() -> None:
+    assert check({"max_stpes": 3}).errored
+    assert check({}).errored
+    assert check({"max_cost": "cheap"}).errored
+    assert grade_run("budget", 6, RUN).errored
