@@ -186,8 +186,9 @@ class _Handler(BaseHTTPRequestHandler):
         except BadRequest as exc:
             self._fail(415 if "content type" in str(exc) else 400, str(exc))
             return
-        self.server.receiver.accept(spans)
-        if content_type.startswith("application/json"):
+        is_json = content_type.startswith("application/json")
+        self.server.receiver.accept(spans, "json" if is_json else "protobuf")
+        if is_json:
             self._reply(200, "application/json", b"{}")
         else:
             payload = ExportTraceServiceResponse().SerializeToString()
@@ -214,6 +215,7 @@ class OtlpReceiver:
         self.requests = 0
         self.spans = 0
         self.rejected = 0
+        self.by_encoding: dict[str, int] = {}
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -228,11 +230,12 @@ class OtlpReceiver:
         """Full trace URL, as `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` takes it."""
         return self.endpoint + TRACES_PATH
 
-    def accept(self, spans: list[SpanDict]) -> None:
-        """Count a decoded request and hand its spans on."""
+    def accept(self, spans: list[SpanDict], encoding: str) -> None:
+        """Count a decoded request (`encoding` json or protobuf) and hand its spans on."""
         with self._lock:
             self.requests += 1
             self.spans += len(spans)
+            self.by_encoding[encoding] = self.by_encoding.get(encoding, 0) + 1
         self.on_spans(spans)
 
     def __enter__(self) -> OtlpReceiver:

@@ -34,6 +34,7 @@ from evals.tracing.spans import SpanDict, span_to_dict, traceparent_of
 from evals.trajectory import Step
 
 if TYPE_CHECKING:
+    from evals.otlp_receiver import OtlpReceiver
     from evals.plan import PlannedRun
 
 
@@ -276,7 +277,7 @@ class RunTracer:
         self.otel_tracer = provider.get_tracer("evals")
         self.redactor = redactor
         self.exporter = exporter
-        self.endpoint: str | None = None
+        self.receiver: OtlpReceiver | None = None
         self.evaluation_spans: list[SpanDict] = []
         self.unattached = 0
         self._base = {
@@ -286,6 +287,11 @@ class RunTracer:
         }
         self._buckets: dict[int, list[Any]] = {}
         self._lock = threading.Lock()
+
+    @property
+    def endpoint(self) -> str | None:
+        """Base URL of the OTLP receiver, when one runs."""
+        return None if self.receiver is None else self.receiver.endpoint
 
     def collect(self, span: ReadableSpan) -> None:
         """Keep a finished span when it belongs to one of this tracer's open traces."""
@@ -306,14 +312,17 @@ class RunTracer:
                 bucket.append(span)
 
     def agent_environment(self, traceparent: str) -> dict[str, str]:
-        """Environment that makes an out-of-process agent's OTel SDK report to this run."""
+        """Environment that makes an out-of-process agent's OTel SDK report to this run.
+
+        The generic protocol variable steers SDKs that default to gRPC onto OTLP/HTTP; an
+        agent picks JSON with `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/json`.
+        """
         if self.endpoint is None:
             return {"TRACEPARENT": traceparent}
         return {
             "OTEL_EXPORTER_OTLP_ENDPOINT": self.endpoint,
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{self.endpoint}/v1/traces",
             "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
-            "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf",
             "TRACEPARENT": traceparent,
         }
 
@@ -405,8 +414,7 @@ def open_run_tracer(
         if options.receiver:
             from evals.otlp_receiver import OtlpReceiver
 
-            receiver = stack.enter_context(OtlpReceiver(tracer.receive))
-            tracer.endpoint = receiver.endpoint
+            tracer.receiver = stack.enter_context(OtlpReceiver(tracer.receive))
         _DISPATCH.add(tracer)
         stack.callback(_DISPATCH.remove, tracer)
         yield tracer
