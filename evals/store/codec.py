@@ -1,0 +1,219 @@
+"""RunRecords to table rows and back, losslessly.
+
+A run is one `runs` row (its queryable numbers as columns, the rest of the agent's
+response as JSON) plus one `grades` row per node of its grade tree, in pre-order, each
+pointing at its parent, so per-assertion questions are plain SQL and the tree rebuilds
+exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from operator import attrgetter
+from typing import Any
+
+from evals.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.trajectory import Step
+
+_STEP_FIELDS = tuple(f.name for f in fields(Step))
+_step_values = attrgetter(*_STEP_FIELDS)
+
+
+def encode_step(step: Step) -> dict[str, Any]:
+    """A step as JSON, keeping every set field (empty arguments and results included)."""
+    data = {k: v for k, v in zip(_STEP_FIELDS, _step_values(step), strict=True) if v is not None}
+    if not step.metadata:
+        data.pop("metadata", None)
+    return data
+
+
+def _preorder(grade: Grade | None) -> list[tuple[Grade, int | None]]:
+    """The nodes of a grade tree, root first, each with its parent's position."""
+    nodes: list[tuple[Grade, int | None]] = []
+    pending: list[tuple[Grade, int | None]] = [(grade, None)] if grade is not None else []
+    while pending:
+        node, parent = pending.pop()
+        index = len(nodes)
+        nodes.append((node, parent))
+        pending.extend((child, index) for child in reversed(node.component_results))
+    return nodes
+
+
+def _grade_detail(node: Grade) -> dict[str, Any]:
+    detail = {
+        "assertion": node.assertion,
+        "named_scores": node.named_scores or None,
+        "tokens_used": node.tokens_used or None,
+        "metadata": node.metadata or None,
+    }
+    return {k: v for k, v in detail.items() if v is not None}
+
+
+def _run_extra(record: RunRecord) -> dict[str, Any] | None:
+    response = record.response
+    details = [_grade_detail(node) for node, _ in _preorder(record.grade)]
+    extra = {
+        "token_usage": response.token_usage or None,
+        "metadata": response.metadata or None,
+        "finish_reason": response.finish_reason,
+        "error": response.error,
+        "latency_ms": response.latency_ms,
+        "cached": response.cached or None,
+        "run_metadata": record.metadata or None,
+        "grade_details": details if any(details) else None,
+    }
+    kept = {k: v for k, v in extra.items() if v is not None}
+    return kept or None
+
+
+def _integer(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) else None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def encode_run(evaluation_id: str, record: RunRecord) -> dict[str, Any]:
+    """The `runs` row of a record."""
+    response = record.response
+    usage = response.token_usage
+    grade = record.grade
+    key = record.key
+    return {
+        "evaluation_id": evaluation_id,
+        "prompt_id": key.prompt_id,
+        "case_id": key.case_id,
+        "case_index": record.case_index,
+        "prompt_index": record.prompt_index,
+        "agent": key.agent,
+        "agent_index": record.agent_index,
+        "repeat": key.repeat,
+        "seed": record.seed,
+        "prompt": record.prompt,
+        "vars": record.vars or None,
+        "output": response.output,
+        "status": record.status,
+        "error": record.error,
+        "error_kind": record.error_kind,
+        "score": grade.score if grade is not None else None,
+        "passed": grade.passed if grade is not None else None,
+        "input_tokens": _integer(usage.get("prompt")),
+        "output_tokens": _integer(usage.get("completion")),
+        "total_tokens": record.total_tokens,
+        "cost": response.cost,
+        "latency_ms": record.latency_ms,
+        "steps": len(response.trajectory),
+        "stop_reason": response.stop_reason,
+        "trajectory": [encode_step(s) for s in response.trajectory] or None,
+        "trace": response.trace or None,
+        "extra": _run_extra(record),
+        "started_at": record.started_at,
+        "ended_at": record.ended_at,
+    }
+
+
+GRADE_COLUMNS = (
+    "run_id",
+    "idx",
+    "parent_idx",
+    "type",
+    "passed",
+    "score",
+    "reason",
+    "metric",
+    "weight",
+    "policy_violation",
+    "errored",
+)
+
+
+def encode_grades(run_id: int, grade: Grade | None) -> list[tuple[Any, ...]]:
+    """The `grades` rows (values in `GRADE_COLUMNS` order) of a run's grade tree.
+
+    Rows go root first, in pre-order. The JSON-only parts of each node (assertion, named
+    scores, metadata) travel in the run's `extra` column, one document per run rather
+    than one per node.
+    """
+    rows = []
+    for index, (node, parent) in enumerate(_preorder(grade)):
+        assertion = node.assertion or {}
+        kind = assertion.get("type")
+        metric = assertion.get("metric")
+        rows.append(
+            (
+                run_id,
+                index,
+                parent,
+                str(kind) if kind is not None else None,
+                node.passed,
+                node.score,
+                node.reason,
+                str(metric) if metric is not None else None,
+                _number(assertion.get("weight")),
+                node.policy_violation,
+                node.errored,
+            )
+        )
+    return rows
+
+
+def decode_grades(rows: list[Any], details: list[dict[str, Any]] | None) -> Grade | None:
+    """Rebuild the grade tree from its rows ordered by `idx` and the run's node details."""
+    nodes: list[Grade] = []
+    for row in rows:
+        detail = details[row.idx] if details else {}
+        node = Grade(
+            passed=bool(row.passed),
+            score=row.score,
+            reason=row.reason,
+            assertion=detail.get("assertion"),
+            named_scores=detail.get("named_scores") or {},
+            tokens_used=detail.get("tokens_used") or {},
+            policy_violation=bool(row.policy_violation),
+            errored=bool(row.errored),
+            metadata=detail.get("metadata") or {},
+        )
+        nodes.append(node)
+        if row.parent_idx is not None:
+            nodes[row.parent_idx].component_results.append(node)
+    return nodes[0] if nodes else None
+
+
+def decode_run(row: Any, grade_rows: list[Any]) -> RunRecord:
+    """The record a `runs` row and its `grades` rows were written from."""
+    extra = row.extra or {}
+    grade = decode_grades(grade_rows, extra.get("grade_details"))
+    response = AgentResponse(
+        output=row.output,
+        error=extra.get("error"),
+        token_usage=extra.get("token_usage") or {},
+        cost=row.cost,
+        metadata=extra.get("metadata") or {},
+        trajectory=[Step.from_dict(s) for s in row.trajectory or []],
+        stop_reason=row.stop_reason,
+        finish_reason=extra.get("finish_reason"),
+        latency_ms=extra.get("latency_ms"),
+        cached=bool(extra.get("cached")),
+        trace=row.trace or [],
+    )
+    return RunRecord(
+        key=RunKey(row.prompt_id, row.case_id, row.agent, row.repeat),
+        case_index=row.case_index,
+        prompt_index=row.prompt_index,
+        agent_index=row.agent_index,
+        seed=row.seed,
+        prompt=row.prompt,
+        vars=row.vars or {},
+        response=response,
+        status=row.status,
+        grade=grade,
+        error=row.error,
+        error_kind=row.error_kind,
+        latency_ms=row.latency_ms,
+        started_at=row.started_at,
+        ended_at=row.ended_at,
+        metadata=extra.get("run_metadata") or {},
+    )

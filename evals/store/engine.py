@@ -1,0 +1,77 @@
+"""Where the store lives and how to connect to it (SQLite by default, PostgreSQL by URL)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+DEFAULT_SQLITE_PATH = Path(".evals") / "results.db"
+BUSY_TIMEOUT_MS = 30_000
+
+
+def resolve_url(url: str | None) -> str:
+    """The store URL: `url`, else $EVALS_STORE_URL, else `.evals/results.db` under the cwd.
+
+    A bare path means a SQLite file; `postgres://` and `postgresql://` use psycopg 3.
+    """
+    chosen = url or os.environ.get("EVALS_STORE_URL") or str(Path.cwd() / DEFAULT_SQLITE_PATH)
+    if "://" not in chosen:
+        return f"sqlite:///{Path(chosen).expanduser().resolve()}"
+    for prefix in ("postgres://", "postgresql://"):
+        if chosen.startswith(prefix):
+            return "postgresql+psycopg://" + chosen[len(prefix) :]
+    return chosen
+
+
+def dump_json(value: Any) -> str:
+    """Compact JSON for the store's JSON columns; unknown objects become strings."""
+    try:
+        return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+    except orjson.JSONEncodeError:  # integers wider than 64 bits
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def create_store_engine(url: str) -> Engine:
+    """An engine for a resolved store URL, with the SQLite settings the store relies on."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(
+            url,
+            json_serializer=dump_json,
+            json_deserializer=orjson.loads,
+            pool_size=4,
+            max_overflow=4,
+        )
+    database = parsed.database
+    if not database or database == ":memory:" or database.startswith("file::memory:"):
+        raise ValueError(
+            "the results store needs a SQLite file (sqlite:///path/results.db); an in-memory "
+            "database is private to one connection and would lose the writer's runs"
+        )
+    Path(database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, json_serializer=dump_json, json_deserializer=orjson.loads)
+    event.listen(engine, "connect", _configure_sqlite)
+    event.listen(engine, "begin", _begin_sqlite)
+    return engine
+
+
+def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
+    # Let SQLAlchemy's "begin" event issue BEGIN itself, so a transaction can be IMMEDIATE.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA journal_mode = WAL")
+    cursor.execute("PRAGMA synchronous = NORMAL")
+    cursor.execute("PRAGMA foreign_keys = ON")
+    cursor.close()
+
+
+def _begin_sqlite(connection: Any) -> None:
+    immediate = connection.get_execution_options().get("sqlite_immediate", False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

@@ -1,0 +1,69 @@
+"""Bring a store database to the current schema (`schema.SCHEMA_VERSION`).
+
+A new database gets the current schema in one step; an older one runs each later
+migration in order, all in one transaction that holds a lock (PostgreSQL advisory lock,
+SQLite `BEGIN IMMEDIATE`), so processes opening the same store at once cannot race. The
+applied versions are rows of `schema_version`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from sqlalchemy import Connection, Engine, func, insert, inspect, select, text
+
+from evals.errors import HarnessFault
+from evals.store.schema import SCHEMA_VERSION, metadata, schema_version
+
+Migration = tuple[int, str, Callable[[Connection], None]]
+
+MIGRATIONS: list[Migration] = []
+
+_POSTGRES_LOCK_KEY = 0x6576616C73  # "evals"
+
+
+def stored_version(connection: Connection) -> int | None:
+    """The schema version of the database, or None when it has no store tables yet."""
+    if not inspect(connection).has_table(schema_version.name):
+        return None
+    return connection.execute(select(func.max(schema_version.c.version))).scalar()
+
+
+def ensure_schema(engine: Engine) -> int:
+    """Create or upgrade the store schema; returns the version found (0 for a new store)."""
+    with engine.connect() as connection:
+        found = stored_version(connection)
+    if found == SCHEMA_VERSION:
+        return found
+    immediate = engine.connect().execution_options(sqlite_immediate=True)
+    with immediate as connection, connection.begin():
+        if connection.dialect.name == "postgresql":
+            connection.execute(text(f"SELECT pg_advisory_xact_lock({_POSTGRES_LOCK_KEY})"))
+        found = stored_version(connection)
+        _upgrade(connection, found)
+    return found if found is not None else 0
+
+
+def _upgrade(connection: Connection, found: int | None) -> None:
+    if found is not None and found > SCHEMA_VERSION:
+        raise HarnessFault(
+            f"the results store has schema version {found}, newer than this harness "
+            f"understands ({SCHEMA_VERSION}); upgrade the evals package"
+        )
+    if found is None:
+        metadata.create_all(connection)
+        _record(connection, SCHEMA_VERSION, "create current schema")
+        return
+    for number, description, upgrade in MIGRATIONS:
+        if number > found:
+            upgrade(connection)
+            _record(connection, number, description)
+
+
+def _record(connection: Connection, version: int, description: str) -> None:
+    connection.execute(
+        insert(schema_version).values(
+            version=version, description=description, applied_at=time.time()
+        )
+    )

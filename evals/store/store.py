@@ -1,0 +1,268 @@
+"""The results store: evaluations, their runs and grades, and gate decisions.
+
+The only place in the harness with SQL. One class over SQLAlchemy Core serves SQLite
+(the default, a file under `.evals/`) and PostgreSQL (shared by CI and the dashboard).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine, Row, delete, insert, select, update
+
+from evals.evaluation import EvaluationMeta
+from evals.results import RunRecord
+from evals.store.aggregates import Aggregates
+from evals.store.codec import decode_run
+from evals.store.engine import create_store_engine, resolve_url
+from evals.store.migrations import ensure_schema
+from evals.store.schema import evaluations, gate_results, grades, runs
+from evals.store.writer import RunWriter, insert_runs
+from evals.summary import GateReport, Summary
+
+
+@dataclass(slots=True)
+class StoredEvaluation(EvaluationMeta):
+    """An evaluation as read back: its metadata plus the stored summary and gate report."""
+
+    summary: dict[str, Any] | None = None
+    gates: dict[str, Any] | None = None
+
+
+_META_COLUMNS = (
+    "id",
+    "suite_id",
+    "suite_version",
+    "fingerprint",
+    "description",
+    "environment",
+    "git_commit",
+    "git_branch",
+    "started_at",
+    "ended_at",
+    "status",
+    "shard",
+)
+
+
+def _evaluation_values(meta: EvaluationMeta) -> dict[str, Any]:
+    values = {name: getattr(meta, name) for name in _META_COLUMNS}
+    values["agents"] = list(meta.agents)
+    values["config"] = meta.config
+    return values
+
+
+def _stored(row: Row) -> StoredEvaluation:
+    data = row._mapping
+    return StoredEvaluation(
+        **{name: data[name] for name in _META_COLUMNS},
+        agents=data["agents"] or [],
+        config=data["config"] or {},
+        summary=data["summary"],
+        gates=data["gates"],
+    )
+
+
+class Store:
+    """Reads and writes evaluations; open one with `open_store`."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.aggregates = Aggregates(engine)
+
+    @property
+    def dialect(self) -> str:
+        """`sqlite` or `postgresql`."""
+        return self.engine.dialect.name
+
+    def create_evaluation(self, meta: EvaluationMeta) -> None:
+        """Record a new evaluation (status usually `running`)."""
+        with self.engine.begin() as connection:
+            connection.execute(insert(evaluations).values(**_evaluation_values(meta)))
+
+    def get_evaluation(self, evaluation_id: str) -> StoredEvaluation | None:
+        """One evaluation by id, or None when the store has no such evaluation."""
+        with self.engine.connect() as connection:
+            row = connection.execute(
+                select(evaluations).where(evaluations.c.id == evaluation_id)
+            ).first()
+        return _stored(row) if row is not None else None
+
+    def find_resumable(
+        self, suite_id: str, fingerprint: str, evaluation_id: str | None = None
+    ) -> StoredEvaluation | None:
+        """The evaluation to resume: the one named, or the latest still-running one.
+
+        Without an id, only an evaluation of the same suite and fingerprint (same cases,
+        same assertions) with status `running` qualifies. A named evaluation of another
+        suite or fingerprint is refused, since its runs would not match the plan.
+        """
+        if evaluation_id is not None:
+            found = self.get_evaluation(evaluation_id)
+            if found is not None and (found.suite_id, found.fingerprint) != (
+                suite_id,
+                fingerprint,
+            ):
+                raise ValueError(
+                    f"evaluation {evaluation_id} ran suite {found.suite_id} with fingerprint "
+                    f"{found.fingerprint}; it cannot be resumed with {suite_id} {fingerprint}"
+                )
+            return found
+        running = self.list_evaluations(
+            suite_id=suite_id, fingerprint=fingerprint, limit=1, status="running"
+        )
+        return running[0] if running else None
+
+    def list_evaluations(
+        self,
+        suite_id: str | None = None,
+        environment: str | None = None,
+        branch: str | None = None,
+        fingerprint: str | None = None,
+        limit: int | None = 50,
+        status: str | None = None,
+    ) -> list[StoredEvaluation]:
+        """Evaluations matching every given filter, newest first."""
+        query = select(evaluations)
+        filters = {
+            evaluations.c.suite_id: suite_id,
+            evaluations.c.environment: environment,
+            evaluations.c.git_branch: branch,
+            evaluations.c.fingerprint: fingerprint,
+            evaluations.c.status: status,
+        }
+        for column, value in filters.items():
+            if value is not None:
+                query = query.where(column == value)
+        query = query.order_by(evaluations.c.started_at.desc(), evaluations.c.id.desc())
+        if limit is not None:
+            query = query.limit(limit)
+        with self.engine.connect() as connection:
+            return [_stored(row) for row in connection.execute(query)]
+
+    def latest_baseline(
+        self,
+        suite_id: str,
+        fingerprint: str | None = None,
+        environment: str | None = "nightly",
+        branch: str | None = "main",
+    ) -> StoredEvaluation | None:
+        """The newest complete evaluation of the suite to compare against.
+
+        By default the latest nightly on main; pass None for `environment` or `branch` to
+        accept any, and a fingerprint to require the very same cases and assertions.
+        Running, interrupted and sharded (partial) evaluations never count.
+        """
+        candidates = self.list_evaluations(
+            suite_id=suite_id,
+            environment=environment,
+            branch=branch,
+            fingerprint=fingerprint,
+            status="complete",
+            limit=None,
+        )
+        return next((e for e in candidates if e.shard is None), None)
+
+    def completed_keys(self, evaluation_id: str) -> set[tuple[str, str, str, int]]:
+        """`RunKey.as_tuple()` of every stored run of the evaluation."""
+        query = select(runs.c.prompt_id, runs.c.case_id, runs.c.agent, runs.c.repeat).where(
+            runs.c.evaluation_id == evaluation_id
+        )
+        with self.engine.connect() as connection:
+            return {tuple(row) for row in connection.execute(query)}  # type: ignore[misc]
+
+    def load_runs(
+        self, evaluation_id: str, case_id: str | None = None, agent: str | None = None
+    ) -> list[RunRecord]:
+        """The stored records of an evaluation (optionally one case and/or agent), in plan order."""
+        run_query = select(runs).where(runs.c.evaluation_id == evaluation_id)
+        if case_id is not None:
+            run_query = run_query.where(runs.c.case_id == case_id)
+        if agent is not None:
+            run_query = run_query.where(runs.c.agent == agent)
+        grade_query = (
+            select(grades)
+            .join(runs, runs.c.id == grades.c.run_id)
+            .where(run_query.whereclause)
+            .order_by(grades.c.run_id, grades.c.idx)
+        )
+        run_query = run_query.order_by(
+            runs.c.case_index, runs.c.prompt_index, runs.c.agent_index, runs.c.repeat
+        )
+        with self.engine.connect() as connection:
+            run_rows = connection.execute(run_query).all()
+            trees = {
+                run_id: list(rows)
+                for run_id, rows in itertools.groupby(
+                    connection.execute(grade_query), key=lambda row: row.run_id
+                )
+            }
+        return [decode_run(row, trees.get(row.id, [])) for row in run_rows]
+
+    def add_runs(self, evaluation_id: str, records: list[RunRecord]) -> int:
+        """Store records now, in one transaction; returns how many were not stored before."""
+        return insert_runs(self.engine, evaluation_id, records)
+
+    def writer(
+        self, evaluation_id: str, *, batch_size: int = 64, max_delay_s: float = 0.25
+    ) -> RunWriter:
+        """A writer that stores runs of the evaluation in the background as they are added."""
+        return RunWriter(self.engine, evaluation_id, batch_size=batch_size, max_delay_s=max_delay_s)
+
+    def finish_evaluation(self, meta: EvaluationMeta, summary: Summary, gates: GateReport) -> None:
+        """Record the end of an evaluation: status, end time, statistics and gate decisions."""
+        gate_rows = [
+            {
+                "evaluation_id": meta.id,
+                "position": position,
+                "name": gate.name,
+                "status": gate.status,
+                "threshold": gate.threshold,
+                "measured": gate.measured,
+                "interval_lo": gate.interval[0] if gate.interval else None,
+                "interval_hi": gate.interval[1] if gate.interval else None,
+                "reason": gate.reason,
+                "blocking": gate.blocking,
+            }
+            for position, gate in enumerate(gates.gates)
+        ]
+        with self.engine.begin() as connection:
+            connection.execute(
+                update(evaluations)
+                .where(evaluations.c.id == meta.id)
+                .values(
+                    status=meta.status,
+                    ended_at=meta.ended_at,
+                    summary=summary.to_dict(),
+                    gates=gates.to_dict(),
+                )
+            )
+            connection.execute(delete(gate_results).where(gate_results.c.evaluation_id == meta.id))
+            if gate_rows:
+                connection.execute(insert(gate_results), gate_rows)
+
+    def gate_results(self, evaluation_id: str) -> list[dict[str, Any]]:
+        """The gate rows of an evaluation, in the order they were decided."""
+        query = (
+            select(gate_results)
+            .where(gate_results.c.evaluation_id == evaluation_id)
+            .order_by(gate_results.c.position)
+        )
+        with self.engine.connect() as connection:
+            return [dict(row._mapping) for row in connection.execute(query)]
+
+    def close(self) -> None:
+        """Release the store's connections."""
+        self.engine.dispose()
+
+
+def open_store(url: str | None = None) -> Store:
+    """Open (creating or upgrading as needed) the store at `url`.
+
+    None means $EVALS_STORE_URL, else the SQLite file `.evals/results.db` under the cwd.
+    """
+    engine = create_store_engine(resolve_url(url))
+    ensure_schema(engine)
+    return Store(engine)

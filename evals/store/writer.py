@@ -1,0 +1,169 @@
+"""Writing runs as they complete: batched, idempotent, safe to interrupt.
+
+`insert_runs` stores a batch in one transaction: each run row with `ON CONFLICT DO
+NOTHING` on its key, then the grade rows of the runs actually inserted. A batch is all or
+nothing, so a killed process leaves only whole runs behind, and re-sending a run that is
+already stored (a resume, or two processes racing) changes nothing.
+
+`RunWriter` does this on a background thread so the event loop driving the agents never
+waits for the database: a batch goes out at `batch_size` runs or `max_delay_s` after its
+first run, whichever comes first.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import JSON, Connection, Engine, Table
+
+from evals.errors import HarnessFault
+from evals.results import RunRecord
+from evals.store.codec import GRADE_COLUMNS, encode_grades, encode_run
+from evals.store.engine import dump_json
+from evals.store.schema import RUN_KEY_COLUMNS, grades, runs
+
+
+class _RowFormat:
+    """Columns of a table in insert order, for inserting plain tuples."""
+
+    def __init__(self, table: Table, columns: tuple[str, ...]) -> None:
+        self.table = table
+        self.columns = columns
+        self.json = frozenset(name for name in columns if isinstance(table.c[name].type, JSON))
+
+    def values(self, row: dict[str, Any]) -> tuple[Any, ...]:
+        """The row's values in column order, JSON columns serialized."""
+        json_columns = self.json
+        return tuple(
+            dump_json(row[name]) if name in json_columns and row[name] is not None else row[name]
+            for name in self.columns
+        )
+
+    def insert_sql(self, connection: Connection, rows: int) -> str:
+        dialect = connection.dialect
+        quote = dialect.identifier_preparer.quote
+        marker = "?" if dialect.paramstyle == "qmark" else "%s"
+        group = "(" + ", ".join([marker] * len(self.columns)) + ")"
+        names = ", ".join(quote(name) for name in self.columns)
+        return f"INSERT INTO {quote(self.table.name)} ({names}) VALUES " + ", ".join([group] * rows)
+
+
+_RUN_FORMAT = _RowFormat(runs, tuple(c.name for c in runs.columns if c.name != "id"))
+_GRADE_FORMAT = _RowFormat(grades, GRADE_COLUMNS)
+
+
+def insert_runs(engine: Engine, evaluation_id: str, records: Sequence[RunRecord]) -> int:
+    """Store records not stored yet (by key) with their grades; returns how many were new."""
+    if not records:
+        return 0
+    by_key = {(r.key.case_id, r.key.agent, r.key.prompt_id, r.key.repeat): r for r in records}
+    # One order for every writer, so concurrent batches lock keys in the same order.
+    ordered = sorted(by_key)
+    values = [
+        value
+        for key in ordered
+        for value in _RUN_FORMAT.values(encode_run(evaluation_id, by_key[key]))
+    ]
+    with engine.begin() as connection:
+        quote = connection.dialect.identifier_preparer.quote
+        conflict = ", ".join(quote(name) for name in RUN_KEY_COLUMNS)
+        returned = ", ".join(quote(name) for name in ("id", *RUN_KEY_COLUMNS[1:]))
+        statement = (
+            _RUN_FORMAT.insert_sql(connection, len(ordered))
+            + f" ON CONFLICT ({conflict}) DO NOTHING RETURNING {returned}"
+        )
+        inserted = connection.exec_driver_sql(statement, tuple(values)).all()
+        grade_rows = [
+            row
+            for run_id, *key in inserted
+            for row in encode_grades(run_id, by_key[tuple(key)].grade)
+        ]
+        if grade_rows:
+            connection.exec_driver_sql(_GRADE_FORMAT.insert_sql(connection, 1), grade_rows)
+    return len(inserted)
+
+
+_STOP = object()
+
+
+class RunWriter:
+    """Buffers records and stores them in small batches on a background thread."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        evaluation_id: str,
+        *,
+        batch_size: int = 64,
+        max_delay_s: float = 0.25,
+    ) -> None:
+        self.evaluation_id = evaluation_id
+        self.batch_size = batch_size
+        self.max_delay_s = max_delay_s
+        self.written = 0
+        self._engine = engine
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._drain, name="evals-store-writer", daemon=True)
+        self._thread.start()
+
+    def add(self, record: RunRecord) -> None:
+        """Queue a completed run for storage; raises if an earlier batch failed."""
+        self._raise_failure()
+        if self._closed:
+            raise HarnessFault("the store writer is closed")
+        self._queue.put(record)
+
+    def flush(self) -> None:
+        """Wait until every queued run is stored."""
+        done = threading.Event()
+        self._queue.put(done)
+        done.wait()
+        self._raise_failure()
+
+    def close(self) -> None:
+        """Store what is queued and stop the background thread."""
+        if not self._closed:
+            self._closed = True
+            self._queue.put(_STOP)
+            self._thread.join()
+        self._raise_failure()
+
+    def _raise_failure(self) -> None:
+        if self._error is not None:
+            raise HarnessFault(f"storing runs failed: {self._error}") from self._error
+
+    def _drain(self) -> None:
+        pending: list[RunRecord] = []
+        deadline = 0.0
+        while True:
+            try:
+                timeout = max(0.0, deadline - time.monotonic()) if pending else None
+                item = self._queue.get(timeout=timeout)
+            except queue.Empty:
+                item = None
+            if isinstance(item, RunRecord):
+                if not pending:
+                    deadline = time.monotonic() + self.max_delay_s
+                pending.append(item)
+                if len(pending) < self.batch_size:
+                    continue
+            self._write(pending)
+            pending = []
+            if isinstance(item, threading.Event):
+                item.set()
+            elif item is _STOP:
+                return
+
+    def _write(self, batch: list[RunRecord]) -> None:
+        if not batch or self._error is not None:
+            return
+        try:
+            self.written += insert_runs(self._engine, self.evaluation_id, batch)
+        except Exception as exc:  # reported to the caller on its next add/flush/close
+            self._error = exc
