@@ -1,7 +1,8 @@
 """The budget grader: steps, tool calls, tokens, cost, latency and the reason the agent stopped.
 
 One assertion holds every limit of a case, e.g.
-``{max_steps: 6, max_tool_calls: 4, max_cost: 0.08, max_latency_ms: 6000, stop_reason: done}``.
+``{max_steps: 6, max_tool_calls: 4, max_cost: 0.08, max_latency_ms: 6000, stop_reason: done}``;
+the suite's top-level ``budget:`` block gives defaults that config and value override.
 
 - steps are the agent loop's iterations, i.e. model calls (every step counts when the
   trajectory records no model call);
@@ -153,9 +154,11 @@ def measure(key: str, ctx: GradeContext, prices: dict[str, Any], model: str | No
 @register("budget")
 def budget(ctx: GradeContext) -> Grade:
     """Pass when the run stays within every limit and stopped for an expected reason."""
-    if not isinstance(ctx.value, dict):
+    value = {} if ctx.value is None else ctx.value
+    defaults = ctx.suite_config.get("budget") or {}
+    if not isinstance(value, dict) or not isinstance(defaults, dict):
         raise GraderError("budget: value must be a mapping such as {max_steps: 6, max_cost: 0.08}")
-    options = {**(ctx.assertion.config or {}), **ctx.value}
+    options = {**defaults, **(ctx.assertion.config or {}), **value}
     unknown = sorted(set(options) - set(LIMITS) - {"stop_reason", "model"})
     if unknown:
         raise GraderError(f"budget: unknown key(s) {unknown}; known: {sorted(LIMITS)}, stop_reason")

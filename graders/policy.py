@@ -1,8 +1,8 @@
 """The policy grader: did the agent stay inside what it was allowed to do?
 
-Reads the suite's tool contracts (top-level ``tools:``, see graders.contracts) merged with
-the assertion's value/config and reports every violation with the tool, the argument and
-the rule broken:
+Reads the suite's tool contracts (top-level ``tools:``, see graders.contracts) and its
+top-level ``policy:`` options, merged with the assertion's config and value, and reports
+every violation with the tool, the argument and the rule broken:
 
 - ``allowlist``/``denylist``: a tool outside the allowed set (by default the declared tools,
   when the suite declares any) or on the denied set;
@@ -166,10 +166,14 @@ def _injection(ctx: GradeContext, value: Any) -> Injection | None:
 
 
 def policy_from(ctx: GradeContext) -> Policy:
-    """The policy for one run: suite contracts and the assertion's value/config merged."""
+    """The policy for one run: the suite's contracts and ``policy:`` block, then the assertion's
+    config and value, later ones overriding earlier ones key by key."""
     if ctx.value is not None and not isinstance(ctx.value, dict):
         raise GraderError("policy: value must be a mapping of options")
-    options = {**(ctx.assertion.config or {}), **(ctx.value or {})}
+    defaults = ctx.suite_config.get("policy") or {}
+    if not isinstance(defaults, dict):
+        raise GraderError("policy: the suite's policy block must be a mapping of options")
+    options = {**defaults, **(ctx.assertion.config or {}), **(ctx.value or {})}
     unknown = sorted(set(options) - OPTIONS)
     if unknown:
         raise GraderError(f"policy: unknown option(s) {unknown}; known: {sorted(OPTIONS)}")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from assertion_kit import make_assertion
 from trajectory_kit import grade_run, tool
 
-from evals.grading import combine
-from evals.results import Grade
+from evals.grading import combine, grade_case
+from evals.results import AgentResponse, Grade
+from evals.suite.loader import load_suite
 from evals.trajectory import Step
 
 SUITE = {
@@ -292,3 +293,48 @@ def test_soft_approval_failure_is_compensable() -> None:
 def test_unknown_option_is_an_error() -> None:
     assert grade_run("policy", {"allowlist": ["a"]}, []).errored
     assert grade_run("policy", {"forbidden_patterns": ["xss"]}, []).errored
+
+
+SUITE_YAML = """
+prompts: ["{{question}}"]
+providers: [echo]
+tools:
+  - {name: consultar_saldo, effect: read}
+  - {name: enviar_respuesta, effect: send}
+policy: {max_identical_calls: 2}
+budget: {max_tool_calls: 3}
+prices: {small: {input: 1.0, output: 4.0}}
+tests:
+  - vars: {question: "¿Tengo pagos pendientes?"}
+    assert:
+      - type: policy
+      - type: budget
+        value: {max_cost: 0.0001}
+"""
+
+
+def test_suite_contracts_policy_budget_and_prices_from_yaml(write_suite) -> None:
+    suite = load_suite(write_suite(SUITE_YAML))
+    trajectory = [
+        Step("model", "small", input_tokens=100, output_tokens=10),
+        tool("consultar_saldo", {"case_id": "EXP-42"}),
+        tool("consultar_saldo", {"case_id": "EXP-42"}),
+        tool("enviar_respuesta", {"case_id": "EXP-42"}),
+        tool("enviar_respuesta", {"case_id": "EXP-43"}),
+    ]
+    graded = grade_case(
+        suite.cases[0],
+        AgentResponse(output="Enviado.", trajectory=trajectory),
+        output="Enviado.",
+        prompt="¿Tengo pagos pendientes?",
+        latency_ms=10.0,
+        suite_root=suite.root,
+        suite_config=suite.raw,
+    )
+    policy_grade, budget_grade = graded.component_results
+    assert policy_grade.metadata["violations"] == [
+        "[approval] enviar_respuesta: send call without an approval request",
+        "[approval] enviar_respuesta: send call without an approval request",
+    ]
+    assert budget_grade.reason == "tool calls 4 over 3; cost 0.00014 over 0.0001"
+    assert graded.policy_violation and not graded.passed
