@@ -200,16 +200,20 @@ def starts_with(ctx: GradeContext) -> Grade:
 
 
 _NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
+_NON_JS_GROUP = re.compile(r"(?<!\\)\(\?(?![:=!]|<[=!]|<[A-Za-z_$])")
 _BACKREF = re.compile(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>")
 
 
 def compile_js_regex(pattern: str) -> re.Pattern[str]:
     """A JavaScript `new RegExp(pattern)` as a Python pattern (ASCII classes, named groups)."""
+    prefix = f"Invalid regex pattern: Invalid regular expression: /{pattern}/"
+    if _NON_JS_GROUP.search(pattern):
+        raise GraderError(f"{prefix}: Invalid group")
     translated = _BACKREF.sub(r"(?P=\1)", _NAMED_GROUP.sub("(?P<", pattern))
     try:
         return re.compile(translated, re.ASCII)
     except re.error as exc:
-        raise GraderError(f"Invalid regex pattern: {exc}") from None
+        raise GraderError(f"{prefix}: {exc}") from None
 
 
 @register("regex")

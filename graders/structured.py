@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import jsonschema
@@ -10,7 +11,7 @@ from jsonschema.exceptions import SchemaError, ValidationError
 
 from evals.results import Grade
 from graders.base import GradeContext, GraderError
-from graders.jscompat import invariant, js_string, json_parse, outcome
+from graders.jscompat import invariant, js_string, json_parse, negation, outcome
 from graders.output import output_string
 from graders.python_assert import assertion_value
 from graders.registry import register, value_check
@@ -224,3 +225,87 @@ def contains_json(ctx: GradeContext) -> Grade:
             break
         reason = f"JSON does not conform to the provided schema. Errors: {problem}"
     return outcome(ctx, passed, reason)
+
+
+_HTML_PATTERNS = (
+    (re.compile(r"<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^>]*)?/>"), 1),
+    (re.compile(r"&(?:[a-zA-Z]+|#[0-9]+|#x[0-9a-fA-F]+);"), 1),
+    (re.compile(r"<!DOCTYPE\s+html", re.IGNORECASE), 2),
+    (re.compile(r"<!--[^-]*(?:-[^-]+)*-->"), 1),
+    (re.compile(r"\s[a-zA-Z-]+=\s*[\"'][^\"']*[\"']"), 1),
+    (
+        re.compile(
+            r"<(html|head|body|div|span|p|a|img|h[1-6]|ul|ol|li|table|tr|td|th|form|input|button"
+            r"|script|style|link|meta|br|hr)\b",
+            re.IGNORECASE | re.ASCII,
+        ),
+        2,
+    ),
+)
+_OPENING_TAG = re.compile(r"<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^>]*)?>")
+_CLOSING_TAG = re.compile(r"</[a-zA-Z][a-zA-Z0-9-]*\s*>")
+_MAX_MARKUP = 10 * 1024 * 1024
+
+
+def contains_html_text(text: str) -> bool:
+    """promptfoo's containsHtml: at least two indicators of HTML (tags, entities, doctype...)."""
+    if len(text) > _MAX_MARKUP:
+        return False
+    opening, closing = bool(_OPENING_TAG.search(text)), bool(_CLOSING_TAG.search(text))
+    score = 2 if opening and closing else int(opening or closing)
+    score += sum(weight for pattern, weight in _HTML_PATTERNS if pattern.search(text))
+    return score >= 2
+
+
+_VALID_HTML_ELEMENTS = frozenset(
+    ["html", "head", "title", "base", "link", "meta", "style", "body", "article", "section", "nav", "aside", "h1", "h2", "h3", "h4", "h5", "h6", "header", "footer", "address", "p", "hr", "pre", "blockquote", "ol", "ul", "li", "dl", "dt", "dd", "figure", "figcaption", "main", "div", "a", "em", "strong", "small", "s", "cite", "q", "dfn", "abbr", "ruby", "rt", "rp", "data", "time", "code", "var", "samp", "kbd", "sub", "sup", "i", "b", "u", "mark", "bdi", "bdo", "span", "br", "wbr", "img", "iframe", "embed", "object", "param", "picture", "source", "video", "audio", "track", "map", "area", "svg", "math", "script", "noscript", "canvas", "ins", "del", "table", "caption", "colgroup", "col", "tbody", "thead", "tfoot", "tr", "td", "th", "form", "label", "input", "button", "select", "datalist", "optgroup", "option", "textarea", "output", "progress", "meter", "fieldset", "legend", "details", "summary", "dialog", "menu", "slot", "template"]
+)
+_WRAPPER_PATTERNS = {name: re.compile(rf"<{name}(?=[\s>/])") for name in ("html", "head", "body")}
+
+
+def _local_name(element: Any) -> str:
+    tag = element.tag
+    return tag.split("}", 1)[1] if tag.startswith("{") else tag
+
+
+def validate_html(text: str) -> tuple[bool, str]:
+    """promptfoo's validateHtml on an HTML5 parse tree: (is valid, reason)."""
+    import html5lib
+
+    trimmed = text.strip()
+    if not trimmed:
+        return False, "Output is empty"
+    if len(trimmed) > _MAX_MARKUP:
+        return False, "Output exceeds maximum size limit"
+    if re.match(r"^\s*<\?xml", trimmed, re.IGNORECASE):
+        return False, "Output appears to be XML, not HTML"
+    document = html5lib.parse(trimmed, namespaceHTMLElements=False)
+    lowered = trimmed.lower()
+    literal = {name: bool(p.search(lowered)) for name, p in _WRAPPER_PATTERNS.items()}
+    body = document.find("body")
+    if body is not None and not literal["body"] and (body.text or "").strip():
+        return False, "Output must be wrapped in HTML tags"
+    for element in document.iter():
+        if not isinstance(element.tag, str):
+            continue
+        name = _local_name(element).lower()
+        if name in _WRAPPER_PATTERNS:
+            if literal[name]:
+                return True, "Output is valid HTML"
+        elif name in _VALID_HTML_ELEMENTS or "-" in name:
+            return True, "Output is valid HTML"
+    return False, "Output does not contain recognized HTML elements"
+
+
+@register("contains-html")
+def contains_html(ctx: GradeContext) -> Grade:
+    """The output contains HTML (promptfoo's indicator heuristic)."""
+    passed = contains_html_text(output_string(ctx)) != ctx.inverse
+    return outcome(ctx, passed, f"Expected output to {negation(ctx)}contain HTML content")
+
+
+@register("is-html")
+def is_html(ctx: GradeContext) -> Grade:
+    """The whole output is an HTML document or fragment."""
+    valid, reason = validate_html(output_string(ctx))
+    return outcome(ctx, valid != ctx.inverse, reason)
