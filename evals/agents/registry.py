@@ -86,6 +86,10 @@ def _check_config(kind: str, spec: ProviderSpec, loader: _FileChecker) -> None:
                 line=spec.line,
                 fix="write exec: python agent.py (the prompt, options and context are appended)",
             )
+    elif kind in ("openai:", "anthropic:"):
+        from evals.agents.sdk_providers import check_sdk_provider
+
+        check_sdk_provider(spec)
 
 
 def build_agent(spec: ProviderSpec, root: Path) -> Agent:
