@@ -36,7 +36,7 @@ def _wilson_at(proportion: float, size: float, z: float) -> Interval:
     half = (
         z / denominator * math.sqrt(proportion * (1 - proportion) / size + z2 / (4 * size * size))
     )
-    return max(0.0, center - half), min(1.0, center + half)
+    return max(0.0, min(center - half, proportion)), min(1.0, max(center + half, proportion))
 
 
 def wilson_interval(

@@ -1,0 +1,100 @@
+"""Percentiles, cluster bootstrap, cost per accepted task, power and t distribution."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats as sps
+
+from evals.stats import (
+    cases_needed,
+    cluster_bootstrap_quantile,
+    minimum_detectable_effect,
+    paired_mean_bootstrap,
+    paired_quantile_bootstrap,
+    percentile,
+    power_to_detect,
+    ratio_estimate,
+    t_quantile,
+    t_sf,
+)
+from evals.stats.bootstrap import _case_weights, _resampled_quantiles
+
+
+@given(
+    st.lists(st.floats(min_value=0, max_value=1e6), min_size=1, max_size=200),
+    st.sampled_from([0.05, 0.5, 0.9, 0.95, 0.99]),
+)
+def test_percentile_is_numpy_inverted_cdf(values, q):
+    assert percentile(values, q) == float(np.quantile(values, q, method="inverted_cdf"))
+
+
+def test_resampled_quantiles_equal_quantiles_of_expanded_samples():
+    rng = np.random.default_rng(3)
+    groups = [list(rng.lognormal(5, 1, rng.integers(1, 6))) for _ in range(40)]
+    weights = _case_weights(40, 200, seed=1)
+    values = np.array([v for g in groups for v in g])
+    owners = np.repeat(np.arange(40), [len(g) for g in groups])
+    for q in (0.5, 0.95):
+        ours = _resampled_quantiles(groups, weights, q)
+        expected = [
+            np.quantile(np.repeat(values, weights[b][owners].astype(int)), q, method="inverted_cdf")
+            for b in range(200)
+        ]
+        assert np.array_equal(ours, expected)
+
+
+def test_bootstrap_is_seeded_and_order_of_runs_irrelevant():
+    rng = np.random.default_rng(0)
+    groups = [list(rng.lognormal(6, 0.5, 5)) for _ in range(30)]
+    first = cluster_bootstrap_quantile(groups, seed=7)
+    assert first == cluster_bootstrap_quantile(groups, seed=7)
+    assert first == cluster_bootstrap_quantile([list(reversed(g)) for g in groups], seed=7)
+    estimate, (low, high) = first
+    assert low <= estimate <= high
+
+
+def test_paired_bootstrap_ratio_of_identical_agents_is_one():
+    rng = np.random.default_rng(1)
+    groups = [list(rng.lognormal(6, 0.5, 4)) for _ in range(25)]
+    latency = paired_quantile_bootstrap(groups, groups)
+    assert latency.ratio == 1.0 and latency.ratio_interval == (1.0, 1.0)
+    slower = paired_quantile_bootstrap([[2 * v for v in g] for g in groups], groups)
+    assert slower.ratio == pytest.approx(2.0)
+    assert slower.ratio_interval == pytest.approx((2.0, 2.0))
+    cost = paired_mean_bootstrap([[3 * v for v in g] for g in groups], groups)
+    assert cost.ratio == pytest.approx(3.0)
+
+
+def test_ratio_estimate_delta_method():
+    costs, accepted = [1.0, 2.0, 3.0, 2.0], [1, 2, 2, 1]
+    estimate, (low, high) = ratio_estimate(costs, accepted)
+    r = 8 / 6
+    residuals = [y - r * x for y, x in zip(costs, accepted, strict=True)]
+    se = np.sqrt(sum(e * e for e in residuals) * 4 / 3) / 6
+    assert estimate == pytest.approx(r)
+    assert (low, high) == pytest.approx((r - 1.959963984540054 * se, r + 1.959963984540054 * se))
+    assert ratio_estimate([1.0, 2.0], [0, 0]) is None
+    assert ratio_estimate([1.0], [2]) == (0.5, None)
+
+
+def test_power_mde_and_cases_needed_agree():
+    mde = minimum_detectable_effect(40, 5, 0.7, 0.5)
+    assert power_to_detect(mde, 40, 5, 0.7, 0.5) == pytest.approx(0.8, abs=1e-3)
+    needed = cases_needed(mde, 5, 0.7, 0.5)
+    assert needed in (40, 41)
+    assert power_to_detect(0.1, 80, 5, 0.7, 0.5) > power_to_detect(0.1, 40, 5, 0.7, 0.5)
+    assert minimum_detectable_effect(40, 10, 0.7, 0.5) < minimum_detectable_effect(40, 2, 0.7, 0.5)
+    assert power_to_detect(0.0, 40, 5, 0.7, 0.5) == pytest.approx(0.05)
+
+
+@given(
+    st.floats(min_value=0.001, max_value=0.999),
+    st.sampled_from([1, 2, 3, 4.5, 9, 29, 99, 1000]),
+)
+def test_t_distribution_matches_scipy(p, df):
+    assert t_quantile(p, df) == pytest.approx(sps.t.ppf(p, df), rel=1e-10, abs=1e-12)
+    x = sps.t.ppf(p, df)
+    assert t_sf(x, df) == pytest.approx(sps.t.sf(x, df), rel=1e-10, abs=1e-13)
