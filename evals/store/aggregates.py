@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Engine, Select, case, func, select
+from sqlalchemy import BigInteger, Double, Engine, Select, case, cast, func, select
 
 from evals.store.schema import evaluations, grades, runs
 
 
 def _count_where(condition: Any) -> Any:
-    return func.sum(case((condition, 1), else_=0))
+    return cast(func.sum(case((condition, 1), else_=0)), BigInteger)
 
 
 def _outcome_columns() -> list[Any]:
@@ -48,7 +48,7 @@ class Aggregates:
                 *_outcome_columns(),
                 func.coalesce(func.sum(runs.c.cost), 0.0).label("total_cost"),
                 func.avg(runs.c.cost).label("mean_cost"),
-                func.sum(runs.c.total_tokens).label("total_tokens"),
+                cast(func.sum(runs.c.total_tokens), BigInteger).label("total_tokens"),
                 func.avg(runs.c.latency_ms).label("mean_latency_ms"),
                 func.max(runs.c.latency_ms).label("max_latency_ms"),
             )
@@ -70,7 +70,7 @@ class Aggregates:
                 func.avg(runs.c.score).label("mean_score"),
                 func.avg(runs.c.cost).label("mean_cost"),
                 func.avg(runs.c.latency_ms).label("mean_latency_ms"),
-                func.avg(runs.c.steps).label("mean_steps"),
+                cast(func.avg(runs.c.steps), Double).label("mean_steps"),
             )
             .where(runs.c.evaluation_id.in_(list(evaluation_ids)))
             .group_by(runs.c.evaluation_id, runs.c.case_id, runs.c.agent)

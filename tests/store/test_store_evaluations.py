@@ -1,0 +1,141 @@
+"""Evaluations in the store: creation, finishing, listing, resuming and baselines."""
+
+from __future__ import annotations
+
+import pytest
+from records import make_meta
+
+from evals.store import Store
+from evals.summary import GateReport, GateResult, Summary
+
+
+def _summary() -> Summary:
+    return Summary(
+        "trading", "1.2", "fp1", 0.95, case_stats=[], agents=[], tags=[], comparison=None
+    )
+
+
+def _gates() -> GateReport:
+    return GateReport(
+        [
+            GateResult("pass_rate", "pass", 0.8, 0.91, (0.84, 0.95), "above threshold"),
+            GateResult("regression", "fail", None, -0.2, (-0.3, -0.1), "candidate worse"),
+            GateResult("cost", "undetermined", 0.05, None, None, "no cost data", blocking=False),
+        ],
+        environment="nightly",
+    )
+
+
+def test_a_created_evaluation_reads_back_as_it_was_written(store: Store) -> None:
+    meta = make_meta("ev-1", shard="2/4")
+    store.create_evaluation(meta)
+
+    stored = store.get_evaluation("ev-1")
+
+    assert stored is not None
+    assert stored.summary is None and stored.gates is None
+    for name in ("id", "suite_id", "fingerprint", "agents", "config", "shard", "started_at"):
+        assert getattr(stored, name) == getattr(meta, name)
+    assert store.get_evaluation("missing") is None
+
+
+def test_finishing_stores_status_summary_and_gate_rows(store: Store) -> None:
+    meta = make_meta("ev-1")
+    store.create_evaluation(meta)
+    meta.status, meta.ended_at = "complete", meta.started_at + 12.5
+
+    store.finish_evaluation(meta, _summary(), _gates())
+    store.finish_evaluation(meta, _summary(), _gates())
+
+    stored = store.get_evaluation("ev-1")
+    assert stored is not None
+    assert (stored.status, stored.ended_at) == ("complete", meta.started_at + 12.5)
+    assert stored.summary == _summary().to_dict()
+    assert stored.gates["verdict"] == "fail"
+    assert stored.gates["gates"][0]["interval"] == [0.84, 0.95]
+    rows = store.gate_results("ev-1")
+    assert [(r["name"], r["status"], r["blocking"]) for r in rows] == [
+        ("pass_rate", "pass", True),
+        ("regression", "fail", True),
+        ("cost", "undetermined", False),
+    ]
+    assert (rows[0]["interval_lo"], rows[0]["interval_hi"], rows[0]["measured"]) == (
+        0.84,
+        0.95,
+        0.91,
+    )
+    assert rows[2]["interval_lo"] is None and rows[2]["measured"] is None
+
+
+def test_list_evaluations_filters_and_orders_newest_first(store: Store) -> None:
+    specs = [
+        ("a", "trading", "fp1", "nightly", "main", 100.0),
+        ("b", "trading", "fp2", "pr", "feature", 300.0),
+        ("c", "trading", "fp1", "nightly", "main", 200.0),
+        ("d", "other", "fp1", "nightly", "main", 400.0),
+    ]
+    for ident, suite, fingerprint, environment, branch, started in specs:
+        store.create_evaluation(
+            make_meta(
+                ident,
+                suite_id=suite,
+                fingerprint=fingerprint,
+                environment=environment,
+                branch=branch,
+                started_at=started,
+            )
+        )
+
+    def ids(**filters):
+        return [e.id for e in store.list_evaluations(**filters)]
+
+    assert ids() == ["d", "b", "c", "a"]
+    assert ids(suite_id="trading") == ["b", "c", "a"]
+    assert ids(suite_id="trading", environment="nightly") == ["c", "a"]
+    assert ids(branch="feature") == ["b"]
+    assert ids(fingerprint="fp1", limit=2) == ["d", "c"]
+
+
+def _finished(store: Store, ident: str, **fields) -> None:
+    meta = make_meta(ident, **fields)
+    store.create_evaluation(meta)
+    if meta.status == "complete":
+        store.finish_evaluation(meta, _summary(), _gates())
+
+
+def test_latest_baseline_is_the_newest_complete_unsharded_match(store: Store) -> None:
+    _finished(store, "old", started_at=100.0, status="complete")
+    _finished(store, "good", started_at=200.0, status="complete", fingerprint="fp2")
+    _finished(store, "running", started_at=300.0, status="running")
+    _finished(store, "shard", started_at=400.0, status="complete", shard="1/2")
+    _finished(store, "pr", started_at=500.0, status="complete", environment="pr")
+    _finished(store, "branch", started_at=600.0, status="complete", branch="feature")
+    _finished(store, "other-suite", started_at=700.0, status="complete", suite_id="other")
+
+    def baseline(**filters):
+        found = store.latest_baseline("trading", **filters)
+        return found.id if found is not None else None
+
+    assert baseline() == "good"
+    assert baseline(fingerprint="fp1") == "old"
+    assert baseline(fingerprint="fp3") is None
+    assert baseline(environment="pr") == "pr"
+    assert baseline(environment=None) == "pr"
+    assert baseline(environment=None, branch=None) == "branch"
+    assert store.latest_baseline("missing") is None
+
+
+def test_find_resumable_picks_the_named_or_latest_running_evaluation(store: Store) -> None:
+    _finished(store, "done", started_at=100.0, status="complete")
+    _finished(store, "run-old", started_at=200.0, status="running")
+    _finished(store, "run-new", started_at=300.0, status="running")
+    _finished(store, "run-fp2", started_at=400.0, status="running", fingerprint="fp2")
+
+    assert store.find_resumable("trading", "fp1", None).id == "run-new"
+    assert store.find_resumable("trading", "fp2", None).id == "run-fp2"
+    assert store.find_resumable("trading", "fp3", None) is None
+    assert store.find_resumable("trading", "fp1", "run-old").id == "run-old"
+    assert store.find_resumable("trading", "fp1", "done").id == "done"
+    assert store.find_resumable("trading", "fp1", "missing") is None
+    with pytest.raises(ValueError, match="fingerprint fp2"):
+        store.find_resumable("trading", "fp1", "run-fp2")
