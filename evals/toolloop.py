@@ -15,6 +15,7 @@ by implementing `Adapter`.
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -71,16 +72,18 @@ class Tool:
     fn: Callable[..., Any]
     effect: str | None = None
     requires_approval: bool = False
+    _schema: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.effect is not None and self.effect not in EFFECT_CLASSES:
             raise ValueError(
                 f"effect must be one of {', '.join(EFFECT_CLASSES)}, got {self.effect!r}"
             )
+        object.__setattr__(self, "_schema", self.args_model.model_json_schema())
 
     def parameters(self) -> dict[str, Any]:
-        """The JSON schema of the arguments, as the model sees it."""
-        return self.args_model.model_json_schema()
+        """The JSON schema of the arguments, as the model sees it (built once per tool)."""
+        return copy.deepcopy(self._schema)
 
 
 def _validation_details(error: ValidationError) -> str:
