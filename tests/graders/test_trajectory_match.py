@@ -115,6 +115,7 @@ def test_pairs_are_one_to_one_and_really_match(
     assert len(result.pairs) >= greedy_matching(matrix)
 
 
+@settings(deadline=None)
 @given(ACTUAL)
 def test_a_trajectory_matches_itself_in_every_mode(actual: list[Call]) -> None:
     reference = [ExpectedCall(c.name, dict(c.args), "exact") for c in actual]
@@ -123,6 +124,7 @@ def test_a_trajectory_matches_itself_in_every_mode(actual: list[Call]) -> None:
         assert result.passed and result.score == 1.0
 
 
+@settings(deadline=None)
 @given(ACTUAL, EXPECTED)
 def test_unordered_is_subset_and_superset_with_equal_lengths(
     actual: list[Call], expected: list[ExpectedCall]

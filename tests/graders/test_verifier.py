@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from trajectory_kit import grade_run, tool
 
@@ -146,6 +146,7 @@ def test_number_readings() -> None:
     assert [t.readings for t in numbers_in("6,45 y 27.88")] == [(6.45,), (27.88,)]
 
 
+@settings(deadline=None)
 @given(
     st.floats(min_value=-1e6, max_value=1e6, allow_nan=False),
     st.floats(min_value=-0.0059, max_value=0.0059),
@@ -155,6 +156,7 @@ def test_within_tolerance_is_near(y: float, relative: float) -> None:
     assert is_near(x, [y])
 
 
+@settings(deadline=None)
 @given(
     st.floats(min_value=0, max_value=1e6, allow_nan=False),
     st.floats(min_value=0.0062, max_value=10),
