@@ -23,7 +23,7 @@ from graders.jscompat import (
 )
 from graders.python_assert import assertion_value
 from graders.refusal import is_basic_refusal
-from graders.registry import register
+from graders.registry import register, value_check
 
 
 def output_string(ctx: GradeContext) -> str:
@@ -214,6 +214,13 @@ def compile_js_regex(pattern: str) -> re.Pattern[str]:
         return re.compile(translated, re.ASCII)
     except re.error as exc:
         raise GraderError(f"{prefix}: {exc}") from None
+
+
+@value_check("regex")
+def check_regex_value(value: Any) -> None:
+    """Load-time check: the pattern compiles as a JavaScript regular expression."""
+    if isinstance(value, str) and value:
+        compile_js_regex(value)
 
 
 @register("regex")
