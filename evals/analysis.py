@@ -215,6 +215,11 @@ def summarize(records: list[RunRecord], suite: Suite, gate_config: GateConfig) -
     )
 
 
+def _case_id(case: Case) -> str:
+    """Bootstrap resamples follow case ids, so results do not depend on suite order."""
+    return case.id
+
+
 def _latency_groups(cells: dict, agent: str, cases: Sequence[Case]) -> list[list[float]]:
     return [[r.latency_ms for r in cells[(agent, c.id)].records] for c in cases]
 
@@ -222,7 +227,7 @@ def _latency_groups(cells: dict, agent: str, cases: Sequence[Case]) -> list[list
 def _single_latency_interval(
     agent_stat: AgentStats, cells: dict, cases: Sequence[Case], confidence: float
 ) -> None:
-    own = [c for c in cases if (agent_stat.agent, c.id) in cells]
+    own = sorted((c for c in cases if (agent_stat.agent, c.id) in cells), key=_case_id)
     if len(own) > 1:
         groups = _latency_groups(cells, agent_stat.agent, own)
         _, agent_stat.p95_latency_interval = stats.cluster_bootstrap_quantile(
@@ -238,9 +243,14 @@ def _attach_latency_intervals(
     config: GateConfig,
 ) -> None:
     """Paired cluster bootstrap of p95 latency and mean cost over the shared cases."""
-    shared = [
-        c for c in cases if (config.baseline, c.id) in cells and (config.candidate, c.id) in cells
-    ]
+    shared = sorted(
+        (
+            c
+            for c in cases
+            if (config.baseline, c.id) in cells and (config.candidate, c.id) in cells
+        ),
+        key=_case_id,
+    )
     if len(shared) < 2:
         return
     latency = stats.paired_quantile_bootstrap(
