@@ -362,6 +362,6 @@ def tool_call_f1(ctx: GradeContext) -> Grade:
     else:
         reason = (
             f"Tool Call F1 score {f1:.3f} is {'above' if ctx.inverse else 'below'} threshold "
-            f"{threshold}. {summary}. Precision={precision:.3f}, Recall={recall:.3f}"
+            f"{threshold:g}. {summary}. Precision={precision:.3f}, Recall={recall:.3f}"
         )
     return Grade(passed, f1, reason, ctx.assertion.raw)

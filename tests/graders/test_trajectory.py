@@ -176,3 +176,58 @@ def test_tool_call_f1_reads_tool_calls_from_the_output_without_a_trajectory() ->
     assert grade_run("tool-call-f1", "precio, calculadora", output=output).passed
     anthropic = '[{"type": "tool_use", "name": "precio", "input": {}}]'
     assert grade_run("tool-call-f1", ["precio"], output=anthropic).passed
+
+
+# Recorded from promptfoo 0.121 (`promptfoo eval` with the echo provider on the same outputs).
+OPENAI_CALLS = (
+    '{"tool_calls": [{"function": {"name": "precio"}}, {"function": {"name": "calculadora"}}]}'
+)
+PROMPTFOO_F1_ROWS = [
+    (
+        OPENAI_CALLS,
+        ["precio", "calculadora"],
+        None,
+        True,
+        1.0,
+        "Tool Call F1: 1.000 (precision=1.000, recall=1.000). "
+        "Expected: [calculadora, precio], Called: [calculadora, precio]",
+    ),
+    (
+        OPENAI_CALLS,
+        ["precio"],
+        0.6,
+        True,
+        0.6667,
+        "Tool Call F1: 0.667 (precision=0.500, recall=1.000). "
+        "Expected: [precio], Called: [calculadora, precio]",
+    ),
+    (
+        OPENAI_CALLS,
+        "precio, variacion, buscar_noticias",
+        None,
+        False,
+        0.4,
+        "Tool Call F1 score 0.400 is below threshold 1. "
+        "Expected: [buscar_noticias, precio, variacion], Called: [calculadora, precio]. "
+        "Precision=0.500, Recall=0.333",
+    ),
+    (
+        '[{"type": "tool_use", "name": "precio", "input": {}}]',
+        ["precio", "calculadora"],
+        0.5,
+        True,
+        0.6667,
+        "Tool Call F1: 0.667 (precision=1.000, recall=0.500). "
+        "Expected: [calculadora, precio], Called: [precio]",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("output", "value", "threshold", "passed", "score", "reason"), PROMPTFOO_F1_ROWS
+)
+def test_tool_call_f1_matches_promptfoo(
+    output: str, value: object, threshold: float | None, passed: bool, score: float, reason: str
+) -> None:
+    grade = grade_run("tool-call-f1", value, output=output, threshold=threshold)
+    assert (grade.passed, round(grade.score, 4), grade.reason) == (passed, score, reason)
