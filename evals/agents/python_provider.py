@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.agents.base import CallContext, normalize_response
+from evals.agents.worker_client import WorkerAgent, wants_worker
 from evals.errors import SuiteError
 from evals.results import AgentResponse
 from evals.suite.model import ProviderSpec
@@ -83,12 +84,19 @@ class PythonAgent:
     def __init__(self, spec: ProviderSpec, root: Path) -> None:
         rel, fn_name = parse_python_ref(spec.id)
         self.label = spec.label
+        self.worker = (
+            WorkerAgent(spec, root, root / rel, fn_name) if wants_worker(spec.config) else None
+        )
+        if self.worker is not None:
+            return
         self.fn = load_function((root / rel), fn_name, "provider")
         self.is_async = inspect.iscoroutinefunction(self.fn)
         self.options = {"id": spec.id, "label": spec.label, "config": spec.config}
 
     async def call(self, prompt: str, context: CallContext) -> AgentResponse:
         """Call the function (in a thread when sync) and normalize its return."""
+        if self.worker is not None:
+            return await self.worker.call(prompt, context)
         ctx = context.promptfoo_context()
         if self.is_async:
             raw = await self.fn(prompt, self.options, ctx)
@@ -97,7 +105,9 @@ class PythonAgent:
         return normalize_response(raw)
 
     async def aclose(self) -> None:
-        """Nothing to release for in-process functions."""
+        """Stop the worker process, if the function runs in one."""
+        if self.worker is not None:
+            await self.worker.aclose()
 
 
 class EchoAgent:

@@ -1,0 +1,175 @@
+"""A Python provider run in a long-lived worker process (`config: {worker: true}`).
+
+The agent's code never runs inside the harness: a crash, `os._exit`, a segfault or a
+leak ends only the worker. Its in-flight calls become error rows, and the next call
+starts a fresh worker. Calls are multiplexed over one JSON-lines pipe (see worker.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from evals.agents import worker
+from evals.agents.base import CallContext, MalformedResponse, normalize_response
+from evals.agents.processes import agent_env, kill_group, tail
+from evals.results import AgentResponse
+from evals.suite.model import ProviderSpec
+
+_LINE_LIMIT = 64 * 1024 * 1024
+_STDERR_LINES = 50
+_SHUTDOWN_GRACE_S = 5.0
+
+
+def wants_worker(config: dict[str, Any]) -> bool:
+    """True when a Python provider's config asks for process isolation."""
+    return bool(config.get("worker")) or config.get("isolation") == "process"
+
+
+class AgentCallFailed(Exception):
+    """The agent function raised inside the worker."""
+
+
+class WorkerCrashed(Exception):
+    """The worker process ended while calls were in flight."""
+
+
+class _Session:
+    """One worker process and the calls in flight on it."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.stderr: deque[str] = deque(maxlen=_STDERR_LINES)
+        self.fatal: str | None = None
+        self.stderr_reader = asyncio.create_task(self._read_stderr())
+        self.reply_reader = asyncio.create_task(self._read_replies())
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.returncode is None and not self.reply_reader.done()
+
+    async def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        async for line in self.proc.stderr:
+            self.stderr.append(line.decode("utf-8", errors="replace"))
+
+    async def _read_replies(self) -> None:
+        assert self.proc.stdout is not None
+        async for line in self.proc.stdout:
+            message = json.loads(line)
+            if "fatal" in message:
+                self.fatal = message["fatal"]
+                continue
+            future = self.pending.pop(message["id"], None)
+            if future is not None and not future.done():
+                future.set_result(message)
+        await self.proc.wait()
+        await self.stderr_reader
+        crash = self.crash()
+        for future in self.pending.values():
+            if not future.done():
+                future.set_exception(crash)
+        self.pending.clear()
+
+    def crash(self) -> WorkerCrashed:
+        """Why the worker ended, with the tail of what it wrote on stderr."""
+        reason = self.fatal or f"python worker exited with code {self.proc.returncode}"
+        detail = tail("".join(self.stderr))
+        return WorkerCrashed(f"{reason}: {detail}" if detail else reason)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Write one request line."""
+        assert self.proc.stdin is not None
+        line = json.dumps(message, ensure_ascii=False, default=str) + "\n"
+        self.proc.stdin.write(line.encode())
+        await self.proc.stdin.drain()
+
+    async def close(self) -> None:
+        """Close stdin so the worker exits; kill it if it does not."""
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            await asyncio.wait_for(self.proc.wait(), _SHUTDOWN_GRACE_S)
+        except TimeoutError:
+            await kill_group(self.proc)
+        await self.reply_reader
+
+
+class WorkerAgent:
+    """Calls `fn(prompt, options, context)` from a Python file in a worker process."""
+
+    def __init__(self, spec: ProviderSpec, root: Path, path: Path, fn_name: str) -> None:
+        self.label = spec.label
+        self.root = root
+        self.path = path
+        self.fn_name = fn_name
+        self.python = str(spec.config.get("pythonExecutable") or sys.executable)
+        self.options = {"id": spec.id, "label": spec.label, "config": spec.config}
+        self.env = spec.config.get("env") or {}
+        self.session: _Session | None = None
+        self.next_id = 0
+        self.starting = asyncio.Lock()
+
+    async def _session(self, context: CallContext) -> _Session:
+        async with self.starting:
+            if self.session is not None and self.session.alive:
+                return self.session
+            proc = await asyncio.create_subprocess_exec(
+                self.python,
+                worker.__file__,
+                str(self.path),
+                self.fn_name,
+                cwd=self.root,
+                env=agent_env(context, self.env),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+                limit=_LINE_LIMIT,
+            )
+            self.session = _Session(proc)
+            return self.session
+
+    async def call(self, prompt: str, context: CallContext) -> AgentResponse:
+        """Send one call to the worker (starting one if needed) and await its reply."""
+        session = await self._session(context)
+        self.next_id += 1
+        call_id = self.next_id
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        session.pending[call_id] = future
+        request = {
+            "id": call_id,
+            "prompt": prompt,
+            "options": self.options,
+            "context": context.promptfoo_context(),
+        }
+        try:
+            await session.send(request)
+            reply = await future
+        except (BrokenPipeError, ConnectionResetError):
+            session.pending.pop(call_id, None)
+            await session.reply_reader
+            raise session.crash() from None
+        except asyncio.CancelledError:
+            session.pending.pop(call_id, None)
+            if session.alive:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    await session.send({"cancel": call_id})
+            raise
+        if "result" in reply:
+            return normalize_response(reply["result"])
+        if reply.get("kind") == "malformed":
+            raise MalformedResponse(reply["error"])
+        raise AgentCallFailed(reply["error"])
+
+    async def aclose(self) -> None:
+        """Stop the worker."""
+        if self.session is not None:
+            await self.session.close()
+            self.session = None
