@@ -371,15 +371,21 @@ def _span_step(span: Mapping[str, Any], kind: StepKind) -> Step:
             or span.get("name", "")
         )
     elif kind == "tool":
-        step.name = span_tool_name(span) or str(span.get("name", ""))
-        step.arguments, metadata = _arguments(span_tool_arguments(span))
-        step.metadata.update(metadata)
-        result = next(
-            (attributes[k] for k in TOOL_RESULT_KEYS if attributes.get(k) is not None), None
+        genai_name = attributes.get(genai.TOOL_NAME)
+        step.name = (
+            genai_name
+            if isinstance(genai_name, str) and genai_name
+            else span_tool_name(span) or str(span.get("name", ""))
         )
-        step.result = _structured(result)
     else:
         step.name = str(attributes.get(genai.STEP_NAME) or span.get("name", ""))
+    raw_arguments = (
+        span_tool_arguments(span) if kind == "tool" else attributes.get(genai.TOOL_ARGUMENTS)
+    )
+    step.arguments, metadata = _arguments(raw_arguments)
+    step.metadata.update(metadata)
+    result = next((attributes[k] for k in TOOL_RESULT_KEYS if attributes.get(k) is not None), None)
+    step.result = _structured(result)
     span_id = span.get("span_id") or span.get("spanId")
     if span_id:
         step.metadata["span_id"] = span_id

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry import trace
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from test_tracing_support import SUITE, load, meta, plan, traced_run
 
+from evals.normalize import trajectory_from_spans
 from evals.results import AgentResponse
 from evals.tracing import NULL_TRACER, decide_trace_options, run_tracer
 from evals.tracing.sdk import harness_provider
@@ -245,3 +249,55 @@ def test_null_tracer_runs_untraced(tmp_path: Path) -> None:
     record = _run(traced_run(NULL_TRACER, run, agent))
     assert record.response.trace == []
     assert len(record.response.trajectory) == 4
+
+
+_TEXT = st.text(alphabet="abcxyz_", min_size=1, max_size=6)
+_VALUES = st.none() | st.integers(-5, 5) | st.text(max_size=5) | st.lists(st.integers(), max_size=2)
+_STEPS = st.lists(
+    st.builds(
+        Step,
+        kind=st.sampled_from(["model", "tool", "approval", "message"]),
+        name=_TEXT,
+        arguments=st.none() | st.dictionaries(_TEXT, _VALUES, max_size=3),
+        result=_VALUES,
+        error=st.none() | _TEXT,
+        started_at=st.integers(0, 10**6).map(lambda ms: T0 + ms / 1000),
+        input_tokens=st.none() | st.integers(0, 10**5),
+        output_tokens=st.none() | st.integers(0, 10**5),
+        call_id=st.none() | _TEXT,
+        approval=st.none() | st.sampled_from(["requested", "granted", "denied"]),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(steps=_STEPS)
+def test_trajectory_survives_the_trip_through_spans(tmp_path_factory, steps) -> None:
+    suite = load(tmp_path_factory.mktemp("s"))
+    run = plan(suite)[0]
+    for step in steps:
+        step.ended_at = step.started_at
+
+    async def agent(context):
+        return AgentResponse(output="x", trajectory=copy.deepcopy(steps))
+
+    with run_tracer(suite, meta(), enabled=True) as tracer:
+        record = _run(traced_run(tracer, run, agent))
+    back = trajectory_from_spans(record.response.trace)
+    ordered = sorted(steps, key=lambda s: s.started_at)
+    keep = (
+        "kind",
+        "name",
+        "arguments",
+        "result",
+        "error",
+        "input_tokens",
+        "output_tokens",
+        "call_id",
+        "approval",
+    )
+    assert [[getattr(s, k) for k in keep] for s in back] == [
+        [getattr(s, k) for k in keep] for s in ordered
+    ]
+    assert [s.started_at for s in back] == pytest.approx([s.started_at for s in ordered])
