@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evals.errors import SuiteError
-from evals.suite.model import ProviderSpec
+
+if TYPE_CHECKING:
+    from evals.suite.model import ProviderSpec
 
 IN_PROCESS_PREFIXES = ("echo", "python:", "file://")
 OUT_OF_PROCESS_PREFIXES = ("exec:", "http:", "https:")
