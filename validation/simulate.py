@@ -1,0 +1,130 @@
+"""Check the harness's statistics by simulation (seeded; run on demand, not in tests).
+
+    python validation/simulate.py [--runs N]
+
+Cases are drawn from a beta-binomial model: each case has its own true pass rate
+p_c ~ Beta with mean `mu` and intra-class correlation `icc`, and each run passes with
+probability p_c. The suite's true score is `mu`, the mean over the population of cases
+the suite samples. Everything goes through `evals.analysis.summarize`, the code users run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from evals.analysis import summarize
+from evals.gates.config import GateConfig
+from evals.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.stats import wilson_interval
+from evals.suite.model import Case, EvaluateOptions, ProviderSpec, Suite
+
+
+def _suite(n_cases: int) -> Suite:
+    cases = [Case(index=i, id=f"c{i}", description="", vars={}, asserts=[]) for i in range(n_cases)]
+    return Suite(
+        path=Path("simulated.yaml"),
+        suite_id="simulated",
+        description="",
+        version=None,
+        prompts=[],
+        providers=[ProviderSpec("base", "base"), ProviderSpec("cand", "cand")],
+        cases=cases,
+        evaluate_options=EvaluateOptions(),
+        gates=GateConfig(),
+        env={},
+        raw={},
+        files=[],
+        fingerprint="simulated",
+    )
+
+
+def _case_rates(rng: np.random.Generator, n_cases: int, mu: float, icc: float) -> np.ndarray:
+    scale = (1 - icc) / icc
+    return rng.beta(mu * scale, (1 - mu) * scale, size=n_cases)
+
+
+def _records(
+    rng: np.random.Generator, agent: str, rates: np.ndarray, repeats: int
+) -> list[RunRecord]:
+    outcomes = rng.random((len(rates), repeats)) < rates[:, None]
+    records = []
+    for case, row in enumerate(outcomes):
+        for repeat, passed in enumerate(row):
+            records.append(
+                RunRecord(
+                    key=RunKey("", f"c{case}", agent, repeat),
+                    case_index=case,
+                    prompt_index=0,
+                    agent_index=0,
+                    seed=int(rng.integers(1 << 31)),
+                    prompt="",
+                    vars={},
+                    response=AgentResponse(cost=0.0),
+                    status="pass" if passed else "fail",
+                    grade=Grade(bool(passed), float(passed), ""),
+                    latency_ms=1.0,
+                )
+            )
+    return records
+
+
+def coverage(runs: int, n_cases: int, repeats: int, mu: float, icc: float, seed: int):
+    """Share of simulations whose suite interval (and plain run-level Wilson) covers mu."""
+    rng = np.random.default_rng(seed)
+    suite, config = _suite(n_cases), GateConfig(candidate="cand")
+    covered = naive = 0
+    for _ in range(runs):
+        records = _records(rng, "cand", _case_rates(rng, n_cases, mu, icc), repeats)
+        low, high = summarize(records, suite, config).agents[0].interval
+        covered += low <= mu <= high
+        passes = sum(r.passed for r in records)
+        naive_low, naive_high = wilson_interval(passes, len(records))
+        naive += naive_low <= mu <= naive_high
+    return covered / runs, naive / runs
+
+
+def comparison_rates(
+    runs: int, n_cases: int, repeats: int, mu: float, icc: float, drop: float, seed: int
+):
+    """(share called regression, mean true difference) for a candidate `drop` points worse."""
+    rng = np.random.default_rng(seed)
+    suite, config = _suite(n_cases), GateConfig(baseline="base", candidate="cand")
+    regressions, true_differences = 0, []
+    for _ in range(runs):
+        rates = _case_rates(rng, n_cases, mu, icc)
+        worse = np.clip(rates - drop, 0, 1)
+        records = _records(rng, "base", rates, repeats) + _records(rng, "cand", worse, repeats)
+        overall = summarize(records, suite, config).comparison.overall
+        regressions += overall.verdict == "regression"
+        true_differences.append(float(np.mean(worse - rates)))
+    return regressions / runs, float(np.mean(true_differences))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=500, help="simulations per check")
+    runs = parser.parse_args().runs
+    started = time.perf_counter()
+    print(f"beta-binomial cases, {runs} simulations per row, seeded\n")
+    print("coverage of the 95 % suite interval (30 cases x 5 repeats)")
+    print(f"{'mu':>5} {'icc':>5} {'case-level':>11} {'run-level Wilson':>17}")
+    for mu, icc in [(0.7, 0.3), (0.7, 0.6), (0.85, 0.5), (0.5, 0.2)]:
+        case_level, run_level = coverage(runs, 30, 5, mu, icc, seed=11)
+        print(f"{mu:>5} {icc:>5} {case_level:>11.3f} {run_level:>17.3f}")
+    print("\nfalse 'regression' for two identical agents (30 cases x 5 repeats)")
+    for mu, icc in [(0.7, 0.3), (0.85, 0.5)]:
+        rate, _ = comparison_rates(runs, 30, 5, mu, icc, 0.0, seed=23)
+        print(f"  mu={mu} icc={icc}: {rate:.3f}")
+    print("\npower to call a 10-point regression (40 cases x 5 repeats)")
+    for mu, icc in [(0.7, 0.3), (0.7, 0.6), (0.85, 0.5)]:
+        rate, true_difference = comparison_rates(runs, 40, 5, mu, icc, 0.10, seed=37)
+        print(f"  mu={mu} icc={icc}: power {rate:.3f} (true mean difference {true_difference:.3f})")
+    print(f"\n{time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
