@@ -37,7 +37,7 @@ DEFAULT_PRICE = {"input_per_mtok": 2.5, "output_per_mtok": 10.0}
 
 
 def _adapter(config: dict[str, Any], model: str, seed: int) -> Adapter:
-    api = config.get("api", "openai")
+    api = config.get("api", "anthropic")
     if api == "openai":
         return OpenAIResponsesAdapter(openai_client(seed), model)
     if api == "anthropic":
@@ -75,7 +75,7 @@ def _run(
         "cost": response.cost,
         "stopReason": response.stop_reason,
         "trajectory": [step.to_dict() for step in response.trajectory],
-        "metadata": {**response.metadata, "api": config.get("api", "openai")},
+        "metadata": {**response.metadata, "api": config.get("api", "anthropic")},
     }
 
 
