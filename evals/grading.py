@@ -37,6 +37,17 @@ def grade_assertion(
         return Grade(
             False, 0.0, f"Unknown assertion type: {assertion.type}", assertion.raw, errored=True
         )
+    if assertion.transform is not None:
+        from evals.suite.transforms import apply_output_transform
+
+        context = {"vars": variables, "prompt": {"raw": prompt}}
+        try:
+            output = apply_output_transform(
+                assertion.transform, output, context, suite_root, "assertion transform"
+            )
+        except Exception as exc:
+            detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            return Grade(False, 0.0, f"Transform raised: {detail}", assertion.raw, errored=True)
     ctx = GradeContext(
         output=output,
         assertion=assertion,

@@ -9,9 +9,11 @@ row; only the harness's own faults propagate.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import traceback
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,19 +21,47 @@ from evals.agents.base import Agent, CallContext, MalformedResponse
 from evals.grading import grade_case
 from evals.plan import PlannedRun
 from evals.results import AgentResponse, RunRecord
-from evals.templating import render
 
 
-def render_prompt(run: PlannedRun) -> str:
-    """The prompt text sent to the agent: the template rendered with the case's vars."""
+def render_prompt(
+    run: PlannedRun, root: Path | None = None, env: dict[str, str] | None = None
+) -> str:
+    """The prompt text sent to the agent: the template rendered with the case's vars.
+
+    `file://` vars are loaded and the test's `prefix`/`suffix` options wrap the template,
+    as promptfoo renders prompts; with `root`, the rendered vars replace the case's vars.
+    The suite's `env:` entries are visible to the template as `env` over the process's.
+    """
     raw = run.prompt.raw
-    if isinstance(raw, str):
-        return render(raw, run.case.vars)
-    import json
+    if not isinstance(raw, str):
+        import json
 
-    from evals.templating import render_value
+        from evals.templating import render_value
 
-    return json.dumps(render_value(raw, run.case.vars), ensure_ascii=False)
+        return json.dumps(render_value(raw, run.case.vars), ensure_ascii=False)
+    from evals.suite.vars import render_prompt_text, resolve_vars
+
+    options = run.case.options
+    template = f"{options.get('prefix') or ''}{raw}{options.get('suffix') or ''}"
+    if root is not None:
+        run.case.vars = resolve_vars(run.case.vars, raw, root)
+    scope = {"env": {**os.environ, **(env or {})}, **run.case.vars}
+    return render_prompt_text(template, scope)
+
+
+def _transformed(run: PlannedRun, output: Any, prompt: str, root: Path) -> Any:
+    """The output after the provider's `transform`, then the test's `options.transform`."""
+    from evals.suite.transforms import apply_output_transform
+
+    context = {"vars": run.case.vars, "prompt": {"raw": prompt, "label": run.prompt.label}}
+    if run.provider.transform:
+        output = apply_output_transform(
+            run.provider.transform, output, context, root, "provider transform"
+        )
+    test_transform = run.case.options.get("transform") or run.case.options.get("postprocess")
+    if test_transform:
+        output = apply_output_transform(test_transform, output, context, root, "options.transform")
+    return output
 
 
 def _error_record(
@@ -83,7 +113,9 @@ class Runner:
         prompt = ""
         started = time.time()
         try:
-            prompt = render_prompt(run)
+            run = replace(run, case=replace(run.case, vars=dict(run.case.vars)))
+            env = {str(k): str(v) for k, v in (self.suite_config.get("env") or {}).items()}
+            prompt = render_prompt(run, self.suite_root, env)
         except Exception as exc:
             return _error_record(run, prompt, "infra", f"prompt template error: {exc}", started)
         agent = self.agents[run.provider.label]
@@ -101,7 +133,13 @@ class Runner:
         )
         t0 = time.perf_counter()
         try:
-            if self.timeout_s:
+            if run.case.provider_output is not None:
+                response = AgentResponse(
+                    output=run.case.provider_output,
+                    token_usage={"total": 0, "prompt": 0, "completion": 0},
+                    cost=0.0,
+                )
+            elif self.timeout_s:
                 response = await asyncio.wait_for(agent.call(prompt, context), self.timeout_s)
             else:
                 response = await agent.call(prompt, context)
@@ -127,10 +165,15 @@ class Runner:
             record.response = response
             record.latency_ms = latency_ms
             return record
+        try:
+            output = _transformed(run, response.output, prompt, self.suite_root)
+        except Exception as exc:
+            detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            return _error_record(run, prompt, "agent_error", f"transform raised {detail}", started)
         grade = grade_case(
             run.case,
             response,
-            output=response.output,
+            output=output,
             prompt=prompt,
             latency_ms=latency_ms,
             suite_root=self.suite_root,

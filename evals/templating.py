@@ -18,11 +18,29 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def as_nunjucks_text(value: Any) -> Any:
+    """How Nunjucks prints a value: JavaScript's String() of it (None empty, lists joined)."""
+    if value is None or isinstance(value, jinja2.Undefined):
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, dict):
+        return "[object Object]"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(as_nunjucks_text(v)) for v in value)
+    return value
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     """The shared Jinja2 environment configured like promptfoo's Nunjucks."""
     env = jinja2.Environment(
-        autoescape=False, undefined=jinja2.Undefined, keep_trailing_newline=True
+        autoescape=False,
+        undefined=jinja2.Undefined,
+        keep_trailing_newline=True,
+        finalize=as_nunjucks_text,
     )
     env.filters["dump"] = _dump
     env.filters["json"] = _dump
@@ -34,6 +52,12 @@ def environment() -> jinja2.Environment:
 @lru_cache(maxsize=4096)
 def _compile(source: str) -> jinja2.Template:
     return environment().from_string(source)
+
+
+def register_filters(filters: dict[str, Any]) -> None:
+    """Add user filters (`nunjucksFilters`) to the shared environment."""
+    environment().filters.update(filters)
+    _compile.cache_clear()
 
 
 def render(source: str, variables: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ block. A suite that loads is a suite that can run.
 
 from __future__ import annotations
 
+import glob
 import re
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,9 @@ from typing import Any
 from evals.errors import SuiteError
 from evals.suite.fingerprint import expand_python_imports, fingerprint
 from evals.suite.model import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
+from evals.suite.prompts import load_prompts
+from evals.suite.test_cases import check_templates, expand_tests
+from evals.suite.tests_files import test_entries
 from evals.suite.yaml_lines import kind_name, line_of, load_yaml
 
 DEFAULT_SUITE_NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml", "suite.yaml", "evals.yaml")
@@ -91,18 +95,40 @@ class _Loader:
         self.files.append(target)
         return target
 
+    def resolve_files(self, ref: str, node: Any, what: str) -> list[Path]:
+        """Resolve a `file://` reference that may be a glob; each match is recorded."""
+        rel = ref[len("file://") :] if ref.startswith("file://") else ref
+        if not glob.has_magic(rel):
+            return [self.file_ref(ref, node, what)]
+        matches = sorted(Path(p).resolve() for p in glob.glob(str(self.root / rel), recursive=True))
+        if not matches:
+            raise self.error(
+                f"no {what} file matches {rel}",
+                node,
+                fix=f"correct the pattern (relative to {self.root}) or add matching files",
+            )
+        self.files.extend(matches)
+        return matches
+
+    def mapping_file(self, value: Any, node: Any, what: str) -> Any:
+        """A section given as `file://x.yaml` (or .json), loaded; other values unchanged."""
+        if isinstance(value, str) and value.startswith("file://"):
+            return load_yaml(self.file_ref(value, node, what))
+        return value
+
     def load(self) -> Suite:
         raw = load_yaml(self.path)
         if not isinstance(raw, dict):
             raise self.error(
                 "the suite must be a YAML mapping", fix="start with keys such as prompts:, tests:"
             )
+        self.register_filters(raw.get("nunjucksFilters"), raw)
         prompts = self.prompts(raw.get("prompts", ["{{prompt}}"]), raw)
         providers = self.providers(raw.get("providers", raw.get("targets")), raw)
-        default_test = raw.get("defaultTest") or {}
+        default_test = self.mapping_file(raw.get("defaultTest"), raw, "defaultTest") or {}
         if not isinstance(default_test, dict):
             raise self.error("defaultTest must be a mapping", raw)
-        cases = self.cases(raw.get("tests"), default_test, raw)
+        cases = self.cases(raw, default_test)
         options = self.evaluate_options(raw.get("evaluateOptions") or {})
         labels = [p.label for p in providers]
         from evals.gates.config import parse_gates
@@ -125,6 +151,7 @@ class _Loader:
             files=files,
             fingerprint=fingerprint(files, self.root),
             default_test=default_test,
+            derived_metrics=self.derived_metrics(raw.get("derivedMetrics"), raw),
         )
 
     def suite_id_default(self) -> str:
@@ -133,47 +160,59 @@ class _Loader:
         return self.path.stem
 
     def prompts(self, value: Any, parent: Any) -> list[Prompt]:
-        items = value if isinstance(value, list) else [value]
-        out: list[Prompt] = []
-        for item in items:
-            if isinstance(item, str) and item.startswith("file://"):
-                out.extend(self.prompt_file(item, parent))
-            elif isinstance(item, str):
-                out.append(Prompt(id=item, label=item, raw=item))
-            elif isinstance(item, dict) and ("raw" in item or "id" in item):
-                raw_text = item.get("raw", item.get("id"))
-                if isinstance(raw_text, str) and raw_text.startswith("file://"):
-                    loaded = self.prompt_file(raw_text, item)
-                    label = item.get("label")
-                    out.extend(
-                        Prompt(id=p.id, label=label or p.label, raw=p.raw, path=p.path)
-                        for p in loaded
-                    )
-                else:
-                    label = str(item.get("label") or raw_text)
-                    out.append(Prompt(id=str(item.get("id") or label), label=label, raw=raw_text))
-            else:
-                raise self.error(
-                    "each prompt must be a string or a mapping with raw/label",
-                    item if isinstance(item, dict) else parent,
-                    fix="write prompts: ['Answer: {{question}}']",
-                )
+        out = load_prompts(value, self.resolve_files, self.root, str(self.path))
         if not out:
             raise self.error("prompts is empty", parent, fix="add at least one prompt")
+        check_templates(out, str(self.path))
         return out
 
-    def prompt_file(self, ref: str, node: Any) -> list[Prompt]:
-        path = self.file_ref(ref, node, "prompt")
-        text = path.read_text(encoding="utf-8")
-        rel = ref[len("file://") :]
-        if path.suffix == ".json":
-            return [Prompt(id=ref, label=f"{rel}: {text[:40]}", raw=text, path=str(path))]
-        parts = [p.strip() for p in re.split(r"^---$", text, flags=re.M)] if text else [text]
-        return [
-            Prompt(id=f"{ref}#{i}" if len(parts) > 1 else ref, label=f"{rel}: {p}", raw=p)
-            for i, p in enumerate(parts)
-            if p or len(parts) == 1
-        ]
+    def register_filters(self, value: Any, parent: Any) -> None:
+        """Make `nunjucksFilters: {name: file://filter.py[:fn]}` available to templates."""
+        if not value:
+            return
+        if not isinstance(value, dict):
+            raise self.error(
+                "nunjucksFilters must map filter names to Python files",
+                parent,
+                fix="write nunjucksFilters: {shout: file://filters.py:shout}",
+            )
+        from evals.agents.python_provider import load_function
+        from evals.templating import register_filters
+
+        filters = {}
+        for name, ref in value.items():
+            path_text, _, fn_name = str(ref).removeprefix("file://").partition(".py:")
+            path_text = path_text if path_text.endswith(".py") else path_text + ".py"
+            path = self.file_ref("file://" + path_text, value, f"nunjucks filter {name!r}")
+            filters[str(name)] = load_function(path, fn_name or str(name), "nunjucks filter")
+        register_filters(filters)
+
+    def derived_metrics(self, value: Any, parent: Any) -> list[tuple[str, str]]:
+        """`derivedMetrics: [{name, value}]`, each value a Python expression over named scores."""
+        from evals.suite.derived import check_expression
+
+        if not value:
+            return []
+        if not isinstance(value, list) or not all(
+            isinstance(m, dict) and "name" in m and "value" in m for m in value
+        ):
+            raise self.error(
+                "derivedMetrics must be a list of {name, value} mappings",
+                value if line_of(value) else parent,
+                fix="write derivedMetrics: [{name: f1, value: '2 * p * r / (p + r)'}]",
+            )
+        metrics = []
+        for metric in value:
+            expression = str(metric["value"])
+            problem = check_expression(expression)
+            if problem:
+                raise self.error(
+                    f"derived metric {metric['name']!r} is not a valid expression: {problem}",
+                    metric,
+                    fix="write an arithmetic expression over metric names and __count",
+                )
+            metrics.append((str(metric["name"]), expression))
+        return metrics
 
     def providers(self, value: Any, parent: Any) -> list[ProviderSpec]:
         from evals.agents.registry import check_provider
@@ -184,7 +223,17 @@ class _Loader:
                 parent,
                 fix="add providers: [file://agent.py] (or echo to try the suite)",
             )
-        items = value if isinstance(value, list) else [value]
+        items: list[Any] = []
+        for item in value if isinstance(value, list) else [value]:
+            if (
+                isinstance(item, str)
+                and item.startswith("file://")
+                and item.endswith((".yaml", ".yml", ".json"))
+            ):
+                loaded = load_yaml(self.file_ref(item, parent, "providers"))
+                items.extend(loaded if isinstance(loaded, list) else [loaded])
+            else:
+                items.append(item)
         out: list[ProviderSpec] = []
         for item in items:
             spec = self.provider_spec(item, parent)
@@ -222,7 +271,7 @@ class _Loader:
             ((pid, opts),) = item.items()
             opts = opts or {}
             return ProviderSpec(
-                id=str(pid),
+                id=str(opts.get("id") or pid),
                 label=str(opts.get("label") or opts.get("id") or pid),
                 config=dict(opts.get("config") or {}),
                 transform=opts.get("transform"),
@@ -236,43 +285,35 @@ class _Loader:
         )
 
     def test_items(self, value: Any, parent: Any) -> list[Any]:
-        if value is None:
-            return [{}]
-        if isinstance(value, str) and value.startswith("file://"):
-            value = [value]
-        if not isinstance(value, list):
+        if isinstance(value, dict) and not isinstance(value.get("path"), str):
             raise self.error(
                 f"tests must be a list, not {kind_name(value)}",
                 value if line_of(value) else parent,
                 fix="write tests: as a YAML list, each item starting with '- '",
             )
-        items: list[Any] = []
-        for entry in value:
-            if isinstance(entry, str) and entry.startswith("file://"):
-                path = self.file_ref(entry, parent, "tests")
-                loaded = load_yaml(path)
-                if not isinstance(loaded, list):
-                    raise SuiteError(
-                        "a tests file must hold a YAML list of tests",
-                        file=str(path),
-                        fix="make the top level a list ('- vars: ...')",
-                    )
-                items.extend(loaded)
-            else:
-                items.append(entry)
-        return items
+        if value is not None and not isinstance(value, (list, str, dict)):
+            raise self.error(
+                f"tests must be a list, not {kind_name(value)}",
+                parent,
+                fix="write tests: as a YAML list, each item starting with '- '",
+            )
+        return test_entries(value, self.resolve_files, parent)
 
-    def cases(self, value: Any, default_test: dict[str, Any], parent: Any) -> list[Case]:
-        cases: list[Case] = []
-        seen_ids: dict[str, int] = {}
-        for index, test in enumerate(self.test_items(value, parent)):
+    def cases(self, raw: dict[str, Any], default_test: dict[str, Any]) -> list[Case]:
+        tests = raw.get("tests")
+        items = self.test_items(tests, raw) if tests or not raw.get("scenarios") else []
+        for index, test in enumerate(items):
             if not isinstance(test, dict):
                 raise self.error(
                     f"test #{index + 1} must be a mapping, not {kind_name(test)}",
-                    parent,
+                    raw,
                     fix="each test is a mapping with vars: and assert:",
                 )
-            case = self.case(index, test, default_test)
+        merged = expand_tests(items, raw.get("scenarios"), default_test, self.root)
+        cases: list[Case] = []
+        seen_ids: dict[str, int] = {}
+        for index, (test, test_vars) in enumerate(merged):
+            case = self.case(index, test, test_vars)
             if case.id in seen_ids:
                 seen_ids[case.id] += 1
                 case.id = f"{case.id}-{seen_ids[case.id]}"
@@ -281,13 +322,12 @@ class _Loader:
             cases.append(case)
         return cases
 
-    def case(self, index: int, test: dict[str, Any], default_test: dict[str, Any]) -> Case:
-        metadata = {**(default_test.get("metadata") or {}), **(test.get("metadata") or {})}
+    def case(self, index: int, test: dict[str, Any], test_vars: dict[str, Any]) -> Case:
+        """A case from a test already merged with defaultTest, for one vars combination."""
+        metadata = dict(test.get("metadata") or {})
         description = str(test.get("description") or "")
         case_id = str(metadata.get("id") or slug(description) or f"case-{index + 1}")
-        assert_list = list(default_test.get("assert") or []) + list(test.get("assert") or [])
-        vars_ = {**(default_test.get("vars") or {}), **(test.get("vars") or {})}
-        threshold = test.get("threshold", default_test.get("threshold"))
+        threshold = test.get("threshold")
         priority = metadata.get("priority")
         if priority is not None and str(priority) not in {"P0", "P1", "P2", "P3"}:
             raise self.error(
@@ -295,22 +335,38 @@ class _Loader:
                 test,
                 fix="use P0 for cases whose regression must block a release",
             )
+        options = dict(test.get("options") or {})
+        self.check_case_transforms(options, test)
         return Case(
             index=index,
             id=case_id,
             description=description or case_id,
-            vars=vars_,
-            asserts=[self.assertion(a, test) for a in assert_list],
+            vars=test_vars,
+            asserts=[self.assertion(a, test) for a in test.get("assert") or []],
             threshold=None if threshold is None else float(threshold),
             metadata=metadata,
-            options={**(default_test.get("options") or {}), **(test.get("options") or {})},
+            options=options,
             providers=_as_list(test.get("providers") or test.get("provider")),
             prompts=_as_list(test.get("prompts")),
             line=line_of(test),
+            provider_output=test.get("providerOutput"),
         )
 
+    def check_case_transforms(self, options: dict[str, Any], test: Any) -> None:
+        from evals.suite.transforms import OUTPUT_PARAMS, check_transform
+
+        source = options.get("transform") or options.get("postprocess")
+        if source is None:
+            return
+        try:
+            check_transform(source, OUTPUT_PARAMS, self.root, "options.transform")
+        except SuiteError as exc:
+            exc.file = exc.file or str(self.path)
+            exc.line = exc.line or line_of(test)
+            raise
+
     def assertion(self, item: Any, test: Any) -> Assertion:
-        from graders.registry import check_assertion_type
+        from graders.registry import check_assertion_type, check_assertion_value
 
         if not isinstance(item, dict) or "type" not in item:
             raise self.error(
@@ -321,8 +377,17 @@ class _Loader:
         kind = str(item["type"])
         check_assertion_type(kind, file=str(self.path), line=line_of(item))
         value = item.get("value")
+        check_assertion_value(kind, value, file=str(self.path), line=line_of(item))
         if isinstance(value, str) and value.startswith("file://"):
             self.file_ref(value, item, "assertion")
+        if item.get("transform") is not None:
+            from evals.suite.transforms import OUTPUT_PARAMS, check_transform
+
+            try:
+                check_transform(item["transform"], OUTPUT_PARAMS, self.root, "assertion transform")
+            except SuiteError as exc:
+                exc.file, exc.line = exc.file or str(self.path), exc.line or line_of(item)
+                raise
         return Assertion(
             type=kind,
             value=value,

@@ -70,6 +70,7 @@ class Case:
     providers: list[str] | None = None
     prompts: list[str] | None = None
     line: int | None = None
+    provider_output: Any = None
 
     @property
     def tags(self) -> list[str]:
@@ -123,6 +124,7 @@ class Suite:
     fingerprint: str
     default_test: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
+    derived_metrics: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def root(self) -> Path:

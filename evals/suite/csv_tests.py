@@ -1,0 +1,187 @@
+"""promptfoo's CSV test format: one test per row, `__`-prefixed columns are special.
+
+`__expected`, `__expected1`... hold assertions written as `type:value` (a bare value means
+`equals`), `__description`, `__metric`, `__threshold`, `__prefix`, `__suffix`,
+`__providerOutput`, `__metadata:key` (`key[]` splits on unescaped commas) and
+`__config:__expectedN:threshold`; every other column is a var.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+from evals.errors import SuiteError
+
+_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+_LIST_TYPES = {"contains-all", "contains-any", "icontains-all", "icontains-any"}
+_THRESHOLD_TYPES = {
+    "answer-relevance",
+    "classifier",
+    "context-faithfulness",
+    "context-recall",
+    "context-relevance",
+    "cost",
+    "latency",
+    "levenshtein",
+    "perplexity-score",
+    "perplexity",
+    "rouge-n",
+    "similar",
+    "starts-with",
+}
+_SIMILAR_DEFAULT_THRESHOLD = 0.8
+_THRESHOLD_DEFAULT = 0.75
+
+
+def parse_finite_number(value: str | None) -> float | None:
+    """A number from a CSV cell, or None for blank or non-numeric cells."""
+    text = (value or "").strip()
+    return float(text) if _NUMBER.match(text) else None
+
+
+def split_assertion_values(value: str) -> list[str]:
+    """Split `a, "b,c", d` on commas outside double quotes (contains-any and friends)."""
+    reader = csv.reader(io.StringIO(value), skipinitialspace=True)
+    fields = next(reader, [])
+    return [f.strip() for f in fields if f.strip() != ""]
+
+
+def _assertion_pattern() -> re.Pattern[str]:
+    from graders.registry import known_types
+
+    names = "|".join(re.escape(t) for t in sorted(known_types(), key=len, reverse=True))
+    return re.compile(rf"^(not-)?({names})(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$")
+
+
+def assertion_from_string(expected: str) -> dict[str, Any]:
+    """An assertion from a `__expected` cell, as promptfoo's assertionFromString reads it."""
+    if expected.startswith(("javascript:", "fn:", "eval:")):
+        cut = len(expected.split(":", 1)[0]) + 1
+        return {"type": "javascript", "value": expected[cut:].strip()}
+    if expected.startswith(("grade:", "llm-rubric:")):
+        return {"type": "llm-rubric", "value": expected.split(":", 1)[1]}
+    is_py_file = expected.startswith("file://") and (expected.endswith(".py") or ".py:" in expected)
+    if expected.startswith("python:") or is_py_file:
+        return {"type": "python", "value": expected[7:].strip()}
+    match = _assertion_pattern().match(expected)
+    if match is None:
+        return {"type": "equals", "value": expected}
+    negation, kind, threshold_text, value = match.groups()
+    full_type = f"not-{kind}" if negation else kind
+    if kind in _LIST_TYPES:
+        return {"type": full_type, "value": split_assertion_values(value) if value else value}
+    if kind in ("contains-json", "is-json"):
+        return {"type": full_type, "value": value}
+    stripped = value.strip() if value is not None else None
+    if kind in _THRESHOLD_TYPES:
+        threshold = parse_finite_number(threshold_text)
+        if threshold is None:
+            threshold = _SIMILAR_DEFAULT_THRESHOLD if kind == "similar" else _THRESHOLD_DEFAULT
+        return {"type": full_type, "value": stripped, "threshold": threshold}
+    return {"type": full_type, "value": stripped}
+
+
+def _expected_index(key: str, path: Path, line: int) -> int:
+    if key == "__expected":
+        return 0
+    match = re.fullmatch(r"__expected(\d+)", key)
+    if match is None or int(match.group(1)) < 1:
+        raise SuiteError(
+            f"invalid expected key {key!r} in a __config column",
+            file=str(path),
+            line=line,
+            fix="write __config:__expected:threshold or __config:__expectedN:threshold",
+        )
+    return int(match.group(1)) - 1
+
+
+def _metadata_list(value: str) -> list[str]:
+    return [v.strip().replace("\\,", ",") for v in re.split(r"(?<!\\),", value)]
+
+
+def test_from_row(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
+    """One promptfoo test case from a CSV row (header -> cell)."""
+    test_vars: dict[str, str] = {}
+    asserts: list[dict[str, Any]] = []
+    options: dict[str, Any] = {}
+    metadata: dict[str, Any] = {}
+    configs: dict[int, dict[str, float]] = {}
+    test: dict[str, Any] = {}
+    metric: str | None = None
+    for raw_key, value in row.items():
+        key = raw_key.strip()
+        if key.startswith("__expected"):
+            if value.strip():
+                asserts.append(assertion_from_string(value.strip()))
+        elif key in ("__prefix", "__suffix"):
+            options[key[2:]] = value
+        elif key == "__description":
+            if value:
+                test["description"] = value
+        elif key == "__providerOutput":
+            if value:
+                test["providerOutput"] = value
+        elif key == "__metric":
+            metric = value
+        elif key == "__threshold":
+            threshold = parse_finite_number(value)
+            if threshold is not None:
+                test["threshold"] = threshold
+        elif key.startswith("__metadata:"):
+            name = key[len("__metadata:") :]
+            if value.strip() and name.endswith("[]"):
+                metadata[name[:-2]] = _metadata_list(value)
+            elif value.strip():
+                metadata[name] = value
+        elif key.startswith("__config:"):
+            parts = key[len("__config:") :].split(":")
+            if len(parts) != 2:
+                continue
+            index = _expected_index(parts[0], path, line)
+            number = parse_finite_number(value)
+            if parts[1] != "threshold" or number is None:
+                raise SuiteError(
+                    f"column {key!r} needs a numeric threshold, got {value!r}",
+                    file=str(path),
+                    line=line,
+                    fix="only threshold is configurable per expected column; write a number",
+                )
+            configs.setdefault(index, {})["threshold"] = number
+        elif key != "__metadata":
+            test_vars[key] = value
+    for index, assertion in enumerate(asserts):
+        assertion["metric"] = metric
+        for name, number in configs.get(index, {}).items():
+            assertion[name] = number
+            metadata[name] = number
+    test.update({"vars": test_vars, "assert": asserts, "options": options})
+    if metadata:
+        test["metadata"] = metadata
+    return test
+
+
+def read_csv_tests(path: Path) -> list[dict[str, Any]]:
+    """Every row of a CSV test file as a test; a ragged row is a SuiteError at its line."""
+    text = path.read_text(encoding="utf-8-sig")
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if not header:
+        return []
+    tests: list[dict[str, Any]] = []
+    for cells in reader:
+        line = reader.line_num
+        if not cells or (len(cells) == 1 and not cells[0].strip() and len(header) > 1):
+            continue
+        if len(cells) != len(header):
+            raise SuiteError(
+                f"CSV row has {len(cells)} cells but the header has {len(header)} columns",
+                file=str(path),
+                line=line,
+                fix='quote cells that contain commas ("contains-any:a,b") or add the missing cells',
+            )
+        tests.append(test_from_row(dict(zip(header, cells, strict=True)), path, line))
+    return tests

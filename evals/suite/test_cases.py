@@ -1,0 +1,140 @@
+"""From `tests:`, `scenarios:` and `defaultTest` to the list of concrete test cases.
+
+Merging follows promptfoo's evaluator: vars, options and metadata are merged key by key
+(the test wins), defaultTest's assertions run first unless the test sets
+`options.disableDefaultAsserts`, threshold, prompts and providers fall back to
+defaultTest's, scenario tests merge defaultTest, the scenario's config entry and the test.
+`transformVars` runs on the merged vars before array vars expand into combinations.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from evals.errors import SuiteError
+from evals.suite.model import Prompt
+from evals.suite.vars import var_combinations
+
+
+def _merged_scenario_test(
+    default_test: dict[str, Any], data: dict[str, Any], test: dict[str, Any], index: int
+) -> dict[str, Any]:
+    metadata = {
+        **(default_test.get("metadata") or {}),
+        **(data.get("metadata") or {}),
+        **(test.get("metadata") or {}),
+    }
+    metadata.setdefault("conversationId", f"__scenario_{index}__")
+    return {
+        **default_test,
+        **data,
+        **test,
+        "vars": {
+            **(default_test.get("vars") or {}),
+            **(data.get("vars") or {}),
+            **(test.get("vars") or {}),
+        },
+        "options": {
+            **(default_test.get("options") or {}),
+            **(data.get("options") or {}),
+            **(test.get("options") or {}),
+        },
+        "assert": [*(data.get("assert") or []), *(test.get("assert") or [])],
+        "metadata": metadata,
+    }
+
+
+def scenario_tests(scenarios: Any, default_test: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tests `scenarios:` stands for: every config entry crossed with every test."""
+    out: list[dict[str, Any]] = []
+    index = 0
+    for scenario in scenarios or []:
+        for data in scenario.get("config") or []:
+            for test in scenario.get("tests") or [{}]:
+                out.append(_merged_scenario_test(default_test, data, test, index))
+            index += 1
+    return out
+
+
+def merge_default(test: dict[str, Any], default_test: dict[str, Any]) -> dict[str, Any]:
+    """A test with defaultTest merged in, as promptfoo's evaluator merges it."""
+    options = {**(default_test.get("options") or {}), **(test.get("options") or {})}
+    default_asserts = (
+        [] if options.get("disableDefaultAsserts") is True else default_test.get("assert") or []
+    )
+    threshold = test.get("threshold")
+    return {
+        **test,
+        "vars": {**(default_test.get("vars") or {}), **(test.get("vars") or {})},
+        "assert": [*default_asserts, *(test.get("assert") or [])],
+        "threshold": default_test.get("threshold") if threshold is None else threshold,
+        "options": options,
+        "metadata": {**(default_test.get("metadata") or {}), **(test.get("metadata") or {})},
+        "prompts": test.get("prompts", default_test.get("prompts")),
+        "providers": test.get("providers", default_test.get("providers")),
+        "provider": test.get("provider") or default_test.get("provider"),
+    }
+
+
+def expand_tests(
+    tests: list[dict[str, Any]], scenarios: Any, default_test: dict[str, Any], root: Path
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(merged test, vars) for every concrete case, in promptfoo's order."""
+    from evals.suite.transforms import apply_vars_transform
+
+    default_transform = (default_test.get("options") or {}).get("transformVars")
+    expanded: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for test in [*tests, *scenario_tests(scenarios, default_test)]:
+        merged = merge_default(test, default_test)
+        variables = merged["vars"]
+        transform = (test.get("options") or {}).get("transformVars") or default_transform
+        if transform:
+            variables = apply_vars_transform(transform, variables, root)
+        if merged["options"].get("disableVarExpansion"):
+            combinations = [variables]
+        else:
+            combinations = var_combinations(variables)
+        expanded.extend((merged, combo) for combo in combinations)
+    return expanded
+
+
+def _template_sources(prompt: Prompt) -> list[str]:
+    try:
+        parsed = json.loads(prompt.raw)
+    except (TypeError, ValueError):
+        return [prompt.raw] if isinstance(prompt.raw, str) else []
+    sources: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            sources.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+
+    walk(parsed)
+    return sources
+
+
+def check_templates(prompts: list[Prompt], where: str) -> None:
+    """Compile every prompt template so a syntax error names its prompt before any run."""
+    from evals.templating import environment
+
+    for prompt in prompts:
+        for source in _template_sources(prompt):
+            try:
+                environment().parse(source)
+            except jinja2.TemplateSyntaxError as exc:
+                raise SuiteError(
+                    f"template error in prompt {prompt.label!r:.80}: {exc.message}",
+                    file=prompt.path or where,
+                    line=exc.lineno if prompt.path else None,
+                    fix="close every {{ }} and {% %} tag and check filter names",
+                ) from None

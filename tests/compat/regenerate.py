@@ -1,0 +1,135 @@
+"""Regenerate the promptfoo goldens of the compatibility configs.
+
+Runs the real promptfoo CLI on every `configs/<name>/promptfooconfig.yaml` and keeps, per
+result row, what the comparison test checks: the row's prompt, provider, test and repeat
+position, verdict, score, named scores and each component's type and verdict; per
+prompt column, promptfoo's named scores (where derived metrics land). Needs node, the
+promptfoo package and python3 on PATH (for Python providers, asserts and transforms):
+
+    python tests/compat/regenerate.py [NAME ...] [--cli path/to/promptfoo]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+CONFIGS = HERE / "configs"
+DEFAULT_CLI = Path("/work/peers/node_modules/.bin/promptfoo")
+COMMAND = (
+    "promptfoo eval -c promptfooconfig.yaml -o {out} --no-cache --no-table --no-write"
+    "  (env PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 HOME=<empty tmp dir>)"
+)
+
+
+def promptfoo_version(cli: Path) -> str:
+    """The version string of the promptfoo package behind `cli`."""
+    for directory in cli.resolve().parents:
+        package = directory / "package.json"
+        if package.is_file() and "version" in package.read_text(encoding="utf-8"):
+            return str(json.loads(package.read_text(encoding="utf-8"))["version"])
+    raise SystemExit(f"no package.json above {cli}")
+
+
+def row_key_fields(result: dict[str, Any], prompt_positions: dict[int, int]) -> dict[str, Any]:
+    """The identity of one result row, independent of promptfoo's internal ids."""
+    provider = result.get("provider") or {}
+    test = result.get("testCase") or {}
+    return {
+        "prompt": prompt_positions[result["promptIdx"]],
+        "provider": provider.get("label") or provider.get("id"),
+        "description": test.get("description"),
+        "vars": result.get("vars") or {},
+    }
+
+
+def trim(output: dict[str, Any]) -> dict[str, Any]:
+    """Keep the parts of promptfoo's output file the comparison reads."""
+    results = output["results"]
+    positions: dict[int, int] = {}
+    per_provider: Counter[str] = Counter()
+    columns = []
+    for index, prompt in enumerate(results["prompts"]):
+        positions[index] = per_provider[prompt["provider"]]
+        per_provider[prompt["provider"]] += 1
+        columns.append(
+            {
+                "prompt": positions[index],
+                "provider": prompt["provider"],
+                "label": prompt["label"],
+                "namedScores": prompt["metrics"].get("namedScores", {}),
+            }
+        )
+    rows = []
+    ordered = sorted(results["results"], key=lambda r: (r["testIdx"], r["promptIdx"]))
+    for result in ordered:
+        grading = result.get("gradingResult") or {}
+        rows.append(
+            {
+                **row_key_fields(result, positions),
+                "promptLabel": (result.get("prompt") or {}).get("label"),
+                "output": (result.get("response") or {}).get("output"),
+                "success": result["success"],
+                "score": result["score"],
+                "namedScores": result.get("namedScores") or {},
+                "error": result.get("error"),
+                "components": [
+                    {
+                        "type": (c.get("assertion") or {}).get("type"),
+                        "pass": c["pass"],
+                        "score": c.get("score"),
+                    }
+                    for c in grading.get("componentResults") or []
+                ],
+            }
+        )
+    return {"columns": columns, "rows": rows, "stats": results["stats"]}
+
+
+def run_one(name: str, cli: Path, version: str) -> bool:
+    """Run promptfoo on one config and write its trimmed golden next to it."""
+    directory = CONFIGS / name
+    with tempfile.TemporaryDirectory() as home:
+        out = Path(home) / "out.json"
+        env = {
+            **os.environ,
+            "PROMPTFOO_DISABLE_TELEMETRY": "1",
+            "PROMPTFOO_DISABLE_UPDATE": "1",
+            "HOME": home,
+        }
+        cmd = [str(cli), "eval", "-c", "promptfooconfig.yaml", "-o", str(out)]
+        cmd += ["--no-cache", "--no-table", "--no-write"]
+        proc = subprocess.run(cmd, cwd=directory, env=env, capture_output=True, text=True)
+        if not out.exists():
+            print(f"{name}: promptfoo wrote no output\n{proc.stderr[-2000:]}", file=sys.stderr)
+            return False
+        golden = trim(json.loads(out.read_text(encoding="utf-8")))
+    golden = {"promptfoo": version, "command": COMMAND.format(out="golden.json"), **golden}
+    text = json.dumps(golden, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    (directory / "golden.json").write_text(text, encoding="utf-8")
+    print(f"{name}: {len(golden['rows'])} rows (exit {proc.returncode})")
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Regenerate the named goldens, or all of them."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("names", nargs="*")
+    parser.add_argument("--cli", type=Path, default=DEFAULT_CLI)
+    args = parser.parse_args(argv)
+    names = args.names or sorted(p.parent.name for p in CONFIGS.glob("*/promptfooconfig.yaml"))
+    version = promptfoo_version(args.cli)
+    failed = [name for name in names if not run_one(name, args.cli, version)]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
