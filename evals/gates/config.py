@@ -105,10 +105,7 @@ def _parse_block(
             if not isinstance(value, (int, float)) or isinstance(value, bool):
                 raise SuiteError(f"{where}.{key} must be a number", file, line)
             value = float(value)
-            if (
-                key in _FRACTION_KEYS
-                and not 0 <= value <= 1
-            ):
+            if key in _FRACTION_KEYS and not 0 <= value <= 1:
                 raise SuiteError(
                     f"{where}.{key} must be between 0 and 1 (a fraction)",
                     file,
