@@ -24,6 +24,8 @@ _MODULES = (
     "graders.budget",
     "graders.verifier",
     "graders.policy",
+    "graders.markup",
+    "graders.sql",
 )
 _loaded = False
 

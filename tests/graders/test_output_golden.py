@@ -20,8 +20,12 @@ ROWS: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "golden" / "promptfoo_outputs.json").read_text(encoding="utf-8")
 )["rows"]
 
-# Messages whose tail is the regular-expression engine's own error text.
-REASON_PREFIX_ONLY = ("Invalid regex pattern: ",)
+# Messages whose tail is a parser's own error text (regex engine, XML parser, SQL parser).
+REASON_PREFIX_ONLY = (
+    "Invalid regex pattern: ",
+    "XML parsing failed: ",
+    "SQL statement does not conform to the provided MySQL database syntax. SQL validation failed: ",
+)
 
 
 def _grade(row: dict[str, Any]) -> Any:
