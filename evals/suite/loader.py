@@ -8,6 +8,7 @@ block. A suite that loads is a suite that can run.
 from __future__ import annotations
 
 import glob
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from evals.suite.model import Assertion, Case, EvaluateOptions, Prompt, Provider
 from evals.suite.prompts import load_prompts
 from evals.suite.test_cases import check_templates, expand_tests
 from evals.suite.tests_files import test_entries
+from evals.suite.vars import render_env_refs
 from evals.suite.yaml_lines import kind_name, line_of, load_yaml
 
 DEFAULT_SUITE_NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml", "suite.yaml", "evals.yaml")
@@ -122,6 +124,8 @@ class _Loader:
             raise self.error(
                 "the suite must be a YAML mapping", fix="start with keys such as prompts:, tests:"
             )
+        config_env = {str(k): str(v) for k, v in (raw.get("env") or {}).items()}
+        raw = render_env_refs(raw, {**os.environ, **config_env})
         self.register_filters(raw.get("nunjucksFilters"), raw)
         prompts = self.prompts(raw.get("prompts", ["{{prompt}}"]), raw)
         providers = self.providers(raw.get("providers", raw.get("targets")), raw)
@@ -346,7 +350,7 @@ class _Loader:
             threshold=None if threshold is None else float(threshold),
             metadata=metadata,
             options=options,
-            providers=_as_list(test.get("providers") or test.get("provider")),
+            providers=_as_list(test.get("providers")),
             prompts=_as_list(test.get("prompts")),
             line=line_of(test),
             provider_output=test.get("providerOutput"),

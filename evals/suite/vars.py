@@ -9,6 +9,7 @@ JSON, a Python file by its `get_var(var_name, prompt, other_vars)` output).
 from __future__ import annotations
 
 import json
+import re
 from itertools import product
 from pathlib import Path
 from typing import Any
@@ -79,3 +80,23 @@ def render_prompt_text(template: str, variables: dict[str, Any]) -> str:
         k: render(v, variables) if isinstance(v, str) else v for k, v in variables.items()
     }
     return render(template, rendered_vars)
+
+
+_ENV_REF = re.compile(r"\{\{\s*env\.(\w+)\s*\}\}")
+
+
+def render_env_refs(value: Any, env: dict[str, str]) -> Any:
+    """Replace `{{ env.NAME }}` in every string of a config, as promptfoo does at load.
+
+    Names not set are left as written; mappings keep their YAML line numbers.
+    """
+    if isinstance(value, str):
+        return _ENV_REF.sub(lambda m: env.get(m.group(1), m.group(0)), value)
+    if isinstance(value, list):
+        return [render_env_refs(v, env) for v in value]
+    if isinstance(value, dict):
+        out = type(value)((k, render_env_refs(v, env)) for k, v in value.items())
+        if hasattr(value, "line"):
+            out.line = value.line
+        return out
+    return value

@@ -17,8 +17,19 @@ from evals.suite.derived import column_scores
 Key = tuple[str, str, str, int]
 
 
+def _canonical(value: Any) -> Any:
+    """promptfoo's output file re-serializes string vars holding JSON compactly."""
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            return json.dumps(json.loads(value), separators=(",", ":"), ensure_ascii=False)
+        except ValueError:
+            return value
+    return value
+
+
 def _vars_key(variables: dict[str, Any]) -> str:
-    return json.dumps(variables, sort_keys=True, ensure_ascii=False)
+    canonical = {k: _canonical(v) for k, v in variables.items()}
+    return json.dumps(canonical, sort_keys=True, ensure_ascii=False)
 
 
 def _keyed(rows: list[tuple[str, str, dict[str, Any], dict[str, Any]]]) -> dict[Key, dict]:
