@@ -276,19 +276,27 @@ def _attach_latency_intervals(
             agent_stat.p95_latency_interval = latency.baseline_interval
 
 
-def _paired_table(candidate: _Cell, baseline: _Cell) -> tuple[int, int, int, int] | None:
+def _pair_seed(record: RunRecord) -> int | None:
+    return record.metadata.get("shared_seed")
+
+
+def _paired_table(
+    candidate: _Cell, baseline: _Cell, paired: bool
+) -> tuple[int, int, int, int] | None:
     """(both, candidate only, baseline only, neither) when every graded run pairs up.
 
-    Runs pair when both agents ran the same prompt and repeat of the case with the same
-    seed, i.e. they met the same randomness; otherwise the samples are independent.
+    Runs pair only when the suite declares `gates.paired` (its agents draw their
+    environment's randomness from the shared seed) and both agents ran the same prompt
+    and repeat of the case with the same shared seed; otherwise the samples are
+    independent.
     """
-    if candidate.graded != baseline.graded or candidate.errors or baseline.errors:
+    if not paired or candidate.graded != baseline.graded or candidate.errors or baseline.errors:
         return None
     base = {(r.key.prompt_id, r.key.repeat): r for r in baseline.records}
     table = [0, 0, 0, 0]
     for run in candidate.records:
         other = base.get((run.key.prompt_id, run.key.repeat))
-        if other is None or other.seed != run.seed:
+        if other is None or _pair_seed(other) is None or _pair_seed(other) != _pair_seed(run):
             return None
         table[(0 if run.passed else 2) + (0 if other.passed else 1)] += 1
     return table[0], table[1], table[2], table[3]
@@ -345,7 +353,7 @@ def compare(
             warnings.append(f"case {case.id} was run by only one agent and is left out")
             continue
         cand, base = cells[(candidate, case.id)], cells[(baseline, case.id)]
-        pair = _paired_table(cand, base)
+        pair = _paired_table(cand, base, config.paired)
         result = _compare_case(
             case, case_stats[(candidate, case.id)], case_stats[(baseline, case.id)], pair
         )
@@ -356,7 +364,7 @@ def compare(
         result.difference = cand.rate - base.rate
         if pair is not None:
             result.interval = stats.paired_newcombe_interval(*pair, confidence)
-            result.p_value = stats.mcnemar_exact(pair[1], pair[2])
+            result.p_value = stats.mcnemar_exact(pair[1], pair[2], mid_p=True)
         else:
             result.interval = stats.newcombe_interval(
                 cand.passes, cand.graded, base.passes, base.graded, confidence

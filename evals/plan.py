@@ -25,10 +25,16 @@ class PlannedRun:
     prompt_index: int
     agent_index: int
     seed: int
+    shared_seed: int
 
 
 def derive_seed(suite_id: str, case_id: str, agent: str, repeat: int) -> int:
-    """A 31-bit seed from (suite, case, agent, repeat): stable across machines and runs."""
+    """A 31-bit seed from (suite, case, agent, repeat): stable across machines and runs.
+
+    With `agent=""` it is the run's shared seed, the same for every agent on one (case,
+    repeat): agents that draw their environment's randomness from it meet the same world,
+    which pairs their runs for the paired statistics.
+    """
     digest = hashlib.sha256(f"{suite_id}\x1f{case_id}\x1f{agent}\x1f{repeat}".encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
@@ -90,4 +96,5 @@ def build_plan(
                         prompt_index=pi,
                         agent_index=ai,
                         seed=derive_seed(suite.suite_id, case.id, provider.label, r),
+                        shared_seed=derive_seed(suite.suite_id, case.id, "", r),
                     )

@@ -58,6 +58,7 @@ def make_run(
         status=status,
         grade=grade,
         latency_ms=latency,
+        metadata={"shared_seed": repeat if seed is None else seed},
     )
 
 
@@ -161,10 +162,19 @@ def test_unpaired_case_uses_newcombe_and_boschloo():
 def test_paired_runs_use_mcnemar():
     suite = make_suite([make_case("c")])
     records = runs("c", "base", ["pass"] * 8) + runs("c", "cand", ["fail"] * 8)
-    comparison = summarize(records, suite, CONFIG).comparison
+    paired = GateConfig(baseline="base", candidate="cand", paired=True)
+    comparison = summarize(records, suite, paired).comparison
     (case,) = comparison.cases
     assert case.paired and comparison.paired_cases == 1
-    assert case.p_value == pytest.approx(2 / 2**8)
+    assert case.p_value == pytest.approx(1 / 2**8)
+
+
+def test_shared_seeds_pair_runs_only_when_the_suite_declares_it():
+    suite = make_suite([make_case("c")])
+    records = runs("c", "base", ["pass"] * 8) + runs("c", "cand", ["fail"] * 8)
+    (case,) = summarize(records, suite, CONFIG).comparison.cases
+    assert not case.paired
+    assert case.interval == newcombe_interval(0, 8, 8, 8)
 
 
 def test_identical_agents_are_never_called_regression():

@@ -25,6 +25,7 @@ class CallContext:
     repeat: int
     seed: int
     suite_id: str
+    shared_seed: int | None = None
     timeout_s: float | None = None
     traceparent: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -38,12 +39,14 @@ class CallContext:
             "repeatIndex": self.repeat,
             "repeat": self.repeat,
             "seed": self.seed,
+            "sharedSeed": self.shared_seed,
             "evals": {
                 "suite": self.suite_id,
                 "case": self.case_id,
                 "agent": self.agent,
                 "repeat": self.repeat,
                 "seed": self.seed,
+                "shared_seed": self.shared_seed,
                 "traceparent": self.traceparent,
             },
         }

@@ -35,6 +35,7 @@ class GateConfig:
     tags: list[str] | None = None
     repeat: int | None = None
     allow_fingerprint_mismatch: bool = False
+    paired: bool = False
     per_tag: dict[str, dict[str, Any]] = field(default_factory=dict)
     environments: dict[str, GateConfig] = field(default_factory=dict)
 
