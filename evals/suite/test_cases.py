@@ -67,17 +67,22 @@ def merge_default(test: dict[str, Any], default_test: dict[str, Any]) -> dict[st
         [] if options.get("disableDefaultAsserts") is True else default_test.get("assert") or []
     )
     threshold = test.get("threshold")
-    return {
-        **test,
-        "vars": {**(default_test.get("vars") or {}), **(test.get("vars") or {})},
-        "assert": [*default_asserts, *(test.get("assert") or [])],
-        "threshold": default_test.get("threshold") if threshold is None else threshold,
-        "options": options,
-        "metadata": {**(default_test.get("metadata") or {}), **(test.get("metadata") or {})},
-        "prompts": test.get("prompts", default_test.get("prompts")),
-        "providers": test.get("providers", default_test.get("providers")),
-        "provider": test.get("provider") or default_test.get("provider"),
-    }
+    merged = type(test)(test)
+    merged.update(
+        {
+            "vars": {**(default_test.get("vars") or {}), **(test.get("vars") or {})},
+            "assert": [*default_asserts, *(test.get("assert") or [])],
+            "threshold": default_test.get("threshold") if threshold is None else threshold,
+            "options": options,
+            "metadata": {**(default_test.get("metadata") or {}), **(test.get("metadata") or {})},
+            "prompts": test.get("prompts", default_test.get("prompts")),
+            "providers": test.get("providers", default_test.get("providers")),
+            "provider": test.get("provider") or default_test.get("provider"),
+        }
+    )
+    if hasattr(test, "line"):
+        merged.line = test.line
+    return merged
 
 
 def expand_tests(

@@ -1,0 +1,136 @@
+"""Bad promptfoo configs fail at load with the file, the place and what to change;
+promptfoo's exit-code variables apply to suites without gates."""
+
+from __future__ import annotations
+
+import pytest
+
+from evals.cli import main
+from evals.errors import SuiteError
+from evals.suite import load_suite
+from evals.suite.csv_tests import assertion_from_string
+from evals.suite.derived import evaluate_metrics
+from evals.suite.vars import var_combinations
+
+
+def _error(path) -> SuiteError:
+    with pytest.raises(SuiteError) as info:
+        load_suite(path)
+    return info.value
+
+
+def test_ragged_csv_row_names_csv_file_and_line(write_suite, tmp_path):
+    path = write_suite(
+        "prompts: ['{{q}}']\nproviders: [echo]\ntests: file://t.csv\n",
+        files={"t.csv": "q,__expected\na,contains:a\nb,contains:b,extra\n"},
+    )
+    err = _error(path)
+    assert err.file == str(tmp_path / "t.csv")
+    assert err.line == 3
+    assert "quote" in (err.fix or "")
+
+
+def test_missing_tests_file_names_the_suite_and_the_path(write_suite):
+    path = write_suite("prompts: ['{{q}}']\nproviders: [echo]\ntests: file://nope.yaml\n")
+    err = _error(path)
+    assert err.file == str(path)
+    assert "nope.yaml" in err.message
+
+
+def test_glob_matching_nothing_is_an_error(write_suite):
+    path = write_suite("prompts: ['file://p/*.txt']\nproviders: [echo]\n")
+    assert "no prompt file matches p/*.txt" in _error(path).message
+
+
+def test_template_error_names_the_prompt(write_suite):
+    path = write_suite("prompts: ['Hi {{ name ']\nproviders: [echo]\n")
+    err = _error(path)
+    assert "template error in prompt 'Hi {{ name '" in err.message
+
+
+def test_invalid_json_schema_in_is_json_fails_at_load(write_suite):
+    path = write_suite(
+        """\
+        prompts: ['{{q}}']
+        providers: [echo]
+        tests:
+          - assert:
+              - type: is-json
+                value: {type: objekt}
+        """
+    )
+    err = _error(path)
+    assert "is-json" in err.message
+    assert err.line == 5
+
+
+def test_unknown_provider_id_suggests_a_known_one(write_suite):
+    path = write_suite("prompts: ['{{q}}']\nproviders: [echoo]\n")
+    assert "unknown provider id 'echoo'" in _error(path).message
+
+
+def test_broken_transform_fails_at_load(write_suite):
+    path = write_suite(
+        "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - options: {transform: 'output +'}\n"
+    )
+    err = _error(path)
+    assert "options.transform is not a valid expression" in err.message
+    assert err.line == 4
+
+
+def test_csv_cells_parse_like_promptfoo():
+    assert assertion_from_string('contains-any:a, "b,c"') == {
+        "type": "contains-any",
+        "value": ["a", "b,c"],
+    }
+    assert assertion_from_string("not-starts-with:x") == {
+        "type": "not-starts-with",
+        "value": "x",
+        "threshold": 0.75,
+    }
+    assert assertion_from_string("python:len(output) > 1") == {
+        "type": "python",
+        "value": "len(output) > 1",
+    }
+    assert assertion_from_string("plain words") == {"type": "equals", "value": "plain words"}
+
+
+def test_only_string_arrays_expand():
+    combos = var_combinations({"a": ["x", "y"], "b": [1, 2], "c": ["p", "q"]})
+    assert combos == [
+        {"a": "x", "b": [1, 2], "c": "p"},
+        {"a": "x", "b": [1, 2], "c": "q"},
+        {"a": "y", "b": [1, 2], "c": "p"},
+        {"a": "y", "b": [1, 2], "c": "q"},
+    ]
+
+
+def test_derived_metrics_chain_and_divide_like_javascript():
+    out = evaluate_metrics(
+        [("ratio", "good / (good + bad)"), ("twice", "ratio * 2"), ("inf", "good / 0")],
+        {"good": 3.0, "bad": 1.0},
+        4,
+    )
+    assert out["ratio"] == 0.75
+    assert out["twice"] == 1.5
+    assert out["inf"] == float("inf")
+
+
+SUITE = "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: a}\n    assert: [{type: equals, value: a}]\n  - vars: {q: b}\n    assert: [{type: equals, value: c}]\n"
+
+
+@pytest.mark.parametrize(
+    ("env", "code"),
+    [
+        ({}, 100),
+        ({"PROMPTFOO_FAILED_TEST_EXIT_CODE": "7"}, 7),
+        ({"PROMPTFOO_PASS_RATE_THRESHOLD": "50"}, 0),
+    ],
+)
+def test_promptfoo_exit_code_variables_without_gates(write_suite, monkeypatch, env, code):
+    path = write_suite(SUITE)
+    for name in ("PROMPTFOO_FAILED_TEST_EXIT_CODE", "PROMPTFOO_PASS_RATE_THRESHOLD"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["run", str(path), "--no-store", "--no-progress", "--quiet"]) == code
