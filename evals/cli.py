@@ -58,6 +58,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         shard=args.shard,
         progress=not args.quiet and not args.no_progress,
         evaluation_id=args.evaluation_id,
+        trace=args.trace,
     )
     _check_outputs(args.output)
     result = run_evaluation(suite, options)
@@ -188,19 +189,37 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a suite against its agents and gate the result")
     run.add_argument("suite", help="suite YAML file or a directory holding promptfooconfig.yaml")
-    run.add_argument("-o", "--output", action="append", metavar="FILE",
-                     help="report file; format by extension: .json .jsonl .csv .yaml .md .xml .html")
-    run.add_argument("--repeat", "-r", type=int, help="runs per (case, agent); default from the suite")
+    run.add_argument(
+        "-o",
+        "--output",
+        action="append",
+        metavar="FILE",
+        help="report file; format by extension: .json .jsonl .csv .yaml .md .xml .html",
+    )
+    run.add_argument(
+        "--repeat", "-r", type=int, help="runs per (case, agent); default from the suite"
+    )
     run.add_argument("--concurrency", "-j", type=int, help="runs in flight at once")
     run.add_argument("--timeout", type=float, metavar="SECONDS", help="per-run timeout")
     run.add_argument("--env", choices=["pr", "nightly", "release"], help="gate environment")
     run.add_argument("--tag", "-t", action="append", help="only cases with this tag (repeatable)")
     run.add_argument("--case", action="append", help="only this case id (repeatable)")
     run.add_argument("--agent", action="append", help="only this agent label (repeatable)")
-    run.add_argument("--resume", nargs="?", const=True, metavar="EVALUATION_ID",
-                     help="continue an interrupted evaluation (latest one of this suite by default)")
+    run.add_argument(
+        "--resume",
+        nargs="?",
+        const=True,
+        metavar="EVALUATION_ID",
+        help="continue an interrupted evaluation (latest one of this suite by default)",
+    )
     run.add_argument("--shard", type=_shard, metavar="I/N", help="run only shard I of N")
     run.add_argument("--evaluation-id", help="id for the new evaluation (shards share one)")
+    run.add_argument(
+        "--trace",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="record an OpenTelemetry trace per run (default: on for out-of-process agents)",
+    )
     run.add_argument("--no-store", action="store_true", help="do not write the results store")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
@@ -219,21 +238,28 @@ def build_parser() -> argparse.ArgumentParser:
     history.set_defaults(handler=cmd_history)
 
     compare = sub.add_parser("compare", help="compare two stored evaluations")
-    compare.add_argument("baseline", nargs="?", help="baseline evaluation id (default: latest nightly on main)")
+    compare.add_argument(
+        "baseline", nargs="?", help="baseline evaluation id (default: latest nightly on main)"
+    )
     compare.add_argument("candidate", nargs="?", help="candidate evaluation id (default: latest)")
     compare.add_argument("--suite", help="suite id, to pick defaults")
     compare.add_argument("--baseline-agent", help="agent of the baseline evaluation to compare")
     compare.add_argument("--candidate-agent", help="agent of the candidate evaluation to compare")
     compare.add_argument("--env", choices=["pr", "nightly", "release"], help="gate environment")
-    compare.add_argument("--allow-fingerprint-mismatch", action="store_true",
-                         help="compare evaluations of different suite contents (warns)")
+    compare.add_argument(
+        "--allow-fingerprint-mismatch",
+        action="store_true",
+        help="compare evaluations of different suite contents (warns)",
+    )
     compare.add_argument("-o", "--output", action="append", metavar="FILE")
     compare.add_argument("--quiet", "-q", action="store_true")
     _add_store(compare)
     compare.set_defaults(handler=cmd_compare)
 
     dashboard = sub.add_parser("dashboard", help="open the results dashboard")
-    dashboard.add_argument("--host", default="127.0.0.1", help="bind address (default localhost only)")
+    dashboard.add_argument(
+        "--host", default="127.0.0.1", help="bind address (default localhost only)"
+    )
     dashboard.add_argument("--port", type=int, default=8501)
     _add_store(dashboard)
     dashboard.set_defaults(handler=cmd_dashboard)
@@ -259,7 +285,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         import traceback
 
         traceback.print_exc()
-        print("harness fault: the error above is a bug in evals, not in your suite", file=sys.stderr)
+        print(
+            "harness fault: the error above is a bug in evals, not in your suite", file=sys.stderr
+        )
         return int(ExitCode.HARNESS_FAULT)
 
 

@@ -23,6 +23,7 @@ from evals.results import RunRecord
 from evals.runner import Runner
 from evals.suite.model import Suite
 from evals.summary import GateReport, Summary
+from evals.tracing import run_tracer
 
 
 @dataclass(slots=True)
@@ -42,6 +43,7 @@ class RunOptions:
     shard: tuple[int, int] | None = None
     progress: bool = True
     evaluation_id: str | None = None
+    trace: bool | None = None
 
 
 @dataclass(slots=True)
@@ -83,17 +85,23 @@ def git_info(cwd: Path) -> tuple[str | None, str | None]:
     branch = os.environ.get("GITHUB_HEAD_REF") or os.environ.get("GITHUB_REF_NAME")
     try:
         if commit is None:
-            commit = subprocess.run(
-                ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5
-            ).stdout.strip() or None
+            commit = (
+                subprocess.run(
+                    ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5
+                ).stdout.strip()
+                or None
+            )
         if branch is None:
-            branch = subprocess.run(
-                ["git", "rev-parse", "--abbrev-ref", "HEAD"],
-                cwd=cwd,
-                capture_output=True,
-                text=True,
-                timeout=5,
-            ).stdout.strip() or None
+            branch = (
+                subprocess.run(
+                    ["git", "rev-parse", "--abbrev-ref", "HEAD"],
+                    cwd=cwd,
+                    capture_output=True,
+                    text=True,
+                    timeout=5,
+                ).stdout.strip()
+                or None
+            )
     except (OSError, subprocess.SubprocessError):
         pass
     return commit, branch
@@ -112,7 +120,9 @@ def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
         git_commit=commit,
         git_branch=branch,
         started_at=time.time(),
-        agents=[p.label for p in suite.providers if options.agents is None or p.label in options.agents],
+        agents=[
+            p.label for p in suite.providers if options.agents is None or p.label in options.agents
+        ],
         config={
             "repeat": repeat,
             "tags": options.tags,
@@ -150,7 +160,12 @@ def run_evaluation(suite: Suite, options: RunOptions) -> EvaluationResult:
         timeout_s = suite.evaluate_options.timeout_ms / 1000.0
     options.tags = tags
     plan = build_plan(
-        suite, repeat, tags=tags, case_ids=options.case_ids, agents=options.agents, shard=options.shard
+        suite,
+        repeat,
+        tags=tags,
+        case_ids=options.case_ids,
+        agents=options.agents,
+        shard=options.shard,
     )
     store = None
     records: list[RunRecord] = []
@@ -164,12 +179,16 @@ def run_evaluation(suite: Suite, options: RunOptions) -> EvaluationResult:
             records.extend(store.load_runs(meta.id))
             plan = (run for run in plan if run.key.as_tuple() not in done)
         planned = list(plan)
-        asyncio.run(
-            _execute(suite, planned, records, store, meta, options, concurrency, timeout_s)
-        )
-        meta.ended_at = time.time()
-        meta.status = "complete"
-        summary, gates = analyse(suite, records, gate_config, options.environment)
+        with run_tracer(suite, meta, options.trace) as tracer:
+            asyncio.run(
+                _execute(
+                    suite, planned, records, store, meta, options, concurrency, timeout_s, tracer
+                )
+            )
+            meta.ended_at = time.time()
+            meta.status = "complete"
+            with tracer.evaluation_span("gates"):
+                summary, gates = analyse(suite, records, gate_config, options.environment)
         if store is not None:
             store.finish_evaluation(meta, summary, gates)
     finally:
@@ -178,7 +197,9 @@ def run_evaluation(suite: Suite, options: RunOptions) -> EvaluationResult:
     return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
 
 
-def _begin(store: Any, suite: Suite, options: RunOptions, repeat: int) -> tuple[EvaluationMeta, set]:
+def _begin(
+    store: Any, suite: Suite, options: RunOptions, repeat: int
+) -> tuple[EvaluationMeta, set]:
     if store is None:
         return new_meta(suite, options, repeat), set()
     if options.resume:
@@ -200,6 +221,7 @@ async def _execute(
     options: RunOptions,
     concurrency: int,
     timeout_s: float | None,
+    tracer: Any,
 ) -> None:
     labels = {run.provider.label: run.provider for run in planned}
     agents = {label: build_agent(spec, suite.root) for label, spec in labels.items()}
@@ -210,6 +232,7 @@ async def _execute(
         concurrency=concurrency,
         timeout_s=timeout_s,
         suite_config=suite.raw,
+        tracer=tracer,
     )
     writer = store.writer(meta.id) if store is not None else None
     from evals.progress import Progress

@@ -13,12 +13,15 @@ from datetime import UTC, datetime
 
 from evals.errors import SuiteError
 from evals.evaluation import EvaluationMeta, EvaluationResult, analyse
+from evals.gates.decide import check_comparable
 from evals.results import RunKey, RunRecord
 from evals.suite import load_suite
 from evals.suite.model import Suite
 
 
-def print_history(store_url: str | None, suite_id: str | None, environment: str | None, limit: int) -> None:
+def print_history(
+    store_url: str | None, suite_id: str | None, environment: str | None, limit: int
+) -> None:
     """Print stored evaluations, newest first, as a table."""
     from rich.console import Console
     from rich.table import Table
@@ -31,7 +34,17 @@ def print_history(store_url: str | None, suite_id: str | None, environment: str 
     finally:
         store.close()
     table = Table(title="evaluations", show_lines=False)
-    for column in ("id", "suite", "version", "env", "branch", "commit", "started", "status", "verdict"):
+    for column in (
+        "id",
+        "suite",
+        "version",
+        "env",
+        "branch",
+        "commit",
+        "started",
+        "status",
+        "verdict",
+    ):
         table.add_column(column)
     for meta in metas:
         verdict = (getattr(meta, "gate_report", None) or {}).get("verdict", "")
@@ -50,14 +63,17 @@ def print_history(store_url: str | None, suite_id: str | None, environment: str 
     Console().print(table)
 
 
-def _pick_agent(meta: EvaluationMeta, records: list[RunRecord], wanted: str | None, default: str | None) -> str:
+def _pick_agent(
+    meta: EvaluationMeta, records: list[RunRecord], wanted: str | None, default: str | None
+) -> str:
     agents = sorted({r.key.agent for r in records})
     for choice in (wanted, default):
         if choice and choice in agents:
             return choice
     if wanted:
         raise SuiteError(
-            f"evaluation {meta.id} has no agent {wanted!r}", fix=f"choose one of {', '.join(agents)}"
+            f"evaluation {meta.id} has no agent {wanted!r}",
+            fix=f"choose one of {', '.join(agents)}",
         )
     if len(agents) == 1:
         return agents[0]
@@ -111,7 +127,11 @@ def compare_stored(
         candidate_meta = _resolve_candidate(store, candidate_id, suite_filter)
         baseline_meta = _resolve_baseline(store, baseline_id, candidate_meta)
         suite_obj = _suite_for(candidate_meta, suite if suite_filter is None else None)
-        warnings = _fingerprint_warnings(baseline_meta, candidate_meta, allow_fingerprint_mismatch)
+        warnings = check_comparable(
+            baseline_meta.fingerprint,
+            candidate_meta.fingerprint,
+            allow_fingerprint_mismatch or suite_obj.gates.allow_fingerprint_mismatch,
+        )
         gate_config = suite_obj.gates.for_environment(environment)
         default_agent = gate_config.candidate
         base_runs = store.load_runs(baseline_meta.id)
@@ -120,7 +140,9 @@ def compare_stored(
         store.close()
     base_agent = _pick_agent(baseline_meta, base_runs, baseline_agent, default_agent)
     cand_agent = _pick_agent(candidate_meta, cand_runs, candidate_agent, default_agent)
-    records = _relabel(base_runs, base_agent, "baseline") + _relabel(cand_runs, cand_agent, "candidate")
+    records = _relabel(base_runs, base_agent, "baseline") + _relabel(
+        cand_runs, cand_agent, "candidate"
+    )
     config = dataclasses.replace(gate_config, baseline="baseline", candidate="candidate")
     summary, gates = analyse(suite_obj, records, config, environment)
     gates.warnings.extend(warnings)
@@ -130,23 +152,29 @@ def compare_stored(
         candidate_meta,
         id=f"{baseline_meta.id}..{candidate_meta.id}",
         agents=["baseline", "candidate"],
-        config={**candidate_meta.config, "baseline_evaluation": baseline_meta.id,
-                "candidate_evaluation": candidate_meta.id, "compared_at": time.time()},
+        config={
+            **candidate_meta.config,
+            "baseline_evaluation": baseline_meta.id,
+            "candidate_evaluation": candidate_meta.id,
+            "compared_at": time.time(),
+        },
     )
     repeat = max((r.key.repeat for r in records), default=0) + 1
     return EvaluationResult(suite_obj, meta, records, summary, gates, config, repeat)
 
 
-def _resolve_candidate(store, candidate_id: str | None, suite_id: str | None) -> EvaluationMeta:  # noqa: ANN001
+def _resolve_candidate(store, candidate_id: str | None, suite_id: str | None) -> EvaluationMeta:
     if candidate_id:
         return store.get_evaluation(candidate_id)
     metas = store.list_evaluations(suite_id=suite_id, limit=1)
     if not metas:
-        raise SuiteError("the store holds no evaluation to compare", fix="run `evals run SUITE` first")
+        raise SuiteError(
+            "the store holds no evaluation to compare", fix="run `evals run SUITE` first"
+        )
     return metas[0]
 
 
-def _resolve_baseline(store, baseline_id: str | None, candidate: EvaluationMeta) -> EvaluationMeta:  # noqa: ANN001
+def _resolve_baseline(store, baseline_id: str | None, candidate: EvaluationMeta) -> EvaluationMeta:
     if baseline_id:
         return store.get_evaluation(baseline_id)
     meta = store.latest_baseline(candidate.suite_id, fingerprint=candidate.fingerprint)
@@ -156,15 +184,3 @@ def _resolve_baseline(store, baseline_id: str | None, candidate: EvaluationMeta)
             fix="pass the baseline evaluation id (see `evals history`)",
         )
     return meta
-
-
-def _fingerprint_warnings(base: EvaluationMeta, cand: EvaluationMeta, allow: bool) -> list[str]:
-    if base.fingerprint == cand.fingerprint:
-        return []
-    message = (
-        f"suite contents differ: baseline {base.id} has fingerprint {base.fingerprint}, "
-        f"candidate {cand.id} has {cand.fingerprint}"
-    )
-    if not allow:
-        raise SuiteError(message, fix="compare evaluations of the same suite, or pass --allow-fingerprint-mismatch")
-    return [message + " (compared anyway, as requested)"]

@@ -6,12 +6,29 @@ from evals.suite.loader import KNOWN_TOP_LEVEL
 from evals.suite.model import Suite
 
 _TEST_KEYS = {
-    "description", "vars", "assert", "threshold", "metadata", "options", "provider", "providers",
-    "prompts", "providerOutput", "assertScoringFunction",
+    "description",
+    "vars",
+    "assert",
+    "threshold",
+    "metadata",
+    "options",
+    "provider",
+    "providers",
+    "prompts",
+    "providerOutput",
+    "assertScoringFunction",
 }
 _ASSERT_KEYS = {
-    "type", "value", "threshold", "weight", "metric", "provider", "transform", "config",
-    "rubricPrompt", "contextTransform",
+    "type",
+    "value",
+    "threshold",
+    "weight",
+    "metric",
+    "provider",
+    "transform",
+    "config",
+    "rubricPrompt",
+    "contextTransform",
 }
 
 
@@ -34,7 +51,8 @@ def lint_suite(suite: Suite) -> list[str]:
                     for key in item:
                         if key not in _ASSERT_KEYS:
                             warnings.append(
-                                f"test #{number}: assertion key {key!r} is silently dropped by promptfoo"
+                                f"test #{number}: assertion key {key!r} "
+                                "is silently dropped by promptfoo"
                             )
     if len(suite.providers) >= 2:
         for case in suite.cases:
