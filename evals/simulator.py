@@ -1,0 +1,290 @@
+"""Scripted, seeded models behind the real OpenAI and Anthropic SDKs, with no network.
+
+A demo suite needs an agent whose model behaves in known ways, fails at known rates and
+still goes through the same client code as a real one. Here the official clients are
+pointed at an `httpx` (OpenAI) or `httpx2` (Anthropic 2.x) MockTransport; behind it a
+*script* reads the conversation (the user's question, the tools offered, the tool outputs
+received so far) and returns the next action: tool calls to make, or the final text.
+
+Usage in each reply is, by default, the o200k_base token count of the request body and of
+the reply, so cost grows with the conversation as with a real API; a script may report
+its own usage instead (a model profile with known token counts). `LatencyModel` gives a
+run's simulated duration, since a mock transport answers instantly.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+import httpx
+import httpx2
+import openai
+
+from evals.results import AgentResponse
+from evals.toolloop import (
+    Adapter,
+    AnthropicMessagesAdapter,
+    OpenAIResponsesAdapter,
+    count_tokens,
+)
+from evals.trajectory import Step
+
+Call = tuple[str, dict[str, Any]]
+Action = list[Call] | str
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """What a script reads from one request: model, question, tools offered, tool outputs."""
+
+    model: str
+    question: str
+    tools: list[str]
+    outputs: list[dict[str, Any]]
+
+
+Script = Callable[[Conversation, int], Action]
+"""The model's policy: (conversation, seed) -> tool calls to make or the final answer."""
+
+Usage = Callable[[Conversation, Action, int], tuple[int, int]]
+"""Token usage a reply reports: (conversation, action, tokens sent) -> (input, output)."""
+
+
+def draw(seed: int, *key: object) -> float:
+    """A uniform number in [0, 1) fixed by the run's seed and a key (e.g. the question)."""
+    return random.Random("|".join(str(k) for k in (seed, *key))).random()
+
+
+def choose(rates: Mapping[str, float], value: float, default: str) -> str:
+    """The behaviour whose share of [0, 1) contains `value`; `default` for the remainder."""
+    for behaviour, rate in rates.items():
+        if value < rate:
+            return behaviour
+        value -= rate
+    return default
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+
+
+def read_openai(body: dict[str, Any]) -> Conversation:
+    """A Responses API request: the question, tool names and function_call_output items."""
+    items = body["input"]
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    question = next(_text(x["content"]) for x in items if x.get("role") == "user")
+    outputs = [json.loads(x["output"]) for x in items if x.get("type") == "function_call_output"]
+    return Conversation(
+        body["model"], question, [t["name"] for t in body.get("tools", [])], outputs
+    )
+
+
+def read_anthropic(body: dict[str, Any]) -> Conversation:
+    """A Messages API request: the question, tool names and tool_result blocks."""
+    users = [m for m in body["messages"] if m["role"] == "user"]
+    outputs = [
+        json.loads(_text(b["content"]))
+        for m in users
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
+    tools = [t["name"] for t in body.get("tools", [])]
+    return Conversation(body["model"], _text(users[0]["content"]), tools, outputs)
+
+
+def _usage(
+    usage: Usage | None,
+    conversation: Conversation,
+    action: Action,
+    sent: int,
+    content: Any,
+) -> tuple[int, int]:
+    if usage is not None:
+        return usage(conversation, action, sent)
+    return sent, count_tokens(json.dumps(content, ensure_ascii=False))
+
+
+def openai_reply(
+    script: Script, body: dict[str, Any], seed: int, sent: int, usage: Usage | None = None
+) -> dict[str, Any]:
+    """The Responses API reply the script gives to one request body."""
+    conversation = read_openai(body)
+    action = script(conversation, seed)
+    n = len(conversation.outputs)
+    if isinstance(action, str):
+        output: list[dict[str, Any]] = [
+            {
+                "type": "message",
+                "id": f"msg_{n}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": action, "annotations": []}],
+            }
+        ]
+    else:
+        output = [
+            {
+                "type": "function_call",
+                "id": f"fc_{n}_{i}",
+                "call_id": f"call_{n}_{i}",
+                "name": name,
+                "arguments": json.dumps(args),
+                "status": "completed",
+            }
+            for i, (name, args) in enumerate(action)
+        ]
+    tokens_in, tokens_out = _usage(usage, conversation, action, sent, output)
+    return {
+        "id": f"resp_{n}",
+        "object": "response",
+        "created_at": 0,
+        "status": "completed",
+        "model": body["model"],
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": tokens_in,
+            "output_tokens": tokens_out,
+            "total_tokens": tokens_in + tokens_out,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
+
+
+def anthropic_reply(
+    script: Script, body: dict[str, Any], seed: int, sent: int, usage: Usage | None = None
+) -> dict[str, Any]:
+    """The Messages API reply the script gives to one request body."""
+    conversation = read_anthropic(body)
+    action = script(conversation, seed)
+    n = len(conversation.outputs)
+    if isinstance(action, str):
+        content: list[dict[str, Any]] = [{"type": "text", "text": action}]
+        stop = "end_turn"
+    else:
+        content = [
+            {"type": "tool_use", "id": f"toolu_{n}_{i}", "name": name, "input": args}
+            for i, (name, args) in enumerate(action)
+        ]
+        stop = "tool_use"
+    tokens_in, tokens_out = _usage(usage, conversation, action, sent, content)
+    return {
+        "id": f"msg_{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": body["model"],
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+    }
+
+
+Reply = Callable[[Script, dict[str, Any], int, int, Usage | None], dict[str, Any]]
+
+
+def _handler(
+    reply: Reply, response_cls: Any, script: Script, seed: int, usage: Usage | None
+) -> Callable[[Any], Any]:
+    def handle(request: Any) -> Any:
+        raw = request.content.decode()
+        return response_cls(
+            200, json=reply(script, json.loads(raw), seed, count_tokens(raw), usage)
+        )
+
+    return handle
+
+
+def openai_client(script: Script, seed: int = 0, usage: Usage | None = None) -> openai.OpenAI:
+    """The official OpenAI client, answered by `script` for the run with this seed."""
+    transport = httpx.MockTransport(_handler(openai_reply, httpx.Response, script, seed, usage))
+    return openai.OpenAI(
+        api_key="sk-simulated",
+        base_url="http://simulated/v1",
+        http_client=httpx.Client(transport=transport),
+        max_retries=0,
+    )
+
+
+def anthropic_client(
+    script: Script, seed: int = 0, usage: Usage | None = None
+) -> anthropic.Anthropic:
+    """The official Anthropic client, answered by `script` for the run with this seed."""
+    transport = httpx2.MockTransport(
+        _handler(anthropic_reply, httpx2.Response, script, seed, usage)
+    )
+    return anthropic.Anthropic(
+        api_key="sk-simulated",
+        base_url="http://simulated",
+        http_client=httpx2.Client(transport=transport),
+        max_retries=0,
+    )
+
+
+def simulated_adapter(
+    api: str, script: Script, model: str, seed: int, usage: Usage | None = None
+) -> Adapter:
+    """A tool-loop adapter over the official SDK of `api` (openai or anthropic), answered by
+    `script` under the model name `model` for the run with this seed."""
+    if api == "openai":
+        return OpenAIResponsesAdapter(openai_client(script, seed, usage), model)
+    if api == "anthropic":
+        return AnthropicMessagesAdapter(anthropic_client(script, seed, usage), model)
+    raise ValueError(f"config.api must be 'openai' or 'anthropic', got {api!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyModel:
+    """Simulated duration of a run: a fixed time per model call plus a time per tool call."""
+
+    model_call_ms: float
+    tool_ms: Mapping[str, float] = field(default_factory=dict)
+    default_tool_ms: float = 0.0
+
+    def run_ms(self, steps: Sequence[Step]) -> float:
+        """Milliseconds the run would have taken against the simulated model and tools."""
+        total = 0.0
+        for step in steps:
+            if step.kind == "model":
+                total += self.model_call_ms
+            elif step.kind == "tool":
+                total += self.tool_ms.get(step.name, self.default_tool_ms)
+        return total
+
+
+def provider_response(
+    response: AgentResponse,
+    *,
+    latency_ms: float | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The native rich provider dict (promptfoo's fields plus trajectory) of a tool-loop run.
+
+    `latency_ms`, when given, is reported as the run's latency (e.g. a simulated duration);
+    `metadata` is merged over the loop's own.
+    """
+    data: dict[str, Any] = {
+        "output": response.output,
+        "tokenUsage": response.token_usage,
+        "cost": response.cost,
+        "stopReason": response.stop_reason,
+        "trajectory": [step.to_dict() for step in response.trajectory],
+        "metadata": {**response.metadata, **(metadata or {})},
+    }
+    if response.error is not None:
+        data["error"] = response.error
+    if latency_ms is not None:
+        data["latencyMs"] = latency_ms
+    return data
