@@ -53,8 +53,23 @@ def select_cases(
     return chosen
 
 
+def ref_matches(ref: str, *names: str) -> bool:
+    """promptfoo's reference matching for a test's `providers:`/`prompts:` filters.
+
+    A reference matches a label or id exactly, as a prefix when it ends in `*`
+    (`openai:*`), or as a namespace (`openai` matches `openai:chat:gpt-4o`).
+    """
+    for name in names:
+        if name == ref or name.startswith(f"{ref}:"):
+            return True
+        if ref.endswith("*") and name.startswith(ref[:-1]):
+            return True
+    return False
+
+
 def _applies(filter_values: list[str] | None, *names: str) -> bool:
-    return filter_values is None or any(n in filter_values for n in names)
+    """An absent filter allows everything; an empty one nothing (as promptfoo)."""
+    return filter_values is None or any(ref_matches(ref, *names) for ref in filter_values)
 
 
 def build_plan(

@@ -21,6 +21,7 @@ from evals.agents.base import Agent, CallContext, MalformedResponse
 from evals.grading import grade_case
 from evals.plan import PlannedRun
 from evals.results import AgentResponse, RunRecord
+from evals.tracing import NULL_TRACER
 
 
 def render_prompt(
@@ -83,6 +84,7 @@ def _error_record(
         latency_ms=(ended - started) * 1000.0,
         started_at=started,
         ended_at=ended,
+        metadata={"shared_seed": run.shared_seed},
     )
 
 
@@ -98,7 +100,7 @@ class Runner:
         concurrency: int = 4,
         timeout_s: float | None = None,
         suite_config: dict[str, Any] | None = None,
-        traceparent_for: Callable[[PlannedRun], str | None] | None = None,
+        tracer: Any = NULL_TRACER,
     ) -> None:
         self.agents = agents
         self.suite_id = suite_id
@@ -106,10 +108,19 @@ class Runner:
         self.concurrency = max(1, concurrency)
         self.timeout_s = timeout_s
         self.suite_config = suite_config or {}
-        self.traceparent_for = traceparent_for
+        self.tracer = tracer
 
     async def execute(self, run: PlannedRun) -> RunRecord:
-        """Call the agent once and grade the result; never raises for agent faults."""
+        """Call the agent once and grade the result; never raises for agent faults.
+
+        The run executes inside its trace's root span; the spans end up on the record.
+        """
+        async with self.tracer.run_span(run) as traced:
+            record = await self._execute(run, traced)
+            traced.finish(record)
+        return record
+
+    async def _execute(self, run: PlannedRun, traced: Any) -> RunRecord:
         prompt = ""
         started = time.time()
         try:
@@ -128,8 +139,10 @@ class Runner:
             repeat=run.key.repeat,
             seed=run.seed,
             suite_id=self.suite_id,
+            shared_seed=run.shared_seed,
             timeout_s=self.timeout_s,
-            traceparent=self.traceparent_for(run) if self.traceparent_for else None,
+            traceparent=traced.traceparent,
+            extra=dict(traced.extra),
         )
         t0 = time.perf_counter()
         try:
@@ -157,6 +170,7 @@ class Runner:
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             return _error_record(run, prompt, "agent_error", f"agent raised {detail}", started)
         latency_ms = (time.perf_counter() - t0) * 1000.0
+        traced.adopt(response)
         if response.latency_ms is None:
             response.latency_ms = latency_ms
         ended = time.time()
@@ -170,16 +184,17 @@ class Runner:
         except Exception as exc:
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             return _error_record(run, prompt, "agent_error", f"transform raised {detail}", started)
-        grade = grade_case(
-            run.case,
-            response,
-            output=output,
-            prompt=prompt,
-            latency_ms=latency_ms,
-            suite_root=self.suite_root,
-            agent=run.provider.label,
-            suite_config=self.suite_config,
-        )
+        with traced.stage("grade"):
+            grade = grade_case(
+                run.case,
+                response,
+                output=output,
+                prompt=prompt,
+                latency_ms=latency_ms,
+                suite_root=self.suite_root,
+                agent=run.provider.label,
+                suite_config=self.suite_config,
+            )
         return RunRecord(
             key=run.key,
             case_index=run.case.index,
@@ -194,6 +209,7 @@ class Runner:
             latency_ms=latency_ms,
             started_at=started,
             ended_at=ended,
+            metadata={"shared_seed": run.shared_seed},
         )
 
     async def run(self, plan: Iterable[PlannedRun], on_record: Callable[[RunRecord], None]) -> int:
