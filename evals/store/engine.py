@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-import orjson
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+
+from evals.store.jsontype import dump_json
 
 DEFAULT_SQLITE_PATH = Path(".evals") / "results.db"
 BUSY_TIMEOUT_MS = 30_000
@@ -29,14 +29,6 @@ def resolve_url(url: str | None) -> str:
     return chosen
 
 
-def dump_json(value: Any) -> str:
-    """Compact JSON for the store's JSON columns; unknown objects become strings."""
-    try:
-        return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
-    except orjson.JSONEncodeError:  # integers wider than 64 bits
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
 def create_store_engine(url: str) -> Engine:
     """An engine for a resolved store URL, with the SQLite settings the store relies on."""
     parsed = make_url(url)
@@ -44,7 +36,6 @@ def create_store_engine(url: str) -> Engine:
         return create_engine(
             url,
             json_serializer=dump_json,
-            json_deserializer=orjson.loads,
             pool_size=4,
             max_overflow=4,
         )
@@ -55,7 +46,7 @@ def create_store_engine(url: str) -> Engine:
             "database is private to one connection and would lose the writer's runs"
         )
     Path(database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, json_serializer=dump_json, json_deserializer=orjson.loads)
+    engine = create_engine(url)
     event.listen(engine, "connect", _configure_sqlite)
     event.listen(engine, "begin", _begin_sqlite)
     return engine

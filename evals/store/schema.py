@@ -8,7 +8,6 @@ round-trip exactly; structured values are JSON.
 from __future__ import annotations
 
 from sqlalchemy import (
-    JSON,
     BigInteger,
     Boolean,
     CheckConstraint,
@@ -24,11 +23,13 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+from evals.store.jsontype import JsonDocument
+
 SCHEMA_VERSION = 1
 
 metadata = MetaData()
 
-Json = JSON(none_as_null=True)
+Json = JsonDocument()
 RowId = BigInteger().with_variant(Integer, "sqlite")
 
 schema_version = Table(

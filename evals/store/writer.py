@@ -18,12 +18,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import JSON, Connection, Engine, Table
+from sqlalchemy import Connection, Engine, Table
 
 from evals.errors import HarnessFault
 from evals.results import RunRecord
 from evals.store.codec import GRADE_COLUMNS, encode_grades, encode_run
-from evals.store.engine import dump_json
+from evals.store.jsontype import JsonDocument, dump_json
 from evals.store.schema import RUN_KEY_COLUMNS, grades, runs
 
 
@@ -33,7 +33,9 @@ class _RowFormat:
     def __init__(self, table: Table, columns: tuple[str, ...]) -> None:
         self.table = table
         self.columns = columns
-        self.json = frozenset(name for name in columns if isinstance(table.c[name].type, JSON))
+        self.json = frozenset(
+            name for name in columns if isinstance(table.c[name].type, JsonDocument)
+        )
 
     def values(self, row: dict[str, Any]) -> tuple[Any, ...]:
         """The row's values in column order, JSON columns serialized."""

@@ -55,6 +55,17 @@ def test_records_round_trip_with_grade_trees_steps_and_errors(store: Store) -> N
     assert writer.written == len(records)
 
 
+def test_json_beyond_what_fast_encoders_handle_round_trips(store: Store) -> None:
+    record = make_record(0, 0, 0)
+    record.response.output = {"big": 2**80, "surrogate": "\ud800", 3: "int key"}
+    store.create_evaluation(make_meta("ev-1"))
+    store.add_runs("ev-1", [record])
+
+    (loaded,) = store.load_runs("ev-1")
+
+    assert loaded.response.output == {"big": 2**80, "surrogate": "\ud800", "3": "int key"}
+
+
 def test_load_runs_filters_by_case_and_agent(store: Store) -> None:
     records = make_records(cases=3, repeats=2)
     store.create_evaluation(make_meta("ev-1"))

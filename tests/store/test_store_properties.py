@@ -1,0 +1,117 @@
+"""Property: any record the harness can produce comes back from the store unchanged."""
+
+from __future__ import annotations
+
+import uuid
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evals.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.store import Store
+from evals.trajectory import Step
+from tests.store.records import make_meta
+
+# Text columns hold UTF-8: no lone surrogates, and on PostgreSQL no NUL characters.
+text = st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=12)
+finite = st.floats(allow_nan=False, allow_infinity=False)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | finite | text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=8,
+)
+json_objects = st.dictionaries(text, json_values, max_size=3)
+
+steps = st.builds(
+    Step,
+    kind=st.sampled_from(["model", "tool", "approval", "message"]),
+    name=text,
+    arguments=st.none() | json_objects,
+    result=json_values,
+    error=st.none() | text,
+    started_at=st.none() | finite,
+    input_tokens=st.none() | st.integers(0, 10**6),
+    cost=st.none() | finite,
+    effect=st.none() | st.sampled_from(["read", "write"]),
+    metadata=json_objects,
+)
+
+assertions = st.none() | st.fixed_dictionaries(
+    {"type": text},
+    optional={"metric": text, "weight": st.integers(0, 5) | finite, "value": json_values},
+)
+
+grades = st.recursive(
+    st.builds(
+        Grade,
+        passed=st.booleans(),
+        score=finite,
+        reason=text,
+        assertion=assertions,
+        named_scores=st.dictionaries(text, finite, max_size=2),
+        tokens_used=st.dictionaries(text, st.integers(0, 1000), max_size=2),
+        policy_violation=st.booleans(),
+        errored=st.booleans(),
+        metadata=json_objects,
+    ),
+    lambda inner: st.builds(
+        Grade,
+        passed=st.booleans(),
+        score=finite,
+        reason=text,
+        assertion=assertions,
+        component_results=st.lists(inner, max_size=3),
+    ),
+    max_leaves=6,
+)
+
+responses = st.builds(
+    AgentResponse,
+    output=json_values,
+    error=st.none() | text,
+    token_usage=st.dictionaries(
+        st.sampled_from(["total", "prompt", "completion", "cached"]), st.integers(0, 10**6)
+    ),
+    cost=st.none() | finite,
+    metadata=json_objects,
+    trajectory=st.lists(steps, max_size=3),
+    stop_reason=st.none() | text,
+    finish_reason=st.none() | text,
+    latency_ms=st.none() | finite,
+    cached=st.booleans(),
+    trace=st.lists(json_objects, max_size=2),
+)
+
+records = st.builds(
+    RunRecord,
+    key=st.builds(RunKey, text, text, text, st.integers(0, 50)),
+    case_index=st.integers(0, 1000),
+    prompt_index=st.integers(0, 5),
+    agent_index=st.integers(0, 5),
+    seed=st.integers(0, 2**31 - 1),
+    prompt=text,
+    vars=json_objects,
+    response=responses,
+    status=st.sampled_from(["pass", "fail", "error"]),
+    grade=st.none() | grades,
+    error=st.none() | text,
+    error_kind=st.none() | st.sampled_from(["agent_error", "timeout", "infra"]),
+    latency_ms=finite,
+    started_at=finite,
+    ended_at=finite,
+    metadata=json_objects,
+)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(record=records)
+def test_any_record_round_trips(store: Store, record: RunRecord) -> None:
+    evaluation_id = uuid.uuid4().hex
+    store.create_evaluation(make_meta(evaluation_id))
+    assert store.add_runs(evaluation_id, [record]) == 1
+
+    assert store.load_runs(evaluation_id) == [record]
