@@ -8,11 +8,49 @@ reads a bounded amount of data however many runs the store holds.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
-from sqlalchemy import BigInteger, Engine, Select, and_, case, cast, func, select
+from sqlalchemy import BigInteger, Engine, Select, Text, and_, case, cast, func, select
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.expression import ColumnClause, ColumnElement
 
 from evals.store.schema import evaluations, grades, runs
+
+
+class JsonMember(ColumnElement[str]):
+    """A top-level member of a stored JSON document, as text, on SQLite and PostgreSQL.
+
+    Strings come back bare; objects and arrays as JSON text. Works whatever SQLAlchemy
+    type the column is declared with, since the document is addressed in SQL directly.
+    """
+
+    type = Text()
+    inherit_cache = False
+
+    def __init__(self, document: ColumnClause[Any], key: str) -> None:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            raise ValueError(f"not a plain JSON member name: {key!r}")
+        self.document = document
+        self.key = key
+
+
+@compiles(JsonMember)
+def _json_member_sqlite(element: JsonMember, compiler: SQLCompiler, **kw: Any) -> str:
+    return f"json_extract({compiler.process(element.document, **kw)}, '$.{element.key}')"
+
+
+@compiles(JsonMember, "postgresql")
+def _json_member_postgresql(element: JsonMember, compiler: SQLCompiler, **kw: Any) -> str:
+    document = compiler.process(element.document, **kw)
+    return (
+        f"CASE WHEN json_typeof(({document})::json -> '{element.key}') = 'string' "
+        f"THEN ({document})::json ->> '{element.key}' "
+        f"ELSE (({document})::json -> '{element.key}')::text END"
+    )
+
 
 _LISTED_COLUMNS = (
     evaluations.c.id,
@@ -31,7 +69,7 @@ _LISTED_COLUMNS = (
 
 
 def _verdict() -> Any:
-    return evaluations.c.gates["verdict"].as_string().label("verdict")
+    return JsonMember(evaluations.c.gates, "verdict").label("verdict")
 
 
 class DashboardQueries:
@@ -112,7 +150,7 @@ class DashboardQueries:
             evaluations.c.git_branch,
             evaluations.c.git_commit,
             _verdict(),
-            evaluations.c.summary["agents"].label("agents"),
+            JsonMember(evaluations.c.summary, "agents").label("agents"),
         ).where(
             evaluations.c.suite_id == suite_id,
             evaluations.c.status == "complete",
@@ -121,7 +159,10 @@ class DashboardQueries:
         if environment is not None:
             query = query.where(evaluations.c.environment == environment)
         query = query.order_by(evaluations.c.started_at.desc(), evaluations.c.id.desc())
-        return list(reversed(self._rows(query.limit(limit))))
+        rows = self._rows(query.limit(limit))
+        for row in rows:
+            row["agents"] = json.loads(row["agents"]) if row["agents"] else []
+        return list(reversed(rows))
 
     def outcome_rows(self, evaluation_id: str, agent: str) -> list[dict[str, Any]]:
         """One row per run of an agent: what the statistics read, and nothing else.

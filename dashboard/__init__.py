@@ -1,0 +1,1 @@
+"""The Streamlit dashboard: a read-only browser over the results store."""

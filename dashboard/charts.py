@@ -1,0 +1,160 @@
+"""Altair charts of the dashboard, built from tidy DataFrames.
+
+Each chart is titled and its axes carry units, so a chart pasted into a ticket reads
+without the page around it. Colours follow `dashboard.theme`.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from dashboard import theme
+
+WIDTH = "container"
+
+
+def _agent_colour(agents: list[str]) -> alt.Color:
+    palette = [theme.AGENT_PALETTE[i % len(theme.AGENT_PALETTE)] for i in range(len(agents))]
+    return alt.Color("agent:N", title="agent", scale=alt.Scale(domain=agents, range=palette))
+
+
+def trend_with_band(
+    frame: pd.DataFrame,
+    *,
+    value: str,
+    low: str,
+    high: str,
+    title: str,
+    axis_title: str,
+    axis_format: str,
+) -> alt.LayerChart:
+    """A value per agent over time: a line with points over its interval band.
+
+    `frame` has `started` (datetime), `agent`, `evaluation`, `verdict` and the three columns.
+    """
+    agents = list(dict.fromkeys(frame["agent"]))
+    colour = _agent_colour(agents)
+    x = alt.X("started:T", title="evaluation started (UTC)")
+    base = alt.Chart(frame).encode(x=x, color=colour)
+    band = base.mark_area(opacity=0.18).encode(
+        y=alt.Y(f"{low}:Q", title=axis_title, axis=alt.Axis(format=axis_format)),
+        y2=alt.Y2(f"{high}:Q"),
+    )
+    line = base.mark_line(strokeWidth=2).encode(y=alt.Y(f"{value}:Q"))
+    points = base.mark_point(filled=True, size=60).encode(
+        y=alt.Y(f"{value}:Q"),
+        tooltip=[
+            alt.Tooltip("started:T", title="started"),
+            alt.Tooltip("evaluation:N"),
+            alt.Tooltip("agent:N"),
+            alt.Tooltip(f"{value}:Q", title=axis_title, format=axis_format),
+            alt.Tooltip(f"{low}:Q", title="interval low", format=axis_format),
+            alt.Tooltip(f"{high}:Q", title="interval high", format=axis_format),
+            alt.Tooltip("verdict:N", title="gate verdict"),
+        ],
+    )
+    return (band + line + points).properties(title=title, width=WIDTH, height=260)
+
+
+def forest_plot(frame: pd.DataFrame, *, title: str) -> alt.LayerChart:
+    """Differences (candidate − baseline) with intervals, one row per group, by verdict.
+
+    `frame` has `group`, `difference`, `low`, `high`, `verdict`, `cases`.
+    """
+    domain, colours = theme.verdict_scale()
+    colour = alt.Color("verdict:N", scale=alt.Scale(domain=domain, range=colours))
+    y = alt.Y("group:N", title=None, sort=list(frame["group"]))
+    axis = alt.Axis(format="+.0%")
+    base = alt.Chart(frame).encode(y=y, color=colour)
+    bars = base.mark_rule(strokeWidth=3).encode(
+        x=alt.X("low:Q", title="pass-rate difference, candidate − baseline", axis=axis),
+        x2="high:Q",
+    )
+    points = base.mark_point(filled=True, size=90, shape="diamond").encode(
+        x="difference:Q",
+        tooltip=[
+            alt.Tooltip("group:N"),
+            alt.Tooltip("cases:Q"),
+            alt.Tooltip("difference:Q", format="+.1%"),
+            alt.Tooltip("low:Q", title="interval low", format="+.1%"),
+            alt.Tooltip("high:Q", title="interval high", format="+.1%"),
+            alt.Tooltip("verdict:N"),
+        ],
+    )
+    zero = alt.Chart(pd.DataFrame({"x": [0.0]})).mark_rule(color=theme.GREY, strokeDash=[4, 4])
+    height = max(120, 28 * len(frame))
+    return (zero.encode(x="x:Q") + bars + points).properties(
+        title=title, width=WIDTH, height=height
+    )
+
+
+def waterfall(frame: pd.DataFrame, *, title: str) -> alt.Chart:
+    """Spans of one run as horizontal bars from their start to their end (milliseconds).
+
+    `frame` has `label` (unique, in order), `kind`, `start_ms`, `end_ms`, `status`.
+    """
+    kinds = ["model", "tool", "approval", "message", "span"]
+    palette = [theme.BLUE, theme.AMBER, "#7b4fc9", theme.GREY, "#1f9aa8"]
+    chart = (
+        alt.Chart(frame)
+        .mark_bar(cornerRadius=2, height=14)
+        .encode(
+            x=alt.X("start_ms:Q", title="time since the run started (ms)"),
+            x2="end_ms:Q",
+            y=alt.Y("label:N", title=None, sort=list(frame["label"])),
+            color=alt.Color("kind:N", title="kind", scale=alt.Scale(domain=kinds, range=palette)),
+            stroke=alt.condition(
+                alt.datum.status == "error", alt.value(theme.RED), alt.value(None)
+            ),
+            strokeWidth=alt.value(2),
+            tooltip=[
+                alt.Tooltip("label:N", title="step"),
+                alt.Tooltip("kind:N"),
+                alt.Tooltip("start_ms:Q", title="start (ms)", format=".1f"),
+                alt.Tooltip("end_ms:Q", title="end (ms)", format=".1f"),
+                alt.Tooltip("status:N"),
+            ],
+        )
+    )
+    return chart.properties(title=title, width=WIDTH, height=max(80, 22 * len(frame)))
+
+
+def histogram(frame: pd.DataFrame, *, field: str, title: str, axis_title: str) -> alt.Chart:
+    """How a per-run quantity is distributed, one colour per agent, bars side by side."""
+    agents = list(dict.fromkeys(frame["agent"]))
+    return (
+        alt.Chart(frame)
+        .mark_bar(opacity=0.75)
+        .encode(
+            x=alt.X(f"{field}:Q", bin=alt.Bin(maxbins=30), title=axis_title),
+            y=alt.Y("count():Q", title="runs", stack=None),
+            color=_agent_colour(agents),
+            xOffset="agent:N",
+            tooltip=[alt.Tooltip("agent:N"), alt.Tooltip("count():Q", title="runs")],
+        )
+        .properties(title=title, width=WIDTH, height=240)
+    )
+
+
+def estimate_with_interval(
+    frame: pd.DataFrame, *, title: str, axis_title: str, axis_format: str
+) -> alt.LayerChart:
+    """One estimate per agent with its interval: `agent`, `value`, `low`, `high`."""
+    agents = list(dict.fromkeys(frame["agent"]))
+    base = alt.Chart(frame).encode(
+        y=alt.Y("agent:N", title=None, sort=agents), color=_agent_colour(agents)
+    )
+    rule = base.mark_rule(strokeWidth=3).encode(
+        x=alt.X("low:Q", title=axis_title, axis=alt.Axis(format=axis_format)), x2="high:Q"
+    )
+    point = base.mark_point(filled=True, size=90).encode(
+        x="value:Q",
+        tooltip=[
+            alt.Tooltip("agent:N"),
+            alt.Tooltip("value:Q", title=axis_title, format=axis_format),
+            alt.Tooltip("low:Q", title="interval low", format=axis_format),
+            alt.Tooltip("high:Q", title="interval high", format=axis_format),
+        ],
+    )
+    return (rule + point).properties(title=title, width=WIDTH, height=40 + 40 * len(agents))

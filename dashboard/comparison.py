@@ -1,0 +1,126 @@
+"""Candidate against baseline from stored evaluations, with the same statistics as the CLI.
+
+Two agents of one evaluation reuse the summary and gate report that evaluation stored.
+Any other pairing (two evaluations, or agents the evaluation did not compare) is analysed
+afresh by `evals.evaluation.analyse` over light records: each run's outcome, seed, score,
+cost, latency and policy flag, read without outputs or trajectories.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evals.errors import SuiteError
+from evals.evaluation import analyse
+from evals.gates.decide import check_comparable
+from evals.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.store import Store, StoredEvaluation
+from evals.store.dashboard_queries import DashboardQueries
+from evals.suite import load_suite
+from evals.suite.model import Suite
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One side of a comparison: an agent within a stored evaluation."""
+
+    evaluation_id: str
+    agent: str
+
+
+@dataclass(slots=True)
+class ComparisonResult:
+    """A comparison as the pages read it: the `Summary` and `GateReport` as dicts."""
+
+    summary: dict[str, Any]
+    gates: dict[str, Any]
+    warnings: list[str]
+    recomputed: bool
+
+
+def light_records(rows: list[dict[str, Any]], label: str) -> list[RunRecord]:
+    """Run records carrying only what the statistics read, relabelled as `label`."""
+    return [
+        RunRecord(
+            key=RunKey(row["prompt_id"], row["case_id"], label, row["repeat"]),
+            case_index=row["case_index"],
+            prompt_index=row["prompt_index"],
+            agent_index=row["agent_index"],
+            seed=row["seed"],
+            prompt="",
+            vars={},
+            response=AgentResponse(cost=row["cost"]),
+            status=row["status"],
+            grade=_grade(row),
+            latency_ms=row["latency_ms"],
+        )
+        for row in rows
+    ]
+
+
+def _grade(row: dict[str, Any]) -> Grade | None:
+    if row["passed"] is None:
+        return None
+    return Grade(
+        passed=bool(row["passed"]),
+        score=row["score"] if row["score"] is not None else 0.0,
+        reason="",
+        policy_violation=bool(row["policy_violation"]),
+    )
+
+
+def suite_of(evaluation: StoredEvaluation) -> Suite:
+    """The suite an evaluation ran, loaded from the path it recorded."""
+    path = evaluation.config.get("suite_path")
+    if not path or not Path(path).exists():
+        raise SuiteError(
+            f"the suite file of evaluation {evaluation.id} ({path or 'not recorded'}) is not "
+            "on this machine",
+            fix="open the dashboard where the suite is checked out, or compare two agents of "
+            "one evaluation",
+        )
+    return load_suite(path)
+
+
+def _stored_pair(evaluation: StoredEvaluation, baseline: Side, candidate: Side) -> bool:
+    comparison = (evaluation.summary or {}).get("comparison") or {}
+    return (
+        baseline.evaluation_id == candidate.evaluation_id
+        and comparison.get("baseline") == baseline.agent
+        and comparison.get("candidate") == candidate.agent
+        and evaluation.gates is not None
+    )
+
+
+def compare_sides(
+    store: Store, baseline: Side, candidate: Side, environment: str | None = None
+) -> ComparisonResult:
+    """Statistics and gates of `candidate` against `baseline`."""
+    if baseline == candidate:
+        raise SuiteError(
+            "baseline and candidate are the same runs", fix="pick another agent or evaluation"
+        )
+    base_meta = store.get_evaluation(baseline.evaluation_id)
+    cand_meta = store.get_evaluation(candidate.evaluation_id)
+    if base_meta is None or cand_meta is None:
+        missing = baseline.evaluation_id if base_meta is None else candidate.evaluation_id
+        raise SuiteError(f"the store has no evaluation {missing}", fix="pick another evaluation")
+    if _stored_pair(cand_meta, baseline, candidate):
+        assert cand_meta.summary is not None and cand_meta.gates is not None
+        return ComparisonResult(cand_meta.summary, cand_meta.gates, [], recomputed=False)
+    suite = suite_of(cand_meta)
+    warnings = check_comparable(base_meta.fingerprint, cand_meta.fingerprint, allow=True)
+    queries = DashboardQueries(store.engine)
+    records = light_records(
+        queries.outcome_rows(baseline.evaluation_id, baseline.agent), "baseline"
+    ) + light_records(queries.outcome_rows(candidate.evaluation_id, candidate.agent), "candidate")
+    environment = environment or cand_meta.environment
+    config = dataclasses.replace(
+        suite.gates.for_environment(environment), baseline="baseline", candidate="candidate"
+    )
+    summary, gates = analyse(suite, records, config, environment)
+    gates.warnings.extend(warnings)
+    return ComparisonResult(summary.to_dict(), gates.to_dict(), warnings, recomputed=True)

@@ -1,0 +1,202 @@
+"""Compare: candidate against baseline, by suite, tag and case, with the gates' reasons."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from dashboard import charts, data, frames, selection, theme, widgets
+from dashboard.comparison import Side
+from evals.errors import SuiteError
+
+TWO_EVALUATIONS = "two evaluations"
+ONE_EVALUATION = "two agents of one evaluation"
+
+url = data.store_url()
+suite_id = st.session_state[selection.SUITE]
+widgets.header(
+    "Compare",
+    "Is the candidate better or worse than the baseline? Differences with intervals, "
+    "the cases with the strongest evidence first.",
+)
+
+evaluations = data.evaluations(url, suite_id)
+current = selection.current_sides(suite_id)
+if current is None:
+    widgets.no_data("This suite needs two agents or two complete evaluations to compare.")
+    st.stop()
+baseline, candidate = current
+by_id = {e["id"]: e for e in evaluations}
+
+with st.container(border=True):
+    same = baseline.evaluation_id == candidate.evaluation_id
+    mode = st.radio(
+        "Compare",
+        [ONE_EVALUATION, TWO_EVALUATIONS],
+        index=0 if same or len(evaluations) < 2 else 1,
+        horizontal=True,
+        key="compare_mode",
+    )
+    left, right = st.columns(2)
+    if mode == ONE_EVALUATION:
+        with left:
+            chosen = selection.evaluation_picker(
+                "Evaluation", evaluations, candidate.evaluation_id, "compare_one"
+            )
+        agents = list(chosen["agents"] or [])
+        pair = selection.stored_pair(chosen["id"]) or (agents[0], agents[-1])
+        with right:
+            a, b = st.columns(2)
+            base_agent = a.selectbox(
+                "Baseline agent", agents, index=agents.index(pair[0]), key="compare_base_agent"
+            )
+            cand_agent = b.selectbox(
+                "Candidate agent", agents, index=agents.index(pair[1]), key="compare_cand_agent"
+            )
+        baseline, candidate = Side(chosen["id"], base_agent), Side(chosen["id"], cand_agent)
+    else:
+        sides = []
+        for column, role, side in ((left, "Baseline", baseline), (right, "Candidate", candidate)):
+            with column:
+                chosen = selection.evaluation_picker(
+                    f"{role} evaluation", evaluations, side.evaluation_id, f"compare_{role}"
+                )
+                agents = list(chosen["agents"] or [])
+                agent = st.selectbox(
+                    f"{role} agent",
+                    agents,
+                    index=agents.index(side.agent) if side.agent in agents else len(agents) - 1,
+                    key=f"compare_{role}_agent",
+                )
+                sides.append(Side(chosen["id"], agent))
+        baseline, candidate = sides
+
+selection.remember_sides(baseline, candidate)
+try:
+    result = data.comparison(
+        url, baseline, candidate, by_id[candidate.evaluation_id]["environment"]
+    )
+except SuiteError as error:
+    st.error(f"{error}\n\n{getattr(error, 'fix', '')}")
+    st.stop()
+
+summary, gates = result.summary, result.gates
+comparison = summary.get("comparison")
+if comparison is None:
+    widgets.no_data("These runs share no case, so there is nothing to compare.")
+    st.stop()
+overall = comparison["overall"]
+st.caption(
+    f"Baseline: {selection.side_text(baseline)} · Candidate: {selection.side_text(candidate)} · "
+    + (
+        "statistics recomputed from the stored runs"
+        if result.recomputed
+        else "statistics as stored"
+    )
+)
+for warning in gates.get("warnings", []):
+    st.warning(warning, icon="⚠️")
+
+tiles = st.columns(5)
+tiles[0].metric("Baseline pass rate", theme.percent(overall["baseline_rate"]))
+tiles[1].metric(
+    "Candidate pass rate",
+    theme.percent(overall["candidate_rate"]),
+    None if overall["difference"] is None else f"{overall['difference'] * 100:+.1f} pts",
+)
+tiles[2].metric("Difference interval (pts)", theme.interval_text(overall["interval"]))
+tiles[3].metric("Suite verdict", overall["verdict"])
+tiles[4].metric("Gates", gates.get("verdict", "—"))
+widgets.badge(overall["verdict"])
+st.caption(overall.get("explanation", ""))
+
+st.subheader("Gates")
+gate_table = frames.gate_frame(gates)
+if gate_table.empty:
+    widgets.no_data("The suite defines no gates.")
+else:
+    st.dataframe(
+        widgets.colour_words(gate_table, ["status"]),
+        width="stretch",
+        hide_index=True,
+        column_config={"reason": st.column_config.TextColumn("reason", width="large")},
+    )
+
+st.subheader("Suite and tags")
+forest = frames.forest_frame(comparison)
+st.altair_chart(
+    charts.forest_plot(
+        forest.dropna(subset=["difference"]),
+        title="Pass-rate difference (candidate − baseline) with its 95 % interval",
+    ),
+    width="stretch",
+)
+
+st.subheader("Cases, strongest evidence first")
+cases = frames.case_table(comparison, data.case_assertion_types(url, candidate.evaluation_id))
+filters = st.columns(4)
+tag_filter = filters[0].multiselect(
+    "Tags", sorted({t for tags in cases["tags"] for t in tags}), key="filter_tags"
+)
+priority_filter = filters[1].multiselect(
+    "Priority", sorted(p for p in set(cases["priority"]) if p), key="filter_priority"
+)
+grader_filter = filters[2].multiselect(
+    "Grader (assertion type)",
+    sorted({g for graders in cases["graders"] for g in graders}),
+    key="filter_graders",
+)
+verdict_filter = filters[3].multiselect(
+    "Verdict", sorted(set(cases["verdict"])), key="filter_verdicts"
+)
+shown = frames.filter_cases(
+    cases,
+    tags=tag_filter,
+    priorities=priority_filter,
+    graders=grader_filter,
+    verdicts=verdict_filter,
+).copy()
+counts = shown["verdict"].value_counts()
+badges = st.columns(4)
+for column, word in zip(
+    badges, ["regression", "improvement", "inconclusive", "equivalent"], strict=True
+):
+    with column:
+        widgets.badge(f"{word}: {int(counts.get(word, 0))}")
+link = {
+    selection.SUITE: suite_id,
+    selection.BASELINE: selection.side_text(baseline),
+    selection.CANDIDATE: selection.side_text(candidate),
+}
+shown["open"] = [f"./case?{urlencode({**link, selection.CASE: case})}" for case in shown["case"]]
+st.dataframe(
+    widgets.colour_words(shown, ["verdict"]),
+    width="stretch",
+    hide_index=True,
+    column_order=[
+        "verdict",
+        "case",
+        "priority",
+        "tags",
+        "baseline",
+        "candidate",
+        "difference",
+        "low",
+        "high",
+        "p_value",
+        "p_adjusted",
+        "graders",
+        "open",
+    ],
+    column_config={
+        "baseline": st.column_config.NumberColumn("baseline", format="percent"),
+        "candidate": st.column_config.NumberColumn("candidate", format="percent"),
+        "difference": st.column_config.NumberColumn("difference", format="%+.2f"),
+        "low": st.column_config.NumberColumn("interval low", format="%+.2f"),
+        "high": st.column_config.NumberColumn("interval high", format="%+.2f"),
+        "p_value": st.column_config.NumberColumn("p", format="%.4f"),
+        "p_adjusted": st.column_config.NumberColumn("p (BH)", format="%.4f"),
+        "open": st.column_config.LinkColumn("runs", display_text="open case"),
+    },
+)

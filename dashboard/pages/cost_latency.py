@@ -1,0 +1,109 @@
+"""Cost and latency: distributions per agent, p95 and cost per accepted task with
+intervals, and the flakiest cases."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts, data, frames, selection, widgets
+
+url = data.store_url()
+suite_id = st.session_state[selection.SUITE]
+widgets.header(
+    "Cost and latency",
+    "What each agent costs and how long it takes, and which cases pass only sometimes.",
+)
+
+evaluations = data.evaluations(url, suite_id)
+if not evaluations:
+    widgets.no_data("No complete evaluation of this suite yet.")
+    st.stop()
+current = selection.current_sides(suite_id)
+start = current[1].evaluation_id if current else evaluations[0]["id"]
+chosen = selection.evaluation_picker("Evaluation", evaluations, start, "cost_evaluation")
+stored = data.evaluation(url, chosen["id"])
+summary = (stored.summary if stored else None) or {}
+agents = summary.get("agents", [])
+
+tiles = st.columns(max(1, len(agents)))
+for column, stats in zip(tiles, agents, strict=False):
+    with column, st.container(border=True):
+        st.subheader(stats["agent"])
+        p95 = stats.get("p95_latency_ms")
+        p95_interval = stats.get("p95_latency_interval")
+        st.metric(
+            "p95 latency",
+            "—" if p95 is None else f"{p95:,.0f} ms",
+            help=None
+            if not p95_interval
+            else f"95 % interval {p95_interval[0]:,.0f} – {p95_interval[1]:,.0f} ms",
+        )
+        per_accepted = stats.get("cost_per_accepted")
+        st.metric(
+            "cost per accepted task",
+            "—" if per_accepted is None else f"${per_accepted:.4f}",
+            help="total cost divided by passed runs",
+        )
+        st.metric("total cost", f"${stats.get('total_cost', 0.0):.4f}")
+        flake = stats.get("flake_rate")
+        st.metric("flake rate", "—" if flake is None else f"{flake * 100:.1f} %")
+
+runs = pd.DataFrame.from_records(data.run_metrics(url, chosen["id"]))
+if runs.empty:
+    widgets.no_data("This evaluation stored no runs.")
+    st.stop()
+left, right = st.columns(2)
+left.altair_chart(
+    charts.histogram(runs, field="latency_ms", title="Latency per run", axis_title="latency (ms)"),
+    width="stretch",
+)
+right.altair_chart(
+    charts.histogram(runs, field="cost", title="Cost per run", axis_title="cost (USD)"),
+    width="stretch",
+)
+
+left, right = st.columns(2)
+p95 = frames.agent_estimates(summary, "p95_latency_ms", "p95_latency_interval")
+if p95.empty:
+    left.info("No p95 interval: it needs at least two cases.")
+else:
+    left.altair_chart(
+        charts.estimate_with_interval(
+            p95,
+            title="p95 latency with its cluster-bootstrap interval",
+            axis_title="p95 latency (ms)",
+            axis_format=",.0f",
+        ),
+        width="stretch",
+    )
+per_accepted = frames.agent_estimates(summary, "cost_per_accepted", "cost_per_accepted_interval")
+if per_accepted.empty:
+    right.info("No cost-per-accepted interval: no run passed.")
+else:
+    right.altair_chart(
+        charts.estimate_with_interval(
+            per_accepted,
+            title="Cost per accepted task with its interval",
+            axis_title="cost per accepted task (USD)",
+            axis_format="$.4f",
+        ),
+        width="stretch",
+    )
+
+st.subheader("Flaky cases, most flaky first")
+flaky = frames.flaky_cases(summary)
+if flaky.empty:
+    widgets.no_data("No case both passed and failed: nothing is flaky here.")
+else:
+    st.dataframe(
+        flaky,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "flake": st.column_config.ProgressColumn(
+                "flake rate", min_value=0.0, max_value=1.0, format="percent"
+            ),
+            "pass_rate": st.column_config.NumberColumn("pass rate", format="percent"),
+        },
+    )

@@ -1,0 +1,75 @@
+"""The dashboard's colour convention and the small labels built on it.
+
+Red means worse (a regression, a failed gate or run), green better (an improvement, a
+passed gate or run), grey undecided (inconclusive, undetermined, not enough data). Every
+chart and badge takes its colour from here so the convention holds on every page.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+RED = "#d1453b"
+GREEN = "#2e9e5b"
+GREY = "#8a8f98"
+BLUE = "#3b6fd1"
+AMBER = "#d99a25"
+
+_TONES = {
+    "regression": "red",
+    "fail": "red",
+    "error": "orange",
+    "improvement": "green",
+    "pass": "green",
+    "equivalent": "blue",
+}
+
+_HEX = {"red": RED, "green": GREEN, "blue": BLUE, "orange": AMBER, "gray": GREY}
+
+VERDICT_ORDER = ["regression", "improvement", "equivalent", "inconclusive", "insufficient data"]
+
+AGENT_PALETTE = [BLUE, AMBER, "#7b4fc9", "#1f9aa8", "#c94f8a", "#6b8e23"]
+
+
+def tone(word: str | None) -> str:
+    """The Streamlit colour name (for `st.badge`) of a verdict, gate or run status."""
+    return _TONES.get(word or "", "gray")
+
+
+def hex_colour(word: str | None) -> str:
+    """The hex colour of a verdict, gate or run status, for charts and tables."""
+    return _HEX[tone(word)]
+
+
+def verdict_scale() -> tuple[list[str], list[str]]:
+    """(domain, range) of an Altair colour scale over comparison verdicts."""
+    return VERDICT_ORDER, [hex_colour(v) for v in VERDICT_ORDER]
+
+
+def when(timestamp: float | None) -> str:
+    """A UTC timestamp as `YYYY-MM-DD HH:MM`, or an empty string."""
+    if timestamp is None:
+        return ""
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    """A rate as a percentage, or an em dash when unknown."""
+    return "—" if value is None else f"{value * 100:.{digits}f} %"
+
+
+def interval_text(interval: list[float] | tuple[float, float] | None, scale: float = 100.0) -> str:
+    """An interval as `[lo, hi]`, scaled (percentage points by default)."""
+    if not interval:
+        return "no interval"
+    return f"[{interval[0] * scale:.1f}, {interval[1] * scale:.1f}]"
+
+
+def evaluation_label(row: dict) -> str:
+    """How an evaluation is named in pickers: time, environment, branch, commit and id."""
+    parts = [when(row.get("started_at")), row.get("environment") or "no env"]
+    if row.get("git_branch"):
+        parts.append(row["git_branch"])
+    if row.get("git_commit"):
+        parts.append(row["git_commit"][:8])
+    return f"{' · '.join(parts)} ({row['id']})"
