@@ -120,6 +120,7 @@ class Aggregates:
                 evaluations.c.git_branch,
                 evaluations.c.environment,
                 evaluations.c.suite_version,
+                evaluations.c.verdict,
                 *[c for c in totals.c if c.name != "evaluation_id"],
             )
             .join(totals, totals.c.evaluation_id == evaluations.c.id)

@@ -11,14 +11,40 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from sqlalchemy import Connection, Engine, func, insert, inspect, select, text
+from sqlalchemy import Connection, Engine, func, insert, inspect, select, text, update
 
 from evals.errors import HarnessFault
-from evals.store.schema import SCHEMA_VERSION, metadata, schema_version
+from evals.store.schema import SCHEMA_VERSION, evaluations, metadata, schema_version
 
 Migration = tuple[int, str, Callable[[Connection], None]]
 
-MIGRATIONS: list[Migration] = []
+
+def _add_verdict_and_overview_index(connection: Connection) -> None:
+    connection.execute(text("ALTER TABLE evaluations ADD COLUMN verdict VARCHAR(16)"))
+    finished = connection.execute(
+        select(evaluations.c.id, evaluations.c.gates).where(evaluations.c.gates.is_not(None))
+    ).all()
+    for evaluation_id, gates in finished:
+        connection.execute(
+            update(evaluations)
+            .where(evaluations.c.id == evaluation_id)
+            .values(verdict=gates.get("verdict"))
+        )
+    connection.execute(
+        text(
+            "CREATE INDEX ix_runs_agent_status ON runs "
+            "(evaluation_id, agent, status, cost, latency_ms, total_tokens)"
+        )
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    (
+        2,
+        "evaluation verdict column; covering index for per-agent aggregates",
+        _add_verdict_and_overview_index,
+    ),
+]
 
 _POSTGRES_LOCK_KEY = 0x6576616C73  # "evals"
 

@@ -25,7 +25,7 @@ from sqlalchemy import (
 
 from evals.store.jsontype import JsonDocument
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 
@@ -59,6 +59,7 @@ evaluations = Table(
     Column("agents", Json),
     Column("summary", Json),
     Column("gates", Json),
+    Column("verdict", String(16)),
     Index("ix_evaluations_suite_started", "suite_id", "started_at"),
     Index("ix_evaluations_resume", "suite_id", "fingerprint", "status", "started_at"),
     Index("ix_evaluations_env_branch", "environment", "git_branch", "started_at"),
@@ -106,6 +107,16 @@ runs = Table(
     Column("ended_at", Double, nullable=False),
     UniqueConstraint(*RUN_KEY_COLUMNS, name="uq_runs_key"),
     CheckConstraint("status IN ('pass', 'fail', 'error')", name="ck_runs_status"),
+    # Covers the per-evaluation, per-agent counts and sums of the overview and trends.
+    Index(
+        "ix_runs_agent_status",
+        "evaluation_id",
+        "agent",
+        "status",
+        "cost",
+        "latency_ms",
+        "total_tokens",
+    ),
 )
 
 grades = Table(

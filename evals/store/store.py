@@ -29,6 +29,7 @@ class StoredEvaluation(EvaluationMeta):
 
     summary: dict[str, Any] | None = None
     gates: dict[str, Any] | None = None
+    verdict: str | None = None
 
 
 _META_COLUMNS = (
@@ -62,6 +63,7 @@ def _stored(row: Row) -> StoredEvaluation:
         config=data["config"] or {},
         summary=data["summary"],
         gates=data["gates"],
+        verdict=data["verdict"],
     )
 
 
@@ -237,6 +239,7 @@ class Store:
                     ended_at=meta.ended_at,
                     summary=summary.to_dict(),
                     gates=gates.to_dict(),
+                    verdict=gates.verdict,
                 )
             )
             connection.execute(delete(gate_results).where(gate_results.c.evaluation_id == meta.id))

@@ -1,0 +1,132 @@
+"""The store schema as version 1 of the harness wrote it, to test upgrades from it."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from evals.store.jsontype import JsonDocument
+
+metadata = MetaData()
+RowId = BigInteger().with_variant(Integer, "sqlite")
+
+schema_version = Table(
+    "schema_version",
+    metadata,
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("description", Text, nullable=False),
+    Column("applied_at", Double, nullable=False),
+)
+evaluations = Table(
+    "evaluations",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("suite_id", Text, nullable=False),
+    Column("suite_version", Text),
+    Column("fingerprint", Text, nullable=False),
+    Column("description", Text, nullable=False),
+    Column("git_commit", Text),
+    Column("git_branch", Text),
+    Column("environment", Text),
+    Column("shard", Text),
+    Column("started_at", Double, nullable=False),
+    Column("ended_at", Double),
+    Column("status", String(16), nullable=False),
+    Column("config", JsonDocument()),
+    Column("agents", JsonDocument()),
+    Column("summary", JsonDocument()),
+    Column("gates", JsonDocument()),
+    Index("ix_evaluations_suite_started", "suite_id", "started_at"),
+    Index("ix_evaluations_resume", "suite_id", "fingerprint", "status", "started_at"),
+    Index("ix_evaluations_env_branch", "environment", "git_branch", "started_at"),
+)
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", RowId, primary_key=True, autoincrement=True),
+    Column(
+        "evaluation_id",
+        String(64),
+        ForeignKey("evaluations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("prompt_id", Text, nullable=False),
+    Column("case_id", Text, nullable=False),
+    Column("case_index", Integer, nullable=False),
+    Column("prompt_index", Integer, nullable=False),
+    Column("agent", Text, nullable=False),
+    Column("agent_index", Integer, nullable=False),
+    Column("repeat", Integer, nullable=False),
+    Column("seed", BigInteger, nullable=False),
+    Column("prompt", Text, nullable=False),
+    Column("vars", JsonDocument()),
+    Column("output", JsonDocument()),
+    Column("status", String(8), nullable=False),
+    Column("error", Text),
+    Column("error_kind", String(32)),
+    Column("score", Double),
+    Column("passed", Boolean),
+    Column("input_tokens", BigInteger),
+    Column("output_tokens", BigInteger),
+    Column("total_tokens", BigInteger, nullable=False),
+    Column("cost", Double),
+    Column("latency_ms", Double, nullable=False),
+    Column("steps", Integer, nullable=False),
+    Column("stop_reason", Text),
+    Column("trajectory", JsonDocument()),
+    Column("trace", JsonDocument()),
+    Column("extra", JsonDocument()),
+    Column("started_at", Double, nullable=False),
+    Column("ended_at", Double, nullable=False),
+    UniqueConstraint(
+        "evaluation_id", "case_id", "agent", "prompt_id", "repeat", name="uq_runs_key"
+    ),
+    CheckConstraint("status IN ('pass', 'fail', 'error')", name="ck_runs_status"),
+)
+grades = Table(
+    "grades",
+    metadata,
+    Column("run_id", RowId, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("idx", Integer, primary_key=True, autoincrement=False),
+    Column("parent_idx", Integer),
+    Column("type", Text),
+    Column("passed", Boolean, nullable=False),
+    Column("score", Double, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("metric", Text),
+    Column("weight", Double),
+    Column("policy_violation", Boolean, nullable=False),
+    Column("errored", Boolean, nullable=False),
+)
+gate_results = Table(
+    "gate_results",
+    metadata,
+    Column(
+        "evaluation_id",
+        String(64),
+        ForeignKey("evaluations.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("position", Integer, primary_key=True, autoincrement=False),
+    Column("name", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("threshold", Double),
+    Column("measured", Double),
+    Column("interval_lo", Double),
+    Column("interval_hi", Double),
+    Column("reason", Text, nullable=False),
+    Column("blocking", Boolean, nullable=False),
+)

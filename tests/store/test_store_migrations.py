@@ -1,0 +1,114 @@
+"""Schema creation and upgrades: an old store is brought to the current schema, data intact."""
+
+from __future__ import annotations
+
+import pytest
+import schema_v1
+from records import make_meta, make_records
+from sqlalchemy import insert, inspect
+
+from evals.errors import HarnessFault
+from evals.store import open_store
+from evals.store.codec import encode_run
+from evals.store.engine import create_store_engine, resolve_url
+from evals.store.migrations import ensure_schema, stored_version
+from evals.store.schema import SCHEMA_VERSION, metadata, schema_version
+
+
+def _reflected_shape(url: str) -> dict[str, tuple[list[str], list[str]]]:
+    engine = create_store_engine(resolve_url(url))
+    inspector = inspect(engine)
+    shape = {
+        table: (
+            sorted(c["name"] for c in inspector.get_columns(table)),
+            sorted(
+                i["name"] for i in inspector.get_indexes(table) if "duplicates_constraint" not in i
+            ),
+        )
+        for table in inspector.get_table_names()
+    }
+    engine.dispose()
+    return shape
+
+
+def _declared_shape() -> dict[str, tuple[list[str], list[str]]]:
+    return {
+        name: (sorted(c.name for c in table.columns), sorted(i.name for i in table.indexes))
+        for name, table in metadata.tables.items()
+    }
+
+
+def _write_version_1_store(url: str) -> None:
+    engine = create_store_engine(resolve_url(url))
+    schema_v1.metadata.create_all(engine)
+    meta = make_meta("ev-1", status="complete")
+    with engine.begin() as connection:
+        connection.execute(
+            insert(schema_v1.schema_version).values(version=1, description="v1", applied_at=0.0)
+        )
+        connection.execute(
+            insert(schema_v1.evaluations).values(
+                id=meta.id,
+                suite_id=meta.suite_id,
+                fingerprint=meta.fingerprint,
+                description=meta.description,
+                started_at=meta.started_at,
+                status="complete",
+                agents=meta.agents,
+                gates={"gates": [], "verdict": "fail", "passed": False},
+            )
+        )
+        connection.execute(
+            insert(schema_v1.runs), [encode_run("ev-1", r) for r in make_records(3, 2)]
+        )
+    engine.dispose()
+
+
+def test_a_new_store_has_the_declared_schema(store_url: str) -> None:
+    open_store(store_url).close()
+
+    assert _reflected_shape(store_url) == _declared_shape()
+
+
+def test_a_version_1_store_is_upgraded_with_its_data(store_url: str) -> None:
+    _write_version_1_store(store_url)
+
+    store = open_store(store_url)
+
+    with store.engine.connect() as connection:
+        assert stored_version(connection) == SCHEMA_VERSION
+        applied = connection.execute(
+            schema_version.select().order_by(schema_version.c.version)
+        ).all()
+    assert [row.version for row in applied] == [1, 2]
+    evaluation = store.get_evaluation("ev-1")
+    assert evaluation is not None and evaluation.verdict == "fail"
+    assert len(store.load_runs("ev-1")) == 12
+    assert store.aggregates.agent_totals(["ev-1"])[0]["runs"] == 6
+    store.close()
+    assert _reflected_shape(store_url) == _declared_shape()
+
+
+def test_opening_a_current_store_changes_nothing(store_url: str) -> None:
+    open_store(store_url).close()
+    engine = create_store_engine(resolve_url(store_url))
+
+    assert ensure_schema(engine) == SCHEMA_VERSION
+    with engine.connect() as connection:
+        assert len(connection.execute(schema_version.select()).all()) == 1
+    engine.dispose()
+
+
+def test_a_store_from_a_newer_harness_is_refused(sqlite_url: str) -> None:
+    open_store(sqlite_url).close()
+    engine = create_store_engine(resolve_url(sqlite_url))
+    with engine.begin() as connection:
+        connection.execute(
+            insert(schema_version).values(
+                version=SCHEMA_VERSION + 1, description="x", applied_at=0.0
+            )
+        )
+
+    with pytest.raises(HarnessFault, match="newer"):
+        open_store(sqlite_url)
+    engine.dispose()
