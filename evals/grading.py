@@ -7,7 +7,12 @@ promptfoo's rules, a policy violation fails the test whatever the weights or thr
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import inspect
+import threading
 import traceback
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +20,10 @@ from evals.results import AgentResponse, Grade
 from evals.suite.model import Assertion, Case
 from evals.templating import render, render_value
 from graders.base import GradeContext, GraderError
-from graders.registry import get_grader
+from graders.registry import Grader, get_grader
 
 
-def grade_assertion(
+def _prepare(
     assertion: Assertion,
     output: Any,
     response: AgentResponse,
@@ -30,8 +35,9 @@ def grade_assertion(
     agent: str = "",
     case_metadata: dict[str, Any] | None = None,
     suite_config: dict[str, Any] | None = None,
-) -> Grade:
-    """Run one assertion; a grader that raises yields an errored failing grade, not a crash."""
+    case_options: dict[str, Any] | None = None,
+) -> tuple[Grader, GradeContext] | Grade:
+    """The grader and its context, or the errored grade when there is nothing to run."""
     grader = get_grader(assertion.base_type)
     if grader is None:
         return Grade(
@@ -61,19 +67,85 @@ def grade_assertion(
         agent=agent,
         case_metadata=case_metadata or {},
         suite_config=suite_config or {},
+        case_options=case_options or {},
     )
-    try:
-        grade = grader(ctx)
-    except GraderError as exc:
+    return grader, ctx
+
+
+def _raised(assertion: Assertion, exc: Exception) -> Grade:
+    if isinstance(exc, GraderError):
         return Grade(False, 0.0, str(exc), assertion.raw, errored=True)
-    except Exception as exc:  # user graders may raise anything
-        detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return Grade(
-            False, 0.0, f"Grader {assertion.type} raised: {detail}", assertion.raw, errored=True
-        )
+    detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    return Grade(
+        False, 0.0, f"Grader {assertion.type} raised: {detail}", assertion.raw, errored=True
+    )
+
+
+def _settled(assertion: Assertion, grade: Grade) -> Grade:
     if assertion.weight == 0 and not grade.policy_violation:
         grade.passed = True  # promptfoo: a zero-weight assertion is informational only
     return grade
+
+
+def _run_in_thread(awaitable: Awaitable[Grade]) -> Grade:
+    """Finish a judge's coroutine from synchronous code, even inside a running event loop."""
+    box: dict[str, Any] = {}
+    context = contextvars.copy_context()
+
+    async def drive() -> Grade:
+        return await awaitable
+
+    def target() -> None:
+        try:
+            box["grade"] = context.run(asyncio.run, drive())
+        except Exception as exc:  # handed back to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["grade"]
+
+
+def grade_assertion(
+    assertion: Assertion, output: Any, response: AgentResponse, **context: Any
+) -> Grade:
+    """Run one assertion; a grader that raises yields an errored failing grade, not a crash.
+
+    `context` holds `_prepare`'s keywords (prompt, variables, latency_ms, suite_root, ...).
+    A judge (coroutine grader) is run to completion on a private loop; inside the runner,
+    `grade_assertion_async` awaits it on the runner's loop instead.
+    """
+    prepared = _prepare(assertion, output, response, **context)
+    if isinstance(prepared, Grade):
+        return prepared
+    grader, ctx = prepared
+    try:
+        grade = grader(ctx)
+        if inspect.isawaitable(grade):
+            grade = _run_in_thread(grade)
+    except Exception as exc:  # user graders may raise anything
+        return _raised(assertion, exc)
+    return _settled(assertion, grade)
+
+
+async def grade_assertion_async(
+    assertion: Assertion, output: Any, response: AgentResponse, **context: Any
+) -> Grade:
+    """`grade_assertion` for the event loop: judges are awaited, pure graders called directly."""
+    prepared = _prepare(assertion, output, response, **context)
+    if isinstance(prepared, Grade):
+        return prepared
+    grader, ctx = prepared
+    try:
+        grade = grader(ctx)
+        if inspect.isawaitable(grade):
+            grade = await grade
+    except Exception as exc:  # user graders may raise anything
+        return _raised(assertion, exc)
+    return _settled(assertion, grade)
 
 
 def combine(
@@ -126,34 +198,31 @@ def combine(
     )
 
 
-def grade_case(
-    case: Case,
-    response: AgentResponse,
-    *,
-    output: Any,
-    prompt: str,
-    latency_ms: float,
-    suite_root: Path,
-    agent: str = "",
-    suite_config: dict[str, Any] | None = None,
-) -> Grade:
-    """Grade one response against every assertion of a case."""
-    grades = [
-        (
-            a,
-            grade_assertion(
-                a,
-                output,
-                response,
-                prompt=prompt,
-                variables=case.vars,
-                latency_ms=latency_ms,
-                suite_root=suite_root,
-                agent=agent,
-                case_metadata=case.metadata,
-                suite_config=suite_config,
-            ),
-        )
-        for a in case.asserts
-    ]
+def _case_context(case: Case, **context: Any) -> dict[str, Any]:
+    return {
+        **context,
+        "variables": case.vars,
+        "case_metadata": case.metadata,
+        "case_options": case.options,
+    }
+
+
+def grade_case(case: Case, response: AgentResponse, *, output: Any, **context: Any) -> Grade:
+    """Grade one response against every assertion of a case.
+
+    `context` holds prompt, latency_ms, suite_root, agent and suite_config.
+    """
+    keywords = _case_context(case, **context)
+    grades = [(a, grade_assertion(a, output, response, **keywords)) for a in case.asserts]
     return combine(grades, case.threshold, case.vars)
+
+
+async def grade_case_async(
+    case: Case, response: AgentResponse, *, output: Any, **context: Any
+) -> Grade:
+    """`grade_case` for the event loop: the case's judges are awaited concurrently."""
+    keywords = _case_context(case, **context)
+    results = await asyncio.gather(
+        *(grade_assertion_async(a, output, response, **keywords) for a in case.asserts)
+    )
+    return combine(list(zip(case.asserts, results, strict=True)), case.threshold, case.vars)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.agents.base import Agent, CallContext, MalformedResponse
-from evals.grading import grade_case
+from evals.grading import grade_case_async
 from evals.plan import PlannedRun
 from evals.results import AgentResponse, RunRecord
 from evals.tracing import NULL_TRACER
@@ -185,7 +185,7 @@ class Runner:
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             return _error_record(run, prompt, "agent_error", f"transform raised {detail}", started)
         with traced.stage("grade"):
-            grade = grade_case(
+            grade = await grade_case_async(
                 run.case,
                 response,
                 output=output,

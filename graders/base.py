@@ -15,7 +15,9 @@ class GradeContext:
     """Everything a grader may read about one run. Graders never write anywhere.
 
     `output` is the agent output after any transform; `value` the assertion value rendered
-    with the test's vars; `inverse` is True for `not-` assertions.
+    with the test's vars; `inverse` is True for `not-` assertions; `case_options` the test's
+    `options` (merged with `defaultTest.options`), where model-graded assertions find their
+    grader provider and rubric prompt.
     """
 
     output: Any
@@ -30,6 +32,7 @@ class GradeContext:
     agent: str = ""
     case_metadata: dict[str, Any] = field(default_factory=dict)
     suite_config: dict[str, Any] = field(default_factory=dict)
+    case_options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def text(self) -> str:

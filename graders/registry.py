@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from evals.errors import SuiteError
 from evals.results import Grade
 from graders.base import GradeContext
 
-Grader = Callable[[GradeContext], Grade]
+# A grader is a plain function; graders that call out (LLM judges) are coroutine functions.
+Grader = Callable[[GradeContext], Grade | Awaitable[Grade]]
 ValueCheck = Callable[[Any], None]
 _GRADERS: dict[str, Grader] = {}
 _VALUE_CHECKS: dict[str, ValueCheck] = {}
@@ -26,6 +27,7 @@ _MODULES = (
     "graders.policy",
     "graders.markup",
     "graders.sql",
+    "graders.model_graded",
 )
 _loaded = False
 

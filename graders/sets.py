@@ -46,6 +46,7 @@ def assert_set(ctx: GradeContext) -> Grade:
             agent=ctx.agent,
             case_metadata=ctx.case_metadata,
             suite_config=ctx.suite_config,
+            case_options=ctx.case_options,
         )
         grades.append((child, grade))
     result = combine(grades, ctx.assertion.threshold, ctx.vars)
