@@ -59,6 +59,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         progress=not args.quiet and not args.no_progress,
         evaluation_id=args.evaluation_id,
         trace=args.trace,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        cache=args.cache,
     )
     _check_outputs(args.output)
     result = run_evaluation(suite, options)
@@ -152,6 +155,29 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return _finish(result, args)
 
 
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Merge shard stores or shard `.json` reports into one evaluation; store it, gate it."""
+    from evals.merge import REPORT_SUFFIXES, merge_shards, store_merged
+
+    _check_outputs(args.output)
+    result = merge_shards(args.shards, suite_path=args.suite, evaluation_id=args.evaluation_id)
+    if args.out.lower().endswith(REPORT_SUFFIXES) and "://" not in args.out:
+        args.output = [args.out, *(args.output or [])]
+    else:
+        store_merged(result, args.out)
+        print(f"stored evaluation {result.meta.id} in {args.out}", file=sys.stderr)
+    return _finish(result, args)
+
+
+def cmd_regrade(args: argparse.Namespace) -> int:
+    """Grade a stored evaluation's responses again with the suite's current assertions."""
+    from evals.replay import regrade
+
+    result = regrade(args.store, args.evaluation, args.suite)
+    print(f"stored evaluation {result.meta.id} (regraded {args.evaluation})", file=sys.stderr)
+    return _finish(result, args)
+
+
 def cmd_dashboard(args: argparse.Namespace) -> int:
     """Launch the Streamlit dashboard over the store (read-only, localhost by default)."""
     import subprocess
@@ -224,7 +250,32 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     _add_store(run)
+    run.add_argument("--cache", action="store_true",
+                     help="answer repeated identical calls from .evals/cache (off by default)")
+    run.add_argument("--executor", choices=["local", "ray"], default="local",
+                     help="where runs execute: this process (default) or Ray tasks")
+    run.add_argument("--ray-address", metavar="ADDRESS",
+                     help="Ray cluster: auto, ray://HOST:10001 (default: a local Ray instance)")
     run.set_defaults(handler=cmd_run)
+
+    merge = sub.add_parser("merge", help="merge the shards of an evaluation into one")
+    merge.add_argument("out", metavar="OUT",
+                       help="store to write (SQLite path or URL) or a report file (.json, .md)")
+    merge.add_argument("shards", nargs="+", metavar="SHARD",
+                       help="shard results stores (SQLite files or URLs) or shard .json reports")
+    merge.add_argument("--suite", help="suite file (default: the one the shards ran)")
+    merge.add_argument("--evaluation-id", help="merge only this evaluation's shards")
+    merge.add_argument("-o", "--output", action="append", metavar="FILE")
+    merge.add_argument("--quiet", "-q", action="store_true")
+    merge.set_defaults(handler=cmd_merge)
+
+    regrade = sub.add_parser("regrade", help="grade stored runs again, without calling agents")
+    regrade.add_argument("evaluation", metavar="EVAL_ID", help="stored evaluation to regrade")
+    regrade.add_argument("--suite", help="suite file (default: the one the evaluation ran)")
+    regrade.add_argument("-o", "--output", action="append", metavar="FILE")
+    regrade.add_argument("--quiet", "-q", action="store_true")
+    _add_store(regrade)
+    regrade.set_defaults(handler=cmd_regrade)
 
     validate = sub.add_parser("validate", help="check a suite without running it")
     validate.add_argument("suite")

@@ -16,11 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals.agents.registry import build_agent
 from evals.gates.config import GateConfig
 from evals.plan import build_plan
 from evals.results import RunRecord
-from evals.runner import Runner
 from evals.suite.model import Suite
 from evals.summary import GateReport, Summary
 from evals.tracing import run_tracer
@@ -43,6 +41,9 @@ class RunOptions:
     shard: tuple[int, int] | None = None
     progress: bool = True
     evaluation_id: str | None = None
+    executor: str = "local"
+    ray_address: str | None = None
+    cache: bool = False
     trace: bool | None = None
 
 
@@ -223,16 +224,19 @@ async def _execute(
     timeout_s: float | None,
     tracer: Any,
 ) -> None:
-    labels = {run.provider.label: run.provider for run in planned}
-    agents = {label: build_agent(spec, suite.root) for label, spec in labels.items()}
-    runner = Runner(
-        agents,
-        suite_id=suite.suite_id,
-        suite_root=suite.root,
+    from evals.executors import build_executor
+    from evals.replay import DEFAULT_CACHE_PATH
+
+    executor = build_executor(
+        options.executor,
+        suite,
+        meta=meta,
         concurrency=concurrency,
         timeout_s=timeout_s,
-        suite_config=suite.raw,
         tracer=tracer,
+        trace=options.trace,
+        cache_path=Path.cwd() / DEFAULT_CACHE_PATH if options.cache else None,
+        ray_address=options.ray_address,
     )
     writer = store.writer(meta.id) if store is not None else None
     from evals.progress import Progress
@@ -246,10 +250,8 @@ async def _execute(
         progress.advance(record)
 
     try:
-        await runner.run(planned, on_record)
+        await executor.run(planned, on_record)
     finally:
         progress.close()
         if writer is not None:
             writer.close()
-        for agent in agents.values():
-            await agent.aclose()

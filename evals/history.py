@@ -174,11 +174,34 @@ def _resolve_candidate(store, candidate_id: str | None, suite_id: str | None) ->
     return metas[0]
 
 
+LATEST_NIGHTLY = "latest"
+
+
 def _resolve_baseline(store, baseline_id: str | None, candidate: EvaluationMeta) -> EvaluationMeta:
-    if baseline_id:
+    """The named baseline, else the newest nightly on main that started before the candidate.
+
+    `latest` names the default explicitly, so CI can name the candidate alone; a nightly
+    candidate is thereby compared with the night before, never with itself.
+    """
+    if baseline_id and baseline_id != LATEST_NIGHTLY:
         return store.get_evaluation(baseline_id)
-    meta = store.latest_baseline(candidate.suite_id, fingerprint=candidate.fingerprint)
-    if meta is None or meta.id == candidate.id:
+    nightlies = store.list_evaluations(
+        suite_id=candidate.suite_id,
+        environment="nightly",
+        branch="main",
+        fingerprint=candidate.fingerprint,
+        status="complete",
+        limit=None,
+    )
+    meta = next(
+        (
+            e
+            for e in nightlies
+            if e.shard is None and e.id != candidate.id and e.started_at <= candidate.started_at
+        ),
+        None,
+    )
+    if meta is None:
         raise SuiteError(
             f"no nightly evaluation on main for suite {candidate.suite_id!r} to compare against",
             fix="pass the baseline evaluation id (see `evals history`)",

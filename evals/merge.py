@@ -1,0 +1,239 @@
+"""Combining the shards of one evaluation into the evaluation an unsharded run gives.
+
+`evals run --shard i/n --evaluation-id ID` runs every n-th planned run; seeds derive from
+(suite, case, agent, repeat), so the union of the shards is run for run what a single
+process would have run. Shards arrive as results stores (each shard's SQLite file) or as
+the `.json` reports they wrote. Merging keeps one record per run key, re-indexes every
+record against the suite's plan, recomputes statistics and gates over the union, and
+stores the result as one complete, unsharded evaluation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from evals.errors import SuiteError
+from evals.evaluation import EvaluationMeta, EvaluationResult, analyse
+from evals.plan import build_plan
+from evals.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.suite.model import Suite
+from evals.trajectory import Step
+
+REPORT_SUFFIXES = (".json", ".jsonl", ".csv", ".yaml", ".yml", ".md", ".xml", ".html", ".htm")
+
+
+@dataclasses.dataclass(slots=True)
+class Shard:
+    """One shard's evaluation metadata and records."""
+
+    meta: EvaluationMeta
+    records: list[RunRecord]
+
+
+def _epoch(text: str | None) -> float | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def record_from_row(row: dict[str, Any]) -> RunRecord:
+    """The run a promptfoo-format result row was written from (indices are set later)."""
+    details = row["metadata"]["evals"]
+    raw = row.get("response") or {}
+    response = AgentResponse(
+        output=raw.get("output"),
+        error=raw.get("error"),
+        token_usage=dict(raw.get("tokenUsage") or {}),
+        cost=raw.get("cost"),
+        metadata=dict(raw.get("metadata") or {}),
+        trajectory=[Step.from_dict(step) for step in details.get("trajectory") or []],
+        stop_reason=details.get("stopReason"),
+        finish_reason=raw.get("finishReason"),
+        cached=bool(raw.get("cached")),
+    )
+    status = details["status"]
+    grading = row.get("gradingResult")
+    return RunRecord(
+        key=RunKey(details["promptId"], details["caseId"], details["agent"], details["repeat"]),
+        case_index=0,
+        prompt_index=0,
+        agent_index=0,
+        seed=details["seed"],
+        prompt=row["prompt"]["raw"],
+        vars=row.get("vars") or {},
+        response=response,
+        status=status,
+        grade=Grade.from_dict(grading) if grading else None,
+        error=row.get("error") if status == "error" else None,
+        error_kind=details.get("errorKind"),
+        latency_ms=float(row.get("latencyMs") or 0.0),
+        started_at=details.get("startedAt") or 0.0,
+        ended_at=details.get("endedAt") or 0.0,
+    )
+
+
+def read_json_shard(path: Path) -> Shard:
+    """A shard from the promptfoo-format `.json` report `evals run -o` wrote."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    section = document.get("evals")
+    if not isinstance(section, dict):
+        raise SuiteError(f"{path} is not a report written by `evals run -o FILE.json`")
+    suite = section["suite"]
+    meta = EvaluationMeta(
+        id=section["evaluationId"],
+        suite_id=suite["id"],
+        suite_version=suite.get("version"),
+        fingerprint=suite["fingerprint"],
+        description=suite.get("description") or "",
+        environment=section.get("environment"),
+        git_commit=section["git"].get("commit"),
+        git_branch=section["git"].get("branch"),
+        started_at=_epoch(section.get("startedAt")) or 0.0,
+        ended_at=_epoch(section.get("endedAt")),
+        agents=list(section.get("agents") or []),
+        config={"repeat": section.get("repeat"), "suite_path": suite.get("path")},
+        status=section.get("status") or "complete",
+        shard=section.get("shard"),
+    )
+    records = [record_from_row(row) for row in document["results"]["results"]]
+    return Shard(meta, records)
+
+
+def read_store_shard(url: str, evaluation_id: str | None) -> list[Shard]:
+    """The shard evaluations held by a store (the one named, or every sharded one)."""
+    from evals.store import open_store
+
+    store = open_store(url)
+    try:
+        if evaluation_id is not None:
+            metas = [m for m in [store.get_evaluation(evaluation_id)] if m is not None]
+        else:
+            metas = [m for m in store.list_evaluations(limit=None) if m.shard is not None]
+        return [Shard(meta, store.load_runs(meta.id)) for meta in metas]
+    finally:
+        store.close()
+
+
+def read_shards(sources: list[str], evaluation_id: str | None = None) -> list[Shard]:
+    """Shards from `.json` reports and results stores (SQLite paths or store URLs)."""
+    shards: list[Shard] = []
+    for source in sources:
+        if source.endswith(".json") and "://" not in source:
+            shard = read_json_shard(Path(source))
+            if evaluation_id is None or shard.meta.id == evaluation_id:
+                shards.append(shard)
+        else:
+            shards.extend(read_store_shard(source, evaluation_id))
+    if not shards:
+        raise SuiteError("no shard evaluation found in the given files", fix="check the paths")
+    return shards
+
+
+def _check_same_evaluation(shards: list[Shard]) -> None:
+    identities = {(s.meta.id, s.meta.suite_id, s.meta.fingerprint) for s in shards}
+    if len(identities) > 1:
+        listed = "; ".join(f"{i} ({s} {f})" for i, s, f in sorted(identities))
+        raise SuiteError(
+            f"the shards belong to different evaluations: {listed}",
+            fix="give every shard the same --evaluation-id and suite, or pass --evaluation-id",
+        )
+
+
+def merged_meta(shards: list[Shard]) -> EvaluationMeta:
+    """The metadata of the evaluation the shards make up together."""
+    first = shards[0].meta
+    ended = [s.meta.ended_at for s in shards]
+    agents = list(dict.fromkeys(a for s in shards for a in s.meta.agents))
+    return dataclasses.replace(
+        first,
+        started_at=min(s.meta.started_at for s in shards),
+        ended_at=None if None in ended else max(e for e in ended if e is not None),
+        agents=agents,
+        config={**first.config, "merged_shards": sorted(str(s.meta.shard) for s in shards)},
+        status="complete",
+        shard=None,
+    )
+
+
+def merge_records(suite: Suite, shards: list[Shard], repeat: int) -> list[RunRecord]:
+    """One record per run key, indexed by the suite's plan and in plan order."""
+    plan = {run.key.as_tuple(): run for run in build_plan(suite, repeat)}
+    by_key: dict[tuple[str, str, str, int], RunRecord] = {}
+    for shard in shards:
+        for record in shard.records:
+            by_key.setdefault(record.key.as_tuple(), record)
+    unknown = [key for key in by_key if key not in plan]
+    if unknown:
+        raise SuiteError(
+            f"{len(unknown)} run(s) of the shards are not in the suite's plan, e.g. {unknown[0]}",
+            fix="merge with the suite the shards ran (--suite PATH)",
+        )
+    order = {key: position for position, key in enumerate(plan)}
+    merged = []
+    for key in sorted(by_key, key=order.__getitem__):
+        run = plan[key]
+        merged.append(
+            dataclasses.replace(
+                by_key[key],
+                case_index=run.case.index,
+                prompt_index=run.prompt_index,
+                agent_index=run.agent_index,
+            )
+        )
+    return merged
+
+
+def merge_shards(
+    sources: list[str], *, suite_path: str | None = None, evaluation_id: str | None = None
+) -> EvaluationResult:
+    """The evaluation the shards in `sources` make up, analysed and gated (not stored)."""
+    from evals.suite import load_suite
+
+    shards = read_shards(sources, evaluation_id)
+    _check_same_evaluation(shards)
+    meta = merged_meta(shards)
+    path = suite_path or meta.config.get("suite_path")
+    if not path:
+        raise SuiteError("cannot find the suite the shards ran", fix="pass --suite PATH")
+    suite = load_suite(path)
+    repeat = int(meta.config.get("repeat") or 1)
+    records = merge_records(suite, shards, repeat)
+    gate_config = suite.gates.for_environment(meta.environment)
+    summary, gates = analyse(suite, records, gate_config, meta.environment)
+    planned = build_plan(
+        suite,
+        repeat,
+        tags=meta.config.get("tags"),
+        case_ids=meta.config.get("cases"),
+        agents=meta.agents or None,
+    )
+    missing = sum(1 for _ in planned) - len(records)
+    if missing > 0:
+        gates.warnings.append(f"{missing} planned run(s) are in no shard: a shard is missing")
+    meta.ended_at = meta.ended_at or time.time()
+    return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
+
+
+def store_merged(result: EvaluationResult, store_url: str) -> None:
+    """Write the merged evaluation to a store, replacing nothing already stored there."""
+    from evals.store import open_store
+
+    store = open_store(store_url)
+    try:
+        existing = store.get_evaluation(result.meta.id)
+        if existing is not None and existing.shard is not None:
+            raise SuiteError(
+                f"the store holds shard {existing.shard} of evaluation {result.meta.id}",
+                fix="merge into another store (a new file, or the team's store)",
+            )
+        if existing is None:
+            store.create_evaluation(result.meta)
+        store.add_runs(result.meta.id, result.records)
+        store.finish_evaluation(result.meta, result.summary, result.gates)
+    finally:
+        store.close()
