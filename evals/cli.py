@@ -58,6 +58,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         shard=args.shard,
         progress=not args.quiet and not args.no_progress,
         evaluation_id=args.evaluation_id,
+        grader=args.grader,
         trace=args.trace,
         executor=args.executor,
         ray_address=args.ray_address,
@@ -178,6 +179,20 @@ def cmd_regrade(args: argparse.Namespace) -> int:
     return _finish(result, args)
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    """Measure a judge against human labels; fail when agreement is below the minimums."""
+    from evals.calibrate import below_minimum, calibrate, render_table
+
+    calibration, rows = calibrate(Path(args.file), args.grader, args.concurrency)
+    print(render_table(rows))
+    min_kappa = calibration.min_kappa if args.min_kappa is None else args.min_kappa
+    min_accuracy = calibration.min_accuracy if args.min_accuracy is None else args.min_accuracy
+    problems = below_minimum(rows[-1], min_kappa, min_accuracy)
+    for problem in problems:
+        print(f"judge below minimum: {problem}", file=sys.stderr)
+    return int(ExitCode.GATE_FAILED if problems else ExitCode.OK)
+
+
 def cmd_dashboard(args: argparse.Namespace) -> int:
     """Launch the Streamlit dashboard over the store (read-only, localhost by default)."""
     import subprocess
@@ -249,6 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-store", action="store_true", help="do not write the results store")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    run.add_argument("--grader", metavar="PROVIDER_ID",
+                     help="provider for model-graded assertions (over defaultTest.options)")
     _add_store(run)
     run.add_argument("--cache", action="store_true",
                      help="answer repeated identical calls from .evals/cache (off by default)")
@@ -306,6 +323,14 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--quiet", "-q", action="store_true")
     _add_store(compare)
     compare.set_defaults(handler=cmd_compare)
+
+    calibration = sub.add_parser("calibrate", help="measure an LLM judge against human labels")
+    calibration.add_argument("file", help="calibration file (.yaml with items: or .jsonl)")
+    calibration.add_argument("--grader", metavar="PROVIDER_ID", help="judge provider to measure")
+    calibration.add_argument("--concurrency", "-j", type=int, default=4)
+    calibration.add_argument("--min-kappa", type=float, help="fail below this Cohen's kappa")
+    calibration.add_argument("--min-accuracy", type=float, help="fail below this agreement")
+    calibration.set_defaults(handler=cmd_calibrate)
 
     dashboard = sub.add_parser("dashboard", help="open the results dashboard")
     dashboard.add_argument(

@@ -41,6 +41,7 @@ class RunOptions:
     shard: tuple[int, int] | None = None
     progress: bool = True
     evaluation_id: str | None = None
+    grader: str | None = None
     executor: str = "local"
     ray_address: str | None = None
     cache: bool = False
@@ -153,6 +154,10 @@ def run_evaluation(suite: Suite, options: RunOptions) -> EvaluationResult:
     per planned run.
     """
     gate_config = suite.gates.for_environment(options.environment)
+    if options.grader:
+        from graders.judge import apply_grader
+
+        apply_grader(suite.cases, suite.default_test, options.grader)
     tags = options.tags if options.tags is not None else gate_config.tags
     repeat = options.repeat or gate_config.repeat or suite.evaluate_options.repeat
     concurrency = options.concurrency or suite.evaluate_options.max_concurrency
