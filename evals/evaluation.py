@@ -12,7 +12,7 @@ import os
 import subprocess
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ class RunOptions:
     progress: bool = True
     evaluation_id: str | None = None
     grader: str | None = None
+    confidence: float | None = None
     executor: str = "local"
     ray_address: str | None = None
     cache: bool = False
@@ -146,18 +147,25 @@ def analyse(
     return summary, decide(summary, gate_config, environment)
 
 
-def run_evaluation(suite: Suite, options: RunOptions) -> EvaluationResult:
+def run_evaluation(
+    suite: Suite, options: RunOptions, previous: EvaluationResult | None = None
+) -> EvaluationResult:
     """Run a suite and return its graded, analysed and gated result.
 
     Records are written to the store as they complete; with `resume`, runs already in
     the store are not run again, so an interrupted evaluation ends with exactly one row
-    per planned run.
+    per planned run. With `previous` (an earlier result of the same suite and options)
+    the evaluation goes on: same id and store rows, its records kept, and only the
+    repeats from `previous.repeat` up to this run's repeat are planned, which is how
+    staged runs add repeats. `options.confidence`, when set, replaces the gates' level.
     """
     gate_config = suite.gates.for_environment(options.environment)
     if options.grader:
         from graders.judge import apply_grader
 
         apply_grader(suite.cases, suite.default_test, options.grader)
+    if options.confidence is not None:
+        gate_config = replace(gate_config, confidence=options.confidence)
     tags = options.tags if options.tags is not None else gate_config.tags
     repeat = options.repeat or gate_config.repeat or suite.evaluate_options.repeat
     concurrency = options.concurrency or suite.evaluate_options.max_concurrency
@@ -172,6 +180,7 @@ def run_evaluation(suite: Suite, options: RunOptions) -> EvaluationResult:
         case_ids=options.case_ids,
         agents=options.agents,
         shard=options.shard,
+        repeat_start=previous.repeat if previous is not None else 0,
     )
     store = None
     records: list[RunRecord] = []
@@ -180,9 +189,15 @@ def run_evaluation(suite: Suite, options: RunOptions) -> EvaluationResult:
 
         store = open_store(options.store_url)
     try:
-        meta, done = _begin(store, suite, options, repeat)
-        if store is not None and done:
-            records.extend(store.load_runs(meta.id))
+        if previous is not None:
+            meta, done = previous.meta, {r.key.as_tuple() for r in previous.records}
+            meta.config["repeat"] = repeat
+            records.extend(previous.records)
+        else:
+            meta, done = _begin(store, suite, options, repeat)
+            if store is not None and done:
+                records.extend(store.load_runs(meta.id))
+        if done:
             plan = (run for run in plan if run.key.as_tuple() not in done)
         planned = list(plan)
         with run_tracer(suite, meta, options.trace) as tracer:

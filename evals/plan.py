@@ -80,11 +80,14 @@ def build_plan(
     case_ids: list[str] | None = None,
     agents: list[str] | None = None,
     shard: tuple[int, int] | None = None,
+    repeat_start: int = 0,
 ) -> Iterator[PlannedRun]:
     """Yield the runs, repeat-major so early results cover every case.
 
     `shard=(i, n)` keeps every n-th run starting at i-1 (1-based i), which splits the plan
-    evenly and deterministically.
+    evenly and deterministically. `repeat_start` leaves out the repeats below it (they ran
+    in an earlier stage); shards are still cut from the whole plan, so a run belongs to
+    the same shard whatever the stage.
     """
     cases = select_cases(suite.cases, tags, case_ids)
     providers = [p for p in suite.providers if agents is None or p.label in agents]
@@ -99,6 +102,8 @@ def build_plan(
                         continue
                     index = position
                     position += 1
+                    if r < repeat_start:
+                        continue
                     if shard is not None and index % shard[1] != shard[0] - 1:
                         continue
                     yield PlannedRun(

@@ -1,0 +1,228 @@
+"""Staged runs: stop once the gates are decided, keep the false-decision rate within alpha."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evals.errors import SuiteError
+from evals.evaluation import RunOptions, analyse
+from evals.gates.config import GateConfig
+from evals.plan import build_plan
+from evals.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.sequential import (
+    check_stages,
+    is_decided,
+    look_confidence,
+    parse_stages,
+    run_until_decided,
+)
+from evals.store import open_store
+from evals.suite import load_suite
+from evals.suite.model import Case, EvaluateOptions, ProviderSpec, Suite
+
+AGENTS = """
+def right(prompt, options, context):
+    return {"output": "yes"}
+
+
+def wrong(prompt, options, context):
+    return {"output": "no"}
+
+
+def alternating(prompt, options, context):
+    case = int(context["vars"]["n"])
+    return {"output": "yes" if (case + context["repeat"]) % 2 == 0 else "no"}
+"""
+
+SUITE = """\
+prompts: ['{{{{n}}}}']
+providers:
+  - {{id: file://agents.py:right, label: right}}
+  - {{id: file://agents.py:wrong, label: wrong}}
+  - {{id: file://agents.py:alternating, label: alt_a}}
+  - {{id: file://agents.py:alternating, label: alt_b}}
+gates: {gates}
+tests:
+{tests}
+"""
+
+CASES = 12
+STAGES = (2, 4, 8)
+
+
+def _suite_text(gates: str) -> str:
+    tests = "\n".join(
+        f"  - vars: {{n: {n}}}\n    assert: [{{type: contains, value: 'yes'}}]"
+        for n in range(CASES)
+    )
+    return SUITE.format(gates=gates, tests=tests)
+
+
+def _identical_suite(write_suite) -> Path:
+    return write_suite(
+        _suite_text("{baseline: alt_a, candidate: alt_b}"), files={"agents.py": AGENTS}
+    )
+
+
+def test_clearly_worse_candidate_stops_after_the_first_stage(write_suite):
+    path = write_suite(
+        _suite_text("{baseline: right, candidate: wrong, max_regression: 0.1}"),
+        files={"agents.py": AGENTS},
+    )
+    options = RunOptions(use_store=False, progress=False, agents=["right", "wrong"])
+    staged = run_until_decided(load_suite(path), options, STAGES)
+    assert [look.repeats for look in staged.looks] == [2]
+    assert staged.stopped_early
+    assert staged.looks[0].failed == ("regression",)
+    assert "regression failed" in staged.stop_reason
+    assert len(staged.result.records) == 2 * CASES * 2
+    assert staged.result.gates.verdict == "fail"
+    assert "1 of 3 stages" in staged.describe()
+
+
+def test_identical_agents_run_every_stage_into_one_stored_evaluation(write_suite, tmp_path):
+    path = _identical_suite(write_suite)
+    store_url = f"sqlite:///{tmp_path / 'results.db'}"
+    options = RunOptions(
+        store_url=store_url, progress=False, agents=["alt_a", "alt_b"], trace=False
+    )
+    staged = run_until_decided(load_suite(path), options, STAGES)
+    assert [look.repeats for look in staged.looks] == list(STAGES)
+    assert [look.verdict for look in staged.looks] == ["undetermined"] * 3
+    assert not staged.stopped_early
+    assert "last planned stage" in staged.stop_reason
+    keys = [r.key.as_tuple() for r in staged.result.records]
+    assert len(keys) == len(set(keys)) == 2 * CASES * STAGES[-1]
+    assert staged.result.summary.confidence == pytest.approx(1 - 0.05 / 3)
+    assert staged.result.gate_config.confidence == pytest.approx(1 - 0.05 / 3)
+    store = open_store(store_url)
+    try:
+        stored = store.list_evaluations()
+        assert [e.id for e in stored] == [staged.result.meta.id]
+        assert stored[0].status == "complete"
+        assert len(store.load_runs(stored[0].id)) == len(keys)
+    finally:
+        store.close()
+
+
+def test_staged_run_refuses_fixed_repeats_and_shards(write_suite):
+    suite = load_suite(_identical_suite(write_suite))
+    with pytest.raises(SuiteError, match="repeats of each stage"):
+        run_until_decided(suite, RunOptions(use_store=False, repeat=3), STAGES)
+    with pytest.raises(SuiteError, match="shard"):
+        run_until_decided(suite, RunOptions(use_store=False, shard=(1, 2)), STAGES)
+
+
+def test_later_stages_plan_only_new_repeats_in_the_same_shards(write_suite):
+    suite = load_suite(_identical_suite(write_suite))
+    full = [run.key for run in build_plan(suite, 5)]
+    later = [run.key for run in build_plan(suite, 5, repeat_start=2)]
+    assert later == [key for key in full if key.repeat >= 2]
+    shard = [run.key for run in build_plan(suite, 5, shard=(2, 3))]
+    later_shard = [run.key for run in build_plan(suite, 5, shard=(2, 3), repeat_start=2)]
+    assert later_shard == [key for key in shard if key.repeat >= 2]
+
+
+@given(st.lists(st.integers(1, 50), min_size=1, max_size=6, unique=True))
+def test_parse_stages_accepts_increasing_repeats_only(values):
+    text = ",".join(str(v) for v in values)
+    if values == sorted(values):
+        assert parse_stages(text) == tuple(values)
+    else:
+        with pytest.raises(ValueError, match="increasing"):
+            parse_stages(text)
+
+
+def test_parse_stages_rejects_junk():
+    for text in ("", "5,x", "0,5"):
+        with pytest.raises(ValueError):
+            parse_stages(text)
+    with pytest.raises(ValueError):
+        check_stages([])
+
+
+@given(st.floats(0.5, 0.999), st.integers(1, 10))
+def test_look_errors_add_up_to_the_overall_error(confidence, looks):
+    per_look = look_confidence(confidence, looks)
+    assert looks * (1 - per_look) == pytest.approx(1 - confidence)
+
+
+def _simulated_suite(n_cases: int) -> Suite:
+    return Suite(
+        path=Path("simulated.yaml"),
+        suite_id="simulated",
+        description="",
+        version=None,
+        prompts=[],
+        providers=[ProviderSpec("base", "base"), ProviderSpec("cand", "cand")],
+        cases=[
+            Case(index=i, id=f"c{i}", description="", vars={}, asserts=[]) for i in range(n_cases)
+        ],
+        evaluate_options=EvaluateOptions(),
+        gates=GateConfig(),
+        env={},
+        raw={},
+        files=[],
+        fingerprint="simulated",
+    )
+
+
+def _records(agent: str, outcomes: np.ndarray) -> list[RunRecord]:
+    return [
+        RunRecord(
+            key=RunKey("", f"c{case}", agent, repeat),
+            case_index=case,
+            prompt_index=0,
+            agent_index=0,
+            seed=repeat,
+            prompt="",
+            vars={},
+            response=AgentResponse(cost=0.01),
+            status="pass" if passed else "fail",
+            grade=Grade(bool(passed), float(passed), ""),
+            latency_ms=100.0,
+        )
+        for case, row in enumerate(outcomes)
+        for repeat, passed in enumerate(row)
+    ]
+
+
+def test_identical_noisy_agents_are_falsely_decided_within_alpha():
+    """Two agents with the same per-case pass rates (beta-binomial, mean 0.7, ICC 0.3).
+
+    With the default margin 0 any decided regression gate is a false claim (a pass says
+    the candidate is not worse, a fail that it is, and neither is established). Looking
+    three times at 95 % without the split decides falsely in about 8 % of suites.
+    """
+    rng = np.random.default_rng(20240611)
+    n_cases, simulations, alpha = 12, 150, 0.05
+    suite = _simulated_suite(n_cases)
+    config = GateConfig(
+        baseline="base",
+        candidate="cand",
+        block_p0_regressions=False,
+        zero_policy_violations=False,
+    )
+    config = replace(config, confidence=look_confidence(1 - alpha, len(STAGES)))
+    decided = failed = 0
+    for _ in range(simulations):
+        scale = (1 - 0.3) / 0.3
+        rates = rng.beta(0.7 * scale, 0.3 * scale, size=n_cases)
+        records = [
+            *_records("base", rng.random((n_cases, STAGES[-1])) < rates[:, None]),
+            *_records("cand", rng.random((n_cases, STAGES[-1])) < rates[:, None]),
+        ]
+        for stage in STAGES:
+            _, report = analyse(suite, [r for r in records if r.key.repeat < stage], config, None)
+            if is_decided(report):
+                decided += 1
+                failed += report.verdict == "fail"
+                break
+    assert decided / simulations <= alpha
+    assert failed / simulations <= alpha / 2
