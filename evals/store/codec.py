@@ -49,9 +49,8 @@ def _grade_detail(node: Grade) -> dict[str, Any]:
     return {k: v for k, v in detail.items() if v is not None}
 
 
-def _run_extra(record: RunRecord) -> dict[str, Any] | None:
+def _run_extra(record: RunRecord, details: list[dict[str, Any]]) -> dict[str, Any] | None:
     response = record.response
-    details = [_grade_detail(node) for node, _ in _preorder(record.grade)]
     extra = {
         "token_usage": response.token_usage or None,
         "metadata": response.metadata or None,
@@ -76,13 +75,56 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def encode_run(evaluation_id: str, record: RunRecord) -> dict[str, Any]:
-    """The `runs` row of a record."""
+GRADE_COLUMNS = (
+    "run_id",
+    "idx",
+    "parent_idx",
+    "type",
+    "passed",
+    "score",
+    "reason",
+    "metric",
+    "weight",
+    "policy_violation",
+    "errored",
+)
+
+
+def _grade_row(index: int, node: Grade, parent: int | None) -> tuple[Any, ...]:
+    assertion = node.assertion or {}
+    kind = assertion.get("type")
+    metric = assertion.get("metric")
+    return (
+        index,
+        parent,
+        str(kind) if kind is not None else None,
+        node.passed,
+        node.score,
+        node.reason,
+        str(metric) if metric is not None else None,
+        _number(assertion.get("weight")),
+        node.policy_violation,
+        node.errored,
+    )
+
+
+def encode_run(
+    evaluation_id: str, record: RunRecord
+) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
+    """The `runs` row of a record, and the `grades` rows of its grade tree.
+
+    Grade rows go root first, in pre-order, as values in `GRADE_COLUMNS` order without
+    the leading run id (known once the run row is inserted). The JSON-only parts of each
+    node (assertion, named scores, metadata) travel in the run's `extra` column, one
+    document per run rather than one per node.
+    """
     response = record.response
     usage = response.token_usage
     grade = record.grade
     key = record.key
-    return {
+    nodes = _preorder(grade)
+    grade_rows = [_grade_row(index, node, parent) for index, (node, parent) in enumerate(nodes)]
+    row = {
         "evaluation_id": evaluation_id,
         "prompt_id": key.prompt_id,
         "case_id": key.case_id,
@@ -109,55 +151,11 @@ def encode_run(evaluation_id: str, record: RunRecord) -> dict[str, Any]:
         "stop_reason": response.stop_reason,
         "trajectory": [encode_step(s) for s in response.trajectory] or None,
         "trace": response.trace or None,
-        "extra": _run_extra(record),
+        "extra": _run_extra(record, [_grade_detail(node) for node, _ in nodes]),
         "started_at": record.started_at,
         "ended_at": record.ended_at,
     }
-
-
-GRADE_COLUMNS = (
-    "run_id",
-    "idx",
-    "parent_idx",
-    "type",
-    "passed",
-    "score",
-    "reason",
-    "metric",
-    "weight",
-    "policy_violation",
-    "errored",
-)
-
-
-def encode_grades(run_id: int, grade: Grade | None) -> list[tuple[Any, ...]]:
-    """The `grades` rows (values in `GRADE_COLUMNS` order) of a run's grade tree.
-
-    Rows go root first, in pre-order. The JSON-only parts of each node (assertion, named
-    scores, metadata) travel in the run's `extra` column, one document per run rather
-    than one per node.
-    """
-    rows = []
-    for index, (node, parent) in enumerate(_preorder(grade)):
-        assertion = node.assertion or {}
-        kind = assertion.get("type")
-        metric = assertion.get("metric")
-        rows.append(
-            (
-                run_id,
-                index,
-                parent,
-                str(kind) if kind is not None else None,
-                node.passed,
-                node.score,
-                node.reason,
-                str(metric) if metric is not None else None,
-                _number(assertion.get("weight")),
-                node.policy_violation,
-                node.errored,
-            )
-        )
-    return rows
+    return row, grade_rows
 
 
 def decode_grades(rows: list[Any], details: list[dict[str, Any]] | None) -> Grade | None:

@@ -15,20 +15,33 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table
+from sqlalchemy import Connection, Double, Engine, Integer, Table
+from sqlalchemy.types import TypeEngine
 
 from evals.errors import HarnessFault
 from evals.results import RunRecord
-from evals.store.codec import GRADE_COLUMNS, encode_grades, encode_run
+from evals.store.codec import GRADE_COLUMNS, encode_run
 from evals.store.jsontype import JsonDocument, dump_json
 from evals.store.schema import RUN_KEY_COLUMNS, grades, runs
 
 
+def _converter(column_type: TypeEngine[Any]) -> Callable[[Any], Any] | None:
+    if isinstance(column_type, Double):
+        return float
+    if isinstance(column_type, Integer):
+        return int
+    return None
+
+
 class _RowFormat:
-    """Columns of a table in insert order, for inserting plain tuples."""
+    """Columns of a table in insert order, for inserting plain tuples fast.
+
+    SQLite takes multi-row VALUES statements. PostgreSQL takes one array per column
+    through `unnest`, which keeps the statement short whatever the number of rows.
+    """
 
     def __init__(self, table: Table, columns: tuple[str, ...]) -> None:
         self.table = table
@@ -36,6 +49,7 @@ class _RowFormat:
         self.json = frozenset(
             name for name in columns if isinstance(table.c[name].type, JsonDocument)
         )
+        self.converters = tuple(_converter(table.c[name].type) for name in columns)
 
     def values(self, row: dict[str, Any]) -> tuple[Any, ...]:
         """The row's values in column order, JSON columns serialized."""
@@ -45,47 +59,70 @@ class _RowFormat:
             for name in self.columns
         )
 
-    def insert_sql(self, connection: Connection, rows: int) -> str:
-        dialect = connection.dialect
-        quote = dialect.identifier_preparer.quote
-        marker = "?" if dialect.paramstyle == "qmark" else "%s"
-        group = "(" + ", ".join([marker] * len(self.columns)) + ")"
+    def insert(
+        self, connection: Connection, rows: list[tuple[Any, ...]], suffix: str = ""
+    ) -> list[tuple[Any, ...]]:
+        """Insert value tuples (`suffix` completes the statement); returns RETURNING rows."""
+        if connection.dialect.name == "postgresql":
+            sql, arrays = self._unnest(connection, rows)
+            with connection.connection.driver_connection.cursor() as cursor:
+                cursor.execute(sql + suffix, arrays)
+                return cursor.fetchall() if cursor.description else []
+        per_statement = _MAX_PARAMETERS // len(self.columns)
+        returned: list[tuple[Any, ...]] = []
+        for start in range(0, len(rows), per_statement):
+            sql, values = self._values(connection, rows[start : start + per_statement])
+            result = connection.exec_driver_sql(sql + suffix, values)
+            if result.returns_rows:
+                returned.extend(tuple(row) for row in result)
+        return returned
+
+    def _head(self, connection: Connection) -> str:
+        quote = connection.dialect.identifier_preparer.quote
         names = ", ".join(quote(name) for name in self.columns)
-        return f"INSERT INTO {quote(self.table.name)} ({names}) VALUES " + ", ".join([group] * rows)
+        return f"INSERT INTO {quote(self.table.name)} ({names})"
+
+    def _values(self, connection: Connection, rows: list[tuple[Any, ...]]) -> tuple[str, tuple]:
+        group = "(" + ", ".join(["?"] * len(self.columns)) + ")"
+        sql = f"{self._head(connection)} VALUES " + ", ".join([group] * len(rows))
+        return sql, tuple(value for row in rows for value in row)
+
+    def _unnest(self, connection: Connection, rows: list[tuple[Any, ...]]) -> tuple[str, tuple]:
+        # Arrays travel as binary parameters (%b), so no element needs text escaping.
+        dialect = connection.dialect
+        casts = ", ".join(
+            f"%b::{self.table.c[name].type.compile(dialect=dialect)}[]" for name in self.columns
+        )
+        arrays = tuple(
+            [v if v is None or convert is None else convert(v) for v in column]
+            for column, convert in zip(zip(*rows, strict=True), self.converters, strict=True)
+        )
+        return f"{self._head(connection)} SELECT * FROM unnest({casts})", arrays
 
 
 _RUN_FORMAT = _RowFormat(runs, tuple(c.name for c in runs.columns if c.name != "id"))
 _GRADE_FORMAT = _RowFormat(grades, GRADE_COLUMNS)
 
+# Bound parameters per SQLite statement, below its limit of 32766.
+_MAX_PARAMETERS = 30_000
+
 
 def insert_runs(engine: Engine, evaluation_id: str, records: Sequence[RunRecord]) -> int:
     """Store records not stored yet (by key) with their grades; returns how many were new."""
-    if not records:
-        return 0
     by_key = {(r.key.case_id, r.key.agent, r.key.prompt_id, r.key.repeat): r for r in records}
     # One order for every writer, so concurrent batches lock keys in the same order.
     ordered = sorted(by_key)
-    values = [
-        value
-        for key in ordered
-        for value in _RUN_FORMAT.values(encode_run(evaluation_id, by_key[key]))
-    ]
+    encoded = {key: encode_run(evaluation_id, by_key[key]) for key in ordered}
+    run_rows = [_RUN_FORMAT.values(encoded[key][0]) for key in ordered]
     with engine.begin() as connection:
         quote = connection.dialect.identifier_preparer.quote
         conflict = ", ".join(quote(name) for name in RUN_KEY_COLUMNS)
         returned = ", ".join(quote(name) for name in ("id", *RUN_KEY_COLUMNS[1:]))
-        statement = (
-            _RUN_FORMAT.insert_sql(connection, len(ordered))
-            + f" ON CONFLICT ({conflict}) DO NOTHING RETURNING {returned}"
-        )
-        inserted = connection.exec_driver_sql(statement, tuple(values)).all()
-        grade_rows = [
-            row
-            for run_id, *key in inserted
-            for row in encode_grades(run_id, by_key[tuple(key)].grade)
-        ]
+        suffix = f" ON CONFLICT ({conflict}) DO NOTHING RETURNING {returned}"
+        inserted = _RUN_FORMAT.insert(connection, run_rows, suffix)
+        grade_rows = [(run_id, *row) for run_id, *key in inserted for row in encoded[tuple(key)][1]]
         if grade_rows:
-            connection.exec_driver_sql(_GRADE_FORMAT.insert_sql(connection, 1), grade_rows)
+            _GRADE_FORMAT.insert(connection, grade_rows)
     return len(inserted)
 
 

@@ -59,7 +59,7 @@ def _write_version_1_store(url: str) -> None:
             )
         )
         connection.execute(
-            insert(schema_v1.runs), [encode_run("ev-1", r) for r in make_records(3, 2)]
+            insert(schema_v1.runs), [encode_run("ev-1", r)[0] for r in make_records(3, 2)]
         )
     engine.dispose()
 
