@@ -1,0 +1,72 @@
+"""Running a workflow's shell steps locally, exactly as the YAML writes them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = ROOT / ".github" / "workflows"
+DEMO_SUITE = ROOT / "cases" / "trading-research"
+
+
+def load_workflow(name: str) -> dict[str, Any]:
+    """A workflow file as a mapping (PyYAML reads the `on:` key as True; unused here)."""
+    return yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
+
+
+def step(job: dict[str, Any], step_id: str) -> str:
+    """The shell script of the step with `id: step_id`."""
+    for entry in job["steps"]:
+        if entry.get("id") == step_id:
+            return entry["run"]
+    raise KeyError(step_id)
+
+
+def literal_env(block: dict[str, Any]) -> dict[str, str]:
+    """The entries of an `env:` block that hold no `${{ }}` expression."""
+    return {k: str(v) for k, v in block.items() if "${{" not in str(v)}
+
+
+def fake_gh(bin_dir: Path, store: Path | None) -> None:
+    """A `gh` that lists one finished nightly run whose `evals-store` artifact is `store`."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    listing = "echo 4242" if store is not None else "true"
+    script = f"""#!/usr/bin/env bash
+case "$1 $2" in
+  "run list") {listing} ;;
+  "run download")
+    dir=""; while [ $# -gt 0 ]; do [ "$1" = --dir ] && dir="$2"; shift; done
+    mkdir -p "$dir" && cp "{store}" "$dir/results.db" ;;
+  *) exit 2 ;;
+esac
+"""
+    gh = bin_dir / "gh"
+    gh.write_text(script, encoding="utf-8")
+    gh.chmod(0o755)
+
+
+def run_step(
+    script: str, cwd: Path, env: dict[str, str], bin_dir: Path
+) -> subprocess.CompletedProcess[str]:
+    """Run a step's script as GitHub's default bash shell does (`bash -eo pipefail`)."""
+    path = os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), os.environ["PATH"]])
+    full_env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "EVALS_"))},
+        **env,
+        "PATH": path,
+    }
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
