@@ -12,13 +12,15 @@ from sqlalchemy.engine import make_url
 
 from dashboard import data, selection
 
-st.set_page_config(page_title="evals · regressions", page_icon="🧪", layout="wide")
+st.set_page_config(page_title="evals · regressions", page_icon=":material/science:", layout="wide")
 
 PAGES = [
-    st.Page("pages/overview.py", title="Overview", icon="📈", url_path="overview", default=True),
-    st.Page("pages/compare.py", title="Compare", icon="⚖️", url_path="compare"),
-    st.Page("pages/case.py", title="Case", icon="🔎", url_path="case"),
-    st.Page("pages/cost_latency.py", title="Cost and latency", icon="⏱️", url_path="cost"),
+    st.Page("views/overview.py", title="Overview", icon=":material/monitoring:", default=True),
+    st.Page(
+        "views/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"
+    ),
+    st.Page("views/case.py", title="Case", icon=":material/search:", url_path="case"),
+    st.Page("views/cost_latency.py", title="Cost and latency", icon=":material/timer:"),
 ]
 
 navigation = st.navigation(PAGES)
@@ -29,6 +31,9 @@ st.sidebar.caption(
     "Store: " + make_url(data.store_url()).render_as_string(hide_password=True),
     help="Set EVALS_STORE_URL or pass --store to `evals dashboard` to read another store.",
 )
-st.sidebar.caption("🔴 regression · 🟢 improvement · ⚪ inconclusive")
+st.sidebar.markdown(
+    ":red-badge[regression] :green-badge[improvement] :gray-badge[inconclusive]",
+    help="Red is worse, green better, grey undecided, on every page and chart.",
+)
 if suite_id is not None:
     navigation.run()

@@ -33,7 +33,7 @@ def trend_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                 {
                     "started": pd.to_datetime(row["started_at"], unit="s", utc=True),
                     "evaluation": row["id"],
-                    "environment": row["environment"] or "none",
+                    "environment": row["environment"] or "no environment",
                     "verdict": row["verdict"] or "",
                     "agent": agent["agent"],
                     "pass_rate": agent.get("pass_rate"),
@@ -55,7 +55,7 @@ def verdict_matrix(rows: list[dict[str, Any]], environments: list[str]) -> pd.Da
     """Suites down, environments across: the latest verdict of each, blank when never run."""
     table: dict[str, dict[str, str]] = {}
     for row in rows:
-        environment = row["environment"] or "none"
+        environment = row["environment"] or "no environment"
         table.setdefault(row["suite_id"], {})[environment] = row["verdict"] or "no gates"
     columns = environments + sorted(
         {e for cells in table.values() for e in cells} - set(environments)

@@ -14,9 +14,9 @@ def header(title: str, subtitle: str) -> None:
     st.caption(subtitle)
 
 
-def badge(word: str) -> None:
-    """A verdict or status as a coloured badge (red worse, green better, grey undecided)."""
-    st.badge(word, color=theme.tone(word))  # type: ignore[arg-type]
+def badge(text: str, word: str | None = None) -> None:
+    """A coloured badge; its colour is that of `word` (default: the text itself)."""
+    st.badge(text, color=theme.tone(word or text))  # type: ignore[arg-type]
 
 
 def colour_words(frame: pd.DataFrame, columns: list[str]) -> pd.io.formats.style.Styler:

@@ -52,14 +52,11 @@ case = compared[case_id]
 
 with st.container(border=True):
     top = st.columns([3, 1, 1, 1])
-    top[0].text(case["description"])
-    with top[1]:
+    with top[0]:
+        st.text(case["description"])
         widgets.badge(case["verdict"])
-    top[2].metric(
-        "Baseline → candidate",
-        f"{theme.percent(case['baseline']['pass_rate'], 0)} → "
-        f"{theme.percent(case['candidate']['pass_rate'], 0)}",
-    )
+    top[1].metric("Baseline pass rate", theme.percent(case["baseline"]["pass_rate"], 0))
+    top[2].metric("Candidate pass rate", theme.percent(case["candidate"]["pass_rate"], 0))
     top[3].metric("p (BH)", "—" if case["p_adjusted"] is None else f"{case['p_adjusted']:.3f}")
     details = []
     if case.get("priority"):
@@ -72,7 +69,7 @@ with st.container(border=True):
 
 
 def _step_heading(number: int, step: Step) -> str:
-    parts = [f"{number:02d}", step.kind, step.name]
+    parts = [f"step {number:02d}", step.kind, step.name]
     if step.duration_ms is not None:
         parts.append(f"{step.duration_ms:.1f} ms")
     if step.input_tokens is not None or step.output_tokens is not None:
@@ -91,29 +88,32 @@ def _step_heading(number: int, step: Step) -> str:
 def _timeline(record: RunRecord) -> None:
     for number, step in enumerate(record.response.trajectory, start=1):
         with st.container(border=True):
-            st.text(("🛠️ " if step.kind == "tool" else "🧠 ") + _step_heading(number, step))
+            st.text(_step_heading(number, step))
             if step.arguments is not None:
-                st.code(frames.as_text(step.arguments), language="json")
+                st.code(frames.as_text(step.arguments), language="json", wrap_lines=True)
             if step.kind == "tool" and step.result is not None:
-                st.code(frames.as_text(step.result), language="json")
+                st.code(frames.as_text(step.result), language="json", wrap_lines=True)
             if step.error:
-                st.code(f"error: {step.error}", language="text")
+                st.code(f"error: {step.error}", language="text", wrap_lines=True)
 
 
 def _run_card(record: RunRecord, key: str) -> None:
     with st.container(border=True):
         widgets.badge(record.status)
-        numbers = st.columns(4)
-        numbers[0].metric("latency", f"{record.latency_ms:,.0f} ms")
-        numbers[1].metric("cost", f"${record.cost:.4f}")
-        numbers[2].metric("tokens", f"{record.total_tokens:,}")
-        numbers[3].metric("steps", len(record.response.trajectory))
+        st.text(
+            f"{record.latency_ms:,.0f} ms · ${record.cost:.5f} · {record.total_tokens:,} tokens · "
+            f"{len(record.response.trajectory)} steps · stop: {record.response.stop_reason or '—'}"
+        )
         st.caption("Final output")
         output = record.response.output
-        st.code(frames.as_text(output) if output is not None else "(no output)", language="text")
+        st.code(
+            frames.as_text(output) if output is not None else "(no output)",
+            language="text",
+            wrap_lines=True,
+        )
         if record.error:
             st.caption(f"Run error ({record.error_kind})")
-            st.code(record.error, language="text")
+            st.code(record.error, language="text", wrap_lines=True)
         st.caption("Assertions")
         assertions = frames.assertion_rows(record)
         st.dataframe(
@@ -175,7 +175,8 @@ for tab, repeat in zip(tabs, repeats, strict=True):
             (columns[1], "candidate", candidate, cand_runs),
         ):
             with column:
-                st.subheader(f"{role} · {side.agent}")
+                st.subheader(role if side.agent == role else f"{role}: {side.agent}")
+                st.caption(f"evaluation {side.evaluation_id}")
                 record = runs.get(repeat)
                 if record is None:
                     widgets.no_data(f"No run of repeat {repeat + 1} for the {role}.")

@@ -98,7 +98,7 @@ st.caption(
 for warning in gates.get("warnings", []):
     st.warning(warning, icon="⚠️")
 
-tiles = st.columns(5)
+tiles = st.columns(4)
 tiles[0].metric("Baseline pass rate", theme.percent(overall["baseline_rate"]))
 tiles[1].metric(
     "Candidate pass rate",
@@ -106,9 +106,8 @@ tiles[1].metric(
     None if overall["difference"] is None else f"{overall['difference'] * 100:+.1f} pts",
 )
 tiles[2].metric("Difference interval (pts)", theme.interval_text(overall["interval"]))
-tiles[3].metric("Suite verdict", overall["verdict"])
-tiles[4].metric("Gates", gates.get("verdict", "—"))
-widgets.badge(overall["verdict"])
+tiles[3].metric("Gates", gates.get("verdict", "—"))
+widgets.badge(f"suite: {overall['verdict']}", overall["verdict"])
 st.caption(overall.get("explanation", ""))
 
 st.subheader("Gates")
@@ -120,7 +119,13 @@ else:
         widgets.colour_words(gate_table, ["status"]),
         width="stretch",
         hide_index=True,
-        column_config={"reason": st.column_config.TextColumn("reason", width="large")},
+        column_config={
+            "measured": st.column_config.NumberColumn("measured", format="%.3f"),
+            "threshold": st.column_config.NumberColumn("threshold", format="%.3f"),
+            "low": st.column_config.NumberColumn("interval low", format="%.3f"),
+            "high": st.column_config.NumberColumn("interval high", format="%.3f"),
+            "reason": st.column_config.TextColumn("reason", width="large"),
+        },
     )
 
 st.subheader("Suite and tags")
@@ -163,7 +168,7 @@ for column, word in zip(
     badges, ["regression", "improvement", "inconclusive", "equivalent"], strict=True
 ):
     with column:
-        widgets.badge(f"{word}: {int(counts.get(word, 0))}")
+        widgets.badge(f"{word}: {int(counts.get(word, 0))}", word)
 link = {
     selection.SUITE: suite_id,
     selection.BASELINE: selection.side_text(baseline),

@@ -1,0 +1,31 @@
+"""A store holding one real evaluation of the demo suite, shared by the dashboard tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from evals.evaluation import EvaluationResult, RunOptions, run_evaluation
+from evals.suite import load_suite
+
+DEMO_SUITE = Path(__file__).resolve().parents[2] / "cases" / "trading-research"
+
+
+def run_demo(store_url: str, repeat: int, environment: str | None = None) -> EvaluationResult:
+    """Run the demo suite into `store_url`, both agents, `repeat` times each."""
+    options = RunOptions(
+        store_url=store_url, progress=False, repeat=repeat, environment=environment
+    )
+    return run_evaluation(load_suite(str(DEMO_SUITE)), options)
+
+
+@pytest.fixture(scope="session")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list]]:
+    """(store URL, [older nightly result, newer result]): two evaluations of the demo."""
+    folder = tmp_path_factory.mktemp("dashboard-store")
+    url = f"sqlite:///{folder}/s.db"
+    nightly = run_demo(url, repeat=2, environment="nightly")
+    latest = run_demo(url, repeat=2)
+    yield url, [nightly, latest]
