@@ -413,12 +413,15 @@ def _tool_step(
     )
 
 
-def _approval_step(call: ToolCall, tool: Tool, decision: str, started: float) -> Step:
+def _approval_step(
+    call: ToolCall, tool: Tool, decision: str, started: float, error: str | None = None
+) -> Step:
     return Step(
         kind="approval",
         name=call.name,
         arguments=call.arguments,
         approval=decision,
+        error=error,
         effect=tool.effect,
         call_id=call.call_id,
         started_at=started,
@@ -508,17 +511,16 @@ def run_tool_loop(
             elif call.arguments is None:
                 output = {"error": wording.invalid_json}
             elif tool is not None and tool.requires_approval:
+                state.steps.append(_approval_step(call, tool, "requested", call_started))
                 if approve is None:
-                    state.steps.append(_approval_step(call, tool, "requested", call_started))
                     return _finish(state, "approval_required", None, price)
-                granted = bool(approve(call))
-                decision = "granted" if granted else "denied"
-                state.steps.append(_approval_step(call, tool, decision, call_started))
-                output = (
-                    registry.execute(call.name, call.arguments)
-                    if granted
-                    else {"error": wording.approval_denied.format(name=call.name)}
-                )
+                if not approve(call):
+                    denial = wording.approval_denied.format(name=call.name)
+                    state.steps.append(_approval_step(call, tool, "denied", call_started, denial))
+                    results.append((call, {"error": denial}))
+                    continue
+                state.steps.append(_approval_step(call, tool, "granted", call_started))
+                output = registry.execute(call.name, call.arguments)
             else:
                 output = registry.execute(call.name, call.arguments)
             state.steps.append(_tool_step(registry, call, output, call_started, repeated=repeated))

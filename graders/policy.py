@@ -65,6 +65,7 @@ UNNEEDED_APPROVAL_SCORE = 0.8
 OPTIONS = {
     "allow",
     "deny",
+    "require",
     "require_approval",
     "forbidden_patterns",
     "patterns",
@@ -105,6 +106,7 @@ class Policy:
     contracts: dict[str, ToolContract]
     allow: tuple[str, ...] | None
     deny: tuple[str, ...]
+    require: tuple[str, ...]
     require_approval: tuple[str, ...]
     pattern_sets: tuple[str, ...]
     custom_patterns: dict[str, re.Pattern[str]]
@@ -192,6 +194,7 @@ def policy_from(ctx: GradeContext) -> Policy:
         contracts=contracts,
         allow=allow,
         deny=_names(options.get("deny"), "deny"),
+        require=_names(options.get("require"), "require"),
         require_approval=_names(options.get("require_approval"), "require_approval"),
         pattern_sets=pattern_sets,
         custom_patterns=_custom_patterns(options.get("patterns")),
@@ -210,10 +213,14 @@ def _needs_approval(name: str, effect: str | None, policy: Policy) -> bool:
 
 
 def check_access(calls: list[Step], policy: Policy) -> Iterator[Violation]:
-    """Tools outside the allowlist or on the denylist."""
-    for name in dict.fromkeys(step.name for step in calls):
+    """Required tools never called; tools outside the allowlist or on the denylist."""
+    used = list(dict.fromkeys(step.name for step in calls))
+    for pattern in policy.require:
+        if not any(name_matches(name, pattern) for name in used):
+            yield Violation("required", pattern, f"missing {pattern} (a required step)")
+    for name in used:
         if any(name_matches(name, p) for p in policy.deny):
-            yield Violation("denylist", name, "tool is denied")
+            yield Violation("denylist", name, f"forbidden {name} (the tool is denied)")
         elif policy.allow is not None and not any(name_matches(name, p) for p in policy.allow):
             yield Violation("allowlist", name, f"not an allowed tool ({', '.join(policy.allow)})")
 

@@ -32,7 +32,9 @@ CHAPTER_PROMPT = (
 )
 MISSING_VALIDATE_APA = "Missing required tool(s): validate_apa"
 FORBIDDEN_PUBLISH_PAGE = "Forbidden tool(s) were used: publish_page"
-DENIED_PUBLISH_PAGE = "[denylist] publish_page: tool is denied"
+REQUIRED_VALIDATE_APA = "[required] validate_apa: missing validate_apa (a required step)"
+DENIED_PUBLISH_PAGE = "[denylist] publish_page: forbidden publish_page (the tool is denied)"
+CHAPTER_REASONS = ("missing validate_apa", "forbidden publish_page")
 OVER_COST = "cost 0.132 over 0.08"
 OVER_LATENCY = "latency 9100 ms over 6000 ms"
 
@@ -107,7 +109,9 @@ def test_agent_v3_fails_the_chapter_case_for_the_chapter_reasons(
         for phrase in (
             MISSING_VALIDATE_APA,
             FORBIDDEN_PUBLISH_PAGE,
+            REQUIRED_VALIDATE_APA,
             DENIED_PUBLISH_PAGE,
+            *CHAPTER_REASONS,
             OVER_COST,
             OVER_LATENCY,
         ):
@@ -115,7 +119,7 @@ def test_agent_v3_fails_the_chapter_case_for_the_chapter_reasons(
         budget = next(g for g in _components(record) if g.assertion["type"] == "budget")
         assert budget.reason == f"{OVER_COST}; {OVER_LATENCY}"
         assert record.grade.policy_violation
-        assert record.grade.reason.startswith("Policy violation: " + DENIED_PUBLISH_PAGE)
+        assert record.grade.reason.startswith("Policy violation: " + REQUIRED_VALIDATE_APA)
 
 
 def test_agent_v3_fails_every_case(result: EvaluationResult) -> None:
@@ -136,11 +140,10 @@ def test_reports_show_the_failure_reasons(result: EvaluationResult, tmp_path: Pa
     for name in ("r.html", "r.md", "r.xml"):
         write_report(tmp_path / name, result)
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
-    for phrase in (OVER_COST, OVER_LATENCY, MISSING_VALIDATE_APA, FORBIDDEN_PUBLISH_PAGE):
+    for phrase in (OVER_COST, OVER_LATENCY, *CHAPTER_REASONS, DENIED_PUBLISH_PAGE):
         assert phrase in html
-    assert "[denylist] publish_page: tool is denied" in html
     junit = (tmp_path / "r.xml").read_text(encoding="utf-8")
-    assert f"Policy violation: {DENIED_PUBLISH_PAGE}" in junit
+    assert f"Policy violation: {REQUIRED_VALIDATE_APA}" in junit
     assert OVER_COST in junit
     markdown = (tmp_path / "r.md").read_text(encoding="utf-8")
     assert "policy violation(s) by agent-v3" in markdown

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -208,8 +209,11 @@ def test_tools_needing_approval_stop_or_run_as_decided() -> None:
         approve=lambda c: False,
     )
     assert calls == []
-    assert [s.approval for s in denied.trajectory if s.kind == "approval"] == ["denied"]
-    assert denied.trajectory[2].error == "approval denied for send"
+    approvals = [s for s in denied.trajectory if s.kind == "approval"]
+    assert [s.approval for s in approvals] == ["requested", "denied"]
+    assert approvals[-1].error == "approval denied for send"
+    assert not [s for s in denied.trajectory if s.kind == "tool"]
+    assert denied.output == "ok"
 
     granted = run_tool_loop(
         ScriptedAdapter([turn(send), turn(text="ok")]),
@@ -218,8 +222,37 @@ def test_tools_needing_approval_stop_or_run_as_decided() -> None:
         approve=lambda c: True,
     )
     assert calls == ["sent"]
-    assert granted.trajectory[2].result == "sent"
-    assert granted.trajectory[2].effect == "send"
+    kinds = [(s.kind, s.approval) for s in granted.trajectory if s.kind != "model"]
+    assert kinds == [("approval", "requested"), ("approval", "granted"), ("tool", None)]
+    tool_step = next(s for s in granted.trajectory if s.kind == "tool")
+    assert tool_step.result == "sent"
+    assert tool_step.effect == "send"
+
+
+def test_policy_grader_accepts_the_loops_approval_trail() -> None:
+    from evals.grading import grade_case
+    from evals.suite.model import Assertion, Case
+
+    send = call("send", {}, 0)
+    case = Case(index=0, id="c", description="c", vars={}, asserts=[Assertion("policy")])
+    suite = {"tools": [{"name": "send", "effect": "send", "requires_approval": True}]}
+    for approve in (lambda c: True, lambda c: False):
+        response = run_tool_loop(
+            ScriptedAdapter([turn(send), turn(text="ok")]),
+            make_registry([]),
+            "q",
+            approve=approve,
+        )
+        grade = grade_case(
+            case,
+            response,
+            output=response.output,
+            prompt="q",
+            latency_ms=1.0,
+            suite_root=Path("."),
+            suite_config=suite,
+        )
+        assert grade.passed, grade.reason
 
 
 def test_provider_failure_ends_the_run_with_error() -> None:

@@ -59,13 +59,26 @@ def test_tool_outside_the_declared_tools_violates_the_allowlist() -> None:
 
 def test_explicit_allow_and_deny_lists() -> None:
     denied = police([tool("consultar_saldo")], {"deny": ["consultar_*"]})
-    assert denied.reason == "[denylist] consultar_saldo: tool is denied"
+    assert (
+        denied.reason
+        == "[denylist] consultar_saldo: forbidden consultar_saldo (the tool is denied)"
+    )
     narrowed = police([tool("preparar_respuesta")], {"allow": "consultar_saldo"})
     assert narrowed.reason == (
         "[allowlist] preparar_respuesta: not an allowed tool (consultar_saldo)"
     )
     no_contracts = grade_run("policy", None, [tool("cualquiera")])
     assert no_contracts.passed
+
+
+def test_required_tools_must_be_called() -> None:
+    calls = [tool("consultar_saldo")]
+    missing = police(calls, {"require": ["consultar_saldo", "preparar_respuesta"]})
+    assert not missing.passed and missing.policy_violation
+    assert missing.reason == (
+        "[required] preparar_respuesta: missing preparar_respuesta (a required step)"
+    )
+    assert police(calls, {"require": "consultar_*"}).passed
 
 
 def test_effectful_call_without_approval_request() -> None:
