@@ -5,11 +5,13 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from records import make_meta, make_record, make_records
 
+from evals.errors import HarnessFault
 from evals.store import Store, open_store
 from evals.store.schema import grades, runs
 
@@ -213,3 +215,30 @@ def test_two_writer_processes_into_one_evaluation_lose_and_duplicate_nothing_sql
     sqlite_url: str,
 ) -> None:
     _two_writer_processes(sqlite_url)
+
+
+def test_a_partial_batch_is_stored_after_the_delay_without_a_flush(sqlite_url: str) -> None:
+    records = make_records(cases=1, repeats=2)
+    store = open_store(sqlite_url)
+    store.create_evaluation(make_meta("ev-1"))
+    writer = store.writer("ev-1", batch_size=1000, max_delay_s=0.05)
+    for record in records:
+        writer.add(record)
+
+    deadline = time.monotonic() + 30
+    while len(store.completed_keys("ev-1")) < len(records) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+    assert store.completed_keys("ev-1") == {r.key.as_tuple() for r in records}
+    writer.close()
+    store.close()
+
+
+def test_a_failed_batch_is_reported_to_the_caller(store: Store) -> None:
+    writer = store.writer("no-such-evaluation")
+    writer.add(make_record(0, 0, 0))
+
+    with pytest.raises(HarnessFault, match="storing runs failed"):
+        writer.close()
+    with pytest.raises(HarnessFault):
+        writer.add(make_record(0, 0, 1))
