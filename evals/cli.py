@@ -29,6 +29,15 @@ def _shard(text: str) -> tuple[int, int]:
     return index, total
 
 
+def _stages(text: str) -> tuple[int, ...]:
+    from evals.sequential import parse_stages
+
+    try:
+        return parse_stages(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _add_store(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store",
@@ -65,8 +74,53 @@ def cmd_run(args: argparse.Namespace) -> int:
         cache=args.cache,
     )
     _check_outputs(args.output)
+    if args.until_decided:
+        return _run_staged(suite, options, args)
     result = run_evaluation(suite, options)
     return _finish(result, args)
+
+
+def _run_staged(suite, options, args: argparse.Namespace) -> int:  # Suite, RunOptions
+    """`run --until-decided`: add stages of repeats until the gates are decided."""
+    from evals.sequential import run_until_decided
+
+    staged = run_until_decided(suite, options, args.until_decided)
+    code = _finish(staged.result, args)
+    if not args.quiet:
+        print(staged.describe())
+    return code
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Print the effect a suite can detect and the cases and repeats a target effect needs."""
+    from evals.planning import (
+        build_power_plan,
+        existing_store_url,
+        latest_estimate,
+        render_power_plan,
+    )
+    from evals.suite import load_suite
+
+    suite = load_suite(args.suite)
+    store_url = existing_store_url(args.store)
+    estimate = latest_estimate(store_url, suite) if store_url else None
+    try:
+        plan = build_power_plan(
+            suite,
+            cases=args.cases,
+            repeats=args.repeats,
+            effect=args.effect,
+            pass_rate=args.baseline_rate,
+            icc=args.icc,
+            correlation=args.correlation,
+            power=args.power,
+            confidence=args.confidence,
+            estimate=estimate,
+        )
+    except ValueError as exc:
+        raise SuiteError(str(exc), fix="see `evals plan --help` for each option's range") from None
+    render_power_plan(plan)
+    return int(ExitCode.OK)
 
 
 def _check_outputs(outputs: Sequence[str] | None) -> None:
@@ -254,6 +308,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue an interrupted evaluation (latest one of this suite by default)",
     )
     run.add_argument("--shard", type=_shard, metavar="I/N", help="run only shard I of N")
+    run.add_argument(
+        "--until-decided",
+        nargs="?",
+        const=(5, 10, 20),
+        type=_stages,
+        metavar="STAGES",
+        help="run in stages of cumulative repeats (default 5,10,20) and stop once the gates "
+        "are decided; each look uses the confidence split across the stages",
+    )
     run.add_argument("--evaluation-id", help="id for the new evaluation (shards share one)")
     run.add_argument(
         "--trace",
@@ -293,6 +356,42 @@ def build_parser() -> argparse.ArgumentParser:
     regrade.add_argument("--quiet", "-q", action="store_true")
     _add_store(regrade)
     regrade.set_defaults(handler=cmd_regrade)
+
+    plan = sub.add_parser(
+        "plan", help="effect a suite can detect, and cases and repeats a target effect needs"
+    )
+    plan.add_argument("suite", help="suite YAML file or a directory holding promptfooconfig.yaml")
+    plan.add_argument("--cases", type=int, metavar="N", help="cases (default: the suite's)")
+    plan.add_argument(
+        "--repeats", type=int, metavar="K", help="repeats (default: the suite's repeat)"
+    )
+    plan.add_argument(
+        "--effect", type=float, metavar="D", help="target difference in pass rate (default 0.10)"
+    )
+    plan.add_argument(
+        "--baseline-rate",
+        type=float,
+        metavar="P",
+        help="baseline pass rate (default: from the store, else 0.7)",
+    )
+    plan.add_argument(
+        "--icc",
+        type=float,
+        metavar="R",
+        help="intra-class correlation of repeats (default: from the store, else 0.3)",
+    )
+    plan.add_argument(
+        "--correlation",
+        type=float,
+        metavar="RHO",
+        help="correlation of the agents' case rates, paired design (default: store, else 0.5)",
+    )
+    plan.add_argument("--power", type=float, default=0.8, help="power to aim for (default 0.8)")
+    plan.add_argument(
+        "--confidence", type=float, help="confidence of the test (default: the suite's gates)"
+    )
+    _add_store(plan)
+    plan.set_defaults(handler=cmd_plan)
 
     validate = sub.add_parser("validate", help="check a suite without running it")
     validate.add_argument("suite")

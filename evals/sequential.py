@@ -22,11 +22,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from evals.errors import SuiteError
-from evals.evaluation import EvaluationResult, RunOptions, run_evaluation
-from evals.suite.model import Suite
-from evals.summary import GateReport
+
+if TYPE_CHECKING:
+    from evals.evaluation import EvaluationResult, RunOptions
+    from evals.suite.model import Suite
+    from evals.summary import GateReport
 
 DEFAULT_STAGES = (5, 10, 20)
 
@@ -145,6 +148,8 @@ def run_until_decided(
     Every stage adds only its new repeats to the same evaluation (one id in the store),
     and every look decides the gates at the Bonferroni-split confidence.
     """
+    from evals.evaluation import run_evaluation
+
     stages = check_stages(stages)
     if options.repeat is not None:
         raise SuiteError(

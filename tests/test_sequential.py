@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evals.cli import main
 from evals.errors import SuiteError
 from evals.evaluation import RunOptions, analyse
 from evals.gates.config import GateConfig
@@ -226,3 +227,20 @@ def test_identical_noisy_agents_are_falsely_decided_within_alpha():
                 break
     assert decided / simulations <= alpha
     assert failed / simulations <= alpha / 2
+
+
+def test_cli_runs_stages_and_says_why_it_stopped(write_suite, capsys):
+    path = write_suite(
+        _suite_text("{baseline: right, candidate: wrong, max_regression: 0.1}"),
+        files={"agents.py": AGENTS},
+    )
+    args = ["run", str(path), "--agent", "right", "--agent", "wrong", "--no-store"]
+    assert main([*args, "--no-progress", "--until-decided", "2,4"]) == 1
+    out = capsys.readouterr().out
+    assert "staged run: 1 of 2 stages (2 repeats: fail)" in out
+    assert "regression failed" in out
+    assert main([*args, "--until-decided", "2,4", "--repeat", "3"]) == 2
+    assert "repeats of each stage" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:
+        main([*args, "--until-decided", "4,2"])
+    assert stopped.value.code == 2
