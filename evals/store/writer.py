@@ -46,18 +46,18 @@ class _RowFormat:
     def __init__(self, table: Table, columns: tuple[str, ...]) -> None:
         self.table = table
         self.columns = columns
-        self.json = frozenset(
-            name for name in columns if isinstance(table.c[name].type, JsonDocument)
+        self.json_positions = tuple(
+            i for i, name in enumerate(columns) if isinstance(table.c[name].type, JsonDocument)
         )
         self.converters = tuple(_converter(table.c[name].type) for name in columns)
 
     def values(self, row: dict[str, Any]) -> tuple[Any, ...]:
         """The row's values in column order, JSON columns serialized."""
-        json_columns = self.json
-        return tuple(
-            dump_json(row[name]) if name in json_columns and row[name] is not None else row[name]
-            for name in self.columns
-        )
+        values = [row[name] for name in self.columns]
+        for position in self.json_positions:
+            if values[position] is not None:
+                values[position] = dump_json(values[position])
+        return tuple(values)
 
     def insert(
         self, connection: Connection, rows: list[tuple[Any, ...]], suffix: str = ""
