@@ -95,6 +95,10 @@ def _look(repeats: int, report: GateReport) -> Look:
     )
 
 
+def _repeats(count: int) -> str:
+    return f"{count} repeat" if count == 1 else f"{count} repeats"
+
+
 @dataclass(slots=True)
 class StagedResult:
     """A staged run: the final evaluation, every look, and the error split used."""
@@ -129,13 +133,13 @@ class StagedResult:
     def describe(self) -> str:
         """One paragraph for the report: stages run, repeats, why it stopped, the error split."""
         last = self.looks[-1]
-        history = ", ".join(f"{look.repeats} repeats: {look.verdict}" for look in self.looks)
+        history = ", ".join(f"{_repeats(look.repeats)}: {look.verdict}" for look in self.looks)
         return (
             f"staged run: {len(self.looks)} of {len(self.stages)} stages "
             f"({history}); stopped because {self.stop_reason}. Each look decided at "
             f"confidence {self.look_confidence:.4g}, the error {1 - self.confidence:.3g} split "
             f"over {len(self.stages)} looks (Bonferroni), so a false decision at any look "
-            f"stays within {1 - self.confidence:.3g}. Final data: {last.repeats} repeats per "
+            f"stays within {1 - self.confidence:.3g}. Final data: {_repeats(last.repeats)} per "
             "case and agent."
         )
 
