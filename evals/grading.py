@@ -3,12 +3,14 @@
 The test score is the weighted mean of assertion scores; the test passes when every
 assertion passes, or, with a `threshold`, when the score reaches it. On top of
 promptfoo's rules, a policy violation fails the test whatever the weights or threshold.
+A test's `assertScoringFunction` may then re-decide the combined grade.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import inspect
 import threading
 import traceback
@@ -36,6 +38,7 @@ def _prepare(
     case_metadata: dict[str, Any] | None = None,
     suite_config: dict[str, Any] | None = None,
     case_options: dict[str, Any] | None = None,
+    provider_config: dict[str, Any] | None = None,
 ) -> tuple[Grader, GradeContext] | Grade:
     """The grader and its context, or the errored grade when there is nothing to run."""
     grader = get_grader(assertion.base_type)
@@ -68,6 +71,7 @@ def _prepare(
         case_metadata=case_metadata or {},
         suite_config=suite_config or {},
         case_options=case_options or {},
+        provider_config=provider_config or {},
     )
     return grader, ctx
 
@@ -198,6 +202,56 @@ def combine(
     )
 
 
+_TOKEN_KEYS = ("total", "prompt", "completion", "cached", "numRequests")
+
+
+def _scoring_context(grade: Grade, threshold: float | None) -> dict[str, Any]:
+    tokens = {k: sum(c.tokens_used.get(k, 0) for c in grade.component_results) for k in _TOKEN_KEYS}
+    context: dict[str, Any] = {
+        "componentResults": [c.to_dict() for c in grade.component_results],
+        "tokensUsed": tokens,
+    }
+    if threshold is not None:
+        context["threshold"] = threshold
+    return context
+
+
+def apply_scoring_function(
+    grade: Grade, ref: str, suite_root: Path, threshold: float | None = None
+) -> Grade:
+    """Let the test's `assertScoringFunction` re-decide the combined grade, as promptfoo does.
+
+    `ref` is `file://x.py[:fn]` (default function `func`), called as
+    fn(named_scores, {threshold, componentResults, tokensUsed}); the GradingResult it returns
+    overrides the grade's fields. A function that raises or returns something else fails the
+    test with "Scoring function error: ...". A policy violation still fails the test.
+    """
+    from graders.python_assert import call_json, is_grading_result, load_function
+
+    try:
+        function = load_function(ref, suite_root, "func")
+        result = call_json(function, grade.named_scores, _scoring_context(grade, threshold))
+        if not is_grading_result(result):
+            raise ValueError("assertion scoring function must return a GradingResult")
+    except Exception as exc:  # user code may raise anything
+        return dataclasses.replace(
+            grade, passed=False, score=0.0, reason=f"Scoring function error: {exc}"
+        )
+    scored = Grade.from_dict({**grade.to_dict(), **result})
+    scored.component_results = grade.component_results
+    scored.metadata = {**dict(result.get("metadata") or {}), **grade.metadata}
+    if grade.policy_violation:
+        scored.passed, scored.reason, scored.policy_violation = False, grade.reason, True
+    return scored
+
+
+def _finished(case: Case, grade: Grade, context: dict[str, Any]) -> Grade:
+    if case.scoring_function is None or not case.asserts:
+        return grade
+    root = Path(context.get("suite_root") or ".")
+    return apply_scoring_function(grade, case.scoring_function, root, case.threshold)
+
+
 def _case_context(case: Case, **context: Any) -> dict[str, Any]:
     return {
         **context,
@@ -214,7 +268,7 @@ def grade_case(case: Case, response: AgentResponse, *, output: Any, **context: A
     """
     keywords = _case_context(case, **context)
     grades = [(a, grade_assertion(a, output, response, **keywords)) for a in case.asserts]
-    return combine(grades, case.threshold, case.vars)
+    return _finished(case, combine(grades, case.threshold, case.vars), context)
 
 
 async def grade_case_async(
@@ -225,4 +279,5 @@ async def grade_case_async(
     results = await asyncio.gather(
         *(grade_assertion_async(a, output, response, **keywords) for a in case.asserts)
     )
-    return combine(list(zip(case.asserts, results, strict=True)), case.threshold, case.vars)
+    grade = combine(list(zip(case.asserts, results, strict=True)), case.threshold, case.vars)
+    return _finished(case, grade, context)

@@ -168,6 +168,7 @@ def regrade_records(suite: Any, records: list[RunRecord]) -> tuple[list[RunRecor
             latency_ms=record.latency_ms,
             suite_root=suite.root,
             agent=run.provider.label,
+            provider_config=run.provider.config,
             suite_config=suite.raw,
         )
         regraded.append(

@@ -193,6 +193,7 @@ class Runner:
                 latency_ms=latency_ms,
                 suite_root=self.suite_root,
                 agent=run.provider.label,
+                provider_config=run.provider.config,
                 suite_config=self.suite_config,
             )
         return RunRecord(

@@ -17,7 +17,8 @@ class GradeContext:
     `output` is the agent output after any transform; `value` the assertion value rendered
     with the test's vars; `inverse` is True for `not-` assertions; `case_options` the test's
     `options` (merged with `defaultTest.options`), where model-graded assertions find their
-    grader provider and rubric prompt.
+    grader provider and rubric prompt; `provider_config` the `config` of the agent's provider
+    entry (where is-valid-openai-tools-call finds its `tools`).
     """
 
     output: Any
@@ -33,6 +34,7 @@ class GradeContext:
     case_metadata: dict[str, Any] = field(default_factory=dict)
     suite_config: dict[str, Any] = field(default_factory=dict)
     case_options: dict[str, Any] = field(default_factory=dict)
+    provider_config: dict[str, Any] = field(default_factory=dict)
 
     @property
     def text(self) -> str:

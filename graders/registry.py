@@ -28,6 +28,10 @@ _MODULES = (
     "graders.markup",
     "graders.sql",
     "graders.model_graded",
+    "graders.tools_call",
+    "graders.guardrails",
+    "graders.webhook",
+    "graders.trace",
 )
 _loaded = False
 

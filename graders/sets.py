@@ -47,6 +47,7 @@ def assert_set(ctx: GradeContext) -> Grade:
             case_metadata=ctx.case_metadata,
             suite_config=ctx.suite_config,
             case_options=ctx.case_options,
+            provider_config=ctx.provider_config,
         )
         grades.append((child, grade))
     result = combine(grades, ctx.assertion.threshold, ctx.vars)

@@ -131,12 +131,15 @@ def normalize_response(raw: Any) -> AgentResponse:
         raise MalformedResponse(f"cost must be a number, got {cost!r:.40}")
     error = raw.get("error")
     metadata = raw.get("metadata") or {}
+    metadata = dict(metadata) if isinstance(metadata, dict) else {"value": metadata}
+    if raw.get("guardrails") is not None:
+        metadata.setdefault("guardrails", raw["guardrails"])
     return AgentResponse(
         output=raw.get("output"),
         error=None if error in (None, "") else str(error),
         token_usage=_usage(raw.get("tokenUsage") or raw.get("token_usage")),
         cost=None if cost is None else float(cost),
-        metadata=dict(metadata) if isinstance(metadata, dict) else {"value": metadata},
+        metadata=metadata,
         trajectory=_steps(raw.get("trajectory")),
         stop_reason=raw.get("stopReason") or raw.get("stop_reason"),
         finish_reason=raw.get("finishReason"),

@@ -354,7 +354,24 @@ class _Loader:
             prompts=_as_list(test.get("prompts")),
             line=line_of(test),
             provider_output=test.get("providerOutput"),
+            scoring_function=self.scoring_function(test),
         )
+
+    def scoring_function(self, test: dict[str, Any]) -> str | None:
+        """The test's `assertScoringFunction`: a `file://x.py[:fn]` reference, checked here."""
+        ref = test.get("assertScoringFunction")
+        if ref is None:
+            return None
+        path = str(ref)[len("file://") :].partition(":")[0]
+        if not (isinstance(ref, str) and ref.startswith("file://") and path.endswith(".py")):
+            raise self.error(
+                f"assertScoringFunction must be a file://x.py:fn reference, not {ref!r}",
+                test,
+                fix="write assertScoringFunction: file://scoring.py:score (a Python function "
+                "taking named_scores and context)",
+            )
+        self.file_ref(ref, test, "assertScoringFunction")
+        return ref
 
     def check_case_transforms(self, options: dict[str, Any], test: Any) -> None:
         from evals.suite.transforms import OUTPUT_PARAMS, check_transform

@@ -71,6 +71,7 @@ class Case:
     prompts: list[str] | None = None
     line: int | None = None
     provider_output: Any = None
+    scoring_function: str | None = None
 
     @property
     def tags(self) -> list[str]:

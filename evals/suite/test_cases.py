@@ -78,6 +78,8 @@ def merge_default(test: dict[str, Any], default_test: dict[str, Any]) -> dict[st
             "prompts": test.get("prompts", default_test.get("prompts")),
             "providers": test.get("providers", default_test.get("providers")),
             "provider": test.get("provider") or default_test.get("provider"),
+            "assertScoringFunction": test.get("assertScoringFunction")
+            or default_test.get("assertScoringFunction"),
         }
     )
     if hasattr(test, "line"):
