@@ -275,6 +275,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
+    from evals.sequential import DEFAULT_STAGES
+
     parser = argparse.ArgumentParser(
         prog="evals",
         description="Regression harness for tool-using LLM agents.",
@@ -311,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--until-decided",
         nargs="?",
-        const=(5, 10, 20),
+        const=DEFAULT_STAGES,
         type=_stages,
         metavar="STAGES",
         help="run in stages of cumulative repeats (default 5,10,20) and stop once the gates "
