@@ -67,9 +67,12 @@ def serve(routes: dict[str, Route]) -> Iterator[Server]:
                 headers={k.lower(): v for k, v in self.headers.items()},
                 body=self.rfile.read(length) if length else b"",
             )
-            received.append(request)
             route = routes.get(parts.path)
-            reply = route(request) if route else Reply({"error": "no route"}, status=404)
+            if route is None:
+                reply = Reply({"error": "no route"}, status=404)
+            else:
+                received.append(request)
+                reply = route(request)
             if isinstance(reply.body, bytes):
                 payload, kind = reply.body, "application/octet-stream"
             elif isinstance(reply.body, str):
