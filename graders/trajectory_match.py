@@ -25,13 +25,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
-
-import numpy as np
-from scipy.optimize import linear_sum_assignment
+from typing import TYPE_CHECKING, Any, Literal
 
 from graders.base import GraderError
 from graders.contracts import ToolContract
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MatchMode = Literal["strict", "unordered", "subset", "superset"]
 ArgsMode = Literal["exact", "ignore", "subset", "superset"]
@@ -176,6 +176,8 @@ def optimal_pairs(matrix: np.ndarray) -> list[tuple[int, int]]:
     """A maximum set of matching (actual, reference) pairs from a boolean match matrix."""
     if matrix.size == 0:
         return []
+    from scipy.optimize import linear_sum_assignment  # heavy; only trajectory matching needs it
+
     rows, cols = linear_sum_assignment(matrix.astype(float), maximize=True)
     return [(int(r), int(c)) for r, c in zip(rows, cols, strict=True) if matrix[r, c]]
 
@@ -197,6 +199,8 @@ def align(
         passed = n == m and len(pairs) == n
         denominator = max(n, m)
     else:
+        import numpy as np
+
         matrix = np.array(
             [[call_matches(a, e, contracts) for e in expected] for a in actual], dtype=bool
         ).reshape(n, m)
