@@ -33,8 +33,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-
 from evals.results import Grade
 from evals.trajectory import Step, tool_calls
 from graders.base import GradeContext, GraderError
@@ -281,6 +279,8 @@ def check_arguments(calls: list[Step], policy: Policy) -> Iterator[Violation]:
         contract = policy.contracts.get(step.name)
         args = step.arguments or {}
         if contract and contract.parameters:
+            import jsonschema
+
             validator = jsonschema.Draft202012Validator(contract.parameters)
             for error in validator.iter_errors(args):
                 argument = ".".join(str(p) for p in error.absolute_path) or None

@@ -11,11 +11,8 @@ and case-insensitively, as node-sql-parser's whitelist does.
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import sqlglot
-from sqlglot import exp
-from sqlglot.errors import SqlglotError
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from evals.results import Grade
 from graders.base import GradeContext, GraderError
@@ -23,6 +20,9 @@ from graders.jscompat import coerce_string, outcome
 from graders.output import output_string
 from graders.python_assert import assertion_value
 from graders.registry import register
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 DIALECTS = {
     "MySQL": "mysql",
@@ -43,34 +43,50 @@ DIALECTS = {
     "Oracle": "oracle",
     "DuckDB": "duckdb",
 }
-_STATEMENTS = (
-    exp.Query,
-    exp.DML,
-    exp.DDL,
-    exp.Alter,
-    exp.Command,
-    exp.Use,
-    exp.Set,
-    exp.Show,
-    exp.Describe,
-    exp.Transaction,
-    exp.Commit,
-    exp.Rollback,
-    exp.TruncateTable,
-    exp.Grant,
-    exp.Pragma,
-    exp.Analyze,
-)
-_STATEMENT_KINDS = (
-    (exp.Insert, "insert"),
-    (exp.Update, "update"),
-    (exp.Delete, "delete"),
-    (exp.Merge, "merge"),
-    (exp.Create, "create"),
-    (exp.Drop, "drop"),
-    (exp.Alter, "alter"),
-    (exp.Select, "select"),
-)
+
+
+@cache
+def _statement_types() -> tuple[type, ...]:
+    """sqlglot's statement node classes (sqlglot is imported when SQL is first checked)."""
+    from sqlglot import exp
+
+    return (
+        exp.Query,
+        exp.DML,
+        exp.DDL,
+        exp.Alter,
+        exp.Command,
+        exp.Use,
+        exp.Set,
+        exp.Show,
+        exp.Describe,
+        exp.Transaction,
+        exp.Commit,
+        exp.Rollback,
+        exp.TruncateTable,
+        exp.Grant,
+        exp.Pragma,
+        exp.Analyze,
+    )
+
+
+@cache
+def _statement_kinds() -> tuple[tuple[type, str], ...]:
+    """Enclosing statement classes and the kind node-sql-parser names them by."""
+    from sqlglot import exp
+
+    return (
+        (exp.Insert, "insert"),
+        (exp.Update, "update"),
+        (exp.Delete, "delete"),
+        (exp.Merge, "merge"),
+        (exp.Create, "create"),
+        (exp.Drop, "drop"),
+        (exp.Alter, "alter"),
+        (exp.Select, "select"),
+    )
+
+
 _MODIFIERS = "(?:all|distinct)"
 _MYSQL_MODIFIERS = (
     "(?:all|distinct(?:row)?|high_priority|straight_join|sql_(?:big_result|buffer_result"
@@ -162,6 +178,9 @@ def parse_statements(sql: str, database: str) -> list[exp.Expression]:
         raise GraderError(
             f"unsupported databaseType {database!r}; use one of {', '.join(DIALECTS)}"
         ) from None
+    import sqlglot
+    from sqlglot.errors import SqlglotError
+
     try:
         statements = sqlglot.parse(sql, read=dialect)
     except SqlglotError as exc:
@@ -170,7 +189,7 @@ def parse_statements(sql: str, database: str) -> list[exp.Expression]:
     if not parsed:
         raise ValueError("no SQL statement")
     for statement in parsed:
-        if not isinstance(statement, _STATEMENTS):
+        if not isinstance(statement, _statement_types()):
             raise ValueError(f"not a SQL statement: {statement.sql(dialect=dialect)}")
     return parsed
 
@@ -178,7 +197,7 @@ def parse_statements(sql: str, database: str) -> list[exp.Expression]:
 def _kind(node: exp.Expression) -> str:
     scope = node.parent
     while scope is not None:
-        for cls, kind in _STATEMENT_KINDS:
+        for cls, kind in _statement_kinds():
             if isinstance(scope, cls):
                 return kind
         scope = scope.parent
@@ -187,6 +206,8 @@ def _kind(node: exp.Expression) -> str:
 
 def table_list(statements: list[exp.Expression]) -> list[str]:
     """node-sql-parser's tableList: `type::db::table` for every table a statement touches."""
+    from sqlglot import exp
+
     found: list[str] = []
     for statement in statements:
         ctes = {cte.alias_or_name for cte in statement.find_all(exp.CTE)}
@@ -201,6 +222,8 @@ def table_list(statements: list[exp.Expression]) -> list[str]:
 
 def column_list(statements: list[exp.Expression]) -> list[str]:
     """node-sql-parser's columnList: `type::table::column`, aliases resolved to table names."""
+    from sqlglot import exp
+
     found: list[str] = []
     for statement in statements:
         aliases = {t.alias: t.name for t in statement.find_all(exp.Table) if t.alias}

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import yaml
-from jsonschema.exceptions import SchemaError, ValidationError
 
 from evals.results import Grade
 from graders.base import GradeContext, GraderError
@@ -15,6 +13,10 @@ from graders.jscompat import invariant, js_string, json_parse, negation, outcome
 from graders.output import output_string
 from graders.python_assert import assertion_value
 from graders.registry import register, value_check
+
+if TYPE_CHECKING:
+    import jsonschema
+    from jsonschema.exceptions import ValidationError
 
 
 def _schema_of(value: Any, kind: str) -> Any:
@@ -31,6 +33,9 @@ def _schema_of(value: Any, kind: str) -> Any:
 
 def compile_schema(schema: Any) -> jsonschema.protocols.Validator:
     """A validator for a schema (draft 7 unless `$schema` says otherwise), with formats."""
+    import jsonschema  # heavy; imported when a suite first validates against a schema
+    from jsonschema.exceptions import SchemaError
+
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
     try:
         cls.check_schema(schema)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from jsonschema.exceptions import ValidationError
 
 from evals.results import Grade
 from evals.templating import render_value
@@ -22,6 +21,9 @@ from graders.python_assert import ScriptError, call_json, load_function, split_f
 from graders.registry import register
 from graders.structured import _ajv_message, compile_schema
 from graders.trace import matches_pattern
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 _MCP_ERROR = re.compile(r"MCP Tool Error \(([^)]+)\): (.+)")
 _MCP_RESULT = re.compile(r"MCP Tool Result \(([^)]+)\):")

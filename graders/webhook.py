@@ -13,14 +13,15 @@ import asyncio
 import json
 import os
 import random
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from evals.results import Grade
 from graders.base import GradeContext
 from graders.jscompat import invariant, js_stringify
 from graders.registry import register
+
+if TYPE_CHECKING:
+    import httpx
 
 MAX_RETRIES = 4
 
@@ -38,6 +39,8 @@ def _env_ms(name: str, default: int) -> int:
 
 async def post_with_retries(url: str, body: str) -> httpx.Response:
     """POST `body`, retrying transport failures with promptfoo's backoff schedule."""
+    import httpx  # heavy; imported only when a suite posts to a webhook
+
     timeout = _env_ms("WEBHOOK_TIMEOUT", 5000) / 1000
     backoff_ms = _env_ms("PROMPTFOO_REQUEST_BACKOFF_MS", 5000)
     last = ""
