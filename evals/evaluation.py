@@ -137,14 +137,21 @@ def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
 
 
 def analyse(
-    suite: Suite, records: list[RunRecord], gate_config: GateConfig, environment: str | None
+    suite: Suite,
+    records: list[RunRecord],
+    gate_config: GateConfig,
+    environment: str | None,
+    judge: Any = None,
 ) -> tuple[Summary, GateReport]:
-    """Statistics and gate decisions for a set of records (also used on stored runs)."""
+    """Statistics and gate decisions for a set of records (also used on stored runs).
+
+    `judge` is the judge's measured agreement for the judge gates (see measure_judge).
+    """
     from evals.analysis import summarize
     from evals.gates.decide import decide
 
     summary = summarize(records, suite, gate_config)
-    return summary, decide(summary, gate_config, environment)
+    return summary, decide(summary, gate_config, environment, judge)
 
 
 def run_evaluation(
@@ -166,6 +173,10 @@ def run_evaluation(
         apply_grader(suite.cases, suite.default_test, options.grader)
     if options.confidence is not None:
         gate_config = replace(gate_config, confidence=options.confidence)
+    from evals.gates.decide import measure_judge
+
+    suite_grader = (suite.default_test.get("options") or {}).get("provider")
+    judge = measure_judge(gate_config, suite.root, options.grader or suite_grader)
     tags = options.tags if options.tags is not None else gate_config.tags
     repeat = options.repeat or gate_config.repeat or suite.evaluate_options.repeat
     concurrency = options.concurrency or suite.evaluate_options.max_concurrency
@@ -209,7 +220,7 @@ def run_evaluation(
             meta.ended_at = time.time()
             meta.status = "complete"
             with tracer.evaluation_span("gates"):
-                summary, gates = analyse(suite, records, gate_config, options.environment)
+                summary, gates = analyse(suite, records, gate_config, options.environment, judge)
         if store is not None:
             store.finish_evaluation(meta, summary, gates)
     finally:

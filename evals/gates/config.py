@@ -16,6 +16,9 @@ class GateConfig:
     Rates are fractions in [0, 1]; `margin` is the practical regression margin (smaller
     losses are tolerated); `equivalence_margin` is how close two agents must provably be
     to be called equivalent; ratios compare candidate to baseline (1.2 = at most 20 % more).
+    `judge_calibration` names a calibration file of human-labelled outputs (`file://x.yaml`,
+    relative to the suite) on which `min_judge_kappa` / `min_judge_accuracy` gate the suite's
+    judge.
     """
 
     baseline: str | None = None
@@ -36,6 +39,9 @@ class GateConfig:
     repeat: int | None = None
     allow_fingerprint_mismatch: bool = False
     paired: bool = False
+    judge_calibration: str | None = None
+    min_judge_kappa: float | None = None
+    min_judge_accuracy: float | None = None
     per_tag: dict[str, dict[str, Any]] = field(default_factory=dict)
     environments: dict[str, GateConfig] = field(default_factory=dict)
 
@@ -64,6 +70,8 @@ _NUMBER_KEYS = {
     "max_cost_ratio",
     "max_latency_ratio",
     "max_cost_per_accepted",
+    "min_judge_kappa",
+    "min_judge_accuracy",
 }
 _FRACTION_KEYS = {
     "confidence",
@@ -72,6 +80,7 @@ _FRACTION_KEYS = {
     "equivalence_margin",
     "max_regression",
     "max_flake_rate",
+    "min_judge_accuracy",
 }
 _ENVIRONMENTS = ("pr", "nightly", "release")
 
@@ -106,12 +115,22 @@ def _parse_block(
             if not isinstance(value, (int, float)) or isinstance(value, bool):
                 raise SuiteError(f"{where}.{key} must be a number", file, line)
             value = float(value)
+            if key == "min_judge_kappa" and not -1 <= value <= 1:
+                raise SuiteError(f"{where}.{key} must be between -1 and 1", file, line)
             if key in _FRACTION_KEYS and not 0 <= value <= 1:
                 raise SuiteError(
                     f"{where}.{key} must be between 0 and 1 (a fraction)",
                     file,
                     line,
                     "write 0.8 for 80 %",
+                )
+        elif key == "judge_calibration":
+            if not isinstance(value, str) or not value.strip():
+                raise SuiteError(
+                    f"{where}.judge_calibration must name a calibration file",
+                    file,
+                    line,
+                    "write judge_calibration: file://calibration.yaml",
                 )
         elif key == "tags":
             value = [str(v) for v in value] if isinstance(value, list) else [str(value)]
@@ -150,6 +169,16 @@ def parse_gates(
     if not isinstance(raw, dict):
         raise SuiteError("gates must be a mapping", file, line, "write gates: {min_pass_rate: 0.8}")
     config = _parse_block(raw, agents, file, "gates")
+    for environment in (None, *config.environments):
+        scoped = config.for_environment(environment)
+        wants_judge = scoped.min_judge_kappa is not None or scoped.min_judge_accuracy is not None
+        if wants_judge and not scoped.judge_calibration:
+            raise SuiteError(
+                "min_judge_kappa / min_judge_accuracy need gates.judge_calibration",
+                file,
+                line_of(raw),
+                "add judge_calibration: file://calibration.yaml (human-labelled outputs)",
+            )
     if config.baseline is None and config.candidate is None and len(agents) == 2:
         config.baseline, config.candidate = agents
     if config.candidate is None and len(agents) == 1:

@@ -4,16 +4,24 @@ A gate fails only when its interval lies wholly on the wrong side of the thresho
 passes only when it lies wholly on the right side; in between the data cannot tell, and
 the gate says so ("undetermined") instead of guessing. Policy violations are the
 exception: a single one fails, whatever the rates. docs/gates.md lists every gate.
+The judge gates are the one input measured at decision time: `measure_judge` runs the
+suite's judge over the gates' calibration file, and `decide` gates on its agreement.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from evals.errors import SuiteError
 from evals.gates.config import GateConfig
 from evals.stats import wilson_interval
 from evals.summary import AgentStats, GateReport, GateResult, GateStatus, Interval, Summary
+
+if TYPE_CHECKING:
+    from evals.calibrate import Agreement
 
 
 def check_comparable(fingerprint_a: str, fingerprint_b: str, allow: bool) -> list[str]:
@@ -257,8 +265,73 @@ def _repeats_gate(summary: Summary, subject: AgentStats, minimum: int) -> GateRe
     )
 
 
-def decide(summary: Summary, config: GateConfig, environment: str | None) -> GateReport:
-    """Every configured gate's decision, with the threshold, measurement and interval."""
+def measure_judge(config: GateConfig, suite_root: Path, grader: Any = None) -> Agreement | None:
+    """The judge's overall agreement with the humans of `config.judge_calibration`.
+
+    Runs evals.calibrate with `grader` (the suite's grader provider) replacing the file's;
+    None when no judge gate is configured.
+    """
+    if not config.judge_calibration:
+        return None
+    if config.min_judge_kappa is None and config.min_judge_accuracy is None:
+        return None
+    from evals.calibrate import calibrate
+
+    path = suite_root / config.judge_calibration.removeprefix("file://")
+    _, rows = calibrate(path, grader)
+    return rows[-1]
+
+
+def _judge_gate(
+    name: str, what: str, estimate: tuple[float, float, float], threshold: float, judged: Agreement
+) -> GateResult:
+    value, low, high = estimate
+    counts = f"{judged.agreed} of {judged.n} calibration items agreed"
+    if judged.errors:
+        counts += f", {judged.errors} not graded"
+    if judged.n == 0 or math.isnan(value):
+        reason = f"judge {what} is undefined ({counts}); label items of both verdicts"
+        return GateResult(name, "undetermined", threshold, None, None, reason)
+    status = _interval_status((low, high), threshold, higher_is_better=True)
+    explain = {
+        "pass": "the whole interval is at or above",
+        "fail": "the whole interval is below",
+        "undetermined": "the interval straddles",
+    }[status]
+    return GateResult(
+        name,
+        status,
+        threshold,
+        value,
+        (low, high),
+        f"judge {what} {value:.3f} {_fmt((low, high))} ({counts}): {explain} the minimum "
+        f"{threshold:.3f}",
+    )
+
+
+def _judge_gates(config: GateConfig, judged: Agreement, confidence: float) -> list[GateResult]:
+    gates = []
+    if config.min_judge_kappa is not None:
+        kappa = judged.kappa(confidence)
+        gates.append(_judge_gate("judge_kappa", "kappa", kappa, config.min_judge_kappa, judged))
+    if config.min_judge_accuracy is not None:
+        accuracy = judged.accuracy(confidence)
+        gates.append(
+            _judge_gate("judge_accuracy", "accuracy", accuracy, config.min_judge_accuracy, judged)
+        )
+    return gates
+
+
+def decide(
+    summary: Summary,
+    config: GateConfig,
+    environment: str | None,
+    judge: Agreement | None = None,
+) -> GateReport:
+    """Every configured gate's decision, with the threshold, measurement and interval.
+
+    `judge` is `measure_judge`'s result; without it the judge gates are not decided.
+    """
     config = config.for_environment(environment)
     gates: list[GateResult] = []
     subject = _subject(summary, config)
@@ -296,5 +369,7 @@ def decide(summary: Summary, config: GateConfig, environment: str | None) -> Gat
                     config.max_latency_ratio,
                 )
             )
+    if judge is not None:
+        gates.extend(_judge_gates(config, judge, summary.confidence))
     warnings = list(comparison.warnings) if comparison is not None else []
     return GateReport(gates=gates, environment=environment, warnings=warnings)
