@@ -31,7 +31,7 @@ def render_prompt(
 
     `file://` vars are loaded and the test's `prefix`/`suffix` options wrap the template,
     as promptfoo renders prompts; with `root`, the rendered vars replace the case's vars.
-    The suite's `env:` entries are visible to the template as `env` over the process's.
+    `env` is what the template sees as `env` (by default the process's environment).
     """
     raw = run.prompt.raw
     if not isinstance(raw, str):
@@ -46,7 +46,7 @@ def render_prompt(
     template = f"{options.get('prefix') or ''}{raw}{options.get('suffix') or ''}"
     if root is not None:
         run.case.vars = resolve_vars(run.case.vars, raw, root)
-    scope = {"env": {**os.environ, **(env or {})}, **run.case.vars}
+    scope = {"env": os.environ if env is None else env, **run.case.vars}
     return render_prompt_text(template, scope)
 
 
@@ -109,6 +109,8 @@ class Runner:
         self.timeout_s = timeout_s
         self.suite_config = suite_config or {}
         self.tracer = tracer
+        suite_env = {str(k): str(v) for k, v in (self.suite_config.get("env") or {}).items()}
+        self.template_env = {**os.environ, **suite_env}
 
     async def execute(self, run: PlannedRun) -> RunRecord:
         """Call the agent once and grade the result; never raises for agent faults.
@@ -125,8 +127,7 @@ class Runner:
         started = time.time()
         try:
             run = replace(run, case=replace(run.case, vars=dict(run.case.vars)))
-            env = {str(k): str(v) for k, v in (self.suite_config.get("env") or {}).items()}
-            prompt = render_prompt(run, self.suite_root, env)
+            prompt = render_prompt(run, self.suite_root, self.template_env)
         except Exception as exc:
             return _error_record(run, prompt, "infra", f"prompt template error: {exc}", started)
         agent = self.agents[run.provider.label]
