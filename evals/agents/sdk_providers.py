@@ -15,12 +15,16 @@ import json
 import os
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anthropic
 import openai
+from opentelemetry import context as otel_context
+from opentelemetry import propagate
 
 from evals.agents.base import CallContext
 from evals.agents.chat_format import (
@@ -40,6 +44,25 @@ from evals.errors import SuiteError
 from evals.results import AgentResponse
 from evals.suite.model import ProviderSpec
 from evals.trajectory import Step
+
+
+@contextmanager
+def remote_parent(traceparent: str | None) -> Iterator[None]:
+    """Make the run's trace the current OpenTelemetry context for the block.
+
+    SDKs that trace their own calls (the Anthropic SDK does) start their span under the
+    current context and send its `traceparent`, replacing ours; with the run's context
+    current, that span joins the run's trace instead of starting a new one.
+    """
+    if not traceparent:
+        yield
+        return
+    token = otel_context.attach(propagate.extract({"traceparent": traceparent}))
+    try:
+        yield
+    finally:
+        otel_context.detach(token)
+
 
 _APIS = {"openai": ("chat", "responses"), "anthropic": ("messages",)}
 _DEFAULT_API = {"openai": "chat", "anthropic": "messages"}
@@ -179,7 +202,8 @@ class _SdkAgent(ABC):
         headers = {"traceparent": context.traceparent} if context.traceparent else {}
         started = time.time()
         try:
-            reply = await self._request(prompt, context, headers)
+            with remote_parent(context.traceparent):
+                reply = await self._request(prompt, context, headers)
         except ChatPromptError as exc:
             return AgentResponse(error=str(exc))
         except self.api_errors as exc:
