@@ -135,21 +135,37 @@ def grade_assertion(
     return _settled(assertion, grade)
 
 
-async def grade_assertion_async(
+def _start_assertion(
     assertion: Assertion, output: Any, response: AgentResponse, **context: Any
-) -> Grade:
-    """`grade_assertion` for the event loop: judges are awaited, pure graders called directly."""
+) -> Grade | Awaitable[Grade]:
+    """The grade of a pure grader, or the pending grade of a judge for the caller to await."""
     prepared = _prepare(assertion, output, response, **context)
     if isinstance(prepared, Grade):
         return prepared
     grader, ctx = prepared
     try:
         grade = grader(ctx)
-        if inspect.isawaitable(grade):
-            grade = await grade
+    except Exception as exc:  # user graders may raise anything
+        return _raised(assertion, exc)
+    if inspect.isawaitable(grade):
+        return _awaited(assertion, grade)
+    return _settled(assertion, grade)
+
+
+async def _awaited(assertion: Assertion, pending: Awaitable[Grade]) -> Grade:
+    try:
+        grade = await pending
     except Exception as exc:  # user graders may raise anything
         return _raised(assertion, exc)
     return _settled(assertion, grade)
+
+
+async def grade_assertion_async(
+    assertion: Assertion, output: Any, response: AgentResponse, **context: Any
+) -> Grade:
+    """`grade_assertion` for the event loop: judges are awaited, pure graders called directly."""
+    started = _start_assertion(assertion, output, response, **context)
+    return started if isinstance(started, Grade) else await started
 
 
 def combine(
@@ -274,10 +290,15 @@ def grade_case(case: Case, response: AgentResponse, *, output: Any, **context: A
 async def grade_case_async(
     case: Case, response: AgentResponse, *, output: Any, **context: Any
 ) -> Grade:
-    """`grade_case` for the event loop: the case's judges are awaited concurrently."""
+    """`grade_case` for the event loop: the case's judges are awaited concurrently.
+
+    Pure graders finish on the spot; only judges become tasks, which keeps a run of
+    deterministic assertions free of event-loop scheduling.
+    """
     keywords = _case_context(case, **context)
-    results = await asyncio.gather(
-        *(grade_assertion_async(a, output, response, **keywords) for a in case.asserts)
-    )
-    grade = combine(list(zip(case.asserts, results, strict=True)), case.threshold, case.vars)
+    started = [_start_assertion(a, output, response, **keywords) for a in case.asserts]
+    pending = [s for s in started if not isinstance(s, Grade)]
+    judged = iter(await asyncio.gather(*pending) if pending else ())
+    grades = [s if isinstance(s, Grade) else next(judged) for s in started]
+    grade = combine(list(zip(case.asserts, grades, strict=True)), case.threshold, case.vars)
     return _finished(case, grade, context)
