@@ -293,10 +293,10 @@ def assertion_rows(record: RunRecord) -> pd.DataFrame:
             rows.append(
                 {
                     "assertion": "  " * depth + str(assertion.get("type", "")),
-                    "value": as_text(assertion.get("value", "")),
                     "verdict": "pass" if child.passed else "fail",
-                    "score": child.score,
                     "reason": child.reason,
+                    "score": child.score,
+                    "value": as_text(assertion.get("value", "")),
                 }
             )
             walk(child, depth + 1)
@@ -304,5 +304,5 @@ def assertion_rows(record: RunRecord) -> pd.DataFrame:
     if record.grade is not None:
         walk(record.grade, 0)
     return pd.DataFrame.from_records(
-        rows, columns=["assertion", "value", "verdict", "score", "reason"]
+        rows, columns=["assertion", "verdict", "reason", "score", "value"]
     )
