@@ -301,3 +301,48 @@ def test_trajectory_survives_the_trip_through_spans(tmp_path_factory, steps) -> 
         [getattr(s, k) for k in keep] for s in ordered
     ]
     assert [s.started_at for s in back] == pytest.approx([s.started_at for s in ordered])
+
+
+TRACED_SUITE = """\
+prompts: ['{{q}}']
+providers: [{id: file://agent.py, label: agent}]
+trace: {enabled: true}
+tests:
+  - vars: {q: hi}
+    assert:
+      - type: trace-span-count
+        value: {pattern: 'execute_tool*', min: 2, max: 2}
+      - type: trace-error-spans
+        value: {max_count: 0}
+"""
+
+TRACED_AGENT = """\
+import time
+
+
+def call_api(prompt, options, context):
+    now = time.time()
+    steps = [
+        {"kind": "tool", "name": "precio", "arguments": {"t": "A"}, "result": 1,
+         "started_at": now, "ended_at": now + 0.01},
+        {"kind": "tool", "name": "precio", "arguments": {"t": "B"}, "error": "unknown",
+         "started_at": now, "ended_at": now + 0.01},
+    ]
+    return {"output": prompt, "trajectory": steps}
+"""
+
+
+def test_trace_assertions_grade_the_live_runs_spans(tmp_path: Path) -> None:
+    from evals.evaluation import RunOptions, run_evaluation
+    from evals.suite import load_suite
+
+    (tmp_path / "agent.py").write_text(TRACED_AGENT, encoding="utf-8")
+    (tmp_path / "suite.yaml").write_text(TRACED_SUITE, encoding="utf-8")
+    result = run_evaluation(
+        load_suite(tmp_path / "suite.yaml"), RunOptions(use_store=False, progress=False)
+    )
+    (record,) = result.records
+    count, errors = record.grade.component_results
+    assert count.passed, count.reason
+    assert not errors.passed and "precio" in errors.reason
+    assert any(span["name"] == "evals.run" for span in record.response.trace)

@@ -199,7 +199,9 @@ class RunTrace:
         """Reconcile the agent's answer with its spans before grading.
 
         A trajectory without GenAI spans becomes model and tool child spans; GenAI spans
-        without a trajectory become the trajectory.
+        without a trajectory become the trajectory. Unless the agent returned a trace of its
+        own, the spans ended so far (redacted) become the response's trace, so trace
+        assertions grade them; the root span, still open, joins at the end of the run.
         """
         own = self.collected()
         if response.trajectory:
@@ -207,6 +209,11 @@ class RunTrace:
                 self._emit(response.trajectory)
         elif own:
             response.trajectory = normalize.trajectory_from_spans(own)
+        if not response.trace:
+            redactor = self._tracer.redactor
+            response.trace = sorted(
+                (redactor.span(s) for s in self.collected()), key=lambda s: s["start_ns"]
+            )
         usage = {f"evals.usage.{k}": v for k, v in response.token_usage.items()}
         if response.cost is not None:
             usage["evals.cost"] = response.cost

@@ -22,7 +22,7 @@ from reports import write_report
 from reports.data_files import render_csv, render_json, render_jsonl, render_yaml
 
 GOLDEN = Path(__file__).parent / "golden"
-PROMPTFOO = Path("/work/peers/node_modules/.bin/promptfoo")
+PROMPTFOO = Path(os.environ.get("EVALS_PROMPTFOO") or shutil.which("promptfoo") or "promptfoo")
 
 
 @pytest.fixture(scope="module")
