@@ -109,6 +109,15 @@ def test_newcombe_published_independent_examples(x1, n1, x2, n2, expected):
     assert (round(low, 4), round(high, 4)) == expected
 
 
+def test_paired_newcombe_published_example():
+    """Fagerland, Lydersen and Laake (2017), Statistical Analysis of Contingency Tables,
+    chapter 8: the paired table [[59, 6], [16, 80]] gives -0.0621 (95 % CI -0.1186 to
+    -0.0046) with Newcombe's square-and-add interval."""
+    low, high = paired_newcombe_interval(59, 6, 16, 80)
+    assert (round(low, 4), round(high, 4)) == (-0.1186, -0.0046)
+    assert paired_newcombe_interval(59, 16, 6, 80) == pytest.approx((-high, -low), abs=1e-12)
+
+
 def test_paired_without_correlation_reduces_to_marginal_mover():
     """A weak positive association (ad - bc <= n/2) is corrected to phi* = 0, so the
     interval is the independent combination of the two marginal Wilson intervals."""
