@@ -82,6 +82,7 @@ def test_benjamini_hochberg_matches_scipy(p_values):
     assert benjamini_hochberg(p_values) == pytest.approx(list(expected), abs=1e-12)
 
 
+@settings(max_examples=30)  # statsmodels' multipletests costs tens of ms a call
 @given(p_lists)
 def test_holm_matches_statsmodels(p_values):
     expected = multipletests(p_values, method="holm")[1]
