@@ -28,14 +28,18 @@ class PlannedRun:
     shared_seed: int
 
 
-def derive_seed(suite_id: str, case_id: str, agent: str, repeat: int) -> int:
+def derive_seed(suite_id: str, case_id: str, agent: str, repeat: int, salt: int = 0) -> int:
     """A 31-bit seed from (suite, case, agent, repeat): stable across machines and runs.
 
     With `agent=""` it is the run's shared seed, the same for every agent on one (case,
     repeat): agents that draw their environment's randomness from it meet the same world,
-    which pairs their runs for the paired statistics.
+    which pairs their runs for the paired statistics. A non-zero `salt` (the run's
+    `--seed`) draws a fresh, equally reproducible set of seeds, e.g. one per night.
     """
-    digest = hashlib.sha256(f"{suite_id}\x1f{case_id}\x1f{agent}\x1f{repeat}".encode()).digest()
+    key = f"{suite_id}\x1f{case_id}\x1f{agent}\x1f{repeat}"
+    if salt:
+        key += f"\x1f{salt}"
+    digest = hashlib.sha256(key.encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
@@ -81,13 +85,14 @@ def build_plan(
     agents: list[str] | None = None,
     shard: tuple[int, int] | None = None,
     repeat_start: int = 0,
+    salt: int = 0,
 ) -> Iterator[PlannedRun]:
     """Yield the runs, repeat-major so early results cover every case.
 
     `shard=(i, n)` keeps every n-th run starting at i-1 (1-based i), which splits the plan
     evenly and deterministically. `repeat_start` leaves out the repeats below it (they ran
     in an earlier stage); shards are still cut from the whole plan, so a run belongs to
-    the same shard whatever the stage.
+    the same shard whatever the stage. `salt` is mixed into every derived seed.
     """
     cases = select_cases(suite.cases, tags, case_ids)
     providers = [p for p in suite.providers if agents is None or p.label in agents]
@@ -115,6 +120,6 @@ def build_plan(
                         provider=provider,
                         prompt_index=pi,
                         agent_index=ai,
-                        seed=derive_seed(suite.suite_id, case.id, provider.label, r),
-                        shared_seed=derive_seed(suite.suite_id, case.id, "", r),
+                        seed=derive_seed(suite.suite_id, case.id, provider.label, r, salt),
+                        shared_seed=derive_seed(suite.suite_id, case.id, "", r, salt),
                     )

@@ -73,6 +73,8 @@ def test_seeds_are_stable_and_the_shared_seed_ignores_the_agent(suite):
     assert derive_seed("s", "c", "a", 0) == derive_seed("s", "c", "a", 0)
     assert derive_seed("s", "c", "a", 0) != derive_seed("s", "c", "b", 0)
     assert derive_seed("s", "c", "a", 0) != derive_seed("s", "c", "a", 1)
+    assert derive_seed("s", "c", "a", 0, salt=0) == derive_seed("s", "c", "a", 0)
+    assert derive_seed("s", "c", "a", 0, salt=7) != derive_seed("s", "c", "a", 0)
     runs = [r for r in build_plan(suite, 2) if r.case.vars["q"] == "all"]
     shared = {(r.prompt.label, r.key.repeat): set() for r in runs}
     for run in runs:
