@@ -9,7 +9,7 @@ seed keeps reports reproducible.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,19 +27,33 @@ def percentile(values: Sequence[float], quantile: float) -> float:
     return float(ordered[min(index, len(ordered) - 1)])
 
 
+# Case-weight cells held at once: resamples are drawn and reduced in blocks of rows,
+# so memory stays bounded (tens of MB) however many cases and runs an evaluation has.
+_BLOCK_CELLS = 4_000_000
+
+
+def _sorted_values(groups: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray]:
+    """All values in ascending (stable) order, with the index of the group of each."""
+    values = np.fromiter((v for g in groups for v in g), dtype=float)
+    owners = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+    order = np.argsort(values, kind="stable")
+    return values[order], owners[order]
+
+
 def _resampled_quantiles(
-    groups: Sequence[Sequence[float]], weights: np.ndarray, quantile: float
+    groups: Sequence[Sequence[float]],
+    weights: np.ndarray,
+    quantile: float,
+    ordered: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """The weighted inverted-CDF quantile for each row of case weights.
 
     Only the upper part of the sorted values is accumulated per resample; the weight
     below it comes from a matrix product, and rows whose quantile falls below that part
-    are recomputed in full, so the result is exact.
+    are recomputed in full, so the result is exact. `ordered` is `_sorted_values(groups)`
+    when the caller has it already.
     """
-    values = np.fromiter((v for g in groups for v in g), dtype=float)
-    owners = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
-    order = np.argsort(values, kind="stable")
-    values, owners = values[order], owners[order]
+    values, owners = ordered if ordered is not None else _sorted_values(groups)
     totals = weights @ np.bincount(owners, minlength=len(groups))
     thresholds = quantile * totals - 1e-9
     start = max(0, int(len(values) * (1 - 3 * (1 - quantile))) - 1)
@@ -54,13 +68,27 @@ def _resampled_quantiles(
     return values[np.minimum(positions, len(values) - 1)]
 
 
+def _weight_blocks(
+    case_count: int, resamples: int, seed: int, values: int = 0
+) -> Iterator[np.ndarray]:
+    """`_case_weights` in consecutive blocks of rows, sized for `values` values in all.
+
+    The generator continues one random stream across blocks, so the blocks stacked are
+    exactly the weights drawn in one go.
+    """
+    rng = np.random.default_rng(seed)
+    rows = max(1, _BLOCK_CELLS // max(case_count, values, 1))
+    for start in range(0, resamples, rows):
+        size = min(rows, resamples - start)
+        draws = rng.integers(0, case_count, size=(size, case_count))
+        draws += np.arange(size)[:, None] * case_count
+        counts = np.bincount(draws.ravel(), minlength=size * case_count)
+        yield counts.reshape(size, case_count).astype(float)
+
+
 def _case_weights(case_count: int, resamples: int, seed: int) -> np.ndarray:
     """How many times each case is drawn in each resample (rows sum to the case count)."""
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, case_count, size=(resamples, case_count))
-    draws += np.arange(resamples)[:, None] * case_count
-    counts = np.bincount(draws.ravel(), minlength=resamples * case_count)
-    return counts.reshape(resamples, case_count).astype(float)
+    return np.vstack(list(_weight_blocks(case_count, resamples, seed)))
 
 
 def _percentile_interval(samples: np.ndarray, confidence: float) -> Interval:
@@ -81,10 +109,14 @@ def cluster_bootstrap_quantile(
     if not groups:
         raise ValueError("no values")
     estimate = percentile([v for g in groups for v in g], quantile)
-    weights = _case_weights(len(groups), resamples, seed)
-    return estimate, _percentile_interval(
-        _resampled_quantiles(groups, weights, quantile), confidence
+    ordered = _sorted_values(groups)
+    samples = np.concatenate(
+        [
+            _resampled_quantiles(groups, weights, quantile, ordered)
+            for weights in _weight_blocks(len(groups), resamples, seed, len(ordered[0]))
+        ]
     )
+    return estimate, _percentile_interval(samples, confidence)
 
 
 @dataclass(slots=True)
@@ -131,9 +163,17 @@ def paired_quantile_bootstrap(
     cases jointly lets shared case difficulty cancel in the ratio.
     """
     _check_paired(candidate, baseline)
-    weights = _case_weights(len(candidate), resamples, seed)
-    tops = _resampled_quantiles(candidate, weights, quantile)
-    bottoms = _resampled_quantiles(baseline, weights, quantile)
+    ordered = (_sorted_values(candidate), _sorted_values(baseline))
+    size = max(len(ordered[0][0]), len(ordered[1][0]))
+    blocks = [
+        (
+            _resampled_quantiles(candidate, weights, quantile, ordered[0]),
+            _resampled_quantiles(baseline, weights, quantile, ordered[1]),
+        )
+        for weights in _weight_blocks(len(candidate), resamples, seed, size)
+    ]
+    tops = np.concatenate([top for top, _ in blocks])
+    bottoms = np.concatenate([bottom for _, bottom in blocks])
     top = percentile([v for g in candidate for v in g], quantile)
     bottom = percentile([v for g in baseline for v in g], quantile)
     ratio, ratio_interval = _ratio(top, bottom, tops, bottoms, confidence)
@@ -156,13 +196,18 @@ def paired_mean_bootstrap(
 ) -> PairedBootstrap:
     """Both agents' mean per run (e.g. cost) and their ratio, resampling cases jointly."""
     _check_paired(candidate, baseline)
-    weights = _case_weights(len(candidate), resamples, seed)
-    estimates = []
-    for groups in (candidate, baseline):
-        sums = np.array([sum(g) for g in groups])
-        sizes = np.array([len(g) for g in groups])
-        estimates.append((sums.sum() / sizes.sum(), (weights @ sums) / (weights @ sizes)))
-    (top, tops), (bottom, bottoms) = estimates
+    totals = [
+        (np.array([sum(g) for g in groups]), np.array([len(g) for g in groups]))
+        for groups in (candidate, baseline)
+    ]
+    resampled: list[list[np.ndarray]] = [[], []]
+    for weights in _weight_blocks(len(candidate), resamples, seed):
+        for means, (sums, sizes) in zip(resampled, totals, strict=True):
+            means.append((weights @ sums) / (weights @ sizes))
+    (top, tops), (bottom, bottoms) = (
+        (sums.sum() / sizes.sum(), np.concatenate(means))
+        for means, (sums, sizes) in zip(resampled, totals, strict=True)
+    )
     ratio, ratio_interval = _ratio(top, bottom, tops, bottoms, confidence)
     return PairedBootstrap(
         float(top),
