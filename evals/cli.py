@@ -69,6 +69,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         evaluation_id=args.evaluation_id,
         grader=args.grader,
         trace=args.trace,
+        seed=args.seed,
         executor=args.executor,
         ray_address=args.ray_address,
         cache=args.cache,
@@ -325,6 +326,12 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="record an OpenTelemetry trace per run (default: on for out-of-process agents)",
+    )
+    run.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="mixed into every run's seed: another value draws fresh, reproducible randomness",
     )
     run.add_argument("--no-store", action="store_true", help="do not write the results store")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")

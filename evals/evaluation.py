@@ -47,6 +47,7 @@ class RunOptions:
     ray_address: str | None = None
     cache: bool = False
     trace: bool | None = None
+    seed: int = 0
 
 
 @dataclass(slots=True)
@@ -128,6 +129,7 @@ def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
         ],
         config={
             "repeat": repeat,
+            "seed": options.seed,
             "tags": options.tags,
             "cases": options.case_ids,
             "suite_path": str(suite.path),
@@ -192,6 +194,7 @@ def run_evaluation(
         agents=options.agents,
         shard=options.shard,
         repeat_start=previous.repeat if previous is not None else 0,
+        salt=options.seed,
     )
     store = None
     records: list[RunRecord] = []

@@ -88,3 +88,18 @@ def test_repeats_get_distinct_reproducible_seeds(write_suite):
     seeds_second = sorted((r.key.as_tuple(), r.seed) for r in second.records)
     assert seeds_first == seeds_second
     assert len({seed for _, seed in seeds_first}) == len(seeds_first)
+
+
+def test_a_run_seed_draws_fresh_reproducible_seeds(write_suite):
+    suite = load_suite(write_suite(SUITE, files={"agents.py": AGENTS}))
+
+    def seeds(seed: int) -> dict:
+        options = RunOptions(use_store=False, progress=False, agents=["good"], seed=seed)
+        result = run_evaluation(suite, options)
+        assert result.meta.config["seed"] == seed
+        return {r.key.as_tuple(): r.seed for r in result.records}
+
+    default, salted, again = seeds(0), seeds(11), seeds(11)
+    assert salted == again
+    assert default.keys() == salted.keys()
+    assert all(default[key] != salted[key] for key in default)
