@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 from evals.errors import SuiteError
 from evals.evaluation import EvaluationMeta, EvaluationResult, analyse
@@ -22,7 +23,8 @@ from evals.suite.model import Suite
 def print_history(
     store_url: str | None, suite_id: str | None, environment: str | None, limit: int
 ) -> None:
-    """Print stored evaluations, newest first, as a table."""
+    """Print stored evaluations, newest first, one line each, with their gate verdict."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
@@ -33,21 +35,13 @@ def print_history(
         metas = store.list_evaluations(suite_id=suite_id, environment=environment, limit=limit)
     finally:
         store.close()
-    table = Table(title="evaluations", show_lines=False)
-    for column in (
-        "id",
-        "suite",
-        "version",
-        "env",
-        "branch",
-        "commit",
-        "started",
-        "status",
-        "verdict",
-    ):
-        table.add_column(column)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("id", "suite", "version", "env", "branch", "commit", "started (UTC)"):
+        table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=28)
+    table.add_column("verdict", no_wrap=True)
+    colours = {"pass": "green", "fail": "red", "undetermined": "yellow"}
     for meta in metas:
-        verdict = (getattr(meta, "gate_report", None) or {}).get("verdict", "")
+        verdict = meta.verdict or "" if meta.status == "complete" else meta.status
         started = datetime.fromtimestamp(meta.started_at, UTC).strftime("%Y-%m-%d %H:%M")
         table.add_row(
             meta.id,
@@ -57,10 +51,12 @@ def print_history(
             meta.git_branch or "",
             (meta.git_commit or "")[:8],
             started,
-            meta.status,
-            verdict,
+            f"[{colours.get(verdict, 'default')}]{verdict}[/]",
         )
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:  # logs and pipes: never truncate ids
+        console = Console(width=160)
+    console.print(table)
 
 
 def _pick_agent(
@@ -163,9 +159,19 @@ def compare_stored(
     return EvaluationResult(suite_obj, meta, records, summary, gates, config, repeat)
 
 
+def _stored(store: Any, evaluation_id: str) -> EvaluationMeta:
+    meta = store.get_evaluation(evaluation_id)
+    if meta is None:
+        raise SuiteError(
+            f"the store has no evaluation {evaluation_id!r}",
+            fix="list the stored evaluations with `evals history`",
+        )
+    return meta
+
+
 def _resolve_candidate(store, candidate_id: str | None, suite_id: str | None) -> EvaluationMeta:
     if candidate_id:
-        return store.get_evaluation(candidate_id)
+        return _stored(store, candidate_id)
     metas = store.list_evaluations(suite_id=suite_id, limit=1)
     if not metas:
         raise SuiteError(
@@ -184,7 +190,7 @@ def _resolve_baseline(store, baseline_id: str | None, candidate: EvaluationMeta)
     candidate is thereby compared with the night before, never with itself.
     """
     if baseline_id and baseline_id != LATEST_NIGHTLY:
-        return store.get_evaluation(baseline_id)
+        return _stored(store, baseline_id)
     nightlies = store.list_evaluations(
         suite_id=candidate.suite_id,
         environment="nightly",
