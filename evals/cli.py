@@ -63,6 +63,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         environment=args.env,
         store_url=args.store,
         use_store=not args.no_store,
+        keep_records=bool(args.output),
         resume=args.resume,
         shard=args.shard,
         progress=not args.quiet and not args.no_progress,

@@ -26,7 +26,11 @@ from evals.tracing import run_tracer
 
 @dataclass(slots=True)
 class RunOptions:
-    """How to run a suite: repeats, concurrency, filters, environment, store."""
+    """How to run a suite: repeats, concurrency, filters, environment, store.
+
+    `keep_records=False` keeps only slim records (`RunRecord.slimmed`) in the result:
+    enough for statistics, gates and the terminal summary, with full rows in the store.
+    """
 
     repeat: int | None = None
     concurrency: int | None = None
@@ -47,6 +51,7 @@ class RunOptions:
     ray_address: str | None = None
     cache: bool = False
     trace: bool | None = None
+    keep_records: bool = True
     seed: int = 0
 
 
@@ -278,7 +283,7 @@ async def _execute(
     progress = Progress(total=len(planned), enabled=options.progress)
 
     def on_record(record: RunRecord) -> None:
-        records.append(record)
+        records.append(record if options.keep_records else record.slimmed())
         if writer is not None:
             writer.add(record)
         progress.advance(record)

@@ -147,3 +147,48 @@ class RunRecord:
         """Total tokens the agent reported or the harness counted."""
         usage = self.response.token_usage
         return int(usage.get("total") or (usage.get("prompt", 0) + usage.get("completion", 0)))
+
+    def slimmed(self) -> RunRecord:
+        """A copy with only what statistics, gates and the terminal summary read.
+
+        Kept: key, indices, seed, status, error, latency, timing, metadata (the shared
+        seed), cost and token usage, and the grade's pass, score, reason and policy and
+        error flags. Dropped: prompt, vars, output, trajectory, trace and the assertion
+        breakdown, which the results store holds. Long evaluations keep these copies so
+        their memory does not grow with the size of each run.
+        """
+        response = self.response
+        grade = self.grade
+        return RunRecord(
+            key=self.key,
+            case_index=self.case_index,
+            prompt_index=self.prompt_index,
+            agent_index=self.agent_index,
+            seed=self.seed,
+            prompt="",
+            vars={},
+            response=AgentResponse(
+                error=response.error,
+                token_usage=response.token_usage,
+                cost=response.cost,
+                stop_reason=response.stop_reason,
+                latency_ms=response.latency_ms,
+                cached=response.cached,
+            ),
+            status=self.status,
+            grade=None
+            if grade is None
+            else Grade(
+                passed=grade.passed,
+                score=grade.score,
+                reason=grade.reason,
+                policy_violation=grade.policy_violation,
+                errored=grade.errored,
+            ),
+            error=self.error,
+            error_kind=self.error_kind,
+            latency_ms=self.latency_ms,
+            started_at=self.started_at,
+            ended_at=self.ended_at,
+            metadata=self.metadata,
+        )
