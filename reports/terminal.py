@@ -6,6 +6,9 @@ same call serves developers and CI logs. Fits 100 columns.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -15,6 +18,8 @@ from evals.summary import CaseAgentStats
 from reports import text
 from reports.view import case_comparisons, compared_agents
 
+T = TypeVar("T")
+
 VERDICT_STYLES = {
     "regression": "bold red",
     "improvement": "bold green",
@@ -23,6 +28,30 @@ VERDICT_STYLES = {
     "insufficient data": "dim",
 }
 GATE_STYLES = {"pass": "green", "fail": "bold red", "undetermined": "yellow"}
+# A terminal shows this many case rows at most; the reports and the dashboard show all.
+MAX_CASE_ROWS = 50
+VERDICT_RANK = {"regression": 0, "improvement": 1, "inconclusive": 2}
+
+
+def shown_rows(rows: list[T], rank: Callable[[T], int]) -> tuple[list[T], int]:
+    """The rows a terminal table shows, in their order, and how many it leaves out.
+
+    Up to MAX_CASE_ROWS rows, the lowest `rank` first (ties in table order), so a large
+    suite still shows its regressions and failing cases without printing every case.
+    """
+    if len(rows) <= MAX_CASE_ROWS:
+        return rows, 0
+    kept = sorted(range(len(rows)), key=lambda i: (rank(rows[i]), i))[:MAX_CASE_ROWS]
+    return [rows[i] for i in sorted(kept)], len(rows) - MAX_CASE_ROWS
+
+
+def _omitted_caption(hidden: int) -> str | None:
+    if not hidden:
+        return None
+    return (
+        f"{hidden} more cases not shown; regressions and failing cases are listed first. "
+        "-o report.html or report.md lists every case."
+    )
 
 
 def _rate(stats: CaseAgentStats) -> str:
@@ -36,14 +65,22 @@ def _case_label(tags: list[str], priority: str | None) -> str:
 
 def _comparison_table(result: EvaluationResult) -> Table:
     baseline, candidate = compared_agents(result)
-    table = Table(title="Cases", title_justify="left", expand=False, pad_edge=False)
+    rows, hidden = shown_rows(case_comparisons(result), lambda c: VERDICT_RANK.get(c.verdict, 3))
+    table = Table(
+        title="Cases",
+        title_justify="left",
+        expand=False,
+        pad_edge=False,
+        caption=_omitted_caption(hidden),
+        caption_justify="left",
+    )
     table.add_column("Case", overflow="fold", max_width=24)
     table.add_column("Tags", overflow="fold", max_width=14, style="dim")
     table.add_column(f"{baseline}", overflow="fold")
     table.add_column(f"{candidate}", overflow="fold")
     table.add_column("Δ [interval]", overflow="fold")
     table.add_column("Verdict", overflow="fold")
-    for case in case_comparisons(result):
+    for case in rows:
         table.add_row(
             case.case_id,
             _case_label(case.tags, case.priority),
@@ -57,10 +94,17 @@ def _comparison_table(result: EvaluationResult) -> Table:
 
 def _single_agent_table(result: EvaluationResult) -> Table:
     cases = {c.id: c for c in result.suite.cases}
-    table = Table(title="Cases", title_justify="left", pad_edge=False)
+    rows, hidden = shown_rows(result.summary.case_stats, lambda s: int(s.passes == s.runs))
+    table = Table(
+        title="Cases",
+        title_justify="left",
+        pad_edge=False,
+        caption=_omitted_caption(hidden),
+        caption_justify="left",
+    )
     for name in ("Case", "Tags", "Agent", "Passed [interval]", "Mean latency", "Mean cost"):
         table.add_column(name, overflow="fold")
-    for stats in result.summary.case_stats:
+    for stats in rows:
         case = cases.get(stats.case_id)
         table.add_row(
             stats.case_id,
