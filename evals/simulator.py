@@ -196,20 +196,33 @@ Reply = Callable[[Script, dict[str, Any], int, int, Usage | None], dict[str, Any
 
 
 def _handler(
-    reply: Reply, response_cls: Any, script: Script, seed: int, usage: Usage | None
+    reply: Reply,
+    response_cls: Any,
+    script: Script,
+    seed: int,
+    usage: Usage | None,
+    log: list[int] | None,
 ) -> Callable[[Any], Any]:
     def handle(request: Any) -> Any:
         raw = request.content.decode()
-        return response_cls(
-            200, json=reply(script, json.loads(raw), seed, count_tokens(raw), usage)
-        )
+        sent = count_tokens(raw)
+        if log is not None:
+            log.append(sent)
+        return response_cls(200, json=reply(script, json.loads(raw), seed, sent, usage))
 
     return handle
 
 
-def openai_client(script: Script, seed: int = 0, usage: Usage | None = None) -> openai.OpenAI:
-    """The official OpenAI client, answered by `script` for the run with this seed."""
-    transport = httpx.MockTransport(_handler(openai_reply, httpx.Response, script, seed, usage))
+def openai_client(
+    script: Script, seed: int = 0, usage: Usage | None = None, log: list[int] | None = None
+) -> openai.OpenAI:
+    """The official OpenAI client, answered by `script` for the run with this seed.
+
+    `log`, when given, collects the tokens of each request body sent.
+    """
+    transport = httpx.MockTransport(
+        _handler(openai_reply, httpx.Response, script, seed, usage, log)
+    )
     return openai.OpenAI(
         api_key="sk-simulated",
         base_url="http://simulated/v1",
@@ -219,11 +232,14 @@ def openai_client(script: Script, seed: int = 0, usage: Usage | None = None) -> 
 
 
 def anthropic_client(
-    script: Script, seed: int = 0, usage: Usage | None = None
+    script: Script, seed: int = 0, usage: Usage | None = None, log: list[int] | None = None
 ) -> anthropic.Anthropic:
-    """The official Anthropic client, answered by `script` for the run with this seed."""
+    """The official Anthropic client, answered by `script` for the run with this seed.
+
+    `log`, when given, collects the tokens of each request body sent.
+    """
     transport = httpx2.MockTransport(
-        _handler(anthropic_reply, httpx2.Response, script, seed, usage)
+        _handler(anthropic_reply, httpx2.Response, script, seed, usage, log)
     )
     return anthropic.Anthropic(
         api_key="sk-simulated",
@@ -234,15 +250,33 @@ def anthropic_client(
 
 
 def simulated_adapter(
-    api: str, script: Script, model: str, seed: int, usage: Usage | None = None
+    api: str,
+    script: Script,
+    model: str,
+    seed: int,
+    usage: Usage | None = None,
+    *,
+    max_tokens: int = 1024,
 ) -> Adapter:
     """A tool-loop adapter over the official SDK of `api` (openai or anthropic), answered by
-    `script` under the model name `model` for the run with this seed."""
+    `script` under the model name `model` for the run with this seed.
+
+    `max_tokens` is the limit an Anthropic request carries (it counts in the request's tokens).
+    """
     if api == "openai":
         return OpenAIResponsesAdapter(openai_client(script, seed, usage), model)
     if api == "anthropic":
-        return AnthropicMessagesAdapter(anthropic_client(script, seed, usage), model)
+        return AnthropicMessagesAdapter(
+            anthropic_client(script, seed, usage), model, max_tokens=max_tokens
+        )
     raise ValueError(f"config.api must be 'openai' or 'anthropic', got {api!r}")
+
+
+def run_seed(context: Mapping[str, Any] | None) -> int:
+    """The seed of a provider call: promptfoo's context `seed`, else its `repeatIndex`, else 0,
+    so that each repeat of a case is a different but reproducible run."""
+    context = context or {}
+    return int(context.get("seed", context.get("repeatIndex", 0)))
 
 
 @dataclass(frozen=True, slots=True)

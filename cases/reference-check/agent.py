@@ -22,7 +22,7 @@ from typing import Any
 from reference_simulator import LATENCIES, script, usage
 from reference_tools import registry
 
-from evals.simulator import provider_response, simulated_adapter
+from evals.simulator import provider_response, run_seed, simulated_adapter
 from evals.toolloop import Price, ToolRegistry, run_tool_loop
 
 SYSTEM = (
@@ -40,11 +40,9 @@ def _run(
     tools: ToolRegistry,
 ) -> dict[str, Any]:
     config = dict((options or {}).get("config") or {})
-    context = context or {}
-    seed = int(context.get("seed", context.get("repeatIndex", 0)))
     api = str(config.get("api", "openai"))
     response = run_tool_loop(
-        simulated_adapter(api, script, model, seed, usage),
+        simulated_adapter(api, script, model, run_seed(context), usage),
         tools,
         prompt,
         system=SYSTEM,

@@ -17,7 +17,7 @@ from typing import Any
 from security_simulator import script
 from security_tools import TOOLS
 
-from evals.simulator import provider_response, simulated_adapter
+from evals.simulator import provider_response, run_seed, simulated_adapter
 from evals.toolloop import Price, run_tool_loop
 
 SYSTEM = (
@@ -31,11 +31,9 @@ def _run(
     prompt: str, options: dict[str, Any] | None, context: dict[str, Any] | None, model: str
 ) -> dict[str, Any]:
     config = dict((options or {}).get("config") or {})
-    context = context or {}
-    seed = int(context.get("seed", context.get("repeatIndex", 0)))
     api = str(config.get("api", "openai"))
     response = run_tool_loop(
-        simulated_adapter(api, script, str(config.get("model", model)), seed),
+        simulated_adapter(api, script, str(config.get("model", model)), run_seed(context)),
         TOOLS,
         prompt,
         system=SYSTEM,

@@ -14,16 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from trading_simulator import anthropic_client, openai_client
+from trading_simulator import script
 from trading_tools import BASIC, WITH_VARIACION, registry
 
-from evals.toolloop import (
-    Adapter,
-    AnthropicMessagesAdapter,
-    OpenAIResponsesAdapter,
-    Price,
-    run_tool_loop,
-)
+from evals.simulator import provider_response, run_seed, simulated_adapter
+from evals.toolloop import Price, run_tool_loop
 
 SYSTEM = (
     "Eres un asistente de research de renta variable. Usa las herramientas para obtener "
@@ -36,20 +31,6 @@ CANDIDATE_SYSTEM = SYSTEM + (
 DEFAULT_PRICE = {"input_per_mtok": 2.5, "output_per_mtok": 10.0}
 
 
-def _adapter(config: dict[str, Any], model: str, seed: int) -> Adapter:
-    api = config.get("api", "anthropic")
-    if api == "openai":
-        return OpenAIResponsesAdapter(openai_client(seed), model)
-    if api == "anthropic":
-        return AnthropicMessagesAdapter(anthropic_client(seed), model, max_tokens=500)
-    raise ValueError(f"config.api must be 'openai' or 'anthropic', got {api!r}")
-
-
-def _seed(context: dict[str, Any] | None) -> int:
-    context = context or {}
-    return int(context.get("seed", context.get("repeatIndex", 0)))
-
-
 def _run(
     prompt: str,
     options: dict[str, Any] | None,
@@ -59,9 +40,10 @@ def _run(
     default_model: str,
 ) -> dict[str, Any]:
     config = dict((options or {}).get("config") or {})
-    adapter = _adapter(config, str(config.get("model", default_model)), _seed(context))
+    api = str(config.get("api", "anthropic"))
+    model = str(config.get("model", default_model))
     response = run_tool_loop(
-        adapter,
+        simulated_adapter(api, script, model, run_seed(context), max_tokens=500),
         registry(tools),
         prompt,
         system=system,
@@ -69,14 +51,7 @@ def _run(
         token_budget=config.get("token_budget"),
         price=Price(**(config.get("price") or DEFAULT_PRICE)),
     )
-    return {
-        "output": response.output,
-        "tokenUsage": response.token_usage,
-        "cost": response.cost,
-        "stopReason": response.stop_reason,
-        "trajectory": [step.to_dict() for step in response.trajectory],
-        "metadata": {**response.metadata, "api": config.get("api", "anthropic")},
-    }
+    return provider_response(response, metadata={"api": api})
 
 
 def baseline(

@@ -1,35 +1,28 @@
-"""A scripted, seeded model behind the real OpenAI and Anthropic SDKs, with no network.
+"""The scripted, seeded model of the trading-research demo.
 
-The official clients are pointed at an `httpx` (OpenAI) or `httpx2` (Anthropic 2.x)
-MockTransport. Behind it there is no model but a script: it reads the conversation (the
-user's question, the tools offered, the tool results received so far) and decides the
-next action. The `model` field picks the behaviour:
+`script` is an `evals.simulator` script: it reads the conversation (the user's question,
+the tools offered, the tool results received so far) and decides the next action, and
+`evals.simulator` serves it behind the real OpenAI and Anthropic SDKs with no network.
+The `model` field picks the behaviour:
 
 - one of `MODES` plays that mode every time (the lesson's fixed scenarios);
 - one of `POLICIES` draws a mode per run from the policy's rates for the question's
   intent, with a generator seeded by the run's seed and the question, so a run is
   reproducible and the mix of failures across runs is stochastic.
 
-Usage in each reply is the o200k_base token count of the request body and of the reply,
-so cost grows with the conversation exactly as with a real API.
+Usage in each reply is `evals.simulator`'s default, the o200k_base token count of the
+request body and of the reply, so cost grows with the conversation as with a real API.
 """
 
 from __future__ import annotations
 
-import json
-import random
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import anthropic
-import httpx
-import httpx2
-import openai
 from trading_world import COMPANIES, INJECTION
 
-from evals.toolloop import count_tokens
+from evals.simulator import Action, Conversation, choose, draw
 
 CORRECT = "correcto"
 WRONG_TOOL = "herramienta_equivocada"
@@ -141,16 +134,7 @@ def choose_mode(model: str, question: Question, seed: int) -> str:
     rates = POLICIES.get(model)
     if rates is None:
         raise ValueError(f"unknown simulated model {model!r}: use one of {MODES + tuple(POLICIES)}")
-    draw = random.Random(f"{seed}|{question.text}").random()
-    for mode, rate in rates.get(question.intent, {}).items():
-        if draw < rate:
-            return mode
-        draw -= rate
-    return CORRECT
-
-
-Call = tuple[str, dict[str, Any]]
-Action = list[Call] | str
+    return choose(rates.get(question.intent, {}), draw(seed, question.text), CORRECT)
 
 
 def _invented_ticker(ticker: str) -> str:
@@ -286,162 +270,8 @@ def next_action(
     return _close(question, outputs, mode)
 
 
-@dataclass(frozen=True, slots=True)
-class Conversation:
-    """What the simulator reads from one request."""
-
-    model: str
-    question: str
-    tools: list[str]
-    outputs: list[dict[str, Any]]
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-
-
-def read_openai(body: dict[str, Any]) -> Conversation:
-    """A Responses API request: the question, tool names and function_call_output items."""
-    items = body["input"]
-    if isinstance(items, str):
-        items = [{"role": "user", "content": items}]
-    question = next(_text(x["content"]) for x in items if x.get("role") == "user")
-    outputs = [json.loads(x["output"]) for x in items if x.get("type") == "function_call_output"]
-    return Conversation(
-        body["model"], question, [t["name"] for t in body.get("tools", [])], outputs
-    )
-
-
-def read_anthropic(body: dict[str, Any]) -> Conversation:
-    """A Messages API request: the question, tool names and tool_result blocks."""
-    users = [m for m in body["messages"] if m["role"] == "user"]
-    outputs = [
-        json.loads(_text(b["content"]))
-        for m in users
-        if isinstance(m["content"], list)
-        for b in m["content"]
-        if b.get("type") == "tool_result"
-    ]
-    tools = [t["name"] for t in body.get("tools", [])]
-    return Conversation(body["model"], _text(users[0]["content"]), tools, outputs)
-
-
-def _decide(conversation: Conversation, seed: int) -> Action:
+def script(conversation: Conversation, seed: int) -> Action:
+    """The simulated model: parse the question, pick this run's mode, act."""
     question = parse_question(conversation.question)
     mode = choose_mode(conversation.model, question, seed)
     return next_action(mode, question, conversation.tools, conversation.outputs)
-
-
-def openai_reply(body: dict[str, Any], seed: int, sent_tokens: int) -> dict[str, Any]:
-    """The Responses API reply the script gives to one request body."""
-    conversation = read_openai(body)
-    action = _decide(conversation, seed)
-    n = len(conversation.outputs)
-    if isinstance(action, str):
-        output = [
-            {
-                "type": "message",
-                "id": f"msg_{n}",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": action, "annotations": []}],
-            }
-        ]
-    else:
-        output = [
-            {
-                "type": "function_call",
-                "id": f"fc_{n}_{i}",
-                "call_id": f"call_{n}_{i}",
-                "name": name,
-                "arguments": json.dumps(args),
-                "status": "completed",
-            }
-            for i, (name, args) in enumerate(action)
-        ]
-    produced = count_tokens(json.dumps(output, ensure_ascii=False))
-    return {
-        "id": f"resp_{n}",
-        "object": "response",
-        "created_at": 0,
-        "status": "completed",
-        "model": body["model"],
-        "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "usage": {
-            "input_tokens": sent_tokens,
-            "output_tokens": produced,
-            "total_tokens": sent_tokens + produced,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens_details": {"reasoning_tokens": 0},
-        },
-    }
-
-
-def anthropic_reply(body: dict[str, Any], seed: int, sent_tokens: int) -> dict[str, Any]:
-    """The Messages API reply the script gives to one request body."""
-    conversation = read_anthropic(body)
-    action = _decide(conversation, seed)
-    n = len(conversation.outputs)
-    if isinstance(action, str):
-        content: list[dict[str, Any]] = [{"type": "text", "text": action}]
-        stop = "end_turn"
-    else:
-        content = [
-            {"type": "tool_use", "id": f"toolu_{n}_{i}", "name": name, "input": args}
-            for i, (name, args) in enumerate(action)
-        ]
-        stop = "tool_use"
-    produced = count_tokens(json.dumps(content, ensure_ascii=False))
-    return {
-        "id": f"msg_{n}",
-        "type": "message",
-        "role": "assistant",
-        "model": body["model"],
-        "content": content,
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": {"input_tokens": sent_tokens, "output_tokens": produced},
-    }
-
-
-Reply = Callable[[dict[str, Any], int, int], dict[str, Any]]
-
-
-def _handler(
-    reply: Reply, response_cls: Any, seed: int, log: list[int] | None
-) -> Callable[[Any], Any]:
-    def handle(request: Any) -> Any:
-        raw = request.content.decode()
-        sent = count_tokens(raw)
-        if log is not None:
-            log.append(sent)
-        return response_cls(200, json=reply(json.loads(raw), seed, sent))
-
-    return handle
-
-
-def openai_client(seed: int = 0, log: list[int] | None = None) -> openai.OpenAI:
-    """The official OpenAI client, answered by the script. `log` collects tokens per request."""
-    transport = httpx.MockTransport(_handler(openai_reply, httpx.Response, seed, log))
-    return openai.OpenAI(
-        api_key="sk-simulado",
-        base_url="http://simulado/v1",
-        http_client=httpx.Client(transport=transport),
-        max_retries=0,
-    )
-
-
-def anthropic_client(seed: int = 0, log: list[int] | None = None) -> anthropic.Anthropic:
-    """The official Anthropic client, answered by the script. `log` collects tokens per request."""
-    transport = httpx2.MockTransport(_handler(anthropic_reply, httpx2.Response, seed, log))
-    return anthropic.Anthropic(
-        api_key="sk-simulado",
-        base_url="http://simulado",
-        http_client=httpx2.Client(transport=transport),
-        max_retries=0,
-    )
