@@ -174,26 +174,38 @@ class _SdkAgent(ABC):
     """Shared call flow: build the request, time it, read the reply, price it."""
 
     vendor = ""
+    vendor_name = ""
+    key_env = ""
+    sdk_client: Any = None
     api_errors: tuple[type[Exception], ...] = ()
-    client: Any
-    missing_key: str
 
     def __init__(self, spec: ProviderSpec, root: Path) -> None:
         _, self.api, self.model = parse_sdk_id(spec.id)
         self.label = spec.label
         self.config = dict(spec.config)
-
-    def _credentials(self, default_env: str) -> tuple[str | None, str | None]:
         base_url = (
             self.config.get("apiBaseUrl")
             or self.config.get("base_url")
             or self.config.get("baseUrl")
         )
-        key_env = self.config.get("apiKeyEnvar") or default_env
-        api_key = self.config.get("apiKey") or os.environ.get(key_env)
+        api_key = self.config.get("apiKey") or os.environ.get(
+            self.config.get("apiKeyEnvar") or self.key_env
+        )
         if api_key is None and base_url:
             api_key = "unused"
-        return api_key, base_url
+        self.missing_key = (
+            f"{self.vendor_name} API key is not set: set {self.key_env} or config.apiKey"
+        )
+        self.client = (
+            self.sdk_client(
+                api_key=api_key,
+                base_url=base_url,
+                max_retries=int(self.config.get("maxRetries", 2)),
+                default_headers=self.config.get("headers"),
+            )
+            if api_key
+            else None
+        )
 
     async def call(self, prompt: str, context: CallContext) -> AgentResponse:
         """One model request; API failures become error responses with the status."""
@@ -264,22 +276,10 @@ class OpenAIAgent(_SdkAgent):
     """`openai:chat:MODEL` and `openai:responses:MODEL` through the official `openai` SDK."""
 
     vendor = "openai"
+    vendor_name = "OpenAI"
+    key_env = "OPENAI_API_KEY"
+    sdk_client = openai.AsyncOpenAI
     api_errors = (openai.APIError,)
-
-    def __init__(self, spec: ProviderSpec, root: Path) -> None:
-        super().__init__(spec, root)
-        api_key, base_url = self._credentials("OPENAI_API_KEY")
-        self.missing_key = "OpenAI API key is not set: set OPENAI_API_KEY or config.apiKey"
-        self.client = (
-            openai.AsyncOpenAI(
-                api_key=api_key,
-                base_url=base_url,
-                max_retries=int(self.config.get("maxRetries", 2)),
-                default_headers=self.config.get("headers"),
-            )
-            if api_key
-            else None
-        )
 
     async def _request(self, prompt: str, context: CallContext, headers: dict[str, str]) -> _Reply:
         if self.api == "responses":
@@ -425,22 +425,10 @@ class AnthropicAgent(_SdkAgent):
     """`anthropic:messages:MODEL` through the official `anthropic` SDK."""
 
     vendor = "anthropic"
+    vendor_name = "Anthropic"
+    key_env = "ANTHROPIC_API_KEY"
+    sdk_client = anthropic.AsyncAnthropic
     api_errors = (anthropic.APIError,)
-
-    def __init__(self, spec: ProviderSpec, root: Path) -> None:
-        super().__init__(spec, root)
-        api_key, base_url = self._credentials("ANTHROPIC_API_KEY")
-        self.missing_key = "Anthropic API key is not set: set ANTHROPIC_API_KEY or config.apiKey"
-        self.client = (
-            anthropic.AsyncAnthropic(
-                api_key=api_key,
-                base_url=base_url,
-                max_retries=int(self.config.get("maxRetries", 2)),
-                default_headers=self.config.get("headers"),
-            )
-            if api_key
-            else None
-        )
 
     def _kwargs(self, prompt: str) -> dict[str, Any]:
         messages, system = parse_anthropic_prompt(prompt)
