@@ -348,9 +348,12 @@ def compare(
     results: list[CaseComparison] = []
     shared: list[Case] = []
     warnings: list[str] = []
+    one_sided: list[str] = []
     for case in cases:
-        if (candidate, case.id) not in cells or (baseline, case.id) not in cells:
-            warnings.append(f"case {case.id} was run by only one agent and is left out")
+        ran = [(agent, case.id) in cells for agent in (candidate, baseline)]
+        if not all(ran):
+            if any(ran):
+                one_sided.append(case.id)
             continue
         cand, base = cells[(candidate, case.id)], cells[(baseline, case.id)]
         pair = _paired_table(cand, base, config.paired)
@@ -396,6 +399,11 @@ def compare(
     ):
         tag.p_adjusted = adjusted
         _apply_group_verdict(tag, config, corrected=len(tested_tags) > 1)
+    if one_sided:
+        shown = ", ".join(one_sided[:3]) + (", ..." if len(one_sided) > 3 else "")
+        warnings.append(
+            f"{len(one_sided)} case(s) were run by only one agent and are left out: {shown}"
+        )
     return Comparison(
         baseline=baseline,
         candidate=candidate,

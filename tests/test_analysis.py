@@ -212,13 +212,15 @@ def test_clear_regression_is_explained_per_tag():
 
 
 def test_insufficient_data_and_missing_agent_warning():
-    suite = make_suite([make_case("a"), make_case("b")])
+    suite = make_suite([make_case("a"), make_case("b"), make_case("not-selected")])
     records = runs("a", "base", ["error", "error"]) + runs("a", "cand", ["pass"])
     records += runs("b", "base", ["pass"])
     comparison = summarize(records, suite, CONFIG).comparison
     assert comparison.overall.verdict == "insufficient data"
     assert comparison.cases[0].verdict == "insufficient data"
-    assert any("only one agent" in w for w in comparison.warnings)
+    assert [w for w in comparison.warnings if "only one agent" in w] == [
+        "1 case(s) were run by only one agent and are left out: b"
+    ]
 
 
 def test_min_repeats_marks_cases_insufficient():

@@ -27,8 +27,9 @@ tiles[1].metric(
 if latest:
     newest = latest[0]
     tiles[2].metric("Latest verdict", newest["verdict"] or "no gates")
-    tiles[3].metric("Latest run (UTC)", theme.when(newest["started_at"]))
-    tiles[3].caption(f"environment: {newest['environment'] or 'none'}")
+    stamp = theme.when(newest["started_at"])
+    tiles[3].metric("Latest run (UTC)", stamp[11:], help=stamp)
+    tiles[3].caption(f"{stamp[:10]} · environment: {newest['environment'] or 'none'}")
 
 st.subheader("Latest verdict per environment")
 matrix = frames.verdict_matrix(verdicts, ENVIRONMENTS)
