@@ -195,56 +195,36 @@ def anthropic_reply(
 Reply = Callable[[Script, dict[str, Any], int, int, Usage | None], dict[str, Any]]
 
 
-def _handler(
-    reply: Reply,
-    response_cls: Any,
+_SDKS: dict[str, tuple[Any, Any, Reply, str]] = {
+    "openai": (openai.OpenAI, httpx, openai_reply, "http://simulated/v1"),
+    "anthropic": (anthropic.Anthropic, httpx2, anthropic_reply, "http://simulated"),
+}
+
+
+def simulated_client(
+    api: str,
     script: Script,
-    seed: int,
-    usage: Usage | None,
-    log: list[int] | None,
-) -> Callable[[Any], Any]:
+    seed: int = 0,
+    usage: Usage | None = None,
+    log: list[int] | None = None,
+) -> Any:
+    """The official client of `api` (openai.OpenAI or anthropic.Anthropic), answered by
+    `script` for the run with this seed; `log`, when given, collects each request's tokens."""
+    if api not in _SDKS:
+        raise ValueError(f"config.api must be 'openai' or 'anthropic', got {api!r}")
+    client_cls, http, reply, base_url = _SDKS[api]
+
     def handle(request: Any) -> Any:
         raw = request.content.decode()
         sent = count_tokens(raw)
         if log is not None:
             log.append(sent)
-        return response_cls(200, json=reply(script, json.loads(raw), seed, sent, usage))
+        return http.Response(200, json=reply(script, json.loads(raw), seed, sent, usage))
 
-    return handle
-
-
-def openai_client(
-    script: Script, seed: int = 0, usage: Usage | None = None, log: list[int] | None = None
-) -> openai.OpenAI:
-    """The official OpenAI client, answered by `script` for the run with this seed.
-
-    `log`, when given, collects the tokens of each request body sent.
-    """
-    transport = httpx.MockTransport(
-        _handler(openai_reply, httpx.Response, script, seed, usage, log)
-    )
-    return openai.OpenAI(
+    return client_cls(
         api_key="sk-simulated",
-        base_url="http://simulated/v1",
-        http_client=httpx.Client(transport=transport),
-        max_retries=0,
-    )
-
-
-def anthropic_client(
-    script: Script, seed: int = 0, usage: Usage | None = None, log: list[int] | None = None
-) -> anthropic.Anthropic:
-    """The official Anthropic client, answered by `script` for the run with this seed.
-
-    `log`, when given, collects the tokens of each request body sent.
-    """
-    transport = httpx2.MockTransport(
-        _handler(anthropic_reply, httpx2.Response, script, seed, usage, log)
-    )
-    return anthropic.Anthropic(
-        api_key="sk-simulated",
-        base_url="http://simulated",
-        http_client=httpx2.Client(transport=transport),
+        base_url=base_url,
+        http_client=http.Client(transport=http.MockTransport(handle)),
         max_retries=0,
     )
 
@@ -263,13 +243,10 @@ def simulated_adapter(
 
     `max_tokens` is the limit an Anthropic request carries (it counts in the request's tokens).
     """
+    client = simulated_client(api, script, seed, usage)
     if api == "openai":
-        return OpenAIResponsesAdapter(openai_client(script, seed, usage), model)
-    if api == "anthropic":
-        return AnthropicMessagesAdapter(
-            anthropic_client(script, seed, usage), model, max_tokens=max_tokens
-        )
-    raise ValueError(f"config.api must be 'openai' or 'anthropic', got {api!r}")
+        return OpenAIResponsesAdapter(client, model)
+    return AnthropicMessagesAdapter(client, model, max_tokens=max_tokens)
 
 
 def run_seed(context: Mapping[str, Any] | None) -> int:

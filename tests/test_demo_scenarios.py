@@ -22,7 +22,7 @@ from evals.agents.python_provider import load_module
 from evals.agents.registry import build_agent
 from evals.plan import build_plan
 from evals.runner import Runner
-from evals.simulator import anthropic_client, openai_client
+from evals.simulator import simulated_client
 from evals.suite import load_suite
 from evals.toolloop import AnthropicMessagesAdapter, OpenAIResponsesAdapter, run_tool_loop
 
@@ -54,10 +54,10 @@ APIS = ("openai", "anthropic")
 
 def loop_run(api: str, model: str, question: str = QUESTION, seed: int = 0, **kw: Any):
     log: list[int] = []
+    client = simulated_client(api, sim.script, seed, log=log)
     if api == "openai":
-        adapter = OpenAIResponsesAdapter(openai_client(sim.script, seed, log=log), model)
+        adapter = OpenAIResponsesAdapter(client, model)
     else:
-        client = anthropic_client(sim.script, seed, log=log)
         adapter = AnthropicMessagesAdapter(client, model, max_tokens=500)
     return run_tool_loop(adapter, registry(), question, **kw), log
 
@@ -89,7 +89,8 @@ def test_lesson_scenarios_through_the_loop(api: str, scenario: str) -> None:
 def lesson_loop(api: str, scenario: str, max_steps: int = 6) -> list[int]:
     """The lesson's own `agente_api`, unchanged in substance: no tools sent, same history."""
     log: list[int] = []
-    oai, ant = openai_client(sim.script, log=log), anthropic_client(sim.script, log=log)
+    oai = simulated_client("openai", sim.script, log=log)
+    ant = simulated_client("anthropic", sim.script, log=log)
     tools = registry()
     history: list[Any] = [{"role": "user", "content": QUESTION}]
     seen: set[str] = set()
