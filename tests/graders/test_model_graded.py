@@ -21,7 +21,8 @@ from graders.judge import (
     cosine_similarity,
     resolve_provider,
 )
-from graders.model_graded import faithfulness_score, render_rubric
+from graders.judge_grading import render_rubric
+from graders.rag import faithfulness_score
 
 
 @pytest.fixture(scope="module")
