@@ -64,7 +64,12 @@ def forest_plot(frame: pd.DataFrame, *, title: str) -> alt.LayerChart:
     """
     domain, colours = theme.verdict_scale()
     colour = alt.Color("verdict:N", scale=alt.Scale(domain=domain, range=colours))
-    y = alt.Y("group:N", title=None, sort=list(frame["group"]))
+    y = alt.Y(
+        "group:N",
+        title=None,
+        sort=list(frame["group"]),
+        axis=alt.Axis(labelOverlap=False, labelLimit=220),
+    )
     axis = alt.Axis(format="+.0%")
     base = alt.Chart(frame).encode(y=y, color=colour)
     bars = base.mark_rule(strokeWidth=3).encode(
