@@ -11,14 +11,17 @@ defaults, and the plan says which.
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.stats import cases_needed, minimum_detectable_effect, power_to_detect
-from evals.stats.distributions import normal_quantile
+from evals.stats import (
+    cases_needed,
+    minimum_detectable_effect,
+    power_to_detect,
+    repeats_needed,
+)
 from evals.suite.model import Suite
 
 REPEAT_GRID = (1, 3, 5, 10, 20)
@@ -138,31 +141,6 @@ class PowerPlan:
             )
             for k in sorted({*grid, int(self.repeats.value)})
         ]
-
-
-def repeats_needed(
-    effect: float,
-    n_cases: int,
-    pass_rate: float,
-    icc: float,
-    correlation: float = 0.0,
-    alpha: float = 0.05,
-    power: float = DEFAULT_POWER,
-) -> int | None:
-    """Fewest repeats with which `n_cases` cases detect `effect`, or None if no number can.
-
-    Repeats only shrink the within-case part of the variance; when the between-case part
-    alone already exceeds what the effect allows, only more cases help.
-    """
-    if effect == 0:
-        raise ValueError("a zero effect cannot be detected")
-    z = normal_quantile(1 - alpha / 2) + normal_quantile(power)
-    spread = pass_rate * (1 - pass_rate)
-    between, within = icc * spread, (1 - icc) * spread
-    room = n_cases * (effect / z) ** 2 - 2 * between * (1 - correlation)
-    if room <= 0:
-        return None
-    return max(1, math.ceil(2 * within / room - 1e-12))
 
 
 def estimate_from_summary(

@@ -12,13 +12,13 @@ from statsmodels.stats.power import NormalIndPower
 
 from evals.cli import main
 from evals.evaluation import RunOptions, run_evaluation
-from evals.planning import (
-    DEFAULT_ICC,
-    build_power_plan,
-    latest_estimate,
+from evals.planning import DEFAULT_ICC, build_power_plan, latest_estimate
+from evals.stats import (
+    cases_needed,
+    difference_standard_error,
+    minimum_detectable_effect,
     repeats_needed,
 )
-from evals.stats import cases_needed, difference_standard_error, minimum_detectable_effect
 from evals.stats.distributions import normal_quantile
 from evals.suite import load_suite
 

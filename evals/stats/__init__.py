@@ -30,6 +30,7 @@ from evals.stats.power import (
     difference_standard_error,
     minimum_detectable_effect,
     power_to_detect,
+    repeats_needed,
 )
 from evals.stats.proportions import (
     clopper_pearson_interval,
@@ -78,6 +79,7 @@ __all__ = [
     "percentile",
     "power_to_detect",
     "ratio_estimate",
+    "repeats_needed",
     "stratified_difference_variance",
     "t_quantile",
     "t_sf",

@@ -22,6 +22,10 @@ def _components(pass_rate: float, icc: float) -> tuple[float, float]:
     return icc * total, (1 - icc) * total
 
 
+def _detection_z(alpha: float, power: float) -> float:
+    return normal_quantile(1 - alpha / 2) + normal_quantile(power)
+
+
 def difference_standard_error(
     n_cases: int, repeats: int, pass_rate: float, icc: float, correlation: float = 0.0
 ) -> float:
@@ -43,7 +47,7 @@ def minimum_detectable_effect(
     power: float = 0.8,
 ) -> float:
     """Smallest true difference a two-sided test at `alpha` detects with `power`."""
-    z = normal_quantile(1 - alpha / 2) + normal_quantile(power)
+    z = _detection_z(alpha, power)
     return z * difference_standard_error(n_cases, repeats, pass_rate, icc, correlation)
 
 
@@ -77,6 +81,30 @@ def cases_needed(
     """Cases needed to detect a true difference `effect` with `power` (rounded up)."""
     if effect == 0:
         raise ValueError("a zero effect cannot be detected")
-    z = normal_quantile(1 - alpha / 2) + normal_quantile(power)
+    z = _detection_z(alpha, power)
     unit_se = difference_standard_error(1, repeats, pass_rate, icc, correlation)
     return max(1, math.ceil((z * unit_se / effect) ** 2))
+
+
+def repeats_needed(
+    effect: float,
+    n_cases: int,
+    pass_rate: float,
+    icc: float,
+    correlation: float = 0.0,
+    alpha: float = 0.05,
+    power: float = 0.8,
+) -> int | None:
+    """Fewest repeats with which `n_cases` cases detect `effect`, or None if no number can.
+
+    Repeats only shrink the within-case part of the variance; when the between-case part
+    alone already exceeds what the effect allows, only more cases help.
+    """
+    if effect == 0:
+        raise ValueError("a zero effect cannot be detected")
+    between, within = _components(pass_rate, icc)
+    z = _detection_z(alpha, power)
+    room = n_cases * (effect / z) ** 2 - 2 * between * (1 - correlation)
+    if room <= 0:
+        return None
+    return max(1, math.ceil(2 * within / room - 1e-12))
