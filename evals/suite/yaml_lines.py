@@ -1,7 +1,16 @@
-"""YAML loading that remembers the line of every mapping, for error messages."""
+"""YAML loading that remembers the line of every mapping, for error messages.
+
+Documents are built straight from the parser's events, so a suite of many thousand tests
+never holds PyYAML's whole node tree (with two source marks per node) in memory: that
+tree is several times larger than the data it describes. Anything the event builder does
+not handle (custom tags, recursive anchors, complex keys, several documents,
+`<<` merge keys, errors) goes through PyYAML's own composer and constructor, which
+also gives the error message.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +40,114 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
 
 
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+_MAP_TAG = yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG
+_SEQ_TAG = yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_VALUE_TAG = "tag:yaml.org,2002:value"
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+class _Unsupported(Exception):
+    """The event builder leaves this document to PyYAML's composer."""
+
+
+class _EventBuilder:
+    """Builds one document from parser events, as `yaml.load(text, _LineLoader)` would."""
+
+    def __init__(self, loader: _LineLoader) -> None:
+        self.loader = loader
+        self.anchors: dict[str, Any] = {}
+
+    def document(self) -> Any:
+        loader = self.loader
+        loader.get_event()  # stream start
+        if loader.check_event(yaml.StreamEndEvent):
+            return None
+        loader.get_event()  # document start
+        value = self.node()
+        loader.get_event()  # document end
+        if not loader.check_event(yaml.StreamEndEvent):
+            raise _Unsupported  # several documents: PyYAML reports it
+        return value
+
+    def node(self) -> Any:
+        event = self.loader.get_event()
+        if isinstance(event, yaml.AliasEvent):
+            value = self.anchors.get(event.anchor, _Unsupported)
+            if value is _Unsupported:  # unknown, or an alias inside its own anchor
+                raise _Unsupported
+            return value
+        if event.anchor in self.anchors:
+            raise _Unsupported  # PyYAML reports the duplicate anchor
+        if isinstance(event, yaml.ScalarEvent):
+            value = self.scalar(event)
+        elif isinstance(event, yaml.SequenceStartEvent):
+            value = self.collection(event, _SEQ_TAG, self.sequence)
+        elif isinstance(event, yaml.MappingStartEvent):
+            value = self.collection(event, _MAP_TAG, self.mapping)
+        else:
+            raise _Unsupported
+        if event.anchor is not None:
+            self.anchors[event.anchor] = value
+        return value
+
+    def scalar(self, event: yaml.ScalarEvent) -> Any:
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+        constructor = self.loader.yaml_constructors.get(tag)
+        if constructor is None:
+            raise _Unsupported
+        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        return constructor(self.loader, node)
+
+    def collection(self, event: Any, default_tag: str, build: Callable[[Any], Any]) -> Any:
+        if event.tag not in (None, "!", default_tag):
+            raise _Unsupported
+        if event.anchor is not None:
+            self.anchors[event.anchor] = _Unsupported  # until built: aliases inside recurse
+        return build(event)
+
+    def sequence(self, event: yaml.SequenceStartEvent) -> list[Any]:
+        items = []
+        while not self.loader.check_event(yaml.SequenceEndEvent):
+            items.append(self.node())
+        self.loader.get_event()
+        return items
+
+    def mapping(self, event: yaml.MappingStartEvent) -> LineDict:
+        pairs: list[tuple[Any, Any]] = []
+        while not self.loader.check_event(yaml.MappingEndEvent):
+            key_event = self.loader.peek_event()
+            if isinstance(key_event, yaml.ScalarEvent) and key_event.tag is None:
+                kind = self.loader.resolve(yaml.ScalarNode, key_event.value, key_event.implicit)
+                if kind == _MERGE_TAG:
+                    raise _Unsupported  # `<<` merges follow PyYAML's own rules
+                if kind == _VALUE_TAG:
+                    self.loader.get_event()
+                    pairs.append((key_event.value, self.node()))
+                    continue
+            key = self.node()
+            if isinstance(key, (dict, list)):
+                raise _Unsupported
+            pairs.append((key, self.node()))
+        self.loader.get_event()
+        mapping = LineDict(pairs)
+        mapping.line = event.start_mark.line + 1
+        return mapping
+
+
+def parse_yaml_text(text: str) -> Any:
+    """The document in `text`, as PyYAML's safe loading with line-aware mappings gives it."""
+    loader = _LineLoader(text)
+    try:
+        return _EventBuilder(loader).document()
+    except (_Unsupported, yaml.YAMLError, TypeError, ValueError):
+        pass
+    finally:
+        loader.dispose()
+    return yaml.load(text, Loader=_LineLoader)
 
 
 def kind_name(value: Any) -> str:
@@ -62,7 +179,7 @@ def load_yaml(path: Path) -> Any:
             "file not found", file=str(path), fix="check the path (relative to the suite)"
         ) from None
     try:
-        return yaml.load(text, Loader=_LineLoader)
+        return parse_yaml_text(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
