@@ -69,21 +69,26 @@ def _absolute(name: str, stats: AgentStats, threshold: float) -> GateResult:
         return GateResult(
             name, "undetermined", threshold, None, None, f"{stats.agent} has no graded runs"
         )
-    status = _interval_status(stats.interval, threshold, higher_is_better=True)
+    measured = (
+        f"{stats.agent} pass rate {stats.pass_rate:.3f} {_fmt(stats.interval)} over "
+        f"{stats.cases} cases"
+    )
+    return _at_least(name, threshold, stats.pass_rate, stats.interval, measured)
+
+
+def _at_least(
+    name: str, threshold: float, value: float, interval: Interval, measured: str
+) -> GateResult:
+    """A minimum gate: it passes when the whole interval around `value` is at or above
+    `threshold`; `measured` says what was measured, for the reason."""
+    status = _interval_status(interval, threshold, higher_is_better=True)
     explain = {
         "pass": "the whole interval is at or above",
         "fail": "the whole interval is below",
         "undetermined": "the interval straddles",
     }[status]
-    return GateResult(
-        name,
-        status,
-        threshold,
-        stats.pass_rate,
-        stats.interval,
-        f"{stats.agent} pass rate {stats.pass_rate:.3f} {_fmt(stats.interval)} over "
-        f"{stats.cases} cases: {explain} the minimum {threshold:.3f}",
-    )
+    reason = f"{measured}: {explain} the minimum {threshold:.3f}"
+    return GateResult(name, status, threshold, value, interval, reason)
 
 
 def _regression(name: str, comparison_group, tolerance: float) -> GateResult:
@@ -292,21 +297,8 @@ def _judge_gate(
     if judged.n == 0 or math.isnan(value):
         reason = f"judge {what} is undefined ({counts}); label items of both verdicts"
         return GateResult(name, "undetermined", threshold, None, None, reason)
-    status = _interval_status((low, high), threshold, higher_is_better=True)
-    explain = {
-        "pass": "the whole interval is at or above",
-        "fail": "the whole interval is below",
-        "undetermined": "the interval straddles",
-    }[status]
-    return GateResult(
-        name,
-        status,
-        threshold,
-        value,
-        (low, high),
-        f"judge {what} {value:.3f} {_fmt((low, high))} ({counts}): {explain} the minimum "
-        f"{threshold:.3f}",
-    )
+    measured = f"judge {what} {value:.3f} {_fmt((low, high))} ({counts})"
+    return _at_least(name, threshold, value, (low, high), measured)
 
 
 def _judge_gates(config: GateConfig, judged: Agreement, confidence: float) -> list[GateResult]:
