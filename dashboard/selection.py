@@ -11,7 +11,8 @@ from typing import Any
 import streamlit as st
 
 from dashboard import data, theme
-from dashboard.comparison import Side
+from dashboard.comparison import ComparisonResult, Side
+from evals.errors import SuiteError
 
 SUITE = "suite"
 BASELINE = "baseline"
@@ -115,6 +116,18 @@ def remember_sides(baseline: Side, candidate: Side) -> None:
     st.session_state[CANDIDATE] = candidate
     st.query_params[BASELINE] = side_text(baseline)
     st.query_params[CANDIDATE] = side_text(candidate)
+
+
+def compare_or_stop(
+    url: str, baseline: Side, candidate: Side, environment: str | None
+) -> ComparisonResult:
+    """Make the comparison current and return it; a suite error stops the page with its fix."""
+    remember_sides(baseline, candidate)
+    try:
+        return data.comparison(url, baseline, candidate, environment)
+    except SuiteError as error:
+        st.error(f"{error}\n\n{getattr(error, 'fix', '')}")
+        st.stop()
 
 
 def evaluation_picker(

@@ -10,7 +10,6 @@ import streamlit as st
 
 from dashboard import charts, data, frames, selection, theme, widgets
 from dashboard.comparison import Side
-from evals.errors import SuiteError
 from evals.results import RunRecord
 from evals.trajectory import Step
 
@@ -23,15 +22,9 @@ if current is None:
     widgets.no_data("This suite needs two agents or two complete evaluations to compare.")
     st.stop()
 baseline, candidate = current
-selection.remember_sides(baseline, candidate)
 evaluations = {e["id"]: e for e in data.evaluations(url, suite_id)}
-try:
-    result = data.comparison(
-        url, baseline, candidate, evaluations[candidate.evaluation_id]["environment"]
-    )
-except SuiteError as error:
-    st.error(f"{error}\n\n{getattr(error, 'fix', '')}")
-    st.stop()
+environment = evaluations[candidate.evaluation_id]["environment"]
+result = selection.compare_or_stop(url, baseline, candidate, environment)
 comparison = result.summary.get("comparison") or {"cases": []}
 compared = {case["case_id"]: case for case in comparison["cases"]}
 case_ids = list(compared)

@@ -8,7 +8,6 @@ import streamlit as st
 
 from dashboard import charts, data, frames, selection, theme, widgets
 from dashboard.comparison import Side
-from evals.errors import SuiteError
 
 TWO_EVALUATIONS = "two evaluations"
 ONE_EVALUATION = "two agents of one evaluation"
@@ -72,14 +71,8 @@ with st.container(border=True):
                 sides.append(Side(chosen["id"], agent))
         baseline, candidate = sides
 
-selection.remember_sides(baseline, candidate)
-try:
-    result = data.comparison(
-        url, baseline, candidate, by_id[candidate.evaluation_id]["environment"]
-    )
-except SuiteError as error:
-    st.error(f"{error}\n\n{getattr(error, 'fix', '')}")
-    st.stop()
+environment = by_id[candidate.evaluation_id]["environment"]
+result = selection.compare_or_stop(url, baseline, candidate, environment)
 
 summary, gates = result.summary, result.gates
 comparison = summary.get("comparison")
