@@ -63,33 +63,38 @@ right.altair_chart(
     width="stretch",
 )
 
-left, right = st.columns(2)
-p95 = frames.agent_estimates(summary, "p95_latency_ms", "p95_latency_interval")
-if p95.empty:
-    left.info("No p95 interval: it needs at least two cases.")
-else:
-    left.altair_chart(
-        charts.estimate_with_interval(
-            p95,
-            title="p95 latency with its cluster-bootstrap interval",
-            axis_title="p95 latency (ms)",
-            axis_format=",.0f",
-        ),
-        width="stretch",
-    )
-per_accepted = frames.agent_estimates(summary, "cost_per_accepted", "cost_per_accepted_interval")
-if per_accepted.empty:
-    right.info("No cost-per-accepted interval: no run passed.")
-else:
-    right.altair_chart(
-        charts.estimate_with_interval(
-            per_accepted,
-            title="Cost per accepted task with its interval",
-            axis_title="cost per accepted task (USD)",
-            axis_format="$.4f",
-        ),
-        width="stretch",
-    )
+# (estimate, its interval, why it can be missing, chart title, axis title, axis format)
+INTERVAL_CHARTS = (
+    (
+        "p95_latency_ms",
+        "p95_latency_interval",
+        "No p95 interval: it needs at least two cases.",
+        "p95 latency with its cluster-bootstrap interval",
+        "p95 latency (ms)",
+        ",.0f",
+    ),
+    (
+        "cost_per_accepted",
+        "cost_per_accepted_interval",
+        "No cost-per-accepted interval: no run passed.",
+        "Cost per accepted task with its interval",
+        "cost per accepted task (USD)",
+        "$.4f",
+    ),
+)
+for column, (estimate, interval, missing, title, axis_title, axis_format) in zip(
+    st.columns(2), INTERVAL_CHARTS, strict=True
+):
+    estimates = frames.agent_estimates(summary, estimate, interval)
+    if estimates.empty:
+        column.info(missing)
+    else:
+        column.altair_chart(
+            charts.estimate_with_interval(
+                estimates, title=title, axis_title=axis_title, axis_format=axis_format
+            ),
+            width="stretch",
+        )
 
 st.subheader("Flaky cases, most flaky first")
 flaky = frames.flaky_cases(summary)
