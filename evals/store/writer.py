@@ -7,7 +7,8 @@ already stored (a resume, or two processes racing) changes nothing.
 
 `RunWriter` does this on a background thread so the event loop driving the agents never
 waits for the database: a batch goes out at `batch_size` runs or `max_delay_s` after its
-first run, whichever comes first.
+first run, whichever comes first. At most `max_queued` runs wait for the database: when
+it falls behind, `add` waits for room, so memory stays flat however many runs stream.
 """
 
 from __future__ import annotations
@@ -139,20 +140,24 @@ class RunWriter:
         *,
         batch_size: int = 64,
         max_delay_s: float = 0.25,
+        max_queued: int = 2048,
     ) -> None:
         self.evaluation_id = evaluation_id
         self.batch_size = batch_size
         self.max_delay_s = max_delay_s
         self.written = 0
         self._engine = engine
-        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._queue: queue.Queue[object] = queue.Queue(maxsize=max_queued)
         self._error: BaseException | None = None
         self._closed = False
         self._thread = threading.Thread(target=self._drain, name="evals-store-writer", daemon=True)
         self._thread.start()
 
     def add(self, record: RunRecord) -> None:
-        """Queue a completed run for storage; raises if an earlier batch failed."""
+        """Queue a completed run for storage (waiting while the queue is full).
+
+        Raises if an earlier batch failed.
+        """
         self._raise_failure()
         if self._closed:
             raise HarnessFault("the store writer is closed")
