@@ -74,8 +74,16 @@ def regularized_beta(a: float, b: float, x: float) -> float:
 
 
 def t_sf(t: float, df: float) -> float:
-    """P(T > t) for Student's t with `df` degrees of freedom."""
-    tail = 0.5 * regularized_beta(df / 2, 0.5, df / (df + t * t))
+    """P(T > t) for Student's t with `df` degrees of freedom.
+
+    Near zero the tail is computed from its complement, I_{t²/(df+t²)}(1/2, df/2), whose
+    argument keeps t² exactly instead of rounding it away inside df/(df+t²).
+    """
+    squared = t * t
+    if squared < df:
+        tail = 0.5 - 0.5 * regularized_beta(0.5, df / 2, squared / (df + squared))
+    else:
+        tail = 0.5 * regularized_beta(df / 2, 0.5, df / (df + squared))
     return tail if t >= 0 else 1.0 - tail
 
 
