@@ -8,12 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from evals.errors import SuiteError
+from evals.suite import load_suite
+
 
 @pytest.fixture
 def write_suite(tmp_path: Path) -> Callable[..., Path]:
     """Write a suite YAML (and optional extra files) into a temp dir; returns the YAML path."""
 
-    def write(yaml_text: str, files: dict[str, str] | None = None, name: str = "suite.yaml") -> Path:
+    def write(
+        yaml_text: str, files: dict[str, str] | None = None, name: str = "suite.yaml"
+    ) -> Path:
         for rel, content in (files or {}).items():
             target = tmp_path / rel
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -23,3 +28,15 @@ def write_suite(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+@pytest.fixture
+def suite_error() -> Callable[[Path], SuiteError]:
+    """Load a suite that must be rejected; returns the SuiteError it raises."""
+
+    def load(path: Path) -> SuiteError:
+        with pytest.raises(SuiteError) as info:
+            load_suite(path)
+        return info.value
+
+    return load

@@ -2,150 +2,108 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from evals.cli import main
-from evals.errors import ExitCode, SuiteError
-from evals.suite import load_suite
+from evals.errors import ExitCode
 
 AGENT = """
 def call_api(prompt, options, context):
     return {"output": prompt}
 """
 
+ECHO_HEAD = """\
+prompts: ['{{q}}']
+providers: [echo]
+"""
 
-def _error(path: Path) -> SuiteError:
-    with pytest.raises(SuiteError) as info:
-        load_suite(path)
-    return info.value
+TWO_AGENTS_HEAD = """\
+prompts: ['{{q}}']
+providers:
+  - {id: file://agent.py, label: baseline}
+  - {id: file://agent.py, label: candidate}
+"""
 
 
-def test_yaml_syntax_error_names_file_and_line(write_suite):
-    path = write_suite(
-        """\
-        prompts: ['{{q}}']
-        providers: [echo]
-        tests:
-          - vars: {q: hi}
-            assert:
-              - type: contains
-               value: hi
-        """
-    )
-    err = _error(path)
+@pytest.mark.parametrize(
+    ("suite", "message", "line", "fix"),
+    [
+        pytest.param(
+            ECHO_HEAD
+            + "tests:\n  - vars: {q: hi}\n    assert:\n      - type: contains\n       value: hi\n",
+            "YAML syntax error",
+            7,
+            "fix the indentation",
+            id="yaml-syntax-error-names-the-line",
+        ),
+        pytest.param(
+            ECHO_HEAD
+            + "tests:\n  - vars: {q: hi}\n    assert:\n      - type: contians\n        value: hi\n",
+            "unknown assertion type 'contians'",
+            6,
+            "contains",
+            id="unknown-assertion-type-suggests-the-close-one",
+        ),
+        pytest.param(
+            ECHO_HEAD
+            + "tests:\n  - assert:\n      - type: javascript\n        value: output.length > 3\n",
+            "unsupported assertion type 'javascript'",
+            5,
+            "python",
+            id="javascript-assertion-points-to-python",
+        ),
+        pytest.param(
+            "prompts: ['{{q}}']\nproviders:\n"
+            "  - id: file://agents/missing.py\n    label: baseline\n"
+            "tests: [{vars: {q: hi}}]\n",
+            "provider 'baseline' file not found: agents/missing.py",
+            3,
+            "correct the path",
+            id="missing-provider-file",
+        ),
+        pytest.param(
+            ECHO_HEAD + "tests:\n  vars: {q: hi}\n",
+            "tests must be a list, not a mapping",
+            4,
+            "'- '",
+            id="tests-must-be-a-list",
+        ),
+        pytest.param(
+            TWO_AGENTS_HEAD
+            + "tests: [{vars: {q: hi}}]\ngates:\n  baseline: baseline\n  candidate: candidat\n",
+            "gates.candidate names agent 'candidat'",
+            None,
+            "baseline, candidate",
+            id="gates-naming-a-missing-agent",
+        ),
+        pytest.param(
+            "prompts: ['{{q}}']\nproviders: [ecoh]\ntests: [{vars: {q: hi}}]\n",
+            "unknown provider id 'ecoh'",
+            None,
+            "echo",
+            id="unknown-provider-id-suggests-a-known-one",
+        ),
+    ],
+)
+def test_bad_suite_names_file_line_and_fix(write_suite, suite_error, suite, message, line, fix):
+    path = write_suite(suite, files={"agent.py": AGENT})
+    err = suite_error(path)
     assert err.file == str(path)
-    assert err.line == 7
-    assert "YAML syntax error" in err.message
-    assert err.fix
-
-
-def test_unknown_assertion_type_suggests_the_close_one(write_suite):
-    path = write_suite(
-        """\
-        prompts: ['{{q}}']
-        providers: [echo]
-        tests:
-          - vars: {q: hi}
-            assert:
-              - type: contians
-                value: hi
-        """
-    )
-    err = _error(path)
-    assert "unknown assertion type 'contians'" in err.message
-    assert err.line == 6
-    assert "contains" in (err.fix or "")
-
-
-def test_javascript_assertion_points_to_python(write_suite):
-    path = write_suite(
-        """\
-        prompts: ['{{q}}']
-        providers: [echo]
-        tests:
-          - assert:
-              - type: javascript
-                value: output.length > 3
-        """
-    )
-    err = _error(path)
-    assert "python" in (err.fix or "")
-
-
-def test_missing_provider_file(write_suite):
-    path = write_suite(
-        """\
-        prompts: ['{{q}}']
-        providers:
-          - id: file://agents/missing.py
-            label: baseline
-        tests: [{vars: {q: hi}}]
-        """
-    )
-    err = _error(path)
-    assert "provider 'baseline' file not found: agents/missing.py" in err.message
-    assert err.file == str(path)
-    assert err.line == 3
-
-
-def test_tests_must_be_a_list(write_suite):
-    path = write_suite(
-        """\
-        prompts: ['{{q}}']
-        providers: [echo]
-        tests:
-          vars: {q: hi}
-        """
-    )
-    err = _error(path)
-    assert "tests must be a list, not a mapping" in err.message
-    assert err.line == 4
-    assert "'- '" in (err.fix or "")
-
-
-def test_gates_naming_a_missing_agent(write_suite):
-    path = write_suite(
-        """\
-        prompts: ['{{q}}']
-        providers:
-          - {id: file://agent.py, label: baseline}
-          - {id: file://agent.py, label: candidate}
-        tests: [{vars: {q: hi}}]
-        gates:
-          baseline: baseline
-          candidate: candidat
-        """,
-        files={"agent.py": AGENT},
-    )
-    err = _error(path)
-    assert "gates.candidate names agent 'candidat'" in err.message
-    assert "baseline, candidate" in (err.fix or "")
+    assert message in err.message
     assert err.line is not None
-
-
-def test_unknown_provider_id(write_suite):
-    path = write_suite(
-        """\
-        prompts: ['{{q}}']
-        providers: [ecoh]
-        tests: [{vars: {q: hi}}]
-        """
-    )
-    err = _error(path)
-    assert "unknown provider id 'ecoh'" in err.message
-    assert "echo" in (err.fix or "")
+    if line is not None:
+        assert err.line == line
+    assert fix in (err.fix or "")
 
 
 @pytest.mark.parametrize(
     "body",
     [
-        "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - assert:\n    - type: contains\n   value: x\n",
-        "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - assert: [{type: nope}]\n",
+        ECHO_HEAD + "tests:\n  - assert:\n    - type: contains\n   value: x\n",
+        ECHO_HEAD + "tests:\n  - assert: [{type: nope}]\n",
         "prompts: ['{{q}}']\nproviders: [file://nope.py]\ntests: [{}]\n",
-        "prompts: ['{{q}}']\nproviders: [echo]\ntests: 3\n",
-        "prompts: ['{{q}}']\nproviders: [echo]\ntests: [{}]\ngates: {candidate: other}\n",
+        ECHO_HEAD + "tests: 3\n",
+        ECHO_HEAD + "tests: [{}]\ngates: {candidate: other}\n",
     ],
 )
 def test_cli_exits_with_invalid_suite_code_and_writes_nothing(tmp_path, body, capsys):

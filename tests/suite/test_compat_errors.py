@@ -6,49 +6,41 @@ from __future__ import annotations
 import pytest
 
 from evals.cli import main
-from evals.errors import SuiteError
-from evals.suite import load_suite
 from evals.suite.csv_tests import assertion_from_string
 from evals.suite.derived import evaluate_metrics
 from evals.suite.vars import var_combinations
 
 
-def _error(path) -> SuiteError:
-    with pytest.raises(SuiteError) as info:
-        load_suite(path)
-    return info.value
-
-
-def test_ragged_csv_row_names_csv_file_and_line(write_suite, tmp_path):
+def test_ragged_csv_row_names_csv_file_and_line(write_suite, suite_error, tmp_path):
     path = write_suite(
         "prompts: ['{{q}}']\nproviders: [echo]\ntests: file://t.csv\n",
         files={"t.csv": "q,__expected\na,contains:a\nb,contains:b,extra\n"},
     )
-    err = _error(path)
+    err = suite_error(path)
     assert err.file == str(tmp_path / "t.csv")
     assert err.line == 3
     assert "quote" in (err.fix or "")
 
 
-def test_missing_tests_file_names_the_suite_and_the_path(write_suite):
+def test_missing_tests_file_names_the_suite_and_the_path(write_suite, suite_error):
     path = write_suite("prompts: ['{{q}}']\nproviders: [echo]\ntests: file://nope.yaml\n")
-    err = _error(path)
+    err = suite_error(path)
     assert err.file == str(path)
     assert "nope.yaml" in err.message
 
 
-def test_glob_matching_nothing_is_an_error(write_suite):
+def test_glob_matching_nothing_is_an_error(write_suite, suite_error):
     path = write_suite("prompts: ['file://p/*.txt']\nproviders: [echo]\n")
-    assert "no prompt file matches p/*.txt" in _error(path).message
+    assert "no prompt file matches p/*.txt" in suite_error(path).message
 
 
-def test_template_error_names_the_prompt(write_suite):
+def test_template_error_names_the_prompt(write_suite, suite_error):
     path = write_suite("prompts: ['Hi {{ name ']\nproviders: [echo]\n")
-    err = _error(path)
+    err = suite_error(path)
     assert "template error in prompt 'Hi {{ name '" in err.message
 
 
-def test_invalid_json_schema_in_is_json_fails_at_load(write_suite):
+def test_invalid_json_schema_in_is_json_fails_at_load(write_suite, suite_error):
     path = write_suite(
         """\
         prompts: ['{{q}}']
@@ -59,21 +51,21 @@ def test_invalid_json_schema_in_is_json_fails_at_load(write_suite):
                 value: {type: objekt}
         """
     )
-    err = _error(path)
+    err = suite_error(path)
     assert "is-json" in err.message
     assert err.line == 5
 
 
-def test_unknown_provider_id_suggests_a_known_one(write_suite):
+def test_unknown_provider_id_suggests_a_known_one(write_suite, suite_error):
     path = write_suite("prompts: ['{{q}}']\nproviders: [echoo]\n")
-    assert "unknown provider id 'echoo'" in _error(path).message
+    assert "unknown provider id 'echoo'" in suite_error(path).message
 
 
-def test_broken_transform_fails_at_load(write_suite):
+def test_broken_transform_fails_at_load(write_suite, suite_error):
     path = write_suite(
         "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - options: {transform: 'output +'}\n"
     )
-    err = _error(path)
+    err = suite_error(path)
     assert "options.transform is not a valid expression" in err.message
     assert err.line == 4
 
@@ -116,7 +108,11 @@ def test_derived_metrics_chain_and_divide_like_javascript():
     assert out["inf"] == float("inf")
 
 
-SUITE = "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: a}\n    assert: [{type: equals, value: a}]\n  - vars: {q: b}\n    assert: [{type: equals, value: c}]\n"
+SUITE = (
+    "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n"
+    "  - vars: {q: a}\n    assert: [{type: equals, value: a}]\n"
+    "  - vars: {q: b}\n    assert: [{type: equals, value: c}]\n"
+)
 
 
 @pytest.mark.parametrize(
