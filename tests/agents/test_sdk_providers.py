@@ -147,24 +147,26 @@ def _messages(request: Request) -> Reply:
 ROUTES = {"/v1/chat/completions": _chat, "/v1/responses": _responses, "/v1/messages": _messages}
 
 
-def _call(cls, provider_id: str, server_url: str, prompt: str = "hola", **config) -> AgentResponse:
-    config = {"apiKey": "test-key", "maxRetries": 0, **config}
-    config.setdefault("apiBaseUrl", server_url + ("/v1" if cls is OpenAIAgent else ""))
+def _call(
+    cls, provider_id: str, prompt: str = "hola", **config
+) -> tuple[AgentResponse, list[Request]]:
+    """One call through a fresh local server; the response and the requests the server saw."""
+    with serve(ROUTES) as server:
+        config = {"apiKey": "test-key", "maxRetries": 0, **config}
+        config.setdefault("apiBaseUrl", server.url + ("/v1" if cls is OpenAIAgent else ""))
 
-    async def go() -> AgentResponse:
-        agent = cls(ProviderSpec(id=provider_id, label="m", config=config), Path("."))
-        try:
-            return await agent.call(prompt, make_context(prompt))
-        finally:
-            await agent.aclose()
+        async def go() -> AgentResponse:
+            agent = cls(ProviderSpec(id=provider_id, label="m", config=config), Path("."))
+            try:
+                return await agent.call(prompt, make_context(prompt))
+            finally:
+                await agent.aclose()
 
-    return run(go())
+        return run(go()), server.requests
 
 
 def test_chat_text_usage_cost_and_request_defaults():
-    with serve(ROUTES) as server:
-        response = _call(OpenAIAgent, "openai:chat:gpt-4o-mini", server.url, seed=7)
-        request = server.requests[0]
+    response, [request] = _call(OpenAIAgent, "openai:chat:gpt-4o-mini", seed=7)
     assert response.error is None
     assert response.output == "echo hola (1)"
     assert response.finish_reason == "stop"
@@ -186,24 +188,20 @@ def test_chat_json_prompt_is_sent_as_messages_and_cost_override_applies():
     prompt = json.dumps(
         [{"role": "system", "content": "be brief"}, {"role": "user", "content": "q"}]
     )
-    with serve(ROUTES) as server:
-        response = _call(OpenAIAgent, "openai:chat:local-llama", server.url, prompt, cost=0.001)
-        sent = server.requests[0].json
-    assert sent["messages"][0] == {"role": "system", "content": "be brief"}
+    response, [request] = _call(OpenAIAgent, "openai:chat:local-llama", prompt, cost=0.001)
+    assert request.json["messages"][0] == {"role": "system", "content": "be brief"}
     assert response.output == "echo q (2)"
     assert response.cost == pytest.approx(16 * 0.001)
 
 
 def test_chat_tool_call_becomes_output_and_trajectory():
-    with serve(ROUTES) as server:
-        response = _call(
-            OpenAIAgent,
-            "openai:chat:gpt-4.1",
-            server.url,
-            tools=[WEATHER_TOOL],
-            tool_choice={"type": "tool", "name": "get_weather"},
-        )
-        sent = server.requests[0].json
+    response, [request] = _call(
+        OpenAIAgent,
+        "openai:chat:gpt-4.1",
+        tools=[WEATHER_TOOL],
+        tool_choice={"type": "tool", "name": "get_weather"},
+    )
+    sent = request.json
     assert sent["tools"] == [WEATHER_TOOL]
     assert sent["tool_choice"] == {"type": "function", "function": {"name": "get_weather"}}
     assert response.finish_reason == "tool_calls"
@@ -222,8 +220,7 @@ def test_chat_tool_call_becomes_output_and_trajectory():
 
 
 def test_chat_api_error_is_an_error_response():
-    with serve(ROUTES) as server:
-        response = _call(OpenAIAgent, "openai:chat:broken", server.url)
+    response, _ = _call(OpenAIAgent, "openai:chat:broken")
     assert response.error is not None
     assert response.error.startswith("API error: 500")
     assert "model overloaded" in response.error
@@ -231,18 +228,12 @@ def test_chat_api_error_is_an_error_response():
 
 
 def test_responses_text_and_function_call():
-    with serve(ROUTES) as server:
-        text = _call(OpenAIAgent, "openai:responses:gpt-4.1-mini", server.url, seed=3)
-        tool = _call(
-            OpenAIAgent,
-            "openai:responses:gpt-4.1-mini",
-            server.url,
-            tools=[WEATHER_TOOL],
-            tool_choice="required",
-        )
-        first, second = (r.json for r in server.requests)
-    assert first["input"] == "hola"
-    assert "seed" not in first
+    text, [first] = _call(OpenAIAgent, "openai:responses:gpt-4.1-mini", seed=3)
+    tool, [second] = _call(
+        OpenAIAgent, "openai:responses:gpt-4.1-mini", tools=[WEATHER_TOOL], tool_choice="required"
+    )
+    assert first.json["input"] == "hola"
+    assert "seed" not in first.json
     assert text.output == "resp hola"
     assert text.finish_reason == "stop"
     assert text.token_usage == {
@@ -252,8 +243,8 @@ def test_responses_text_and_function_call():
         "total": 24,
         "cached": 8,
     }
-    assert second["tools"] == [{"type": "function", **WEATHER_TOOL["function"]}]
-    assert second["tool_choice"] == "required"
+    assert second.json["tools"] == [{"type": "function", **WEATHER_TOOL["function"]}]
+    assert second.json["tool_choice"] == "required"
     assert json.loads(tool.output) == {
         "type": "function_call",
         "id": "fc_1",
@@ -271,12 +262,8 @@ def test_responses_text_and_function_call():
 
 def test_anthropic_text_usage_and_finish_reason():
     prompt = "system: you are terse\nuser: hola"
-    with serve(ROUTES) as server:
-        response = _call(AnthropicAgent, "anthropic:messages:claude-sonnet-4-6", server.url, prompt)
-        short = _call(
-            AnthropicAgent, "anthropic:messages:claude-sonnet-4-6", server.url, max_tokens=5
-        )
-        request = server.requests[0]
+    response, [request] = _call(AnthropicAgent, "anthropic:messages:claude-sonnet-4-6", prompt)
+    short, _ = _call(AnthropicAgent, "anthropic:messages:claude-sonnet-4-6", max_tokens=5)
     sent = request.json
     credentials = request.headers.get("x-api-key", "") + request.headers.get("authorization", "")
     assert "test-key" in credentials
@@ -303,15 +290,13 @@ def test_anthropic_text_usage_and_finish_reason():
 
 
 def test_anthropic_tool_use_output_and_trajectory():
-    with serve(ROUTES) as server:
-        response = _call(
-            AnthropicAgent,
-            "anthropic:messages:claude-haiku-4-5",
-            server.url,
-            tools=[WEATHER_TOOL],
-            tool_choice="required",
-        )
-        sent = server.requests[0].json
+    response, [request] = _call(
+        AnthropicAgent,
+        "anthropic:messages:claude-haiku-4-5",
+        tools=[WEATHER_TOOL],
+        tool_choice="required",
+    )
+    sent = request.json
     assert sent["tools"] == [
         {
             "name": "get_weather",
@@ -336,8 +321,7 @@ def test_anthropic_tool_use_output_and_trajectory():
 
 
 def test_anthropic_api_error_names_type_and_status():
-    with serve(ROUTES) as server:
-        response = _call(AnthropicAgent, "anthropic:messages:broken", server.url)
+    response, _ = _call(AnthropicAgent, "anthropic:messages:broken")
     assert response.error == "API call error: Overloaded, status 529, type overloaded_error"
 
 
@@ -351,11 +335,8 @@ def test_missing_api_key_is_an_error_row(monkeypatch):
 
 
 def test_invalid_json_chat_prompt_is_an_error_response():
-    with serve(ROUTES) as server:
-        response = _call(
-            OpenAIAgent, "openai:chat:gpt-4o", server.url, '[{"role": "user", "content": }]'
-        )
-        assert server.requests == []
+    response, requests = _call(OpenAIAgent, "openai:chat:gpt-4o", '[{"role": "user", "content": }]')
+    assert requests == []
     assert response.error is not None
     assert "not valid JSON" in response.error
 
