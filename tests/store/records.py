@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from evals.evaluation import EvaluationMeta
 from evals.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.trajectory import Step
@@ -94,15 +96,17 @@ def make_record(case_index: int, agent_index: int, repeat: int) -> RunRecord:
     agent = AGENTS[agent_index]
     index = case_index * 100 + agent_index * 10 + repeat
     started = 1_700_000_000.0 + index * 0.125
-    key = RunKey("p0", f"case-{case_index:03d}", agent, repeat)
+    planned_run = partial(
+        RunRecord,
+        key=RunKey("p0", f"case-{case_index:03d}", agent, repeat),
+        case_index=case_index,
+        prompt_index=0,
+        agent_index=agent_index,
+        seed=1_000_003 * index % 2_147_483_647,
+        prompt=f"¿Cuánto subió ACME? ({case_index})",
+    )
     if index % 7 == 3:
-        return RunRecord(
-            key=key,
-            case_index=case_index,
-            prompt_index=0,
-            agent_index=agent_index,
-            seed=1_000_003 * index % 2_147_483_647,
-            prompt=f"¿Cuánto subió ACME? ({case_index})",
+        return planned_run(
             vars={"ticker": "ACME"},
             response=AgentResponse(error="boom"),
             status="error",
@@ -113,13 +117,7 @@ def make_record(case_index: int, agent_index: int, repeat: int) -> RunRecord:
             ended_at=started + 30.0,
         )
     passed = (index % 3) != 0
-    return RunRecord(
-        key=key,
-        case_index=case_index,
-        prompt_index=0,
-        agent_index=agent_index,
-        seed=1_000_003 * index % 2_147_483_647,
-        prompt=f"¿Cuánto subió ACME? ({case_index})",
+    return planned_run(
         vars={"ticker": "ACME", "n": case_index, "nested": {"dates": ["2024-01-02"]}},
         response=AgentResponse(
             output={"answer": "1,5 %", "numbers": [101.5, 0.015]} if passed else "no sé",
