@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
@@ -11,7 +10,8 @@ from evals.analysis import summarize
 from evals.gates.config import GateConfig
 from evals.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.stats import newcombe_interval, wilson_interval
-from evals.suite.model import Case, EvaluateOptions, ProviderSpec, Suite
+from evals.suite.model import Case
+from validation.beta_binomial import simulated_suite
 
 
 def make_case(case_id: str, tags=(), priority=None) -> Case:
@@ -19,24 +19,6 @@ def make_case(case_id: str, tags=(), priority=None) -> Case:
     if priority:
         metadata["priority"] = priority
     return Case(index=0, id=case_id, description=case_id, vars={}, asserts=[], metadata=metadata)
-
-
-def make_suite(cases: list[Case], agents=("base", "cand")) -> Suite:
-    return Suite(
-        path=Path("suite.yaml"),
-        suite_id="demo",
-        description="",
-        version="1",
-        prompts=[],
-        providers=[ProviderSpec(id=a, label=a) for a in agents],
-        cases=cases,
-        evaluate_options=EvaluateOptions(),
-        gates=GateConfig(),
-        env={},
-        raw={},
-        files=[],
-        fingerprint="fp",
-    )
 
 
 def make_run(
@@ -70,7 +52,7 @@ CONFIG = GateConfig(baseline="base", candidate="cand")
 
 
 def test_case_stats_keep_errors_apart():
-    suite = make_suite([make_case("c1")], agents=("cand",))
+    suite = simulated_suite([make_case("c1")], agents=("cand",))
     records = runs("c1", "cand", ["pass", "pass", "fail", "error"])
     summary = summarize(records, suite, GateConfig(candidate="cand"))
     (stats,) = summary.case_stats
@@ -83,7 +65,7 @@ def test_case_stats_keep_errors_apart():
 
 
 def test_suite_rate_is_mean_of_case_rates_not_run_rate():
-    suite = make_suite([make_case("a"), make_case("b")], agents=("cand",))
+    suite = simulated_suite([make_case("a"), make_case("b")], agents=("cand",))
     records = runs("a", "cand", ["pass"] * 9 + ["fail"]) + runs("b", "cand", ["fail", "pass"])
     (agent,) = summarize(records, suite, GateConfig(candidate="cand")).agents
     assert agent.pass_rate == pytest.approx((0.9 + 0.5) / 2)
@@ -117,12 +99,12 @@ def _random_records(seed: int, n_cases: int = 12, repeats: int = 4, drop: float 
 
 def test_summary_invariant_to_record_and_case_order():
     cases, records = _random_records(1)
-    first = summarize(records, make_suite(cases), CONFIG)
+    first = summarize(records, simulated_suite(cases), CONFIG)
     rng = random.Random(2)
     shuffled = list(records)
     rng.shuffle(shuffled)
     reordered_cases = list(reversed(cases))
-    second = summarize(shuffled, make_suite(reordered_cases), CONFIG)
+    second = summarize(shuffled, simulated_suite(reordered_cases), CONFIG)
     assert first.comparison.overall.interval == pytest.approx(second.comparison.overall.interval)
     assert first.agents[0].pass_rate == pytest.approx(second.agents[0].pass_rate)
     assert first.agents[0].standard_error == pytest.approx(second.agents[0].standard_error)
@@ -135,9 +117,9 @@ def test_summary_invariant_to_record_and_case_order():
 
 def test_swapping_baseline_and_candidate_negates_the_difference():
     cases, records = _random_records(3)
-    forward = summarize(records, make_suite(cases), CONFIG).comparison
+    forward = summarize(records, simulated_suite(cases), CONFIG).comparison
     backward = summarize(
-        records, make_suite(cases), GateConfig(baseline="cand", candidate="base")
+        records, simulated_suite(cases), GateConfig(baseline="cand", candidate="base")
     ).comparison
     low, high = forward.overall.interval
     assert backward.overall.interval == pytest.approx((-high, -low), abs=1e-12)
@@ -147,7 +129,7 @@ def test_swapping_baseline_and_candidate_negates_the_difference():
 
 
 def test_unpaired_case_uses_newcombe_and_boschloo():
-    suite = make_suite([make_case("c")])
+    suite = simulated_suite([make_case("c")])
     records = runs("c", "base", ["pass"] * 6, seed=1) + [
         make_run("c", "cand", i, "fail", seed=100 + i) for i in range(6)
     ]
@@ -160,7 +142,7 @@ def test_unpaired_case_uses_newcombe_and_boschloo():
 
 
 def test_paired_runs_use_mcnemar():
-    suite = make_suite([make_case("c")])
+    suite = simulated_suite([make_case("c")])
     records = runs("c", "base", ["pass"] * 8) + runs("c", "cand", ["fail"] * 8)
     paired = GateConfig(baseline="base", candidate="cand", paired=True)
     comparison = summarize(records, suite, paired).comparison
@@ -170,7 +152,7 @@ def test_paired_runs_use_mcnemar():
 
 
 def test_shared_seeds_pair_runs_only_when_the_suite_declares_it():
-    suite = make_suite([make_case("c")])
+    suite = simulated_suite([make_case("c")])
     records = runs("c", "base", ["pass"] * 8) + runs("c", "cand", ["fail"] * 8)
     (case,) = summarize(records, suite, CONFIG).comparison.cases
     assert not case.paired
@@ -184,7 +166,7 @@ def test_identical_agents_are_never_called_regression():
         make_run(r.key.case_id, "cand", r.key.repeat, r.status, latency=r.latency_ms, cost=r.cost)
         for r in mirrored
     ]
-    comparison = summarize(mirrored + cand, make_suite(cases), CONFIG).comparison
+    comparison = summarize(mirrored + cand, simulated_suite(cases), CONFIG).comparison
     assert comparison.overall.difference == 0
     assert comparison.overall.verdict in ("equivalent", "inconclusive")
     assert all(c.verdict in ("equivalent", "inconclusive") for c in comparison.cases)
@@ -198,7 +180,7 @@ def test_clear_regression_is_explained_per_tag():
         records += runs(case.id, "base", ["pass"] * 5)
         cand = ["fail"] * 5 if case.tags == ["news"] else ["pass"] * 5
         records += runs(case.id, "cand", cand, seed=None)
-    comparison = summarize(records, make_suite(cases), CONFIG).comparison
+    comparison = summarize(records, simulated_suite(cases), CONFIG).comparison
     tags = {t.group: t for t in comparison.tags}
     assert tags["news"].verdict == "regression"
     assert tags["news"].explanation.startswith("candidate lost 1.00")
@@ -212,7 +194,7 @@ def test_clear_regression_is_explained_per_tag():
 
 
 def test_insufficient_data_and_missing_agent_warning():
-    suite = make_suite([make_case("a"), make_case("b"), make_case("not-selected")])
+    suite = simulated_suite([make_case("a"), make_case("b"), make_case("not-selected")])
     records = runs("a", "base", ["error", "error"]) + runs("a", "cand", ["pass"])
     records += runs("b", "base", ["pass"])
     comparison = summarize(records, suite, CONFIG).comparison
@@ -224,7 +206,7 @@ def test_insufficient_data_and_missing_agent_warning():
 
 
 def test_min_repeats_marks_cases_insufficient():
-    suite = make_suite([make_case("c")])
+    suite = simulated_suite([make_case("c")])
     records = runs("c", "base", ["pass"] * 2) + runs("c", "cand", ["fail"] * 2, seed=9)
     config = GateConfig(baseline="base", candidate="cand", min_repeats=3)
     (case,) = summarize(records, suite, config).comparison.cases
@@ -232,7 +214,7 @@ def test_min_repeats_marks_cases_insufficient():
 
 
 def test_policy_violations_cost_and_latency():
-    suite = make_suite([make_case("a"), make_case("b")], agents=("cand",))
+    suite = simulated_suite([make_case("a"), make_case("b")], agents=("cand",))
     records = runs("a", "cand", ["pass", "fail"], cost=0.5, latency=10.0)
     records += runs("b", "cand", ["fail"], cost=1.0, latency=1000.0, violation=True)
     summary = summarize(records, suite, GateConfig(candidate="cand"))

@@ -15,7 +15,6 @@ from evals.errors import SuiteError
 from evals.evaluation import RunOptions, analyse
 from evals.gates.config import GateConfig
 from evals.plan import build_plan
-from evals.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.sequential import (
     check_stages,
     is_decided,
@@ -25,7 +24,7 @@ from evals.sequential import (
 )
 from evals.store import open_store
 from evals.suite import load_suite
-from evals.suite.model import Case, EvaluateOptions, ProviderSpec, Suite
+from validation.beta_binomial import case_rates, numbered_cases, outcome_records, simulated_suite
 
 AGENTS = """
 def right(prompt, options, context):
@@ -154,46 +153,6 @@ def test_look_errors_add_up_to_the_overall_error(confidence, looks):
     assert looks * (1 - per_look) == pytest.approx(1 - confidence)
 
 
-def _simulated_suite(n_cases: int) -> Suite:
-    return Suite(
-        path=Path("simulated.yaml"),
-        suite_id="simulated",
-        description="",
-        version=None,
-        prompts=[],
-        providers=[ProviderSpec("base", "base"), ProviderSpec("cand", "cand")],
-        cases=[
-            Case(index=i, id=f"c{i}", description="", vars={}, asserts=[]) for i in range(n_cases)
-        ],
-        evaluate_options=EvaluateOptions(),
-        gates=GateConfig(),
-        env={},
-        raw={},
-        files=[],
-        fingerprint="simulated",
-    )
-
-
-def _records(agent: str, outcomes: np.ndarray) -> list[RunRecord]:
-    return [
-        RunRecord(
-            key=RunKey("", f"c{case}", agent, repeat),
-            case_index=case,
-            prompt_index=0,
-            agent_index=0,
-            seed=repeat,
-            prompt="",
-            vars={},
-            response=AgentResponse(cost=0.01),
-            status="pass" if passed else "fail",
-            grade=Grade(bool(passed), float(passed), ""),
-            latency_ms=100.0,
-        )
-        for case, row in enumerate(outcomes)
-        for repeat, passed in enumerate(row)
-    ]
-
-
 def test_identical_noisy_agents_are_falsely_decided_within_alpha():
     """Two agents with the same per-case pass rates (beta-binomial, mean 0.7, ICC 0.3).
 
@@ -203,7 +162,7 @@ def test_identical_noisy_agents_are_falsely_decided_within_alpha():
     """
     rng = np.random.default_rng(20240611)
     n_cases, simulations, alpha = 12, 150, 0.05
-    suite = _simulated_suite(n_cases)
+    suite = simulated_suite(numbered_cases(n_cases))
     config = GateConfig(
         baseline="base",
         candidate="cand",
@@ -213,11 +172,10 @@ def test_identical_noisy_agents_are_falsely_decided_within_alpha():
     config = replace(config, confidence=look_confidence(1 - alpha, len(STAGES)))
     decided = failed = 0
     for _ in range(simulations):
-        scale = (1 - 0.3) / 0.3
-        rates = rng.beta(0.7 * scale, 0.3 * scale, size=n_cases)
+        rates = case_rates(rng, n_cases, mu=0.7, icc=0.3)
         records = [
-            *_records("base", rng.random((n_cases, STAGES[-1])) < rates[:, None]),
-            *_records("cand", rng.random((n_cases, STAGES[-1])) < rates[:, None]),
+            *outcome_records("base", rng.random((n_cases, STAGES[-1])) < rates[:, None]),
+            *outcome_records("cand", rng.random((n_cases, STAGES[-1])) < rates[:, None]),
         ]
         for stage in STAGES:
             _, report = analyse(suite, [r for r in records if r.key.repeat < stage], config, None)

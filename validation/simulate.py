@@ -12,73 +12,31 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
+from beta_binomial import case_rates, numbered_cases, outcome_records, simulated_suite
 
 from evals.analysis import summarize
 from evals.gates.config import GateConfig
-from evals.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.results import RunRecord
 from evals.stats import wilson_interval
-from evals.suite.model import Case, EvaluateOptions, ProviderSpec, Suite
-
-
-def _suite(n_cases: int) -> Suite:
-    cases = [Case(index=i, id=f"c{i}", description="", vars={}, asserts=[]) for i in range(n_cases)]
-    return Suite(
-        path=Path("simulated.yaml"),
-        suite_id="simulated",
-        description="",
-        version=None,
-        prompts=[],
-        providers=[ProviderSpec("base", "base"), ProviderSpec("cand", "cand")],
-        cases=cases,
-        evaluate_options=EvaluateOptions(),
-        gates=GateConfig(),
-        env={},
-        raw={},
-        files=[],
-        fingerprint="simulated",
-    )
-
-
-def _case_rates(rng: np.random.Generator, n_cases: int, mu: float, icc: float) -> np.ndarray:
-    scale = (1 - icc) / icc
-    return rng.beta(mu * scale, (1 - mu) * scale, size=n_cases)
 
 
 def _records(
     rng: np.random.Generator, agent: str, rates: np.ndarray, repeats: int
 ) -> list[RunRecord]:
     outcomes = rng.random((len(rates), repeats)) < rates[:, None]
-    records = []
-    for case, row in enumerate(outcomes):
-        for repeat, passed in enumerate(row):
-            records.append(
-                RunRecord(
-                    key=RunKey("", f"c{case}", agent, repeat),
-                    case_index=case,
-                    prompt_index=0,
-                    agent_index=0,
-                    seed=int(rng.integers(1 << 31)),
-                    prompt="",
-                    vars={},
-                    response=AgentResponse(cost=0.0),
-                    status="pass" if passed else "fail",
-                    grade=Grade(bool(passed), float(passed), ""),
-                    latency_ms=1.0,
-                )
-            )
-    return records
+    seeds = [int(rng.integers(1 << 31)) for _ in range(outcomes.size)]
+    return outcome_records(agent, outcomes, seeds)
 
 
 def coverage(runs: int, n_cases: int, repeats: int, mu: float, icc: float, seed: int):
     """Share of simulations whose suite interval (and plain run-level Wilson) covers mu."""
     rng = np.random.default_rng(seed)
-    suite, config = _suite(n_cases), GateConfig(candidate="cand")
+    suite, config = simulated_suite(numbered_cases(n_cases)), GateConfig(candidate="cand")
     covered = naive = 0
     for _ in range(runs):
-        records = _records(rng, "cand", _case_rates(rng, n_cases, mu, icc), repeats)
+        records = _records(rng, "cand", case_rates(rng, n_cases, mu, icc), repeats)
         low, high = summarize(records, suite, config).agents[0].interval
         covered += low <= mu <= high
         passes = sum(r.passed for r in records)
@@ -92,10 +50,13 @@ def comparison_rates(
 ):
     """(share called regression, mean true difference) for a candidate `drop` points worse."""
     rng = np.random.default_rng(seed)
-    suite, config = _suite(n_cases), GateConfig(baseline="base", candidate="cand")
+    suite, config = (
+        simulated_suite(numbered_cases(n_cases)),
+        GateConfig(baseline="base", candidate="cand"),
+    )
     regressions, true_differences = 0, []
     for _ in range(runs):
-        rates = _case_rates(rng, n_cases, mu, icc)
+        rates = case_rates(rng, n_cases, mu, icc)
         worse = np.clip(rates - drop, 0, 1)
         records = _records(rng, "base", rates, repeats) + _records(rng, "cand", worse, repeats)
         overall = summarize(records, suite, config).comparison.overall
