@@ -11,8 +11,8 @@ Settings, chosen so that every tool does the same work:
   store (a fresh one per measurement) and printing its terminal summary.
 - promptfoo: `promptfoo eval -c SUITE --repeat 5 -j 32 --no-cache --no-table
   --no-progress-bar`, writing its own SQLite database (its default, like evals) in a
-  fresh HOME per measurement; telemetry and update checks off. `--promptfoo-no-write`
-  adds `--no-write`.
+  fresh HOME per measurement; telemetry, update checks and debug/error log files off.
+  `--promptfoo-no-write` adds `--no-write`.
 - inspect_ai: `inspect_workload.py`, an inspect task over the same samples with
   `mockllm/model` (a fixed answer for the echo workload, a Python echo function for the
   Python one), four equivalent scorers, `epochs=5`, `max_connections=max_samples=32`,
@@ -98,6 +98,10 @@ def run_promptfoo(
         "HOME": str(home),
         "PROMPTFOO_DISABLE_TELEMETRY": "1",
         "PROMPTFOO_DISABLE_UPDATE": "1",
+        # promptfoo 0.121's file logger can crash the process at exit ("write after end")
+        # after a complete evaluation; evals writes no log files either.
+        "PROMPTFOO_DISABLE_DEBUG_LOG": "1",
+        "PROMPTFOO_DISABLE_ERROR_LOG": "1",
         "PROMPTFOO_PYTHON": shutil.which("python3") or sys.executable,
     }
     return measure_command(command, cwd=run_dir, env=env, timeout_s=args.timeout)
