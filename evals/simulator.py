@@ -30,7 +30,10 @@ from evals.toolloop import (
     Adapter,
     AnthropicMessagesAdapter,
     OpenAIResponsesAdapter,
+    Price,
+    ToolRegistry,
     count_tokens,
+    run_tool_loop,
 )
 from evals.trajectory import Step
 
@@ -299,3 +302,44 @@ def provider_response(
     if latency_ms is not None:
         data["latencyMs"] = latency_ms
     return data
+
+
+DEFAULT_PRICE = {"input_per_mtok": 2.5, "output_per_mtok": 10.0}
+
+
+def run_simulated_agent(
+    prompt: str,
+    options: Mapping[str, Any] | None,
+    context: Mapping[str, Any] | None,
+    *,
+    script: Script,
+    tools: ToolRegistry,
+    system: str,
+    model: str,
+    api: str = "openai",
+    max_steps: int = 6,
+    usage: Usage | None = None,
+    max_tokens: int = 1024,
+    latencies: Mapping[str, LatencyModel] | None = None,
+) -> dict[str, Any]:
+    """One run of a demo agent as a promptfoo Python provider: the tool loop over `tools`,
+    answered by `script` through the SDK of `api`, as the rich provider dict.
+
+    The provider config's keys api, model, max_steps, token_budget and price {input_per_mtok,
+    output_per_mtok} override the defaults given here. With `latencies` (per model), the run
+    reports its simulated duration. The metadata names the api and the model.
+    """
+    config = dict((options or {}).get("config") or {})
+    api = str(config.get("api", api))
+    model = str(config.get("model", model))
+    response = run_tool_loop(
+        simulated_adapter(api, script, model, run_seed(context), usage, max_tokens=max_tokens),
+        tools,
+        prompt,
+        system=system,
+        max_steps=int(config.get("max_steps", max_steps)),
+        token_budget=config.get("token_budget"),
+        price=Price(**(config.get("price") or DEFAULT_PRICE)),
+    )
+    latency_ms = latencies[model].run_ms(response.trajectory) if latencies else None
+    return provider_response(response, latency_ms=latency_ms, metadata={"api": api, "model": model})

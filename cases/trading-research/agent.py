@@ -17,8 +17,7 @@ from typing import Any
 from trading_simulator import script
 from trading_tools import BASIC, WITH_VARIACION, registry
 
-from evals.simulator import provider_response, run_seed, simulated_adapter
-from evals.toolloop import Price, run_tool_loop
+from evals.simulator import run_simulated_agent
 
 SYSTEM = (
     "Eres un asistente de research de renta variable. Usa las herramientas para obtener "
@@ -28,7 +27,6 @@ SYSTEM = (
 CANDIDATE_SYSTEM = SYSTEM + (
     " Para porcentajes usa la herramienta variacion. Resume las noticias con tus palabras."
 )
-DEFAULT_PRICE = {"input_per_mtok": 2.5, "output_per_mtok": 10.0}
 
 
 def _run(
@@ -37,21 +35,19 @@ def _run(
     context: dict[str, Any] | None,
     tools: tuple[str, ...],
     system: str,
-    default_model: str,
+    model: str,
 ) -> dict[str, Any]:
-    config = dict((options or {}).get("config") or {})
-    api = str(config.get("api", "anthropic"))
-    model = str(config.get("model", default_model))
-    response = run_tool_loop(
-        simulated_adapter(api, script, model, run_seed(context), max_tokens=500),
-        registry(tools),
+    return run_simulated_agent(
         prompt,
+        options,
+        context,
+        script=script,
+        tools=registry(tools),
         system=system,
-        max_steps=int(config.get("max_steps", 6)),
-        token_budget=config.get("token_budget"),
-        price=Price(**(config.get("price") or DEFAULT_PRICE)),
+        model=model,
+        api="anthropic",
+        max_tokens=500,
     )
-    return provider_response(response, metadata={"api": api})
 
 
 def baseline(
