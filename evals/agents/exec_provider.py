@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.agents.base import CallContext, normalize_response
-from evals.agents.processes import agent_env, kill_group, tail
+from evals.agents.processes import kill_group, start_agent_process, tail
 from evals.results import AgentResponse
 from evals.suite.model import ProviderSpec
 
@@ -76,14 +76,12 @@ class ExecAgent:
             json.dumps(self.options, ensure_ascii=False, default=str),
             json.dumps(ctx, ensure_ascii=False, default=str),
         ]
-        proc = await asyncio.create_subprocess_exec(
-            *args,
+        proc = await start_agent_process(
+            args,
             cwd=self.cwd,
-            env=agent_env(context, self.env),
+            context=context,
+            extra_env=self.env,
             stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
         )
         try:
             out, err = await proc.communicate()

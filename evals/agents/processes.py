@@ -6,7 +6,8 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from evals.agents.base import CallContext
@@ -31,6 +32,32 @@ def agent_env(
         if context.traceparent:
             env["TRACEPARENT"] = context.traceparent
     return env
+
+
+async def start_agent_process(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    context: CallContext,
+    extra_env: Mapping[str, Any] | None,
+    stdin: int,
+    limit: int = 64 * 1024,
+) -> asyncio.subprocess.Process:
+    """Start an agent with the agent environment and its output piped, in a session of its
+    own so that `kill_group` stops it together with its children.
+
+    `limit` bounds one line read from its output (asyncio's default, 64 KiB, unless given).
+    """
+    return await asyncio.create_subprocess_exec(
+        *args,
+        cwd=cwd,
+        env=agent_env(context, extra_env),
+        stdin=stdin,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+        limit=limit,
+    )
 
 
 def tail(text: str, limit: int = STDERR_TAIL_CHARS) -> str:

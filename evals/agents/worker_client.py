@@ -17,7 +17,7 @@ from typing import Any
 
 from evals.agents import worker
 from evals.agents.base import CallContext, MalformedResponse, normalize_response
-from evals.agents.processes import agent_env, kill_group, tail
+from evals.agents.processes import kill_group, start_agent_process, tail
 from evals.results import AgentResponse
 from evals.suite.model import ProviderSpec
 
@@ -120,17 +120,12 @@ class WorkerAgent:
         async with self.starting:
             if self.session is not None and self.session.alive:
                 return self.session
-            proc = await asyncio.create_subprocess_exec(
-                self.python,
-                worker.__file__,
-                str(self.path),
-                self.fn_name,
+            proc = await start_agent_process(
+                [self.python, worker.__file__, str(self.path), self.fn_name],
                 cwd=self.root,
-                env=agent_env(context, self.env),
+                context=context,
+                extra_env=self.env,
                 stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
                 limit=_LINE_LIMIT,
             )
             self.session = _Session(proc)
