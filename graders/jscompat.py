@@ -134,3 +134,14 @@ def outcome(ctx: GradeContext, passed: bool, reason: str, score: float | None = 
 def negation(ctx: GradeContext) -> str:
     """The "not " promptfoo inserts into failure reasons of inverted assertions."""
     return "not " if ctx.inverse else ""
+
+
+def at_most(
+    ctx: GradeContext, measured: float, threshold: float, subject: str, unit: str = ""
+) -> Grade:
+    """Pass when `measured` is at most `threshold` (above it, inverted), with promptfoo's
+    failure reason "<subject> is greater than threshold <threshold><unit>" (the relation
+    follows the assertion's inversion, not the measurement)."""
+    passed = (measured <= threshold) != ctx.inverse
+    relation = "less than or equal to" if ctx.inverse else "greater than"
+    return outcome(ctx, passed, f"{subject} is {relation} threshold {js_string(threshold)}{unit}")

@@ -12,6 +12,7 @@ from typing import Any
 from evals.results import Grade
 from graders.base import GradeContext, GraderError
 from graders.jscompat import (
+    at_most,
     coerce_string,
     invariant,
     js_string,
@@ -335,13 +336,7 @@ def cost(ctx: GradeContext) -> Grade:
     spent = ctx.response.cost
     if spent is None:
         raise GraderError("Cost assertion does not support providers that do not return cost")
-    passed = (spent <= threshold) != ctx.inverse
-    relation = "less than or equal to" if ctx.inverse else "greater than"
-    return outcome(
-        ctx,
-        passed,
-        f"Cost {to_precision(spent, 2)} is {relation} threshold {js_string(threshold)}",
-    )
+    return at_most(ctx, spent, threshold, f"Cost {to_precision(spent, 2)}")
 
 
 @register("latency")
@@ -354,13 +349,7 @@ def latency(ctx: GradeContext) -> Grade:
         raise GraderError(
             "Latency assertion does not support cached results. Rerun the eval with --no-cache"
         )
-    passed = (ctx.latency_ms <= threshold) != ctx.inverse
-    relation = "less than or equal to" if ctx.inverse else "greater than"
-    return outcome(
-        ctx,
-        passed,
-        f"Latency {js_string(ctx.latency_ms)}ms is {relation} threshold {js_string(threshold)}ms",
-    )
+    return at_most(ctx, ctx.latency_ms, threshold, f"Latency {js_string(ctx.latency_ms)}ms", "ms")
 
 
 @register("finish-reason")

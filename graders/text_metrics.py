@@ -17,7 +17,7 @@ import regex
 
 from evals.results import Grade
 from graders.base import GradeContext, GraderError
-from graders.jscompat import invariant, js_string, outcome, to_fixed, utf16_units
+from graders.jscompat import at_most, invariant, js_string, to_fixed, utf16_units
 from graders.output import output_string
 from graders.python_assert import assertion_value
 from graders.registry import register
@@ -257,13 +257,7 @@ def levenshtein(ctx: GradeContext) -> Grade:
     invariant(isinstance(value, str), '"levenshtein" assertion type must have a string value')
     distance = levenshtein_distance(output_string(ctx), value)
     threshold = 5 if ctx.assertion.threshold is None else ctx.assertion.threshold
-    passed = (distance <= threshold) != ctx.inverse
-    relation = "less than or equal to" if ctx.inverse else "greater than"
-    return outcome(
-        ctx,
-        passed,
-        f"Levenshtein distance {distance} is {relation} threshold {js_string(threshold)}",
-    )
+    return at_most(ctx, distance, threshold, f"Levenshtein distance {distance}")
 
 
 def _scored(ctx: GradeContext, name: str, score: float, default: float) -> Grade:
@@ -346,11 +340,7 @@ def _single_meteor(ref_words: list[str], cand_words: list[str], params: tuple) -
     denominator = alpha * precision + (1 - alpha) * recall
     if denominator == 0:
         return 0.0
-    chunks = 1 + sum(
-        1
-        for a, b in pairwise(matches)
-        if b[0] != a[0] + 1 or b[1] != a[1] + 1
-    )
+    chunks = 1 + sum(1 for a, b in pairwise(matches) if b[0] != a[0] + 1 or b[1] != a[1] + 1)
     fmean = precision * recall / denominator
     return (1 - gamma * (chunks / len(matches)) ** beta) * fmean
 
