@@ -9,15 +9,14 @@ A test's `assertScoringFunction` may then re-decide the combined grade.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import dataclasses
 import inspect
-import threading
 import traceback
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
+from evals.blocking import run_to_completion
 from evals.results import AgentResponse, Grade
 from evals.suite.model import Assertion, Case
 from evals.templating import render, render_value
@@ -91,28 +90,6 @@ def _settled(assertion: Assertion, grade: Grade) -> Grade:
     return grade
 
 
-def _run_in_thread(awaitable: Awaitable[Grade]) -> Grade:
-    """Finish a judge's coroutine from synchronous code, even inside a running event loop."""
-    box: dict[str, Any] = {}
-    context = contextvars.copy_context()
-
-    async def drive() -> Grade:
-        return await awaitable
-
-    def target() -> None:
-        try:
-            box["grade"] = context.run(asyncio.run, drive())
-        except Exception as exc:  # handed back to the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["grade"]
-
-
 def grade_assertion(
     assertion: Assertion, output: Any, response: AgentResponse, **context: Any
 ) -> Grade:
@@ -122,17 +99,8 @@ def grade_assertion(
     A judge (coroutine grader) is run to completion on a private loop; inside the runner,
     `grade_assertion_async` awaits it on the runner's loop instead.
     """
-    prepared = _prepare(assertion, output, response, **context)
-    if isinstance(prepared, Grade):
-        return prepared
-    grader, ctx = prepared
-    try:
-        grade = grader(ctx)
-        if inspect.isawaitable(grade):
-            grade = _run_in_thread(grade)
-    except Exception as exc:  # user graders may raise anything
-        return _raised(assertion, exc)
-    return _settled(assertion, grade)
+    started = _start_assertion(assertion, output, response, **context)
+    return started if isinstance(started, Grade) else run_to_completion(started)
 
 
 def _start_assertion(

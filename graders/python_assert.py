@@ -8,13 +8,11 @@ promptfoo's Python wrapper, and results are normalized like its normalizeScriptR
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import inspect
 import json
 import re
 import sys
-import threading
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from evals.blocking import run_to_completion
 from evals.results import Grade
 from graders.base import GradeContext, GraderError
 from graders.jscompat import js_string, js_stringify
@@ -78,31 +77,13 @@ def load_function(ref: str, suite_root: Path, default: str) -> Callable[..., Any
     return target
 
 
-def _run_coroutine(coro: Any) -> Any:
-    """Run an async user function to completion, even when called from an event loop."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(coro)
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
-
-
 def call_json(fn: Callable[..., Any], *args: Any) -> Any:
     """Call a user function with JSON-copied arguments and return its JSON-copied result."""
     copied = json.loads(js_stringify(list(args)))
     try:
         result = fn(*copied)
         if inspect.isawaitable(result):
-            result = _run_coroutine(result)
+            result = run_to_completion(result)
     except Exception as exc:
         raise ScriptError(f"{type(exc).__name__}: {exc}") from exc
     try:
