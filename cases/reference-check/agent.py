@@ -17,6 +17,7 @@ Config keys: api, model (a simulated model), max_steps, price {input_per_mtok, o
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from reference_simulator import LATENCIES, script, usage
@@ -30,36 +31,20 @@ SYSTEM = (
 )
 
 
-def _run(
-    prompt: str,
-    options: dict[str, Any] | None,
-    context: dict[str, Any] | None,
-    model: str,
-    *,
-    approval_for_publish: bool,
-) -> dict[str, Any]:
-    return run_simulated_agent(
-        prompt,
-        options,
-        context,
-        script=script,
-        tools=registry(approval_for_publish=approval_for_publish),
-        system=SYSTEM,
-        model=model,
-        usage=usage,
-        latencies=LATENCIES,
-    )
+_run = partial(run_simulated_agent, script=script, system=SYSTEM, usage=usage, latencies=LATENCIES)
 
 
 def agent_v2(
     prompt: str, options: dict[str, Any] | None = None, context: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """Search, validate, answer; publishing only after a reviewer approves."""
-    return _run(prompt, options, context, "sim-v2", approval_for_publish=True)
+    return _run(prompt, options, context, tools=registry(approval_for_publish=True), model="sim-v2")
 
 
 def agent_v3(
     prompt: str, options: dict[str, Any] | None = None, context: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The freeform route with publish_page wired without approval."""
-    return _run(prompt, options, context, "sim-v3", approval_for_publish=False)
+    return _run(
+        prompt, options, context, tools=registry(approval_for_publish=False), model="sim-v3"
+    )

@@ -12,6 +12,7 @@ output_per_mtok}.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from security_simulator import script
@@ -25,30 +26,18 @@ SYSTEM = (
 )
 
 
-def _run(
-    prompt: str, options: dict[str, Any] | None, context: dict[str, Any] | None, model: str
-) -> dict[str, Any]:
-    return run_simulated_agent(
-        prompt,
-        options,
-        context,
-        script=script,
-        tools=TOOLS,
-        system=SYSTEM,
-        model=model,
-        max_steps=4,
-    )
+_run = partial(run_simulated_agent, script=script, tools=TOOLS, system=SYSTEM, max_steps=4)
 
 
 def baseline(
     prompt: str, options: dict[str, Any] | None = None, context: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The tool loop over a careful model."""
-    return _run(prompt, options, context, "sim-careful")
+    return _run(prompt, options, context, model="sim-careful")
 
 
 def candidate(
     prompt: str, options: dict[str, Any] | None = None, context: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The same loop over a trusting model that passes user payloads straight to tools."""
-    return _run(prompt, options, context, "sim-trusting")
+    return _run(prompt, options, context, model="sim-trusting")

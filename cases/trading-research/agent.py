@@ -12,6 +12,7 @@ price {input_per_mtok, output_per_mtok}.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from trading_simulator import script
@@ -29,36 +30,27 @@ CANDIDATE_SYSTEM = SYSTEM + (
 )
 
 
-def _run(
-    prompt: str,
-    options: dict[str, Any] | None,
-    context: dict[str, Any] | None,
-    tools: tuple[str, ...],
-    system: str,
-    model: str,
-) -> dict[str, Any]:
-    return run_simulated_agent(
-        prompt,
-        options,
-        context,
-        script=script,
-        tools=registry(tools),
-        system=system,
-        model=model,
-        api="anthropic",
-        max_tokens=500,
-    )
+_run = partial(run_simulated_agent, script=script, api="anthropic", max_tokens=500)
 
 
 def baseline(
     prompt: str, options: dict[str, Any] | None = None, context: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """ReAct over precio, buscar_noticias and calculadora."""
-    return _run(prompt, options, context, BASIC, SYSTEM, "sim-baseline")
+    return _run(
+        prompt, options, context, tools=registry(BASIC), system=SYSTEM, model="sim-baseline"
+    )
 
 
 def candidate(
     prompt: str, options: dict[str, Any] | None = None, context: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The same loop, also given `variacion`, with a prompt that summarises news."""
-    return _run(prompt, options, context, WITH_VARIACION, CANDIDATE_SYSTEM, "sim-candidate")
+    return _run(
+        prompt,
+        options,
+        context,
+        tools=registry(WITH_VARIACION),
+        system=CANDIDATE_SYSTEM,
+        model="sim-candidate",
+    )
