@@ -27,6 +27,15 @@ WEATHER_TOOL = {
     },
 }
 
+RESPONSES_FUNCTION_CALL = {
+    "type": "function_call",
+    "id": "fc_1",
+    "call_id": "call_9",
+    "name": "get_weather",
+    "arguments": '{"city":"Quito"}',
+    "status": "completed",
+}
+
 
 def _chat(request: Request) -> Reply:
     body = request.json
@@ -66,16 +75,7 @@ def _responses(request: Request) -> Reply:
     body = request.json
     output: list[dict] = []
     if body.get("tools"):
-        output.append(
-            {
-                "type": "function_call",
-                "id": "fc_1",
-                "call_id": "call_9",
-                "name": "get_weather",
-                "arguments": '{"city":"Quito"}',
-                "status": "completed",
-            }
-        )
+        output.append(RESPONSES_FUNCTION_CALL)
     else:
         text = body["input"] if isinstance(body["input"], str) else body["input"][-1]["content"]
         output.append(
@@ -245,14 +245,7 @@ def test_responses_text_and_function_call():
     }
     assert second.json["tools"] == [{"type": "function", **WEATHER_TOOL["function"]}]
     assert second.json["tool_choice"] == "required"
-    assert json.loads(tool.output) == {
-        "type": "function_call",
-        "id": "fc_1",
-        "call_id": "call_9",
-        "name": "get_weather",
-        "arguments": '{"city":"Quito"}',
-        "status": "completed",
-    }
+    assert json.loads(tool.output) == RESPONSES_FUNCTION_CALL
     assert tool.finish_reason == "tool_calls"
     assert [(s.kind, s.name, s.arguments) for s in tool.trajectory] == [
         ("model", "gpt-4.1-mini", None),
