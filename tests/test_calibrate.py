@@ -21,6 +21,7 @@ from evals.calibrate import Agreement, below_minimum, calibrate, cohen_kappa
 from evals.cli import main
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning:statsmodels")
 @settings(deadline=None, max_examples=80)
 @given(st.lists(st.integers(0, 30), min_size=4, max_size=4))
 def test_kappa_and_its_standard_error_match_statsmodels(cells: list[int]) -> None:
