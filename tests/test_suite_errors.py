@@ -72,14 +72,14 @@ providers:
             TWO_AGENTS_HEAD
             + "tests: [{vars: {q: hi}}]\ngates:\n  baseline: baseline\n  candidate: candidat\n",
             "gates.candidate names agent 'candidat'",
-            None,
+            8,
             "baseline, candidate",
             id="gates-naming-a-missing-agent",
         ),
         pytest.param(
             "prompts: ['{{q}}']\nproviders: [ecoh]\ntests: [{vars: {q: hi}}]\n",
             "unknown provider id 'ecoh'",
-            None,
+            2,
             "echo",
             id="unknown-provider-id-suggests-a-known-one",
         ),

@@ -91,7 +91,7 @@ def _parse_block(
     known = {f.name for f in fields(GateConfig)}
     config = GateConfig()
     for key, value in raw.items():
-        line = line_of(raw)
+        line = line_of(raw, key)
         if key not in known:
             import difflib
 

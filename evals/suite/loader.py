@@ -260,7 +260,8 @@ class _Loader:
 
     def provider_spec(self, item: Any, parent: Any) -> ProviderSpec:
         if isinstance(item, str):
-            return ProviderSpec(id=item, label=item, line=line_of(parent))
+            line = line_of(parent, "providers") or line_of(parent, "targets")
+            return ProviderSpec(id=item, label=item, line=line)
         if isinstance(item, dict) and "id" in item:
             config = item.get("config") or {}
             return ProviderSpec(

@@ -18,6 +18,7 @@ import jinja2
 from evals.errors import SuiteError
 from evals.suite.model import Prompt
 from evals.suite.vars import var_combinations
+from evals.suite.yaml_lines import keep_lines
 
 
 def _merged_scenario_test(
@@ -82,9 +83,7 @@ def merge_default(test: dict[str, Any], default_test: dict[str, Any]) -> dict[st
             or default_test.get("assertScoringFunction"),
         }
     )
-    if hasattr(test, "line"):
-        merged.line = test.line
-    return merged
+    return keep_lines(test, merged)
 
 
 def expand_tests(

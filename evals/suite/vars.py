@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from evals.errors import SuiteError
+from evals.suite.yaml_lines import keep_lines
 from evals.templating import render, render_value
 
 
@@ -88,7 +89,7 @@ _ENV_REF = re.compile(r"\{\{\s*env\.(\w+)\s*\}\}")
 def render_env_refs(value: Any, env: dict[str, str]) -> Any:
     """Replace `{{ env.NAME }}` in every string of a config, as promptfoo does at load.
 
-    Names not set are left as written; mappings keep their YAML line numbers.
+    Names not set are left as written; mappings keep their YAML lines.
     """
     if isinstance(value, str):
         return _ENV_REF.sub(lambda m: env.get(m.group(1), m.group(0)), value)
@@ -96,7 +97,5 @@ def render_env_refs(value: Any, env: dict[str, str]) -> Any:
         return [render_env_refs(v, env) for v in value]
     if isinstance(value, dict):
         out = type(value)((k, render_env_refs(v, env)) for k, v in value.items())
-        if hasattr(value, "line"):
-            out.line = value.line
-        return out
+        return keep_lines(value, out)
     return value

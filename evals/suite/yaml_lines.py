@@ -20,9 +20,9 @@ from evals.errors import SuiteError
 
 
 class LineDict(dict):
-    """A dict that knows the 1-based line it started on in its YAML file."""
+    """A dict that knows the 1-based line it started on, and the line of each key."""
 
-    __slots__ = ("line",)
+    __slots__ = ("key_lines", "line")
 
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -36,6 +36,9 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
     loader.flatten_mapping(node)
     mapping = LineDict(loader.construct_pairs(node, deep=True))
     mapping.line = node.start_mark.line + 1
+    mapping.key_lines = {
+        key.value: key.start_mark.line + 1 for key, _ in node.value if isinstance(key.value, str)
+    }
     return mapping
 
 
@@ -118,8 +121,11 @@ class _EventBuilder:
 
     def mapping(self, event: yaml.MappingStartEvent) -> LineDict:
         pairs: list[tuple[Any, Any]] = []
+        key_lines: dict[str, int] = {}
         while not self.loader.check_event(yaml.MappingEndEvent):
             key_event = self.loader.peek_event()
+            if isinstance(key_event, yaml.ScalarEvent):
+                key_lines[key_event.value] = key_event.start_mark.line + 1
             if isinstance(key_event, yaml.ScalarEvent) and key_event.tag is None:
                 kind = self.loader.resolve(yaml.ScalarNode, key_event.value, key_event.implicit)
                 if kind == _MERGE_TAG:
@@ -135,6 +141,7 @@ class _EventBuilder:
         self.loader.get_event()
         mapping = LineDict(pairs)
         mapping.line = event.start_mark.line + 1
+        mapping.key_lines = key_lines
         return mapping
 
 
@@ -165,8 +172,20 @@ def kind_name(value: Any) -> str:
     return "empty" if value is None else type(value).__name__
 
 
-def line_of(value: Any) -> int | None:
-    """The line a mapping started on, when it came from YAML."""
+def keep_lines(source: Any, target: dict) -> dict:
+    """Give a mapping rebuilt from `source` the YAML lines of `source` (when it has any)."""
+    if isinstance(source, LineDict) and isinstance(target, LineDict):
+        target.line = source.line
+        target.key_lines = getattr(source, "key_lines", {})
+    return target
+
+
+def line_of(value: Any, key: str | None = None) -> int | None:
+    """The line of `key` in a mapping (or where the mapping starts), when it came from YAML."""
+    if key is not None:
+        line = getattr(value, "key_lines", {}).get(key)
+        if line is not None:
+            return line
     return getattr(value, "line", None)
 
 

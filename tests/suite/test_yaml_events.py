@@ -16,10 +16,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _shape(value: Any) -> Any:
-    """Value, type and mapping line of every node, so equal shapes mean equal loads."""
+    """Value, type, mapping and key lines of every node, so equal shapes mean equal loads."""
     if isinstance(value, dict):
         items = [(repr(k), _shape(v)) for k, v in value.items()]
-        return ("map", type(value).__name__, getattr(value, "line", None), items)
+        lines = (getattr(value, "line", None), getattr(value, "key_lines", None))
+        return ("map", type(value).__name__, lines, items)
     if isinstance(value, list):
         return ("seq", [_shape(v) for v in value])
     return (type(value).__name__, repr(value))
