@@ -7,7 +7,6 @@ from typing import Any
 
 import orjson
 from sqlalchemy import Dialect, Text, TypeDecorator
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.types import TypeEngine
 
 
@@ -35,6 +34,8 @@ class JsonDocument(TypeDecorator):
     def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
         """`json` on PostgreSQL, TEXT elsewhere."""
         if dialect.name == "postgresql":
+            from sqlalchemy.dialects import postgresql  # not imported for SQLite stores
+
             return dialect.type_descriptor(postgresql.JSON(none_as_null=True))
         return dialect.type_descriptor(Text())
 
