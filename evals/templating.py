@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -54,6 +55,25 @@ def _compile(source: str) -> jinja2.Template:
     return environment().from_string(source)
 
 
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+@lru_cache(maxsize=4096)
+def _placeholders(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(literal parts, variable names) when `source` is plain text with `{{ name }}` only.
+
+    Such templates, the common prompt shape, are filled without Jinja's per-render context;
+    anything else (filters, tags, comments, carriage returns) goes through Jinja.
+    """
+    if "\r" in source or "{%" in source or "{#" in source:
+        return None
+    parts = _PLACEHOLDER.split(source)
+    literals, names = tuple(parts[::2]), tuple(parts[1::2])
+    if any("{{" in literal or "}}" in literal for literal in literals):
+        return None
+    return literals, names
+
+
 def register_filters(filters: dict[str, Any]) -> None:
     """Add user filters (`nunjucksFilters`) to the shared environment."""
     environment().filters.update(filters)
@@ -64,6 +84,14 @@ def render(source: str, variables: dict[str, Any]) -> str:
     """Render a template string with the test's vars; plain strings are returned as is."""
     if "{{" not in source and "{%" not in source:
         return source
+    plan = _placeholders(source)
+    if plan is not None and all(name in variables for name in plan[1]):
+        literals, names = plan
+        pieces = [literals[0]]
+        for name, literal in zip(names, literals[1:], strict=True):
+            pieces.append(str(as_nunjucks_text(variables[name])))
+            pieces.append(literal)
+        return "".join(pieces)
     return _compile(source).render(**variables)
 
 

@@ -69,14 +69,18 @@ def resolve_vars(variables: dict[str, Any], prompt: str, root: Path) -> dict[str
     }
 
 
+_JSON_STARTS = frozenset('{["-0123456789tfnNI')
+
+
 def render_prompt_text(template: str, variables: dict[str, Any]) -> str:
     """Render a prompt like promptfoo: a JSON prompt leaf by leaf, text with rendered vars."""
-    try:
-        parsed = json.loads(template)
-    except ValueError:
-        pass
-    else:
-        return json.dumps(render_value(parsed, variables), ensure_ascii=False, indent=2)
+    if template.lstrip()[:1] in _JSON_STARTS:
+        try:
+            parsed = json.loads(template)
+        except ValueError:
+            pass
+        else:
+            return json.dumps(render_value(parsed, variables), ensure_ascii=False, indent=2)
     rendered_vars = {
         k: render(v, variables) if isinstance(v, str) else v for k, v in variables.items()
     }
