@@ -250,9 +250,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
-    """Launch the Streamlit dashboard over the store (read-only, localhost by default)."""
-    import subprocess
+    """Launch the Streamlit dashboard over the store (read-only, localhost by default).
 
+    Streamlit replaces this process, so a signal that stops `evals dashboard` stops the
+    server itself and no orphan keeps the port.
+    """
     app = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
     env = dict(os.environ)
     if args.store:
@@ -272,7 +274,9 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         "--browser.gatherUsageStats",
         "false",
     ]
-    return subprocess.call(command, env=env)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, command, env)
 
 
 def build_parser() -> argparse.ArgumentParser:
