@@ -26,28 +26,29 @@ from evals.tracing import NULL_TRACER
 
 def render_prompt(
     run: PlannedRun, root: Path | None = None, env: dict[str, str] | None = None
-) -> str:
-    """The prompt text sent to the agent: the template rendered with the case's vars.
+) -> tuple[str, dict[str, Any]]:
+    """The prompt text sent to the agent, and the vars it was rendered with.
 
-    `file://` vars are loaded and the test's `prefix`/`suffix` options wrap the template,
-    as promptfoo renders prompts; with `root`, the rendered vars replace the case's vars.
-    `env` is what the template sees as `env` (by default the process's environment).
+    `file://` vars are loaded (with `root`) and the test's `prefix`/`suffix` options wrap
+    the template, as promptfoo renders prompts. `env` is what the template sees as `env`
+    (by default the process's environment).
     """
+    variables = run.case.vars
     raw = run.prompt.raw
     if not isinstance(raw, str):
         import json
 
         from evals.templating import render_value
 
-        return json.dumps(render_value(raw, run.case.vars), ensure_ascii=False)
+        return json.dumps(render_value(raw, variables), ensure_ascii=False), variables
     from evals.suite.vars import render_prompt_text, resolve_vars
 
     options = run.case.options
     template = f"{options.get('prefix') or ''}{raw}{options.get('suffix') or ''}"
     if root is not None:
-        run.case.vars = resolve_vars(run.case.vars, raw, root)
-    scope = {"env": os.environ if env is None else env, **run.case.vars}
-    return render_prompt_text(template, scope)
+        variables = resolve_vars(variables, raw, root)
+    scope = {"env": os.environ if env is None else env, **variables}
+    return render_prompt_text(template, scope), variables
 
 
 def _transformed(run: PlannedRun, output: Any, prompt: str, root: Path) -> Any:
@@ -126,8 +127,9 @@ class Runner:
         prompt = ""
         started = time.time()
         try:
-            run = replace(run, case=replace(run.case, vars=dict(run.case.vars)))
-            prompt = render_prompt(run, self.suite_root, self.template_env)
+            prompt, variables = render_prompt(run, self.suite_root, self.template_env)
+            if variables is not run.case.vars:
+                run = replace(run, case=replace(run.case, vars=variables))
         except Exception as exc:
             return _error_record(run, prompt, "infra", f"prompt template error: {exc}", started)
         agent = self.agents[run.provider.label]

@@ -7,6 +7,7 @@ score, the failure reason wording and how `not-` changes both.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from evals.results import Grade
@@ -205,8 +206,12 @@ _NON_JS_GROUP = re.compile(r"(?<!\\)\(\?(?![:=!]|<[=!]|<[A-Za-z_$])")
 _BACKREF = re.compile(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>")
 
 
+@lru_cache(maxsize=1024)
 def compile_js_regex(pattern: str) -> re.Pattern[str]:
-    """A JavaScript `new RegExp(pattern)` as a Python pattern (ASCII classes, named groups)."""
+    """A JavaScript `new RegExp(pattern)` as a Python pattern (ASCII classes, named groups).
+
+    Cached: the same assertion is graded on every repeat.
+    """
     prefix = f"Invalid regex pattern: Invalid regular expression: /{pattern}/"
     if _NON_JS_GROUP.search(pattern):
         raise GraderError(f"{prefix}: Invalid group")

@@ -59,7 +59,15 @@ def load_var_file(ref: str, name: str, prompt: str, variables: dict[str, Any], r
 
 
 def resolve_vars(variables: dict[str, Any], prompt: str, root: Path) -> dict[str, Any]:
-    """Vars with `file://` values loaded and one trailing newline dropped from strings."""
+    """Vars with `file://` values loaded and one trailing newline dropped from strings.
+
+    Returns `variables` itself when nothing changes, so callers can tell cheaply.
+    """
+    if not any(
+        isinstance(v, str) and (v.startswith("file://") or v.endswith("\n"))
+        for v in variables.values()
+    ):
+        return variables
     resolved = dict(variables)
     for name, value in variables.items():
         if isinstance(value, str) and value.startswith("file://"):
