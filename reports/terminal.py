@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -56,7 +57,20 @@ def _omitted_caption(hidden: int) -> str | None:
 
 def _rate(stats: CaseAgentStats) -> str:
     errors = f" ({stats.errors} err)" if stats.errors else ""
-    return f"{text.count(stats.passes, stats.runs)}{errors} {text.interval(stats.interval, 0)}"
+    if stats.interval is None:
+        return f"{text.count(stats.passes, stats.runs)}{errors}"
+    low, high = stats.interval
+    bounds = f"{low * 100:.0f}–{high * 100:.0f}%"
+    return f"{text.count(stats.passes, stats.runs)}{errors} {bounds}"
+
+
+def _delta(difference: float | None, interval: tuple[float, float] | None) -> str:
+    """A difference in points with its interval, compact: `+80 [+19, +96]`."""
+    if difference is None:
+        return "—"
+    if interval is None:
+        return f"{difference * 100:+.0f}"
+    return f"{difference * 100:+.0f} [{interval[0] * 100:+.0f}, {interval[1] * 100:+.0f}]"
 
 
 def _case_label(tags: list[str], priority: str | None) -> str:
@@ -67,26 +81,28 @@ def _comparison_table(result: EvaluationResult) -> Table:
     baseline, candidate = compared_agents(result)
     rows, hidden = shown_rows(case_comparisons(result), lambda c: VERDICT_RANK.get(c.verdict, 3))
     table = Table(
-        title="Cases",
+        title="Cases (P: priority; passes/runs with the Wilson interval; Δ in points)",
         title_justify="left",
         expand=False,
         pad_edge=False,
+        box=box.SIMPLE_HEAD,
         caption=_omitted_caption(hidden),
         caption_justify="left",
     )
-    table.add_column("Case", overflow="fold", max_width=24)
-    table.add_column("Tags", overflow="fold", max_width=14, style="dim")
-    table.add_column(f"{baseline}", overflow="fold")
-    table.add_column(f"{candidate}", overflow="fold")
-    table.add_column("Δ [interval]", overflow="fold")
-    table.add_column("Verdict", overflow="fold")
+    # The numbers keep their width; long case names and tags are cut instead.
+    table.add_column("Case", no_wrap=True, overflow="ellipsis", max_width=32)
+    table.add_column("P", no_wrap=True, min_width=2, style="dim")
+    table.add_column(f"{baseline}", no_wrap=True, min_width=11)
+    table.add_column(f"{candidate}", no_wrap=True, min_width=11)
+    table.add_column("Δ [interval]", no_wrap=True, min_width=16)
+    table.add_column("Verdict", no_wrap=True, min_width=12)
     for case in rows:
         table.add_row(
             case.case_id,
-            _case_label(case.tags, case.priority),
+            case.priority or "",
             _rate(case.baseline),
             _rate(case.candidate),
-            f"{text.points(case.difference, 0)} {text.points_interval(case.interval, 0)}",
+            _delta(case.difference, case.interval),
             Text(case.verdict, style=VERDICT_STYLES.get(case.verdict, "")),
         )
     return table
@@ -121,17 +137,22 @@ def _tag_table(result: EvaluationResult) -> Table | None:
     comparison = result.summary.comparison
     if comparison is None or not comparison.tags:
         return None
-    table = Table(title="Tags", title_justify="left", pad_edge=False)
+    table = Table(
+        title="Suite and tags (mean per-case pass rate; Δ in points)",
+        title_justify="left",
+        pad_edge=False,
+        box=box.SIMPLE_HEAD,
+    )
     for name in ("Tag", "Cases", comparison.baseline, comparison.candidate, "Δ [interval]"):
-        table.add_column(name, overflow="fold")
-    table.add_column("Verdict")
+        table.add_column(name, no_wrap=True, overflow="ellipsis")
+    table.add_column("Verdict", no_wrap=True)
     for group in [comparison.overall, *comparison.tags]:
         table.add_row(
             group.group,
             str(group.cases),
             text.percent(group.baseline_rate),
             text.percent(group.candidate_rate),
-            f"{text.points(group.difference)} {text.points_interval(group.interval)}",
+            _delta(group.difference, group.interval),
             Text(group.verdict, style=VERDICT_STYLES.get(group.verdict, "")),
         )
     return table
@@ -140,9 +161,9 @@ def _tag_table(result: EvaluationResult) -> Table | None:
 def _gate_table(result: EvaluationResult) -> Table | None:
     if not result.gates.gates:
         return None
-    table = Table(title="Gates", title_justify="left", pad_edge=False)
-    table.add_column("Gate", overflow="fold")
-    table.add_column("Status")
+    table = Table(title="Gates", title_justify="left", pad_edge=False, box=box.SIMPLE_HEAD)
+    table.add_column("Gate", no_wrap=True)
+    table.add_column("Status", no_wrap=True)
     table.add_column("Reason", overflow="fold", ratio=1)
     for gate in result.gates.gates:
         name = gate.name if gate.blocking else f"{gate.name} (advisory)"

@@ -126,8 +126,8 @@ def test_terminal_summary_fits_100_columns_without_colour():
     assert lines[-1] == "❌ Gate verdict (pr): FAIL"
     for case_id in ("greets", "fruit", "boom", "markup"):
         assert case_id in output
-    assert output.index("Cases") < output.index("Tags") < output.index("Gates")
-    assert "regression" in output and "2/2 [60%, 100%]" in output
+    assert output.index("Cases") < output.index("Suite and tags") < output.index("Gates")
+    assert "regression" in output and "2/2 60–100%" in output
 
 
 def test_terminal_colours_verdicts_on_a_terminal():
