@@ -16,6 +16,7 @@ from evals.otlp_receiver import OtlpReceiver
 from evals.results import AgentResponse
 from evals.tracing import Redactor, run_tracer
 from evals.tracing.redact import REDACTED
+from evals.tracing.spans import make_span_dict, trace_id_of_traceparent
 from evals.trajectory import Step
 
 OPENAI_KEY = "sk-proj-" + "A1b2C3d4" * 4
@@ -129,3 +130,40 @@ def test_stored_and_exported_traces_are_redacted(
     exported_ids = {s["span_id"] for s in backend}
     assert {s["span_id"] for s in record.response.trace} == exported_ids
     assert {s["service"] for s in backend} == {"evals"}
+
+
+def test_spans_received_from_agents_are_exported_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = load(tmp_path, SUITE)
+    run = plan(suite)[0]
+    backend: list[dict] = []
+
+    with OtlpReceiver(backend.extend) as collector:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", collector.traces_endpoint)
+        with run_tracer(suite, meta()) as tracer:
+
+            async def agent(context):
+                received = make_span_dict(
+                    trace_id=trace_id_of_traceparent(context.traceparent),
+                    span_id="00000000000000ab",
+                    parent_span_id=None,
+                    name="execute_tool search",
+                    kind="INTERNAL",
+                    start_ns=1,
+                    end_ns=2,
+                    status_code="UNSET",
+                    status_message=None,
+                    attributes={"gen_ai.tool.name": "search", "api_key": OPENAI_KEY},
+                    events=[],
+                    service="agent",
+                )
+                tracer.receive([received])
+                return AgentResponse(output="done")
+
+            record = asyncio.run(traced_run(tracer, run, agent))
+    exported = {s["span_id"]: s for s in backend}
+    assert "00000000000000ab" in exported
+    assert exported["00000000000000ab"]["service"] == "agent"
+    assert OPENAI_KEY not in json.dumps(backend)
+    assert {s["span_id"] for s in record.response.trace} == set(exported)

@@ -30,7 +30,7 @@ from evals.results import AgentResponse, RunRecord
 from evals.tracing import genai
 from evals.tracing.options import TraceOptions
 from evals.tracing.redact import Redactor
-from evals.tracing.spans import SpanDict, span_to_dict, traceparent_of
+from evals.tracing.spans import SpanDict, span_from_dict, span_to_dict, traceparent_of
 from evals.trajectory import Step
 
 if TYPE_CHECKING:
@@ -310,13 +310,18 @@ class RunTracer:
             self.exporter.on_end(span)
 
     def receive(self, spans: list[SpanDict]) -> None:
-        """Attach spans received over OTLP to their open run by trace id."""
+        """Attach spans received over OTLP to their open run by trace id.
+
+        With an OTLP backend configured they are also exported, redacted like the rest.
+        """
         for span in spans:
             bucket = self._buckets.get(int(span["trace_id"], 16))
             if bucket is None:
                 self.unattached += 1
-            else:
-                bucket.append(span)
+                continue
+            bucket.append(span)
+            if self.exporter is not None:
+                self.exporter.on_end(span_from_dict(span))
 
     def agent_environment(self, traceparent: str) -> dict[str, str]:
         """Environment that makes an out-of-process agent's OTel SDK report to this run.

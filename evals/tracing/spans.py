@@ -104,6 +104,36 @@ def make_span_dict(
     }
 
 
+def span_from_dict(span: SpanDict) -> ReadableSpan:
+    """A stored span dict as an SDK span again, so exporters can send received spans on."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import Event
+    from opentelemetry.sdk.trace import ReadableSpan as SdkSpan
+    from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+    trace_id = int(span["trace_id"], 16)
+    sampled = TraceFlags(TraceFlags.SAMPLED)
+    parent = span.get("parent_span_id")
+    status = span.get("status") or {}
+    return SdkSpan(
+        name=span["name"],
+        context=SpanContext(
+            trace_id, int(span["span_id"], 16), is_remote=True, trace_flags=sampled
+        ),
+        parent=SpanContext(trace_id, int(parent, 16), is_remote=True) if parent else None,
+        resource=Resource({"service.name": span["service"]} if span.get("service") else {}),
+        attributes=dict(span.get("attributes") or {}),
+        events=[
+            Event(e["name"], dict(e.get("attributes") or {}), e.get("time_ns"))
+            for e in span.get("events") or []
+        ],
+        kind=SpanKind[span.get("kind") or "INTERNAL"],
+        status=Status(StatusCode[status.get("code", "UNSET")], status.get("message")),
+        start_time=span["start_ns"],
+        end_time=span.get("end_ns"),
+    )
+
+
 def span_tree(spans: list[SpanDict]) -> dict[str | None, list[SpanDict]]:
     """Children of each span id (None keys the roots), each list ordered by start time."""
     tree: dict[str | None, list[SpanDict]] = {}
