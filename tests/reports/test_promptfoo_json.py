@@ -226,7 +226,7 @@ def test_csv_neutralizes_formulas():
 @pytest.mark.skipif(
     shutil.which("node") is None or not PROMPTFOO.exists(), reason="promptfoo is not installed"
 )
-def test_promptfoo_imports_our_json(tmp_path):
+def test_promptfoo_imports_our_json_and_its_viewer_opens_it(tmp_path):
     out = tmp_path / "out.json"
     write_report(out, sample_result())
     home = tmp_path / "home"
@@ -246,3 +246,44 @@ def test_promptfoo_imports_our_json(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "successfully imported" in done.stdout + done.stderr
+    _opens_in_promptfoo_view(env, tmp_path, json.loads(out.read_text())["evalId"])
+
+
+def _opens_in_promptfoo_view(env: dict[str, str], cwd: Path, eval_id: str) -> None:
+    """`promptfoo view` lists the imported evaluation and serves its results table."""
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [str(PROMPTFOO), "view", "--port", str(port), "--no"],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/api/results", timeout=5) as reply:
+                    listed = json.load(reply)["data"]
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise
+                time.sleep(0.5)
+        assert eval_id in [row["evalId"] for row in listed]
+        with urllib.request.urlopen(
+            f"{base}/api/eval/{eval_id}/table?limit=50", timeout=10
+        ) as reply:
+            table = json.load(reply)["table"]
+        assert table["head"]["prompts"][0]["metrics"]["testPassCount"] >= 1
+        assert len(table["body"]) >= 1
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
