@@ -4,7 +4,8 @@
 
 Fills the store once (evaluations x cases x 2 agents x repeats synthetic runs, each with
 a grade tree and a three-step trajectory, finished with the harness's own summary and
-gates), then times, cold and without Streamlit's cache, what Overview and Compare read.
+gates), then times, cold and without Streamlit's cache, what Overview and Compare read,
+and finally renders both pages whole with Streamlit's AppTest.
 """
 
 from __future__ import annotations
@@ -183,6 +184,23 @@ def main() -> None:
         lambda: compare_sides(store, Side(older, "candidate"), Side(newest, "candidate")),
     )
     store.close()
+    time_pages(args.store)
+
+
+def time_pages(store_url: str) -> None:
+    """Render Overview and Compare whole, as a browser's first visit would, with AppTest."""
+    import os
+
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["EVALS_STORE_URL"] = store_url
+    app_file = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
+    print("Whole pages (first visit, empty cache)")
+    app = AppTest.from_file(str(app_file), default_timeout=120)
+    timed("  Overview", app.run)
+    timed("  Compare", lambda: app.switch_page("views/compare.py").run())
+    if app.exception:
+        raise SystemExit(f"a page raised: {app.exception}")
 
 
 if __name__ == "__main__":

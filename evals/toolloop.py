@@ -20,12 +20,12 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from evals.results import AgentResponse
+from evals.tokens import count_tokens
 from evals.trajectory import EFFECT_CLASSES, Step
 
 StopReason = Literal["done", "max_steps", "budget_exhausted", "approval_required", "error"]
@@ -325,18 +325,6 @@ class AnthropicMessagesAdapter:
             for call, output in results
         ]
         conversation.append({"role": "user", "content": blocks})
-
-
-@lru_cache(maxsize=1)
-def _encoding() -> Any:
-    import bpe_openai
-
-    return bpe_openai.get_encoding("o200k_base")
-
-
-def count_tokens(text: str) -> int:
-    """Tokens of `text` in OpenAI's o200k_base encoding (offline; the BPE ships in the wheel)."""
-    return len(_encoding().encode(text))
 
 
 def _jsonable(value: Any) -> Any:

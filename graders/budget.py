@@ -6,7 +6,8 @@ the suite's top-level ``budget:`` block gives defaults that config and value ove
 
 - steps are the agent loop's iterations, i.e. model calls (every step counts when the
   trajectory records no model call);
-- tokens come from the agent's reported usage, else from the sum over steps;
+- tokens come from the agent's reported usage, else from the sum over steps, else they are
+  counted from the prompt and the output with o200k_base (tiktoken's encoding);
 - cost is the agent's reported cost, else the sum of step costs, else tokens priced with the
   suite's ``prices:`` table (per model, per million input and output tokens);
 - latency is the run's latency as the agent reported it or the harness measured it;
@@ -17,7 +18,7 @@ the suite's top-level ``budget:`` block gives defaults that config and value ove
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evals.results import AgentResponse, Grade
@@ -132,9 +133,23 @@ def run_cost(
     return summed if summed is not None else priced_cost(response, prices, model)
 
 
+def with_counted_usage(ctx: GradeContext) -> AgentResponse:
+    """The run's response, with tokens counted from its prompt and output when neither the
+    agent nor its steps reported any (o200k_base, tiktoken's encoding, as seed 000 counts)."""
+    response = ctx.response
+    if input_tokens(response) is not None or output_tokens(response) is not None:
+        return response
+    from evals.tokens import count_tokens
+
+    prompt = count_tokens(ctx.prompt)
+    completion = count_tokens(ctx.text) if response.output is not None else 0
+    usage = {"prompt": prompt, "completion": completion, "total": prompt + completion}
+    return replace(response, token_usage=usage)
+
+
 def measure(key: str, ctx: GradeContext, prices: dict[str, Any], model: str | None) -> float | None:
     """The run's amount for one budget key."""
-    response = ctx.response
+    response = with_counted_usage(ctx) if "tokens" in key or key == "max_cost" else ctx.response
     if key == "max_steps":
         models = model_calls(ctx.trajectory)
         return float(len(models) if models else len(ctx.trajectory))

@@ -131,3 +131,32 @@ def test_invalid_values_are_errors() -> None:
     assert check({}).errored
     assert check({"max_cost": "cheap"}).errored
     assert grade_run("budget", 6, RUN).errored
+
+
+def test_tokens_are_counted_when_nobody_reports_them() -> None:
+    from evals.tokens import count_tokens
+
+    prompt, output = "¿Cuál fue el cierre de BUSI el 2024-03-15?", "El cierre fue 26,19."
+    counted_in, counted_out = count_tokens(prompt), count_tokens(output)
+    assert counted_in > 5 and counted_out > 5
+    within = grade_run(
+        "budget",
+        {"max_input_tokens": counted_in, "max_output_tokens": counted_out},
+        [tool("precio")],
+        prompt=prompt,
+        output=output,
+    )
+    assert within.passed, within.reason
+    over = grade_run(
+        "budget", {"max_tokens": counted_in + counted_out - 1}, prompt=prompt, output=output
+    )
+    assert not over.passed
+    assert over.reason == f"tokens {counted_in + counted_out} over {counted_in + counted_out - 1}"
+    reported = grade_run(
+        "budget",
+        {"max_tokens": 3},
+        prompt=prompt,
+        output=output,
+        response={"token_usage": {"prompt": 1, "completion": 1, "total": 2}},
+    )
+    assert reported.passed
