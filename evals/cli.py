@@ -341,22 +341,42 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-store", action="store_true", help="do not write the results store")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
-    run.add_argument("--grader", metavar="PROVIDER_ID",
-                     help="provider for model-graded assertions (over defaultTest.options)")
+    run.add_argument(
+        "--grader",
+        metavar="PROVIDER_ID",
+        help="provider for model-graded assertions (over defaultTest.options)",
+    )
     _add_store(run)
-    run.add_argument("--cache", action="store_true",
-                     help="answer repeated identical calls from .evals/cache (off by default)")
-    run.add_argument("--executor", choices=["local", "ray"], default="local",
-                     help="where runs execute: this process (default) or Ray tasks")
-    run.add_argument("--ray-address", metavar="ADDRESS",
-                     help="Ray cluster: auto, ray://HOST:10001 (default: a local Ray instance)")
+    run.add_argument(
+        "--cache",
+        action="store_true",
+        help="answer repeated identical calls from .evals/cache (off by default)",
+    )
+    run.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="where runs execute: this process (default) or Ray tasks",
+    )
+    run.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="Ray cluster: auto, ray://HOST:10001 (default: a local Ray instance)",
+    )
     run.set_defaults(handler=cmd_run)
 
     merge = sub.add_parser("merge", help="merge the shards of an evaluation into one")
-    merge.add_argument("out", metavar="OUT",
-                       help="store to write (SQLite path or URL) or a report file (.json, .md)")
-    merge.add_argument("shards", nargs="+", metavar="SHARD",
-                       help="shard results stores (SQLite files or URLs) or shard .json reports")
+    merge.add_argument(
+        "out",
+        metavar="OUT",
+        help="store to write (SQLite path or URL) or a report file (.json, .md)",
+    )
+    merge.add_argument(
+        "shards",
+        nargs="+",
+        metavar="SHARD",
+        help="shard results stores (SQLite files or URLs) or shard .json reports",
+    )
     merge.add_argument("--suite", help="suite file (default: the one the shards ran)")
     merge.add_argument("--evaluation-id", help="merge only this evaluation's shards")
     merge.add_argument("-o", "--output", action="append", metavar="FILE")
