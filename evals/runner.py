@@ -66,10 +66,8 @@ def _transformed(run: PlannedRun, output: Any, prompt: str, root: Path) -> Any:
     return output
 
 
-def _error_record(
-    run: PlannedRun, prompt: str, kind: str, message: str, started: float
-) -> RunRecord:
-    ended = time.time()
+def _record(run: PlannedRun, prompt: str, response: AgentResponse, **outcome: Any) -> RunRecord:
+    """The record of a planned run: its identity and seeds, plus the outcome fields given."""
     return RunRecord(
         key=run.key,
         case_index=run.case.index,
@@ -78,14 +76,26 @@ def _error_record(
         seed=run.seed,
         prompt=prompt,
         vars=run.case.vars,
-        response=AgentResponse(error=message),
+        response=response,
+        metadata={"shared_seed": run.shared_seed},
+        **outcome,
+    )
+
+
+def _error_record(
+    run: PlannedRun, prompt: str, kind: str, message: str, started: float
+) -> RunRecord:
+    ended = time.time()
+    return _record(
+        run,
+        prompt,
+        AgentResponse(error=message),
         status="error",
         error=message,
-        error_kind=kind,  # type: ignore[arg-type]
+        error_kind=kind,
         latency_ms=(ended - started) * 1000.0,
         started_at=started,
         ended_at=ended,
-        metadata={"shared_seed": run.shared_seed},
     )
 
 
@@ -199,21 +209,15 @@ class Runner:
                 provider_config=run.provider.config,
                 suite_config=self.suite_config,
             )
-        return RunRecord(
-            key=run.key,
-            case_index=run.case.index,
-            prompt_index=run.prompt_index,
-            agent_index=run.agent_index,
-            seed=run.seed,
-            prompt=prompt,
-            vars=run.case.vars,
-            response=response,
+        return _record(
+            run,
+            prompt,
+            response,
             status="pass" if grade.passed else "fail",
             grade=grade,
             latency_ms=latency_ms,
             started_at=started,
             ended_at=ended,
-            metadata={"shared_seed": run.shared_seed},
         )
 
     async def run(self, plan: Iterable[PlannedRun], on_record: Callable[[RunRecord], None]) -> int:
