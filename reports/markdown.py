@@ -9,7 +9,13 @@ from __future__ import annotations
 from evals.evaluation import EvaluationResult
 from evals.summary import CaseComparison
 from reports import text
-from reports.view import agent_overall, compared_agents, improvements, regressions
+from reports.view import (
+    agent_overall,
+    compared_agents,
+    explanations,
+    improvements,
+    regressions,
+)
 
 MAX_CASE_ROWS = 10
 
@@ -136,10 +142,18 @@ def _warnings(result: EvaluationResult) -> list[str]:
     return ["", "### Warnings", "", *(f"- {_cell(w)}" for w in warnings)]
 
 
+def _explanations(result: EvaluationResult) -> list[str]:
+    sentences = explanations(result)
+    if not sentences:
+        return []
+    return ["", "### What changed", "", *(f"- {_cell(s)}" for s in sentences)]
+
+
 def render_markdown(result: EvaluationResult) -> str:
     """The PR-comment summary: verdict line first, then gates, regressions, improvements,
     cost and latency, and warnings."""
     lines = _header(result)
+    lines += _explanations(result)
     lines += _gates(result)
     lines += _case_table("Regressions", regressions(result))
     lines += _case_table("Improvements", improvements(result))

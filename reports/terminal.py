@@ -17,7 +17,7 @@ from rich.text import Text
 from evals.evaluation import EvaluationResult
 from evals.summary import CaseAgentStats
 from reports import text
-from reports.view import case_comparisons, compared_agents
+from reports.view import case_comparisons, compared_agents, explanations
 
 T = TypeVar("T")
 
@@ -178,9 +178,15 @@ def render_terminal(result: EvaluationResult, console: Console | None = None) ->
         console.print(_comparison_table(result))
     else:
         console.print(_single_agent_table(result))
-    for table in (_tag_table(result), _gate_table(result)):
-        if table is not None:
-            console.print(table)
+    tags = _tag_table(result)
+    if tags is not None:
+        console.print(tags)
+        for sentence in explanations(result):
+            console.print(f"• {sentence}", highlight=False)
+        console.print()
+    gates = _gate_table(result)
+    if gates is not None:
+        console.print(gates)
     comparison = result.summary.comparison
     for warning in [*result.gates.warnings, *(comparison.warnings if comparison else [])]:
         console.print(Text(f"warning: {warning}", style="yellow"))

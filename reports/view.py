@@ -15,6 +15,18 @@ def case_comparisons(result: EvaluationResult) -> list[CaseComparison]:
     return list(comparison.cases) if comparison is not None else []
 
 
+def explanations(result: EvaluationResult) -> list[str]:
+    """Sentences explaining the suite's verdict and each tag's decided verdict (regression,
+    improvement or equivalent), in words a developer reads without the tables."""
+    comparison = result.summary.comparison
+    if comparison is None:
+        return []
+    decided = [
+        t for t in comparison.tags if t.verdict in ("regression", "improvement", "equivalent")
+    ]
+    return [g.explanation for g in (comparison.overall, *decided) if g.explanation]
+
+
 def regressions(result: EvaluationResult) -> list[CaseComparison]:
     """Cases whose verdict is a regression, worst difference first."""
     found = [c for c in case_comparisons(result) if c.verdict == "regression"]

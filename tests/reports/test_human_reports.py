@@ -14,9 +14,11 @@ from rich.console import Console
 
 from evals.errors import SuiteError
 from evals.progress import Progress
+from evals.summary import GroupComparison
 from reports import render_terminal, write_report
 from reports.html import render_html
 from reports.markdown import render_markdown
+from reports.view import explanations
 
 
 def _junit(tmp_path: Path, name: str = "out.junit.xml") -> JUnitXml:
@@ -104,7 +106,13 @@ def test_markdown_starts_with_the_verdict_and_stays_short():
     assert lines[0] == "## ❌ Gate verdict (pr): FAIL"
     assert len(lines) <= 60
     headings = [line for line in lines if line.startswith("### ")]
-    assert headings == ["### Gates", "### Regressions (1)", "### Cost and latency", "### Warnings"]
+    assert headings == [
+        "### What changed",
+        "### Gates",
+        "### Regressions (1)",
+        "### Cost and latency",
+        "### Warnings",
+    ]
     assert any(line.startswith("| `fruit` | P0 |") and "[-100, -70] pp" in line for line in lines)
     assert "| **change** | -50.0 pp | +75.0% |" in "\n".join(lines)
 
@@ -183,3 +191,24 @@ def test_disabled_progress_prints_nothing():
         progress.advance(record)
     progress.close()
     assert buffer.getvalue() == "" and progress.done == 3
+
+
+def test_every_report_explains_the_decided_verdicts_in_words():
+    result = sample_result()
+    comparison = result.summary.comparison
+    comparison.tags[0].verdict = "regression"
+    comparison.tags[0].explanation = "candidate lost 0.50 [0.10, 0.85] on tag smoke: regression"
+    comparison.tags.append(
+        GroupComparison("other", 2, 1.0, 1.0, 0.0, (-0.6, 0.6), "inconclusive", explanation="x")
+    )
+    expected = ["candidate lower on 2 of 4 cases", comparison.tags[0].explanation]
+    assert explanations(result) == expected
+    markdown = render_markdown(result)
+    section = markdown.split("### What changed", 1)[1].split("###", 1)[0]
+    assert [line[2:] for line in section.strip().splitlines()] == expected
+    html = render_html(result)
+    assert all(f"<li>{sentence}</li>" in html for sentence in expected)
+    buffer = io.StringIO()
+    render_terminal(result, Console(file=buffer, width=100, color_system=None))
+    assert "• candidate lost 0.50 [0.10, 0.85] on tag smoke: regression" in buffer.getvalue()
+    assert "• x" not in buffer.getvalue()
