@@ -173,7 +173,10 @@ def _gate_table(result: EvaluationResult) -> Table | None:
 
 def render_terminal(result: EvaluationResult, console: Console | None = None) -> None:
     """Print the evaluation's per-case table, tag comparisons, gates and overall verdict."""
-    console = console or Console()
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # CI logs and pipes: 100 columns, what the tables fit
+            console = Console(width=100)
     if case_comparisons(result):
         console.print(_comparison_table(result))
     else:
