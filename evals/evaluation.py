@@ -173,6 +173,9 @@ def run_evaluation(
     repeats from `previous.repeat` up to this run's repeat are planned, which is how
     staged runs add repeats. `options.confidence`, when set, replaces the gates' level.
     """
+    from evals.comparisons import refuse_shards
+
+    refuse_shards(suite, options.shard)
     gate_config = suite.gates.for_environment(options.environment)
     if options.grader:
         from graders.judge import apply_grader
@@ -281,15 +284,31 @@ async def _execute(
     from evals.progress import Progress
 
     progress = Progress(total=len(planned), enabled=options.progress)
+    from evals.comparisons import ComparisonGroups
+
+    groups = ComparisonGroups(suite, planned)
+    deciding: list[asyncio.Future] = []
+
+    async def store_group(members: list[RunRecord]) -> None:
+        decided = await groups.decide(members)
+        records.extend(r if options.keep_records else r.slimmed() for r in decided)
+        if store is not None:
+            await asyncio.to_thread(store.add_runs, meta.id, decided)
 
     def on_record(record: RunRecord) -> None:
-        records.append(record if options.keep_records else record.slimmed())
-        if writer is not None:
-            writer.add(record)
+        if groups.holds(record):
+            complete = groups.add(record)
+            if complete is not None:
+                deciding.append(asyncio.ensure_future(store_group(complete)))
+        else:
+            records.append(record if options.keep_records else record.slimmed())
+            if writer is not None:
+                writer.add(record)
         progress.advance(record)
 
     try:
         await executor.run(planned, on_record)
+        await asyncio.gather(*deciding)
     finally:
         progress.close()
         if writer is not None:

@@ -21,7 +21,7 @@ from evals.results import AgentResponse, Grade
 from evals.suite.model import Assertion, Case
 from evals.templating import render, render_value
 from graders.base import GradeContext, GraderError
-from graders.registry import Grader, get_grader
+from graders.registry import COMPARISON_TYPES, Grader, get_grader
 
 
 def _prepare(
@@ -229,6 +229,18 @@ def apply_scoring_function(
     return scored
 
 
+def per_run_assertions(case: Case) -> list[Assertion]:
+    """The case's assertions graded on each run alone: all but the comparison assertions,
+    which are decided once every output of the test and repeat exists (evals/comparisons.py)."""
+    return [a for a in case.asserts if a.base_type not in COMPARISON_TYPES]
+
+
+def _combined(case: Case, grades: list[tuple[Assertion, Grade]]) -> Grade:
+    if case.asserts and not grades:  # only comparison assertions: promptfoo scores 0 and passes
+        return Grade(True, 0.0, "All assertions passed", None)
+    return combine(grades, case.threshold, case.vars)
+
+
 def _finished(case: Case, grade: Grade, context: dict[str, Any]) -> Grade:
     if case.scoring_function is None or not case.asserts:
         return grade
@@ -251,8 +263,9 @@ def grade_case(case: Case, response: AgentResponse, *, output: Any, **context: A
     `context` holds prompt, latency_ms, suite_root, agent and suite_config.
     """
     keywords = _case_context(case, **context)
-    grades = [(a, grade_assertion(a, output, response, **keywords)) for a in case.asserts]
-    return _finished(case, combine(grades, case.threshold, case.vars), context)
+    asserts = per_run_assertions(case)
+    grades = [(a, grade_assertion(a, output, response, **keywords)) for a in asserts]
+    return _finished(case, _combined(case, grades), context)
 
 
 async def grade_case_async(
@@ -264,9 +277,10 @@ async def grade_case_async(
     deterministic assertions free of event-loop scheduling.
     """
     keywords = _case_context(case, **context)
-    started = [_start_assertion(a, output, response, **keywords) for a in case.asserts]
+    asserts = per_run_assertions(case)
+    started = [_start_assertion(a, output, response, **keywords) for a in asserts]
     pending = [s for s in started if not isinstance(s, Grade)]
     judged = iter(await asyncio.gather(*pending) if pending else ())
     grades = [s if isinstance(s, Grade) else next(judged) for s in started]
-    grade = combine(list(zip(case.asserts, grades, strict=True)), case.threshold, case.vars)
+    grade = _combined(case, list(zip(asserts, grades, strict=True)))
     return _finished(case, grade, context)

@@ -144,6 +144,23 @@ Examples:
     ),
 )
 
+SELECT_BEST = _chat(
+    (
+        "system",
+        """You are comparing multiple pieces of text to see which best fits the following criteria: {{criteria}}
+
+Here are the pieces of text:
+
+{% for output in outputs %}
+<Text index="{{ loop.index0 }}">
+{{ output }}
+</Text>
+{% endfor %}
+
+Output the index of the text that best fits the criteria. You must output a single integer.""",
+    ),
+)
+
 G_EVAL_STEPS = """
 Given evaluation criteria that outline how you should judge a piece of text, generate 3-4 concise evaluation steps applicable to any text based on the criteria below and designed to check whether the criteria are satisfied by the text.
 

@@ -35,6 +35,7 @@ _MODULES = (
     "graders.guardrails",
     "graders.webhook",
     "graders.trace",
+    "graders.comparison",
 )
 _loaded = False
 
@@ -45,9 +46,12 @@ JAVASCRIPT_HINT = (
 )
 
 
-CROSS_OUTPUT_HINT = (
-    "select-best and max-score compare the outputs of several providers and are not "
-    "graded per run; compare agents with the harness's baseline/candidate gates instead"
+COMPARISON_TYPES = frozenset({"select-best", "max-score"})
+"""Assertion types that grade the outputs of one test and repeat together."""
+
+NEGATED_COMPARISON_HINT = (
+    "select-best and max-score pick one winner among the outputs of a test and have no "
+    "`not-` form; write the assertion without `not-`"
 )
 
 
@@ -105,8 +109,12 @@ def check_assertion_type(kind: str, file: str | None = None, line: int | None = 
     base = kind[4:] if kind.startswith("not-") else kind
     if base == "javascript":
         raise SuiteError(f"unsupported assertion type {kind!r}", file, line, JAVASCRIPT_HINT)
-    if base in {"select-best", "max-score"}:
-        raise SuiteError(f"unsupported assertion type {kind!r}", file, line, CROSS_OUTPUT_HINT)
+    if base in COMPARISON_TYPES:
+        if base != kind:
+            raise SuiteError(
+                f"unsupported assertion type {kind!r}", file, line, NEGATED_COMPARISON_HINT
+            )
+        return
     if get_grader(base) is not None:
         return
     close = difflib.get_close_matches(base, known_types(), n=1)

@@ -1,7 +1,9 @@
 """Row-by-row comparison of an evaluation with a promptfoo golden.
 
 Rows are keyed by (prompt label, provider, test vars, repeat position): the n-th row of
-the same key in promptfoo's test order is matched with the n-th in the harness's.
+the same key in promptfoo's test order is matched with the n-th in the harness's. Rows of a
+test with a comparison assertion (max-score, select-best) also have their components and the
+comparison's reason compared, whether or not the row failed.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from evals.evaluation import EvaluationResult
 from evals.suite.derived import column_scores
+from graders.registry import COMPARISON_TYPES
 
 Key = tuple[str, str, str, int]
 
@@ -61,7 +64,12 @@ def harness_rows(result: EvaluationResult) -> dict[Key, dict]:
             "error": record.error,
             "output": record.response.output,
             "components": [
-                {"type": (c.assertion or {}).get("type"), "pass": c.passed, "score": c.score}
+                {
+                    "type": (c.assertion or {}).get("type"),
+                    "pass": c.passed,
+                    "score": c.score,
+                    "reason": c.reason,
+                }
                 for c in (grade.component_results if grade else [])
             ],
         }
@@ -89,11 +97,15 @@ def row_differences(expected: dict, actual: dict) -> list[str]:
         a, b = expected["namedScores"].get(name), actual["namedScores"].get(name)
         if a is None or b is None or not _close(float(a), float(b)):
             out.append(f"named score {name}: {a} != {b}")
-    if expected["error"] is None:
+    compared = any(c["type"] in COMPARISON_TYPES for c in expected["components"])
+    if expected["error"] is None or compared:
         got = [(c["type"], c["pass"]) for c in actual["components"]]
         want = [(c["type"], c["pass"]) for c in expected["components"]]
         if got != want:
             out.append(f"components {want} != {got}")
+    for want, got in zip(expected["components"], actual["components"], strict=False):
+        if "reason" in want and want["reason"] != got["reason"]:
+            out.append(f"{want['type']} reason {want['reason']!r} != {got['reason']!r}")
     return out
 
 

@@ -2,9 +2,11 @@
 
 Runs the real promptfoo CLI on every `configs/<name>/promptfooconfig.yaml` and keeps, per
 result row, what the comparison test checks: the row's prompt, provider, test and repeat
-position, verdict, score, named scores and each component's type and verdict; per
-prompt column, promptfoo's named scores (where derived metrics land). Needs node, the
-promptfoo package and python3 on PATH (for Python providers, asserts and transforms):
+position, verdict, score, named scores and each component's type and verdict (and the
+reason of comparison components); per prompt column, promptfoo's named scores (where derived
+metrics land). Model-graded assertions talk to the local judge of tests/graders/judge_server.py
+through OPENAI_BASE_URL. Needs node, the promptfoo package and python3 on PATH (for Python
+providers, asserts and transforms):
 
     python tests/compat/regenerate.py [NAME ...] [--cli path/to/promptfoo]
 """
@@ -26,8 +28,19 @@ CONFIGS = HERE / "configs"
 DEFAULT_CLI = Path("/work/peers/node_modules/.bin/promptfoo")
 COMMAND = (
     "promptfoo eval -c promptfooconfig.yaml -o {out} --no-cache --no-table --no-write"
-    "  (env PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 HOME=<empty tmp dir>)"
+    "  (env PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 HOME=<empty tmp dir>"
+    " OPENAI_BASE_URL=<tests/graders/judge_server.py>)"
 )
+COMPARISON_TYPES = ("max-score", "select-best")
+
+
+def component_fields(component: dict[str, Any]) -> dict[str, Any]:
+    """A component result's type, verdict and score; comparisons keep their reason too."""
+    kind = (component.get("assertion") or {}).get("type")
+    fields = {"type": kind, "pass": component["pass"], "score": component.get("score")}
+    if kind in COMPARISON_TYPES:
+        fields["reason"] = component.get("reason")
+    return fields
 
 
 def promptfoo_version(cli: Path) -> str:
@@ -81,20 +94,13 @@ def trim(output: dict[str, Any]) -> dict[str, Any]:
                 "score": result["score"],
                 "namedScores": result.get("namedScores") or {},
                 "error": result.get("error"),
-                "components": [
-                    {
-                        "type": (c.get("assertion") or {}).get("type"),
-                        "pass": c["pass"],
-                        "score": c.get("score"),
-                    }
-                    for c in grading.get("componentResults") or []
-                ],
+                "components": [component_fields(c) for c in grading.get("componentResults") or []],
             }
         )
     return {"columns": columns, "rows": rows, "stats": results["stats"]}
 
 
-def run_one(name: str, cli: Path, version: str) -> bool:
+def run_one(name: str, cli: Path, version: str, judge_url: str) -> bool:
     """Run promptfoo on one config and write its trimmed golden next to it."""
     directory = CONFIGS / name
     with tempfile.TemporaryDirectory() as home:
@@ -104,6 +110,8 @@ def run_one(name: str, cli: Path, version: str) -> bool:
             "PROMPTFOO_DISABLE_TELEMETRY": "1",
             "PROMPTFOO_DISABLE_UPDATE": "1",
             "HOME": home,
+            "OPENAI_BASE_URL": judge_url,
+            "OPENAI_API_KEY": "local-judge",
         }
         cmd = [str(cli), "eval", "-c", "promptfooconfig.yaml", "-o", str(out)]
         cmd += ["--no-cache", "--no-table", "--no-write"]
@@ -127,7 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     names = args.names or sorted(p.parent.name for p in CONFIGS.glob("*/promptfooconfig.yaml"))
     version = promptfoo_version(args.cli)
-    failed = [name for name in names if not run_one(name, args.cli, version)]
+    sys.path.insert(0, str(HERE.parents[1]))
+    from tests.graders.judge_server import base_url, judge_server
+
+    with judge_server() as judge:
+        failed = [name for name in names if not run_one(name, args.cli, version, base_url(judge))]
     return 1 if failed else 0
 
 

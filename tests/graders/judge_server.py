@@ -2,7 +2,8 @@
 
 `/v1/chat/completions` recognizes each default grading prompt and answers from its inputs
 (a rubric passes when the output contains the rubric's last word, factuality compares the
-answers as word sets, and so on); `/v1/embeddings` returns bag-of-words vectors, so texts
+answers as word sets, select-best names the first text holding the criteria's last word with
+the same case, and so on); `/v1/embeddings` returns bag-of-words vectors, so texts
 sharing words are similar. The model `broken` answers prose without JSON; `down` fails
 with HTTP 500. Every request body is kept in `requests`.
 """
@@ -130,8 +131,20 @@ def _goal(prompt: str) -> dict[str, Any]:
     return {"reason": "used a tool" if passed else "no tool used", "pass": passed, "score": 0.8}
 
 
+def _select_best(prompt: str) -> str:
+    """The index of the first text holding the criteria's last word, case-sensitively."""
+    criteria = _between(prompt, "best fits the following criteria:", "\n")
+    wanted = re.findall(r"\w+", criteria)[-1:]
+    for index, text in re.findall(r'<Text index="(\d+)">\n(.*?)\n</Text>', prompt, re.S):
+        if wanted and wanted[0] in re.findall(r"\w+", text):
+            return f"Text {index} fits best.\n{index}"
+    return "None of the texts fits."
+
+
 def judge_answer(prompt: str) -> Any:
     """The deterministic answer to one grading prompt (text, or an object to send as JSON)."""
+    if "pieces of text to see which best fits" in prompt:
+        return _select_best(prompt)
     if "<Goal>" in prompt:
         return _goal(prompt)
     if "<Rubric>" in prompt:

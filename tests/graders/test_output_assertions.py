@@ -163,9 +163,17 @@ def test_is_json_schema_errors_and_invalid_values() -> None:
     check_assertion_value("regex", "{{ pattern }}")
 
 
-def test_cross_output_types_are_rejected_with_a_hint() -> None:
-    with pytest.raises(SuiteError, match="unsupported"):
-        check_assertion_type("select-best")
+def test_comparison_types_load_but_have_no_negated_form() -> None:
+    check_assertion_type("select-best")
+    check_assertion_type("max-score")
+    with pytest.raises(SuiteError, match="unsupported") as raised:
+        check_assertion_type("not-max-score")
+    assert "no `not-` form" in raised.value.render()
+    with pytest.raises(SuiteError, match="invalid value"):
+        check_assertion_value("max-score", {"method": "median"})
+    with pytest.raises(SuiteError, match="invalid value"):
+        check_assertion_value("select-best", {"criteria": "x"})
+    check_assertion_value("max-score", {"method": "sum", "weights": {"contains": 2}})
 
 
 def test_assert_set_threshold_and_metric() -> None:
