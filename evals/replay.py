@@ -140,7 +140,8 @@ def regrade_records(suite: Any, records: list[RunRecord]) -> tuple[list[RunRecor
     """`records` graded again by `suite`'s current assertions; plus warnings.
 
     Runs that errored stay as they were (there is no response to grade); runs of a case
-    or agent the suite no longer has are dropped with a warning.
+    or agent the suite no longer has are dropped with a warning. Comparison assertions
+    (max-score, select-best) are decided again over each case and repeat's regraded runs.
     """
     from evals.grading import grade_case
     from evals.plan import build_plan
@@ -181,8 +182,10 @@ def regrade_records(suite: Any, records: list[RunRecord]) -> tuple[list[RunRecor
                 grade=grade,
             )
         )
+    from evals.comparisons import compare_records
+
     warnings = [f"{dropped} stored run(s) match no case of the suite and were left out"]
-    return regraded, warnings if dropped else []
+    return compare_records(suite, regraded), warnings if dropped else []
 
 
 def regrade(store_url: str | None, evaluation_id: str, suite_path: str | None = None) -> Any:
