@@ -1,8 +1,10 @@
 """How long the results store takes to write an evaluation's runs as they complete.
 
 Builds `--runs` graded records shaped like the runner's (three assertions, a four-step
-trajectory with tool results, token usage and cost), then stores them through
-`Store.writer` exactly as `evals run` does, and prints wall and CPU time.
+trajectory with tool results, token usage and cost), then hands them to a store process
+exactly as `evals run` does, and prints the harness's share (wall and CPU time to hand
+the runs over), when the last run is stored, and the database's own share measured in
+one process.
 
     python benchmarks/store_write.py                  # 5000 runs into a temp SQLite file
     python benchmarks/store_write.py --url postgresql://user@host:5432/db
@@ -19,6 +21,7 @@ from pathlib import Path
 from evals.evaluation import EvaluationMeta
 from evals.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.store import open_store
+from evals.store.process import StoreProcess
 from evals.trajectory import Step
 
 
@@ -63,29 +66,44 @@ def _record(index: int) -> RunRecord:
 
 
 def main() -> None:
-    """Write the runs of one evaluation through the store writer and print the timings."""
+    """Store the runs of one evaluation as `evals run` does and print the timings."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="store URL (default: a new SQLite file in a temp dir)")
     parser.add_argument("--runs", type=int, default=5_000)
     args = parser.parse_args()
     records = [_record(i) for i in range(args.runs)]
     with tempfile.TemporaryDirectory(prefix="evals-store-write-") as workdir:
+        url = args.url or f"sqlite:///{Path(workdir) / 'results.db'}"
+        meta = EvaluationMeta(uuid.uuid4().hex[:12], "bench", None, "fp", "", None, None, None, 0)
         start = time.perf_counter()
-        store = open_store(args.url or f"sqlite:///{Path(workdir) / 'results.db'}")
+        store = StoreProcess(url)
+        store.begin(meta, create=True)
         opened = time.perf_counter() - start
-        evaluation_id = uuid.uuid4().hex[:12]
-        store.create_evaluation(
-            EvaluationMeta(evaluation_id, "bench", None, "fp", "", None, None, None, time.time())
-        )
         wall, cpu = time.perf_counter(), time.process_time()
-        writer = store.writer(evaluation_id)
         for record in records:
-            writer.add(record)
-        writer.close()
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        print(f"open store: {opened * 1000:.0f} ms ({store.dialect})")
-        print(f"write {writer.written} runs: {wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU")
+            store.add(record)
+        handed = time.perf_counter() - wall, time.process_time() - cpu
+        written = store.flush()
+        stored = time.perf_counter() - wall
         store.close()
+        print(f"start the store process and open the store: {opened * 1000:.0f} ms")
+        print(
+            f"hand over {args.runs} runs: {handed[0] * 1000:.0f} ms wall, "
+            f"{handed[1] * 1000:.0f} ms CPU in the harness's process"
+        )
+        print(f"all {written} runs stored after {stored * 1000:.0f} ms")
+        reader = open_store(url)
+        meta.id = uuid.uuid4().hex[:12]
+        reader.create_evaluation(meta)
+        wall, cpu = time.perf_counter(), time.process_time()
+        for start_index in range(0, len(records), 256):
+            reader.add_runs(meta.id, records[start_index : start_index + 256])
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        print(
+            f"the database's share, in one process, 256 runs a batch: "
+            f"{wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU ({reader.dialect})"
+        )
+        reader.close()
 
 
 if __name__ == "__main__":

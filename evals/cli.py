@@ -49,6 +49,19 @@ def _add_store(parser: argparse.ArgumentParser) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a suite, write reports, print the verdict, and exit by the gates."""
+    store_process = None
+    if not args.no_store:
+        from evals.store.process import StoreProcess
+
+        store_process = StoreProcess(args.store)  # starts while the suite loads
+    try:
+        return _run(args, store_process)
+    finally:
+        if store_process is not None:
+            store_process.close()
+
+
+def _run(args: argparse.Namespace, store_process) -> int:  # StoreProcess | None
     from evals.evaluation import RunOptions, run_evaluation
     from evals.suite import load_suite
 
@@ -74,6 +87,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         executor=args.executor,
         ray_address=args.ray_address,
         cache=args.cache,
+        store_process=store_process,
     )
     _check_outputs(args.output)
     if args.until_decided:

@@ -30,6 +30,8 @@ class RunOptions:
 
     `keep_records=False` keeps only slim records (`RunRecord.slimmed`) in the result:
     enough for statistics, gates and the terminal summary, with full rows in the store.
+    `store_process` is a `StoreProcess` the caller started early (it overlaps the
+    store's start-up with loading the suite) and closes itself.
     """
 
     repeat: int | None = None
@@ -53,6 +55,7 @@ class RunOptions:
     trace: bool | None = None
     keep_records: bool = True
     seed: int = 0
+    store_process: Any = None
 
 
 @dataclass(slots=True)
@@ -204,24 +207,22 @@ def run_evaluation(
         repeat_start=previous.repeat if previous is not None else 0,
         salt=options.seed,
     )
-    store = None
     records: list[RunRecord] = []
-    if options.use_store:
-        from evals.store import open_store
-
-        store = open_store(options.store_url)
+    store = _store_process(options)
     try:
         if previous is not None:
-            meta, done = previous.meta, {r.key.as_tuple() for r in previous.records}
+            meta, is_new = previous.meta, False
             meta.config["repeat"] = repeat
             records.extend(previous.records)
         else:
-            meta, done = _begin(store, suite, options, repeat)
-            if store is not None and done:
-                records.extend(store.load_runs(meta.id))
-        if done:
+            meta, stored, is_new = _begin(suite, options, repeat)
+            records.extend(stored)
+        if records:
+            done = {r.key.as_tuple() for r in records}
             plan = (run for run in plan if run.key.as_tuple() not in done)
         planned = list(plan)
+        if store is not None:
+            store.begin(meta, create=is_new)
         with run_tracer(suite, meta, options.trace) as tracer:
             asyncio.run(
                 _execute(
@@ -233,26 +234,43 @@ def run_evaluation(
             with tracer.evaluation_span("gates"):
                 summary, gates = analyse(suite, records, gate_config, options.environment, judge)
         if store is not None:
-            store.finish_evaluation(meta, summary, gates)
+            store.finish(meta, summary, gates)
     finally:
-        if store is not None:
+        if store is not None and store is not options.store_process:
             store.close()
     return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
 
 
+def _store_process(options: RunOptions) -> Any:
+    """The process storing this evaluation's runs: the caller's, a new one, or none."""
+    if not options.use_store:
+        return None
+    if options.store_process is not None:
+        return options.store_process
+    from evals.store.process import StoreProcess
+
+    return StoreProcess(options.store_url)
+
+
 def _begin(
-    store: Any, suite: Suite, options: RunOptions, repeat: int
-) -> tuple[EvaluationMeta, set]:
-    if store is None:
-        return new_meta(suite, options, repeat), set()
-    if options.resume:
+    suite: Suite, options: RunOptions, repeat: int
+) -> tuple[EvaluationMeta, list[RunRecord], bool]:
+    """The evaluation's metadata, its runs already stored, and whether it is new.
+
+    Only a resume reads the store here; a new evaluation is created by the store process.
+    """
+    if options.use_store and options.resume:
+        from evals.store import open_store
+
         resume_id = options.resume if isinstance(options.resume, str) else None
-        meta = store.find_resumable(suite.suite_id, suite.fingerprint, resume_id)
-        if meta is not None:
-            return meta, store.completed_keys(meta.id)
-    meta = new_meta(suite, options, repeat)
-    store.create_evaluation(meta)
-    return meta, set()
+        store = open_store(options.store_url)
+        try:
+            meta = store.find_resumable(suite.suite_id, suite.fingerprint, resume_id)
+            if meta is not None:
+                return meta, store.load_runs(meta.id), False
+        finally:
+            store.close()
+    return new_meta(suite, options, repeat), [], True
 
 
 async def _execute(
@@ -280,7 +298,6 @@ async def _execute(
         cache_path=Path.cwd() / DEFAULT_CACHE_PATH if options.cache else None,
         ray_address=options.ray_address,
     )
-    writer = store.writer(meta.id) if store is not None else None
     from evals.progress import Progress
 
     progress = Progress(total=len(planned), enabled=options.progress)
@@ -293,7 +310,7 @@ async def _execute(
         decided = await groups.decide(members)
         records.extend(r if options.keep_records else r.slimmed() for r in decided)
         if store is not None:
-            await asyncio.to_thread(store.add_runs, meta.id, decided)
+            store.add_group(decided)
 
     def on_record(record: RunRecord) -> None:
         if groups.holds(record):
@@ -302,8 +319,8 @@ async def _execute(
                 deciding.append(asyncio.ensure_future(store_group(complete)))
         else:
             records.append(record if options.keep_records else record.slimmed())
-            if writer is not None:
-                writer.add(record)
+            if store is not None:
+                store.add(record)
         progress.advance(record)
 
     try:
@@ -311,5 +328,3 @@ async def _execute(
         await asyncio.gather(*deciding)
     finally:
         progress.close()
-        if writer is not None:
-            writer.close()

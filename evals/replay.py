@@ -25,8 +25,7 @@ import orjson
 from evals.agents.base import Agent, CallContext
 from evals.errors import SuiteError
 from evals.results import AgentResponse, RunRecord
-from evals.store.codec import encode_step
-from evals.store.engine import dump_json
+from evals.store.codec import dump_json, encode_step
 from evals.suite.model import ProviderSpec
 from evals.trajectory import Step
 

@@ -8,12 +8,24 @@ exactly.
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields
 from operator import attrgetter
 from typing import Any
 
+import orjson
+
 from evals.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.trajectory import Step
+
+
+def dump_json(value: Any) -> str:
+    """Compact JSON for the store's JSON columns; unknown objects become strings."""
+    try:
+        return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+    except orjson.JSONEncodeError:  # integers wider than 64 bits, lone surrogates
+        return json.dumps(value, separators=(",", ":"), default=str)
+
 
 _STEP_FIELDS = tuple(f.name for f in fields(Step))
 _step_values = attrgetter(*_STEP_FIELDS)
@@ -108,9 +120,10 @@ def _grade_row(index: int, node: Grade, parent: int | None) -> tuple[Any, ...]:
     )
 
 
-def encode_run(
-    evaluation_id: str, record: RunRecord
-) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
+EncodedRun = tuple[dict[str, Any], list[tuple[Any, ...]]]
+
+
+def encode_run(evaluation_id: str, record: RunRecord) -> EncodedRun:
     """The `runs` row of a record, and the `grades` rows of its grade tree.
 
     Grade rows go root first, in pre-order, as values in `GRADE_COLUMNS` order without

@@ -1,21 +1,14 @@
-"""The JSON column type of the store, and its serializer."""
+"""The JSON column type of the store."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-import orjson
 from sqlalchemy import Dialect, Text, TypeDecorator
 from sqlalchemy.types import TypeEngine
 
-
-def dump_json(value: Any) -> str:
-    """Compact JSON for the store's JSON columns; unknown objects become strings."""
-    try:
-        return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
-    except orjson.JSONEncodeError:  # integers wider than 64 bits, lone surrogates
-        return json.dumps(value, separators=(",", ":"), default=str)
+from evals.store.codec import dump_json
 
 
 class JsonDocument(TypeDecorator):

@@ -19,7 +19,7 @@ from evals.store.codec import decode_run
 from evals.store.engine import create_store_engine, resolve_url
 from evals.store.migrations import ensure_schema
 from evals.store.schema import evaluations, gate_results, grades, runs
-from evals.store.writer import RunWriter, insert_runs
+from evals.store.writer import insert_runs
 from evals.summary import GateReport, Summary
 
 
@@ -206,12 +206,6 @@ class Store:
     def add_runs(self, evaluation_id: str, records: list[RunRecord]) -> int:
         """Store records now, in one transaction; returns how many were not stored before."""
         return insert_runs(self.engine, evaluation_id, records)
-
-    def writer(
-        self, evaluation_id: str, *, batch_size: int = 64, max_delay_s: float = 0.25
-    ) -> RunWriter:
-        """A writer that stores runs of the evaluation in the background as they are added."""
-        return RunWriter(self.engine, evaluation_id, batch_size=batch_size, max_delay_s=max_delay_s)
 
     def finish_evaluation(self, meta: EvaluationMeta, summary: Summary, gates: GateReport) -> None:
         """Record the end of an evaluation: status, end time, statistics and gate decisions."""

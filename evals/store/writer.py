@@ -5,27 +5,20 @@ NOTHING` on its key, then the grade rows of the runs actually inserted. A batch 
 nothing, so a killed process leaves only whole runs behind, and re-sending a run that is
 already stored (a resume, or two processes racing) changes nothing.
 
-`RunWriter` does this on a background thread so the event loop driving the agents never
-waits for the database: a batch goes out at `batch_size` runs or `max_delay_s` after its
-first run, whichever comes first. At most `max_queued` runs wait for the database: when
-it falls behind, `add` waits for room, so memory stays flat however many runs stream.
+`evals.store.process` calls it from the store process, batch by batch, as runs arrive.
 """
 
 from __future__ import annotations
 
-import queue
-import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Double, Engine, Integer, Table
 from sqlalchemy.types import TypeEngine
 
-from evals.errors import HarnessFault
 from evals.results import RunRecord
-from evals.store.codec import GRADE_COLUMNS, encode_run
-from evals.store.jsontype import JsonDocument, dump_json
+from evals.store.codec import GRADE_COLUMNS, EncodedRun, dump_json, encode_run
+from evals.store.jsontype import JsonDocument
 from evals.store.schema import RUN_KEY_COLUMNS, grades, runs
 
 
@@ -110,104 +103,27 @@ _MAX_PARAMETERS = 30_000
 
 def insert_runs(engine: Engine, evaluation_id: str, records: Sequence[RunRecord]) -> int:
     """Store records not stored yet (by key) with their grades; returns how many were new."""
-    by_key = {(r.key.case_id, r.key.agent, r.key.prompt_id, r.key.repeat): r for r in records}
+    return insert_encoded(engine, [encode_run(evaluation_id, record) for record in records])
+
+
+def _run_key(run: EncodedRun) -> tuple[Any, ...]:
+    row = run[0]
+    return row["case_id"], row["agent"], row["prompt_id"], row["repeat"]
+
+
+def insert_encoded(engine: Engine, encoded_runs: Sequence[EncodedRun]) -> int:
+    """`insert_runs` for runs already encoded by `encode_run` (one evaluation's)."""
     # One order for every writer, so concurrent batches lock keys in the same order.
-    ordered = sorted(by_key)
-    encoded = {key: encode_run(evaluation_id, by_key[key]) for key in ordered}
-    run_rows = [_RUN_FORMAT.values(encoded[key][0]) for key in ordered]
+    unique = {_run_key(run): run for run in encoded_runs}
+    by_key = {key: unique[key] for key in sorted(unique)}
+    run_rows = [_RUN_FORMAT.values(run[0]) for run in by_key.values()]
     with engine.begin() as connection:
         quote = connection.dialect.identifier_preparer.quote
         conflict = ", ".join(quote(name) for name in RUN_KEY_COLUMNS)
         returned = ", ".join(quote(name) for name in ("id", *RUN_KEY_COLUMNS[1:]))
         suffix = f" ON CONFLICT ({conflict}) DO NOTHING RETURNING {returned}"
         inserted = _RUN_FORMAT.insert(connection, run_rows, suffix)
-        grade_rows = [(run_id, *row) for run_id, *key in inserted for row in encoded[tuple(key)][1]]
+        grade_rows = [(run_id, *row) for run_id, *key in inserted for row in by_key[tuple(key)][1]]
         if grade_rows:
             _GRADE_FORMAT.insert(connection, grade_rows)
     return len(inserted)
-
-
-_STOP = object()
-
-
-class RunWriter:
-    """Buffers records and stores them in small batches on a background thread."""
-
-    def __init__(
-        self,
-        engine: Engine,
-        evaluation_id: str,
-        *,
-        batch_size: int = 64,
-        max_delay_s: float = 0.25,
-        max_queued: int = 2048,
-    ) -> None:
-        self.evaluation_id = evaluation_id
-        self.batch_size = batch_size
-        self.max_delay_s = max_delay_s
-        self.written = 0
-        self._engine = engine
-        self._queue: queue.Queue[object] = queue.Queue(maxsize=max_queued)
-        self._error: BaseException | None = None
-        self._closed = False
-        self._thread = threading.Thread(target=self._drain, name="evals-store-writer", daemon=True)
-        self._thread.start()
-
-    def add(self, record: RunRecord) -> None:
-        """Queue a completed run for storage (waiting while the queue is full).
-
-        Raises if an earlier batch failed.
-        """
-        self._raise_failure()
-        if self._closed:
-            raise HarnessFault("the store writer is closed")
-        self._queue.put(record)
-
-    def flush(self) -> None:
-        """Wait until every queued run is stored."""
-        done = threading.Event()
-        self._queue.put(done)
-        done.wait()
-        self._raise_failure()
-
-    def close(self) -> None:
-        """Store what is queued and stop the background thread."""
-        if not self._closed:
-            self._closed = True
-            self._queue.put(_STOP)
-            self._thread.join()
-        self._raise_failure()
-
-    def _raise_failure(self) -> None:
-        if self._error is not None:
-            raise HarnessFault(f"storing runs failed: {self._error}") from self._error
-
-    def _drain(self) -> None:
-        pending: list[RunRecord] = []
-        deadline = 0.0
-        while True:
-            try:
-                timeout = max(0.0, deadline - time.monotonic()) if pending else None
-                item = self._queue.get(timeout=timeout)
-            except queue.Empty:
-                item = None
-            if isinstance(item, RunRecord):
-                if not pending:
-                    deadline = time.monotonic() + self.max_delay_s
-                pending.append(item)
-                if len(pending) < self.batch_size:
-                    continue
-            self._write(pending)
-            pending = []
-            if isinstance(item, threading.Event):
-                item.set()
-            elif item is _STOP:
-                return
-
-    def _write(self, batch: list[RunRecord]) -> None:
-        if not batch or self._error is not None:
-            return
-        try:
-            self.written += insert_runs(self._engine, self.evaluation_id, batch)
-        except Exception as exc:  # reported to the caller on its next add/flush/close
-            self._error = exc

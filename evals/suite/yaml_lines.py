@@ -61,6 +61,8 @@ class _EventBuilder:
     def __init__(self, loader: _LineLoader) -> None:
         self.loader = loader
         self.anchors: dict[str, Any] = {}
+        # Suites repeat the same keys and values; each resolves to the same tag.
+        self.tags: dict[tuple[str, Any], str] = {}
 
     def document(self) -> Any:
         loader = self.loader
@@ -68,14 +70,15 @@ class _EventBuilder:
         if loader.check_event(yaml.StreamEndEvent):
             return None
         loader.get_event()  # document start
-        value = self.node()
+        value = self.node(loader.get_event())
         loader.get_event()  # document end
         if not loader.check_event(yaml.StreamEndEvent):
             raise _Unsupported  # several documents: PyYAML reports it
         return value
 
-    def node(self) -> Any:
-        event = self.loader.get_event()
+    def node(self, event: Any) -> Any:
+        if isinstance(event, yaml.ScalarEvent) and event.anchor is None:
+            return self.scalar(event)
         if isinstance(event, yaml.AliasEvent):
             value = self.anchors.get(event.anchor, _Unsupported)
             if value is _Unsupported:  # unknown, or an alias inside its own anchor
@@ -98,7 +101,14 @@ class _EventBuilder:
     def scalar(self, event: yaml.ScalarEvent) -> Any:
         tag = event.tag
         if tag is None or tag == "!":
-            tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+            resolved = (event.value, event.implicit)
+            tag = self.tags.get(resolved)
+            if tag is None:
+                tag = self.tags[resolved] = self.loader.resolve(
+                    yaml.ScalarNode, event.value, event.implicit
+                )
+        if tag == _STR_TAG:
+            return event.value  # what SafeConstructor gives a string, without building a node
         constructor = self.loader.yaml_constructors.get(tag)
         if constructor is None:
             raise _Unsupported
@@ -114,31 +124,33 @@ class _EventBuilder:
 
     def sequence(self, event: yaml.SequenceStartEvent) -> list[Any]:
         items = []
-        while not self.loader.check_event(yaml.SequenceEndEvent):
-            items.append(self.node())
-        self.loader.get_event()
+        next_event = self.loader.get_event
+        while not isinstance(item := next_event(), yaml.SequenceEndEvent):
+            items.append(self.node(item))
         return items
 
     def mapping(self, event: yaml.MappingStartEvent) -> LineDict:
         pairs: list[tuple[Any, Any]] = []
         key_lines: dict[str, int] = {}
-        while not self.loader.check_event(yaml.MappingEndEvent):
-            key_event = self.loader.peek_event()
+        next_event = self.loader.get_event
+        while not isinstance(key_event := next_event(), yaml.MappingEndEvent):
             if isinstance(key_event, yaml.ScalarEvent):
                 key_lines[key_event.value] = key_event.start_mark.line + 1
-            if isinstance(key_event, yaml.ScalarEvent) and key_event.tag is None:
-                kind = self.loader.resolve(yaml.ScalarNode, key_event.value, key_event.implicit)
-                if kind == _MERGE_TAG:
-                    raise _Unsupported  # `<<` merges follow PyYAML's own rules
-                if kind == _VALUE_TAG:
-                    self.loader.get_event()
-                    pairs.append((key_event.value, self.node()))
-                    continue
-            key = self.node()
+                if key_event.tag is None:
+                    kind = self.tags.get((key_event.value, key_event.implicit))
+                    if kind is None:
+                        kind = self.loader.resolve(
+                            yaml.ScalarNode, key_event.value, key_event.implicit
+                        )
+                    if kind == _MERGE_TAG:
+                        raise _Unsupported  # `<<` merges follow PyYAML's own rules
+                    if kind == _VALUE_TAG:
+                        pairs.append((key_event.value, self.node(next_event())))
+                        continue
+            key = self.node(key_event)
             if isinstance(key, (dict, list)):
                 raise _Unsupported
-            pairs.append((key, self.node()))
-        self.loader.get_event()
+            pairs.append((key, self.node(next_event())))
         mapping = LineDict(pairs)
         mapping.line = event.start_mark.line + 1
         mapping.key_lines = key_lines

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import time
 from functools import partial
+from pathlib import Path
 
 from evals.evaluation import EvaluationMeta
 from evals.results import AgentResponse, Grade, RunKey, RunRecord
@@ -147,3 +150,28 @@ def make_records(cases: int, repeats: int) -> list[RunRecord]:
         for agent_index in range(len(AGENTS))
         for repeat in range(repeats)
     ]
+
+
+def wait_until_gone(pid: int, timeout_s: float = 30.0) -> None:
+    """Wait for a process that is not our child (an orphaned store process) to exit."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not _running(pid):
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"process {pid} still runs after {timeout_s} s")
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` runs; a zombie nobody reaped yet (as under a container's init) does not."""
+    stat = Path(f"/proc/{pid}/stat")
+    if stat.parent.parent.is_dir() and Path("/proc/self").exists():
+        try:
+            return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

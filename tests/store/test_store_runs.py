@@ -5,13 +5,11 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from records import make_meta, make_record, make_records
+from records import make_meta, make_record, make_records, wait_until_gone
 
-from evals.errors import HarnessFault
 from evals.store import Store, open_store
 from evals.store.schema import grades, runs
 
@@ -42,10 +40,7 @@ def test_records_round_trip_with_grade_trees_steps_and_errors(store: Store) -> N
     records = make_records(cases=6, repeats=3)
     assert any(r.status == "error" for r in records)
     store.create_evaluation(make_meta("ev-1"))
-    writer = store.writer("ev-1")
-    for record in reversed(records):
-        writer.add(record)
-    writer.close()
+    assert store.add_runs("ev-1", list(reversed(records))) == len(records)
 
     loaded = store.load_runs("ev-1")
 
@@ -54,7 +49,6 @@ def test_records_round_trip_with_grade_trees_steps_and_errors(store: Store) -> N
         "checked": [1, 12.5]
     }
     assert loaded[1].response.trajectory[2].arguments == {}
-    assert writer.written == len(records)
 
 
 def test_json_beyond_what_fast_encoders_handle_round_trips(store: Store) -> None:
@@ -87,12 +81,7 @@ def test_writing_a_stored_run_again_changes_nothing(store: Store) -> None:
 
     assert store.add_runs("ev-1", records) == len(records) - 5
     assert store.add_runs("ev-1", records) == 0
-    writer = store.writer("ev-1")
-    for record in records:
-        writer.add(record)
-    writer.close()
 
-    assert writer.written == 0
     assert _row_counts(store) == (len(records), _expected_grade_rows(records))
     assert store.load_runs("ev-1") == _plan_order(records)
 
@@ -110,33 +99,6 @@ def test_the_same_key_in_two_evaluations_is_two_runs(store: Store) -> None:
     )
 
 
-def test_a_dropped_writer_loses_only_unflushed_runs(sqlite_url: str) -> None:
-    records = make_records(cases=10, repeats=2)
-    first = open_store(sqlite_url)
-    first.create_evaluation(make_meta("ev-1"))
-    writer = first.writer("ev-1", batch_size=1000, max_delay_s=60.0)
-    for record in records[:15]:
-        writer.add(record)
-    writer.flush()
-    for record in records[15:25]:
-        writer.add(record)
-    del writer  # a crash: the last ten runs were never flushed
-
-    reopened = open_store(sqlite_url)
-    done = reopened.completed_keys("ev-1")
-    assert done == {r.key.as_tuple() for r in records[:15]}
-
-    resumed = reopened.writer("ev-1")
-    for record in records:
-        if record.key.as_tuple() not in done:
-            resumed.add(record)
-    resumed.close()
-    assert reopened.load_runs("ev-1") == _plan_order(records)
-    assert _row_counts(reopened) == (len(records), _expected_grade_rows(records))
-    first.close()
-    reopened.close()
-
-
 def _kill_writer_part_way(url: str, cases: int, repeats: int, after: int) -> None:
     process = subprocess.Popen(
         [sys.executable, str(WRITE_RUNS), url, "ev-1", str(cases), str(repeats), "--slow"],
@@ -144,12 +106,14 @@ def _kill_writer_part_way(url: str, cases: int, repeats: int, after: int) -> Non
         text=True,
     )
     assert process.stdout is not None
+    store_process = int(process.stdout.readline().split()[1])
     for line in process.stdout:
         if int(line.split()[1]) >= after:
             break
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert process.returncode == -signal.SIGKILL
+    wait_until_gone(store_process)
 
 
 def _resume_after_kill(url: str) -> None:
@@ -164,13 +128,9 @@ def _resume_after_kill(url: str) -> None:
     assert 40 <= len(done) < len(records)
     stored = store.load_runs("ev-1")
     assert stored == _plan_order([r for r in records if r.key.as_tuple() in done])
-    writer = store.writer("ev-1")
-    for record in records:
-        if record.key.as_tuple() not in done:
-            writer.add(record)
-    writer.close()
+    missing = [r for r in records if r.key.as_tuple() not in done]
 
-    assert writer.written == len(records) - len(done)
+    assert store.add_runs("ev-1", missing) == len(records) - len(done)
     assert store.load_runs("ev-1") == _plan_order(records)
     assert _row_counts(store) == (len(records), _expected_grade_rows(records))
     store.close()
@@ -215,30 +175,3 @@ def test_two_writer_processes_into_one_evaluation_lose_and_duplicate_nothing_sql
     sqlite_url: str,
 ) -> None:
     _two_writer_processes(sqlite_url)
-
-
-def test_a_partial_batch_is_stored_after_the_delay_without_a_flush(sqlite_url: str) -> None:
-    records = make_records(cases=1, repeats=2)
-    store = open_store(sqlite_url)
-    store.create_evaluation(make_meta("ev-1"))
-    writer = store.writer("ev-1", batch_size=1000, max_delay_s=0.05)
-    for record in records:
-        writer.add(record)
-
-    deadline = time.monotonic() + 30
-    while len(store.completed_keys("ev-1")) < len(records) and time.monotonic() < deadline:
-        time.sleep(0.02)
-
-    assert store.completed_keys("ev-1") == {r.key.as_tuple() for r in records}
-    writer.close()
-    store.close()
-
-
-def test_a_failed_batch_is_reported_to_the_caller(store: Store) -> None:
-    writer = store.writer("no-such-evaluation")
-    writer.add(make_record(0, 0, 0))
-
-    with pytest.raises(HarnessFault, match="storing runs failed"):
-        writer.close()
-    with pytest.raises(HarnessFault):
-        writer.add(make_record(0, 0, 1))

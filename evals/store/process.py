@@ -1,0 +1,278 @@
+"""The results store written from a companion process, so the database has its own core.
+
+`evals run` hands every completed run to a child process (`python -m evals.store.process`)
+that owns the store connection: it creates the evaluation, stores runs in batches as they
+arrive, and records the end of the evaluation. The harness's own process only encodes
+each run and writes it to a pipe, so neither the database's CPU time nor SQLAlchemy's
+import sits on the path of the agents.
+
+Nothing is lost when the harness dies: the store process ignores Ctrl-C, stores every run
+it has received once its input closes, and only then exits. A batch goes to the database
+when it holds `batch_size` runs or `max_delay_s` after its first run, whichever comes
+first, so a run is stored within a moment of completing even when runs are slow. A
+store error (unreachable server, full disk) comes back as a `HarnessFault`, raised in the
+harness on its next call.
+
+Messages are length-prefixed pickles of plain tuples from the harness; the store process
+answers `begin`, `flush` and `finish` with `("ok", runs_stored)` or `("error", message)`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from evals.errors import HarnessFault
+from evals.results import RunRecord
+from evals.store.codec import EncodedRun, encode_run
+
+_HEADER = struct.Struct(">I")
+# How often `add` looks whether the store process has failed.
+_CHECK_INTERVAL_S = 0.1
+# Room in the pipe for runs on their way to the store (Linux lets a pipe grow to this).
+_PIPE_BYTES = 1 << 20
+
+
+def _frame(message: tuple[Any, ...]) -> bytes:
+    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(payload)) + payload
+
+
+def _receive(stream: IO[bytes]) -> tuple[Any, ...] | None:
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        return None
+    (size,) = _HEADER.unpack(header)
+    payload = stream.read(size)
+    if len(payload) < size:
+        return None
+    return pickle.loads(payload)
+
+
+class StoreProcess:
+    """The harness's side of the store process: begin, add runs, finish, close."""
+
+    def __init__(
+        self, url: str | None = None, *, batch_size: int = 256, max_delay_s: float = 0.25
+    ) -> None:
+        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
+        package_root = str(Path(__file__).resolve().parents[2])
+        path = os.environ.get("PYTHONPATH")
+        env = {**os.environ, "PYTHONPATH": package_root + (os.pathsep + path if path else "")}
+        command = [sys.executable, "-m", "evals.store.process", url or ""]
+        self._process = subprocess.Popen(
+            [*command, str(batch_size), str(max_delay_s)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._errors,
+            env=env,
+        )
+        with contextlib.suppress(AttributeError, OSError):  # Linux only; a default pipe works
+            import fcntl
+
+            fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)  # type: ignore[union-attr]
+        self._evaluation_id: str | None = None
+        self._failure: str | None = None
+        self._next_check = 0.0
+        self._closed = False
+
+    @property
+    def pid(self) -> int:
+        """The store process's id."""
+        return self._process.pid
+
+    def begin(self, meta: Any, *, create: bool) -> None:
+        """Start storing runs of evaluation `meta` (an EvaluationMeta), creating it if asked.
+
+        Waits for the store to be open, so an unreachable store stops the evaluation
+        before any agent runs.
+        """
+        self._request(("begin", meta, create))
+        self._evaluation_id = meta.id
+
+    def add(self, record: RunRecord) -> None:
+        """Hand a completed run to the store process (it is stored within a moment)."""
+        self.add_group([record])
+
+    def add_group(self, records: list[RunRecord]) -> None:
+        """Hand over runs to be stored together, in one transaction (a decided group)."""
+        if self._evaluation_id is None:
+            raise HarnessFault("the store process has no evaluation; call begin first")
+        now = time.monotonic()
+        if now >= self._next_check:
+            self._next_check = now + _CHECK_INTERVAL_S
+            if self._process.poll() is not None:
+                self._fail()
+        self._command(("runs", [encode_run(self._evaluation_id, r) for r in records]))
+
+    def flush(self) -> int:
+        """Wait until every run handed over is stored; returns how many runs were new."""
+        return self._request(("flush",))
+
+    def finish(self, meta: Any, summary: Any, gates: Any) -> int:
+        """Store the remaining runs and the evaluation's end (status, statistics, gates).
+
+        Returns how many new runs the store process has stored.
+        """
+        return self._request(("finish", meta, summary, gates))
+
+    def close(self) -> None:
+        """Let the store process store what it holds and exit; wait for it."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(OSError):
+            self._process.stdin.close()  # type: ignore[union-attr]
+        self._process.wait()
+        self._process.stdout.close()  # type: ignore[union-attr]
+        self._errors.close()
+
+    def _command(self, message: tuple[Any, ...]) -> None:
+        if self._failure is not None:
+            raise HarnessFault(self._failure)
+        try:
+            self._process.stdin.write(_frame(message))  # type: ignore[union-attr]
+            self._process.stdin.flush()  # type: ignore[union-attr]
+        except (BrokenPipeError, ValueError):
+            self._fail()
+
+    def _request(self, message: tuple[Any, ...]) -> int:
+        self._command(message)
+        answer = _receive(self._process.stdout)  # type: ignore[arg-type]
+        if answer is None:
+            self._fail()
+        status, value = answer  # type: ignore[misc]
+        if status != "ok":
+            self._failure = f"storing runs failed: {value}"
+            raise HarnessFault(self._failure)
+        return int(value)
+
+    def _fail(self) -> None:
+        answer = _receive(self._process.stdout)  # type: ignore[arg-type]
+        self._process.wait()
+        if answer is not None and answer[0] == "error":
+            self._failure = f"storing runs failed: {answer[1]}"
+        else:
+            self._errors.seek(0)
+            detail = self._errors.read().decode(errors="replace").strip()
+            self._failure = f"the store process exited with code {self._process.returncode}" + (
+                f": {detail}" if detail else ""
+            )
+        raise HarnessFault(self._failure)
+
+
+class _Inbox:
+    """Messages from a pipe, waiting no longer than asked for the next one."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()
+        self.start = 0
+        self.closed = False
+
+    def next(self, timeout: float | None) -> tuple[Any, ...] | None:
+        """The next message; None when none came within `timeout` or the pipe closed."""
+        while True:
+            message = self._parse()
+            if message is not None or self.closed:
+                return message
+            if not select.select([self.fd], [], [], timeout)[0]:
+                return None
+            chunk = os.read(self.fd, _PIPE_BYTES)
+            self.closed = not chunk
+            del self.buffer[: self.start]
+            self.start = 0
+            self.buffer += chunk
+
+    def _parse(self) -> tuple[Any, ...] | None:
+        available = len(self.buffer) - self.start
+        if available < _HEADER.size:
+            return None
+        (size,) = _HEADER.unpack_from(self.buffer, self.start)
+        if available < _HEADER.size + size:
+            return None
+        body = self.start + _HEADER.size
+        self.start = body + size
+        return pickle.loads(memoryview(self.buffer)[body : self.start])
+
+
+def serve(
+    url: str | None, source: int, answers: IO[bytes], batch_size: int, max_delay_s: float
+) -> int:
+    """Obey the harness's messages until its pipe closes; the store process's main loop.
+
+    The store is opened on the first `begin`, so a process started early and then not
+    needed (the suite was invalid) leaves no database behind.
+    """
+    from evals.store import open_store
+    from evals.store.writer import insert_encoded
+
+    inbox = _Inbox(source)
+    store = None
+    pending: list[EncodedRun] = []
+    stored = 0
+    deadline = 0.0
+    try:
+        while True:
+            timeout = max(0.0, deadline - time.monotonic()) if pending else None
+            message = inbox.next(timeout)
+            if message is not None and message[0] == "runs":
+                if not pending:
+                    deadline = time.monotonic() + max_delay_s
+                pending.extend(message[1])
+                if len(pending) < batch_size:
+                    continue
+            if pending:
+                stored += insert_encoded(store.engine, pending)  # type: ignore[union-attr]
+                pending = []
+            if message is None:
+                if inbox.closed:
+                    return 0
+                continue
+            kind = message[0]
+            if kind == "begin":
+                _, meta, create = message
+                store = store or open_store(url)
+                if create:
+                    store.create_evaluation(meta)
+            elif kind == "finish":
+                _, meta, summary, gates = message
+                store.finish_evaluation(meta, summary, gates)  # type: ignore[union-attr]
+            if kind != "runs":
+                answers.write(_frame(("ok", stored)))
+                answers.flush()
+    except Exception as exc:  # every store failure goes back to the harness as a message
+        answers.write(_frame(("error", f"{type(exc).__name__}: {exc}")))
+        answers.flush()
+        return 1
+    finally:
+        if store is not None:
+            store.close()
+
+
+def main() -> int:
+    """Entry point of `python -m evals.store.process URL BATCH_SIZE MAX_DELAY_S`.
+
+    An empty URL means the default store.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    url, batch_size, max_delay_s = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    return serve(url or None, sys.stdin.fileno(), sys.stdout.buffer, batch_size, max_delay_s)
+
+
+if __name__ == "__main__":
+    # Everything is stored and answered by now; skipping the interpreter's teardown (a
+    # tenth of a second with SQLAlchemy loaded) shortens the harness's wait for this exit.
+    code = main()
+    sys.stderr.flush()
+    os._exit(code)

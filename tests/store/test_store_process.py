@@ -1,0 +1,153 @@
+"""The store process: runs handed over are stored, in batches, and never lost or doubled."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from records import make_meta, make_record, make_records, wait_until_gone
+
+from evals.errors import HarnessFault
+from evals.store import open_store
+from evals.store.process import StoreProcess
+from evals.summary import GateReport, Summary
+
+WRITE_RUNS = Path(__file__).with_name("write_runs.py")
+
+
+def _plan_order(records):
+    return sorted(
+        records, key=lambda r: (r.case_index, r.prompt_index, r.agent_index, r.key.repeat)
+    )
+
+
+def test_an_evaluation_is_created_filled_and_finished(store_url: str) -> None:
+    records = make_records(cases=6, repeats=3)
+    meta = make_meta("ev-1")
+    store = StoreProcess(store_url)
+    store.begin(meta, create=True)
+    for record in reversed(records[:-4]):
+        store.add(record)
+    store.add_group(records[-4:])
+    meta.status, meta.ended_at = "complete", meta.started_at + 5
+    summary = Summary("trading", None, "fp1", 0.95, [], [], [], None)
+
+    assert store.finish(meta, summary, GateReport(gates=[])) == len(records)
+    store.close()
+
+    reader = open_store(store_url)
+    assert reader.load_runs("ev-1") == _plan_order(records)
+    stored = reader.get_evaluation("ev-1")
+    assert (stored.status, stored.verdict, stored.ended_at) == ("complete", "pass", meta.ended_at)
+    reader.close()
+
+
+def test_runs_already_stored_are_not_stored_again(sqlite_url: str) -> None:
+    records = make_records(cases=4, repeats=2)
+    reader = open_store(sqlite_url)
+    reader.create_evaluation(make_meta("ev-1"))
+    reader.add_runs("ev-1", records[:5])
+    store = StoreProcess(sqlite_url)
+    store.begin(make_meta("ev-1"), create=False)
+    for record in records + records:
+        store.add(record)
+
+    assert store.flush() == len(records) - 5
+    store.close()
+    assert reader.load_runs("ev-1") == _plan_order(records)
+    reader.close()
+
+
+def test_a_partial_batch_is_stored_after_the_delay_without_a_flush(sqlite_url: str) -> None:
+    records = make_records(cases=1, repeats=2)
+    store = StoreProcess(sqlite_url, batch_size=1000, max_delay_s=0.05)
+    store.begin(make_meta("ev-1"), create=True)
+    for record in records:
+        store.add(record)
+    reader = open_store(sqlite_url)
+
+    deadline = time.monotonic() + 30
+    while len(reader.completed_keys("ev-1")) < len(records) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+    assert reader.completed_keys("ev-1") == {r.key.as_tuple() for r in records}
+    store.close()
+    reader.close()
+
+
+def test_a_failed_batch_is_reported_to_the_harness(sqlite_url: str) -> None:
+    store = StoreProcess(sqlite_url)
+    store.begin(make_meta("no-such-evaluation"), create=False)
+    store.add(make_record(0, 0, 0))
+
+    with pytest.raises(HarnessFault, match="storing runs failed: IntegrityError"):
+        store.flush()
+    with pytest.raises(HarnessFault, match="storing runs failed: IntegrityError"):
+        store.add(make_record(0, 0, 1))
+    store.close()
+
+
+def test_an_unreachable_store_stops_the_evaluation_at_begin(tmp_path: Path) -> None:
+    store = StoreProcess("postgresql+psycopg://nobody@127.0.0.1:9/none")
+
+    with pytest.raises(HarnessFault, match="storing runs failed: OperationalError"):
+        store.begin(make_meta("ev-1"), create=True)
+    store.close()
+
+
+def test_a_process_started_and_not_used_leaves_no_database(tmp_path: Path) -> None:
+    database = tmp_path / "results.db"
+    store = StoreProcess(str(database))
+    store.close()
+
+    assert not database.exists()
+
+
+def test_runs_handed_over_are_stored_when_the_harness_is_killed(sqlite_url: str) -> None:
+    cases, repeats = 12, 2
+    reader = open_store(sqlite_url)
+    reader.create_evaluation(make_meta("ev-1"))
+    command = [sys.executable, str(WRITE_RUNS), sqlite_url, "ev-1", str(cases), str(repeats)]
+    harness = subprocess.Popen(
+        [*command, "--no-flush"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert harness.stdout is not None
+    store_process = int(harness.stdout.readline().split()[1])
+    assert harness.stdout.readline().split()[0] == "sent"
+
+    harness.send_signal(signal.SIGKILL)
+    harness.wait()
+    wait_until_gone(store_process)
+
+    assert reader.load_runs("ev-1") == _plan_order(make_records(cases, repeats))
+    reader.close()
+
+
+def test_ctrl_c_does_not_stop_the_store_process(sqlite_url: str) -> None:
+    records = make_records(cases=3, repeats=2)
+    store = StoreProcess(sqlite_url)
+    store.begin(make_meta("ev-1"), create=True)
+    os.kill(store.pid, signal.SIGINT)
+    for record in records:
+        store.add(record)
+
+    assert store.flush() == len(records)
+    store.close()
+
+
+def test_a_store_process_that_died_is_reported_on_the_next_run(sqlite_url: str) -> None:
+    store = StoreProcess(sqlite_url)
+    store.begin(make_meta("ev-1"), create=True)
+    os.kill(store.pid, signal.SIGKILL)
+    wait_until_gone(store.pid)
+
+    with pytest.raises(HarnessFault, match="store process exited with code -9"):
+        store.add(make_record(0, 0, 0))
+    store.close()
