@@ -7,7 +7,6 @@ threads so a slow or hung agent never blocks the others.
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import inspect
 import sys
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.agents.base import CallContext, normalize_response
+from evals.agents.threads import ThreadCalls
 from evals.agents.worker_client import WorkerAgent, wants_worker
 from evals.errors import SuiteError
 from evals.results import AgentResponse
@@ -91,6 +91,7 @@ class PythonAgent:
             return
         self.fn = load_function((root / rel), fn_name, "provider")
         self.is_async = inspect.iscoroutinefunction(self.fn)
+        self.threads = ThreadCalls(f"evals-{spec.label}")
         self.options = {"id": spec.id, "label": spec.label, "config": spec.config}
 
     async def call(self, prompt: str, context: CallContext) -> AgentResponse:
@@ -101,13 +102,15 @@ class PythonAgent:
         if self.is_async:
             raw = await self.fn(prompt, self.options, ctx)
         else:
-            raw = await asyncio.to_thread(self.fn, prompt, self.options, ctx)
+            raw = await self.threads.run(self.fn, prompt, self.options, ctx)
         return normalize_response(raw)
 
     async def aclose(self) -> None:
-        """Stop the worker process, if the function runs in one."""
+        """Stop the worker process, if the function runs in one, or the idle threads."""
         if self.worker is not None:
             await self.worker.aclose()
+        else:
+            self.threads.close()
 
 
 class EchoAgent:

@@ -21,16 +21,14 @@ class Assertion:
     config: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
     line: int | None = None
+    # Read for every run: worked out once. `negated`: a `not-` assertion, whose verdict is
+    # inverted; `base_type`: the grader type without the prefix.
+    negated: bool = field(init=False, repr=False, compare=False)
+    base_type: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def negated(self) -> bool:
-        """True for `not-` assertions, whose verdict is inverted."""
-        return self.type.startswith("not-")
-
-    @property
-    def base_type(self) -> str:
-        """The grader type without the `not-` prefix."""
-        return self.type[4:] if self.negated else self.type
+    def __post_init__(self) -> None:
+        self.negated = self.type.startswith("not-")
+        self.base_type = self.type[4:] if self.negated else self.type
 
 
 @dataclass(slots=True)

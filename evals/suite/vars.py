@@ -8,6 +8,7 @@ JSON, a Python file by its `get_var(var_name, prompt, other_vars)` output).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from itertools import product
@@ -80,15 +81,25 @@ def resolve_vars(variables: dict[str, Any], prompt: str, root: Path) -> dict[str
 _JSON_STARTS = frozenset('{["-0123456789tfnNI')
 
 
-def render_prompt_text(template: str, variables: dict[str, Any]) -> str:
-    """Render a prompt like promptfoo: a JSON prompt leaf by leaf, text with rendered vars."""
+_NOT_JSON = object()
+
+
+@functools.lru_cache(maxsize=256)
+def _json_prompt(template: str) -> Any:
+    """The template parsed as JSON, or `_NOT_JSON`; every run of a prompt asks the same."""
     if template.lstrip()[:1] in _JSON_STARTS:
         try:
-            parsed = json.loads(template)
+            return json.loads(template)
         except ValueError:
             pass
-        else:
-            return json.dumps(render_value(parsed, variables), ensure_ascii=False, indent=2)
+    return _NOT_JSON
+
+
+def render_prompt_text(template: str, variables: dict[str, Any]) -> str:
+    """Render a prompt like promptfoo: a JSON prompt leaf by leaf, text with rendered vars."""
+    parsed = _json_prompt(template)
+    if parsed is not _NOT_JSON:
+        return json.dumps(render_value(parsed, variables), ensure_ascii=False, indent=2)
     rendered_vars = {
         k: render(v, variables) if isinstance(v, str) else v for k, v in variables.items()
     }
