@@ -19,6 +19,7 @@ answers `begin`, `flush` and `finish` with `("ok", runs_stored)` or `("error", m
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import pickle
@@ -39,6 +40,8 @@ from evals.store.codec import EncodedRun, encode_run
 _HEADER = struct.Struct(">I")
 # How often `add` looks whether the store process has failed.
 _CHECK_INTERVAL_S = 0.1
+# Runs that travel together at most, so the store process works while the harness does.
+_SEND_AT = 32
 # Room in the pipe for runs on their way to the store (Linux lets a pipe grow to this).
 _PIPE_BYTES = 1 << 20
 
@@ -83,6 +86,8 @@ class StoreProcess:
             fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)  # type: ignore[union-attr]
         self._evaluation_id: str | None = None
         self._failure: str | None = None
+        self._outbox: list[EncodedRun] = []
+        self._send_scheduled = False
         self._next_check = 0.0
         self._closed = False
 
@@ -101,19 +106,50 @@ class StoreProcess:
         self._evaluation_id = meta.id
 
     def add(self, record: RunRecord) -> None:
-        """Hand a completed run to the store process (it is stored within a moment)."""
-        self.add_group([record])
+        """Hand a completed run to the store process (it is stored within a moment).
+
+        Inside an event loop, the runs that complete in one turn of the loop travel
+        together, at the end of that turn (or every `_SEND_AT` runs in a long turn).
+        """
+        if self._failure is not None:
+            raise HarnessFault(self._failure)
+        self._outbox.append(encode_run(self._require_evaluation(), record))
+        if len(self._outbox) >= _SEND_AT:
+            self.send()
+            return
+        if self._send_scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.send()
+            return
+        self._send_scheduled = True
+        loop.call_soon(self.send)
 
     def add_group(self, records: list[RunRecord]) -> None:
         """Hand over runs to be stored together, in one transaction (a decided group)."""
-        if self._evaluation_id is None:
-            raise HarnessFault("the store process has no evaluation; call begin first")
+        evaluation_id = self._require_evaluation()
+        self._outbox.extend(encode_run(evaluation_id, r) for r in records)
+        self.send()
+
+    def send(self) -> None:
+        """Hand the runs added so far to the store process now."""
+        self._send_scheduled = False
+        if not self._outbox:
+            return
         now = time.monotonic()
         if now >= self._next_check:
             self._next_check = now + _CHECK_INTERVAL_S
             if self._process.poll() is not None:
                 self._fail()
-        self._command(("runs", [encode_run(self._evaluation_id, r) for r in records]))
+        runs, self._outbox = self._outbox, []
+        self._command(("runs", runs))
+
+    def _require_evaluation(self) -> str:
+        if self._evaluation_id is None:
+            raise HarnessFault("the store process has no evaluation; call begin first")
+        return self._evaluation_id
 
     def flush(self) -> int:
         """Wait until every run handed over is stored; returns how many runs were new."""
@@ -131,6 +167,8 @@ class StoreProcess:
         if self._closed:
             return
         self._closed = True
+        with contextlib.suppress(HarnessFault):
+            self.send()
         with contextlib.suppress(OSError):
             self._process.stdin.close()  # type: ignore[union-attr]
         self._process.wait()
@@ -147,6 +185,7 @@ class StoreProcess:
             self._fail()
 
     def _request(self, message: tuple[Any, ...]) -> int:
+        self.send()
         self._command(message)
         answer = _receive(self._process.stdout)  # type: ignore[arg-type]
         if answer is None:
