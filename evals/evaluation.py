@@ -95,27 +95,20 @@ def git_info(cwd: Path) -> tuple[str | None, str | None]:
     """(commit, branch) of the repository holding the suite, from CI variables or git."""
     commit = os.environ.get("GITHUB_SHA") or os.environ.get("CI_COMMIT_SHA")
     branch = os.environ.get("GITHUB_HEAD_REF") or os.environ.get("GITHUB_REF_NAME")
-    try:
-        if commit is None:
-            commit = (
-                subprocess.run(
-                    ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5
-                ).stdout.strip()
-                or None
+    if commit is None or branch is None:
+        try:
+            answer = subprocess.run(
+                ["git", "rev-parse", "HEAD", "--abbrev-ref", "HEAD"],
+                cwd=cwd,
+                capture_output=True,
+                text=True,
+                timeout=5,
             )
-        if branch is None:
-            branch = (
-                subprocess.run(
-                    ["git", "rev-parse", "--abbrev-ref", "HEAD"],
-                    cwd=cwd,
-                    capture_output=True,
-                    text=True,
-                    timeout=5,
-                ).stdout.strip()
-                or None
-            )
-    except (OSError, subprocess.SubprocessError):
-        pass
+        except (OSError, subprocess.SubprocessError):
+            return commit, branch
+        lines = answer.stdout.split() if answer.returncode == 0 else []
+        if len(lines) == 2:
+            commit, branch = commit or lines[0], branch or lines[1]
     return commit, branch
 
 

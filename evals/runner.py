@@ -53,6 +53,9 @@ def render_prompt(
 
 def _transformed(run: PlannedRun, output: Any, prompt: str, root: Path) -> Any:
     """The output after the provider's `transform`, then the test's `options.transform`."""
+    test_transform = run.case.options.get("transform") or run.case.options.get("postprocess")
+    if not run.provider.transform and not test_transform:
+        return output
     from evals.suite.transforms import apply_output_transform
 
     context = {"vars": run.case.vars, "prompt": {"raw": prompt, "label": run.prompt.label}}
@@ -60,7 +63,6 @@ def _transformed(run: PlannedRun, output: Any, prompt: str, root: Path) -> Any:
         output = apply_output_transform(
             run.provider.transform, output, context, root, "provider transform"
         )
-    test_transform = run.case.options.get("transform") or run.case.options.get("postprocess")
     if test_transform:
         output = apply_output_transform(test_transform, output, context, root, "options.transform")
     return output

@@ -1,7 +1,8 @@
 """Prompt and value templating with promptfoo's Nunjucks semantics, on Jinja2.
 
 No autoescaping, undefined variables render empty (as in Nunjucks), and `env` exposes
-the process environment. Templates are compiled once and cached.
+the process environment. Templates are compiled once and cached; plain `{{ name }}`
+templates, the common prompt shape, are filled without loading Jinja at all.
 """
 
 from __future__ import annotations
@@ -10,18 +11,19 @@ import json
 import os
 import re
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
 
 
 def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def as_nunjucks_text(value: Any) -> Any:
+def nunjucks_text(value: Any) -> Any:
     """How Nunjucks prints a value: JavaScript's String() of it (None empty, lists joined)."""
-    if value is None or isinstance(value, jinja2.Undefined):
+    if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -34,9 +36,18 @@ def as_nunjucks_text(value: Any) -> Any:
     return value
 
 
+def as_nunjucks_text(value: Any) -> Any:
+    """`nunjucks_text`, with Jinja's undefined variables printed empty as Nunjucks does."""
+    from jinja2 import Undefined
+
+    return "" if isinstance(value, Undefined) else nunjucks_text(value)
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     """The shared Jinja2 environment configured like promptfoo's Nunjucks."""
+    import jinja2
+
     env = jinja2.Environment(
         autoescape=False,
         undefined=jinja2.Undefined,
@@ -59,7 +70,7 @@ _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 
 @lru_cache(maxsize=4096)
-def _placeholders(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+def placeholders(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """(literal parts, variable names) when `source` is plain text with `{{ name }}` only.
 
     Such templates, the common prompt shape, are filled without Jinja's per-render context;
@@ -84,12 +95,12 @@ def render(source: str, variables: dict[str, Any]) -> str:
     """Render a template string with the test's vars; plain strings are returned as is."""
     if "{{" not in source and "{%" not in source:
         return source
-    plan = _placeholders(source)
+    plan = placeholders(source)
     if plan is not None and all(name in variables for name in plan[1]):
         literals, names = plan
         pieces = [literals[0]]
         for name, literal in zip(names, literals[1:], strict=True):
-            pieces.append(str(as_nunjucks_text(variables[name])))
+            pieces.append(str(nunjucks_text(variables[name])))
             pieces.append(literal)
         return "".join(pieces)
     return _compile(source).render(**variables)

@@ -2,40 +2,38 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 
 from evals.errors import SuiteError
 from evals.evaluation import EvaluationResult
-from reports.data_files import render_csv, render_json, render_jsonl, render_yaml
-from reports.html import render_html
-from reports.junit import render_junit
-from reports.markdown import render_markdown
 
 Renderer = Callable[[EvaluationResult], str]
 
+# Each format's module and function, imported when a report of that format is written.
 # Longest suffix first, so `.junit.xml` wins over `.xml`.
-FORMATS: dict[str, Renderer] = {
-    ".junit.xml": render_junit,
-    ".jsonl": render_jsonl,
-    ".json": render_json,
-    ".yaml": render_yaml,
-    ".yml": render_yaml,
-    ".csv": render_csv,
-    ".xml": render_junit,
-    ".md": render_markdown,
-    ".markdown": render_markdown,
-    ".html": render_html,
-    ".htm": render_html,
+FORMATS: dict[str, tuple[str, str]] = {
+    ".junit.xml": ("reports.junit", "render_junit"),
+    ".jsonl": ("reports.data_files", "render_jsonl"),
+    ".json": ("reports.data_files", "render_json"),
+    ".yaml": ("reports.data_files", "render_yaml"),
+    ".yml": ("reports.data_files", "render_yaml"),
+    ".csv": ("reports.data_files", "render_csv"),
+    ".xml": ("reports.junit", "render_junit"),
+    ".md": ("reports.markdown", "render_markdown"),
+    ".markdown": ("reports.markdown", "render_markdown"),
+    ".html": ("reports.html", "render_html"),
+    ".htm": ("reports.html", "render_html"),
 }
 
 
 def renderer_for(path: Path) -> Renderer:
     """The renderer for a file name; unknown extensions are an input error."""
     name = path.name.lower()
-    for suffix, renderer in FORMATS.items():
+    for suffix, (module, function) in FORMATS.items():
         if name.endswith(suffix):
-            return renderer
+            return getattr(importlib.import_module(module), function)
     known = ", ".join(sorted(FORMATS))
     raise SuiteError(f"unknown report format for {path.name!r}", fix=f"use one of: {known}")
 

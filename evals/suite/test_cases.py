@@ -13,8 +13,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
 from evals.errors import SuiteError
 from evals.suite.model import Prompt
 from evals.suite.vars import var_combinations
@@ -131,10 +129,14 @@ def _template_sources(prompt: Prompt) -> list[str]:
 
 def check_templates(prompts: list[Prompt], where: str) -> None:
     """Compile every prompt template so a syntax error names its prompt before any run."""
-    from evals.templating import environment
+    from evals.templating import environment, placeholders
 
     for prompt in prompts:
         for source in _template_sources(prompt):
+            if placeholders(source) is not None:
+                continue  # plain text with `{{ name }}` slots: nothing to get wrong
+            import jinja2
+
             try:
                 environment().parse(source)
             except jinja2.TemplateSyntaxError as exc:

@@ -1,12 +1,17 @@
-"""The tracer used when tracing is off: same interface, no work, no OpenTelemetry import."""
+"""The tracer used when tracing is off: same interface, no work, no OpenTelemetry import.
+
+Every run enters these context managers, so they are plain objects rather than
+generator-based ones: entering and leaving them costs next to nothing.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import nullcontext
 from typing import Any
 
 from evals.results import AgentResponse, RunRecord
+
+_NO_SPAN = nullcontext()
 
 
 class NullRunTrace:
@@ -19,10 +24,9 @@ class NullRunTrace:
     def adopt(self, response: AgentResponse) -> None:
         """Nothing to reconcile without a trace."""
 
-    @contextmanager
-    def stage(self, name: str, **attributes: Any) -> Iterator[None]:
+    def stage(self, name: str, **attributes: Any) -> nullcontext[None]:
         """No span for the stage."""
-        yield None
+        return _NO_SPAN
 
     def finish(self, record: RunRecord) -> None:
         """Nothing to attach."""
@@ -38,16 +42,15 @@ class NullTracer:
         """No trace to join."""
         return None
 
-    @asynccontextmanager
-    async def run_span(self, run: Any) -> AsyncIterator[NullRunTrace]:
-        """Yield the shared untraced run."""
-        yield NULL_RUN_TRACE
+    def run_span(self, run: Any) -> nullcontext[NullRunTrace]:
+        """The shared untraced run, as an (async) context manager."""
+        return _NULL_RUN_SPAN
 
-    @contextmanager
-    def evaluation_span(self, name: str, **attributes: Any) -> Iterator[None]:
+    def evaluation_span(self, name: str, **attributes: Any) -> nullcontext[None]:
         """No span for evaluation-wide work."""
-        yield None
+        return _NO_SPAN
 
 
 NULL_RUN_TRACE = NullRunTrace()
+_NULL_RUN_SPAN = nullcontext(NULL_RUN_TRACE)
 NULL_TRACER = NullTracer()
