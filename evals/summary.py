@@ -6,8 +6,16 @@ one shape. Intervals are (low, high) tuples at the summary's confidence level.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import orjson
+
+
+def _json_ready(value: Any) -> Any:
+    """A dataclass tree as plain JSON values; orjson walks it several times faster than
+    `dataclasses.asdict`, which matters for summaries of thousands of cases."""
+    return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
 
 Interval = tuple[float, float]
 Verdict = Literal["regression", "improvement", "equivalent", "inconclusive", "insufficient data"]
@@ -132,8 +140,8 @@ class Summary:
     comparison: Comparison | None
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return asdict(self)
+        """A JSON-ready dict (intervals become lists, as in JSON)."""
+        return _json_ready(self)
 
 
 @dataclass(slots=True)
@@ -173,7 +181,7 @@ class GateReport:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict including the overall verdict."""
-        data = asdict(self)
+        data = _json_ready(self)
         data["verdict"] = self.verdict
         data["passed"] = self.passed
         return data
