@@ -17,6 +17,7 @@ def _json_ready(value: Any) -> Any:
     `dataclasses.asdict`, which matters for summaries of thousands of cases."""
     return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
 
+
 Interval = tuple[float, float]
 Verdict = Literal["regression", "improvement", "equivalent", "inconclusive", "insufficient data"]
 GateStatus = Literal["pass", "fail", "undetermined"]
