@@ -25,33 +25,26 @@ from graders.registry import COMPARISON_TYPES, Grader, get_grader
 
 
 def _prepare(
-    assertion: Assertion,
-    output: Any,
-    response: AgentResponse,
-    *,
-    prompt: str,
-    variables: dict[str, Any],
-    latency_ms: float,
-    suite_root: Path,
-    agent: str = "",
-    case_metadata: dict[str, Any] | None = None,
-    suite_config: dict[str, Any] | None = None,
-    case_options: dict[str, Any] | None = None,
-    provider_config: dict[str, Any] | None = None,
+    assertion: Assertion, output: Any, response: AgentResponse, context: dict[str, Any]
 ) -> tuple[Grader, GradeContext] | Grade:
-    """The grader and its context, or the errored grade when there is nothing to run."""
+    """The grader and its context, or the errored grade when there is nothing to run.
+
+    `context` holds prompt, variables, latency_ms and suite_root, and optionally agent,
+    case_metadata, suite_config, case_options and provider_config (see GradeContext).
+    """
     grader = get_grader(assertion.base_type)
     if grader is None:
         return Grade(
             False, 0.0, f"Unknown assertion type: {assertion.type}", assertion.raw, errored=True
         )
+    variables = context["variables"]
     if assertion.transform is not None:
         from evals.suite.transforms import apply_output_transform
 
-        context = {"vars": variables, "prompt": {"raw": prompt}}
+        scope = {"vars": variables, "prompt": {"raw": context["prompt"]}}
         try:
             output = apply_output_transform(
-                assertion.transform, output, context, suite_root, "assertion transform"
+                assertion.transform, output, scope, context["suite_root"], "assertion transform"
             )
         except Exception as exc:
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
@@ -61,16 +54,16 @@ def _prepare(
         assertion=assertion,
         value=render_value(assertion.value, variables),
         inverse=assertion.negated,
-        prompt=prompt,
+        prompt=context["prompt"],
         vars=variables,
         response=response,
-        latency_ms=latency_ms,
-        suite_root=suite_root,
-        agent=agent,
-        case_metadata=case_metadata or {},
-        suite_config=suite_config or {},
-        case_options=case_options or {},
-        provider_config=provider_config or {},
+        latency_ms=context["latency_ms"],
+        suite_root=context["suite_root"],
+        agent=context.get("agent") or "",
+        case_metadata=context.get("case_metadata") or {},
+        suite_config=context.get("suite_config") or {},
+        case_options=context.get("case_options") or {},
+        provider_config=context.get("provider_config") or {},
     )
     return grader, ctx
 
@@ -99,15 +92,15 @@ def grade_assertion(
     A judge (coroutine grader) is run to completion on a private loop; inside the runner,
     `grade_assertion_async` awaits it on the runner's loop instead.
     """
-    started = _start_assertion(assertion, output, response, **context)
+    started = _start_assertion(assertion, output, response, context)
     return started if isinstance(started, Grade) else run_to_completion(started)
 
 
 def _start_assertion(
-    assertion: Assertion, output: Any, response: AgentResponse, **context: Any
+    assertion: Assertion, output: Any, response: AgentResponse, context: dict[str, Any]
 ) -> Grade | Awaitable[Grade]:
     """The grade of a pure grader, or the pending grade of a judge for the caller to await."""
-    prepared = _prepare(assertion, output, response, **context)
+    prepared = _prepare(assertion, output, response, context)
     if isinstance(prepared, Grade):
         return prepared
     grader, ctx = prepared
@@ -115,7 +108,7 @@ def _start_assertion(
         grade = grader(ctx)
     except Exception as exc:  # user graders may raise anything
         return _raised(assertion, exc)
-    if inspect.isawaitable(grade):
+    if not isinstance(grade, Grade) and inspect.isawaitable(grade):
         return _awaited(assertion, grade)
     return _settled(assertion, grade)
 
@@ -132,7 +125,7 @@ async def grade_assertion_async(
     assertion: Assertion, output: Any, response: AgentResponse, **context: Any
 ) -> Grade:
     """`grade_assertion` for the event loop: judges are awaited, pure graders called directly."""
-    started = _start_assertion(assertion, output, response, **context)
+    started = _start_assertion(assertion, output, response, context)
     return started if isinstance(started, Grade) else await started
 
 
@@ -278,7 +271,7 @@ async def grade_case_async(
     """
     keywords = _case_context(case, **context)
     asserts = per_run_assertions(case)
-    started = [_start_assertion(a, output, response, **keywords) for a in asserts]
+    started = [_start_assertion(a, output, response, keywords) for a in asserts]
     pending = [s for s in started if not isinstance(s, Grade)]
     judged = iter(await asyncio.gather(*pending) if pending else ())
     grades = [s if isinstance(s, Grade) else next(judged) for s in started]
