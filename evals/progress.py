@@ -8,12 +8,14 @@ terminal, and at every tenth of the total or every `LOG_EVERY_S` seconds in a lo
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-from rich.progress import Progress as RichProgress
 
 from evals.results import RunRecord
+
+if TYPE_CHECKING:
+    from rich.progress import Progress as RichProgress
 
 REFRESH_S = 0.1
 LOG_EVERY_S = 5.0
@@ -37,7 +39,10 @@ class Progress:
         self._task = None
         if not self._enabled:
             return
-        if self._console.is_terminal:
+        if self._console.is_terminal:  # the live bar's module loads only when it is drawn
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as RichProgress
+
             self._bar = RichProgress(
                 TextColumn("[bold]runs"),
                 BarColumn(),
