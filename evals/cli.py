@@ -7,6 +7,7 @@ Exit codes (docs/cli.md): 0 every gate passed; 1 a gate failed; 2 invalid suite 
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import os
 import sys
@@ -489,8 +490,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The harness keeps many long-lived objects (the suite, the plan, the records) and makes many
+# short-lived acyclic ones per run; at Python's default threshold (700 allocations) the cyclic
+# collector walks the long-lived ones again and again. Collecting far less often (as mypy
+# does) keeps cyclic garbage collected and costs a fraction of the time.
+GC_THRESHOLDS = (20_000, 50, 50)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `evals` console script; returns the process exit code."""
+    gc.set_threshold(*GC_THRESHOLDS)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
