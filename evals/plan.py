@@ -99,6 +99,7 @@ def build_plan(
     position = 0
     for r in range(repeat):
         for case in cases:
+            shared_seed = derive_seed(suite.suite_id, case.id, "", r, salt)
             for pi, prompt in enumerate(suite.prompts):
                 if not _applies(case.prompts, prompt.id, prompt.label):
                     continue
@@ -121,5 +122,5 @@ def build_plan(
                         prompt_index=pi,
                         agent_index=ai,
                         seed=derive_seed(suite.suite_id, case.id, provider.label, r, salt),
-                        shared_seed=derive_seed(suite.suite_id, case.id, "", r, salt),
+                        shared_seed=shared_seed,
                     )
