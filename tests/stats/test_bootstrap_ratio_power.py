@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
@@ -20,7 +20,7 @@ from evals.stats import (
     t_quantile,
     t_sf,
 )
-from evals.stats.bootstrap import _case_weights, _resampled_quantiles
+from evals.stats.bootstrap import _case_weights, _linear_quantiles, _resampled_quantiles
 
 
 @given(
@@ -98,3 +98,17 @@ def test_t_distribution_matches_scipy(p, df):
     assert t_quantile(p, df) == pytest.approx(sps.t.ppf(p, df), rel=1e-10, abs=1e-12)
     x = sps.t.ppf(p, df)
     assert t_sf(x, df) == pytest.approx(sps.t.sf(x, df), rel=1e-10, abs=1e-13)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=300),
+    st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4),
+)
+def test_bootstrap_quantiles_equal_numpys_linear_quantiles(
+    values: list[float], quantiles: list[float]
+) -> None:
+    samples = np.array(values)
+    ours = _linear_quantiles(samples, quantiles)
+
+    assert np.allclose(ours, np.quantile(samples, quantiles), rtol=1e-12, atol=1e-9)
