@@ -80,7 +80,7 @@ class StoreProcess:
             stderr=self._errors,
             env=env,
         )
-        with contextlib.suppress(AttributeError, OSError):  # Linux only; a default pipe works
+        with contextlib.suppress(ImportError, AttributeError, OSError):  # Linux; else default size
             import fcntl
 
             fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)  # type: ignore[union-attr]
