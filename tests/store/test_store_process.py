@@ -151,3 +151,29 @@ def test_a_store_process_that_died_is_reported_on_the_next_run(sqlite_url: str) 
     with pytest.raises(HarnessFault, match="store process exited with code -9"):
         store.add(make_record(0, 0, 0))
     store.close()
+
+
+def test_an_evaluation_run_stores_every_run_in_each_dialect(store_url: str, tmp_path: Path) -> None:
+    from evals.evaluation import RunOptions, run_evaluation
+    from evals.suite import load_suite
+
+    suite_file = tmp_path / "suite.yaml"
+    suite_file.write_text(
+        "prompts: ['{{q}}']\n"
+        "providers: [{id: echo, label: agent}]\n"
+        "evaluateOptions: {repeat: 3}\n"
+        "tests:\n"
+        + "".join(
+            f"  - vars: {{q: item {i}}}\n    assert: [{{type: contains, value: '{i}'}}]\n"
+            for i in range(4)
+        )
+    )
+    result = run_evaluation(load_suite(suite_file), RunOptions(store_url=store_url, progress=False))
+
+    reader = open_store(store_url)
+    stored = reader.load_runs(result.meta.id)
+    evaluation = reader.get_evaluation(result.meta.id)
+    reader.close()
+    assert len(stored) == 12 and all(r.status == "pass" for r in stored)
+    assert {r.key.as_tuple() for r in stored} == {r.key.as_tuple() for r in result.records}
+    assert (evaluation.status, evaluation.verdict) == ("complete", result.gates.verdict)
