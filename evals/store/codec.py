@@ -52,13 +52,14 @@ def _preorder(grade: Grade | None) -> list[tuple[Grade, int | None]]:
 
 
 def _grade_detail(node: Grade) -> dict[str, Any]:
-    detail = {
-        "assertion": node.assertion,
-        "named_scores": node.named_scores or None,
-        "tokens_used": node.tokens_used or None,
-        "metadata": node.metadata or None,
-    }
-    return {k: v for k, v in detail.items() if v is not None}
+    detail: dict[str, Any] = {} if node.assertion is None else {"assertion": node.assertion}
+    if node.named_scores:
+        detail["named_scores"] = node.named_scores
+    if node.tokens_used:
+        detail["tokens_used"] = node.tokens_used
+    if node.metadata:
+        detail["metadata"] = node.metadata
+    return detail
 
 
 def _run_extra(record: RunRecord, details: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -103,18 +104,23 @@ GRADE_COLUMNS = (
 
 
 def _grade_row(index: int, node: Grade, parent: int | None) -> tuple[Any, ...]:
-    assertion = node.assertion or {}
-    kind = assertion.get("type")
-    metric = assertion.get("metric")
+    assertion = node.assertion
+    kind = metric = weight = None
+    if assertion:
+        kind, metric, weight = (
+            assertion.get("type"),
+            assertion.get("metric"),
+            assertion.get("weight"),
+        )
     return (
         index,
         parent,
-        str(kind) if kind is not None else None,
+        None if kind is None else str(kind),
         node.passed,
         node.score,
         node.reason,
-        str(metric) if metric is not None else None,
-        _number(assertion.get("weight")),
+        None if metric is None else str(metric),
+        None if weight is None else _number(weight),
         node.policy_violation,
         node.errored,
     )
