@@ -51,17 +51,6 @@ def _frame(message: tuple[Any, ...]) -> bytes:
     return _HEADER.pack(len(payload)) + payload
 
 
-def _receive(stream: IO[bytes]) -> tuple[Any, ...] | None:
-    header = stream.read(_HEADER.size)
-    if len(header) < _HEADER.size:
-        return None
-    (size,) = _HEADER.unpack(header)
-    payload = stream.read(size)
-    if len(payload) < size:
-        return None
-    return pickle.loads(payload)
-
-
 class StoreProcess:
     """The harness's side of the store process: begin, add runs, finish, close."""
 
@@ -84,6 +73,7 @@ class StoreProcess:
             import fcntl
 
             fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)  # type: ignore[union-attr]
+        self._answers = _Inbox(self._process.stdout.fileno())  # type: ignore[union-attr]
         self._evaluation_id: str | None = None
         self._failure: str | None = None
         self._outbox: list[EncodedRun] = []
@@ -187,7 +177,7 @@ class StoreProcess:
     def _request(self, message: tuple[Any, ...]) -> int:
         self.send()
         self._command(message)
-        answer = _receive(self._process.stdout)  # type: ignore[arg-type]
+        answer = self._answers.next(None)
         if answer is None:
             self._fail()
         status, value = answer  # type: ignore[misc]
@@ -197,7 +187,7 @@ class StoreProcess:
         return int(value)
 
     def _fail(self) -> None:
-        answer = _receive(self._process.stdout)  # type: ignore[arg-type]
+        answer = self._answers.next(None)
         self._process.wait()
         if answer is not None and answer[0] == "error":
             self._failure = f"storing runs failed: {answer[1]}"
@@ -211,7 +201,10 @@ class StoreProcess:
 
 
 class _Inbox:
-    """Messages from a pipe, waiting no longer than asked for the next one."""
+    """Messages from a pipe, waiting no longer than asked for the next one (None: forever).
+
+    The store process reads the harness's messages with it, the harness the answers.
+    """
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
