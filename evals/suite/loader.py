@@ -124,9 +124,8 @@ class _Loader:
             raise self.error(
                 "the suite must be a YAML mapping", fix="start with keys such as prompts:, tests:"
             )
-        if "env." in self.path.read_text(encoding="utf-8"):  # most suites have no {{ env.X }}
-            config_env = {str(k): str(v) for k, v in (raw.get("env") or {}).items()}
-            raw = render_env_refs(raw, {**os.environ, **config_env})
+        config_env = {str(k): str(v) for k, v in (raw.get("env") or {}).items()}
+        raw = render_env_refs(raw, {**os.environ, **config_env})
         self.register_filters(raw.get("nunjucksFilters"), raw)
         prompts = self.prompts(raw.get("prompts", ["{{prompt}}"]), raw)
         providers = self.providers(raw.get("providers", raw.get("targets")), raw)

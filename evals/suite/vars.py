@@ -112,13 +112,19 @@ _ENV_REF = re.compile(r"\{\{\s*env\.(\w+)\s*\}\}")
 def render_env_refs(value: Any, env: dict[str, str]) -> Any:
     """Replace `{{ env.NAME }}` in every string of a config, as promptfoo does at load.
 
-    Names not set are left as written; mappings keep their YAML lines.
+    Names not set are left as written; mappings keep their YAML lines. Parts without a
+    reference come back as the same objects, so a config without any is not copied.
     """
     if isinstance(value, str):
+        if "env." not in value:
+            return value
         return _ENV_REF.sub(lambda m: env.get(m.group(1), m.group(0)), value)
     if isinstance(value, list):
-        return [render_env_refs(v, env) for v in value]
+        items = [render_env_refs(v, env) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     if isinstance(value, dict):
-        out = type(value)((k, render_env_refs(v, env)) for k, v in value.items())
-        return keep_lines(value, out)
+        rendered = {k: render_env_refs(v, env) for k, v in value.items()}
+        if all(rendered[k] is v for k, v in value.items()):
+            return value
+        return keep_lines(value, type(value)(rendered))
     return value
