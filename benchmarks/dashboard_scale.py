@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dashboard.comparison import Side, compare_sides
+from evals.dashboard.comparison import Side, compare_sides
 from evals.evaluation import EvaluationMeta, analyse
 from evals.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.store import Store, open_store

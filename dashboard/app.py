@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 from sqlalchemy.engine import make_url
 
-from dashboard import data, selection
+from evals.dashboard import data, selection
 
 st.set_page_config(page_title="evals · regressions", page_icon=":material/science:", layout="wide")
 

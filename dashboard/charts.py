@@ -1,7 +1,7 @@
 """Altair charts of the dashboard, built from tidy DataFrames.
 
 Each chart is titled and its axes carry units, so a chart pasted into a ticket reads
-without the page around it. Colours follow `dashboard.theme`.
+without the page around it. Colours follow `evals.dashboard.theme`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from dashboard import theme
+from evals.dashboard import theme
 
 WIDTH = "container"
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard import data, theme
-from dashboard.comparison import ComparisonResult, Side
+from evals.dashboard import data, theme
+from evals.dashboard.comparison import ComparisonResult, Side
 from evals.errors import SuiteError
 
 SUITE = "suite"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import theme
+from evals.dashboard import theme
 
 
 def header(title: str, subtitle: str) -> None:

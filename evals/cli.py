@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import math
 import os
 import sys
@@ -142,14 +143,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def _check_outputs(outputs: Sequence[str] | None) -> None:
     """Reject an unknown report extension before any run, not after."""
-    from reports.writers import renderer_for
+    from evals.reports.writers import renderer_for
 
     for out in outputs or []:
         renderer_for(Path(out))
 
 
 def _finish(result, args: argparse.Namespace) -> int:
-    from reports import render_terminal, write_report
+    from evals.reports import render_terminal, write_report
 
     for out in args.output or []:
         write_report(Path(out), result)
@@ -270,7 +271,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     Streamlit replaces this process, so a signal that stops `evals dashboard` stops the
     server itself and no orphan keeps the port.
     """
-    app = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
+    app = Path(importlib.util.find_spec("evals.dashboard").origin).with_name("app.py")
     env = dict(os.environ)
     if args.store:
         env["EVALS_STORE_URL"] = args.store

@@ -15,11 +15,11 @@ from collections.abc import Iterable
 
 from evals.blocking import run_to_completion
 from evals.errors import SuiteError
+from evals.graders.comparison import max_score, merge_comparison, select_best
+from evals.graders.registry import COMPARISON_TYPES
 from evals.plan import PlannedRun
 from evals.results import RunKey, RunRecord
 from evals.suite.model import Case, Suite
-from graders.comparison import max_score, merge_comparison, select_best
-from graders.registry import COMPARISON_TYPES
 
 GroupKey = tuple[str, int]
 

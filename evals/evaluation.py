@@ -174,7 +174,7 @@ def run_evaluation(
     refuse_shards(suite, options.shard)
     gate_config = suite.gates.for_environment(options.environment)
     if options.grader:
-        from graders.judge import apply_grader
+        from evals.graders.judge import apply_grader
 
         apply_grader(suite.cases, suite.default_test, options.grader)
     if options.confidence is not None:

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from evals.blocking import run_to_completion
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.registry import COMPARISON_TYPES, Grader, get_grader
 from evals.results import AgentResponse, Grade
 from evals.suite.model import Assertion, Case
 from evals.templating import render, render_value
-from graders.base import GradeContext, GraderError
-from graders.registry import COMPARISON_TYPES, Grader, get_grader
 
 
 def _prepare(
@@ -203,7 +203,7 @@ def apply_scoring_function(
     overrides the grade's fields. A function that raises or returns something else fails the
     test with "Scoring function error: ...". A policy violation still fails the test.
     """
-    from graders.python_assert import call_json, is_grading_result, load_function
+    from evals.graders.python_assert import call_json, is_grading_result, load_function
 
     try:
         function = load_function(ref, suite_root, "func")

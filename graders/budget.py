@@ -21,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from evals.graders.base import GradeContext, GraderError, scored
+from evals.graders.registry import register
 from evals.results import AgentResponse, Grade
 from evals.trajectory import Step, model_calls, tool_calls
-from graders.base import GradeContext, GraderError, scored
-from graders.registry import register
 
 PER_MILLION = 1_000_000
 

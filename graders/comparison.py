@@ -16,13 +16,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+from evals.graders import judge_prompts as prompts
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.jscompat import js_string, to_fixed
+from evals.graders.judge_grading import ask_rubric, judge_failed, try_parse, unanswered
+from evals.graders.registry import COMPARISON_TYPES, value_check
 from evals.results import AgentResponse, Grade
 from evals.suite.model import Assertion, Case
-from graders import judge_prompts as prompts
-from graders.base import GradeContext, GraderError
-from graders.jscompat import js_string, to_fixed
-from graders.judge_grading import ask_rubric, judge_failed, try_parse, unanswered
-from graders.registry import COMPARISON_TYPES, value_check
 
 METHODS = ("average", "sum")
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evals.graders.base import GraderError
 from evals.trajectory import EFFECT_CLASSES
-from graders.base import GraderError
 
 EFFECTFUL = frozenset({"write", "send", "publish", "delete"})
 

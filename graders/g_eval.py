@@ -10,14 +10,13 @@ import json
 import math
 import re
 
-from evals.results import Grade
-from graders import judge_prompts as prompts
-from graders.base import GradeContext
-from graders.jscompat import js_string, js_stringify
-from graders.judge import (
+from evals.graders import judge_prompts as prompts
+from evals.graders.base import GradeContext
+from evals.graders.jscompat import js_string, js_stringify
+from evals.graders.judge import (
     resolve_provider,
 )
-from graders.judge_grading import (
+from evals.graders.judge_grading import (
     ask_judge,
     js_number,
     judge_failed,
@@ -26,8 +25,9 @@ from graders.judge_grading import (
     string_or_strings,
     try_parse,
 )
-from graders.output import output_string
-from graders.registry import register
+from evals.graders.output import output_string
+from evals.graders.registry import register
+from evals.results import Grade
 
 G_EVAL_STEPS_SCHEMA = {
     "type": "object",

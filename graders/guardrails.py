@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from evals.graders.base import GradeContext
+from evals.graders.registry import register
 from evals.results import Grade
-from graders.base import GradeContext
-from graders.registry import register
 
 
 def reported_guardrails(metadata: dict[str, Any]) -> dict[str, Any]:

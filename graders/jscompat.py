@@ -12,8 +12,8 @@ import math
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from evals.graders.base import GradeContext, GraderError
 from evals.results import Grade
-from graders.base import GradeContext, GraderError
 
 
 def _jsonable(value: Any) -> Any:

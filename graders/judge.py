@@ -21,10 +21,10 @@ from typing import Any, Literal
 from evals.agents.base import CallContext
 from evals.agents.registry import build_agent
 from evals.errors import SuiteError
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.jscompat import js_stringify
+from evals.graders.structured import extract_json_objects
 from evals.suite.model import ProviderSpec
-from graders.base import GradeContext, GraderError
-from graders.jscompat import js_stringify
-from graders.structured import extract_json_objects
 
 Purpose = Literal["text", "embedding"]
 

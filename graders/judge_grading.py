@@ -15,19 +15,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evals.results import Grade
-from evals.templating import render
-from graders.base import GradeContext, GraderError
-from graders.jscompat import invariant, js_string, js_stringify
-from graders.judge import (
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.jscompat import invariant, js_string, js_stringify
+from evals.graders.judge import (
     GraderProvider,
     JudgeReply,
     add_usage,
     complete,
     resolve_provider,
 )
-from graders.python_assert import assertion_value
-from graders.structured import extract_json_objects
+from evals.graders.python_assert import assertion_value
+from evals.graders.structured import extract_json_objects
+from evals.results import Grade
+from evals.templating import render
 
 EPSILON = sys.float_info.epsilon
 """The tolerance promptfoo allows when comparing a score with its threshold."""

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 from xml.parsers import expat
 
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.jscompat import js_string, outcome
+from evals.graders.output import output_string
+from evals.graders.python_assert import assertion_value
+from evals.graders.registry import register
 from evals.results import Grade
-from graders.base import GradeContext, GraderError
-from graders.jscompat import js_string, outcome
-from graders.output import output_string
-from graders.python_assert import assertion_value
-from graders.registry import register
 
 _NAME = re.compile(r"[^\s/>=<!?\"']+")
 _TOKEN = re.compile(

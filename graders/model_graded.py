@@ -12,14 +12,13 @@ import json
 import re
 from typing import Any
 
-from evals.results import Grade
-from graders import judge_prompts as prompts
-from graders.base import GradeContext, GraderError
-from graders.jscompat import coerce_string, invariant
-from graders.judge import (
+from evals.graders import judge_prompts as prompts
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.jscompat import coerce_string, invariant
+from evals.graders.judge import (
     first_json_object,
 )
-from graders.judge_grading import (
+from evals.graders.judge_grading import (
     ask_rubric,
     inverted,
     json_grading,
@@ -28,9 +27,10 @@ from graders.judge_grading import (
     try_parse,
     unanswered,
 )
-from graders.output import output_string
-from graders.python_assert import assertion_value
-from graders.registry import register
+from evals.graders.output import output_string
+from evals.graders.python_assert import assertion_value
+from evals.graders.registry import register
+from evals.results import Grade
 
 FACTUALITY_SCHEMA = {
     "type": "object",

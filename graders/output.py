@@ -10,9 +10,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from evals.results import Grade
-from graders.base import GradeContext, GraderError
-from graders.jscompat import (
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.jscompat import (
     at_most,
     coerce_string,
     invariant,
@@ -23,9 +22,10 @@ from graders.jscompat import (
     outcome,
     to_precision,
 )
-from graders.python_assert import assertion_value
-from graders.refusal import is_basic_refusal
-from graders.registry import register, value_check
+from evals.graders.python_assert import assertion_value
+from evals.graders.refusal import is_basic_refusal
+from evals.graders.registry import register, value_check
+from evals.results import Grade
 
 
 def output_string(ctx: GradeContext) -> str:

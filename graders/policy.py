@@ -1,6 +1,6 @@
 """The policy grader: did the agent stay inside what it was allowed to do?
 
-Reads the suite's tool contracts (top-level ``tools:``, see graders.contracts) and its
+Reads the suite's tool contracts (top-level ``tools:``, see evals.graders.contracts) and its
 top-level ``policy:`` options, merged with the assertion's config and value, and reports
 every violation with the tool, the argument and the rule broken:
 
@@ -33,12 +33,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.contracts import EFFECTFUL, ToolContract, suite_contracts
+from evals.graders.registry import register
+from evals.graders.trajectory_match import args_match, name_matches
 from evals.results import Grade
 from evals.trajectory import Step, tool_calls
-from graders.base import GradeContext, GraderError
-from graders.contracts import EFFECTFUL, ToolContract, suite_contracts
-from graders.registry import register
-from graders.trajectory_match import args_match, name_matches
 
 BUILTIN_PATTERNS: dict[str, re.Pattern[str]] = {
     "path_traversal": re.compile(

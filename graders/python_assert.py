@@ -22,10 +22,10 @@ from typing import Any
 import yaml
 
 from evals.blocking import run_to_completion
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.jscompat import js_string, js_stringify
+from evals.graders.registry import register
 from evals.results import Grade
-from graders.base import GradeContext, GraderError
-from graders.jscompat import js_string, js_stringify
-from graders.registry import register
 
 _CODE_LABEL = "Python code"
 _LANGUAGE = "Python"

@@ -13,11 +13,10 @@ import math
 import re
 from typing import Any
 
-from evals.results import Grade
-from graders import judge_prompts as prompts
-from graders.base import GradeContext
-from graders.jscompat import invariant, js_string, to_fixed
-from graders.judge import (
+from evals.graders import judge_prompts as prompts
+from evals.graders.base import GradeContext
+from evals.graders.jscompat import invariant, js_string, to_fixed
+from evals.graders.judge import (
     JudgeReply,
     add_usage,
     cosine_similarity,
@@ -25,7 +24,7 @@ from graders.judge import (
     nonblank_lines,
     resolve_provider,
 )
-from graders.judge_grading import (
+from evals.graders.judge_grading import (
     EPSILON,
     ask_judge,
     ask_rubric,
@@ -36,8 +35,9 @@ from graders.judge_grading import (
     try_parse,
     unanswered,
 )
-from graders.python_assert import assertion_value
-from graders.registry import register
+from evals.graders.python_assert import assertion_value
+from evals.graders.registry import register
+from evals.results import Grade
 
 
 def resolve_context(ctx: GradeContext, fallback: str | None) -> str | list[str]:

@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from evals.errors import SuiteError
+from evals.graders.base import GradeContext
 from evals.results import Grade
-from graders.base import GradeContext
 
 # A grader is a plain function; graders that call out (LLM judges) are coroutine functions.
 Grader = Callable[[GradeContext], Grade | Awaitable[Grade]]
@@ -19,7 +19,7 @@ _VALUE_CHECKS: dict[str, ValueCheck] = {}
 # the types it uses (all of them take a tenth of the start-up). tests/graders checks this
 # table against what the modules register.
 _TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
-    "graders.output": (
+    "evals.graders.output": (
         "contains",
         "contains-all",
         "contains-any",
@@ -35,11 +35,11 @@ _TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
         "starts-with",
         "word-count",
     ),
-    "graders.structured": ("contains-html", "contains-json", "is-html", "is-json"),
-    "graders.python_assert": ("python",),
-    "graders.text_metrics": ("bleu", "gleu", "levenshtein", "meteor", "rouge-n"),
-    "graders.sets": ("assert-set",),
-    "graders.trajectory": (
+    "evals.graders.structured": ("contains-html", "contains-json", "is-html", "is-json"),
+    "evals.graders.python_assert": ("python",),
+    "evals.graders.text_metrics": ("bleu", "gleu", "levenshtein", "meteor", "rouge-n"),
+    "evals.graders.sets": ("assert-set",),
+    "evals.graders.trajectory": (
         "tool-call-f1",
         "trajectory:match",
         "trajectory:step-count",
@@ -47,30 +47,30 @@ _TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
         "trajectory:tool-sequence",
         "trajectory:tool-used",
     ),
-    "graders.budget": ("budget",),
-    "graders.verifier": ("verifier",),
-    "graders.policy": ("policy",),
-    "graders.markup": ("contains-xml", "is-xml"),
-    "graders.sql": ("contains-sql", "is-sql"),
-    "graders.model_graded": (
+    "evals.graders.budget": ("budget",),
+    "evals.graders.verifier": ("verifier",),
+    "evals.graders.policy": ("policy",),
+    "evals.graders.markup": ("contains-xml", "is-xml"),
+    "evals.graders.sql": ("contains-sql", "is-sql"),
+    "evals.graders.model_graded": (
         "factuality",
         "llm-rubric",
         "model-graded-closedqa",
         "trajectory:goal-success",
     ),
-    "graders.g_eval": ("g-eval",),
-    "graders.rag": (
+    "evals.graders.g_eval": ("g-eval",),
+    "evals.graders.rag": (
         "answer-relevance",
         "context-faithfulness",
         "context-recall",
         "context-relevance",
     ),
-    "graders.similarity": ("similar", "similar:cosine", "similar:dot", "similar:euclidean"),
-    "graders.tools_call": ("is-valid-openai-tools-call", "skill-used"),
-    "graders.guardrails": ("guardrails",),
-    "graders.webhook": ("webhook",),
-    "graders.trace": ("trace-error-spans", "trace-span-count", "trace-span-duration"),
-    "graders.comparison": ("max-score", "select-best"),
+    "evals.graders.similarity": ("similar", "similar:cosine", "similar:dot", "similar:euclidean"),
+    "evals.graders.tools_call": ("is-valid-openai-tools-call", "skill-used"),
+    "evals.graders.guardrails": ("guardrails",),
+    "evals.graders.webhook": ("webhook",),
+    "evals.graders.trace": ("trace-error-spans", "trace-span-count", "trace-span-duration"),
+    "evals.graders.comparison": ("max-score", "select-best"),
 }
 _MODULE_OF_TYPE = {kind: module for module, kinds in _TYPES_BY_MODULE.items() for kind in kinds}
 _loaded = False
@@ -182,7 +182,7 @@ def check_assertion_value(
     Values that use templates or `file://` are checked when graded, since they are only known
     then.
     """
-    from graders.base import GraderError
+    from evals.graders.base import GraderError
 
     base = kind[4:] if kind.startswith("not-") else kind
     _load_type(base)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.registry import register
 from evals.results import Grade
 from evals.suite.model import Assertion
-from graders.base import GradeContext, GraderError
-from graders.registry import register
 
 
 def _child(raw: object) -> Assertion:

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import math
 
-from evals.results import Grade
-from graders.base import GradeContext, GraderError
-from graders.jscompat import js_string, to_fixed
-from graders.judge import (
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.jscompat import js_string, to_fixed
+from evals.graders.judge import (
     add_usage,
     cosine_similarity,
     dot_product,
@@ -20,13 +19,14 @@ from graders.judge import (
     euclidean_distance,
     resolve_provider,
 )
-from graders.judge_grading import (
+from evals.graders.judge_grading import (
     EPSILON,
     judge_failed,
     string_or_strings,
 )
-from graders.output import output_string
-from graders.registry import register
+from evals.graders.output import output_string
+from evals.graders.registry import register
+from evals.results import Grade
 
 _METRICS = {"": "cosine", "cosine": "cosine", "dot": "dot_product", "euclidean": "euclidean"}
 

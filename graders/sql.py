@@ -14,12 +14,12 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.jscompat import coerce_string, outcome
+from evals.graders.output import output_string
+from evals.graders.python_assert import assertion_value
+from evals.graders.registry import register
 from evals.results import Grade
-from graders.base import GradeContext, GraderError
-from graders.jscompat import coerce_string, outcome
-from graders.output import output_string
-from graders.python_assert import assertion_value
-from graders.registry import register
 
 if TYPE_CHECKING:
     from sqlglot import exp

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.jscompat import invariant, js_string, json_parse, negation, outcome
+from evals.graders.output import output_string
+from evals.graders.python_assert import assertion_value
+from evals.graders.registry import register, value_check
 from evals.results import Grade
-from graders.base import GradeContext, GraderError
-from graders.jscompat import invariant, js_string, json_parse, negation, outcome
-from graders.output import output_string
-from graders.python_assert import assertion_value
-from graders.registry import register, value_check
 
 if TYPE_CHECKING:
     import jsonschema

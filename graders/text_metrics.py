@@ -15,12 +15,12 @@ from typing import Any
 
 import regex
 
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.jscompat import at_most, invariant, js_string, to_fixed, utf16_units
+from evals.graders.output import output_string
+from evals.graders.python_assert import assertion_value
+from evals.graders.registry import register
 from evals.results import Grade
-from graders.base import GradeContext, GraderError
-from graders.jscompat import at_most, invariant, js_string, to_fixed, utf16_units
-from graders.output import output_string
-from graders.python_assert import assertion_value
-from graders.registry import register
 
 _WHITESPACE = re.compile(r"\s+")
 

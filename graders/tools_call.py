@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.jscompat import js_stringify, json_parse
+from evals.graders.python_assert import ScriptError, call_json, load_function, split_file_ref
+from evals.graders.registry import register
+from evals.graders.structured import _ajv_message, compile_schema
+from evals.graders.trace import matches_pattern
 from evals.results import Grade
 from evals.templating import render_value
-from graders.base import GradeContext, GraderError
-from graders.jscompat import js_stringify, json_parse
-from graders.python_assert import ScriptError, call_json, load_function, split_file_ref
-from graders.registry import register
-from graders.structured import _ajv_message, compile_schema
-from graders.trace import matches_pattern
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

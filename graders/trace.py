@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.jscompat import js_string, to_fixed
+from evals.graders.registry import register
 from evals.results import Grade
-from graders.base import GradeContext, GraderError
-from graders.jscompat import js_string, to_fixed
-from graders.registry import register
 
 _STATUS_CODES = {"UNSET": 0, "OK": 1, "ERROR": 2}
 _ERROR_ATTRIBUTES = ("error", "exception", "failed", "failure")

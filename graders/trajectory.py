@@ -4,7 +4,7 @@
 ``trajectory:tool-args-match`` follow promptfoo 0.121 (glob tool matchers, min/max counts,
 ``in_order``/``exact`` sequences, ``partial``/``exact`` arguments with ``ignore`` and
 ``defaults``); ``tool-call-f1`` is promptfoo's set F1 of tool names. ``trajectory:match``
-compares the tool calls with a reference trajectory (see graders.trajectory_match).
+compares the tool calls with a reference trajectory (see evals.graders.trajectory_match).
 """
 
 from __future__ import annotations
@@ -12,12 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evals.results import Grade
-from evals.trajectory import Step, tool_calls
-from graders.base import GradeContext, GraderError, scored, verdict
-from graders.contracts import suite_contracts
-from graders.registry import register
-from graders.trajectory_match import (
+from evals.graders.base import GradeContext, GraderError, scored, verdict
+from evals.graders.contracts import suite_contracts
+from evals.graders.registry import register
+from evals.graders.trajectory_match import (
     ARGS_MODES,
     Call,
     ExpectedCall,
@@ -25,6 +23,8 @@ from graders.trajectory_match import (
     name_matches,
     value_matches,
 )
+from evals.results import Grade
+from evals.trajectory import Step, tool_calls
 
 
 def _label(step: Step) -> str:

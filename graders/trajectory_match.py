@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from graders.base import GraderError
-from graders.contracts import ToolContract
+from evals.graders.base import GraderError
+from evals.graders.contracts import ToolContract
 
 if TYPE_CHECKING:
     import numpy as np

@@ -26,10 +26,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from evals.graders.base import GradeContext, GraderError, verdict
+from evals.graders.registry import register
 from evals.results import Grade
 from evals.trajectory import Step, tool_calls
-from graders.base import GradeContext, GraderError, verdict
-from graders.registry import register
 
 DEFAULT_CALCULATING_TOOLS = ("calculadora", "variacion")
 DEFAULT_HEADLINE_TOOLS = ("buscar_noticias",)

@@ -15,10 +15,10 @@ import os
 import random
 from typing import TYPE_CHECKING, Any
 
+from evals.graders.base import GradeContext
+from evals.graders.jscompat import invariant, js_stringify
+from evals.graders.registry import register
 from evals.results import Grade
-from graders.base import GradeContext
-from graders.jscompat import invariant, js_stringify
-from graders.registry import register
 
 if TYPE_CHECKING:
     import httpx

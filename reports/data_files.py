@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from evals.evaluation import EvaluationResult
-from reports.promptfoo_format import ERROR_FAILURE, PASS, build_document, build_rows, columns
+from evals.reports.promptfoo_format import ERROR_FAILURE, PASS, build_document, build_rows, columns
 
 
 def jsonable(value: Any) -> Any:

@@ -15,11 +15,10 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from evals.evaluation import EvaluationResult
-from evals.results import RunRecord
-from reports import text
-from reports.data_files import jsonable
-from reports.svg import COLOURS, IntervalPoint, interval_chart
-from reports.view import (
+from evals.reports import text
+from evals.reports.data_files import jsonable
+from evals.reports.svg import COLOURS, IntervalPoint, interval_chart
+from evals.reports.view import (
     agent_overall,
     case_comparisons,
     compared_agents,
@@ -29,6 +28,7 @@ from reports.view import (
     run_reason,
     runs_by_case_agent,
 )
+from evals.results import RunRecord
 
 _TEMPLATES = Path(__file__).parent / "templates"
 _ENVIRONMENT = Environment(

@@ -7,15 +7,15 @@ and cost and latency changes: what a reviewer needs before opening the full repo
 from __future__ import annotations
 
 from evals.evaluation import EvaluationResult
-from evals.summary import CaseComparison
-from reports import text
-from reports.view import (
+from evals.reports import text
+from evals.reports.view import (
     agent_overall,
     compared_agents,
     explanations,
     improvements,
     regressions,
 )
+from evals.summary import CaseComparison
 
 MAX_CASE_ROWS = 10
 

@@ -19,9 +19,9 @@ from importlib import metadata as package_metadata
 from typing import Any
 
 from evals.evaluation import EvaluationResult
+from evals.reports.text import timestamp
 from evals.results import RunRecord
 from evals.suite.model import Case, Prompt, ProviderSpec
-from reports.text import timestamp
 
 RESULTS_VERSION = 3
 PASS, ASSERT_FAILURE, ERROR_FAILURE = 0, 1, 2

@@ -15,9 +15,9 @@ from rich.table import Table
 from rich.text import Text
 
 from evals.evaluation import EvaluationResult
+from evals.reports import text
+from evals.reports.view import case_comparisons, compared_agents, explanations
 from evals.summary import CaseAgentStats
-from reports import text
-from reports.view import case_comparisons, compared_agents, explanations
 
 T = TypeVar("T")
 

@@ -14,17 +14,17 @@ Renderer = Callable[[EvaluationResult], str]
 # Each format's module and function, imported when a report of that format is written.
 # Longest suffix first, so `.junit.xml` wins over `.xml`.
 FORMATS: dict[str, tuple[str, str]] = {
-    ".junit.xml": ("reports.junit", "render_junit"),
-    ".jsonl": ("reports.data_files", "render_jsonl"),
-    ".json": ("reports.data_files", "render_json"),
-    ".yaml": ("reports.data_files", "render_yaml"),
-    ".yml": ("reports.data_files", "render_yaml"),
-    ".csv": ("reports.data_files", "render_csv"),
-    ".xml": ("reports.junit", "render_junit"),
-    ".md": ("reports.markdown", "render_markdown"),
-    ".markdown": ("reports.markdown", "render_markdown"),
-    ".html": ("reports.html", "render_html"),
-    ".htm": ("reports.html", "render_html"),
+    ".junit.xml": ("evals.reports.junit", "render_junit"),
+    ".jsonl": ("evals.reports.data_files", "render_jsonl"),
+    ".json": ("evals.reports.data_files", "render_json"),
+    ".yaml": ("evals.reports.data_files", "render_yaml"),
+    ".yml": ("evals.reports.data_files", "render_yaml"),
+    ".csv": ("evals.reports.data_files", "render_csv"),
+    ".xml": ("evals.reports.junit", "render_junit"),
+    ".md": ("evals.reports.markdown", "render_markdown"),
+    ".markdown": ("evals.reports.markdown", "render_markdown"),
+    ".html": ("evals.reports.html", "render_html"),
+    ".htm": ("evals.reports.html", "render_html"),
 }
 
 

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from evals.agents.base import normalize_response
 from evals.agents.python_provider import load_module
 from evals.evaluation import EvaluationResult, RunOptions, run_evaluation
+from evals.graders.contracts import parse_contracts
+from evals.reports import write_report
 from evals.results import Grade, RunRecord
 from evals.suite import load_suite
-from graders.contracts import parse_contracts
-from reports import write_report
 
 SUITE_DIR = Path(__file__).resolve().parents[1] / "cases" / "reference-check"
 agent = load_module(SUITE_DIR / "agent.py")  # makes the suite's modules importable

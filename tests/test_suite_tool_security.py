@@ -17,10 +17,10 @@ from markupsafe import escape
 from evals.agents.base import normalize_response
 from evals.agents.python_provider import load_module
 from evals.evaluation import EvaluationResult, RunOptions, run_evaluation
+from evals.graders.contracts import parse_contracts
+from evals.reports import write_report
 from evals.results import RunRecord
 from evals.suite import load_suite
-from graders.contracts import parse_contracts
-from reports import write_report
 
 SUITE_DIR = Path(__file__).resolve().parents[1] / "cases" / "tool-security"
 agent = load_module(SUITE_DIR / "agent.py")  # makes the suite's modules importable

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, data, frames, selection, theme, widgets
-from dashboard.comparison import Side
+from evals.dashboard import charts, data, frames, selection, theme, widgets
+from evals.dashboard.comparison import Side
 from evals.results import RunRecord
 from evals.trajectory import Step
 

@@ -6,8 +6,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from dashboard import charts, data, frames, selection, theme, widgets
-from dashboard.comparison import Side
+from evals.dashboard import charts, data, frames, selection, theme, widgets
+from evals.dashboard.comparison import Side
 
 TWO_EVALUATIONS = "two evaluations"
 ONE_EVALUATION = "two agents of one evaluation"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, data, frames, selection, widgets
+from evals.dashboard import charts, data, frames, selection, widgets
 
 url = data.store_url()
 suite_id = st.session_state[selection.SUITE]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, data, frames, selection, theme, widgets
+from evals.dashboard import charts, data, frames, selection, theme, widgets
 
 ENVIRONMENTS = ["nightly", "pr", "release"]
 ALL = "all environments"

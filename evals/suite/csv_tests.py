@@ -51,7 +51,7 @@ def split_assertion_values(value: str) -> list[str]:
 
 
 def _assertion_pattern() -> re.Pattern[str]:
-    from graders.registry import known_types
+    from evals.graders.registry import known_types
 
     names = "|".join(re.escape(t) for t in sorted(known_types(), key=len, reverse=True))
     return re.compile(rf"^(not-)?({names})(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$")

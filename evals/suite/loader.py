@@ -388,7 +388,7 @@ class _Loader:
             raise
 
     def assertion(self, item: Any, test: Any) -> Assertion:
-        from graders.registry import check_assertion_type, check_assertion_value
+        from evals.graders.registry import check_assertion_type, check_assertion_value
 
         if not isinstance(item, dict) or "type" not in item:
             raise self.error(

@@ -14,8 +14,8 @@ from collections import Counter
 from typing import Any
 
 from evals.evaluation import EvaluationResult
+from evals.graders.registry import COMPARISON_TYPES
 from evals.suite.derived import column_scores
-from graders.registry import COMPARISON_TYPES
 
 Key = tuple[str, str, str, int]
 

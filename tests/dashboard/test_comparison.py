@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.comparison import Side, compare_sides
-from dashboard.selection import default_sides
+from evals.dashboard.comparison import Side, compare_sides
+from evals.dashboard.selection import default_sides
 from evals.errors import SuiteError
 from evals.store import open_store
 

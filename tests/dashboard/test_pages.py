@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.comparison import Side
-from dashboard.selection import side_text
+from evals.dashboard.comparison import Side
+from evals.dashboard.selection import side_text
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from trajectory_kit import grade_run, tool
 
+from evals.graders.budget import priced_cost, run_cost
 from evals.results import AgentResponse
 from evals.trajectory import Step
-from graders.budget import priced_cost, run_cost
 
 
 def model(tokens_in: int, tokens_out: int, name: str = "small", **extra: object) -> Step:

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from judge_server import base_url, judge_server
 
 from evals.blocking import run_to_completion
+from evals.graders.comparison import max_score, merge_comparison, select_best
 from evals.results import AgentResponse, Grade
 from evals.suite.model import Assertion, Case
-from graders.comparison import max_score, merge_comparison, select_best
 
 
 def _assertion(kind: str, value: object = None, **raw: object) -> Assertion:

@@ -8,8 +8,8 @@ from assertion_kit import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graders.markup import element_tree, strict_xml_error, xml_candidates
-from graders.sql import column_list, parse_statements, sql_code_blocks, table_list
+from evals.graders.markup import element_tree, strict_xml_error, xml_candidates
+from evals.graders.sql import column_list, parse_statements, sql_code_blocks, table_list
 
 ORDER = '<order id="7"><item><name>pen</name></item><item><name>ink</name></item></order>'
 

@@ -10,19 +10,19 @@ from typing import Any
 import pytest
 from judge_server import JudgeServer, bag_of_words, base_url, judge_server
 
-from evals.grading import grade_assertion, grade_case_async
-from evals.results import AgentResponse, Grade
-from evals.suite.model import Assertion, Case
-from evals.trajectory import Step
-from graders.base import GraderError
-from graders.judge import (
+from evals.graders.base import GraderError
+from evals.graders.judge import (
     DEFAULT_EMBEDDING_GRADER,
     apply_grader,
     cosine_similarity,
     resolve_provider,
 )
-from graders.judge_grading import render_rubric
-from graders.rag import faithfulness_score
+from evals.graders.judge_grading import render_rubric
+from evals.graders.rag import faithfulness_score
+from evals.grading import grade_assertion, grade_case_async
+from evals.results import AgentResponse, Grade
+from evals.suite.model import Assertion, Case
+from evals.trajectory import Step
 
 
 @pytest.fixture(scope="module")
@@ -311,8 +311,8 @@ def test_command_line_grader_replaces_only_inherited_providers() -> None:
 
 
 def test_embedding_purpose_falls_back_to_the_default_embedder() -> None:
+    from evals.graders.base import GradeContext
     from evals.results import AgentResponse as Response
-    from graders.base import GradeContext
 
     ctx = GradeContext(
         output="",

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from assertion_kit import run
 
-from graders.registry import get_grader
+from evals.graders.registry import get_grader
 
 ROWS: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "golden" / "promptfoo_outputs.json").read_text(encoding="utf-8")

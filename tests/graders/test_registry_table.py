@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-import graders.registry as registry
+import evals.graders.registry as registry
 from evals.errors import SuiteError
 
 
@@ -23,18 +23,25 @@ def test_the_table_names_the_module_that_registers_each_type() -> None:
 def test_a_suite_loads_only_the_grader_modules_it_uses() -> None:
     script = (
         "import sys\n"
-        "from graders.registry import check_assertion_type, check_assertion_value, get_grader\n"
+        "from evals.graders.registry import (\n"
+        "    check_assertion_type, check_assertion_value, get_grader\n"
+        ")\n"
         "check_assertion_type('not-contains')\n"
         "check_assertion_value('regex', '^a')\n"
         "assert get_grader('contains') is not None\n"
-        "print(sorted(m for m in sys.modules if m.startswith('graders.')))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('evals.graders.')))\n"
     )
     loaded = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     ).stdout
 
-    assert "graders.output" in loaded
-    for unused in ("graders.text_metrics", "graders.sql", "graders.markup", "graders.webhook"):
+    assert "evals.graders.output" in loaded
+    for unused in (
+        "evals.graders.text_metrics",
+        "evals.graders.sql",
+        "evals.graders.markup",
+        "evals.graders.webhook",
+    ):
         assert unused not in loaded
 
 

@@ -9,8 +9,8 @@ from assertion_kit import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evals.graders.trace import matches_pattern, percentile_of, to_trace_span
 from evals.results import AgentResponse
-from graders.trace import matches_pattern, percentile_of, to_trace_span
 
 
 def _span(name: str, start_ms: float, end_ms: float | None, code: str = "UNSET", **attributes):

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from trajectory_kit import grade_run, tool
 
-from graders.contracts import ToolContract
-from graders.trajectory_match import (
+from evals.graders.contracts import ToolContract
+from evals.graders.trajectory_match import (
     ARGS_MODES,
     MATCH_MODES,
     Call,

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from trajectory_kit import grade_run, tool
 
-from graders.verifier import VerifierRules, is_near, numbers_in, verify_answer
+from evals.graders.verifier import VerifierRules, is_near, numbers_in, verify_answer
 
 BUSI_QUESTION = (
     "¿Cuánto cambió en porcentaje el cierre de BUSI entre el 2024-03-15 y el 2024-03-22?"

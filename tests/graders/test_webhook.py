@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from assertion_kit import run
 
-from graders import webhook
+from evals.graders import webhook
 
 ANSWERS: dict[str, tuple[int, str]] = {
     "/pass": (200, json.dumps({"pass": True})),

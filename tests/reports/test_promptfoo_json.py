@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from report_sample import sample_result
 
-from reports import write_report
-from reports.data_files import render_csv, render_json, render_jsonl, render_yaml
+from evals.reports import write_report
+from evals.reports.data_files import render_csv, render_json, render_jsonl, render_yaml
 
 GOLDEN = Path(__file__).parent / "golden"
 PROMPTFOO = Path(os.environ.get("EVALS_PROMPTFOO") or shutil.which("promptfoo") or "promptfoo")

@@ -1,0 +1,151 @@
+"""One import namespace: the distribution installs `evals` and nothing else at the top.
+
+The folders graders/, reports/ and dashboard/ sit next to evals/ in the source tree and
+import as `evals.graders`, `evals.reports` and `evals.dashboard` in every setting: from a
+built wheel installed elsewhere, from the editable install, and from a checkout.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import evals
+import evals.dashboard
+import evals.graders
+import evals.reports
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = {"evals": "evals", "graders": "evals/graders", "reports": "evals/reports"}
+FOLDERS["dashboard"] = "evals/dashboard"
+SUITE = ROOT / "cases" / "trading-research"
+
+
+def _source_files() -> set[str]:
+    """Every file of the source folders, as the wheel should name it."""
+    expected = set()
+    for folder, target in FOLDERS.items():
+        for path in (ROOT / folder).rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                expected.add(f"{target}/{path.relative_to(ROOT / folder).as_posix()}")
+    return expected
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The distribution's wheel, built from this checkout."""
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps"] + ["-w", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (built,) = out.glob("evals_harness-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel installed (without dependencies) into a directory of its own."""
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target)]
+        + [str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    return target
+
+
+def _python(code: str, cwd: Path, pythonpath: Path | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    answer = subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True
+    )
+    assert answer.returncode == 0, answer.stderr
+    return answer.stdout
+
+
+WHERE = (
+    "import sys, evals.graders.registry, evals.reports.writers, evals.dashboard\n"
+    "for name in ('evals', 'evals.graders', 'evals.reports', 'evals.dashboard'):\n"
+    "    print(sys.modules[name].__file__)\n"
+    "print(sorted({m.split('.')[0] for m in sys.modules} & {'graders', 'reports', 'dashboard'}))\n"
+)
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_one_top_level_package_with_every_source_file(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    tops = {name.split("/")[0] for name in names}
+    (info,) = (top for top in tops if top.endswith(".dist-info"))
+
+    assert tops - {info} == {"evals"}
+    assert zipfile.ZipFile(wheel).read(f"{info}/top_level.txt").decode().split() == ["evals"]
+    missing = _source_files() - names
+    assert not missing, f"files the wheel does not install: {sorted(missing)[:10]}"
+
+
+def test_the_installed_distribution_exposes_only_evals() -> None:
+    distribution = importlib.metadata.distribution("evals-harness")
+
+    assert (distribution.read_text("top_level.txt") or "").split() == ["evals"]
+    assert [e.value for e in distribution.entry_points if e.name == "evals"] == ["evals.cli:main"]
+
+
+def test_a_checkout_maps_the_folders_into_the_evals_namespace() -> None:
+    assert Path(evals.graders.__file__) == ROOT / "graders" / "__init__.py"
+    assert Path(evals.reports.__file__) == ROOT / "reports" / "__init__.py"
+    assert Path(evals.dashboard.__file__) == ROOT / "dashboard" / "__init__.py"
+    assert not {"graders", "reports", "dashboard"} & set(sys.modules)
+
+
+@pytest.mark.slow
+def test_an_installed_wheel_imports_from_its_own_folders(installed: Path, tmp_path: Path) -> None:
+    lines = _python(WHERE, tmp_path, installed).splitlines()
+
+    for line, name in zip(lines, ("", "graders/", "reports/", "dashboard/"), strict=False):
+        assert line == str(installed / "evals" / name / "__init__.py").replace("//", "/")
+    assert lines[-1] == "[]"
+
+
+@pytest.mark.slow
+def test_a_checkout_wins_over_an_installed_wheel_with_the_same_folders(installed: Path) -> None:
+    lines = _python(WHERE, ROOT, installed).splitlines()
+
+    assert lines[:4] == [
+        str(ROOT / "evals" / "__init__.py"),
+        str(ROOT / "graders" / "__init__.py"),
+        str(ROOT / "reports" / "__init__.py"),
+        str(ROOT / "dashboard" / "__init__.py"),
+    ]
+    assert lines[-1] == "[]"
+
+
+@pytest.mark.slow
+def test_an_installed_wheel_runs_a_suite_from_another_directory(
+    installed: Path, tmp_path: Path
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(installed)
+    command = [sys.executable, "-m", "evals", "run", str(SUITE), "--repeat", "1"]
+    answer = subprocess.run(
+        [*command, "--no-progress", "-o", "report.md"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+    assert answer.returncode in (0, 1), answer.stderr
+    assert "Gate verdict" in answer.stdout
+    assert (tmp_path / "report.md").read_text(encoding="utf-8").startswith("#")
+    assert (tmp_path / ".evals").is_dir()
