@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from evals.dashboard.comparison import Side, compare_sides
-from evals.evaluation import EvaluationMeta, analyse
-from evals.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.evaluation import analyse
+from evals.model.evaluation import EvaluationMeta
+from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.model.suite import Case
+from evals.model.trajectory import Step
 from evals.store import Store, open_store
 from evals.store.dashboard_queries import DashboardQueries
 from evals.suite import load_suite
-from evals.suite.model import Case
-from evals.trajectory import Step
 
 SUITE = Path(__file__).resolve().parents[1] / "cases" / "trading-research"
 AGENTS = ("baseline", "candidate")

@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlalchemy import insert
 
-from evals.evaluation import EvaluationMeta
+from evals.model.evaluation import EvaluationMeta
 from evals.store import Store, open_store
 from evals.store.schema import evaluations
 

@@ -18,11 +18,11 @@ import time
 import uuid
 from pathlib import Path
 
-from evals.evaluation import EvaluationMeta
-from evals.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.model.evaluation import EvaluationMeta
+from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.model.trajectory import Step
 from evals.store import open_store
 from evals.store.process import StoreProcess
-from evals.trajectory import Step
 
 
 def _record(index: int) -> RunRecord:

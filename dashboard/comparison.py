@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.errors import SuiteError
 from evals.evaluation import analyse
 from evals.gates.decide import check_comparable
-from evals.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.model.errors import SuiteError
+from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.model.suite import Suite
 from evals.store import Store, StoredEvaluation
 from evals.store.dashboard_queries import DashboardQueries
 from evals.suite import load_suite
-from evals.suite.model import Suite
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from evals.dashboard.comparison import ComparisonResult, Side, compare_sides
-from evals.results import RunRecord
+from evals.model.results import RunRecord
 from evals.store import Store, StoredEvaluation, open_store
 from evals.store.dashboard_queries import DashboardQueries
 from evals.store.engine import resolve_url

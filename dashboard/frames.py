@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from evals.results import RunRecord
+from evals.model.results import RunRecord
 
 SUITE_GROUP = "suite"
 

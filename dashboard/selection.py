@@ -12,7 +12,7 @@ import streamlit as st
 
 from evals.dashboard import data, theme
 from evals.dashboard.comparison import ComparisonResult, Side
-from evals.errors import SuiteError
+from evals.model.errors import SuiteError
 
 SUITE = "suite"
 BASELINE = "baseline"

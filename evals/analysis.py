@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from evals import stats
-from evals.gates.config import GateConfig
-from evals.results import RunRecord
-from evals.suite.model import Case, Suite
-from evals.summary import (
+from evals.model.gates import GateConfig
+from evals.model.results import RunRecord
+from evals.model.suite import Case, Suite
+from evals.model.summary import (
     AgentStats,
     CaseAgentStats,
     CaseComparison,

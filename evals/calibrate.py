@@ -23,11 +23,11 @@ from typing import Any
 import yaml
 from scipy.stats import norm
 
-from evals.errors import SuiteError
 from evals.grading import grade_assertion_async
-from evals.results import AgentResponse
+from evals.model.errors import SuiteError
+from evals.model.results import AgentResponse
+from evals.model.suite import Assertion
 from evals.stats import wilson_interval
-from evals.suite.model import Assertion
 
 _TRUE = {"true", "pass", "passed", "yes", "y", "1"}
 _FALSE = {"false", "fail", "failed", "no", "n", "0"}

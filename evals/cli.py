@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from evals import __version__
-from evals.errors import ExitCode, HarnessFault, SuiteError
+from evals.model.errors import ExitCode, HarnessFault, SuiteError
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -64,7 +64,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, store_process) -> int:  # StoreProcess | None
-    from evals.evaluation import RunOptions, run_evaluation
+    from evals.evaluation import run_evaluation
+    from evals.model.options import RunOptions
     from evals.suite import load_suite
 
     suite = load_suite(args.suite)

@@ -14,12 +14,12 @@ from collections import Counter
 from collections.abc import Iterable
 
 from evals.blocking import run_to_completion
-from evals.errors import SuiteError
 from evals.graders.comparison import max_score, merge_comparison, select_best
 from evals.graders.registry import COMPARISON_TYPES
-from evals.plan import PlannedRun
-from evals.results import RunKey, RunRecord
-from evals.suite.model import Case, Suite
+from evals.model.errors import SuiteError
+from evals.model.plan import PlannedRun
+from evals.model.results import RunKey, RunRecord
+from evals.model.suite import Case, Suite
 
 GroupKey = tuple[str, int]
 

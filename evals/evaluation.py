@@ -12,83 +12,19 @@ import os
 import subprocess
 import time
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evals.gates.config import GateConfig
+from evals.model.evaluation import EvaluationMeta, EvaluationResult
+from evals.model.gates import GateConfig
+from evals.model.options import RunOptions
+from evals.model.protocols import StoreSink, Tracer
+from evals.model.results import RunRecord
+from evals.model.suite import Suite
+from evals.model.summary import GateReport, Summary
 from evals.plan import build_plan
-from evals.results import RunRecord
-from evals.suite.model import Suite
-from evals.summary import GateReport, Summary
 from evals.tracing import run_tracer
-
-
-@dataclass(slots=True)
-class RunOptions:
-    """How to run a suite: repeats, concurrency, filters, environment, store.
-
-    `keep_records=False` keeps only slim records (`RunRecord.slimmed`) in the result:
-    enough for statistics, gates and the terminal summary, with full rows in the store.
-    `store_process` is a `StoreProcess` the caller started early (it overlaps the
-    store's start-up with loading the suite) and closes itself.
-    """
-
-    repeat: int | None = None
-    concurrency: int | None = None
-    timeout_s: float | None = None
-    tags: list[str] | None = None
-    case_ids: list[str] | None = None
-    agents: list[str] | None = None
-    environment: str | None = None
-    store_url: str | None = None
-    use_store: bool = True
-    resume: str | bool | None = None
-    shard: tuple[int, int] | None = None
-    progress: bool = True
-    evaluation_id: str | None = None
-    grader: str | None = None
-    confidence: float | None = None
-    executor: str = "local"
-    ray_address: str | None = None
-    cache: bool = False
-    trace: bool | None = None
-    keep_records: bool = True
-    seed: int = 0
-    store_process: Any = None
-
-
-@dataclass(slots=True)
-class EvaluationMeta:
-    """Identity and provenance of one evaluation, as stored."""
-
-    id: str
-    suite_id: str
-    suite_version: str | None
-    fingerprint: str
-    description: str
-    environment: str | None
-    git_commit: str | None
-    git_branch: str | None
-    started_at: float
-    ended_at: float | None = None
-    agents: list[str] = field(default_factory=list)
-    config: dict[str, Any] = field(default_factory=dict)
-    status: str = "running"
-    shard: str | None = None
-
-
-@dataclass(slots=True)
-class EvaluationResult:
-    """Everything an evaluation produced; reports and the CLI read only this."""
-
-    suite: Suite
-    meta: EvaluationMeta
-    records: list[RunRecord]
-    summary: Summary
-    gates: GateReport
-    gate_config: GateConfig
-    repeat: int
 
 
 def git_info(cwd: Path) -> tuple[str | None, str | None]:
@@ -270,12 +206,12 @@ async def _execute(
     suite: Suite,
     planned: list,
     records: list[RunRecord],
-    store: Any,
+    store: StoreSink | None,
     meta: EvaluationMeta,
     options: RunOptions,
     concurrency: int,
     timeout_s: float | None,
-    tracer: Any,
+    tracer: Tracer,
 ) -> None:
     from evals.executors import build_executor
     from evals.replay import DEFAULT_CACHE_PATH

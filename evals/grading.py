@@ -19,8 +19,8 @@ from typing import Any
 from evals.blocking import run_to_completion
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.registry import COMPARISON_TYPES, Grader, get_grader
-from evals.results import AgentResponse, Grade
-from evals.suite.model import Assertion, Case
+from evals.model.results import AgentResponse, Grade
+from evals.model.suite import Assertion, Case
 from evals.templating import render, render_value
 
 

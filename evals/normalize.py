@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from evals.model.trajectory import Step, StepKind
 from evals.tracing import genai
-from evals.trajectory import Step, StepKind
 
 _DEFAULT_MODEL = "assistant"
 

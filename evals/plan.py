@@ -8,24 +8,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-from evals.results import RunKey
-from evals.suite.model import Case, Prompt, ProviderSpec, Suite
-
-
-@dataclass(slots=True, frozen=True)
-class PlannedRun:
-    """One run to execute."""
-
-    key: RunKey
-    case: Case
-    prompt: Prompt
-    provider: ProviderSpec
-    prompt_index: int
-    agent_index: int
-    seed: int
-    shared_seed: int
+from evals.model.plan import PlannedRun
+from evals.model.results import RunKey
+from evals.model.suite import Case, Suite
 
 
 def derive_seed(suite_id: str, case_id: str, agent: str, repeat: int, salt: int = 0) -> int:

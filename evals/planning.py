@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evals.model.suite import Suite
 from evals.stats import (
     cases_needed,
     minimum_detectable_effect,
     power_to_detect,
     repeats_needed,
 )
-from evals.suite.model import Suite
 
 REPEAT_GRID = (1, 3, 5, 10, 20)
 DEFAULT_PASS_RATE = 0.7

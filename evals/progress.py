@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from evals.results import RunRecord
+from evals.model.results import RunRecord
 
 if TYPE_CHECKING:
     from rich.progress import Progress as RichProgress

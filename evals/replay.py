@@ -23,11 +23,11 @@ from typing import Any
 import orjson
 
 from evals.agents.base import Agent, CallContext
-from evals.errors import SuiteError
-from evals.results import AgentResponse, RunRecord
+from evals.model.errors import SuiteError
+from evals.model.results import AgentResponse, RunRecord
+from evals.model.suite import ProviderSpec, Suite
+from evals.model.trajectory import Step
 from evals.store.codec import dump_json, encode_step
-from evals.suite.model import ProviderSpec
-from evals.trajectory import Step
 
 DEFAULT_CACHE_PATH = Path(".evals") / "cache" / "responses.db"
 
@@ -135,7 +135,7 @@ class CachedAgent:
         self.cache.close()
 
 
-def regrade_records(suite: Any, records: list[RunRecord]) -> tuple[list[RunRecord], list[str]]:
+def regrade_records(suite: Suite, records: list[RunRecord]) -> tuple[list[RunRecord], list[str]]:
     """`records` graded again by `suite`'s current assertions; plus warnings.
 
     Runs that errored stay as they were (there is no response to grade); runs of a case
@@ -194,7 +194,9 @@ def regrade(store_url: str | None, evaluation_id: str, suite_path: str | None = 
     the source's environment, commit and branch (the agents ran there) and names the
     source in `config.regraded_from`. Returns its `EvaluationResult`.
     """
-    from evals.evaluation import EvaluationResult, RunOptions, analyse, new_meta
+    from evals.evaluation import analyse, new_meta
+    from evals.model.evaluation import EvaluationResult
+    from evals.model.options import RunOptions
     from evals.store import open_store
     from evals.suite import load_suite
 

@@ -19,8 +19,9 @@ from typing import Any
 
 from evals.agents.base import Agent, CallContext, MalformedResponse
 from evals.grading import grade_case_async
-from evals.plan import PlannedRun
-from evals.results import AgentResponse, RunRecord
+from evals.model.plan import PlannedRun
+from evals.model.protocols import RunTrace, Tracer
+from evals.model.results import AgentResponse, RunRecord
 from evals.tracing import NULL_TRACER
 
 
@@ -113,7 +114,7 @@ class Runner:
         concurrency: int = 4,
         timeout_s: float | None = None,
         suite_config: dict[str, Any] | None = None,
-        tracer: Any = NULL_TRACER,
+        tracer: Tracer = NULL_TRACER,
     ) -> None:
         self.agents = agents
         self.suite_id = suite_id
@@ -135,7 +136,7 @@ class Runner:
             traced.finish(record)
         return record
 
-    async def _execute(self, run: PlannedRun, traced: Any) -> RunRecord:
+    async def _execute(self, run: PlannedRun, traced: RunTrace) -> RunRecord:
         prompt = ""
         started = time.time()
         try:

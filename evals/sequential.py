@@ -24,12 +24,13 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from evals.errors import SuiteError
+from evals.model.errors import SuiteError
 
 if TYPE_CHECKING:
-    from evals.evaluation import EvaluationResult, RunOptions
-    from evals.suite.model import Suite
-    from evals.summary import GateReport
+    from evals.model.evaluation import EvaluationResult
+    from evals.model.options import RunOptions
+    from evals.model.suite import Suite
+    from evals.model.summary import GateReport
 
 DEFAULT_STAGES = (5, 10, 20)
 

@@ -25,7 +25,8 @@ import httpx
 import httpx2
 import openai
 
-from evals.results import AgentResponse
+from evals.model.results import AgentResponse
+from evals.model.trajectory import Step
 from evals.toolloop import (
     Adapter,
     AnthropicMessagesAdapter,
@@ -35,7 +36,6 @@ from evals.toolloop import (
     count_tokens,
     run_tool_loop,
 )
-from evals.trajectory import Step
 
 Call = tuple[str, dict[str, Any]]
 Action = list[Call] | str

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals.results import AgentResponse, Grade
-from evals.suite.model import Assertion
+from evals.model.results import AgentResponse, Grade
+from evals.model.suite import Assertion
 
 
 @dataclass(slots=True)

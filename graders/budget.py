@@ -23,8 +23,8 @@ from typing import Any
 
 from evals.graders.base import GradeContext, GraderError, scored
 from evals.graders.registry import register
-from evals.results import AgentResponse, Grade
-from evals.trajectory import Step, model_calls, tool_calls
+from evals.model.results import AgentResponse, Grade
+from evals.model.trajectory import Step, model_calls, tool_calls
 
 PER_MILLION = 1_000_000
 

@@ -21,8 +21,8 @@ from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import js_string, to_fixed
 from evals.graders.judge_grading import ask_rubric, judge_failed, try_parse, unanswered
 from evals.graders.registry import COMPARISON_TYPES, value_check
-from evals.results import AgentResponse, Grade
-from evals.suite.model import Assertion, Case
+from evals.model.results import AgentResponse, Grade
+from evals.model.suite import Assertion, Case
 
 METHODS = ("average", "sum")
 

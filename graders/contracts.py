@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evals.graders.base import GraderError
-from evals.trajectory import EFFECT_CLASSES
+from evals.model.trajectory import EFFECT_CLASSES
 
 EFFECTFUL = frozenset({"write", "send", "publish", "delete"})
 

@@ -27,7 +27,7 @@ from evals.graders.judge_grading import (
 )
 from evals.graders.output import output_string
 from evals.graders.registry import register
-from evals.results import Grade
+from evals.model.results import Grade
 
 G_EVAL_STEPS_SCHEMA = {
     "type": "object",

@@ -11,7 +11,7 @@ from typing import Any
 
 from evals.graders.base import GradeContext
 from evals.graders.registry import register
-from evals.results import Grade
+from evals.model.results import Grade
 
 
 def reported_guardrails(metadata: dict[str, Any]) -> dict[str, Any]:

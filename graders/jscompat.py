@@ -13,7 +13,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from evals.graders.base import GradeContext, GraderError
-from evals.results import Grade
+from evals.model.results import Grade
 
 
 def _jsonable(value: Any) -> Any:

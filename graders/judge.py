@@ -20,11 +20,11 @@ from typing import Any, Literal
 
 from evals.agents.base import CallContext
 from evals.agents.registry import build_agent
-from evals.errors import SuiteError
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import js_stringify
 from evals.graders.structured import extract_json_objects
-from evals.suite.model import ProviderSpec
+from evals.model.errors import SuiteError
+from evals.model.suite import ProviderSpec
 
 Purpose = Literal["text", "embedding"]
 

@@ -26,7 +26,7 @@ from evals.graders.judge import (
 )
 from evals.graders.python_assert import assertion_value
 from evals.graders.structured import extract_json_objects
-from evals.results import Grade
+from evals.model.results import Grade
 from evals.templating import render
 
 EPSILON = sys.float_info.epsilon

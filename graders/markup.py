@@ -18,7 +18,7 @@ from evals.graders.jscompat import js_string, outcome
 from evals.graders.output import output_string
 from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register
-from evals.results import Grade
+from evals.model.results import Grade
 
 _NAME = re.compile(r"[^\s/>=<!?\"']+")
 _TOKEN = re.compile(

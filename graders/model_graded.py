@@ -30,7 +30,7 @@ from evals.graders.judge_grading import (
 from evals.graders.output import output_string
 from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register
-from evals.results import Grade
+from evals.model.results import Grade
 
 FACTUALITY_SCHEMA = {
     "type": "object",

@@ -25,7 +25,7 @@ from evals.graders.jscompat import (
 from evals.graders.python_assert import assertion_value
 from evals.graders.refusal import is_basic_refusal
 from evals.graders.registry import register, value_check
-from evals.results import Grade
+from evals.model.results import Grade
 
 
 def output_string(ctx: GradeContext) -> str:

@@ -37,8 +37,8 @@ from evals.graders.base import GradeContext, GraderError
 from evals.graders.contracts import EFFECTFUL, ToolContract, suite_contracts
 from evals.graders.registry import register
 from evals.graders.trajectory_match import args_match, name_matches
-from evals.results import Grade
-from evals.trajectory import Step, tool_calls
+from evals.model.results import Grade
+from evals.model.trajectory import Step, tool_calls
 
 BUILTIN_PATTERNS: dict[str, re.Pattern[str]] = {
     "path_traversal": re.compile(

@@ -25,7 +25,7 @@ from evals.blocking import run_to_completion
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import js_string, js_stringify
 from evals.graders.registry import register
-from evals.results import Grade
+from evals.model.results import Grade
 
 _CODE_LABEL = "Python code"
 _LANGUAGE = "Python"

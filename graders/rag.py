@@ -37,7 +37,7 @@ from evals.graders.judge_grading import (
 )
 from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register
-from evals.results import Grade
+from evals.model.results import Grade
 
 
 def resolve_context(ctx: GradeContext, fallback: str | None) -> str | list[str]:

@@ -6,9 +6,9 @@ import difflib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from evals.errors import SuiteError
 from evals.graders.base import GradeContext
-from evals.results import Grade
+from evals.model.errors import SuiteError
+from evals.model.results import Grade
 
 # A grader is a plain function; graders that call out (LLM judges) are coroutine functions.
 Grader = Callable[[GradeContext], Grade | Awaitable[Grade]]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.registry import register
-from evals.results import Grade
-from evals.suite.model import Assertion
+from evals.model.results import Grade
+from evals.model.suite import Assertion
 
 
 def _child(raw: object) -> Assertion:

@@ -26,7 +26,7 @@ from evals.graders.judge_grading import (
 )
 from evals.graders.output import output_string
 from evals.graders.registry import register
-from evals.results import Grade
+from evals.model.results import Grade
 
 _METRICS = {"": "cosine", "cosine": "cosine", "dot": "dot_product", "euclidean": "euclidean"}
 

@@ -19,7 +19,7 @@ from evals.graders.jscompat import coerce_string, outcome
 from evals.graders.output import output_string
 from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register
-from evals.results import Grade
+from evals.model.results import Grade
 
 if TYPE_CHECKING:
     from sqlglot import exp

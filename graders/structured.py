@@ -12,7 +12,7 @@ from evals.graders.jscompat import invariant, js_string, json_parse, negation, o
 from evals.graders.output import output_string
 from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register, value_check
-from evals.results import Grade
+from evals.model.results import Grade
 
 if TYPE_CHECKING:
     import jsonschema

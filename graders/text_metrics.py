@@ -20,7 +20,7 @@ from evals.graders.jscompat import at_most, invariant, js_string, to_fixed, utf1
 from evals.graders.output import output_string
 from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register
-from evals.results import Grade
+from evals.model.results import Grade
 
 _WHITESPACE = re.compile(r"\s+")
 

@@ -19,7 +19,7 @@ from evals.graders.python_assert import ScriptError, call_json, load_function, s
 from evals.graders.registry import register
 from evals.graders.structured import _ajv_message, compile_schema
 from evals.graders.trace import matches_pattern
-from evals.results import Grade
+from evals.model.results import Grade
 from evals.templating import render_value
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from typing import Any
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import js_string, to_fixed
 from evals.graders.registry import register
-from evals.results import Grade
+from evals.model.results import Grade
 
 _STATUS_CODES = {"UNSET": 0, "OK": 1, "ERROR": 2}
 _ERROR_ATTRIBUTES = ("error", "exception", "failed", "failure")

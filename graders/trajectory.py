@@ -23,8 +23,8 @@ from evals.graders.trajectory_match import (
     name_matches,
     value_matches,
 )
-from evals.results import Grade
-from evals.trajectory import Step, tool_calls
+from evals.model.results import Grade
+from evals.model.trajectory import Step, tool_calls
 
 
 def _label(step: Step) -> str:

@@ -28,8 +28,8 @@ from typing import Any
 
 from evals.graders.base import GradeContext, GraderError, verdict
 from evals.graders.registry import register
-from evals.results import Grade
-from evals.trajectory import Step, tool_calls
+from evals.model.results import Grade
+from evals.model.trajectory import Step, tool_calls
 
 DEFAULT_CALCULATING_TOOLS = ("calculadora", "variacion")
 DEFAULT_HEADLINE_TOOLS = ("buscar_noticias",)

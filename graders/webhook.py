@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from evals.graders.base import GradeContext
 from evals.graders.jscompat import invariant, js_stringify
 from evals.graders.registry import register
-from evals.results import Grade
+from evals.model.results import Grade
 
 if TYPE_CHECKING:
     import httpx

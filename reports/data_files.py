@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from evals.evaluation import EvaluationResult
+from evals.model.evaluation import EvaluationResult
 from evals.reports.promptfoo_format import ERROR_FAILURE, PASS, build_document, build_rows, columns
 
 

@@ -14,7 +14,8 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from evals.evaluation import EvaluationResult
+from evals.model.evaluation import EvaluationResult
+from evals.model.results import RunRecord
 from evals.reports import text
 from evals.reports.data_files import jsonable
 from evals.reports.svg import COLOURS, IntervalPoint, interval_chart
@@ -28,7 +29,6 @@ from evals.reports.view import (
     run_reason,
     runs_by_case_agent,
 )
-from evals.results import RunRecord
 
 _TEMPLATES = Path(__file__).parent / "templates"
 _ENVIRONMENT = Environment(

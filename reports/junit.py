@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from evals.evaluation import EvaluationResult
+from evals.model.evaluation import EvaluationResult
+from evals.model.results import RunRecord
+from evals.model.summary import CaseAgentStats, CaseComparison
 from evals.reports import text
 from evals.reports.view import case_comparisons, compared_agents, run_reason, runs_by_case_agent
-from evals.results import RunRecord
-from evals.summary import CaseAgentStats, CaseComparison
 
 
 def _runs_text(runs: list[RunRecord]) -> str:

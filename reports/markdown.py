@@ -6,7 +6,8 @@ and cost and latency changes: what a reviewer needs before opening the full repo
 
 from __future__ import annotations
 
-from evals.evaluation import EvaluationResult
+from evals.model.evaluation import EvaluationResult
+from evals.model.summary import CaseComparison
 from evals.reports import text
 from evals.reports.view import (
     agent_overall,
@@ -15,7 +16,6 @@ from evals.reports.view import (
     improvements,
     regressions,
 )
-from evals.summary import CaseComparison
 
 MAX_CASE_ROWS = 10
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from importlib import metadata as package_metadata
 from typing import Any
 
-from evals.evaluation import EvaluationResult
+from evals.model.evaluation import EvaluationResult
+from evals.model.results import RunRecord
+from evals.model.suite import Case, Prompt, ProviderSpec
 from evals.reports.text import timestamp
-from evals.results import RunRecord
-from evals.suite.model import Case, Prompt, ProviderSpec
 
 RESULTS_VERSION = 3
 PASS, ASSERT_FAILURE, ERROR_FAILURE = 0, 1, 2

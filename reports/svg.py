@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from evals.summary import Interval
+from evals.model.summary import Interval
 
 ROW_HEIGHT = 22
 LABEL_WIDTH = 180

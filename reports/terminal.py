@@ -14,10 +14,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from evals.evaluation import EvaluationResult
+from evals.model.evaluation import EvaluationResult
+from evals.model.summary import CaseAgentStats
 from evals.reports import text
 from evals.reports.view import case_comparisons, compared_agents, explanations
-from evals.summary import CaseAgentStats
 
 T = TypeVar("T")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from evals.summary import Interval
+from evals.model.summary import Interval
 
 VERDICT_ICONS = {
     "regression": "🔴",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from evals.evaluation import EvaluationResult
-from evals.results import RunRecord
-from evals.summary import AgentStats, CaseComparison
+from evals.model.evaluation import EvaluationResult
+from evals.model.results import RunRecord
+from evals.model.summary import AgentStats, CaseComparison
 
 
 def case_comparisons(result: EvaluationResult) -> list[CaseComparison]:

@@ -6,8 +6,8 @@ import importlib
 from collections.abc import Callable
 from pathlib import Path
 
-from evals.errors import SuiteError
-from evals.evaluation import EvaluationResult
+from evals.model.errors import SuiteError
+from evals.model.evaluation import EvaluationResult
 
 Renderer = Callable[[EvaluationResult], str]
 

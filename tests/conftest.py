@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.errors import SuiteError
+from evals.model.errors import SuiteError
 from evals.suite import load_suite
 
 

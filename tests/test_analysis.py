@@ -7,10 +7,10 @@ import random
 import pytest
 
 from evals.analysis import summarize
-from evals.gates.config import GateConfig
-from evals.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.model.gates import GateConfig
+from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.model.suite import Case
 from evals.stats import newcombe_interval, wilson_interval
-from evals.suite.model import Case
 from validation.beta_binomial import simulated_suite
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evals.cli import main
-from evals.errors import ExitCode
+from evals.model.errors import ExitCode
 
 AGENT = """
 def call_api(prompt, options, context):

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from evals.cli import main
-from evals.evaluation import RunOptions, run_evaluation
+from evals.evaluation import run_evaluation
+from evals.model.options import RunOptions
 from evals.replay import regrade
 from evals.store import open_store
 from evals.suite import load_suite
@@ -149,7 +150,7 @@ def test_killed_run_resumes_to_the_uninterrupted_verdicts(
 
 
 def test_sharding_a_suite_with_comparisons_is_refused(suite_path: Path):
-    from evals.errors import SuiteError
+    from evals.model.errors import SuiteError
 
     with pytest.raises(SuiteError, match="--shard"):
         run_evaluation(load_suite(suite_path), RunOptions(use_store=False, shard=(1, 2)))

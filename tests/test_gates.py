@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from evals.errors import SuiteError
-from evals.gates.config import GateConfig, parse_gates
 from evals.gates.decide import check_comparable, decide
-from evals.summary import (
+from evals.model.errors import SuiteError
+from evals.model.gates import GateConfig
+from evals.model.summary import (
     AgentStats,
     CaseAgentStats,
     CaseComparison,
@@ -15,6 +15,7 @@ from evals.summary import (
     GroupComparison,
     Summary,
 )
+from evals.suite.gates import parse_gates
 
 
 def agent(name="cand", rate=0.8, interval=(0.7, 0.9), **kwargs) -> AgentStats:

@@ -7,6 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evals.model.trajectory import Step
 from evals.normalize import (
     from_anthropic,
     from_openai_chat,
@@ -15,7 +16,6 @@ from evals.normalize import (
     to_steps,
     trajectory_from_spans,
 )
-from evals.trajectory import Step
 
 
 def _calls(steps: list[Step]) -> list[tuple]:

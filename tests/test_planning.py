@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from statsmodels.stats.power import NormalIndPower
 
 from evals.cli import main
-from evals.evaluation import RunOptions, run_evaluation
+from evals.evaluation import run_evaluation
+from evals.model.options import RunOptions
 from evals.planning import DEFAULT_ICC, build_power_plan, latest_estimate
 from evals.stats import (
     cases_needed,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from evals.evaluation import RunOptions, run_evaluation
+from evals.evaluation import run_evaluation
+from evals.model.options import RunOptions
 from evals.suite import load_suite
 
 AGENTS = """

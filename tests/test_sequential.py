@@ -11,9 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evals.cli import main
-from evals.errors import SuiteError
-from evals.evaluation import RunOptions, analyse
-from evals.gates.config import GateConfig
+from evals.evaluation import analyse
+from evals.model.errors import SuiteError
+from evals.model.gates import GateConfig
+from evals.model.options import RunOptions
 from evals.plan import build_plan
 from evals.sequential import (
     check_stages,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evals.cli import main
-from evals.errors import ExitCode
+from evals.model.errors import ExitCode
 
 AGENT = """
 def call_api(prompt, options, context):

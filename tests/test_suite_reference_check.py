@@ -12,10 +12,12 @@ from hypothesis import strategies as st
 
 from evals.agents.base import normalize_response
 from evals.agents.python_provider import load_module
-from evals.evaluation import EvaluationResult, RunOptions, run_evaluation
+from evals.evaluation import run_evaluation
 from evals.graders.contracts import parse_contracts
+from evals.model.evaluation import EvaluationResult
+from evals.model.options import RunOptions
+from evals.model.results import Grade, RunRecord
 from evals.reports import write_report
-from evals.results import Grade, RunRecord
 from evals.suite import load_suite
 
 SUITE_DIR = Path(__file__).resolve().parents[1] / "cases" / "reference-check"

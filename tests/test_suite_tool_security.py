@@ -16,10 +16,12 @@ from markupsafe import escape
 
 from evals.agents.base import normalize_response
 from evals.agents.python_provider import load_module
-from evals.evaluation import EvaluationResult, RunOptions, run_evaluation
+from evals.evaluation import run_evaluation
 from evals.graders.contracts import parse_contracts
+from evals.model.evaluation import EvaluationResult
+from evals.model.options import RunOptions
+from evals.model.results import RunRecord
 from evals.reports import write_report
-from evals.results import RunRecord
 from evals.suite import load_suite
 
 SUITE_DIR = Path(__file__).resolve().parents[1] / "cases" / "tool-security"

@@ -231,7 +231,7 @@ def test_tools_needing_approval_stop_or_run_as_decided() -> None:
 
 def test_policy_grader_accepts_the_loops_approval_trail() -> None:
     from evals.grading import grade_case
-    from evals.suite.model import Assertion, Case
+    from evals.model.suite import Assertion, Case
 
     send = call("send", {}, 0)
     case = Case(index=0, id="c", description="c", vars={}, asserts=[Assertion("policy")])

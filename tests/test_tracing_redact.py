@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from opentelemetry import trace
 from test_tracing_support import SUITE, load, meta, plan, traced_run
 
+from evals.model.results import AgentResponse
+from evals.model.trajectory import Step
 from evals.otlp_receiver import OtlpReceiver
-from evals.results import AgentResponse
 from evals.tracing import Redactor, run_tracer
 from evals.tracing.redact import REDACTED
 from evals.tracing.spans import make_span_dict, trace_id_of_traceparent
-from evals.trajectory import Step
 
 OPENAI_KEY = "sk-proj-" + "A1b2C3d4" * 4
 ANTHROPIC_KEY = "sk-ant-api03-" + "x9Y8z7" * 5

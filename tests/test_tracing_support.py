@@ -8,10 +8,11 @@ from types import SimpleNamespace
 from typing import Any
 
 from evals.agents.base import CallContext
-from evals.plan import PlannedRun, build_plan
-from evals.results import AgentResponse, RunRecord
+from evals.model.plan import PlannedRun
+from evals.model.results import AgentResponse, RunRecord
+from evals.model.suite import Suite
+from evals.plan import build_plan
 from evals.suite import load_suite
-from evals.suite.model import Suite
 
 SUITE = """\
 version: "3"

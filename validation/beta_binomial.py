@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from evals.gates.config import GateConfig
-from evals.results import AgentResponse, Grade, RunKey, RunRecord
-from evals.suite.model import Case, EvaluateOptions, ProviderSpec, Suite
+from evals.model.gates import GateConfig
+from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.model.suite import Case, EvaluateOptions, ProviderSpec, Suite
 
 
 def numbered_cases(n_cases: int) -> list[Case]:

@@ -17,8 +17,8 @@ import numpy as np
 from beta_binomial import case_rates, numbered_cases, outcome_records, simulated_suite
 
 from evals.analysis import summarize
-from evals.gates.config import GateConfig
-from evals.results import RunRecord
+from evals.model.gates import GateConfig
+from evals.model.results import RunRecord
 from evals.stats import wilson_interval
 
 

@@ -10,8 +10,8 @@ import streamlit as st
 
 from evals.dashboard import charts, data, frames, selection, theme, widgets
 from evals.dashboard.comparison import Side
-from evals.results import RunRecord
-from evals.trajectory import Step
+from evals.model.results import RunRecord
+from evals.model.trajectory import Step
 
 url = data.store_url()
 suite_id = st.session_state[selection.SUITE]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from evals.results import AgentResponse
-from evals.trajectory import Step
+from evals.model.results import AgentResponse
+from evals.model.trajectory import Step
 
 
 @dataclass(slots=True)

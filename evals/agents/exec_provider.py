@@ -17,8 +17,8 @@ from typing import Any
 
 from evals.agents.base import CallContext, normalize_response
 from evals.agents.processes import kill_group, start_agent_process, tail
-from evals.results import AgentResponse
-from evals.suite.model import ProviderSpec
+from evals.model.results import AgentResponse
+from evals.model.suite import ProviderSpec
 
 _ANSI_ESCAPE = re.compile(r"\x1b(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])")
 _SCRIPT_PART = re.compile(r"""[^\s"']+|"([^"]*)"|'([^']*)'""")

@@ -24,9 +24,9 @@ import httpx
 
 from evals.agents.base import CallContext, normalize_response
 from evals.agents.transforms import Transform, compile_transform, plain
-from evals.errors import SuiteError
-from evals.results import AgentResponse
-from evals.suite.model import ProviderSpec
+from evals.model.errors import SuiteError
+from evals.model.results import AgentResponse
+from evals.model.suite import ProviderSpec
 from evals.templating import render, render_value
 
 _RESPONSE_PARAMS = ("json", "text", "context")

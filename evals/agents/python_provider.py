@@ -17,9 +17,9 @@ from typing import Any
 from evals.agents.base import CallContext, normalize_response
 from evals.agents.threads import ThreadCalls
 from evals.agents.worker_client import WorkerAgent, wants_worker
-from evals.errors import SuiteError
-from evals.results import AgentResponse
-from evals.suite.model import ProviderSpec
+from evals.model.errors import SuiteError
+from evals.model.results import AgentResponse
+from evals.model.suite import ProviderSpec
 
 _MODULES: dict[Path, Any] = {}
 

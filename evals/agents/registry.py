@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evals.agents.base import Agent
-from evals.errors import SuiteError
-from evals.suite.model import ProviderSpec
+from evals.model.errors import SuiteError
+from evals.model.suite import ProviderSpec
 
 # prefix -> "module:Class"; a prefix ending in ':' matches ids that start with it.
 _KINDS: dict[str, str] = {

@@ -40,10 +40,10 @@ from evals.agents.chat_format import (
     responses_tools,
 )
 from evals.agents.pricing import call_cost
-from evals.errors import SuiteError
-from evals.results import AgentResponse
-from evals.suite.model import ProviderSpec
-from evals.trajectory import Step
+from evals.model.errors import SuiteError
+from evals.model.results import AgentResponse
+from evals.model.suite import ProviderSpec
+from evals.model.trajectory import Step
 
 
 @contextmanager

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.errors import SuiteError
+from evals.model.errors import SuiteError
 
 Transform = Callable[..., Any]
 

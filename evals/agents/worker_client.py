@@ -18,8 +18,8 @@ from typing import Any
 from evals.agents import worker
 from evals.agents.base import CallContext, MalformedResponse, normalize_response
 from evals.agents.processes import kill_group, start_agent_process, tail
-from evals.results import AgentResponse
-from evals.suite.model import ProviderSpec
+from evals.model.results import AgentResponse
+from evals.model.suite import ProviderSpec
 
 _LINE_LIMIT = 64 * 1024 * 1024
 _STDERR_LINES = 50

@@ -7,31 +7,23 @@ through `on_record`, so the store, statistics and gates do not know where runs r
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
 
-from evals.executors.local import LocalExecutor, OnRecord
-from evals.plan import PlannedRun
-from evals.suite.model import Suite
+from evals.executors.local import LocalExecutor
+from evals.model.evaluation import EvaluationMeta
+from evals.model.protocols import Executor, Tracer
+from evals.model.suite import Suite
 
 EXECUTORS = ("local", "ray")
-
-
-class Executor(Protocol):
-    """Runs planned runs and reports each graded record as soon as it is complete."""
-
-    async def run(self, planned: list[PlannedRun], on_record: OnRecord) -> None:
-        """Execute every planned run once."""
-        ...
 
 
 def build_executor(
     name: str,
     suite: Suite,
     *,
-    meta: Any,
+    meta: EvaluationMeta,
     concurrency: int,
     timeout_s: float | None,
-    tracer: Any,
+    tracer: Tracer,
     trace: bool | None = None,
     cache_path: Path | None = None,
     ray_address: str | None = None,

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from evals.agents.base import Agent
 from evals.agents.registry import build_agent
-from evals.plan import PlannedRun
-from evals.results import RunRecord
+from evals.model.plan import PlannedRun
+from evals.model.protocols import OnRecord, Tracer
+from evals.model.suite import Suite
 from evals.runner import Runner
-from evals.suite.model import Suite
-
-OnRecord = Callable[[RunRecord], None]
 
 
 def build_agents(
@@ -39,7 +35,7 @@ async def execute_planned(
     *,
     concurrency: int,
     timeout_s: float | None,
-    tracer: Any,
+    tracer: Tracer,
     cache_path: Path | None = None,
 ) -> None:
     """Run, grade and report every planned run with at most `concurrency` in flight."""
@@ -69,7 +65,7 @@ class LocalExecutor:
         *,
         concurrency: int,
         timeout_s: float | None,
-        tracer: Any,
+        tracer: Tracer,
         cache_path: Path | None = None,
     ) -> None:
         self.suite = suite

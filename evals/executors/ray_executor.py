@@ -15,17 +15,19 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from evals.executors.local import OnRecord, execute_planned
-from evals.plan import PlannedRun
-from evals.results import RunRecord
-from evals.suite.model import Suite
+from evals.executors.local import execute_planned
+from evals.model.evaluation import EvaluationMeta
+from evals.model.plan import PlannedRun
+from evals.model.protocols import OnRecord
+from evals.model.results import RunRecord
+from evals.model.suite import Suite
 
 BATCHES_PER_CPU = 4
 
 
 def _run_batch(
     suite: Suite,
-    meta: Any,
+    meta: EvaluationMeta,
     trace: bool | None,
     batch: list[PlannedRun],
     concurrency: int,
@@ -69,7 +71,7 @@ class RayExecutor:
         self,
         suite: Suite,
         *,
-        meta: Any,
+        meta: EvaluationMeta,
         concurrency: int,
         timeout_s: float | None,
         trace: bool | None = None,

@@ -15,10 +15,10 @@ from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.errors import SuiteError
-from evals.gates.config import GateConfig
+from evals.model.errors import SuiteError
+from evals.model.gates import GateConfig
+from evals.model.summary import AgentStats, GateReport, GateResult, GateStatus, Interval, Summary
 from evals.stats import wilson_interval
-from evals.summary import AgentStats, GateReport, GateResult, GateStatus, Interval, Summary
 
 if TYPE_CHECKING:
     from evals.calibrate import Agreement

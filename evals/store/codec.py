@@ -15,8 +15,8 @@ from typing import Any
 
 import orjson
 
-from evals.results import AgentResponse, Grade, RunKey, RunRecord
-from evals.trajectory import Step
+from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.model.trajectory import Step
 
 
 def dump_json(value: Any) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, Engine, func, insert, inspect, select, text, update
 
-from evals.errors import HarnessFault
+from evals.model.errors import HarnessFault
 from evals.store.schema import SCHEMA_VERSION, evaluations, metadata, schema_version
 
 Migration = tuple[int, str, Callable[[Connection], None]]

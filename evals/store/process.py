@@ -33,8 +33,10 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from evals.errors import HarnessFault
-from evals.results import RunRecord
+from evals.model.errors import HarnessFault
+from evals.model.evaluation import EvaluationMeta
+from evals.model.results import RunRecord
+from evals.model.summary import GateReport, Summary
 from evals.store.codec import EncodedRun, encode_run
 
 _HEADER = struct.Struct(">I")
@@ -86,7 +88,7 @@ class StoreProcess:
         """The store process's id."""
         return self._process.pid
 
-    def begin(self, meta: Any, *, create: bool) -> None:
+    def begin(self, meta: EvaluationMeta, *, create: bool) -> None:
         """Start storing runs of evaluation `meta` (an EvaluationMeta), creating it if asked.
 
         Waits for the store to be open, so an unreachable store stops the evaluation
@@ -145,7 +147,7 @@ class StoreProcess:
         """Wait until every run handed over is stored; returns how many runs were new."""
         return self._request(("flush",))
 
-    def finish(self, meta: Any, summary: Any, gates: Any) -> int:
+    def finish(self, meta: EvaluationMeta, summary: Summary, gates: GateReport) -> int:
         """Store the remaining runs and the evaluation's end (status, statistics, gates).
 
         Returns how many new runs the store process has stored.

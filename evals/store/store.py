@@ -12,15 +12,15 @@ from typing import Any
 
 from sqlalchemy import Engine, Row, delete, insert, select, update
 
-from evals.evaluation import EvaluationMeta
-from evals.results import RunRecord
+from evals.model.evaluation import EvaluationMeta
+from evals.model.results import RunRecord
+from evals.model.summary import GateReport, Summary
 from evals.store.aggregates import Aggregates
 from evals.store.codec import decode_run
 from evals.store.engine import create_store_engine, resolve_url
 from evals.store.migrations import ensure_schema
 from evals.store.schema import evaluations, gate_results, grades, runs
 from evals.store.writer import insert_runs
-from evals.summary import GateReport, Summary
 
 
 @dataclass(slots=True)

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from evals.errors import SuiteError
+from evals.model.errors import SuiteError
 
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
 _LIST_TYPES = {"contains-all", "contains-any", "icontains-all", "icontains-any"}

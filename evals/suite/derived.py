@@ -14,7 +14,7 @@ import operator
 from collections.abc import Iterable
 from typing import Any
 
-from evals.results import RunRecord
+from evals.model.results import RunRecord
 
 _BINARY = {
     ast.Add: operator.add,

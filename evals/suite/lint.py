@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from evals.model.suite import Suite
 from evals.suite.loader import KNOWN_TOP_LEVEL
-from evals.suite.model import Suite
 
 _TEST_KEYS = {
     "description",

@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from evals.errors import SuiteError
+from evals.model.errors import SuiteError
+from evals.model.suite import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
 from evals.suite.fingerprint import expand_python_imports, fingerprint
-from evals.suite.model import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
 from evals.suite.prompts import load_prompts
 from evals.suite.test_cases import check_templates, expand_tests
 from evals.suite.tests_files import test_entries
@@ -135,7 +135,7 @@ class _Loader:
         cases = self.cases(raw, default_test)
         options = self.evaluate_options(raw.get("evaluateOptions") or {})
         labels = [p.label for p in providers]
-        from evals.gates.config import parse_gates
+        from evals.suite.gates import parse_gates
 
         gates = parse_gates(raw.get("gates"), labels, file=str(self.path), line=line_of(raw))
         version = raw.get("version")

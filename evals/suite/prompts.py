@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from evals.errors import SuiteError
-from evals.suite.model import Prompt
+from evals.model.errors import SuiteError
+from evals.model.suite import Prompt
 
 PROMPT_DELIMITER = "---"
 ResolveFiles = Callable[[str, Any, str], list[Path]]

@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evals.errors import SuiteError
-from evals.suite.model import Prompt
+from evals.model.errors import SuiteError
+from evals.model.suite import Prompt
 from evals.suite.vars import var_combinations
 from evals.suite.yaml_lines import keep_lines
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evals.errors import SuiteError
+from evals.model.errors import SuiteError
 from evals.suite.csv_tests import read_csv_tests
 from evals.suite.yaml_lines import load_yaml
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.agents.transforms import Transform, compile_transform, plain
-from evals.errors import SuiteError
+from evals.model.errors import SuiteError
 
 OUTPUT_PARAMS = ("output", "context")
 VARS_PARAMS = ("vars", "context")

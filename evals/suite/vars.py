@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from evals.errors import SuiteError
+from evals.model.errors import SuiteError
 from evals.suite.yaml_lines import keep_lines
 from evals.templating import render, render_value
 

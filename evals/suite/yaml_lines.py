@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from evals.errors import SuiteError
+from evals.model.errors import SuiteError
 
 
 class LineDict(dict):

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evals.tracing.null import NULL_TRACER, NullRunTrace, NullTracer
 from evals.tracing.options import TraceOptions, decide_trace_options
 from evals.tracing.redact import Redactor
 
 if TYPE_CHECKING:
-    from evals.suite.model import Suite
+    from evals.model.evaluation import EvaluationMeta
+    from evals.model.suite import Suite
     from evals.tracing.sdk import RunTracer
 
 __all__ = [
@@ -31,7 +32,7 @@ __all__ = [
 
 @contextmanager
 def run_tracer(
-    suite: Suite, meta: Any, enabled: bool | None = None
+    suite: Suite, meta: EvaluationMeta, enabled: bool | None = None
 ) -> Iterator[RunTracer | NullTracer]:
     """The tracer of one evaluation of `suite` (`meta` is its EvaluationMeta).
 

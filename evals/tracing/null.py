@@ -9,7 +9,8 @@ from __future__ import annotations
 from contextlib import nullcontext
 from typing import Any
 
-from evals.results import AgentResponse, RunRecord
+from evals.model.plan import PlannedRun
+from evals.model.results import AgentResponse, RunRecord
 
 _NO_SPAN = nullcontext()
 
@@ -38,11 +39,11 @@ class NullTracer:
     enabled = False
     endpoint: str | None = None
 
-    def traceparent_for(self, run: Any) -> str | None:
+    def traceparent_for(self, run: PlannedRun | None = None) -> str | None:
         """No trace to join."""
         return None
 
-    def run_span(self, run: Any) -> nullcontext[NullRunTrace]:
+    def run_span(self, run: PlannedRun) -> nullcontext[NullRunTrace]:
         """The shared untraced run, as an (async) context manager."""
         return _NULL_RUN_SPAN
 

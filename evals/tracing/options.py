@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evals.errors import SuiteError
+from evals.model.errors import SuiteError
 
 if TYPE_CHECKING:
-    from evals.suite.model import ProviderSpec
+    from evals.model.suite import ProviderSpec
 
 IN_PROCESS_PREFIXES = ("echo", "python:", "file://")
 OUT_OF_PROCESS_PREFIXES = ("exec:", "http:", "https:")

@@ -26,16 +26,16 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from evals import normalize
-from evals.results import AgentResponse, RunRecord
+from evals.model.results import AgentResponse, RunRecord
+from evals.model.trajectory import Step
 from evals.tracing import genai
 from evals.tracing.options import TraceOptions
 from evals.tracing.redact import Redactor
 from evals.tracing.spans import SpanDict, span_from_dict, span_to_dict, traceparent_of
-from evals.trajectory import Step
 
 if TYPE_CHECKING:
+    from evals.model.plan import PlannedRun
     from evals.otlp_receiver import OtlpReceiver
-    from evals.plan import PlannedRun
 
 
 class _Dispatch(SpanProcessor):

@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 from evals.agents.exec_provider import ExecAgent, parse_command, read_script_output
-from evals.evaluation import RunOptions, run_evaluation
+from evals.evaluation import run_evaluation
+from evals.model.options import RunOptions
+from evals.model.suite import ProviderSpec
 from evals.suite import load_suite
-from evals.suite.model import ProviderSpec
 
 from .helpers import TRACEPARENT, make_context, run
 

@@ -8,10 +8,10 @@ import pytest
 
 from evals.agents.http_provider import HttpAgent, check_http_config, render_json_body
 from evals.agents.transforms import compile_transform, js_to_python, plain
-from evals.errors import SuiteError
-from evals.results import AgentResponse
+from evals.model.errors import SuiteError
+from evals.model.results import AgentResponse
+from evals.model.suite import ProviderSpec
 from evals.suite import load_suite
-from evals.suite.model import ProviderSpec
 
 from .helpers import TRACEPARENT, make_context, run
 from .servers import Reply, Request, serve

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from evals.agents.sdk_providers import AnthropicAgent, OpenAIAgent, parse_sdk_id
-from evals.errors import SuiteError
-from evals.results import AgentResponse
+from evals.model.errors import SuiteError
+from evals.model.results import AgentResponse
+from evals.model.suite import ProviderSpec
 from evals.suite import load_suite
-from evals.suite.model import ProviderSpec
 from evals.tracing.spans import trace_id_of_traceparent
 
 from .helpers import TRACEPARENT, make_context, run

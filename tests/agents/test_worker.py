@@ -10,8 +10,8 @@ import pytest
 from evals.agents.base import MalformedResponse
 from evals.agents.python_provider import PythonAgent
 from evals.agents.worker_client import AgentCallFailed, WorkerCrashed
-from evals.results import AgentResponse
-from evals.suite.model import ProviderSpec
+from evals.model.results import AgentResponse
+from evals.model.suite import ProviderSpec
 
 from .helpers import make_context, run
 
@@ -44,8 +44,8 @@ async def slow(prompt, options, context):
     return {"output": "async " + prompt}
 
 def rich(prompt, options, context):
-    from evals.results import AgentResponse
-    from evals.trajectory import Step
+    from evals.model.results import AgentResponse
+    from evals.model.trajectory import Step
     return AgentResponse(
         output="rich", finish_reason="stop", trajectory=[Step(kind="model", name="m")]
     )
@@ -171,7 +171,8 @@ def test_import_error_is_reported(tmp_path):
 
 
 def test_crash_is_an_error_row_and_other_runs_pass(write_suite):
-    from evals.evaluation import RunOptions, run_evaluation
+    from evals.evaluation import run_evaluation
+    from evals.model.options import RunOptions
     from evals.suite import load_suite
 
     path = write_suite(

@@ -13,8 +13,8 @@ import math
 from collections import Counter
 from typing import Any
 
-from evals.evaluation import EvaluationResult
 from evals.graders.registry import COMPARISON_TYPES
+from evals.model.evaluation import EvaluationResult
 from evals.suite.derived import column_scores
 
 Key = tuple[str, str, str, int]

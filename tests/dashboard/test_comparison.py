@@ -6,7 +6,7 @@ import pytest
 
 from evals.dashboard.comparison import Side, compare_sides
 from evals.dashboard.selection import default_sides
-from evals.errors import SuiteError
+from evals.model.errors import SuiteError
 from evals.store import open_store
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from evals.grading import grade_assertion
-from evals.results import AgentResponse, Grade
-from evals.suite.model import Assertion
+from evals.model.results import AgentResponse, Grade
+from evals.model.suite import Assertion
 
 
 def make_assertion(kind: str, value: Any = None, **extra: Any) -> Assertion:

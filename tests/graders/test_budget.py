@@ -6,8 +6,8 @@ import pytest
 from trajectory_kit import grade_run, tool
 
 from evals.graders.budget import priced_cost, run_cost
-from evals.results import AgentResponse
-from evals.trajectory import Step
+from evals.model.results import AgentResponse
+from evals.model.trajectory import Step
 
 
 def model(tokens_in: int, tokens_out: int, name: str = "small", **extra: object) -> Step:

@@ -11,8 +11,8 @@ from judge_server import base_url, judge_server
 
 from evals.blocking import run_to_completion
 from evals.graders.comparison import max_score, merge_comparison, select_best
-from evals.results import AgentResponse, Grade
-from evals.suite.model import Assertion, Case
+from evals.model.results import AgentResponse, Grade
+from evals.model.suite import Assertion, Case
 
 
 def _assertion(kind: str, value: object = None, **raw: object) -> Assertion:

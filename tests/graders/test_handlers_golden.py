@@ -17,7 +17,7 @@ from assertion_kit import make_assertion
 
 from evals.agents.base import normalize_response
 from evals.grading import grade_assertion
-from evals.results import Grade
+from evals.model.results import Grade
 
 ROWS: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "golden" / "promptfoo_handlers.json").read_text(encoding="utf-8")

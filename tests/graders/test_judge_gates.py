@@ -11,10 +11,11 @@ import yaml
 from judge_server import base_url, judge_server
 
 from evals.calibrate import Agreement
-from evals.errors import SuiteError
-from evals.gates.config import GateConfig, parse_gates
 from evals.gates.decide import decide, measure_judge
-from evals.summary import Summary
+from evals.model.errors import SuiteError
+from evals.model.gates import GateConfig
+from evals.model.summary import Summary
+from evals.suite.gates import parse_gates
 
 EMPTY = Summary("s", None, "f", 0.95, [], [], [], None)
 

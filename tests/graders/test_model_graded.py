@@ -20,9 +20,9 @@ from evals.graders.judge import (
 from evals.graders.judge_grading import render_rubric
 from evals.graders.rag import faithfulness_score
 from evals.grading import grade_assertion, grade_case_async
-from evals.results import AgentResponse, Grade
-from evals.suite.model import Assertion, Case
-from evals.trajectory import Step
+from evals.model.results import AgentResponse, Grade
+from evals.model.suite import Assertion, Case
+from evals.model.trajectory import Step
 
 
 @pytest.fixture(scope="module")
@@ -312,7 +312,7 @@ def test_command_line_grader_replaces_only_inherited_providers() -> None:
 
 def test_embedding_purpose_falls_back_to_the_default_embedder() -> None:
     from evals.graders.base import GradeContext
-    from evals.results import AgentResponse as Response
+    from evals.model.results import AgentResponse as Response
 
     ctx = GradeContext(
         output="",

@@ -9,11 +9,11 @@ from assertion_kit import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evals.errors import SuiteError
 from evals.graders.output import parse_comma_separated
 from evals.graders.registry import check_assertion_type, check_assertion_value
 from evals.graders.text_metrics import bleu_score, gleu_score, levenshtein_distance, rouge_n_score
-from evals.results import AgentResponse
+from evals.model.errors import SuiteError
+from evals.model.results import AgentResponse
 
 TEXT = st.text(alphabet="abc ,\"'", max_size=12)
 BINARY_TYPES = ["contains", "icontains", "starts-with", "equals", "regex"]

@@ -6,9 +6,9 @@ from assertion_kit import make_assertion
 from trajectory_kit import grade_run, tool
 
 from evals.grading import combine, grade_case
-from evals.results import AgentResponse, Grade
+from evals.model.results import AgentResponse, Grade
+from evals.model.trajectory import Step
 from evals.suite.loader import load_suite
-from evals.trajectory import Step
 
 SUITE = {
     "tools": [

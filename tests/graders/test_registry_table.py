@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import evals.graders.registry as registry
-from evals.errors import SuiteError
+from evals.model.errors import SuiteError
 
 
 def test_the_table_names_the_module_that_registers_each_type() -> None:

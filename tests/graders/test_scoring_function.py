@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evals.errors import SuiteError
 from evals.grading import grade_case, grade_case_async
-from evals.results import AgentResponse
+from evals.model.errors import SuiteError
+from evals.model.results import AgentResponse
 from evals.suite.loader import load_suite
 
 SCORING = """

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evals.graders.trace import matches_pattern, percentile_of, to_trace_span
-from evals.results import AgentResponse
+from evals.model.results import AgentResponse
 
 
 def _span(name: str, start_ms: float, end_ms: float | None, code: str = "UNSET", **attributes):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from trajectory_kit import grade_run, tool
 
-from evals.trajectory import Step
+from evals.model.trajectory import Step
 
 RUN = [
     Step("model", "gpt-4o-mini"),

@@ -8,8 +8,8 @@ from typing import Any
 from assertion_kit import make_assertion
 
 from evals.grading import grade_assertion
-from evals.results import AgentResponse, Grade
-from evals.trajectory import Step
+from evals.model.results import AgentResponse, Grade
+from evals.model.trajectory import Step
 
 
 def tool(name: str, args: dict[str, Any] | None = None, result: Any = None, **extra: Any) -> Step:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evals.evaluation import EvaluationMeta, EvaluationResult
-from evals.gates.config import GateConfig
-from evals.results import AgentResponse, Grade, RunKey, RunRecord
-from evals.suite.model import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
-from evals.summary import (
+from evals.model.evaluation import EvaluationMeta, EvaluationResult
+from evals.model.gates import GateConfig
+from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.model.suite import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
+from evals.model.summary import (
     AgentStats,
     CaseAgentStats,
     CaseComparison,
@@ -19,7 +19,7 @@ from evals.summary import (
     GroupComparison,
     Summary,
 )
-from evals.trajectory import Step
+from evals.model.trajectory import Step
 
 XSS = "<script>alert(1)</script>"
 AGENTS = ("baseline", "candidate")

@@ -12,13 +12,13 @@ from junitparser import Error, Failure, JUnitXml
 from report_sample import XSS, sample_result
 from rich.console import Console
 
-from evals.errors import SuiteError
+from evals.model.errors import SuiteError
+from evals.model.summary import GroupComparison
 from evals.progress import Progress
 from evals.reports import render_terminal, write_report
 from evals.reports.html import render_html
 from evals.reports.markdown import render_markdown
 from evals.reports.view import explanations
-from evals.summary import GroupComparison
 
 
 def _junit(tmp_path: Path, name: str = "out.junit.xml") -> JUnitXml:

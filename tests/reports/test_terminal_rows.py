@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from report_sample import sample_result
 from rich.console import Console
 
+from evals.model.summary import CaseAgentStats
 from evals.reports import render_terminal
 from evals.reports.terminal import MAX_CASE_ROWS, shown_rows
-from evals.summary import CaseAgentStats
 
 
 @given(st.lists(st.integers(min_value=0, max_value=3), max_size=3 * MAX_CASE_ROWS))

@@ -7,9 +7,9 @@ import time
 from functools import partial
 from pathlib import Path
 
-from evals.evaluation import EvaluationMeta
-from evals.results import AgentResponse, Grade, RunKey, RunRecord
-from evals.trajectory import Step
+from evals.model.evaluation import EvaluationMeta
+from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.model.trajectory import Step
 
 AGENTS = ("baseline", "candidate")
 

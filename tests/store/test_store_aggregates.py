@@ -8,8 +8,8 @@ from statistics import fmean
 import pytest
 from records import make_meta, make_records
 
+from evals.model.summary import GateReport, Summary
 from evals.store import Store
-from evals.summary import GateReport, Summary
 
 
 @pytest.fixture

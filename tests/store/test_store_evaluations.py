@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from records import make_meta
 
+from evals.model.summary import GateReport, GateResult, Summary
 from evals.store import Store
-from evals.summary import GateReport, GateResult, Summary
 
 
 def _summary() -> Summary:

@@ -7,7 +7,7 @@ import schema_v1
 from records import make_meta, make_records
 from sqlalchemy import insert, inspect
 
-from evals.errors import HarnessFault
+from evals.model.errors import HarnessFault
 from evals.store import open_store
 from evals.store.codec import encode_run
 from evals.store.engine import create_store_engine, resolve_url

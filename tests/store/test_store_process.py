@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from records import make_meta, make_record, make_records, wait_until_gone
 
-from evals.errors import HarnessFault
+from evals.model.errors import HarnessFault
+from evals.model.summary import GateReport, Summary
 from evals.store import open_store
 from evals.store.process import StoreProcess
-from evals.summary import GateReport, Summary
 
 WRITE_RUNS = Path(__file__).with_name("write_runs.py")
 
@@ -154,7 +154,8 @@ def test_a_store_process_that_died_is_reported_on_the_next_run(sqlite_url: str) 
 
 
 def test_an_evaluation_run_stores_every_run_in_each_dialect(store_url: str, tmp_path: Path) -> None:
-    from evals.evaluation import RunOptions, run_evaluation
+    from evals.evaluation import run_evaluation
+    from evals.model.options import RunOptions
     from evals.suite import load_suite
 
     suite_file = tmp_path / "suite.yaml"

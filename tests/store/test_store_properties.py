@@ -7,9 +7,9 @@ import uuid
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evals.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.model.trajectory import Step
 from evals.store import Store
-from evals.trajectory import Step
 from tests.store.records import make_meta
 
 # Text columns hold UTF-8: no lone surrogates, and on PostgreSQL no NUL characters.

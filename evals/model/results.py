@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from evals.trajectory import Step
+from evals.model.trajectory import Step
 
 RunStatus = Literal["pass", "fail", "error"]
 ErrorKind = Literal["agent_error", "timeout", "malformed", "infra", "grader_error", "cancelled"]

@@ -1,0 +1,45 @@
+"""One evaluation as data: its identity (`EvaluationMeta`) and everything it produced
+(`EvaluationResult`), which reports and the command line read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evals.model.gates import GateConfig
+from evals.model.results import RunRecord
+from evals.model.suite import Suite
+from evals.model.summary import GateReport, Summary
+
+
+@dataclass(slots=True)
+class EvaluationMeta:
+    """Identity and provenance of one evaluation, as stored."""
+
+    id: str
+    suite_id: str
+    suite_version: str | None
+    fingerprint: str
+    description: str
+    environment: str | None
+    git_commit: str | None
+    git_branch: str | None
+    started_at: float
+    ended_at: float | None = None
+    agents: list[str] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+    status: str = "running"
+    shard: str | None = None
+
+
+@dataclass(slots=True)
+class EvaluationResult:
+    """Everything an evaluation produced; reports and the CLI read only this."""
+
+    suite: Suite
+    meta: EvaluationMeta
+    records: list[RunRecord]
+    summary: Summary
+    gates: GateReport
+    gate_config: GateConfig
+    repeat: int

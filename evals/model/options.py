@@ -1,0 +1,41 @@
+"""How to run a suite: the options of one evaluation, as the command line sets them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evals.model.protocols import StoreSink
+
+
+@dataclass(slots=True)
+class RunOptions:
+    """How to run a suite: repeats, concurrency, filters, environment, store.
+
+    `keep_records=False` keeps only slim records (`RunRecord.slimmed`) in the result:
+    enough for statistics, gates and the terminal summary, with full rows in the store.
+    `store_process` is a `StoreProcess` the caller started early (it overlaps the
+    store's start-up with loading the suite) and closes itself.
+    """
+
+    repeat: int | None = None
+    concurrency: int | None = None
+    timeout_s: float | None = None
+    tags: list[str] | None = None
+    case_ids: list[str] | None = None
+    agents: list[str] | None = None
+    environment: str | None = None
+    store_url: str | None = None
+    use_store: bool = True
+    resume: str | bool | None = None
+    shard: tuple[int, int] | None = None
+    progress: bool = True
+    evaluation_id: str | None = None
+    grader: str | None = None
+    confidence: float | None = None
+    executor: str = "local"
+    ray_address: str | None = None
+    cache: bool = False
+    trace: bool | None = None
+    keep_records: bool = True
+    seed: int = 0
+    store_process: StoreSink | None = None

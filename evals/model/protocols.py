@@ -1,0 +1,100 @@
+"""The interfaces the run engine is written against, so it never imports what implements them.
+
+The runner traces runs through a `Tracer` (evals.tracing), an evaluation stores its runs
+through a `StoreSink` (evals.store.process), the response cache keeps answers in a
+`ResponseCache` (evals.run.cache), and planned runs execute on an `Executor`
+(evals.run.executors). Each implementation lives above the code that uses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from typing import Any, Protocol
+
+from evals.model.evaluation import EvaluationMeta
+from evals.model.plan import PlannedRun
+from evals.model.results import AgentResponse, RunRecord
+from evals.model.summary import GateReport, Summary
+
+OnRecord = Callable[[RunRecord], None]
+"""Called with each graded record as soon as its run completes."""
+
+
+class RunTrace(Protocol):
+    """The trace of one run, open while the run executes."""
+
+    traceparent: str | None
+    extra: dict[str, Any]
+
+    def adopt(self, response: AgentResponse) -> None:
+        """Reconcile the agent's response with the spans the run produced."""
+        ...
+
+    def stage(self, name: str, **attributes: Any) -> AbstractContextManager[Any]:
+        """A span around one stage of the run (grading, for instance)."""
+        ...
+
+    def finish(self, record: RunRecord) -> None:
+        """Attach the run's spans to its record."""
+        ...
+
+
+class Tracer(Protocol):
+    """Opens one trace per run, and spans for evaluation-wide work."""
+
+    def run_span(self, run: PlannedRun) -> AbstractAsyncContextManager[RunTrace]:
+        """The run's root span, as an async context manager yielding its `RunTrace`."""
+        ...
+
+    def evaluation_span(self, name: str, **attributes: Any) -> AbstractContextManager[Any]:
+        """A span for work done once per evaluation (the gates, for instance)."""
+        ...
+
+
+class StoreSink(Protocol):
+    """Where an evaluation's runs go as they complete."""
+
+    def begin(self, meta: EvaluationMeta, *, create: bool) -> None:
+        """Start storing the evaluation `meta` (creating it when `create`)."""
+        ...
+
+    def add(self, record: RunRecord) -> None:
+        """Store one run."""
+        ...
+
+    def add_group(self, records: list[RunRecord]) -> None:
+        """Store runs that belong together, all or none."""
+        ...
+
+    def finish(self, meta: EvaluationMeta, summary: Summary, gates: GateReport) -> int:
+        """Record the end of the evaluation; returns how many runs are stored."""
+        ...
+
+    def close(self) -> None:
+        """Release the sink."""
+        ...
+
+
+class ResponseCache(Protocol):
+    """Agent responses by cache key."""
+
+    def get(self, key: str) -> AgentResponse | None:
+        """The response stored for `key`, or None."""
+        ...
+
+    def put(self, key: str, response: AgentResponse) -> None:
+        """Remember a response."""
+        ...
+
+    def close(self) -> None:
+        """Release the cache."""
+        ...
+
+
+class Executor(Protocol):
+    """Runs planned runs and reports each graded record as soon as it is complete."""
+
+    async def run(self, planned: list[PlannedRun], on_record: OnRecord) -> None:
+        """Execute every planned run once."""
+        ...
