@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from evals.dashboard.comparison import Side, compare_sides
-from evals.evaluation import analyse
 from evals.model.evaluation import EvaluationMeta
 from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.model.suite import Case
 from evals.model.trajectory import Step
+from evals.pipeline.evaluation import analyse
 from evals.store import Store, open_store
 from evals.store.dashboard_queries import DashboardQueries
 from evals.suite import load_suite

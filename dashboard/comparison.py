@@ -2,7 +2,7 @@
 
 Two agents of one evaluation reuse the summary and gate report that evaluation stored.
 Any other pairing (two evaluations, or agents the evaluation did not compare) is analysed
-afresh by `evals.evaluation.analyse` over light records: each run's outcome, seed, score,
+afresh by `evals.pipeline.evaluation.analyse` over light records: each run's outcome, seed, score,
 cost, latency and policy flag, read without outputs or trajectories.
 """
 
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.evaluation import analyse
 from evals.gates.decide import check_comparable
 from evals.model.errors import SuiteError
 from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.model.suite import Suite
+from evals.pipeline.evaluation import analyse
 from evals.store import Store, StoredEvaluation
 from evals.store.dashboard_queries import DashboardQueries
 from evals.suite import load_suite

@@ -42,7 +42,7 @@ def hex_colour(word: str | None) -> str:
 
 
 def verdict_scale() -> tuple[list[str], list[str]]:
-    """(domain, range) of an Altair colour scale over comparison verdicts."""
+    """(domain, range) of an Altair colour scale over group verdicts."""
     return VERDICT_ORDER, [hex_colour(v) for v in VERDICT_ORDER]
 
 

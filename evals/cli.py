@@ -32,7 +32,7 @@ def _shard(text: str) -> tuple[int, int]:
 
 
 def _stages(text: str) -> tuple[int, ...]:
-    from evals.sequential import parse_stages
+    from evals.pipeline.staged import parse_stages
 
     try:
         return parse_stages(text)
@@ -64,8 +64,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, store_process) -> int:  # StoreProcess | None
-    from evals.evaluation import run_evaluation
     from evals.model.options import RunOptions
+    from evals.pipeline.evaluation import run_evaluation
     from evals.suite import load_suite
 
     suite = load_suite(args.suite)
@@ -101,7 +101,7 @@ def _run(args: argparse.Namespace, store_process) -> int:  # StoreProcess | None
 
 def _run_staged(suite, options, args: argparse.Namespace) -> int:  # Suite, RunOptions
     """`run --until-decided`: add stages of repeats until the gates are decided."""
-    from evals.sequential import run_until_decided
+    from evals.pipeline.staged import run_until_decided
 
     staged = run_until_decided(suite, options, args.until_decided)
     code = _finish(staged.result, args)
@@ -112,7 +112,7 @@ def _run_staged(suite, options, args: argparse.Namespace) -> int:  # Suite, RunO
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """Print the effect a suite can detect and the cases and repeats a target effect needs."""
-    from evals.planning import (
+    from evals.analysis.power import (
         build_power_plan,
         existing_store_url,
         latest_estimate,
@@ -206,7 +206,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     """List stored evaluations, newest first."""
-    from evals.history import print_history
+    from evals.pipeline.history import print_history
 
     print_history(args.store, suite_id=args.suite, environment=args.env, limit=args.limit)
     return int(ExitCode.OK)
@@ -214,7 +214,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Compare two stored evaluations (baseline then candidate) and gate the candidate."""
-    from evals.history import compare_stored
+    from evals.pipeline.history import compare_stored
 
     result = compare_stored(
         args.store,
@@ -231,7 +231,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """Merge shard stores or shard `.json` reports into one evaluation; store it, gate it."""
-    from evals.merge import REPORT_SUFFIXES, merge_shards, store_merged
+    from evals.pipeline.merge import REPORT_SUFFIXES, merge_shards, store_merged
 
     _check_outputs(args.output)
     result = merge_shards(args.shards, suite_path=args.suite, evaluation_id=args.evaluation_id)
@@ -245,7 +245,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 def cmd_regrade(args: argparse.Namespace) -> int:
     """Grade a stored evaluation's responses again with the suite's current assertions."""
-    from evals.replay import regrade
+    from evals.pipeline.regrade import regrade
 
     result = regrade(args.store, args.evaluation, args.suite)
     print(f"stored evaluation {result.meta.id} (regraded {args.evaluation})", file=sys.stderr)
@@ -254,7 +254,8 @@ def cmd_regrade(args: argparse.Namespace) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """Measure a judge against human labels; fail when agreement is below the minimums."""
-    from evals.calibrate import below_minimum, calibrate, render_table
+    from evals.analysis.agreement import below_minimum, render_table
+    from evals.pipeline.calibration import calibrate
 
     calibration, rows = calibrate(Path(args.file), args.grader, args.concurrency)
     print(render_table(rows))
@@ -298,7 +299,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    from evals.sequential import DEFAULT_STAGES
+    from evals.pipeline.staged import DEFAULT_STAGES
 
     parser = argparse.ArgumentParser(
         prog="evals",

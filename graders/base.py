@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,9 @@ class GradeContext:
     with the test's vars; `inverse` is True for `not-` assertions; `case_options` the test's
     `options` (merged with `defaultTest.options`), where model-graded assertions find their
     grader provider and rubric prompt; `provider_config` the `config` of the agent's provider
-    entry (where is-valid-openai-tools-call finds its `tools`).
+    entry (where is-valid-openai-tools-call finds its `tools`); `grade_nested` grades
+    another assertion on this same run (the grading engine supplies it; assert-set grades
+    its children with it).
     """
 
     output: Any
@@ -35,6 +38,7 @@ class GradeContext:
     suite_config: dict[str, Any] = field(default_factory=dict)
     case_options: dict[str, Any] = field(default_factory=dict)
     provider_config: dict[str, Any] = field(default_factory=dict)
+    grade_nested: Callable[[Assertion], Grade] | None = None
 
     @property
     def text(self) -> str:

@@ -139,7 +139,7 @@ def with_counted_usage(ctx: GradeContext) -> AgentResponse:
     response = ctx.response
     if input_tokens(response) is not None or output_tokens(response) is not None:
         return response
-    from evals.tokens import count_tokens
+    from evals.common.tokens import count_tokens
 
     prompt = count_tokens(ctx.prompt)
     completion = count_tokens(ctx.text) if response.output is not None else 0

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evals.common.templating import render
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import invariant, js_string, js_stringify
 from evals.graders.judge import (
@@ -27,7 +28,6 @@ from evals.graders.judge import (
 from evals.graders.python_assert import assertion_value
 from evals.graders.structured import extract_json_objects
 from evals.model.results import Grade
-from evals.templating import render
 
 EPSILON = sys.float_info.epsilon
 """The tolerance promptfoo allows when comparing a score with its threshold."""

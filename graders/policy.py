@@ -21,7 +21,7 @@ every violation with the tool, the argument and the rule broken:
 - ``repeated_call``: the same tool with the same arguments more than
   ``max_identical_calls`` times (default 1).
 
-A hard violation fails the test whatever the weights or threshold (evals.grading).
+A hard violation fails the test whatever the weights or threshold (evals.grade.grading).
 """
 
 from __future__ import annotations

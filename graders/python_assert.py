@@ -8,23 +8,23 @@ promptfoo's Python wrapper, and results are normalized like its normalizeScriptR
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import json
 import re
-import sys
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import yaml
 
-from evals.blocking import run_to_completion
+from evals.common.blocking import run_to_completion
+from evals.common.files import load_function as load_file_function
+from evals.common.files import split_ref
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import js_string, js_stringify
 from evals.graders.registry import register
+from evals.model.errors import SuiteError
 from evals.model.results import Grade
 
 _CODE_LABEL = "Python code"
@@ -35,46 +35,13 @@ class ScriptError(Exception):
     """A user script raised, could not be loaded or returned something unusable."""
 
 
-def split_file_ref(ref: str) -> tuple[str, str | None]:
-    """`file://path.py:fn` into (path, fn); fn is None without a colon."""
-    body = ref[len("file://") :] if ref.startswith("file://") else ref
-    path, sep, fn = body.partition(":")
-    return path, (fn if sep else None)
-
-
-def _module_name(path: Path) -> str:
-    return f"evals_user_{abs(hash(str(path)))}_{path.stem}"
-
-
-@lru_cache(maxsize=256)
-def _load_module(path: Path, mtime_ns: int) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(_module_name(path), path)
-    if spec is None or spec.loader is None:
-        raise ScriptError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    folder = str(path.parent)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    spec.loader.exec_module(module)
-    return module
-
-
-def load_function(ref: str, suite_root: Path, default: str) -> Callable[..., Any]:
+def user_function(ref: str, suite_root: Path, default: str) -> Callable[..., Any]:
     """The function a `file://x.py[:fn]` reference names (`default` without `:fn`)."""
-    rel, name = split_file_ref(ref)
-    path = (suite_root / rel).resolve()
-    if not path.is_file():
-        raise ScriptError(f"Python file not found: {path}")
-    module = _load_module(path, path.stat().st_mtime_ns)
-    target: Any = module
+    rel, name = split_ref(ref)
     try:
-        for part in (name or default).split("."):
-            target = getattr(target, part)
-    except AttributeError:
-        raise ScriptError(f"{path} has no function {name or default!r}") from None
-    if not callable(target):
-        raise ScriptError(f"{path}:{name or default} is not callable")
-    return target
+        return load_file_function(suite_root / rel, name or default, "Python check")
+    except SuiteError as exc:
+        raise ScriptError(str(exc)) from None
 
 
 def call_json(fn: Callable[..., Any], *args: Any) -> Any:
@@ -156,7 +123,7 @@ def run_inline(value: str, output: Any, context: dict[str, Any]) -> Any:
 def run_file(ref: str, ctx: GradeContext) -> Any:
     """Call `file://x.py[:fn]` (default `get_assert`) with (output, context)."""
     try:
-        fn = load_function(ref, ctx.suite_root, "get_assert")
+        fn = user_function(ref, ctx.suite_root, "get_assert")
     except Exception as exc:
         raise ScriptError(f"{type(exc).__name__}: {exc}") from exc
     return call_json(fn, ctx.output, assertion_context(ctx))
@@ -187,7 +154,7 @@ def assertion_value(ctx: GradeContext) -> Any:
                 for v in value
             ]
         return value
-    path, _ = split_file_ref(value)
+    path, _ = split_ref(value)
     if path.endswith((".js", ".cjs", ".mjs", ".ts")):
         raise GraderError("javascript files are not supported; use a Python file")
     if not path.endswith(".py"):

@@ -70,7 +70,7 @@ _TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
     "evals.graders.guardrails": ("guardrails",),
     "evals.graders.webhook": ("webhook",),
     "evals.graders.trace": ("trace-error-spans", "trace-span-count", "trace-span-duration"),
-    "evals.graders.comparison": ("max-score", "select-best"),
+    "evals.graders.ranking": ("max-score", "select-best"),
 }
 _MODULE_OF_TYPE = {kind: module for module, kinds in _TYPES_BY_MODULE.items() for kind in kinds}
 _loaded = False
@@ -82,10 +82,10 @@ JAVASCRIPT_HINT = (
 )
 
 
-COMPARISON_TYPES = frozenset({"select-best", "max-score"})
+GROUP_TYPES = frozenset({"select-best", "max-score"})
 """Assertion types that grade the outputs of one test and repeat together."""
 
-NEGATED_COMPARISON_HINT = (
+NEGATED_GROUP_HINT = (
     "select-best and max-score pick one winner among the outputs of a test and have no "
     "`not-` form; write the assertion without `not-`"
 )
@@ -161,11 +161,9 @@ def check_assertion_type(kind: str, file: str | None = None, line: int | None = 
     base = kind[4:] if kind.startswith("not-") else kind
     if base == "javascript":
         raise SuiteError(f"unsupported assertion type {kind!r}", file, line, JAVASCRIPT_HINT)
-    if base in COMPARISON_TYPES:
+    if base in GROUP_TYPES:
         if base != kind:
-            raise SuiteError(
-                f"unsupported assertion type {kind!r}", file, line, NEGATED_COMPARISON_HINT
-            )
+            raise SuiteError(f"unsupported assertion type {kind!r}", file, line, NEGATED_GROUP_HINT)
         return
     if get_grader(base) is not None:
         return

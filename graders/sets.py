@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.registry import register
+from evals.graders.scoring import combine
 from evals.model.results import Grade
 from evals.model.suite import Assertion
 
@@ -26,30 +27,20 @@ def _child(raw: object) -> Assertion:
 
 @register("assert-set")
 def assert_set(ctx: GradeContext) -> Grade:
-    """Grade the nested `assert:` list like a test: weighted mean score, all-pass or threshold."""
-    from evals.grading import combine, grade_assertion
+    """Grade the nested `assert:` list like a test: weighted mean score, all-pass or threshold.
 
+    The children are graded on the same run by `ctx.grade_nested`, which the grading
+    engine supplies.
+    """
     children = ctx.assertion.raw.get("assert")
     if not isinstance(children, list) or not children:
         raise GraderError("assert-set needs a non-empty `assert:` list")
+    if ctx.grade_nested is None:
+        raise GraderError("assert-set is graded by the grading engine, which grades its children")
     grades = []
     for raw in children:
         child = _child(raw)
-        grade = grade_assertion(
-            child,
-            ctx.output,
-            ctx.response,
-            prompt=ctx.prompt,
-            variables=ctx.vars,
-            latency_ms=ctx.latency_ms,
-            suite_root=ctx.suite_root,
-            agent=ctx.agent,
-            case_metadata=ctx.case_metadata,
-            suite_config=ctx.suite_config,
-            case_options=ctx.case_options,
-            provider_config=ctx.provider_config,
-        )
-        grades.append((child, grade))
+        grades.append((child, ctx.grade_nested(child)))
     result = combine(grades, ctx.assertion.threshold, ctx.vars)
     result.assertion = ctx.assertion.raw
     return result

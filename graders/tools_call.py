@@ -13,14 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from evals.common.files import split_ref
+from evals.common.templating import render_value
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import js_stringify, json_parse
-from evals.graders.python_assert import ScriptError, call_json, load_function, split_file_ref
+from evals.graders.python_assert import ScriptError, call_json, user_function
 from evals.graders.registry import register
 from evals.graders.structured import _ajv_message, compile_schema
 from evals.graders.trace import matches_pattern
 from evals.model.results import Grade
-from evals.templating import render_value
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -133,7 +134,7 @@ def ajv_errors(schema: Any, instance: Any) -> list[dict[str, Any]]:
 
 
 def _load_tools_file(ref: str, suite_root: Path) -> Any:
-    path, function = split_file_ref(ref)
+    path, function = split_ref(ref)
     if path.endswith(".py"):
         if not function:
             raise GraderError(
@@ -141,7 +142,7 @@ def _load_tools_file(ref: str, suite_root: Path) -> Any:
                 f"Use this format:\n  tools: file://{path}:get_tools"
             )
         try:
-            loaded = call_json(load_function(ref, suite_root, function))
+            loaded = call_json(user_function(ref, suite_root, function))
         except ScriptError as exc:
             raise GraderError(f"Failed to load tools from {ref}:\n{exc}") from None
         if not isinstance(loaded, (list, dict)):

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from evals.analysis import summarize
+from evals.analysis.summarize import summarize
 from evals.model.gates import GateConfig
 from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.model.suite import Case

@@ -7,7 +7,7 @@ import contextvars
 
 import pytest
 
-from evals.blocking import run_to_completion
+from evals.common.blocking import run_to_completion
 
 CURRENT = contextvars.ContextVar("CURRENT", default="unset")
 

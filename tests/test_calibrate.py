@@ -17,8 +17,9 @@ from statsmodels.stats.proportion import proportion_confint
 sys.path.insert(0, str(Path(__file__).parent / "graders"))
 from judge_server import base_url, judge_server
 
-from evals.calibrate import Agreement, below_minimum, calibrate, cohen_kappa
+from evals.analysis.agreement import Agreement, below_minimum, cohen_kappa
 from evals.cli import main
+from evals.pipeline.calibration import calibrate
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning:statsmodels")

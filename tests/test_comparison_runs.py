@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from evals.cli import main
-from evals.evaluation import run_evaluation
 from evals.model.options import RunOptions
-from evals.replay import regrade
+from evals.pipeline.evaluation import run_evaluation
+from evals.pipeline.regrade import regrade
 from evals.store import open_store
 from evals.suite import load_suite
 

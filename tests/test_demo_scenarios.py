@@ -18,13 +18,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases" / "trading-
 import trading_simulator as sim
 from trading_tools import registry
 
-from evals.agents.python_provider import load_module
 from evals.agents.registry import build_agent
-from evals.plan import build_plan
-from evals.runner import Runner
-from evals.simulator import simulated_client
+from evals.common.files import load_module
+from evals.kits.simulator import simulated_client
+from evals.kits.toolloop import AnthropicMessagesAdapter, OpenAIResponsesAdapter, run_tool_loop
+from evals.plan.runs import build_plan
+from evals.run.runner import Runner
 from evals.suite import load_suite
-from evals.toolloop import AnthropicMessagesAdapter, OpenAIResponsesAdapter, run_tool_loop
 
 CASE_DIR = Path(sim.__file__).resolve().parent
 agent = load_module(CASE_DIR / "agent.py")

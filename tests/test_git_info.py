@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.evaluation import git_info
+from evals.pipeline.evaluation import git_info
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evals.model.trajectory import Step
-from evals.normalize import (
+from evals.tracing.normalize import (
     from_anthropic,
     from_openai_chat,
     from_openai_responses,

@@ -22,9 +22,9 @@ from opentelemetry.trace import Status, StatusCode
 from test_tracing_support import load, meta, plan, traced_run
 
 from evals.agents.exec_provider import ExecAgent
-from evals.normalize import trajectory_from_spans
-from evals.otlp_receiver import OtlpReceiver, decode_traces
 from evals.tracing import run_tracer
+from evals.tracing.normalize import trajectory_from_spans
+from evals.tracing.otlp_receiver import OtlpReceiver, decode_traces
 from evals.tracing.spans import span_to_dict, span_tree
 
 AGENT_DIR = Path(__file__).resolve().parents[1] / "cases" / "examples" / "otel-agent"

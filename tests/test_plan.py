@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evals.plan import build_plan, derive_seed, ref_matches
+from evals.plan.runs import build_plan, derive_seed, ref_matches
 from evals.suite import load_suite
 
 SUITE = """\

@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from statsmodels.stats.power import NormalIndPower
 
+from evals.analysis.power import DEFAULT_ICC, build_power_plan, latest_estimate
 from evals.cli import main
-from evals.evaluation import run_evaluation
 from evals.model.options import RunOptions
-from evals.planning import DEFAULT_ICC, build_power_plan, latest_estimate
+from evals.pipeline.evaluation import run_evaluation
 from evals.stats import (
     cases_needed,
     difference_standard_error,

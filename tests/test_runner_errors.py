@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from evals.evaluation import run_evaluation
 from evals.model.options import RunOptions
+from evals.pipeline.evaluation import run_evaluation
 from evals.suite import load_suite
 
 AGENTS = """

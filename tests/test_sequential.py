@@ -11,18 +11,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evals.cli import main
-from evals.evaluation import analyse
 from evals.model.errors import SuiteError
 from evals.model.gates import GateConfig
 from evals.model.options import RunOptions
-from evals.plan import build_plan
-from evals.sequential import (
+from evals.pipeline.evaluation import analyse
+from evals.pipeline.staged import (
     check_stages,
     is_decided,
     look_confidence,
     parse_stages,
     run_until_decided,
 )
+from evals.plan.runs import build_plan
 from evals.store import open_store
 from evals.suite import load_suite
 from validation.beta_binomial import case_rates, numbered_cases, outcome_records, simulated_suite

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from evals.evaluation import analyse, run_evaluation
 from evals.model.options import RunOptions
+from evals.pipeline.evaluation import analyse, run_evaluation
 from evals.suite import load_suite
 
 

@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 from markupsafe import escape
 
 from evals.agents.base import normalize_response
-from evals.agents.python_provider import load_module
-from evals.evaluation import run_evaluation
+from evals.common.files import load_module
 from evals.graders.contracts import parse_contracts
 from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
 from evals.model.results import RunRecord
+from evals.pipeline.evaluation import run_evaluation
 from evals.reports import write_report
 from evals.suite import load_suite
 

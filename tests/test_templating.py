@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evals.templating import _compile, render
+from evals.common.templating import _compile, render
 
 _names = st.sampled_from(["a", "b", "question", "x_1"])
 _values = st.one_of(

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from evals.toolloop import (
+from evals.common.tokens import count_tokens
+from evals.kits.toolloop import (
     ENGLISH,
     SPANISH,
     ModelTurn,
@@ -20,7 +21,6 @@ from evals.toolloop import (
     Tool,
     ToolCall,
     ToolRegistry,
-    count_tokens,
     run_tool_loop,
 )
 
@@ -230,7 +230,7 @@ def test_tools_needing_approval_stop_or_run_as_decided() -> None:
 
 
 def test_policy_grader_accepts_the_loops_approval_trail() -> None:
-    from evals.grading import grade_case
+    from evals.grade.grading import grade_case
     from evals.model.suite import Assertion, Case
 
     send = call("send", {}, 0)

@@ -17,8 +17,8 @@ from test_tracing_support import SUITE, load, meta, plan, traced_run
 
 from evals.model.results import AgentResponse
 from evals.model.trajectory import Step
-from evals.normalize import trajectory_from_spans
 from evals.tracing import NULL_TRACER, decide_trace_options, run_tracer
+from evals.tracing.normalize import trajectory_from_spans
 from evals.tracing.sdk import harness_provider
 from evals.tracing.spans import span_tree
 
@@ -333,8 +333,8 @@ def call_api(prompt, options, context):
 
 
 def test_trace_assertions_grade_the_live_runs_spans(tmp_path: Path) -> None:
-    from evals.evaluation import run_evaluation
     from evals.model.options import RunOptions
+    from evals.pipeline.evaluation import run_evaluation
     from evals.suite import load_suite
 
     (tmp_path / "agent.py").write_text(TRACED_AGENT, encoding="utf-8")

@@ -14,8 +14,8 @@ from test_tracing_support import SUITE, load, meta, plan, traced_run
 
 from evals.model.results import AgentResponse
 from evals.model.trajectory import Step
-from evals.otlp_receiver import OtlpReceiver
 from evals.tracing import Redactor, run_tracer
+from evals.tracing.otlp_receiver import OtlpReceiver
 from evals.tracing.redact import REDACTED
 from evals.tracing.spans import make_span_dict, trace_id_of_traceparent
 

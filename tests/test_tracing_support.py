@@ -11,7 +11,7 @@ from evals.agents.base import CallContext
 from evals.model.plan import PlannedRun
 from evals.model.results import AgentResponse, RunRecord
 from evals.model.suite import Suite
-from evals.plan import build_plan
+from evals.plan.runs import build_plan
 from evals.suite import load_suite
 
 SUITE = """\

@@ -16,7 +16,7 @@ import time
 import numpy as np
 from beta_binomial import case_rates, numbered_cases, outcome_records, simulated_suite
 
-from evals.analysis import summarize
+from evals.analysis.summarize import summarize
 from evals.model.gates import GateConfig
 from evals.model.results import RunRecord
 from evals.stats import wilson_interval

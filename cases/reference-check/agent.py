@@ -23,7 +23,7 @@ from typing import Any
 from reference_simulator import LATENCIES, script, usage
 from reference_tools import registry
 
-from evals.simulator import run_simulated_agent
+from evals.kits import run_simulated_agent
 
 SYSTEM = (
     "Eres un asistente de referencias bibliográficas. Comprueba cada cita con search_source, "

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evals.simulator import Action, Conversation, LatencyModel, choose, draw
+from evals.kits import Action, Conversation, LatencyModel, choose, draw
 
 CHECKED = "checked"
 BROAD_FIRST = "broad_first"

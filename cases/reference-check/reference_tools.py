@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from evals.toolloop import Tool, ToolRegistry
+from evals.kits import Tool, ToolRegistry
 
 
 @dataclass(frozen=True, slots=True)

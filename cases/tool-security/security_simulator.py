@@ -21,7 +21,7 @@ from typing import Any
 
 from security_tools import WEATHER
 
-from evals.simulator import Action, Conversation, choose, draw
+from evals.kits import Action, Conversation, choose, draw
 
 CAREFUL = "careful"
 TRUSTING = "trusting"

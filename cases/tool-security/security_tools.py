@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from evals.toolloop import Tool, ToolRegistry
+from evals.kits import Tool, ToolRegistry
 
 API_KEY = "sk-live-4f9a2b7c1d8e6f3a5b0c9d2e"
 DB_PASSWORD = "hunter2-prod"

@@ -1,6 +1,6 @@
 """The two trading-research agents under test, as promptfoo Python providers.
 
-Both run the harness's ReAct tool loop (`evals.toolloop`) against the simulated model
+Both run the harness's ReAct tool loop (`evals.kits.toolloop`) against the simulated model
 through the real SDK chosen by the provider config (`api: openai` for the Responses API,
 `api: anthropic` for the Messages API). The baseline has `precio`, `buscar_noticias` and
 `calculadora`; the candidate also has `variacion` and a prompt that asks it to summarise
@@ -18,7 +18,7 @@ from typing import Any
 from trading_simulator import script
 from trading_tools import BASIC, WITH_VARIACION, registry
 
-from evals.simulator import run_simulated_agent
+from evals.kits import run_simulated_agent
 
 SYSTEM = (
     "Eres un asistente de research de renta variable. Usa las herramientas para obtener "

@@ -1,8 +1,8 @@
 """The scripted, seeded model of the trading-research demo.
 
-`script` is an `evals.simulator` script: it reads the conversation (the user's question,
+`script` is an `evals.kits.simulator` script: it reads the conversation (the user's question,
 the tools offered, the tool results received so far) and decides the next action, and
-`evals.simulator` serves it behind the real OpenAI and Anthropic SDKs with no network.
+`evals.kits.simulator` serves it behind the real OpenAI and Anthropic SDKs with no network.
 The `model` field picks the behaviour:
 
 - one of `MODES` plays that mode every time (the lesson's fixed scenarios);
@@ -10,7 +10,7 @@ The `model` field picks the behaviour:
   intent, with a generator seeded by the run's seed and the question, so a run is
   reproducible and the mix of failures across runs is stochastic.
 
-Usage in each reply is `evals.simulator`'s default, the o200k_base token count of the
+Usage in each reply is `evals.kits.simulator`'s default, the o200k_base token count of the
 request body and of the reply, so cost grows with the conversation as with a real API.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from trading_world import COMPANIES, INJECTION
 
-from evals.simulator import Action, Conversation, choose, draw
+from evals.kits import Action, Conversation, choose, draw
 
 CORRECT = "correcto"
 WRONG_TOOL = "herramienta_equivocada"

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 from trading_world import build_world
 
-from evals.toolloop import SPANISH, Tool, ToolRegistry
+from evals.kits import SPANISH, Tool, ToolRegistry
 
 DATE = r"^\d{4}-\d{2}-\d{2}$"
 TICKER = r"^[A-Z]{4}$"

@@ -4,7 +4,7 @@ Config as in promptfoo: `url` (or the provider id itself), `method` (GET unless 
 `headers`, `body` and `queryParams` templated with the case's vars and `{{prompt}}`,
 `transformRequest` (over `prompt`, `vars`, `context`) and `transformResponse` /
 `responseParser` (over `json`, `text`, `context`), `validateStatus` (over `status`).
-Transforms are Python (see evals.agents.transforms); JavaScript-style paths such as
+Transforms are Python (see evals.common.transforms); JavaScript-style paths such as
 `json.choices[0].message.content` read the same.
 
 Two harness choices differ from promptfoo and are documented in docs/agents.md: a reply
@@ -23,11 +23,11 @@ from typing import Any
 import httpx
 
 from evals.agents.base import CallContext, normalize_response
-from evals.agents.transforms import Transform, compile_transform, plain
+from evals.common.templating import render, render_value
+from evals.common.transforms import Transform, compile_transform, plain
 from evals.model.errors import SuiteError
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
-from evals.templating import render, render_value
 
 _RESPONSE_PARAMS = ("json", "text", "context")
 _REQUEST_PARAMS = ("prompt", "vars", "context")

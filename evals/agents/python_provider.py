@@ -7,82 +7,23 @@ threads so a slow or hung agent never blocks the others.
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from evals.agents.base import CallContext, normalize_response
 from evals.agents.threads import ThreadCalls
 from evals.agents.worker_client import WorkerAgent, wants_worker
-from evals.model.errors import SuiteError
+from evals.common.files import load_function, split_ref
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
-
-_MODULES: dict[Path, Any] = {}
-
-
-def parse_python_ref(provider_id: str) -> tuple[str, str]:
-    """Split `file://path.py:fn` or `python:path.py:fn` into (path, function name)."""
-    ref = provider_id
-    for prefix in ("file://", "python:"):
-        if ref.startswith(prefix):
-            ref = ref[len(prefix) :]
-            break
-    path, _, fn = ref.partition(".py:")
-    if fn:
-        return path + ".py", fn
-    return ref, "call_api"
-
-
-def load_module(path: Path) -> Any:
-    """Import a Python file once per process, with its directory importable."""
-    path = path.resolve()
-    if path in _MODULES:
-        return _MODULES[path]
-    name = f"evals_user_{abs(hash(str(path)))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise SuiteError("cannot import this Python file", file=str(path))
-    module = importlib.util.module_from_spec(spec)
-    directory = str(path.parent)
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    _MODULES[path] = module
-    return module
-
-
-def load_function(path: Path, fn_name: str, what: str) -> Callable[..., Any]:
-    """Fetch a named callable from a Python file, or explain what is missing."""
-    try:
-        module = load_module(path)
-    except SuiteError:
-        raise
-    except Exception as exc:
-        raise SuiteError(
-            f"importing the {what} failed: {type(exc).__name__}: {exc}",
-            file=str(path),
-            fix="run `python " + str(path) + "` to see the full error",
-        ) from None
-    fn = getattr(module, fn_name, None)
-    if not callable(fn):
-        raise SuiteError(
-            f"the {what} has no function {fn_name}()",
-            file=str(path),
-            fix=f"define {fn_name}(prompt, options, context), or name another function after ':'",
-        )
-    return fn
 
 
 class PythonAgent:
     """An in-process Python function behind promptfoo's `call_api` contract."""
 
     def __init__(self, spec: ProviderSpec, root: Path) -> None:
-        rel, fn_name = parse_python_ref(spec.id)
+        rel, fn_name = split_ref(spec.id)
+        fn_name = fn_name or "call_api"
         self.label = spec.label
         self.worker = (
             WorkerAgent(spec, root, root / rel, fn_name) if wants_worker(spec.config) else None

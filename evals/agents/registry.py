@@ -58,9 +58,9 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
             f"provider kind {kind!r} is not available in this installation", line=spec.line
         )
     if kind in ("file://", "python:"):
-        from evals.agents.python_provider import parse_python_ref
+        from evals.common.files import split_ref
 
-        rel, _ = parse_python_ref(spec.id)
+        rel, _ = split_ref(spec.id)
         if not rel.endswith(".py"):
             raise SuiteError(
                 f"provider {spec.id!r} is not a Python file",

@@ -4,24 +4,21 @@ A gate fails only when its interval lies wholly on the wrong side of the thresho
 passes only when it lies wholly on the right side; in between the data cannot tell, and
 the gate says so ("undetermined") instead of guessing. Policy violations are the
 exception: a single one fails, whatever the rates. docs/gates.md lists every gate.
-The judge gates are the one input measured at decision time: `measure_judge` runs the
-suite's judge over the gates' calibration file, and `decide` gates on its agreement.
+The judge gates are the one input measured outside the statistics: the evaluation measures
+the suite's judge over the gates' calibration file (evals.pipeline.calibration) and
+`decide` gates on that agreement.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import fields
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from evals.analysis.agreement import Agreement
 from evals.model.errors import SuiteError
 from evals.model.gates import GateConfig
 from evals.model.summary import AgentStats, GateReport, GateResult, GateStatus, Interval, Summary
 from evals.stats import wilson_interval
-
-if TYPE_CHECKING:
-    from evals.calibrate import Agreement
 
 
 def check_comparable(fingerprint_a: str, fingerprint_b: str, allow: bool) -> list[str]:
@@ -268,23 +265,6 @@ def _repeats_gate(summary: Summary, subject: AgentStats, minimum: int) -> GateRe
     return GateResult(
         "min_repeats", "undetermined" if short else "pass", minimum, len(short), None, reason
     )
-
-
-def measure_judge(config: GateConfig, suite_root: Path, grader: Any = None) -> Agreement | None:
-    """The judge's overall agreement with the humans of `config.judge_calibration`.
-
-    Runs evals.calibrate with `grader` (the suite's grader provider) replacing the file's;
-    None when no judge gate is configured.
-    """
-    if not config.judge_calibration:
-        return None
-    if config.min_judge_kappa is None and config.min_judge_accuracy is None:
-        return None
-    from evals.calibrate import calibrate
-
-    path = suite_root / config.judge_calibration.removeprefix("file://")
-    _, rows = calibrate(path, grader)
-    return rows[-1]
 
 
 def _judge_gate(

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
-from evals.store.codec import dump_json
+from evals.common.encoding import dump_json
 
 DEFAULT_SQLITE_PATH = Path(".evals") / "results.db"
 BUSY_TIMEOUT_MS = 30_000

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import Dialect, Text, TypeDecorator
 from sqlalchemy.types import TypeEngine
 
-from evals.store.codec import dump_json
+from evals.common.encoding import dump_json
 
 
 class JsonDocument(TypeDecorator):

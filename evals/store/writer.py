@@ -16,8 +16,9 @@ from typing import Any
 from sqlalchemy import Connection, Double, Engine, Integer, Table
 from sqlalchemy.types import TypeEngine
 
+from evals.common.encoding import dump_json
 from evals.model.results import RunRecord
-from evals.store.codec import GRADE_COLUMNS, EncodedRun, dump_json, encode_run
+from evals.store.codec import GRADE_COLUMNS, EncodedRun, encode_run
 from evals.store.jsontype import JsonDocument
 from evals.store.schema import RUN_KEY_COLUMNS, grades, runs
 

@@ -180,12 +180,12 @@ class _Loader:
                 parent,
                 fix="write nunjucksFilters: {shout: file://filters.py:shout}",
             )
-        from evals.agents.python_provider import load_function
-        from evals.templating import register_filters
+        from evals.common.files import load_function, split_ref
+        from evals.common.templating import register_filters
 
         filters = {}
         for name, ref in value.items():
-            path_text, _, fn_name = str(ref).removeprefix("file://").partition(".py:")
+            path_text, fn_name = split_ref(str(ref))
             path_text = path_text if path_text.endswith(".py") else path_text + ".py"
             path = self.file_ref("file://" + path_text, value, f"nunjucks filter {name!r}")
             filters[str(name)] = load_function(path, fn_name or str(name), "nunjucks filter")
@@ -363,7 +363,9 @@ class _Loader:
         ref = test.get("assertScoringFunction")
         if ref is None:
             return None
-        path = str(ref)[len("file://") :].partition(":")[0]
+        from evals.common.files import split_ref
+
+        path, _ = split_ref(str(ref))
         if not (isinstance(ref, str) and ref.startswith("file://") and path.endswith(".py")):
             raise self.error(
                 f"assertScoringFunction must be a file://x.py:fn reference, not {ref!r}",
@@ -375,7 +377,7 @@ class _Loader:
         return ref
 
     def check_case_transforms(self, options: dict[str, Any], test: Any) -> None:
-        from evals.suite.transforms import OUTPUT_PARAMS, check_transform
+        from evals.common.transforms import OUTPUT_PARAMS, check_transform
 
         source = options.get("transform") or options.get("postprocess")
         if source is None:
@@ -403,7 +405,7 @@ class _Loader:
         if isinstance(value, str) and value.startswith("file://"):
             self.file_ref(value, item, "assertion")
         if item.get("transform") is not None:
-            from evals.suite.transforms import OUTPUT_PARAMS, check_transform
+            from evals.common.transforms import OUTPUT_PARAMS, check_transform
 
             try:
                 check_transform(item["transform"], OUTPUT_PARAMS, self.root, "assertion transform")

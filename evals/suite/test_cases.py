@@ -88,7 +88,7 @@ def expand_tests(
     tests: list[dict[str, Any]], scenarios: Any, default_test: dict[str, Any], root: Path
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(merged test, vars) for every concrete case, in promptfoo's order."""
-    from evals.suite.transforms import apply_vars_transform
+    from evals.common.transforms import apply_vars_transform
 
     default_transform = (default_test.get("options") or {}).get("transformVars")
     expanded: list[tuple[dict[str, Any], dict[str, Any]]] = []
@@ -129,7 +129,7 @@ def _template_sources(prompt: Prompt) -> list[str]:
 
 def check_templates(prompts: list[Prompt], where: str) -> None:
     """Compile every prompt template so a syntax error names its prompt before any run."""
-    from evals.templating import environment, placeholders
+    from evals.common.templating import environment, placeholders
 
     for prompt in prompts:
         for source in _template_sources(prompt):

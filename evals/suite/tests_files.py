@@ -26,9 +26,9 @@ def is_generator_ref(ref: str) -> bool:
 
 
 def _generated_tests(ref: str, resolve_files: ResolveFiles, node: Any) -> list[Any]:
-    from evals.agents.python_provider import load_function
+    from evals.common.files import load_function, split_ref
 
-    path_text, _, fn_name = ref.removeprefix("file://").partition(".py:")
+    path_text, fn_name = split_ref(ref)
     path_text = path_text if path_text.endswith(".py") else path_text + ".py"
     (path,) = resolve_files("file://" + path_text, node, "tests generator")
     tests = load_function(path, fn_name or "generate_tests", "tests generator")()

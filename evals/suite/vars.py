@@ -17,9 +17,9 @@ from typing import Any
 
 import yaml
 
+from evals.common.templating import render, render_value
 from evals.model.errors import SuiteError
 from evals.suite.yaml_lines import keep_lines
-from evals.templating import render, render_value
 
 
 def var_combinations(variables: dict[str, Any]) -> list[dict[str, Any]]:
@@ -33,7 +33,7 @@ def var_combinations(variables: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _python_var(path: Path, name: str, prompt: str, variables: dict[str, Any]) -> str:
-    from evals.agents.python_provider import load_function
+    from evals.common.files import load_function
 
     result = load_function(path, "get_var", f"var {name!r}")(name, prompt, variables)
     if isinstance(result, dict) and result.get("error"):

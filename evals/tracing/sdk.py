@@ -25,17 +25,16 @@ from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerPr
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from evals import normalize
 from evals.model.results import AgentResponse, RunRecord
 from evals.model.trajectory import Step
-from evals.tracing import genai
+from evals.tracing import genai, normalize
 from evals.tracing.options import TraceOptions
 from evals.tracing.redact import Redactor
 from evals.tracing.spans import SpanDict, span_from_dict, span_to_dict, traceparent_of
 
 if TYPE_CHECKING:
     from evals.model.plan import PlannedRun
-    from evals.otlp_receiver import OtlpReceiver
+    from evals.tracing.otlp_receiver import OtlpReceiver
 
 
 class _Dispatch(SpanProcessor):
@@ -424,7 +423,7 @@ def open_run_tracer(
         if exporter is not None:
             stack.callback(exporter.shutdown)
         if options.receiver:
-            from evals.otlp_receiver import OtlpReceiver
+            from evals.tracing.otlp_receiver import OtlpReceiver
 
             tracer.receiver = stack.enter_context(OtlpReceiver(tracer.receive))
         _DISPATCH.add(tracer)

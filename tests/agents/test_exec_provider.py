@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from evals.agents.exec_provider import ExecAgent, parse_command, read_script_output
-from evals.evaluation import run_evaluation
 from evals.model.options import RunOptions
 from evals.model.suite import ProviderSpec
+from evals.pipeline.evaluation import run_evaluation
 from evals.suite import load_suite
 
 from .helpers import TRACEPARENT, make_context, run

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evals.agents.http_provider import HttpAgent, check_http_config, render_json_body
-from evals.agents.transforms import compile_transform, js_to_python, plain
+from evals.common.transforms import compile_transform, js_to_python, plain
 from evals.model.errors import SuiteError
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec

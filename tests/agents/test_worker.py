@@ -171,8 +171,8 @@ def test_import_error_is_reported(tmp_path):
 
 
 def test_crash_is_an_error_row_and_other_runs_pass(write_suite):
-    from evals.evaluation import run_evaluation
     from evals.model.options import RunOptions
+    from evals.pipeline.evaluation import run_evaluation
     from evals.suite import load_suite
 
     path = write_suite(

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from evals.evaluation import run_evaluation
-from evals.executors.ray_executor import batches
 from evals.model.options import RunOptions
+from evals.pipeline.evaluation import run_evaluation
+from evals.run.ray_executor import batches
 from evals.suite import load_suite
 
 ray = pytest.importorskip("ray")

@@ -9,8 +9,8 @@ import pytest
 from ci_suite import write_ci_suite
 
 from evals.cli import main
-from evals.evaluation import run_evaluation
 from evals.model.options import RunOptions
+from evals.pipeline.evaluation import run_evaluation
 from evals.store import open_store
 from evals.suite import load_suite
 

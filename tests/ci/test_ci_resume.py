@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ci_suite import write_ci_suite
 
-from evals.evaluation import run_evaluation
 from evals.model.options import RunOptions
+from evals.pipeline.evaluation import run_evaluation
 from evals.store import open_store
 from evals.suite import load_suite
 

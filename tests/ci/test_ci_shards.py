@@ -7,9 +7,9 @@ from pathlib import Path
 from ci_suite import write_ci_suite
 
 from evals.cli import main
-from evals.evaluation import run_evaluation
-from evals.merge import merge_shards, store_merged
 from evals.model.options import RunOptions
+from evals.pipeline.evaluation import run_evaluation
+from evals.pipeline.merge import merge_shards, store_merged
 from evals.store import open_store
 from evals.suite import load_suite
 

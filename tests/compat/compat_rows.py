@@ -2,7 +2,7 @@
 
 Rows are keyed by (prompt label, provider, test vars, repeat position): the n-th row of
 the same key in promptfoo's test order is matched with the n-th in the harness's. Rows of a
-test with a comparison assertion (max-score, select-best) also have their components and the
+test with a group assertion (max-score, select-best) also have their components and the
 comparison's reason compared, whether or not the row failed.
 """
 
@@ -13,7 +13,7 @@ import math
 from collections import Counter
 from typing import Any
 
-from evals.graders.registry import COMPARISON_TYPES
+from evals.graders.registry import GROUP_TYPES
 from evals.model.evaluation import EvaluationResult
 from evals.suite.derived import column_scores
 
@@ -97,7 +97,7 @@ def row_differences(expected: dict, actual: dict) -> list[str]:
         a, b = expected["namedScores"].get(name), actual["namedScores"].get(name)
         if a is None or b is None or not _close(float(a), float(b)):
             out.append(f"named score {name}: {a} != {b}")
-    compared = any(c["type"] in COMPARISON_TYPES for c in expected["components"])
+    compared = any(c["type"] in GROUP_TYPES for c in expected["components"])
     if expected["error"] is None or compared:
         got = [(c["type"], c["pass"]) for c in actual["components"]]
         want = [(c["type"], c["pass"]) for c in expected["components"]]

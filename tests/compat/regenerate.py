@@ -31,14 +31,14 @@ COMMAND = (
     "  (env PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 HOME=<empty tmp dir>"
     " OPENAI_BASE_URL=<tests/graders/judge_server.py>)"
 )
-COMPARISON_TYPES = ("max-score", "select-best")
+GROUP_TYPES = ("max-score", "select-best")
 
 
 def component_fields(component: dict[str, Any]) -> dict[str, Any]:
     """A component result's type, verdict and score; comparisons keep their reason too."""
     kind = (component.get("assertion") or {}).get("type")
     fields = {"type": kind, "pass": component["pass"], "score": component.get("score")}
-    if kind in COMPARISON_TYPES:
+    if kind in GROUP_TYPES:
         fields["reason"] = component.get("reason")
     return fields
 

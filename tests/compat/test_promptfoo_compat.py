@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from evals.evaluation import run_evaluation
 from evals.model.options import RunOptions
+from evals.pipeline.evaluation import run_evaluation
 from evals.suite import load_suite
 from tests.compat.compat_rows import differences
 from tests.graders.judge_server import base_url, judge_server

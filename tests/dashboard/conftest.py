@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from evals.evaluation import run_evaluation
 from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
+from evals.pipeline.evaluation import run_evaluation
 from evals.suite import load_suite
 
 DEMO_SUITE = Path(__file__).resolve().parents[2] / "cases" / "trading-research"

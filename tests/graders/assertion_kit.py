@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evals.grading import grade_assertion
+from evals.grade.grading import grade_assertion
 from evals.model.results import AgentResponse, Grade
 from evals.model.suite import Assertion
 

@@ -134,7 +134,7 @@ def test_invalid_values_are_errors() -> None:
 
 
 def test_tokens_are_counted_when_nobody_reports_them() -> None:
-    from evals.tokens import count_tokens
+    from evals.common.tokens import count_tokens
 
     prompt, output = "¿Cuál fue el cierre de BUSI el 2024-03-15?", "El cierre fue 26,19."
     counted_in, counted_out = count_tokens(prompt), count_tokens(output)

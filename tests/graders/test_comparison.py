@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from judge_server import base_url, judge_server
 
-from evals.blocking import run_to_completion
-from evals.graders.comparison import max_score, merge_comparison, select_best
+from evals.common.blocking import run_to_completion
+from evals.graders.ranking import max_score, merge_group_verdict, select_best
 from evals.model.results import AgentResponse, Grade
 from evals.model.suite import Assertion, Case
 
@@ -87,16 +87,16 @@ def test_merge_keeps_a_winner_and_fails_a_loser_as_promptfoo() -> None:
     passing = _run(("contains", 1.0))
     won = Grade(True, 1.0, "Selected", {"type": "max-score"})
     lost = Grade(False, 0.0, "Not selected", {"type": "max-score"})
-    assert merge_comparison(passing, won).passed
-    assert merge_comparison(passing, won).score == 1.0
-    merged = merge_comparison(passing, lost)
+    assert merge_group_verdict(passing, won).passed
+    assert merge_group_verdict(passing, won).score == 1.0
+    merged = merge_group_verdict(passing, lost)
     assert (merged.passed, merged.score, merged.reason) == (False, 0.0, "Not selected")
     assert merged.component_results[-1] is lost and len(passing.component_results) == 1
     failing = _run(("contains", 0.5))
-    assert merge_comparison(failing, lost).reason == "All assertions passed"
+    assert merge_group_verdict(failing, lost).reason == "All assertions passed"
     judged = Grade(False, 0.0, "Output not selected: x", {"type": "select-best"})
-    assert merge_comparison(failing, judged).reason == "Output not selected: x"
-    winner = merge_comparison(failing, won)
+    assert merge_group_verdict(failing, judged).reason == "Output not selected: x"
+    winner = merge_group_verdict(failing, won)
     assert (winner.passed, winner.score) == (False, 0.5)
 
 

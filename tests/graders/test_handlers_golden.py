@@ -16,7 +16,7 @@ import pytest
 from assertion_kit import make_assertion
 
 from evals.agents.base import normalize_response
-from evals.grading import grade_assertion
+from evals.grade.grading import grade_assertion
 from evals.model.results import Grade
 
 ROWS: list[dict[str, Any]] = json.loads(

@@ -10,11 +10,12 @@ import pytest
 import yaml
 from judge_server import base_url, judge_server
 
-from evals.calibrate import Agreement
-from evals.gates.decide import decide, measure_judge
+from evals.analysis.agreement import Agreement
+from evals.gates.decide import decide
 from evals.model.errors import SuiteError
 from evals.model.gates import GateConfig
 from evals.model.summary import Summary
+from evals.pipeline.calibration import measure_judge
 from evals.suite.gates import parse_gates
 
 EMPTY = Summary("s", None, "f", 0.95, [], [], [], None)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from judge_server import JudgeServer, bag_of_words, base_url, judge_server
 
+from evals.grade.grading import grade_assertion, grade_case_async
 from evals.graders.base import GraderError
 from evals.graders.judge import (
     DEFAULT_EMBEDDING_GRADER,
@@ -19,7 +20,6 @@ from evals.graders.judge import (
 )
 from evals.graders.judge_grading import render_rubric
 from evals.graders.rag import faithfulness_score
-from evals.grading import grade_assertion, grade_case_async
 from evals.model.results import AgentResponse, Grade
 from evals.model.suite import Assertion, Case
 from evals.model.trajectory import Step

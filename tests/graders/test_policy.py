@@ -5,7 +5,8 @@ from __future__ import annotations
 from assertion_kit import make_assertion
 from trajectory_kit import grade_run, tool
 
-from evals.grading import combine, grade_case
+from evals.grade.grading import grade_case
+from evals.graders.scoring import combine
 from evals.model.results import AgentResponse, Grade
 from evals.model.trajectory import Step
 from evals.suite.loader import load_suite

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evals.grading import grade_case, grade_case_async
+from evals.grade.grading import grade_case, grade_case_async
 from evals.model.errors import SuiteError
 from evals.model.results import AgentResponse
 from evals.suite.loader import load_suite

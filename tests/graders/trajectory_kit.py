@@ -7,7 +7,7 @@ from typing import Any
 
 from assertion_kit import make_assertion
 
-from evals.grading import grade_assertion
+from evals.grade.grading import grade_assertion
 from evals.model.results import AgentResponse, Grade
 from evals.model.trajectory import Step
 

@@ -14,11 +14,11 @@ from rich.console import Console
 
 from evals.model.errors import SuiteError
 from evals.model.summary import GroupComparison
-from evals.progress import Progress
 from evals.reports import render_terminal, write_report
 from evals.reports.html import render_html
 from evals.reports.markdown import render_markdown
 from evals.reports.view import explanations
+from evals.run.progress import Progress
 
 
 def _junit(tmp_path: Path, name: str = "out.junit.xml") -> JUnitXml:

@@ -154,8 +154,8 @@ def test_a_store_process_that_died_is_reported_on_the_next_run(sqlite_url: str) 
 
 
 def test_an_evaluation_run_stores_every_run_in_each_dialect(store_url: str, tmp_path: Path) -> None:
-    from evals.evaluation import run_evaluation
     from evals.model.options import RunOptions
+    from evals.pipeline.evaluation import run_evaluation
     from evals.suite import load_suite
 
     suite_file = tmp_path / "suite.yaml"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evals.evaluation import run_evaluation
 from evals.model.errors import SuiteError
 from evals.model.options import RunOptions
+from evals.pipeline.evaluation import run_evaluation
 from evals.suite import load_suite
 
 FILTERS = """

@@ -9,7 +9,7 @@ from evals.agents.registry import build_agent
 from evals.model.plan import PlannedRun
 from evals.model.protocols import OnRecord, Tracer
 from evals.model.suite import Suite
-from evals.runner import Runner
+from evals.run.runner import Runner
 
 
 def build_agents(
@@ -22,9 +22,9 @@ def build_agents(
     }
     if cache_path is None:
         return agents
-    from evals.replay import CachedAgent, ResponseCache
+    from evals.run.cache import CachedAgent, SqliteResponseCache
 
-    cache = ResponseCache(cache_path)
+    cache = SqliteResponseCache(cache_path)
     return {label: CachedAgent(agents[label], specs[label], cache) for label in agents}
 
 

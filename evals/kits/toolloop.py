@@ -24,9 +24,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from evals.common.tokens import count_tokens
 from evals.model.results import AgentResponse
 from evals.model.trajectory import EFFECT_CLASSES, Step
-from evals.tokens import count_tokens
 
 StopReason = Literal["done", "max_steps", "budget_exhausted", "approval_required", "error"]
 

@@ -17,13 +17,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from evals.evaluation import analyse
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.model.suite import Suite
 from evals.model.trajectory import Step
-from evals.plan import build_plan
+from evals.pipeline.evaluation import analyse
+from evals.plan.runs import build_plan
 
 REPORT_SUFFIXES = (".json", ".jsonl", ".csv", ".yaml", ".yml", ".md", ".xml", ".html", ".htm")
 

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import traceback
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
-from evals.blocking import run_to_completion
+from evals.common.blocking import run_to_completion
+from evals.common.templating import render_value
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.registry import COMPARISON_TYPES, Grader, get_grader
+from evals.graders.registry import GROUP_TYPES, Grader, get_grader
+from evals.graders.scoring import combine
 from evals.model.results import AgentResponse, Grade
 from evals.model.suite import Assertion, Case
-from evals.templating import render, render_value
 
 
 def _prepare(
@@ -39,7 +41,7 @@ def _prepare(
         )
     variables = context["variables"]
     if assertion.transform is not None:
-        from evals.suite.transforms import apply_output_transform
+        from evals.common.transforms import apply_output_transform
 
         scope = {"vars": variables, "prompt": {"raw": context["prompt"]}}
         try:
@@ -49,6 +51,7 @@ def _prepare(
         except Exception as exc:
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             return Grade(False, 0.0, f"Transform raised: {detail}", assertion.raw, errored=True)
+    nested = functools.partial(grade_assertion, output=output, response=response, **context)
     ctx = GradeContext(
         output=output,
         assertion=assertion,
@@ -64,6 +67,7 @@ def _prepare(
         suite_config=context.get("suite_config") or {},
         case_options=context.get("case_options") or {},
         provider_config=context.get("provider_config") or {},
+        grade_nested=nested,
     )
     return grader, ctx
 
@@ -129,56 +133,6 @@ async def grade_assertion_async(
     return started if isinstance(started, Grade) else await started
 
 
-def combine(
-    grades: list[tuple[Assertion, Grade]],
-    threshold: float | None,
-    variables: dict[str, Any] | None = None,
-) -> Grade:
-    """Aggregate assertion grades into the test's grade (promptfoo's AssertionsResult)."""
-    if not grades:
-        return Grade(True, 1.0, "No assertions", None)
-    total_score = total_weight = 0.0
-    named: dict[str, float] = {}
-    named_weight: dict[str, float] = {}
-    failed_reason: str | None = None
-    violation: Grade | None = None
-    for assertion, grade in grades:
-        weight = assertion.weight
-        total_score += grade.score * weight
-        total_weight += weight
-        metric = render(str(assertion.metric), variables or {}) if assertion.metric else None
-        if metric:
-            named[metric] = named.get(metric, 0.0) + grade.score * weight
-            named_weight[metric] = named_weight.get(metric, 0.0) + weight
-        for name, score in grade.named_scores.items():
-            if name != metric:
-                named[name] = named.get(name, 0.0) + score * weight
-                named_weight[name] = named_weight.get(name, 0.0) + weight
-        if not grade.passed:
-            failed_reason = grade.reason
-            if grade.policy_violation and violation is None:
-                violation = grade
-    score = total_score / total_weight if total_weight > 0 else 0.0
-    passed = failed_reason is None
-    reason = failed_reason or "All assertions passed"
-    if threshold is not None:
-        passed = score >= threshold
-        reason = f"Aggregate score {score:.2f} {'≥' if passed else '<'} {threshold} threshold"
-    if violation is not None:
-        passed = False
-        reason = f"Policy violation: {violation.reason}"
-    return Grade(
-        passed=passed,
-        score=score,
-        reason=reason,
-        named_scores={
-            k: (v / named_weight[k] if named_weight[k] > 0 else 0.0) for k, v in named.items()
-        },
-        component_results=[g for _, g in grades],
-        policy_violation=violation is not None,
-    )
-
-
 _TOKEN_KEYS = ("total", "prompt", "completion", "cached", "numRequests")
 
 
@@ -203,10 +157,12 @@ def apply_scoring_function(
     overrides the grade's fields. A function that raises or returns something else fails the
     test with "Scoring function error: ...". A policy violation still fails the test.
     """
-    from evals.graders.python_assert import call_json, is_grading_result, load_function
+    from evals.common.files import load_function, split_ref
+    from evals.graders.python_assert import call_json, is_grading_result
 
     try:
-        function = load_function(ref, suite_root, "func")
+        path, name = split_ref(ref)
+        function = load_function(suite_root / path, name or "func", "assertScoringFunction")
         result = call_json(function, grade.named_scores, _scoring_context(grade, threshold))
         if not is_grading_result(result):
             raise ValueError("assertion scoring function must return a GradingResult")
@@ -223,13 +179,13 @@ def apply_scoring_function(
 
 
 def per_run_assertions(case: Case) -> list[Assertion]:
-    """The case's assertions graded on each run alone: all but the comparison assertions,
-    which are decided once every output of the test and repeat exists (evals/comparisons.py)."""
-    return [a for a in case.asserts if a.base_type not in COMPARISON_TYPES]
+    """The case's assertions graded on each run alone: all but the group assertions,
+    which are decided once every output of the test and repeat exists (evals/grade/groups.py)."""
+    return [a for a in case.asserts if a.base_type not in GROUP_TYPES]
 
 
 def _combined(case: Case, grades: list[tuple[Assertion, Grade]]) -> Grade:
-    if case.asserts and not grades:  # only comparison assertions: promptfoo scores 0 and passes
+    if case.asserts and not grades:  # only group assertions: promptfoo scores 0 and passes
         return Grade(True, 0.0, "All assertions passed", None)
     return combine(grades, case.threshold, case.vars)
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evals.executors.local import LocalExecutor
 from evals.model.evaluation import EvaluationMeta
 from evals.model.protocols import Executor, Tracer
 from evals.model.suite import Suite
+from evals.run.local import LocalExecutor
 
 EXECUTORS = ("local", "ray")
 
@@ -34,7 +34,7 @@ def build_executor(
     the evaluation `meta` with the same `trace` choice, since a tracer cannot travel.
     """
     if name == "ray":
-        from evals.executors.ray_executor import RayExecutor
+        from evals.run.ray_executor import RayExecutor
 
         return RayExecutor(
             suite,

@@ -1,8 +1,8 @@
-"""Comparison assertions over whole groups of runs: which runs compare, and their verdicts.
+"""Group assertions over whole groups of runs: which runs compare, and their verdicts.
 
 `max-score` and `select-best` compare the outputs of one test: every prompt and agent of a
 (case, repeat) form its group, ordered as promptfoo orders its columns (agent, then prompt).
-A group is decided once its last run is done (graders/comparison.py gives the verdicts) and
+A group is decided once its last run is done (graders/ranking.py gives the verdicts) and
 its records are stored together in one transaction, so a store never holds part of a group:
 a killed evaluation resumes by running the whole of every undecided group again.
 """
@@ -13,9 +13,9 @@ import dataclasses
 from collections import Counter
 from collections.abc import Iterable
 
-from evals.blocking import run_to_completion
-from evals.graders.comparison import max_score, merge_comparison, select_best
-from evals.graders.registry import COMPARISON_TYPES
+from evals.common.blocking import run_to_completion
+from evals.graders.ranking import max_score, merge_group_verdict, select_best
+from evals.graders.registry import GROUP_TYPES
 from evals.model.errors import SuiteError
 from evals.model.plan import PlannedRun
 from evals.model.results import RunKey, RunRecord
@@ -24,9 +24,9 @@ from evals.model.suite import Case, Suite
 GroupKey = tuple[str, int]
 
 
-def compares_outputs(case: Case) -> bool:
+def has_group_assertions(case: Case) -> bool:
     """True when the case has a max-score or select-best assertion."""
-    return any(a.base_type in COMPARISON_TYPES for a in case.asserts)
+    return any(a.base_type in GROUP_TYPES for a in case.asserts)
 
 
 def group_key(key: RunKey) -> GroupKey:
@@ -35,21 +35,21 @@ def group_key(key: RunKey) -> GroupKey:
 
 
 def refuse_shards(suite: Suite, shard: tuple[int, int] | None) -> None:
-    """Raise when a sharded evaluation would split the groups of comparison assertions."""
-    if shard is not None and any(compares_outputs(case) for case in suite.cases):
+    """Raise when a sharded evaluation would split the groups of group assertions."""
+    if shard is not None and any(has_group_assertions(case) for case in suite.cases):
         raise SuiteError(
             "max-score and select-best compare every output of a test, which --shard splits "
             "between processes",
             str(suite.path),
-            fix="run suites with comparison assertions without --shard",
+            fix="run suites with group assertions without --shard",
         )
 
 
-async def compare_group(suite: Suite, records: list[RunRecord]) -> list[RunRecord]:
-    """The group's records (same order) with the comparison verdicts merged into their grades.
+async def decide_group(suite: Suite, records: list[RunRecord]) -> list[RunRecord]:
+    """The group's records (same order) with the group verdicts merged into their grades.
 
     Error runs take no part; select-best is decided before max-score, which ignores it, as
-    in promptfoo. Only the first assertion of each comparison type counts.
+    in promptfoo. Only the first assertion of each group type counts.
     """
     graded = sorted(
         (r for r in records if r.status != "error" and r.grade is not None),
@@ -77,7 +77,7 @@ async def compare_group(suite: Suite, records: list[RunRecord]) -> list[RunRecor
                 suite_root=suite.root,
                 suite_config=suite.raw,
             )
-        grades = [merge_comparison(g, c) for g, c in zip(grades, components, strict=True)]
+        grades = [merge_group_verdict(g, c) for g, c in zip(grades, components, strict=True)]
     decided = {
         id(record): dataclasses.replace(
             record, grade=grade, status="pass" if grade.passed else "fail"
@@ -87,31 +87,31 @@ async def compare_group(suite: Suite, records: list[RunRecord]) -> list[RunRecor
     return [decided.get(id(record), record) for record in records]
 
 
-def compare_records(suite: Suite, records: list[RunRecord]) -> list[RunRecord]:
-    """Every record with its group's comparison verdicts (for records graded together)."""
+def decide_groups(suite: Suite, records: list[RunRecord]) -> list[RunRecord]:
+    """Every record with its group's group verdicts (for records graded together)."""
     groups: dict[GroupKey, list[RunRecord]] = {}
     for record in records:
-        if compares_outputs(suite.cases[record.case_index]):
+        if has_group_assertions(suite.cases[record.case_index]):
             groups.setdefault(group_key(record.key), []).append(record)
     decided: dict[int, RunRecord] = {}
     for members in groups.values():
-        decided_members = run_to_completion(compare_group(suite, members))
+        decided_members = run_to_completion(decide_group(suite, members))
         for before, after in zip(members, decided_members, strict=True):
             decided[id(before)] = after
     return [decided.get(id(record), record) for record in records]
 
 
-class ComparisonGroups:
-    """Holds the runs of comparison cases until their group is complete.
+class OutputGroups:
+    """Holds the runs of group-assertion cases until their group is complete.
 
-    Built from the runs planned in this process; a run of a case without comparison
+    Built from the runs planned in this process; a run of a case without group
     assertions is never held.
     """
 
     def __init__(self, suite: Suite, planned: Iterable[PlannedRun]) -> None:
         self.suite = suite
         self.expected: Counter[GroupKey] = Counter(
-            group_key(run.key) for run in planned if compares_outputs(run.case)
+            group_key(run.key) for run in planned if has_group_assertions(run.case)
         )
         self.held: dict[GroupKey, list[RunRecord]] = {}
 
@@ -130,5 +130,5 @@ class ComparisonGroups:
         return members
 
     async def decide(self, members: list[RunRecord]) -> list[RunRecord]:
-        """A complete group with its comparison verdicts."""
-        return await compare_group(self.suite, members)
+        """A complete group with its group verdicts."""
+        return await decide_group(self.suite, members)

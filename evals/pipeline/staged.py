@@ -153,7 +153,7 @@ def run_until_decided(
     Every stage adds only its new repeats to the same evaluation (one id in the store),
     and every look decides the gates at the Bonferroni-split confidence.
     """
-    from evals.evaluation import run_evaluation
+    from evals.pipeline.evaluation import run_evaluation
 
     stages = check_stages(stages)
     if options.repeat is not None:

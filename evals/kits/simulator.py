@@ -25,17 +25,17 @@ import httpx
 import httpx2
 import openai
 
-from evals.model.results import AgentResponse
-from evals.model.trajectory import Step
-from evals.toolloop import (
+from evals.common.tokens import count_tokens
+from evals.kits.toolloop import (
     Adapter,
     AnthropicMessagesAdapter,
     OpenAIResponsesAdapter,
     Price,
     ToolRegistry,
-    count_tokens,
     run_tool_loop,
 )
+from evals.model.results import AgentResponse
+from evals.model.trajectory import Step
 
 Call = tuple[str, dict[str, Any]]
 Action = list[Call] | str

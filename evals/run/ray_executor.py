@@ -15,12 +15,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from evals.executors.local import execute_planned
 from evals.model.evaluation import EvaluationMeta
 from evals.model.plan import PlannedRun
 from evals.model.protocols import OnRecord
 from evals.model.results import RunRecord
 from evals.model.suite import Suite
+from evals.run.local import execute_planned
 
 BATCHES_PER_CPU = 4
 

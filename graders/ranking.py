@@ -1,4 +1,4 @@
-"""Comparison assertions, as in promptfoo 0.121: max-score and select-best.
+"""Group assertions, as in promptfoo 0.121: max-score and select-best.
 
 They grade a group of outputs (every prompt and agent of one test and repeat), not one
 run: each output gets a component result, exactly one passes (the winner) and the others
@@ -6,7 +6,7 @@ fail. `max-score` is deterministic: an output's score is the average (or sum), o
 weighted by assertion type, of its other assertion scores; the highest wins, ties go to the
 first output, and a `threshold` the best score misses selects nothing. `select-best` asks
 the grader provider (chosen as for llm-rubric) for the index of the best output.
-`merge_comparison` folds a component into the run's grade with promptfoo's rules.
+`merge_group_verdict` folds a component into the run's grade with promptfoo's rules.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from evals.graders import judge_prompts as prompts
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import js_string, to_fixed
 from evals.graders.judge_grading import ask_rubric, judge_failed, try_parse, unanswered
-from evals.graders.registry import COMPARISON_TYPES, value_check
+from evals.graders.registry import GROUP_TYPES, value_check
 from evals.model.results import AgentResponse, Grade
 from evals.model.suite import Assertion, Case
 
@@ -60,11 +60,11 @@ def _failed_all(count: int, reason: str, assertion: Assertion) -> list[Grade]:
 
 
 def _aggregate(grade: Grade, weights: dict[str, Any], method: str) -> tuple[float, int, float]:
-    """(score, assertion count, total weight) of a run's non-comparison components."""
+    """(score, assertion count, total weight) of a run's non-group components."""
     relevant = [
         c
         for c in grade.component_results
-        if c.assertion and c.assertion.get("type") not in COMPARISON_TYPES
+        if c.assertion and c.assertion.get("type") not in GROUP_TYPES
     ]
     if not relevant:
         raise GraderError(
@@ -184,8 +184,8 @@ async def select_best(
     ]
 
 
-def merge_comparison(grade: Grade, component: Grade) -> Grade:
-    """The run's grade with a comparison component folded in, as promptfoo merges it.
+def merge_group_verdict(grade: Grade, component: Grade) -> Grade:
+    """The run's grade with a group component folded in, as promptfoo merges it.
 
     The run passes only if it passed and won. A loss sets the score to the component's;
     max-score replaces the reason only of a run that was passing, select-best always; the

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.agents.base import Agent, CallContext, MalformedResponse
-from evals.grading import grade_case_async
+from evals.grade.grading import grade_case_async
 from evals.model.plan import PlannedRun
 from evals.model.protocols import RunTrace, Tracer
 from evals.model.results import AgentResponse, RunRecord
@@ -39,7 +39,7 @@ def render_prompt(
     if not isinstance(raw, str):
         import json
 
-        from evals.templating import render_value
+        from evals.common.templating import render_value
 
         return json.dumps(render_value(raw, variables), ensure_ascii=False), variables
     from evals.suite.vars import render_prompt_text, resolve_vars
@@ -52,12 +52,12 @@ def render_prompt(
     return render_prompt_text(template, scope), variables
 
 
-def _transformed(run: PlannedRun, output: Any, prompt: str, root: Path) -> Any:
+def transformed_output(run: PlannedRun, output: Any, prompt: str, root: Path) -> Any:
     """The output after the provider's `transform`, then the test's `options.transform`."""
     test_transform = run.case.options.get("transform") or run.case.options.get("postprocess")
     if not run.provider.transform and not test_transform:
         return output
-    from evals.suite.transforms import apply_output_transform
+    from evals.common.transforms import apply_output_transform
 
     context = {"vars": run.case.vars, "prompt": {"raw": prompt, "label": run.prompt.label}}
     if run.provider.transform:
@@ -196,7 +196,7 @@ class Runner:
             record.latency_ms = latency_ms
             return record
         try:
-            output = _transformed(run, response.output, prompt, self.suite_root)
+            output = transformed_output(run, response.output, prompt, self.suite_root)
         except Exception as exc:
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             return _error_record(run, prompt, "agent_error", f"transform raised {detail}", started)

@@ -12,12 +12,12 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from evals.evaluation import analyse
 from evals.gates.decide import check_comparable
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.results import RunKey, RunRecord
 from evals.model.suite import Suite
+from evals.pipeline.evaluation import analyse
 from evals.suite import load_suite
 
 

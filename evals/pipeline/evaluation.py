@@ -23,7 +23,7 @@ from evals.model.protocols import StoreSink, Tracer
 from evals.model.results import RunRecord
 from evals.model.suite import Suite
 from evals.model.summary import GateReport, Summary
-from evals.plan import build_plan
+from evals.plan.runs import build_plan
 from evals.tracing import run_tracer
 
 
@@ -86,7 +86,7 @@ def analyse(
 
     `judge` is the judge's measured agreement for the judge gates (see measure_judge).
     """
-    from evals.analysis import summarize
+    from evals.analysis.summarize import summarize
     from evals.gates.decide import decide
 
     summary = summarize(records, suite, gate_config)
@@ -105,7 +105,7 @@ def run_evaluation(
     repeats from `previous.repeat` up to this run's repeat are planned, which is how
     staged runs add repeats. `options.confidence`, when set, replaces the gates' level.
     """
-    from evals.comparisons import refuse_shards
+    from evals.grade.groups import refuse_shards
 
     refuse_shards(suite, options.shard)
     gate_config = suite.gates.for_environment(options.environment)
@@ -115,7 +115,7 @@ def run_evaluation(
         apply_grader(suite.cases, suite.default_test, options.grader)
     if options.confidence is not None:
         gate_config = replace(gate_config, confidence=options.confidence)
-    from evals.gates.decide import measure_judge
+    from evals.pipeline.calibration import measure_judge
 
     suite_grader = (suite.default_test.get("options") or {}).get("provider")
     judge = measure_judge(gate_config, suite.root, options.grader or suite_grader)
@@ -213,8 +213,8 @@ async def _execute(
     timeout_s: float | None,
     tracer: Tracer,
 ) -> None:
-    from evals.executors import build_executor
-    from evals.replay import DEFAULT_CACHE_PATH
+    from evals.run.cache import DEFAULT_CACHE_PATH
+    from evals.run.executors import build_executor
 
     executor = build_executor(
         options.executor,
@@ -227,12 +227,12 @@ async def _execute(
         cache_path=Path.cwd() / DEFAULT_CACHE_PATH if options.cache else None,
         ray_address=options.ray_address,
     )
-    from evals.progress import Progress
+    from evals.run.progress import Progress
 
     progress = Progress(total=len(planned), enabled=options.progress)
-    from evals.comparisons import ComparisonGroups
+    from evals.grade.groups import OutputGroups
 
-    groups = ComparisonGroups(suite, planned)
+    groups = OutputGroups(suite, planned)
     deciding: list[asyncio.Future] = []
 
     async def store_group(members: list[RunRecord]) -> None:

@@ -1,4 +1,8 @@
-"""User transforms in provider configs: Python expressions, lambdas or `file://x.py:fn`.
+"""User transforms: Python expressions, lambdas or `file://x.py:fn`, wherever a suite has one.
+
+Provider configs (`transformResponse`, `transformRequest`), a provider's `transform`, a
+test's `options.transform` and `options.transformVars`, and an assertion's `transform` all
+compile here.
 
 promptfoo writes `transformResponse: json.choices[0].message.content` in JavaScript. The
 same text works here: the expression is evaluated as Python over the named arguments
@@ -14,9 +18,11 @@ import io
 import re
 import tokenize
 from collections.abc import Callable, Iterator, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from evals.common.files import load_function, split_ref
 from evals.model.errors import SuiteError
 
 Transform = Callable[..., Any]
@@ -154,18 +160,13 @@ def _between(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> 
 
 
 def _file_transform(ref: str, root: Path, what: str) -> Transform:
-    from evals.agents.python_provider import load_function
-
-    rel = ref[len("file://") :]
-    path, _, fn = rel.partition(".py:")
-    if fn:
-        path += ".py"
+    path, function = split_ref(ref)
     if not path.endswith(".py"):
         raise SuiteError(
             f"{what} {ref!r} is not a Python file",
             fix="write file://transforms.py:function_name",
         )
-    return load_function(root / path, fn or "transform", what)
+    return load_function(root / path, function or "transform", what)
 
 
 def compile_transform(source: Any, params: Sequence[str], root: Path, what: str) -> Transform:
@@ -195,3 +196,56 @@ def compile_transform(source: Any, params: Sequence[str], root: Path, what: str)
         return eval(compiled, namespace)
 
     return evaluate
+
+
+# Suite-level transforms, written in Python: a provider's `transform`, `options.transform`,
+# `options.transformVars` and an assertion's `transform`. An expression over `output` (or
+# `vars`) and `context`, or `file://x.py:fn` (default function `get_transform`), as
+# promptfoo's Python transforms. Output transforms receive
+# `context = {"vars": ..., "prompt": {...}}`; vars transforms return a mapping merged over
+# the test's vars.
+OUTPUT_PARAMS = ("output", "context")
+VARS_PARAMS = ("vars", "context")
+DEFAULT_FUNCTION = "get_transform"
+
+
+def _with_default_function(source: str) -> str:
+    text = source.strip()
+    if text.startswith("file://") and text.endswith(".py"):
+        return f"{text}:{DEFAULT_FUNCTION}"
+    return text
+
+
+@lru_cache(maxsize=256)
+def compiled(source: str, params: tuple[str, ...], root: Path, what: str) -> Transform:
+    """The callable for a transform source; SuiteError when it cannot be compiled."""
+    return compile_transform(_with_default_function(source), params, root, what)
+
+
+def check_transform(source: Any, params: tuple[str, ...], root: Path, what: str) -> None:
+    """Compile a transform at load time so a broken one fails before any run."""
+    if not isinstance(source, str):
+        raise SuiteError(
+            f"{what} must be a Python expression or file://x.py:fn",
+            fix="write transform: output.upper() or transform: file://transforms.py:fn",
+        )
+    compiled(source, params, root, what)
+
+
+def apply_output_transform(
+    source: str, output: Any, context: dict[str, Any], root: Path, what: str
+) -> Any:
+    """Run an output transform and return its result as plain data."""
+    return plain(compiled(source, OUTPUT_PARAMS, root, what)(output, context))
+
+
+def apply_vars_transform(source: str, variables: dict[str, Any], root: Path) -> dict[str, Any]:
+    """The test's vars with the transform's result merged over them."""
+    context = {"prompt": {}}
+    result = plain(compiled(source, VARS_PARAMS, root, "transformVars")(variables, context))
+    if not isinstance(result, dict):
+        raise SuiteError(
+            f"transformVars returned {type(result).__name__}, not a mapping",
+            fix="return a dict of vars to add or replace",
+        )
+    return {**variables, **result}

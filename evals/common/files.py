@@ -1,0 +1,91 @@
+"""`file://` references and the Python files they name.
+
+A suite names a file as `file://path` and a Python function as `file://path.py:function`
+(providers also as `python:path.py:function`). `split_ref` takes such a reference apart;
+`load_function` imports the file and returns the function. Every part of the harness that
+runs user Python (providers, transforms, vars, test generators, Nunjucks filters, Python
+assertions, scoring functions) loads it here, so a file is imported once per version and
+its folder is importable from it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from evals.model.errors import SuiteError
+
+_PREFIXES = ("file://", "python:")
+_MODULES: dict[tuple[Path, int], ModuleType] = {}
+
+
+def split_ref(ref: str) -> tuple[str, str | None]:
+    """(path, function) of `file://path.py:function`; function None when not named.
+
+    The `file://` (or `python:`) prefix is optional, and a colon names a function only
+    after `.py`, so `file://data.json` is a plain path.
+    """
+    body = ref
+    for prefix in _PREFIXES:
+        if body.startswith(prefix):
+            body = body[len(prefix) :]
+            break
+    path, sep, function = body.partition(".py:")
+    if sep:
+        return path + ".py", function
+    return body, None
+
+
+def load_module(path: Path) -> ModuleType:
+    """Import a Python file, with its folder importable; again only when the file changed.
+
+    Raises what importing raises (the callers say which file it was and what it is for).
+    """
+    path = path.resolve()
+    key = (path, path.stat().st_mtime_ns)
+    module = _MODULES.get(key)
+    if module is not None:
+        return module
+    name = f"evals_user_{abs(hash(str(path)))}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    _MODULES[key] = module
+    return module
+
+
+def load_function(path: Path, name: str, what: str) -> Callable[..., Any]:
+    """The callable `name` (dotted for an attribute of an object) of a Python file.
+
+    `what` says what the function is for (`provider`, `transformVars`, ...); a missing
+    file, an import that fails or a missing function is a SuiteError naming the file.
+    """
+    if not path.is_file():
+        raise SuiteError(f"the {what} file does not exist", file=str(path))
+    try:
+        target: Any = load_module(path)
+    except Exception as exc:
+        raise SuiteError(
+            f"importing the {what} failed: {type(exc).__name__}: {exc}",
+            file=str(path),
+            fix="run `python " + str(path) + "` to see the full error",
+        ) from None
+    for part in name.split("."):
+        target = getattr(target, part, None)
+    if not callable(target):
+        raise SuiteError(
+            f"the {what} has no function {name}()",
+            file=str(path),
+            fix=f"define {name}() in the file, or name another function after ':'",
+        )
+    return target

@@ -1,0 +1,42 @@
+"""Judge calibration end to end: grade a calibration file with the judge, measure agreement.
+
+`evals calibrate FILE` prints the agreement; the judge gates of a suite
+(`gates.judge_calibration` with `min_judge_kappa` / `min_judge_accuracy`) measure the
+suite's judge the same way before an evaluation's gates are decided.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from evals.analysis.agreement import Agreement, tally
+from evals.grade.calibration import CalibrationFile, judge_calibration, load_calibration
+from evals.model.gates import GateConfig
+
+
+def calibrate(
+    path: Path, grader: str | None = None, concurrency: int = 4
+) -> tuple[CalibrationFile, list[Agreement]]:
+    """Grade every item of a calibration file with its judge and measure agreement."""
+    calibration = load_calibration(path)
+    if grader:
+        calibration.options["provider"] = grader
+    verdicts = asyncio.run(judge_calibration(calibration, concurrency))
+    return calibration, tally(verdicts)
+
+
+def measure_judge(config: GateConfig, suite_root: Path, grader: Any = None) -> Agreement | None:
+    """The judge's overall agreement with the humans of `config.judge_calibration`.
+
+    Runs `calibrate` with `grader` (the suite's grader provider) replacing the file's;
+    None when no judge gate is configured.
+    """
+    if not config.judge_calibration:
+        return None
+    if config.min_judge_kappa is None and config.min_judge_accuracy is None:
+        return None
+    path = suite_root / config.judge_calibration.removeprefix("file://")
+    _, rows = calibrate(path, grader)
+    return rows[-1]
