@@ -2,25 +2,25 @@
 
 Two agents of one evaluation reuse the summary and gate report that evaluation stored.
 Any other pairing (two evaluations, or agents the evaluation did not compare) is analysed
-afresh by `evals.pipeline.evaluation.analyse` over light records: each run's outcome, seed, score,
-cost, latency and policy flag, read without outputs or trajectories.
+afresh by `evals.pipeline.evaluation.analyse` over light records (each run's outcome,
+seed, score, cost, latency and policy flag, read without outputs or trajectories) and the
+suite outline stored with the candidate's evaluation (its cases' tags and priorities and
+its gate thresholds). Everything comes from the store; no suite file is read.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from evals.gates.decide import check_comparable
 from evals.model.errors import SuiteError
+from evals.model.gates import GateConfig
 from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
-from evals.model.suite import Suite
 from evals.pipeline.evaluation import analyse
 from evals.store import Store, StoredEvaluation
 from evals.store.dashboard_queries import DashboardQueries
-from evals.suite import load_suite
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,19 +72,6 @@ def _grade(row: dict[str, Any]) -> Grade | None:
     )
 
 
-def suite_of(evaluation: StoredEvaluation) -> Suite:
-    """The suite an evaluation ran, loaded from the path it recorded."""
-    path = evaluation.config.get("suite_path")
-    if not path or not Path(path).exists():
-        raise SuiteError(
-            f"the suite file of evaluation {evaluation.id} ({path or 'not recorded'}) is not "
-            "on this machine",
-            fix="open the dashboard where the suite is checked out, or compare two agents of "
-            "one evaluation",
-        )
-    return load_suite(path)
-
-
 def _stored_pair(evaluation: StoredEvaluation, baseline: Side, candidate: Side) -> bool:
     comparison = (evaluation.summary or {}).get("comparison") or {}
     return (
@@ -111,16 +98,20 @@ def compare_sides(
     if _stored_pair(cand_meta, baseline, candidate):
         assert cand_meta.summary is not None and cand_meta.gates is not None
         return ComparisonResult(cand_meta.summary, cand_meta.gates, [], recomputed=False)
-    suite = suite_of(cand_meta)
+    outline = cand_meta.suite_outline()
     warnings = check_comparable(base_meta.fingerprint, cand_meta.fingerprint, allow=True)
+    if outline.gates is None:
+        warnings.append(
+            f"evaluation {cand_meta.id} was stored without its gate thresholds (by an older "
+            "evals); the default thresholds apply"
+        )
     queries = DashboardQueries(store.engine)
     records = light_records(
         queries.outcome_rows(baseline.evaluation_id, baseline.agent), "baseline"
     ) + light_records(queries.outcome_rows(candidate.evaluation_id, candidate.agent), "candidate")
     environment = environment or cand_meta.environment
-    config = dataclasses.replace(
-        suite.gates.for_environment(environment), baseline="baseline", candidate="candidate"
-    )
-    summary, gates = analyse(suite, records, config, environment)
+    thresholds = (outline.gates or GateConfig()).for_environment(environment)
+    config = dataclasses.replace(thresholds, baseline="baseline", candidate="candidate")
+    summary, gates = analyse(outline, records, config, environment)
     gates.warnings.extend(warnings)
     return ComparisonResult(summary.to_dict(), gates.to_dict(), warnings, recomputed=True)

@@ -271,3 +271,13 @@ def test_the_check_finds_a_cycle_and_names_its_imports() -> None:
     names = ["evals.model.x", "evals.run.a", "evals.run.b", "evals.run.c"]
     assert cycles(names, found) == [["evals.run.a", "evals.run.b", "evals.run.c"]]
     assert cycles(names, found[:2]) == []
+
+
+def test_the_dashboard_reads_the_store_and_never_loads_a_suite() -> None:
+    loading = [
+        i.describe()
+        for i in FOUND
+        if layer_of(i.source) == "dashboard" and layer_of(i.target) == "suite"
+    ]
+
+    assert not loading, "\n".join(loading)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from evals import stats
 from evals.model.gates import GateConfig
 from evals.model.results import RunRecord
-from evals.model.suite import Case, Suite
+from evals.model.suite import Case, Suite, SuiteOutline
 from evals.model.summary import (
     AgentStats,
     CaseAgentStats,
@@ -164,10 +164,13 @@ def _groups(cases: Sequence[Case]) -> list[tuple[str, list[Case]]]:
     return sorted(by_tag.items())
 
 
-def summarize(records: list[RunRecord], suite: Suite, gate_config: GateConfig) -> Summary:
+def summarize(
+    records: list[RunRecord], suite: Suite | SuiteOutline, gate_config: GateConfig
+) -> Summary:
     """Per-case, per-agent, per-tag statistics and, when configured, the comparison.
 
     The comparison needs `gate_config.baseline` and `.candidate` to both have records.
+    `suite` may be the loaded suite or the outline stored with an evaluation.
     """
     confidence = gate_config.confidence
     cells = _cells(records)

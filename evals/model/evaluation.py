@@ -14,7 +14,11 @@ from evals.model.summary import GateReport, Summary
 
 @dataclass(slots=True)
 class EvaluationMeta:
-    """Identity and provenance of one evaluation, as stored."""
+    """Identity and provenance of one evaluation, as stored.
+
+    `outline` is the suite's `SuiteOutline` as JSON: what analysing the stored runs again
+    needs of the suite (cases, tags, priorities, gate thresholds) without its file.
+    """
 
     id: str
     suite_id: str
@@ -30,6 +34,7 @@ class EvaluationMeta:
     config: dict[str, Any] = field(default_factory=dict)
     status: str = "running"
     shard: str | None = None
+    outline: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)

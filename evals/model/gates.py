@@ -5,7 +5,7 @@ Parsed and validated from YAML by `evals.suite.gates`; read by statistics and ga
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -58,3 +58,17 @@ class GateConfig:
                 setattr(merged, f.name, value)
         merged.environments = {}
         return merged
+
+    def to_dict(self) -> dict[str, Any]:
+        """The thresholds as JSON (environments nested), as stored with an evaluation."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GateConfig:
+        """Rebuild thresholds from `to_dict` output, ignoring unknown keys."""
+        known = {f.name for f in fields(cls)} - {"environments"}
+        environments = {
+            str(name): cls.from_dict(block)
+            for name, block in (data.get("environments") or {}).items()
+        }
+        return cls(**{k: v for k, v in data.items() if k in known}, environments=environments)

@@ -1,10 +1,12 @@
-"""The in-memory shape of a loaded suite."""
+"""The in-memory shape of a loaded suite, and the outline of it stored with each evaluation."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from evals.model.gates import GateConfig
 
 
 @dataclass(slots=True)
@@ -116,7 +118,7 @@ class Suite:
     providers: list[ProviderSpec]
     cases: list[Case]
     evaluate_options: EvaluateOptions
-    gates: Any
+    gates: GateConfig
     env: dict[str, str]
     raw: dict[str, Any]
     files: list[Path]
@@ -134,3 +136,79 @@ class Suite:
     def agent_labels(self) -> list[str]:
         """Labels of the agents under test, in suite order."""
         return [p.label for p in self.providers]
+
+    def outline(self) -> SuiteOutline:
+        """What statistics and gates read of this suite, to store with an evaluation."""
+        return SuiteOutline(
+            suite_id=self.suite_id,
+            version=self.version,
+            fingerprint=self.fingerprint,
+            agent_labels=self.agent_labels,
+            cases=[_case_outline(case) for case in self.cases],
+            gates=self.gates,
+        )
+
+
+_OUTLINED_METADATA = ("tags", "priority", "why_it_exists")
+
+
+def _case_outline(case: Case) -> Case:
+    """The case without its vars and assertions: what statistics and gates read of it."""
+    metadata = {key: case.metadata[key] for key in _OUTLINED_METADATA if key in case.metadata}
+    return Case(case.index, case.id, case.description, {}, [], metadata=metadata)
+
+
+@dataclass(slots=True)
+class SuiteOutline:
+    """What statistics and gates read of a suite, stored with each of its evaluations.
+
+    The suite's identity, its agents in order, each case's id, description, tags,
+    priority and reason to exist, and the gate thresholds: enough to analyse stored runs
+    again without the suite file (the dashboard reads only the store). `gates` is None
+    for evaluations stored before outlines were; their gates are the defaults.
+    """
+
+    suite_id: str
+    version: str | None
+    fingerprint: str
+    agent_labels: list[str]
+    cases: list[Case]
+    gates: GateConfig | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The outline as JSON."""
+        return {
+            "suite_id": self.suite_id,
+            "version": self.version,
+            "fingerprint": self.fingerprint,
+            "agents": list(self.agent_labels),
+            "cases": [
+                {"id": case.id, "description": case.description, **case.metadata}
+                for case in self.cases
+            ],
+            "gates": None if self.gates is None else self.gates.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SuiteOutline:
+        """Rebuild an outline from `to_dict` output."""
+        cases = [
+            Case(
+                index,
+                str(item["id"]),
+                str(item.get("description") or item["id"]),
+                {},
+                [],
+                metadata={k: item[k] for k in _OUTLINED_METADATA if item.get(k) is not None},
+            )
+            for index, item in enumerate(data.get("cases") or [])
+        ]
+        gates = data.get("gates")
+        return cls(
+            suite_id=str(data["suite_id"]),
+            version=data.get("version"),
+            fingerprint=str(data["fingerprint"]),
+            agent_labels=[str(a) for a in data.get("agents") or []],
+            cases=cases,
+            gates=None if gates is None else GateConfig.from_dict(gates),
+        )

@@ -14,17 +14,20 @@ import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
 from evals.model.options import RunOptions
 from evals.model.protocols import StoreSink, Tracer
 from evals.model.results import RunRecord
-from evals.model.suite import Suite
+from evals.model.suite import Suite, SuiteOutline
 from evals.model.summary import GateReport, Summary
 from evals.plan.runs import build_plan
 from evals.tracing import run_tracer
+
+if TYPE_CHECKING:
+    from evals.analysis.agreement import Agreement
 
 
 def git_info(cwd: Path) -> tuple[str | None, str | None]:
@@ -72,15 +75,16 @@ def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
             "suite_path": str(suite.path),
         },
         shard=f"{options.shard[0]}/{options.shard[1]}" if options.shard else None,
+        outline=suite.outline().to_dict(),
     )
 
 
 def analyse(
-    suite: Suite,
+    suite: Suite | SuiteOutline,
     records: list[RunRecord],
     gate_config: GateConfig,
     environment: str | None,
-    judge: Any = None,
+    judge: Agreement | None = None,
 ) -> tuple[Summary, GateReport]:
     """Statistics and gate decisions for a set of records (also used on stored runs).
 

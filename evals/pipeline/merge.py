@@ -202,6 +202,7 @@ def merge_shards(
     if not path:
         raise SuiteError("cannot find the suite the shards ran", fix="pass --suite PATH")
     suite = load_suite(path)
+    meta.outline = suite.outline().to_dict()
     repeat = int(meta.config.get("repeat") or 1)
     records = merge_records(suite, shards, repeat)
     gate_config = suite.gates.for_environment(meta.environment)

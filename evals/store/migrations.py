@@ -38,12 +38,18 @@ def _add_verdict_and_overview_index(connection: Connection) -> None:
     )
 
 
+def _add_suite_outline(connection: Connection) -> None:
+    column_type = evaluations.c.outline.type.compile(dialect=connection.dialect)
+    connection.execute(text(f"ALTER TABLE evaluations ADD COLUMN outline {column_type}"))
+
+
 MIGRATIONS: list[Migration] = [
     (
         2,
         "evaluation verdict column; covering index for per-agent aggregates",
         _add_verdict_and_overview_index,
     ),
+    (3, "suite outline stored with each evaluation", _add_suite_outline),
 ]
 
 _POSTGRES_LOCK_KEY = 0x6576616C73  # "evals"

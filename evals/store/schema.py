@@ -25,7 +25,7 @@ from sqlalchemy import (
 
 from evals.store.jsontype import JsonDocument
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 metadata = MetaData()
 
@@ -60,6 +60,7 @@ evaluations = Table(
     Column("summary", Json),
     Column("gates", Json),
     Column("verdict", String(16)),
+    Column("outline", Json),
     Index("ix_evaluations_suite_started", "suite_id", "started_at"),
     Index("ix_evaluations_resume", "suite_id", "fingerprint", "status", "started_at"),
     Index("ix_evaluations_env_branch", "environment", "git_branch", "started_at"),

@@ -14,6 +14,7 @@ from sqlalchemy import Engine, Row, delete, insert, select, update
 
 from evals.model.evaluation import EvaluationMeta
 from evals.model.results import RunRecord
+from evals.model.suite import Case, SuiteOutline
 from evals.model.summary import GateReport, Summary
 from evals.store.aggregates import Aggregates
 from evals.store.codec import decode_run
@@ -30,6 +31,25 @@ class StoredEvaluation(EvaluationMeta):
     summary: dict[str, Any] | None = None
     gates: dict[str, Any] | None = None
     verdict: str | None = None
+
+    def suite_outline(self) -> SuiteOutline:
+        """The suite outline stored with the evaluation (read by `Store.get_evaluation`).
+
+        An evaluation stored before outlines were has its cases' descriptions, tags and
+        priorities recovered from its stored summary, and no gate thresholds.
+        """
+        if self.outline is not None:
+            return SuiteOutline.from_dict(self.outline)
+        summary = self.summary or {}
+        compared = {c["case_id"]: c for c in (summary.get("comparison") or {}).get("cases") or []}
+        case_ids = dict.fromkeys(s["case_id"] for s in summary.get("case_stats") or [])
+        cases = []
+        for index, case_id in enumerate(case_ids):
+            known = compared.get(case_id, {})
+            metadata = {k: known[k] for k in ("tags", "priority", "why_it_exists") if known.get(k)}
+            description = known.get("description") or case_id
+            cases.append(Case(index, case_id, description, {}, [], metadata=metadata))
+        return SuiteOutline(self.suite_id, self.suite_version, self.fingerprint, self.agents, cases)
 
 
 _META_COLUMNS = (
@@ -48,10 +68,15 @@ _META_COLUMNS = (
 )
 
 
+# Listings leave out the suite outline, which only analysing an evaluation again reads.
+_LISTED_COLUMNS = [column for column in evaluations.c if column.name != "outline"]
+
+
 def _evaluation_values(meta: EvaluationMeta) -> dict[str, Any]:
     values = {name: getattr(meta, name) for name in _META_COLUMNS}
     values["agents"] = list(meta.agents)
     values["config"] = meta.config
+    values["outline"] = meta.outline
     return values
 
 
@@ -64,6 +89,7 @@ def _stored(row: Row) -> StoredEvaluation:
         summary=data["summary"],
         gates=data["gates"],
         verdict=data["verdict"],
+        outline=data.get("outline"),
     )
 
 
@@ -127,7 +153,7 @@ class Store:
         status: str | None = None,
     ) -> list[StoredEvaluation]:
         """Evaluations matching every given filter, newest first."""
-        query = select(evaluations)
+        query = select(*_LISTED_COLUMNS)
         filters = {
             evaluations.c.suite_id: suite_id,
             evaluations.c.environment: environment,

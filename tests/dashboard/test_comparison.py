@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
+from sqlalchemy import update
 
 from evals.dashboard.comparison import Side, compare_sides
 from evals.dashboard.selection import default_sides
 from evals.model.errors import SuiteError
+from evals.model.options import RunOptions
+from evals.pipeline.evaluation import run_evaluation
 from evals.store import open_store
+from evals.store.schema import evaluations
+from evals.suite import load_suite
+
+from .conftest import DEMO_SUITE
 
 
 def test_light_records_reproduce_the_stored_comparison(demo_store) -> None:
@@ -68,3 +77,59 @@ def test_default_sides_of_one_evaluation_are_its_two_agents() -> None:
     baseline, candidate = default_sides([_row("a", None, None)], None)
     assert (baseline, candidate) == (Side("a", "baseline"), Side("a", "candidate"))
     assert default_sides([], None) is None
+
+
+@pytest.fixture(scope="module")
+def moved_suite_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """(store URL, evaluation id) of a demo evaluation whose suite folder no longer exists."""
+    folder = tmp_path_factory.mktemp("moved")
+    suite_dir = folder / "suite"
+    shutil.copytree(DEMO_SUITE, suite_dir, ignore=shutil.ignore_patterns("__pycache__"))
+    url = f"sqlite:///{folder}/s.db"
+    options = RunOptions(store_url=url, progress=False, repeat=1, environment="nightly")
+    result = run_evaluation(load_suite(str(suite_dir)), options)
+    shutil.rmtree(suite_dir)
+    return url, result.meta.id
+
+
+def _swapped(url: str, evaluation_id: str):
+    store = open_store(url)
+    try:
+        return compare_sides(
+            store, Side(evaluation_id, "candidate"), Side(evaluation_id, "baseline")
+        )
+    finally:
+        store.close()
+
+
+def test_a_recomputed_comparison_needs_no_suite_file(moved_suite_store) -> None:
+    swapped = _swapped(*moved_suite_store)
+
+    assert swapped.recomputed
+    gates = {g["name"]: g for g in swapped.gates["gates"]}
+    assert gates["min_pass_rate"]["threshold"] == 0.6  # the suite's, stored with the runs
+    assert gates["cost_ratio"]["threshold"] == 1.5
+    cases = swapped.summary["comparison"]["cases"]
+    assert {c["priority"] for c in cases} == {"P0", "P1", "P2"}
+    assert any("inyeccion" in c["tags"] for c in cases)
+    assert not swapped.warnings
+
+
+def test_an_evaluation_stored_without_an_outline_still_compares(
+    moved_suite_store, tmp_path
+) -> None:
+    url, evaluation_id = moved_suite_store
+    old = tmp_path / "old.db"
+    shutil.copy(url.removeprefix("sqlite:///"), old)
+    store = open_store(f"sqlite:///{old}")
+    with store.engine.begin() as connection:
+        connection.execute(update(evaluations).values(outline=None))
+    store.close()
+
+    swapped = _swapped(f"sqlite:///{old}", evaluation_id)
+
+    assert any("without its gate thresholds" in w for w in swapped.warnings)
+    assert "min_pass_rate" not in {g["name"] for g in swapped.gates["gates"]}
+    cases = swapped.summary["comparison"]["cases"]
+    assert {c["priority"] for c in cases} == {"P0", "P1", "P2"}  # recovered from the summary
+    assert any("inyeccion" in c["tags"] for c in cases)
