@@ -30,7 +30,7 @@ class PythonAgent:
         )
         if self.worker is not None:
             return
-        self.fn = load_function((root / rel), fn_name, "provider")
+        self.fn = load_function(root / rel, fn_name, "provider", "prompt, options, context")
         self.is_async = inspect.iscoroutinefunction(self.fn)
         self.threads = ThreadCalls(f"evals-{spec.label}")
         self.options = {"id": spec.id, "label": spec.label, "config": spec.config}

@@ -64,11 +64,12 @@ def load_module(path: Path) -> ModuleType:
     return module
 
 
-def load_function(path: Path, name: str, what: str) -> Callable[..., Any]:
+def load_function(path: Path, name: str, what: str, arguments: str = "") -> Callable[..., Any]:
     """The callable `name` (dotted for an attribute of an object) of a Python file.
 
-    `what` says what the function is for (`provider`, `transformVars`, ...); a missing
-    file, an import that fails or a missing function is a SuiteError naming the file.
+    `what` says what the function is for (`provider`, `transformVars`, ...) and
+    `arguments` what it is called with, for the fix; a missing file, an import that fails
+    or a missing function is a SuiteError naming the file.
     """
     if not path.is_file():
         raise SuiteError(f"the {what} file does not exist", file=str(path))
@@ -86,6 +87,6 @@ def load_function(path: Path, name: str, what: str) -> Callable[..., Any]:
         raise SuiteError(
             f"the {what} has no function {name}()",
             file=str(path),
-            fix=f"define {name}() in the file, or name another function after ':'",
+            fix=f"define {name}({arguments}) in the file, or name another function after ':'",
         )
     return target
