@@ -40,31 +40,65 @@ Side = Literal["lower", "upper"]
 _TIE = 1e-9
 _GRID = (61, 21, 21)
 _SEARCH_POINTS = 9
-_SEARCH_ROUNDS = 10
+_SEARCH_ROUNDS = 6
 _CELLS = 2_000_000
 
 
 def _restricted_rates(x1, n1: int, x2, n2: int, delta) -> tuple[np.ndarray, np.ndarray]:
-    """Maximum-likelihood (p1, p2) subject to p1 - p2 = delta (Miettinen-Nurminen cubic).
+    """Maximum-likelihood (p1, p2) subject to p1 - p2 = delta; broadcasts over all inputs.
 
-    Broadcasts over x1, x2 and delta."""
+    p2 solves Miettinen and Nurminen's cubic, written as t^3 - 3u^2·t + 2v = 0 after
+    removing its square term. With three real roots their trigonometric root is the one
+    inside the feasible interval; with one real root (where their formula takes the
+    arccosine of a number beyond ±1) it is Cardano's; three Newton steps remove the
+    rounding of either. The log-likelihood is concave, so when its slope at an end of
+    the feasible interval points outwards the maximum is that end. At delta = 0 it is
+    the pooled rate.
+    """
     x1 = np.asarray(x1, dtype=float)
     x2 = np.asarray(x2, dtype=float)
     delta = np.asarray(delta, dtype=float)
     total = n1 + n2
     b = (n1 + 2 * n2) * delta - total - x1 - x2
-    c = (x2 * delta - total - 2 * x2) * delta + x1 + x2
+    c = (n2 * delta - total - 2 * x2) * delta + x1 + x2
     d = x2 * delta * (1 - delta)
-    v = (b / (3 * total)) ** 3 - b * c / (6 * total**2) + d / (2 * total)
-    radicand = np.maximum((b / (3 * total)) ** 2 - c / (3 * total), 0.0)
-    u = np.where(v >= 0, 1.0, -1.0) * np.sqrt(radicand)
-    safe_u = np.where(u != 0, u, 1.0)
-    cosine = np.where(u != 0, np.clip(v / safe_u**3, -1.0, 1.0), 1.0)
-    angle = (np.pi + np.arccos(cosine)) / 3
-    p2 = 2 * u * np.cos(angle) - b / (3 * total)
+    shift = b / (3 * total)
+    v = shift**3 - b * c / (6 * total**2) + d / (2 * total)
+    u_squared = shift**2 - c / (3 * total)
+    u = np.where(v >= 0, 1.0, -1.0) * np.sqrt(np.maximum(u_squared, 0.0))
+    three_roots = (u_squared > 0) & (v * v <= u_squared**3)
+    cosine = np.clip(v / np.where(three_roots, u, 1.0) ** 3, -1.0, 1.0)
+    trigonometric = 2 * u * np.cos((np.pi + np.arccos(cosine)) / 3)
+    root = np.sqrt(np.maximum(v * v - u_squared**3, 0.0))
+    cardano = np.cbrt(-v + root) + np.cbrt(-v - root)
+    low = np.maximum(0.0, -delta)
+    high = np.minimum(1.0, 1 - delta)
+    p2 = np.clip(np.where(three_roots, trigonometric, cardano) - shift, low, high)
+    for _ in range(3):
+        score, slope = _likelihood_score(x1, n1, x2, n2, delta, p2)
+        with np.errstate(invalid="ignore"):
+            step = np.where(
+                np.isfinite(score) & (slope < 0), score / np.where(slope < 0, slope, -1), 0
+            )
+        p2 = np.clip(p2 - step, low, high)
+    width = high - low
+    at_low = _likelihood_score(x1, n1, x2, n2, delta, low + 1e-12 * width)[0] <= 0
+    at_high = _likelihood_score(x1, n1, x2, n2, delta, high - 1e-12 * width)[0] >= 0
+    p2 = np.where(at_low, low, np.where(at_high, high, p2))
     p2 = np.where(delta == 0, (x1 + x2) / total, p2)
-    p2 = np.clip(p2, np.maximum(0.0, -delta), np.minimum(1.0, 1 - delta))
     return p2 + delta, p2
+
+
+def _likelihood_score(x1, n1: int, x2, n2: int, delta, p2) -> tuple[np.ndarray, np.ndarray]:
+    """d/dp2 of the log-likelihood under p1 = p2 + delta, and its (negative) derivative."""
+    rates = (p2 + delta, 1 - p2 - delta, p2, 1 - p2)
+    counts = (x1, n1 - x1, x2, n2 - x2)
+    signs = (1, -1, 1, -1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = [np.where(c > 0, c / r, 0.0) for c, r in zip(counts, rates, strict=True)]
+        score = sum(sign * term for sign, term in zip(signs, terms, strict=True))
+        slope = -sum(np.where(c > 0, c / (r * r), 0.0) for c, r in zip(counts, rates, strict=True))
+    return score, slope
 
 
 def _standardize(excess: np.ndarray, variance: np.ndarray) -> np.ndarray:
@@ -241,7 +275,8 @@ def exact_score_limit(x1: int, n1: int, x2: int, n2: int, level: float, side: Si
 
     The lower limit exceeds a value d exactly when `exact_score_p_value(..., d,
     "greater") <= 1 - level`; the upper limit falls below d exactly when the "less"
-    p-value at d is at most 1 - level (to the 1e-9 the search resolves).
+    p-value at d is at most 1 - level, to the 1e-5 the search resolves (the limit returned
+    is the first difference found inside the confidence set, so it errs on the wide side).
     """
     _check_sample(x1, n1)
     _check_sample(x2, n2)

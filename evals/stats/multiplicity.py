@@ -113,8 +113,10 @@ def inverted_p_value(
     `limit(level)` is the lower (side="lower") or upper limit at one-sided `level`. The
     p-value is the error 1 - level at which the limit reaches `value`, so "p <= a" holds
     exactly when the limit at level 1 - a excludes it: the test whose inversion the
-    interval is. Bisection on the level over (0, 1), `limit` accepting levels below 1/2
-    too; limits widen as the level grows.
+    interval is. Bisection on the level over [1/2, 1), since limits built from two-sided
+    intervals exist only there; limits widen as the level grows. When even the level-1/2
+    limit (the estimate) does not exclude `value`, the p-value is at least 1/2 and is
+    returned as 1, which can only make an adjusted p-value larger.
     """
     if side not in ("lower", "upper"):
         raise ValueError(f"side must be lower or upper, not {side!r}")
@@ -123,7 +125,7 @@ def inverted_p_value(
         bound = limit(level)
         return bound > value if side == "lower" else bound < value
 
-    kept, rejected = 1e-12, 1 - 1e-12
+    kept, rejected = 0.5 + 1e-12, 1 - 1e-12
     if not excludes(kept):
         return 1.0
     if excludes(rejected):
