@@ -43,9 +43,9 @@ from evals.stats import (
     gate_status,
     holm,
     mean_of_means_variance,
-    regression_gate_power,
+    regression_gate_probability,
     shifted_case_rates,
-    simulated_gate_power,
+    simulated_gate_probability,
     spending_shares,
     wilson_interval,
 )
@@ -343,7 +343,9 @@ def logit_shift(mu: float, icc: float, drop: float, seed: int) -> float:
 
 def detection_power(runs: int, seed: int) -> None:
     print("\n2. a 10-point drop at 40 cases x 5 repeats: regression gate fails (no errors)")
-    print("   plan: simulated_gate_power over shifted_case_rates (baseline Beta(mu, icc), the")
+    print(
+        "   plan: simulated_gate_probability over shifted_case_rates (baseline Beta(mu, icc), the"
+    )
     print("   candidate shifted in log-odds), 4000 simulations, and the noncentral-t shortcut;")
     print("   simulated here with that drop and with every case keeping the share 1 - 0.10/mu")
     print("   of its pass rate (a drop the plan does not model)")
@@ -355,8 +357,8 @@ def detection_power(runs: int, seed: int) -> None:
         }
         population = shifted_case_rates(mu, icc, mu - 0.10)
         for label, share in (("alone, alpha 0.05", ALPHA), (f"1 of {GATES} gates", ALPHA / GATES)):
-            planned = simulated_gate_power(*population, 40, 5, 0.0, share, seed=seed)
-            shortcut = regression_gate_power(40, 5, mu, mu - 0.10, icc, 0.0, 0.0, share)
+            planned = simulated_gate_probability(*population, 40, 5, 0.0, share, seed=seed)
+            shortcut = regression_gate_probability(40, 5, mu, mu - 0.10, icc, 0.0, 0.0, share)
             found = [
                 _regression_power(runs, seed, mu, icc, model, share) for model in models.values()
             ]

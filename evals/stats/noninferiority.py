@@ -10,13 +10,15 @@ The difference of two agents' mean per-case pass rates over a suite or tag is te
 the case as the unit: a one-sample t test on the per-case differences (Miller 2024, section
 4), whose interval is exactly its inversion, so the interval and the decision cannot
 disagree. The agents ran the same cases, so case difficulty cancels in each difference.
-Runs that all agree hide a case's run-to-run noise: a tag whose cases all passed every run
-for both agents has identical differences and a zero-width t interval. The standard error
-is therefore never taken below the noise such cases hide: each case whose k runs all
-agree contributes the binomial variance q(1-q)/k at Jeffreys' rate q = 0.5/(k+1) (or
-1 - q), over C^2. Cases with mixed runs contribute nothing to this floor, since their
-noise shows in the spread of differences; so the floor binds only when that spread is
-implausibly small, and the test keeps its power elsewhere (docs/statistics.md).
+The spread of per-case differences estimates its own variance, but with few cases, or
+cases whose runs all agree, it can be implausibly small: a tag whose cases all passed every
+run for both agents has identical differences and a zero-width t interval. The standard
+error is therefore never taken below half the run noise the cases can be expected to show,
+sum(p(1-p)/(k-1))/(2·C^2) over both agents, where a case whose k runs all agree counts
+q(1-q)/k at Jeffreys' rate q = 0.5/(k+1). The spread contains all of that noise, so it
+falls below half of it only by chance (with 30 cases about 1 % of the time) and the floor
+seldom binds with real data; and six cases that pass every run for both agents can no
+longer show a 10-point tolerance met (docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -91,10 +93,15 @@ def mean_differences(
 
 
 def _hidden_variance(passes: np.ndarray, runs: np.ndarray) -> np.ndarray:
-    """Run noise cases whose runs all agree may hide: q(1-q)/k at q = 0.5/(k+1)."""
-    rate = 0.5 / (runs + 1)
+    """Half the run noise a case's rate can be expected to show: p(1-p)/(k-1)/2, the rate
+    of a case whose runs all agree taken at Jeffreys' 0.5/(k+1) (and the variance then
+    q(1-q)/k, as the rate is not estimated from its runs)."""
+    observed = passes / runs
     agree = (passes == 0) | (passes == runs)
-    return np.where(agree, rate * (1 - rate) / runs, 0.0)
+    jeffreys = 0.5 / (runs + 1)
+    hidden = jeffreys * (1 - jeffreys) / runs
+    mixed = observed * (1 - observed) / np.maximum(runs - 1, 1)
+    return np.where(agree, hidden, mixed) / 2
 
 
 def case_mean_difference(
@@ -107,7 +114,7 @@ def case_mean_difference(
 
     Counts are per case, in the same case order for both agents; every case needs runs
     from both. The standard error is the larger of s_d/sqrt(C) (the spread of per-case
-    differences) and the noise hidden by cases whose runs all agree; df = C - 1.
+    differences) and the floor of run noise described above; df = C - 1.
     """
     count = len(first_passes)
     if not count == len(first_runs) == len(second_passes) == len(second_runs):

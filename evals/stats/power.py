@@ -239,7 +239,7 @@ def _shift(
     return difference / math.sqrt(variance / n_cases)
 
 
-def regression_gate_power(
+def regression_gate_probability(
     n_cases: int,
     repeats: int,
     baseline_rate: float,
@@ -248,44 +248,31 @@ def regression_gate_power(
     interaction: float = 0.0,
     tolerance: float = 0.0,
     alpha: float = 0.05,
+    side: str = "fail",
 ) -> float:
-    """Probability that the regression gate fails: the loss beyond `tolerance` is shown.
+    """Probability that the regression gate fails (side="fail", its power) or passes.
 
-    The gate's own test: a one-sided t test at `alpha` (the gate's share of the build's
-    budget) on per-case differences, df = cases - 1, so the probability is a noncentral t
-    tail (noncentrality = (difference + tolerance)/SE). The floor on the standard error
-    is ignored; it only binds when the cases' differences hardly vary.
+    The gate's own test: a one-sided t test on per-case differences, df = cases - 1, so
+    the probability is a noncentral t tail with noncentrality (difference + tolerance)/SE.
+    It fails when the upper limit at 1 - alpha (alpha: the gate's share of the build's
+    budget) is below -tolerance; it passes when the lower limit at 1 - alpha (the pass
+    level) reaches -tolerance, which for identical agents is the chance that a release
+    with `on_undetermined: fail` passes. The floor on the standard error is ignored (it
+    only binds when the cases' differences hardly vary), and so is the skew of per-case
+    differences when many cases pass every run: `simulated_gate_probability` runs the
+    test itself.
     """
+    if side not in ("fail", "pass"):
+        raise ValueError(f"side must be fail or pass, not {side!r}")
     from scipy.stats import nct
 
     shift = _shift(n_cases, repeats, baseline_rate, candidate_rate, icc, interaction, tolerance)
     critical = t_quantile(1 - alpha, n_cases - 1)
+    failing = side == "fail"
     if math.isinf(shift):
-        return 1.0 if shift < 0 else 0.0
-    return float(nct.cdf(-critical, n_cases - 1, shift))
-
-
-def non_inferiority_power(
-    n_cases: int,
-    repeats: int,
-    baseline_rate: float,
-    candidate_rate: float,
-    icc: float,
-    interaction: float = 0.0,
-    tolerance: float = 0.0,
-    alpha: float = 0.025,
-) -> float:
-    """Probability that the regression gate passes: the loss is shown within `tolerance`.
-
-    The lower limit at 1 - alpha of the same t test must reach -tolerance. With
-    identical agents this is the chance a release with `on_undetermined: fail` passes.
-    """
-    from scipy.stats import nct
-
-    shift = _shift(n_cases, repeats, baseline_rate, candidate_rate, icc, interaction, tolerance)
-    critical = t_quantile(1 - alpha, n_cases - 1)
-    if math.isinf(shift):
-        return 1.0 if shift > 0 else 0.0
+        return 1.0 if (shift < 0) == failing else 0.0
+    if failing:
+        return float(nct.cdf(-critical, n_cases - 1, shift))
     return float(nct.sf(critical, n_cases - 1, shift))
 
 
@@ -308,7 +295,7 @@ def minimum_detectable_drop(
     def found(drop: float) -> bool:
         rate = baseline_rate - drop
         return (
-            regression_gate_power(
+            regression_gate_probability(
                 n_cases, repeats, baseline_rate, rate, icc, interaction, tolerance, alpha
             )
             >= power
@@ -326,7 +313,7 @@ def minimum_detectable_drop(
     return high
 
 
-def simulated_gate_power(
+def simulated_gate_probability(
     baseline_rates: Sequence[float],
     candidate_rates: Sequence[float],
     n_cases: int,
@@ -339,7 +326,7 @@ def simulated_gate_power(
 ) -> float:
     """Share of simulated comparisons in which the regression gate fails (or passes).
 
-    The exact test the gate runs, where the noncentral t of `regression_gate_power` is
+    The exact test the gate runs, where the noncentral t of `regression_gate_probability` is
     only an approximation (per-case differences are skewed when many cases pass every
     run): each simulation draws `n_cases` cases with replacement from the population
     (case i has true rates baseline_rates[i] and candidate_rates[i], e.g. from

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.stats import t as student_t
 from scipy.stats import ttest_1samp
@@ -13,7 +13,7 @@ from evals.stats import CaseMeanDifference, case_mean_difference, gate_status, m
 
 
 def _mixed_cases(draw_counts):
-    """Cases whose runs never all agree, so the floor adds nothing and the test is a t test."""
+    """Cases whose runs never all agree."""
     return st.integers(3, 12).flatmap(
         lambda k: st.lists(
             st.tuples(st.integers(1, k - 1), st.integers(1, k - 1)), min_size=2, max_size=40
@@ -29,8 +29,9 @@ def test_without_agreeing_cases_it_is_scipys_one_sample_t_test(data, null):
     second = [b for _, b in pairs]
     differences = [(a - b) / k for a, b in pairs]
     result = case_mean_difference(first, [k] * len(pairs), second, [k] * len(pairs))
-    if np.var(differences) < 1e-12:
-        return
+    # the documented floor: half the unbiased run noise of both agents' mixed cases
+    noise = sum((x / k) * (1 - x / k) / (k - 1) for x in first + second) / 2
+    assume(np.var(differences, ddof=1) > noise / len(pairs) * (1 + 1e-9))
     for alternative in ("less", "greater"):
         expected = ttest_1samp(differences, null, alternative=alternative).pvalue
         assert result.p_value(null, alternative) == pytest.approx(expected, abs=1e-9)
@@ -62,6 +63,13 @@ def test_limit_and_p_value_agree(data, level):
     for threshold in (upper - 1e-6, upper + 1e-6):
         if -1 < threshold < 1 and upper < 1:
             assert (upper < threshold) == (result.p_value(threshold, "less") <= 1 - level)
+
+
+def test_the_floor_binds_when_the_spread_is_implausibly_small():
+    """Every case 3/5 for both agents: zero spread, so the standard error is the floor,
+    half the unbiased run noise: sqrt(2 * 30 * 0.24/4 / 2) / 30."""
+    result = case_mean_difference([3] * 30, [5] * 30, [3] * 30, [5] * 30)
+    assert result.standard_error == pytest.approx((2 * 30 * 0.06 / 2) ** 0.5 / 30)
 
 
 def test_cases_that_all_pass_do_not_give_a_zero_width_interval():

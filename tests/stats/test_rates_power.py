@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import beta, binom, binomtest
+from scipy.stats import t as student_t
 from statsmodels.stats.power import TTestPower
 
 from evals.stats import (
@@ -16,11 +17,11 @@ from evals.stats import (
     flake_probability,
     interaction_variance,
     minimum_detectable_drop,
-    non_inferiority_power,
-    regression_gate_power,
+    regression_gate_probability,
     shifted_case_rates,
-    simulated_gate_power,
+    simulated_gate_probability,
 )
+from evals.stats.repeats import _flake_noise
 
 counts = st.integers(1, 300).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
 
@@ -139,34 +140,34 @@ def test_gate_power_is_statsmodels_one_sample_t_power(
     sd = np.sqrt(case_difference_variance(mu, mu - drop, icc, repeats))
     effect = (-drop + tolerance) / sd
     expected = TTestPower().power(effect, cases, alpha, alternative="smaller")
-    assert regression_gate_power(
+    assert regression_gate_probability(
         cases, repeats, mu, mu - drop, icc, 0.0, tolerance, alpha
     ) == pytest.approx(expected, abs=1e-6)
     margin_effect = tolerance / np.sqrt(case_difference_variance(mu, mu, icc, repeats))
     expected_pass = TTestPower().power(margin_effect, cases, alpha, alternative="larger")
-    assert non_inferiority_power(
-        cases, repeats, mu, mu, icc, 0.0, tolerance, alpha
+    assert regression_gate_probability(
+        cases, repeats, mu, mu, icc, 0.0, tolerance, alpha, side="pass"
     ) == pytest.approx(expected_pass, abs=1e-6)
 
 
 def test_simulated_power_is_seeded_and_near_the_noncentral_t_when_differences_are_regular():
     population = shifted_case_rates(0.5, 0.1, 0.44)
-    first = simulated_gate_power(*population, 60, 10, alpha=0.05, seed=3)
-    assert first == simulated_gate_power(*population, 60, 10, alpha=0.05, seed=3)
-    analytic = regression_gate_power(60, 10, 0.5, 0.44, 0.1, alpha=0.05)
+    first = simulated_gate_probability(*population, 60, 10, alpha=0.05, seed=3)
+    assert first == simulated_gate_probability(*population, 60, 10, alpha=0.05, seed=3)
+    analytic = regression_gate_probability(60, 10, 0.5, 0.44, 0.1, alpha=0.05)
     assert first == pytest.approx(analytic, abs=0.03)
     same = shifted_case_rates(0.7, 0.3, 0.7)
-    passes = simulated_gate_power(*same, 60, 10, 0.1, 0.025, side="pass", seed=4)
+    passes = simulated_gate_probability(*same, 60, 10, 0.1, 0.025, side="pass", seed=4)
     assert passes == pytest.approx(
-        non_inferiority_power(60, 10, 0.7, 0.7, 0.3, tolerance=0.1), abs=0.03
+        regression_gate_probability(60, 10, 0.7, 0.7, 0.3, 0.0, 0.1, 0.025, "pass"), abs=0.03
     )
 
 
 @pytest.mark.parametrize("power", [0.5, 0.8, 0.9])
 def test_minimum_detectable_drop_reaches_the_power(power):
     drop = minimum_detectable_drop(40, 5, 0.7, 0.3, alpha=0.01, power=power)
-    assert regression_gate_power(40, 5, 0.7, 0.7 - drop, 0.3, alpha=0.01) >= power - 1e-9
-    assert regression_gate_power(40, 5, 0.7, 0.7 - drop + 0.002, 0.3, alpha=0.01) < power
+    assert regression_gate_probability(40, 5, 0.7, 0.7 - drop, 0.3, alpha=0.01) >= power - 1e-9
+    assert regression_gate_probability(40, 5, 0.7, 0.7 - drop + 0.002, 0.3, alpha=0.01) < power
     assert minimum_detectable_drop(2, 1, 0.7, 0.9, alpha=0.001, power=0.99) is None
 
 
@@ -181,3 +182,47 @@ def test_interaction_variance_recovers_the_spread_of_true_differences(spread, se
     estimate = interaction_variance(first.tolist(), [10] * 3000, second.tolist(), [10] * 3000)
     assert estimate == pytest.approx(np.var(candidate - baseline), abs=0.004)
     assert interaction_variance([1], [2], [1], [2]) is None
+
+
+def test_flake_interval_without_skew_is_the_t_interval():
+    """Per-case flakes 0.2 and 0.556 equally often (k = 10): no skew, so Johnson's
+    correction vanishes and the spread is well above the floor."""
+    outcomes = [(1, 10), (5, 10)] * 15
+    values = [2 * x * (10 - x) / 90 for x, _ in outcomes]
+    assert np.var(values, ddof=1) > np.mean([_flake_noise(x, k) for x, k in outcomes])
+    mean, (low, high) = flake_probability(outcomes, 0.9)
+    scale = np.std(values, ddof=1) / np.sqrt(len(values))
+    expected = student_t.interval(0.9, len(values) - 1, loc=np.mean(values), scale=scale)
+    assert mean == pytest.approx(np.mean(values))
+    assert (low, high) == pytest.approx(expected, abs=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(0, 6), min_size=3, max_size=40).filter(
+        lambda xs: len({min(x, 6 - x) for x in xs}) > 1
+    ),
+    st.sampled_from([0.9, 0.95, 0.99]),
+)
+def test_flake_limits_solve_johnsons_statistic(passes, confidence):
+    """At each limit, Johnson's modified t (computed here from its definition) equals the
+    t quantile: the limits are the inversion of that test."""
+    outcomes = [(x, 6) for x in passes]
+    values = np.array([2 * x * (6 - x) / 30 for x in passes])
+    n = len(values)
+    mean, (low, high) = flake_probability(outcomes, confidence)
+    sd = np.std(values, ddof=1)
+    skew = np.sum((values - mean) ** 3) * n / ((n - 1) * (n - 2)) / sd**3
+    critical = student_t.ppf((1 + confidence) / 2, n - 1)
+
+    def johnson(mu):
+        gap = mean - mu
+        return (gap + skew * sd / (6 * n) + skew * gap**2 / (3 * sd)) * np.sqrt(n) / sd
+
+    floor = np.mean([_flake_noise(x, 6) for x in passes])
+    if sd**2 <= floor:
+        return
+    if low > 0:
+        assert johnson(low) == pytest.approx(critical, abs=1e-7)
+    if high < 1:
+        assert johnson(high) == pytest.approx(-critical, abs=1e-7)
