@@ -1,7 +1,7 @@
 """What k repeats of a case say: pass@k, pass^k and how often repeats disagree.
 
 References:
-- Hoeffding, W. (1948). A class of statistics with a asymptotically normal distribution.
+- Hoeffding, W. (1948). A class of statistics with asymptotically normal distribution.
   Annals of Mathematical Statistics 19, 293-325 (U-statistics: 2x(k-x)/(k(k-1)) is the
   unbiased estimator of the probability that two runs disagree).
 - Chen, M. et al. (2021). Evaluating large language models trained on code.
