@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from evals.stats.distributions import t_quantile, two_sided_z
+from evals.stats.distributions import regularized_beta, t_quantile, two_sided_z
 
 Interval = tuple[float, float]
 
@@ -122,3 +122,54 @@ def effective_wilson_interval(
         t = t_quantile(1 - (1 - confidence) / 2, n_cases - 1)
         size *= (z / t) ** 2
     return _wilson_at(proportion, size, z)
+
+
+def binomial_p_value(successes: int, trials: int, rate: float, alternative: str) -> float:
+    """Exact one-sided binomial p-value of H0: rate, against a rate "greater" or "less".
+
+    P(X >= successes) or P(X <= successes) for X ~ Binomial(trials, rate), through the
+    regularized incomplete beta function (no scipy import).
+    """
+    _check_counts(successes, trials)
+    if not 0 <= rate <= 1:
+        raise ValueError(f"rate must lie within [0, 1], got {rate}")
+    if alternative == "greater":
+        return 1.0 if successes == 0 else regularized_beta(successes, trials - successes + 1, rate)
+    if alternative == "less":
+        if successes == trials:
+            return 1.0
+        return 1.0 - regularized_beta(successes + 1, trials - successes, rate)
+    raise ValueError(f"alternative must be greater or less, not {alternative!r}")
+
+
+def clopper_pearson_limit(successes: int, trials: int, level: float, side: str) -> float:
+    """One-sided Clopper-Pearson limit at `level`, the inversion of `binomial_p_value`.
+
+    For pooled runs of a fixed set of cases, each with its own rate, the count of events
+    is a sum of independent Bernoulli trials with unequal rates; its tails are no heavier
+    than the binomial's with the mean rate (Hoeffding, W. (1956), On the distribution of
+    the number of successes in independent trials, Annals of Mathematical Statistics
+    27, 713-721), so the limit is valid (conservative) for the suite's mean rate too.
+    """
+    _check_counts(successes, trials)
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
+    alpha = 1 - level
+    if side == "lower":
+        if successes == 0:
+            return 0.0
+        alternative, low, high = "greater", 0.0, successes / trials
+    elif side == "upper":
+        if successes == trials:
+            return 1.0
+        alternative, low, high = "less", successes / trials, 1.0
+    else:
+        raise ValueError(f"side must be lower or upper, not {side!r}")
+    for _ in range(60):
+        middle = (low + high) / 2
+        rejected = binomial_p_value(successes, trials, middle, alternative) <= alpha
+        if (side == "lower") == rejected:
+            low = middle
+        else:
+            high = middle
+    return high if side == "lower" else low
