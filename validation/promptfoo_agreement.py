@@ -26,9 +26,7 @@ import argparse
 import contextlib
 import json
 import os
-import subprocess
 import sys
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -44,7 +42,7 @@ from evals.errors import SuiteError  # noqa: E402
 from evals.evaluation import RunOptions, run_evaluation  # noqa: E402
 from evals.suite import load_suite  # noqa: E402
 from tests.compat.compat_rows import golden_rows, harness_rows, row_differences  # noqa: E402
-from tests.compat.regenerate import promptfoo_version, trim  # noqa: E402
+from tests.compat.regenerate import promptfoo_version, run_promptfoo, trim  # noqa: E402
 
 DEFAULT_CLI = Path(os.environ.get("EVALS_PROMPTFOO", "promptfoo"))
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
@@ -97,25 +95,12 @@ def golden_path(config: Path, goldens: Path | None) -> Path:
     return folder / f"{config.parent.name}__{config.stem}.json"
 
 
-def run_promptfoo(config: Path, cli: Path, env: dict[str, str]) -> tuple[dict | None, str]:
+def promptfoo_golden(config: Path, cli: Path, env: dict[str, str]) -> tuple[dict | None, str]:
     """promptfoo's trimmed output for `config`, or None and its last error lines."""
-    with tempfile.TemporaryDirectory() as home:
-        out = Path(home) / "out.json"
-        environment = {
-            **os.environ,
-            **env,
-            "PROMPTFOO_DISABLE_TELEMETRY": "1",
-            "PROMPTFOO_DISABLE_UPDATE": "1",
-            "HOME": home,
-        }
-        cmd = [str(cli), "eval", "-c", config.name, "-o", str(out)]
-        cmd += ["--no-cache", "--no-table", "--no-write"]
-        proc = subprocess.run(
-            cmd, cwd=config.parent, env=environment, capture_output=True, text=True
-        )
-        if not out.exists():
-            return None, (proc.stderr or proc.stdout)[-600:]
-        return trim(json.loads(out.read_text(encoding="utf-8"))), ""
+    output, proc = run_promptfoo(config.parent, config.name, cli, env)
+    if output is None:
+        return None, (proc.stderr or proc.stdout)[-600:]
+    return trim(output), ""
 
 
 @contextlib.contextmanager
@@ -232,7 +217,7 @@ def evaluate(config: Path, args: argparse.Namespace, env: dict[str, str]) -> Con
     """Golden (cached or fresh) then comparison, for one config."""
     target = golden_path(config, args.goldens)
     if args.refresh or not target.exists():
-        golden, error = run_promptfoo(config, args.cli, env)
+        golden, error = promptfoo_golden(config, args.cli, env)
         if golden is None:
             return ConfigOutcome(config, skipped=f"promptfoo wrote no output: {error.strip()}")
         target.parent.mkdir(parents=True, exist_ok=True)
