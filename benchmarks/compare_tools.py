@@ -13,6 +13,8 @@ Settings, chosen so that every tool does the same work:
   --no-progress-bar`, writing its own SQLite database (its default, like evals) in a
   fresh HOME per measurement; telemetry, update checks and debug/error log files off.
   `--promptfoo-no-write` adds `--no-write`.
+- `--json-report` adds `-o out.json` to both evals and promptfoo, so each side also writes
+  its promptfoo-format JSON report (a previous file is removed before each measurement).
 - inspect_ai: `inspect_workload.py`, an inspect task over the same samples with
   `mockllm/model` (a fixed answer for the echo workload, a Python echo function for the
   Python one), four equivalent scorers, `epochs=5`, `max_connections=max_samples=32`,
@@ -80,7 +82,17 @@ def run_evals(suite: Path, run_dir: Path, args: argparse.Namespace) -> Measureme
     shutil.rmtree(run_dir / ".evals", ignore_errors=True)
     command = [sys.executable, "-m", "evals", "run", str(suite), "--no-progress"]
     command += ["--concurrency", str(args.concurrency), "--repeat", str(args.repeat)]
+    command += json_report_arguments(run_dir, args)
     return measure_command(command, cwd=run_dir, timeout_s=args.timeout)
+
+
+def json_report_arguments(run_dir: Path, args: argparse.Namespace) -> list[str]:
+    """`-o out.json` when the JSON report is measured (a previous file is removed first)."""
+    if not args.json_report:
+        return []
+    report = run_dir / "out.json"
+    report.unlink(missing_ok=True)
+    return ["-o", str(report)]
 
 
 def run_promptfoo(
@@ -94,6 +106,7 @@ def run_promptfoo(
     command += ["-j", str(args.concurrency), "--no-cache", "--no-table", "--no-progress-bar"]
     if args.promptfoo_no_write:
         command.append("--no-write")
+    command += json_report_arguments(run_dir, args)
     env = {
         "HOME": str(home),
         "PROMPTFOO_DISABLE_TELEMETRY": "1",
@@ -128,6 +141,9 @@ def main() -> None:
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--promptfoo", help="promptfoo CLI to use")
     parser.add_argument("--promptfoo-no-write", action="store_true")
+    parser.add_argument(
+        "--json-report", action="store_true", help="both tools also write -o out.json"
+    )
     parser.add_argument("--inspect-python", help="a Python interpreter with inspect_ai")
     parser.add_argument(
         "--work",
@@ -146,6 +162,7 @@ def main() -> None:
     print(
         f"workload: {args.cases} tests x {args.repeat} repeats, 4 assertions, "
         f"concurrency {args.concurrency}, median of {args.measurements}"
+        + (", each tool writing its JSON report (-o out.json)" if args.json_report else "")
     )
     header = f"{'workload':<9} {'tool':<11} {'wall s':>8} {'peak MB':>8} {'evals faster':>13}"
     print(f"{header} {'evals lighter':>14}  all walls")

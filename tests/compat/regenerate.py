@@ -100,27 +100,40 @@ def trim(output: dict[str, Any]) -> dict[str, Any]:
     return {"columns": columns, "rows": rows, "stats": results["stats"]}
 
 
-def run_one(name: str, cli: Path, version: str, judge_url: str) -> bool:
-    """Run promptfoo on one config and write its trimmed golden next to it."""
-    directory = CONFIGS / name
+def run_promptfoo(
+    directory: Path, config: str, cli: Path, env: dict[str, str]
+) -> tuple[dict[str, Any] | None, subprocess.CompletedProcess[str]]:
+    """promptfoo's output file for `config` in `directory` (None if it wrote none).
+
+    Runs `promptfoo eval -c CONFIG -o out.json --no-cache --no-table --no-write` with an
+    empty HOME, telemetry and update checks off, and `env` added to the environment.
+    """
     with tempfile.TemporaryDirectory() as home:
         out = Path(home) / "out.json"
-        env = {
+        environment = {
             **os.environ,
+            **env,
             "PROMPTFOO_DISABLE_TELEMETRY": "1",
             "PROMPTFOO_DISABLE_UPDATE": "1",
             "HOME": home,
-            "OPENAI_BASE_URL": judge_url,
-            "OPENAI_API_KEY": "local-judge",
         }
-        cmd = [str(cli), "eval", "-c", "promptfooconfig.yaml", "-o", str(out)]
+        cmd = [str(cli), "eval", "-c", config, "-o", str(out)]
         cmd += ["--no-cache", "--no-table", "--no-write"]
-        proc = subprocess.run(cmd, cwd=directory, env=env, capture_output=True, text=True)
+        proc = subprocess.run(cmd, cwd=directory, env=environment, capture_output=True, text=True)
         if not out.exists():
-            print(f"{name}: promptfoo wrote no output\n{proc.stderr[-2000:]}", file=sys.stderr)
-            return False
-        golden = trim(json.loads(out.read_text(encoding="utf-8")))
-    golden = {"promptfoo": version, "command": COMMAND.format(out="golden.json"), **golden}
+            return None, proc
+        return json.loads(out.read_text(encoding="utf-8")), proc
+
+
+def run_one(name: str, cli: Path, version: str, judge_url: str) -> bool:
+    """Run promptfoo on one config and write its trimmed golden next to it."""
+    directory = CONFIGS / name
+    env = {"OPENAI_BASE_URL": judge_url, "OPENAI_API_KEY": "local-judge"}
+    output, proc = run_promptfoo(directory, "promptfooconfig.yaml", cli, env)
+    if output is None:
+        print(f"{name}: promptfoo wrote no output\n{proc.stderr[-2000:]}", file=sys.stderr)
+        return False
+    golden = {"promptfoo": version, "command": COMMAND.format(out="golden.json"), **trim(output)}
     text = json.dumps(golden, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
     (directory / "golden.json").write_text(text, encoding="utf-8")
     print(f"{name}: {len(golden['rows'])} rows (exit {proc.returncode})")

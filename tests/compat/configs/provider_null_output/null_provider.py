@@ -1,0 +1,6 @@
+"""Answers every prompt with no output."""
+
+
+def call_api(prompt, options, context):
+    """An answer whose output is None."""
+    return {"output": None}

@@ -1,0 +1,103 @@
+"""validation/promptfoo_agreement.py: config discovery, row pairing and the agreement count.
+
+The end-to-end cases reuse goldens the real promptfoo CLI wrote for tests/compat, placed
+where the tool keeps its goldens, so no promptfoo run is needed here.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from validation.promptfoo_agreement import find_configs, golden_path, main, pair_rows
+
+CONFIGS = Path(__file__).parent / "configs"
+
+
+def _key(prompt: str, provider: str, variables: dict, repeat: int = 0) -> tuple:
+    return (prompt, provider, json.dumps(variables, sort_keys=True), repeat)
+
+
+def _staged(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """A copy of a compat config with its golden stored where the tool looks for it."""
+    directory = tmp_path / name
+    shutil.copytree(CONFIGS / name, directory)
+    config = directory / "promptfooconfig.yaml"
+    goldens = tmp_path / "goldens"
+    target = golden_path(config, goldens)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(directory / "golden.json", target)
+    return config, goldens
+
+
+def test_find_configs_keeps_promptfoo_configs_only(tmp_path):
+    (tmp_path / "suite.yaml").write_text("prompts: [hi]\nproviders: [echo]\ntests: []\n")
+    (tmp_path / "tests.yaml").write_text("- vars: {a: 1}\n")
+    (tmp_path / "provider.yaml").write_text("id: echo\nlabel: x\n")
+    (tmp_path / "broken.yaml").write_text("prompts: [\n")
+    nested = tmp_path / "deeper"
+    nested.mkdir()
+    (nested / "c.json").write_text('{"prompts": ["x"], "targets": ["echo"], "scenarios": []}')
+    found = find_configs([tmp_path])
+    assert [p.name for p in found] == ["c.json", "suite.yaml"]
+
+
+def test_redacted_vars_pair_with_the_real_values():
+    expected = {_key("p", "echo", {"api_key": "[REDACTED]", "q": "a"}): "row"}
+    actual = {_key("p", "echo", {"api_key": "secret", "q": "a"}): "ours"}
+    pairs, notes = pair_rows(expected, actual)
+    assert list(pairs.values()) == ["ours"]
+    assert notes == []
+
+
+def test_redaction_does_not_hide_a_different_value():
+    expected = {_key("p", "echo", {"api_key": "[REDACTED]", "q": "a"}): "row"}
+    actual = {_key("p", "echo", {"api_key": "secret", "q": "b"}): "ours"}
+    pairs, notes = pair_rows(expected, actual)
+    assert pairs == {}
+    assert notes and notes[0].startswith("extra row")
+
+
+def test_label_differences_pair_by_prompt_text_and_are_reported():
+    expected = {
+        _key("../p/a.txt: Hello {{ n }}", "echo", {"n": 1}): "a",
+        _key("../p/b.txt: Bye {{ n }}", "echo", {"n": 1}): "b",
+    }
+    actual = {
+        _key("/abs/p/b.txt: Bye {{ n }}", "echo", {"n": 1}): "ours-b",
+        _key("/abs/p/a.txt: Hello {{ n }}", "echo", {"n": 1}): "ours-a",
+    }
+    pairs, notes = pair_rows(expected, actual)
+    assert {k[0][:8]: v for k, v in pairs.items()} == {"../p/a.t": "ours-a", "../p/b.t": "ours-b"}
+    assert len(notes) == 2 and all(n.startswith("row identity") for n in notes)
+
+
+@given(st.lists(st.tuples(st.sampled_from("pqr"), st.sampled_from("xy"), st.integers(0, 3))))
+def test_identical_keys_always_pair_with_themselves(entries):
+    rows = {_key(p, v, {"v": v}, r): (p, v, r) for p, v, r in entries}
+    pairs, notes = pair_rows(rows, dict(rows))
+    assert pairs == rows
+    assert notes == []
+
+
+def test_a_config_that_agrees_exits_zero(tmp_path, capsys):
+    config, goldens = _staged(tmp_path, "prefix_suffix")
+    assert main([str(config), "--goldens", str(goldens)]) == 0
+    out = capsys.readouterr().out
+    rows = len(json.loads((config.parent / "golden.json").read_text())["rows"])
+    assert f"agreement: {rows}/{rows} rows (100.0 %)" in out
+
+
+def test_a_known_difference_is_counted_and_listed(tmp_path, capsys):
+    config, goldens = _staged(tmp_path, "echo_cost")
+    report = tmp_path / "report.json"
+    args = [str(config), "--goldens", str(goldens), "--json", str(report), "--verbose"]
+    assert main(args) == 1
+    data = json.loads(report.read_text())
+    assert (data["rows"], data["agreeing"]) == (2, 0)
+    assert "cost" in data["by_type"] and data["by_type"]["cost"] == {"differ": 2}
+    assert "pass True != False" in capsys.readouterr().out
