@@ -38,8 +38,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evals.errors import SuiteError  # noqa: E402
-from evals.evaluation import RunOptions, run_evaluation  # noqa: E402
+from evals.model.errors import SuiteError  # noqa: E402
+from evals.model.options import RunOptions  # noqa: E402
+from evals.pipeline.evaluation import run_evaluation  # noqa: E402
 from evals.suite import load_suite  # noqa: E402
 from tests.compat.compat_rows import golden_rows, harness_rows, row_differences  # noqa: E402
 from tests.compat.regenerate import promptfoo_version, run_promptfoo, trim  # noqa: E402

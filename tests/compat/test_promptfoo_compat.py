@@ -98,7 +98,7 @@ def test_config_matches_promptfoo(name):
 )
 def test_json_report_carries_derived_metrics():
     """Each prompt column of the -o JSON report has promptfoo's named scores, derived ones too."""
-    from reports.data_files import render_json
+    from evals.reports.data_files import render_json
 
     golden = json.loads((CONFIGS / "derived_metrics" / "golden.json").read_text("utf-8"))
     suite = load_suite(CONFIGS / "derived_metrics" / "promptfooconfig.yaml")
