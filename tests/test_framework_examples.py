@@ -47,6 +47,7 @@ def _failed_types(record: RunRecord) -> set[str]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("framework", SUITES)
 def test_example_suite_catches_the_candidate(framework: str) -> None:
     suite = load_suite(EXAMPLES / framework / "suite.yaml")

@@ -8,7 +8,8 @@ translates the other two onto them, so any instrumentation gives one trajectory:
   `llm.model_name`, tokens from `llm.token_count.prompt`/`completion`, requested tool calls
   from `llm.output_messages.*.message.tool_calls.*`, tool results the next call received
   from `llm.input_messages.*` with role `tool`); `TOOL` spans become `execute_tool` (name
-  `tool.name`, arguments from `tool.parameters` or `input.value`, result `output.value`,
+  `tool.name`, arguments from `input.value` (`tool.parameters` is the tool's schema),
+  result `output.value`,
   call id `tool.id`); `AGENT` is `invoke_agent`; other kinds (CHAIN, RETRIEVER, ...) are
   not steps.
 - **OpenLLMetry** (`traceloop.span.kind`, `llm.request.type`): `tool` spans become
@@ -220,7 +221,7 @@ def _openinference(attributes: dict[str, Any]) -> None:
             OUTPUT_MESSAGES, json.dumps(_oi_messages(attributes, "llm.output_messages"))
         )
     elif kind == "TOOL":
-        arguments = _first(attributes, "tool.parameters", "input.value")
+        arguments = attributes.get("input.value")
         parsed = _loads(arguments)
         if arguments is not None and not isinstance(parsed, dict):
             parsed = {"input": parsed}
@@ -320,7 +321,9 @@ def _with_parent_tool_call(span: Mapping[str, Any], parent: Mapping[str, Any] | 
 
 
 def translate(spans: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Every span in GenAI terms, minus model spans nested inside another model span."""
+    """Every span in GenAI terms, minus model spans nested inside another model span;
+    tool spans without a call id get the id (and, when they lost them, the arguments) of
+    the call a model span requested for them."""
     views = [genai_view(s) for s in spans]
     by_id = {_span_id(s): s for s in views if _span_id(s)}
     out = []
@@ -336,6 +339,42 @@ def translate(spans: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
             if ancestor is not None and _is_model(ancestor):
                 continue
         out.append(_with_parent_tool_call(span, parent))
+    return _claim_requested_calls(out)
+
+
+def _start(span: Mapping[str, Any]) -> float:
+    start = span.get("start_ns", span.get("startTime"))
+    return float(start) if isinstance(start, (int, float)) else 0.0
+
+
+def _claim_requested_calls(spans: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    out = list(spans)
+    pending: list[dict[str, Any]] = []
+    for i in sorted(range(len(out)), key=lambda i: _start(out[i])):
+        attributes = out[i].get("attributes") or {}
+        if _is_model(out[i]):
+            pending.extend(_parts(out[i], OUTPUT_MESSAGES, "tool_call"))
+            continue
+        if attributes.get(genai.OPERATION) != genai.EXECUTE_TOOL:
+            continue
+        call_id = attributes.get(genai.TOOL_CALL_ID)
+        name = attributes.get(genai.TOOL_NAME)
+        call = next(
+            (c for c in pending if (c.get("id") == call_id if call_id else c.get("name") == name)),
+            None,
+        )
+        if call is None:
+            continue
+        pending.remove(call)
+        if call_id:
+            continue
+        new = dict(attributes)
+        if call.get("id"):
+            new[genai.TOOL_CALL_ID] = call["id"]
+        arguments = _loads(new.get(genai.TOOL_ARGUMENTS))
+        if arguments is None or (isinstance(arguments, dict) and set(arguments) == {"input"}):
+            new[genai.TOOL_ARGUMENTS] = json.dumps(call.get("arguments"), default=str)
+        out[i] = {**out[i], "attributes": new}
     return out
 
 

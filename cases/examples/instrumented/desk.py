@@ -5,7 +5,8 @@ The agents run out of process (`exec:`), report nothing but their answer, and le
 trajectory to the spans their instrumentation exports to the harness's OTLP receiver.
 
     baseline   looks the order up once; files refunds with `request_refund` for approval
-    candidate  looks every order up twice, and pays refunds itself with `issue_refund`
+    candidate  also looks the order up under its lower-case id (an error), and pays refunds
+               itself with `issue_refund`
 """
 
 from __future__ import annotations
@@ -93,8 +94,10 @@ def script(careful: bool) -> Script:
         order = match.group(0) if match else "A100"
         results = [o.get("result") or {} for o in conversation.outputs]
         found = [r for r in results if "order_id" in r]
-        if len(found) < (1 if careful else 2):
+        if not conversation.outputs:
             return [("lookup_order", {"order_id": order})]
+        if not careful and len(conversation.outputs) == 1:
+            return [("lookup_order", {"order_id": order.lower()})]
         if "refund" not in conversation.question.lower():
             item = found[-1]
             return (
