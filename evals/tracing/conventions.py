@@ -117,10 +117,6 @@ def langchain_tool_input(value: Any) -> Any:
     return parsed
 
 
-def _genai_message(role: str, parts: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"role": role, "parts": parts}
-
-
 def _calls_part(calls: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [
         {
@@ -134,11 +130,28 @@ def _calls_part(calls: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def _genai_message(
+    role: str, calls: list[Mapping[str, Any]], message: Mapping[str, Any]
+) -> dict[str, Any]:
+    """One message in GenAI form: its tool calls, then its tool result or its text."""
+    parts = _calls_part(calls)
+    if role == "tool":
+        parts.append(
+            {
+                "type": "tool_call_response",
+                "id": message.get("tool_call_id"),
+                "response": message.get("content"),
+            }
+        )
+    elif message.get("content"):
+        parts.append({"type": "text", "content": message["content"]})
+    return {"role": role, "parts": parts}
+
+
 def _oi_messages(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     messages = []
     for entry in _indexed(attributes, prefix):
         message = entry.get("message") or {}
-        role = str(message.get("role") or "")
         calls = [
             {
                 "id": call.get("tool_call", {}).get("id"),
@@ -147,39 +160,15 @@ def _oi_messages(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, A
             }
             for call in _numbered(message.get("tool_calls"))
         ]
-        parts = _calls_part(calls)
-        if role == "tool":
-            parts.append(
-                {
-                    "type": "tool_call_response",
-                    "id": message.get("tool_call_id"),
-                    "response": message.get("content"),
-                }
-            )
-        elif message.get("content"):
-            parts.append({"type": "text", "content": message["content"]})
-        messages.append(_genai_message(role, parts))
+        messages.append(_genai_message(str(message.get("role") or ""), calls, message))
     return messages
 
 
 def _tl_messages(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
-    messages = []
-    for entry in _indexed(attributes, prefix):
-        role = str(entry.get("role") or "")
-        calls = _numbered(entry.get("tool_calls"))
-        parts = _calls_part(calls)
-        if role == "tool":
-            parts.append(
-                {
-                    "type": "tool_call_response",
-                    "id": entry.get("tool_call_id"),
-                    "response": entry.get("content"),
-                }
-            )
-        elif entry.get("content"):
-            parts.append({"type": "text", "content": entry["content"]})
-        messages.append(_genai_message(role, parts))
-    return messages
+    return [
+        _genai_message(str(entry.get("role") or ""), _numbered(entry.get("tool_calls")), entry)
+        for entry in _indexed(attributes, prefix)
+    ]
 
 
 def _model(attributes: dict[str, Any], model: Any, tokens: tuple[Any, Any]) -> None:
