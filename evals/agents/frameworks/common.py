@@ -43,14 +43,19 @@ class Framework:
     package: str
     extra: str
     what: str
+    distribution: str
 
 
 FRAMEWORKS: dict[str, Framework] = {
     f.prefix: f
     for f in (
-        Framework("openai-agents:", "agents", "openai-agents", "an agents.Agent"),
-        Framework("langgraph:", "langgraph", "langgraph", "a compiled graph or a Runnable"),
-        Framework("pydantic-ai:", "pydantic_ai", "pydantic-ai", "a pydantic_ai.Agent"),
+        Framework("openai-agents:", "agents", "openai-agents", "an agents.Agent", "openai-agents"),
+        Framework(
+            "langgraph:", "langgraph", "langgraph", "a compiled graph or a Runnable", "langgraph"
+        ),
+        Framework(
+            "pydantic-ai:", "pydantic_ai", "pydantic-ai", "a pydantic_ai.Agent", "pydantic-ai-slim"
+        ),
     )
 }
 
@@ -123,7 +128,9 @@ def check_framework_provider(spec: ProviderSpec, root: Path) -> None:
         raise SuiteError(
             f"provider {spec.id!r} needs the {framework.extra} package, which is not installed",
             line=spec.line,
-            fix=f"pip install 'evals[{framework.extra}]'",
+            fix=f"install evals with its [{framework.extra}] extra "
+            f"(pip install -e '.[{framework.extra}]' in its checkout) "
+            f"or pip install {framework.distribution}",
         )
     if not _module_exists(module, root):
         raise SuiteError(
