@@ -23,6 +23,9 @@ _KINDS: dict[str, str] = {
     "https": "evals.agents.http_provider:HttpAgent",
     "openai:": "evals.agents.sdk_providers:OpenAIAgent",
     "anthropic:": "evals.agents.sdk_providers:AnthropicAgent",
+    "openai-agents:": "evals.agents.frameworks.openai_agents:OpenAIAgentsAgent",
+    "langgraph:": "evals.agents.frameworks.langgraph:LangGraphAgent",
+    "pydantic-ai:": "evals.agents.frameworks.pydantic_ai:PydanticAIAgent",
 }
 
 
@@ -49,7 +52,8 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
         hint = (
             f"did you mean {close[0]!r}?"
             if close
-            else "use file://agent.py, exec:, http(s)://, openai:, anthropic: or echo"
+            else "use file://agent.py, exec:, http(s)://, openai:, anthropic:, "
+            "openai-agents:, langgraph:, pydantic-ai: or echo"
         )
         raise SuiteError(f"unknown provider id {spec.id!r}", file=None, line=spec.line, fix=hint)
     module_name = _KINDS[kind].split(":")[0]
@@ -90,6 +94,10 @@ def _check_config(kind: str, spec: ProviderSpec, loader: _FileChecker) -> None:
         from evals.agents.sdk_providers import check_sdk_provider
 
         check_sdk_provider(spec)
+    elif kind in ("openai-agents:", "langgraph:", "pydantic-ai:"):
+        from evals.agents.frameworks.common import check_framework_provider
+
+        check_framework_provider(spec, loader.root)
 
 
 def build_agent(spec: ProviderSpec, root: Path) -> Agent:

@@ -7,8 +7,8 @@ The built-in suites (cases/) write their agents with these names:
   (`AnthropicMessagesAdapter`) SDKs, with `Price`, `Wording` (`ENGLISH`, `SPANISH`),
   `ToolCall` and `ModelTurn`;
 - the simulators (`evals.kits.simulator`): seeded, scripted models behind the real SDKs,
-  `run_simulated_agent`, `simulated_client`, `simulated_adapter`, `Conversation`,
-  `Action`, `draw`, `choose`, `LatencyModel`.
+  `run_simulated_agent`, `simulated_client`, `simulated_async_openai`, `simulated_adapter`,
+  `Conversation`, `Script`, `Action`, `draw`, `choose`, `LatencyModel`.
 
 Names load their module on first use, so a tool file does not import the SDKs.
 """
@@ -40,6 +40,8 @@ _SIMULATOR = (
     "draw",
     "provider_response",
     "run_seed",
+    "Script",
+    "simulated_async_openai",
     "run_simulated_agent",
     "simulated_adapter",
     "simulated_client",

@@ -48,7 +48,7 @@ class Conversation:
     model: str
     question: str
     tools: list[str]
-    outputs: list[dict[str, Any]]
+    outputs: list[Any]
 
 
 Script = Callable[[Conversation, int], Action]
@@ -78,13 +78,21 @@ def _text(content: Any) -> str:
     return "".join(p.get("text", "") for p in content if isinstance(p, dict))
 
 
+def _data(text: str) -> Any:
+    """A tool output as data: JSON when it parses, else the text (frameworks send plain text)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 def read_openai(body: dict[str, Any]) -> Conversation:
     """A Responses API request: the question, tool names and function_call_output items."""
     items = body["input"]
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]
     question = next(_text(x["content"]) for x in items if x.get("role") == "user")
-    outputs = [json.loads(x["output"]) for x in items if x.get("type") == "function_call_output"]
+    outputs = [_data(x["output"]) for x in items if x.get("type") == "function_call_output"]
     return Conversation(
         body["model"], question, [t["name"] for t in body.get("tools", [])], outputs
     )
@@ -228,6 +236,28 @@ def simulated_client(
         api_key="sk-simulated",
         base_url=base_url,
         http_client=http.Client(transport=http.MockTransport(handle)),
+        max_retries=0,
+    )
+
+
+def simulated_async_openai(script: Script, seed: Callable[[], int] = lambda: 0) -> Any:
+    """An `openai.AsyncOpenAI` client whose Responses API is answered by `script`.
+
+    For agent frameworks that take an async client (the OpenAI Agents SDK, PydanticAI's
+    OpenAI models). One client serves concurrent runs: `seed()` is read on each request,
+    so it can return the seed of the run being served.
+    """
+
+    async def handle(request: Any) -> Any:
+        raw = request.content.decode()
+        return httpx.Response(
+            200, json=openai_reply(script, json.loads(raw), seed(), count_tokens(raw))
+        )
+
+    return openai.AsyncOpenAI(
+        api_key="sk-simulated",
+        base_url="http://simulated/v1",
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(handle)),
         max_retries=0,
     )
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evals.model.trajectory import Step, StepKind
-from evals.tracing import genai
+from evals.tracing import conventions, genai
 
 _DEFAULT_MODEL = "assistant"
 
@@ -315,7 +315,7 @@ def span_tool_arguments(span: Mapping[str, Any]) -> Any:
 
 def step_kind_of_span(span: Mapping[str, Any]) -> StepKind | None:
     """The step a span stands for: model, tool, approval, message, or None (not a step)."""
-    attributes = _attributes(span)
+    attributes = _attributes(conventions.genai_view(span))
     operation = attributes.get(genai.OPERATION)
     if operation in genai.MODEL_OPERATIONS:
         return "model"
@@ -399,7 +399,8 @@ def trajectory_from_spans(spans: Iterable[Mapping[str, Any]]) -> list[Step]:
     does); spans that are not steps (the run span, grading) are skipped. Accepts the
     stored span dicts and promptfoo's span shape (`startTime` in ms, `statusCode`).
     """
-    indexed = list(enumerate(spans))
+    translated = conventions.translate(spans)
+    indexed = list(enumerate(translated))
 
     def order(item: tuple[int, Mapping[str, Any]]) -> tuple[float, float, int]:
         start, end = _times(item[1])
@@ -411,7 +412,7 @@ def trajectory_from_spans(spans: Iterable[Mapping[str, Any]]) -> list[Step]:
         kind = step_kind_of_span(span)
         if kind is not None:
             steps.append(_span_step(span, kind))
-    return steps
+    return conventions.add_requested_calls(translated, steps)
 
 
 def to_steps(data: Any) -> list[Step]:
