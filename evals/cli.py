@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib.util
-import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -159,31 +158,9 @@ def _finish(result, args: argparse.Namespace) -> int:
         render_terminal(result)
     for out in args.output or []:
         print(f"wrote {out}", file=sys.stderr)
-    if result.suite.raw.get("gates") is None:
-        return promptfoo_exit_code(result.records)
-    return int(ExitCode.OK if result.gates.passed else ExitCode.GATE_FAILED)
+    from evals.pipeline.verdict import exit_code
 
-
-def promptfoo_exit_code(records: Sequence) -> int:  # RunRecord
-    """promptfoo's exit rule for suites without `gates:`: below the pass rate, fail.
-
-    The pass rate is the percentage of passing runs; the threshold comes from
-    PROMPTFOO_PASS_RATE_THRESHOLD (default 100) and the failing code from
-    PROMPTFOO_FAILED_TEST_EXIT_CODE (default 100).
-    """
-    try:
-        threshold = float(os.environ.get("PROMPTFOO_PASS_RATE_THRESHOLD", "100"))
-    except ValueError:
-        threshold = 100.0
-    try:
-        failed_code = int(os.environ.get("PROMPTFOO_FAILED_TEST_EXIT_CODE", "100"))
-    except ValueError:
-        failed_code = 100
-    passed = sum(1 for r in records if r.passed)
-    pass_rate = 100.0 * passed / len(records) if records else 100.0
-    if pass_rate < (threshold if math.isfinite(threshold) else 100.0):
-        return failed_code
-    return int(ExitCode.OK)
+    return exit_code(result)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -8,7 +8,9 @@ threads so a slow or hung agent never blocks the others.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from evals.agents.base import CallContext, normalize_response
 from evals.agents.threads import ThreadCalls
@@ -21,16 +23,21 @@ from evals.model.suite import ProviderSpec
 class PythonAgent:
     """An in-process Python function behind promptfoo's `call_api` contract."""
 
-    def __init__(self, spec: ProviderSpec, root: Path) -> None:
-        rel, fn_name = split_ref(spec.id)
-        fn_name = fn_name or "call_api"
+    def __init__(
+        self, spec: ProviderSpec, root: Path, function: Callable[..., Any] | None = None
+    ) -> None:
+        """The agent of `spec`; `function`, when given, is called instead of loading the
+        file `spec.id` names (an agent imported by the caller, e.g. `package.module:fn`)."""
         self.label = spec.label
-        self.worker = (
-            WorkerAgent(spec, root, root / rel, fn_name) if wants_worker(spec.config) else None
-        )
-        if self.worker is not None:
-            return
-        self.fn = load_function(root / rel, fn_name, "provider", "prompt, options, context")
+        self.worker = None
+        if function is None:
+            rel, fn_name = split_ref(spec.id)
+            fn_name = fn_name or "call_api"
+            if wants_worker(spec.config):
+                self.worker = WorkerAgent(spec, root, root / rel, fn_name)
+                return
+            function = load_function(root / rel, fn_name, "provider", "prompt, options, context")
+        self.fn = function
         self.is_async = inspect.iscoroutinefunction(self.fn)
         self.threads = ThreadCalls(f"evals-{spec.label}")
         self.options = {"id": spec.id, "label": spec.label, "config": spec.config}

@@ -44,6 +44,11 @@ def _kind(provider_id: str) -> str | None:
     return None
 
 
+def is_provider_id(text: str) -> bool:
+    """True when `text` names a provider kind (`file://x.py`, `openai:gpt-4o`, `echo`, ...)."""
+    return _kind(text) is not None
+
+
 def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
     """Reject unknown provider ids and missing provider files before any run."""
     kind = _kind(spec.id)

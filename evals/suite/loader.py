@@ -118,7 +118,9 @@ class _Loader:
             return load_yaml(self.file_ref(value, node, what))
         return value
 
-    def load(self) -> Suite:
+    def load(self, cases_elsewhere: tuple[str, ...] | None = None) -> Suite:
+        """The suite; with `cases_elsewhere` (the labels of agents given elsewhere), only
+        its settings: no cases are read and providers may be absent."""
         raw = load_yaml(self.path)
         if not isinstance(raw, dict):
             raise self.error(
@@ -128,13 +130,16 @@ class _Loader:
         raw = render_env_refs(raw, {**os.environ, **config_env})
         self.register_filters(raw.get("nunjucksFilters"), raw)
         prompts = self.prompts(raw.get("prompts", ["{{prompt}}"]), raw)
-        providers = self.providers(raw.get("providers", raw.get("targets")), raw)
+        declared = raw.get("providers", raw.get("targets"))
+        providers: list[ProviderSpec] = []
+        if cases_elsewhere is None or declared is not None:
+            providers = self.providers(declared, raw)
         default_test = self.mapping_file(raw.get("defaultTest"), raw, "defaultTest") or {}
         if not isinstance(default_test, dict):
             raise self.error("defaultTest must be a mapping", raw)
-        cases = self.cases(raw, default_test)
+        cases = self.cases(raw, default_test) if cases_elsewhere is None else []
         options = self.evaluate_options(raw.get("evaluateOptions") or {})
-        labels = [p.label for p in providers]
+        labels = [p.label for p in providers] or list(cases_elsewhere or ())
         from evals.suite.gates import parse_gates
 
         gates = parse_gates(raw.get("gates"), labels, file=str(self.path), line=line_of(raw))
@@ -462,3 +467,14 @@ def load_suite(target: str | Path) -> Suite:
     fail for reasons other than the agent itself.
     """
     return _Loader(resolve_suite_path(target).resolve()).load()
+
+
+def load_suite_settings(target: str | Path, agent_labels: tuple[str, ...] = ()) -> Suite:
+    """A suite file's settings for cases written elsewhere (the pytest plugin's tests).
+
+    Everything but `tests:` is read and validated as `load_suite` does: id, providers,
+    evaluateOptions, gates and the blocks graders read (tools, policy, budget, prices).
+    `providers:` may be absent; the gates then name `agent_labels`, the agents the
+    caller was given. The returned suite has no cases.
+    """
+    return _Loader(resolve_suite_path(target).resolve()).load(cases_elsewhere=agent_labels)
