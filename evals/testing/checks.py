@@ -47,6 +47,7 @@ def check(
     `result` is what `evals_agent` returned, an AgentResponse, a provider dict or the
     output text. An unknown type raises the harness's SuiteError naming the fix.
     """
+    __tracebackhide__ = True  # pytest shows the failing check's line in the test
     from evals.grade.grading import grade_assertion
     from evals.graders.registry import GROUP_TYPES, check_assertion_type
 
@@ -92,6 +93,7 @@ def assert_trajectory(result: Any, tools: Sequence[Any], mode: str = "in_order")
     exactly these in this order (`exact`), each at least once (`used`), or matching a
     reference trajectory (`strict`, `unordered`, `subset`, `superset`; a tool may then
     be `{"name": ..., "args": {...}}`)."""
+    __tracebackhide__ = True
     steps = list(tools)
     if mode in SEQUENCE_MODES:
         return check(result, "trajectory:tool-sequence", {"steps": steps, "mode": mode})
@@ -107,12 +109,14 @@ def assert_policy(result: Any, **rules: Any) -> Grade:
     """The agent broke no policy rule: `allow=`, `deny=`, `require_approval=`,
     `forbidden_patterns=`, `patterns=`, `injection={instruction, answer|action}`,
     `max_identical_calls=` (docs/graders.md), over the suite file's own policy block."""
+    __tracebackhide__ = True
     return check(result, "policy", rules or None)
 
 
 def assert_budget(result: Any, **limits: Any) -> Grade:
     """The run stayed within `max_steps=`, `max_tool_calls=`, `max_tokens=`, `max_cost=`,
     `max_latency_ms=` (and the other budget keys), and stopped for `stop_reason=`."""
+    __tracebackhide__ = True
     return check(result, "budget", limits)
 
 
@@ -120,4 +124,5 @@ def assert_verified(result: Any, **rules: Any) -> Grade:
     """Every figure of the answer comes from a tool result or the question, percentages
     from a calculating tool, no datum follows an unresolved tool error, and quoted text
     appears in a tool result (the verifier grader; `rules` override its options)."""
+    __tracebackhide__ = True
     return check(result, "verifier", rules or None)

@@ -215,7 +215,10 @@ class EvaluationHooks:
         """Parametrize a marked test over the session's agents and its repeats."""
         if metafunc.definition.get_closest_marker(MARKER) is None:
             return
-        mark = marks_of(metafunc.definition)
+        try:
+            mark = marks_of(metafunc.definition)
+        except MarkError as exc:
+            pytest.fail(f"{metafunc.definition.nodeid}: {exc}", pytrace=False)
         settings = self.session.settings
         repeat = settings.repeat or mark.repeat or settings.default_repeat
         self.repeats[metafunc.definition.nodeid] = mark.repeat
