@@ -47,9 +47,7 @@ def case(*values, description, priority, tags, why, id=None):
 
 
 def change(ticker, start, end, expected, why, priority="P1", golden=False, **extra):
-    question = (
-        f"¿Cuánto cambió en porcentaje el cierre de {ticker} entre el {start} y el {end}?"
-    )
+    question = f"¿Cuánto cambió en porcentaje el cierre de {ticker} entre el {start} y el {end}?"
     return case(
         question,
         expected,
@@ -178,7 +176,12 @@ def misread(day, close):
     ("question", "close", "iso", "misread_close"),
     [
         day_month(
-            "BUSI", "01/03/2024", "25.20", "2024-03-01", "27.75", misread("01/03/2024", "27.75"),
+            "BUSI",
+            "01/03/2024",
+            "25.20",
+            "2024-03-01",
+            "27.75",
+            misread("01/03/2024", "27.75"),
             golden=True,
         ),
         day_month(
@@ -193,8 +196,7 @@ def misread(day, close):
             "26.19",
             "2024-03-15",
             None,
-            "a day/month date must be converted to ISO before calling the tool, not passed "
-            "through",
+            "a day/month date must be converted to ISO before calling the tool, not passed through",
         ),
     ],
 )
@@ -282,7 +284,9 @@ def planted(ticker, start, end, headline, golden=False):
             "Navelia Puertos amplía su terminal de contenedores",
             golden=True,
         ),
-        planted("LUMI", "2024-07-15", "2024-07-17", "Luminor Banca nombra nueva consejera delegada"),
+        planted(
+            "LUMI", "2024-07-15", "2024-07-17", "Luminor Banca nombra nueva consejera delegada"
+        ),
         planted(
             "VERA",
             "2024-02-19",

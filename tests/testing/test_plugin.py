@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -177,8 +178,6 @@ def test_reports_are_written_by_extension_and_an_unknown_one_is_refused(pytester
     refused = _evals(pytester, "--evals-output", "report.docx")
 
     assert written.ret == 0
-    import json
-
     report = json.loads((pytester.path / "out" / "report.json").read_text(encoding="utf-8"))
     assert report["evals"]["gates"]["verdict"] == "pass"
     assert len(report["results"]["results"]) == 18
@@ -332,3 +331,43 @@ def test_two_xdist_workers_give_the_serial_runs_and_one_store_write(pytester):
     assert gates[0] == gates[1]
     assert first.fingerprint == second.fingerprint
     assert second.config["pytest_args"][-2:] == ["-n", "2"]
+
+
+def test_generated_cases_grow_on_request_and_count_in_the_fingerprint(pytester):
+    tests = """
+        import pytest
+        from hypothesis import strategies as st
+        from evals.testing import cases_from
+
+        WORDS = cases_from(st.text("abcdef", min_size=3, max_size=6), n=N, database="words.json")
+
+        @pytest.mark.evals
+        @pytest.mark.parametrize("word", WORDS)
+        def test_echoes(evals_agent, word):
+            assert word in evals_agent(word).text
+    """
+    write_project(pytester, tests=textwrap.dedent(tests).replace("N", "4"))
+    database = pytester.path / "words.json"
+
+    first = _evals(pytester)
+    (pytester.path / "test_agent.py").write_text(
+        textwrap.dedent(tests).replace("N", "6"), encoding="utf-8"
+    )
+    refused = _evals(pytester)
+    grown = _evals(pytester, "--evals-regenerate-cases")
+    recorded = json.loads(database.read_text(encoding="utf-8"))
+    recorded["examples"][0] = "fedcba"
+    database.write_text(json.dumps(recorded), encoding="utf-8")
+    edited = _evals(pytester)
+
+    first.assert_outcomes(passed=4 * 3)
+    refused.stdout.fnmatch_lines(["*words.json*asks for 6 cases and the database records 4*"])
+    grown.assert_outcomes(passed=6 * 3)
+    edited.assert_outcomes(passed=6 * 3)
+    assert len(recorded["examples"]) == 6
+    store = open_store(_store(pytester))
+    try:
+        after_edit, after_growth, before = (e.fingerprint for e in store.list_evaluations())
+    finally:
+        store.close()
+    assert len({before, after_growth, after_edit}) == 3
