@@ -104,7 +104,11 @@ def test_the_installed_distribution_exposes_only_evals() -> None:
     distribution = importlib.metadata.distribution("evals-harness")
 
     assert (distribution.read_text("top_level.txt") or "").split() == ["evals"]
-    assert [e.value for e in distribution.entry_points if e.name == "evals"] == ["evals.cli:main"]
+    entry_points = {(e.group, e.name): e.value for e in distribution.entry_points}
+    assert entry_points == {
+        ("console_scripts", "evals"): "evals.cli:main",
+        ("pytest11", "evals"): "evals.testing.plugin",
+    }
 
 
 def test_a_checkout_maps_the_folders_into_the_evals_namespace() -> None:
@@ -157,3 +161,41 @@ def test_an_installed_wheel_runs_a_suite_from_another_directory(
     assert "Gate verdict" in answer.stdout
     assert (tmp_path / "report.md").read_text(encoding="utf-8").startswith("#")
     assert (tmp_path / ".evals").is_dir()
+
+
+PYTEST_PROJECT = {
+    "agent.py": "def agent(prompt, options, context):\n    return {'output': prompt}\n",
+    "suite.yaml": "providers: [file://agent.py:agent]\ngates: {min_pass_rate: 0.2}\n",
+    "pytest.ini": "[pytest]\nevals_suite = suite.yaml\n",
+    "test_agent.py": (
+        "import os, pytest, evals\n"
+        "@pytest.mark.evals(repeat=2)\n"
+        "@pytest.mark.parametrize('word', ['a', 'b', 'c', 'd'])\n"
+        "def test_echo(evals_agent, word):\n"
+        "    assert evals.__file__.startswith(os.environ['PYTHONPATH'])\n"
+        "    assert evals_agent(word).text == word\n"
+    ),
+}
+
+
+@pytest.mark.slow
+def test_an_installed_wheel_brings_the_pytest_plugin(installed: Path, tmp_path: Path) -> None:
+    for name, text in PYTEST_PROJECT.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(installed)
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--evals",
+        "--evals-no-store",
+        "-p",
+        "no:cacheprovider",
+    ]
+
+    answer = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+
+    assert answer.returncode == 0, answer.stdout[-3000:]
+    assert "8 passed" in answer.stdout
+    assert "Gate verdict: PASS" in answer.stdout

@@ -2,7 +2,10 @@
 
 `evals_agent(...)` returns an `AgentResult`; `evals_run.record(...)` and the checks of
 `evals.testing.checks` accept one, a bare `AgentResponse`, promptfoo's provider dict
-(`{"output": ..., "tokenUsage": ..., "cost": ...}`) or a plain string (the output alone).
+(`{"output": ..., "tokenUsage": ..., "cost": ...}`), an object of the team's own with an
+`output` attribute (and, when it has them, `trajectory`, `cost`, `token_usage` or
+`usage`, `stop_reason`, `latency_ms`, `metadata`, `error`), or a plain string (the output
+alone).
 """
 
 from __future__ import annotations
@@ -70,14 +73,35 @@ def as_result(value: Any, prompt: str = "") -> AgentResult:
         return AgentResult(value, prompt)
     if isinstance(value, str):
         return AgentResult(AgentResponse(output=value), prompt)
+    if not isinstance(value, dict) and hasattr(value, "output"):
+        value = {
+            key: getattr(value, name)
+            for name, key in _ATTRIBUTES.items()
+            if getattr(value, name, None) is not None
+        }
     if isinstance(value, dict):
         from evals.agents.base import normalize_response
 
         return AgentResult(normalize_response(value), prompt)
     raise TypeError(
         f"cannot read an agent answer from {type(value).__name__}: pass an AgentResult, "
-        "an AgentResponse, a provider dict with 'output' or a string"
+        "an AgentResponse, a provider dict with 'output', an object with an `output` "
+        "attribute, or a string"
     )
+
+
+# An answer object's attributes, and the provider-dict keys they stand for.
+_ATTRIBUTES = {
+    "output": "output",
+    "error": "error",
+    "trajectory": "trajectory",
+    "cost": "cost",
+    "token_usage": "tokenUsage",
+    "usage": "tokenUsage",
+    "stop_reason": "stopReason",
+    "latency_ms": "latencyMs",
+    "metadata": "metadata",
+}
 
 
 def merged(results: Sequence[AgentResult]) -> AgentResult:

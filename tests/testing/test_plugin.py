@@ -361,6 +361,7 @@ def test_generated_cases_grow_on_request_and_count_in_the_fingerprint(pytester):
     edited = _evals(pytester)
 
     first.assert_outcomes(passed=4 * 3)
+    assert refused.ret == pytest.ExitCode.INTERRUPTED
     refused.stdout.fnmatch_lines(["*words.json*asks for 6 cases and the database records 4*"])
     grown.assert_outcomes(passed=6 * 3)
     edited.assert_outcomes(passed=6 * 3)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -165,3 +167,30 @@ def test_a_record_crosses_processes_even_with_values_pickle_cannot_hold():
     assert back.response.trajectory[0].arguments == {"o": "local object"}
     assert back.response.trajectory[0].result == [1, 2]
     assert isinstance(encode_record(record), str)
+
+
+def test_a_teams_own_answer_object_is_read_by_its_attributes():
+    @dataclass
+    class Reply:
+        output: str
+        cost: float
+        usage: dict
+        trajectory: list
+        extra: str = "ignored"
+
+        def cites_headline(self) -> bool:
+            return '"' in self.output
+
+    reply = Reply('"Un fondo ofrece comprar Busmar Hogar"', 0.004, {"prompt_tokens": 9}, [])
+    reply.trajectory.append({"kind": "tool", "name": "buscar_noticias"})
+    run = _run()
+
+    recorded = run.record(reply, prompt="¿Qué titulares?")
+
+    assert recorded.output == reply.output and recorded.prompt == "¿Qué titulares?"
+    assert recorded.cost == 0.004
+    assert recorded.response.token_usage == {"prompt": 9, "total": 9}
+    assert recorded.tools == ["buscar_noticias"]
+    assert run.answer() is recorded
+    with pytest.raises(TypeError, match="an object with an `output` attribute"):
+        run.record(object())
