@@ -151,7 +151,7 @@ class EvalsSession:
         return CaseInfo(
             case_id=identity,
             mark=mark,
-            description=mark.description or summary or identity,
+            description=mark.description or summary or node_id.rpartition("::")[2],
             agent=slot.agent if slot is not None else self.settings.default_agent(),
             repeat=slot.repeat if slot is not None else 0,
             variables=_plain(params),
@@ -226,10 +226,12 @@ class EvaluationHooks:
         metafunc.fixturenames.append(SLOT)
         metafunc.parametrize(SLOT, slots, ids=[s.id for s in slots], indirect=True)
 
+    @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        """Give each marked item its case; keep the environment's tags; check the ids."""
+        """Give each selected marked item its case (after -k and -m have selected); keep
+        the environment's tags; check the ids."""
         kept, deselected, problems = [], [], []
         seen: dict[tuple[str, str, int], str] = {}
         cases: dict[str, Case] = {}
@@ -365,7 +367,7 @@ class EvaluationHooks:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Analyse and gate the runs, store and report them, and exit by the verdict."""
         self.session.close()
-        if self.worker:
+        if self.worker or self.config.option.collectonly:
             return
         if not self.records:
             self.messages.append("no run of a test marked evals completed: nothing to evaluate")

@@ -156,6 +156,7 @@ def test_the_store_holds_one_evaluation_with_every_run_its_seed_and_its_answer(p
         for w in ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
     ]
     assert stored.suite_outline().cases[0].tags == ["smoke"]
+    assert stored.suite_outline().cases[0].description == "test_echoes[alpha]"
     assert len(runs) == 6 * 2 * 3
     assert len({r.key.as_tuple() for r in runs}) == len(runs)
     for run in runs:
