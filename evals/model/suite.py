@@ -189,6 +189,27 @@ class SuiteOutline:
             "gates": None if self.gates is None else self.gates.to_dict(),
         }
 
+    def to_suite(self, description: str = "") -> Suite:
+        """A suite with the outline's identity, agents, cases and gates, and no file: what
+        analysing and reporting stored runs needs when their suite cannot be loaded (the
+        cases of a `pytest --evals` evaluation are tests, not a YAML file)."""
+        gates = self.gates or GateConfig()
+        return Suite(
+            path=Path(self.suite_id),
+            suite_id=self.suite_id,
+            description=description,
+            version=self.version,
+            prompts=[Prompt("prompt", "prompt", "{{prompt}}")],
+            providers=[ProviderSpec(label, label) for label in self.agent_labels],
+            cases=list(self.cases),
+            evaluate_options=EvaluateOptions(),
+            gates=gates,
+            env={},
+            raw={"gates": gates.to_dict()},
+            files=[],
+            fingerprint=self.fingerprint,
+        )
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SuiteOutline:
         """Rebuild an outline from `to_dict` output."""

@@ -16,7 +16,7 @@ from evals.gates.decide import check_comparable
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.results import RunKey, RunRecord
-from evals.model.suite import Suite
+from evals.model.suite import Suite, SuiteOutline
 from evals.pipeline.evaluation import analyse
 from evals.suite import load_suite
 
@@ -91,7 +91,11 @@ def _relabel(records: list[RunRecord], agent: str, label: str) -> list[RunRecord
 
 
 def _suite_for(meta: EvaluationMeta, suite_path: str | None) -> Suite:
+    """The suite file given or the one the evaluation ran; for an evaluation without a
+    suite file (`pytest --evals`), the suite its stored outline describes."""
     path = suite_path or meta.config.get("suite_path")
+    if not path and meta.outline is not None:
+        return SuiteOutline.from_dict(meta.outline).to_suite(meta.description)
     if not path:
         raise SuiteError("cannot find the suite of the stored evaluation", fix="pass --suite PATH")
     return load_suite(path)
@@ -178,7 +182,7 @@ def _resolve_candidate(store, candidate_id: str | None, suite_id: str | None) ->
         raise SuiteError(
             "the store holds no evaluation to compare", fix="run `evals run SUITE` first"
         )
-    return metas[0]
+    return _stored(store, metas[0].id)  # with its outline, which listings leave out
 
 
 LATEST_NIGHTLY = "latest"

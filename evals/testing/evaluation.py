@@ -126,6 +126,7 @@ def evaluate(
     meta.started_at = started_at
     meta.config["runner"] = "pytest"
     meta.config["pytest_args"] = list(args)
+    meta.config["suite_file"] = meta.config.pop("suite_path")  # not a suite `evals` can load
     ordered = sorted(records, key=lambda r: (r.key.repeat, r.case_index, r.agent_index))
     grader = settings.case_options.get("provider")
     judge = measure_judge(gate_config, suite.root, grader)

@@ -7,6 +7,8 @@ import textwrap
 
 import pytest
 
+from evals.cli import main
+from evals.pipeline.history import compare_stored
 from evals.plan.runs import derive_seed
 from evals.store import open_store
 from tests.testing.project import TESTS, suite, write_project
@@ -373,3 +375,36 @@ def test_generated_cases_grow_on_request_and_count_in_the_fingerprint(pytester):
     finally:
         store.close()
     assert len({before, after_growth, after_edit}) == 3
+
+
+def test_evals_history_and_compare_read_a_pytest_evaluation(pytester, capsys):
+    write_project(pytester, suite_text=suite(gates="margin: 0.05", rates=(1.0, 0.2)))
+    result = _evals(pytester, "--evals-output", "session.json")
+    store = open_store(_store(pytester))
+    try:
+        (evaluation,) = store.list_evaluations()
+    finally:
+        store.close()
+    capsys.readouterr()
+    agents = ["--baseline-agent", "a0", "--candidate-agent", "a1"]
+
+    history = main(["history", "--store", _store(pytester)])
+    listed = capsys.readouterr().out
+    compared = main(["compare", evaluation.id, evaluation.id, *agents, "--store", _store(pytester)])
+    again = compare_stored(
+        _store(pytester),
+        baseline_id=evaluation.id,
+        candidate_id=evaluation.id,
+        baseline_agent="a0",
+        candidate_agent="a1",
+    )
+
+    assert result.ret == compared == 1
+    assert history == 0 and evaluation.id in listed
+    session = json.loads((pytester.path / "session.json").read_text(encoding="utf-8"))["evals"]
+    assert [(g.name, g.status) for g in again.gates.gates] == [
+        (g["name"], g["status"]) for g in session["gates"]["gates"]
+    ]
+    assert [(c.case_id, c.passes) for c in again.summary.case_stats] == [
+        (c["case_id"], c["passes"]) for c in session["summary"]["case_stats"]
+    ]
