@@ -25,11 +25,16 @@ import evals.testing.session  # noqa: F401
 # seeds; reports a tool call, usage and a cost like a real agent.
 AGENT = """
 import random
+import time
 
 def agent(prompt, options, context):
     config = (options or {}).get("config") or {}
     if prompt == "explode":
         raise RuntimeError("the agent broke")
+    if prompt == "garbage":
+        return 42
+    if prompt == "hang":
+        time.sleep(3)
     draw = random.Random(context["seed"]).random()
     ok = draw < float(config.get("rate", 1.0))
     return {

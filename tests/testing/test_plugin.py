@@ -91,7 +91,7 @@ def test_without_gates_every_run_must_pass_as_in_evals_run(pytester, monkeypatch
     assert tolerated.ret == 0
 
 
-def test_an_erroring_test_and_a_raising_agent_are_error_rows(pytester):
+def test_an_erroring_test_and_a_failing_agent_are_error_rows_of_their_kind(pytester):
     tests = """
         import pytest
 
@@ -104,15 +104,23 @@ def test_an_erroring_test_and_a_raising_agent_are_error_rows(pytester):
         def test_agent_raises(evals_agent):
             evals_agent("explode")
 
+        @pytest.mark.evals(case="agent-garbage")
+        def test_agent_garbage(evals_agent):
+            evals_agent("garbage")
+
+        @pytest.mark.evals(case="agent-hangs")
+        def test_agent_hangs(evals_agent):
+            evals_agent("hang")
+
         @pytest.mark.evals(case="passes")
         def test_passes(evals_agent):
             assert "echo" in evals_agent("hello").text
     """
     write_project(pytester, tests=textwrap.dedent(tests))
 
-    result = _evals(pytester)
+    result = _evals(pytester, "--evals-timeout", "0.5")
 
-    result.assert_outcomes(passed=3, failed=6)
+    result.assert_outcomes(passed=3, failed=12)
     assert result.ret == 0
     store = open_store(_store(pytester))
     try:
@@ -126,6 +134,8 @@ def test_an_erroring_test_and_a_raising_agent_are_error_rows(pytester):
     assert by_case == {
         "raises": {("error", "agent_error")},
         "agent-raises": {("error", "agent_error")},
+        "agent-garbage": {("error", "malformed")},
+        "agent-hangs": {("error", "timeout")},
         "passes": {("pass", None)},
     }
     raised = next(r for r in runs if r.key.case_id == "raises")
@@ -133,6 +143,8 @@ def test_an_erroring_test_and_a_raising_agent_are_error_rows(pytester):
     assert raised.response.output == "echo hello"
     broken = next(r for r in runs if r.key.case_id == "agent-raises")
     assert broken.error == "agent raised RuntimeError: the agent broke"
+    hung = next(r for r in runs if r.key.case_id == "agent-hangs")
+    assert hung.error == "agent timed out after 0.5 s"
 
 
 def test_the_store_holds_one_evaluation_with_every_run_its_seed_and_its_answer(pytester):
@@ -408,3 +420,42 @@ def test_evals_history_and_compare_read_a_pytest_evaluation(pytester, capsys):
     assert [(c.case_id, c.passes) for c in again.summary.case_stats] == [
         (c["case_id"], c["passes"]) for c in session["summary"]["case_stats"]
     ]
+
+
+def test_a_skipped_test_is_no_run_and_a_failing_fixture_is_an_infra_error(pytester):
+    tests = """
+        import pytest
+
+        @pytest.fixture
+        def broken():
+            raise OSError("no database")
+
+        @pytest.mark.evals(case="skips")
+        def test_skips(evals_run):
+            if evals_run.repeat == 1:
+                pytest.skip("not this repeat")
+
+        @pytest.mark.evals(case="fixture")
+        def test_fixture(broken):
+            pass
+    """
+    write_project(pytester, tests=textwrap.dedent(tests))
+
+    result = _evals(pytester)
+
+    result.assert_outcomes(passed=2, skipped=1, errors=3)
+    store = open_store(_store(pytester))
+    try:
+        (evaluation,) = store.list_evaluations()
+        runs = store.load_runs(evaluation.id)
+    finally:
+        store.close()
+    assert sorted((r.key.case_id, r.key.repeat, r.status) for r in runs) == [
+        ("fixture", 0, "error"),
+        ("fixture", 1, "error"),
+        ("fixture", 2, "error"),
+        ("skips", 0, "pass"),
+        ("skips", 2, "pass"),
+    ]
+    failed = next(r for r in runs if r.key.case_id == "fixture")
+    assert (failed.error_kind, failed.error) == ("infra", "setup failed: OSError: no database")
