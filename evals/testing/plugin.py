@@ -113,7 +113,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from evals.model.errors import SuiteError
     from evals.testing.session import EvaluationHooks
 
-    session = _session(config, evaluating=True)
+    session = _session(config)
     try:
         session.settings  # noqa: B018 - read now: bad settings stop the session before any test
     except SuiteError as exc:
@@ -121,12 +121,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(EvaluationHooks(session), "evals-evaluation")
 
 
-def _session(config: pytest.Config, evaluating: bool = False) -> EvalsSession:
+def _session(config: pytest.Config) -> EvalsSession:
     session = config.stash.get(STATE, None)
     if session is None:
         from evals.testing.session import EvalsSession
 
-        session = config.stash[STATE] = EvalsSession(config, evaluating)
+        session = config.stash[STATE] = EvalsSession(config)
         config.add_cleanup(session.close)
     return session
 

@@ -64,8 +64,8 @@ class CaseInfo:
     variables: dict[str, Any]
 
 
-def marks_of(node: pytest.Item | Any) -> CaseMark:
-    """The merged `evals` marks of an item or a function definition."""
+def marks_of(node: Any) -> CaseMark:
+    """The merged `evals` marks of a test item or of its function's definition."""
     return merge((m.args, m.kwargs) for m in node.iter_markers(MARKER))
 
 
@@ -80,9 +80,8 @@ def _plain(values: dict[str, Any]) -> dict[str, Any]:
 class EvalsSession:
     """One pytest session's evaluation state, with or without `--evals`."""
 
-    def __init__(self, config: pytest.Config, evaluating: bool) -> None:
+    def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.evaluating = evaluating
         self._settings: Settings | None = None
         self._pool: AgentPool | None = None
 

@@ -290,7 +290,7 @@ def test_the_environment_keeps_its_tags_and_repeats(pytester):
 def test_baseline_and_candidate_from_the_command_line_are_compared(pytester):
     write_project(pytester, suite_text="gates: {margin: 0.05}\nevaluateOptions: {repeat: 3}\n")
     pytester.makepyfile(
-        agents=textwrap.dedent("""
+        team_agents=textwrap.dedent("""
             LOOKUP = [{"kind": "tool", "name": "lookup"}]
 
             def good(prompt, options, context):
@@ -303,7 +303,11 @@ def test_baseline_and_candidate_from_the_command_line_are_compared(pytester):
     pytester.syspathinsert()
 
     result = _evals(
-        pytester, "--evals-baseline", "file://agents.py:good", "--evals-candidate", "agents:bad"
+        pytester,
+        "--evals-baseline",
+        "file://team_agents.py:good",
+        "--evals-candidate",
+        "team_agents:bad",
     )
 
     result.assert_outcomes(passed=18, failed=18)
