@@ -104,6 +104,7 @@ class _Files:
         self.root = root
 
     def file_ref(self, ref: str, node: Any, what: str) -> Path:
+        """The file a `file://` reference names; a SuiteError when it does not exist."""
         from evals.common.files import split_ref
 
         path = (self.root / split_ref(ref)[0]).resolve()
