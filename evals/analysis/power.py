@@ -167,7 +167,9 @@ class PowerPlan:
                 low = middle
         return high
 
-    def _probability(self, n: int, k: int, drop: float, side: str) -> float:
+    def probability(self, n: int, k: int, drop: float, side: str) -> float:
+        """Noncentral t probability that the gate fails (side "fail") a drop with n cases
+        and k repeats, or passes it (side "pass")."""
         rate = self.pass_rate.value
         return regression_gate_probability(
             n,
@@ -185,7 +187,7 @@ class PowerPlan:
         effect = self.effect.value
 
         def found(n: int) -> bool:
-            return self._probability(n, k, effect, "fail") >= self.power
+            return self.probability(n, k, effect, "fail") >= self.power
 
         high = 2
         while not found(high):
@@ -208,7 +210,7 @@ class PowerPlan:
             rows.append(
                 PlanRow(
                     repeats=k,
-                    power=self._probability(self._n(), k, self.effect.value, "fail"),
+                    power=self.probability(self._n(), k, self.effect.value, "fail"),
                     detectable_drop=minimum_detectable_drop(
                         self._n(),
                         k,
@@ -219,7 +221,7 @@ class PowerPlan:
                         self.power,
                     ),
                     cases_needed=self.cases_needed(k),
-                    identical_pass=self._probability(self._n(), k, 0.0, "pass"),
+                    identical_pass=self.probability(self._n(), k, 0.0, "pass"),
                 )
             )
         return rows
