@@ -194,12 +194,13 @@ def promptfoo_exit_code(records: Sequence) -> int:  # RunRecord
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Load a suite and report problems without running anything."""
+    from evals.gates.feasibility import unpassable_gates
     from evals.suite import load_suite
 
     suite = load_suite(args.suite)
     from evals.suite.lint import lint_suite
 
-    warnings = lint_suite(suite)
+    warnings = [*lint_suite(suite), *unpassable_gates(suite)]
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     agents = ", ".join(suite.agent_labels)
