@@ -83,7 +83,10 @@ def _delta(difference: float | None, interval: tuple[float, float] | None) -> st
 
 
 def _q(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2g}"
+    """A q-value in five characters: 0.019, 1."""
+    if value is None:
+        return "—"
+    return "1" if value >= 0.9995 else f"{value:.3f}"
 
 
 def _case_label(tags: list[str], priority: str | None) -> str:
@@ -108,12 +111,12 @@ def _comparison_table(result: EvaluationResult) -> Table:
         caption_justify="left",
     )
     # The numbers keep their width; long case names and tags are cut instead.
-    table.add_column("Case", no_wrap=True, overflow="ellipsis", max_width=32)
+    table.add_column("Case", no_wrap=True, overflow="ellipsis", max_width=24)
     table.add_column("P", no_wrap=True, min_width=2, style="dim")
     table.add_column(f"{baseline}", no_wrap=True, min_width=11)
     table.add_column(f"{candidate}", no_wrap=True, min_width=11)
     table.add_column("Δ [interval]", no_wrap=True, min_width=16)
-    table.add_column("q", no_wrap=True, min_width=4)
+    table.add_column("q", no_wrap=True, min_width=5)
     table.add_column("Verdict", no_wrap=True, min_width=12)
     for case in rows:
         table.add_row(
@@ -180,11 +183,12 @@ def _tag_table(result: EvaluationResult) -> Table | None:
         pad_edge=False,
         box=box.SIMPLE_HEAD,
     )
-    for name in ("Tag", "Cases", comparison.baseline, comparison.candidate, "Δ [interval]"):
+    table.add_column("Tag", no_wrap=True, overflow="ellipsis", max_width=16)
+    for name in ("Cases", comparison.baseline, comparison.candidate, "Δ [interval]"):
         table.add_column(name, no_wrap=True, overflow="ellipsis")
-    table.add_column("Level", no_wrap=True)
-    table.add_column("q", no_wrap=True)
-    table.add_column("Verdict", no_wrap=True)
+    table.add_column("Level", no_wrap=True, min_width=7)
+    table.add_column("q", no_wrap=True, min_width=5)
+    table.add_column("Verdict", no_wrap=True, min_width=12)
     for group in [comparison.overall, *comparison.tags]:
         table.add_row(
             group.group,

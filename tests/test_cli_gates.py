@@ -63,7 +63,7 @@ def test_validate_warns_of_gates_that_cannot_pass_where_undetermined_fails(write
     err = capsys.readouterr().err
     assert "environment release fails on an undetermined verdict" in err
     assert "tolerance of 0" in err
-    assert "needs at least 11 repeats" in err
+    assert "needs at least 17 repeats" in err
     assert "50 runs per agent without an error cannot show an error rate within 0.05" in err
     assert "environment pr" not in err
     relaxed = _suite(

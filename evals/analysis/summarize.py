@@ -57,8 +57,8 @@ def _case_stats(
 
 
 def _error_facts(agent: AgentStats, cells: Sequence[Cell], confidence: float) -> None:
-    """The pooled error rate with its Clopper-Pearson interval, and errors by kind with the
-    first message of each (first in case and repeat order)."""
+    """The pooled error rate (with its Clopper-Pearson interval over the suite), and errors
+    by kind with the first message of each (first in case and repeat order)."""
     errored = sorted(
         (r for c in cells for r in c.records if r.status == "error"),
         key=lambda r: (r.case_index, r.key.case_id, r.key.repeat, r.key.prompt_id),
@@ -69,8 +69,9 @@ def _error_facts(agent: AgentStats, cells: Sequence[Cell], confidence: float) ->
             record.error_kind or "agent_error", record.error or record.response.error or ""
         )
     if agent.runs:
-        side = two_sided(confidence)
         agent.error_rate = agent.errors / agent.runs
+    if agent.runs and agent.group == SUITE_GROUP:
+        side = two_sided(confidence)
         agent.error_interval = (
             stats.clopper_pearson_limit(agent.errors, agent.runs, side, "lower"),
             stats.clopper_pearson_limit(agent.errors, agent.runs, side, "upper"),

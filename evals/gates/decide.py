@@ -35,6 +35,7 @@ from evals.model.errors import SuiteError
 from evals.model.gates import GateConfig
 from evals.model.suite import Suite, SuiteOutline
 from evals.model.summary import AgentStats, GateReport, GateResult, Summary
+from evals.stats import alpha_shares
 
 if TYPE_CHECKING:
     from evals.analysis.agreement import Agreement
@@ -282,9 +283,12 @@ def decide(
     ]
     if config.zero_policy_violations:
         checks.append(_Check(False, lambda _: [_policy_gate(summary, subject)]))
-    statistical = sum(1 for check in checks if check.statistical)
-    levels = Levels(share=budget / max(statistical, 1), pass_alpha=budget / 2, spend=budget)
-    gates = [gate for check in checks for gate in check.decide(levels)]
+    statistical = [check for check in checks if check.statistical]
+    shares = iter(alpha_shares(budget, [1.0] * len(statistical)) if statistical else ())
+    gates = []
+    for check in checks:
+        share = next(shares) if check.statistical else budget
+        gates += check.decide(Levels(share=share, pass_alpha=budget / 2, spend=budget))
     comparison = summary.comparison
     return GateReport(
         gates=gates,

@@ -96,8 +96,8 @@ class Judged:
     fail_level: float
     pass_limit: float
     pass_level: float
-    p_value: float
-    adjusted_p: float
+    p_value: float | None
+    adjusted_p: float | None
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -105,15 +105,34 @@ class Judged:
         return (min(self.fail_limit, self.pass_limit), max(self.fail_limit, self.pass_limit))
 
 
+def _family_p_values(
+    hypotheses: Sequence[Hypothesis], levels: Levels
+) -> tuple[list[float | None], list[float | None], list[float]]:
+    """(p-values, Holm-adjusted p-values, fail levels). A lone hypothesis is decided at
+    1 - share and keeps an exact p-value when its test has one; inverting its limits for
+    a p-value nothing else needs is skipped."""
+    if len(hypotheses) == 1 and hypotheses[0].fail_p is None:
+        return [None], [None], [levels.fail_level]
+    p_values = [h.p_value() for h in hypotheses]
+    adjusted = stats.holm(p_values)
+    return (
+        list(p_values),
+        list(adjusted),
+        [
+            stats.agreeing_confidence(p, q, levels.share)
+            for p, q in zip(p_values, adjusted, strict=True)
+        ],
+    )
+
+
 def judge_family(hypotheses: Sequence[Hypothesis], levels: Levels) -> list[Judged]:
     """Each hypothesis decided: Holm within the family at `levels.share` for failing, the
     pass limit at `levels.pass_level` for passing."""
-    p_values = [h.p_value() for h in hypotheses]
+    p_values, adjusted_p, fail_levels = _family_p_values(hypotheses, levels)
     judged = []
-    for hypothesis, p_value, adjusted in zip(
-        hypotheses, p_values, stats.holm(p_values), strict=True
+    for hypothesis, p_value, adjusted, fail_level in zip(
+        hypotheses, p_values, adjusted_p, fail_levels, strict=True
     ):
-        fail_level = stats.agreeing_confidence(p_value, adjusted, levels.share)
         fail_limit = hypothesis.limit(fail_level, hypothesis.fail_side)
         pass_limit = hypothesis.limit(levels.pass_level, hypothesis.pass_side)
         lower, upper = (

@@ -12,19 +12,17 @@ from __future__ import annotations
 
 from evals.model.gates import GateConfig
 from evals.model.suite import Suite
-from evals.stats import clopper_pearson_limit, exact_rejection_probability
+from evals.stats import clopper_pearson_limit, exact_score_limit
 
 _MOST_REPEATS = 200
 
 
 def p0_repeats_needed(config: GateConfig, spend: float) -> int | None:
-    """Fewest repeats with which an unchanged P0 case passing every run can be shown within
+    """Fewest repeats with which a P0 case both agents pass every time can be shown within
     `p0_margin` (its exact lower limit at 1 - spend/2); None beyond 200."""
     for repeats in range(1, _MOST_REPEATS + 1):
-        passing = exact_rejection_probability(
-            repeats, 1.0, repeats, 1.0, -config.p0_margin, spend / 2, "greater"
-        )
-        if passing > 0:
+        lower = exact_score_limit(repeats, repeats, repeats, repeats, 1 - spend / 2, "lower")
+        if lower >= -config.p0_margin:
             return repeats
     return None
 

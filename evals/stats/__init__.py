@@ -17,13 +17,7 @@ from evals.stats.clustering import (
     mean_of_means_variance,
     pearson_correlation,
 )
-from evals.stats.differences import (
-    mover_difference,
-    newcombe_interval,
-    normal_interval,
-    paired_newcombe_interval,
-    stratified_difference_variance,
-)
+from evals.stats.differences import normal_interval, stratified_difference_variance
 from evals.stats.distributions import t_quantile, t_sf, two_sided_z
 from evals.stats.exact import (
     exact_rejection_probability,
@@ -68,13 +62,7 @@ from evals.stats.proportions import (
 )
 from evals.stats.ratio import normal_limit, ratio_standard_error
 from evals.stats.repeats import case_flake, flake_probability, flake_rate, pass_at_k, pass_hat_k
-from evals.stats.significance import (
-    benjamini_hochberg,
-    boschloo_p_value,
-    holm,
-    mcnemar_exact,
-    paired_t_p_value,
-)
+from evals.stats.significance import benjamini_hochberg, holm
 
 __all__ = [
     "CaseMeanDifference",
@@ -84,7 +72,6 @@ __all__ = [
     "benjamini_hochberg",
     "bh_confidences",
     "binomial_p_value",
-    "boschloo_p_value",
     "case_difference_variance",
     "case_flake",
     "case_mean_difference",
@@ -106,22 +93,17 @@ __all__ = [
     "holm_confidences",
     "intra_class_correlation",
     "inverted_p_value",
-    "mcnemar_exact",
     "mean_differences",
     "mean_of_means_variance",
     "minimum_detectable_drop",
-    "mover_difference",
-    "newcombe_interval",
     "normal_interval",
     "normal_limit",
     "paired_exact_interval",
     "paired_exact_limit",
     "paired_exact_p_value",
     "paired_mean_bootstrap",
-    "paired_newcombe_interval",
     "paired_quantile_bootstrap",
     "paired_score_statistic",
-    "paired_t_p_value",
     "pass_at_k",
     "pass_hat_k",
     "pearson_correlation",

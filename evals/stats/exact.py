@@ -20,8 +20,7 @@ confidence interval for the difference in proportions for the paired-sample desi
 Statistics in Medicine 17, 891-908), with the same exact unconditional p-value over the
 trinomial of discordant pairs.
 
-The nuisance maximum is found on a grid refined twice around its peak, as for Boschloo's
-test in `evals.stats.significance`.
+The nuisance maximum is found on a grid refined twice around its peak.
 """
 
 from __future__ import annotations

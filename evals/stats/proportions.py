@@ -16,6 +16,7 @@ References:
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from evals.stats.distributions import regularized_beta, t_quantile, two_sided_z
 
@@ -142,6 +143,7 @@ def binomial_p_value(successes: int, trials: int, rate: float, alternative: str)
     raise ValueError(f"alternative must be greater or less, not {alternative!r}")
 
 
+@lru_cache(maxsize=16384)
 def clopper_pearson_limit(successes: int, trials: int, level: float, side: str) -> float:
     """One-sided Clopper-Pearson limit at `level`, the inversion of `binomial_p_value`.
 

@@ -80,7 +80,7 @@ def test_every_report_shows_the_interval_level_and_q_of_each_regression(evaluate
         assert text.points_interval(case.interval) in outputs["r.xml"]
         assert f"q = {text.number(case.p_adjusted, 3)}" in outputs["r.xml"]
         assert f"{low * 100:+.0f}, {high * 100:+.0f}]" in outputs["terminal"]
-        assert f"{case.p_adjusted:.2g}" in outputs["terminal"]
+        assert f"{case.p_adjusted:.3f}" in outputs["terminal"]
     for name in ("r.md", "r.html", "r.xml", "terminal"):
         assert text.level(level) in outputs[name], name
     stored = json.loads(outputs["r.json"])["evals"]["summary"]["comparison"]["cases"]
