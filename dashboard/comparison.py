@@ -42,7 +42,9 @@ class ComparisonResult:
 
 
 def light_records(rows: list[dict[str, Any]], label: str) -> list[RunRecord]:
-    """Run records carrying only what the statistics read, relabelled as `label`."""
+    """Run records carrying only what the statistics read, relabelled as `label`: the
+    outcome with its error kind and message, seed, score, cost, both latencies (when read)
+    and the policy flag."""
     return [
         RunRecord(
             key=RunKey(row["prompt_id"], row["case_id"], label, row["repeat"]),
@@ -52,9 +54,11 @@ def light_records(rows: list[dict[str, Any]], label: str) -> list[RunRecord]:
             seed=row["seed"],
             prompt="",
             vars={},
-            response=AgentResponse(cost=row["cost"]),
+            response=AgentResponse(cost=row["cost"], latency_ms=row.get("agent_latency_ms")),
             status=row["status"],
             grade=_grade(row),
+            error=row.get("error"),
+            error_kind=row.get("error_kind"),
             latency_ms=row["latency_ms"],
         )
         for row in rows
@@ -106,11 +110,14 @@ def compare_sides(
             "evals); the default thresholds apply"
         )
     queries = DashboardQueries(store.engine)
-    records = light_records(
-        queries.outcome_rows(baseline.evaluation_id, baseline.agent), "baseline"
-    ) + light_records(queries.outcome_rows(candidate.evaluation_id, candidate.agent), "candidate")
     environment = environment or cand_meta.environment
     thresholds = (outline.gates or GateConfig()).for_environment(environment)
+    reported = thresholds.latency == "agent"
+    records = light_records(
+        queries.outcome_rows(baseline.evaluation_id, baseline.agent, reported), "baseline"
+    ) + light_records(
+        queries.outcome_rows(candidate.evaluation_id, candidate.agent, reported), "candidate"
+    )
     config = dataclasses.replace(thresholds, baseline="baseline", candidate="candidate")
     summary, gates = analyse(outline, records, config, environment)
     gates.warnings.extend(warnings)

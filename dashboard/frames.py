@@ -81,6 +81,8 @@ def forest_frame(comparison: dict[str, Any]) -> pd.DataFrame:
                 "low": low,
                 "high": high,
                 "verdict": group["verdict"],
+                "level": group.get("level"),
+                "q": group.get("p_adjusted"),
                 "explanation": group.get("explanation", ""),
             }
         )
@@ -124,6 +126,8 @@ def case_table(comparison: dict[str, Any], assertion_types: list[dict[str, Any]]
                 "high": high,
                 "p_value": case.get("p_value"),
                 "p_adjusted": case.get("p_adjusted"),
+                "level": case.get("level"),
+                "reason": case.get("reason", ""),
                 "baseline_runs": case["baseline"]["runs"],
                 "candidate_runs": case["candidate"]["runs"],
             }
@@ -153,18 +157,21 @@ def filter_cases(
 
 
 def gate_frame(gates: dict[str, Any]) -> pd.DataFrame:
-    """One row per gate: status, measured value, threshold, interval and reason."""
+    """One row per gate: status, measured value, threshold, the fail and pass limits with
+    their levels, the gate's share of the budget, and the reason."""
     records = []
     for gate in gates.get("gates", []):
-        low, high = _pair(gate.get("interval"))
         records.append(
             {
                 "gate": gate["name"],
                 "status": gate["status"],
                 "measured": gate.get("measured"),
                 "threshold": gate.get("threshold"),
-                "low": low,
-                "high": high,
+                "fail_limit": gate.get("fail_limit"),
+                "fail_level": gate.get("fail_level"),
+                "pass_limit": gate.get("pass_limit"),
+                "pass_level": gate.get("pass_level"),
+                "share": gate.get("share"),
                 "blocking": gate.get("blocking", True),
                 "reason": gate["reason"],
             }

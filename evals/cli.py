@@ -1,7 +1,9 @@
 """The `evals` command: parses arguments and calls library functions, nothing more.
 
-Exit codes (docs/cli.md): 0 every gate passed; 1 a gate failed; 2 invalid suite or usage;
-3 harness fault; 130 interrupted.
+Exit codes (docs/cli.md): 0 the build passed (every gate passed, or the verdict is
+undetermined and the environment warns on it); 1 a gate failed, or the verdict is
+undetermined where the environment fails on it; 2 invalid suite or usage; 3 harness
+fault; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -110,13 +112,14 @@ def _run_staged(suite, options, args: argparse.Namespace) -> int:  # Suite, RunO
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    """Print the effect a suite can detect and the cases and repeats a target effect needs."""
+    """Print how likely the regression gate is to find a drop, and what a target needs."""
     from evals.analysis.power import (
         build_power_plan,
         existing_store_url,
         latest_estimate,
         render_power_plan,
     )
+    from evals.gates.decide import planned_gate_count
     from evals.suite import load_suite
 
     suite = load_suite(args.suite)
@@ -125,14 +128,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
     try:
         plan = build_power_plan(
             suite,
+            gates=planned_gate_count(suite, args.env),
+            environment=args.env,
             cases=args.cases,
             repeats=args.repeats,
             effect=args.effect,
             pass_rate=args.baseline_rate,
             icc=args.icc,
-            correlation=args.correlation,
+            tolerance=args.tolerance,
             power=args.power,
-            confidence=args.confidence,
             estimate=estimate,
         )
     except ValueError as exc:
@@ -165,12 +169,13 @@ def _finish(result, args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Load a suite and report problems without running anything."""
+    from evals.gates.feasibility import unpassable_gates
     from evals.suite import load_suite
 
     suite = load_suite(args.suite)
     from evals.suite.lint import lint_suite
 
-    warnings = lint_suite(suite)
+    warnings = [*lint_suite(suite), *unpassable_gates(suite)]
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     agents = ", ".join(suite.agent_labels)
@@ -318,7 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_stages,
         metavar="STAGES",
         help="run in stages of cumulative repeats (default 5,10,20) and stop once the gates "
-        "are decided; each look uses the confidence split across the stages",
+        "are decided; each look spends its share of the build's false-failure budget",
     )
     run.add_argument("--evaluation-id", help="id for the new evaluation (shards share one)")
     run.add_argument(
@@ -387,15 +392,16 @@ def build_parser() -> argparse.ArgumentParser:
     regrade.set_defaults(handler=cmd_regrade)
 
     plan = sub.add_parser(
-        "plan", help="effect a suite can detect, and cases and repeats a target effect needs"
+        "plan", help="how likely the regression gate finds a drop, and what a target needs"
     )
     plan.add_argument("suite", help="suite YAML file or a directory holding promptfooconfig.yaml")
+    plan.add_argument("--env", choices=["pr", "nightly", "release"], help="gate environment")
     plan.add_argument("--cases", type=int, metavar="N", help="cases (default: the suite's)")
     plan.add_argument(
-        "--repeats", type=int, metavar="K", help="repeats (default: the suite's repeat)"
+        "--repeats", type=int, metavar="K", help="repeats (default: the environment's repeat)"
     )
     plan.add_argument(
-        "--effect", type=float, metavar="D", help="target difference in pass rate (default 0.10)"
+        "--effect", type=float, metavar="D", help="target drop in pass rate (default 0.10)"
     )
     plan.add_argument(
         "--baseline-rate",
@@ -407,18 +413,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--icc",
         type=float,
         metavar="R",
-        help="intra-class correlation of repeats (default: from the store, else 0.3)",
+        help="intra-class correlation of repeats (default: from the store, else 0.4)",
     )
     plan.add_argument(
-        "--correlation",
+        "--tolerance",
         type=float,
-        metavar="RHO",
-        help="correlation of the agents' case rates, paired design (default: store, else 0.5)",
+        metavar="T",
+        help="tolerated loss (default: the gates' max_regression, else margin)",
     )
     plan.add_argument("--power", type=float, default=0.8, help="power to aim for (default 0.8)")
-    plan.add_argument(
-        "--confidence", type=float, help="confidence of the test (default: the suite's gates)"
-    )
     _add_store(plan)
     plan.set_defaults(handler=cmd_plan)
 

@@ -21,7 +21,9 @@ class GradeContext:
     grader provider and rubric prompt; `provider_config` the `config` of the agent's provider
     entry (where is-valid-openai-tools-call finds its `tools`); `grade_nested` grades
     another assertion on this same run (the grading engine supplies it; assert-set grades
-    its children with it).
+    its children with it). `latency_ms` is the run's one latency, from the source the
+    suite names in `latency_source` (`gates.latency`: wall, the harness's clock, or
+    agent, the agent's own report); every grader reads it and no other.
     """
 
     output: Any
@@ -33,6 +35,7 @@ class GradeContext:
     response: AgentResponse
     latency_ms: float
     suite_root: Path
+    latency_source: str = "wall"
     agent: str = ""
     case_metadata: dict[str, Any] = field(default_factory=dict)
     suite_config: dict[str, Any] = field(default_factory=dict)

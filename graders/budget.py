@@ -10,7 +10,9 @@ the suite's top-level ``budget:`` block gives defaults that config and value ove
   counted from the prompt and the output with o200k_base (tiktoken's encoding);
 - cost is the agent's reported cost, else the sum of step costs, else tokens priced with the
   suite's ``prices:`` table (per model, per million input and output tokens);
-- latency is the run's latency as the agent reported it or the harness measured it;
+- latency is the run's one latency (`ctx.latency_ms`, from the source the suite's
+  `gates.latency` names: the harness's wall time by default, or the agent's report), and
+  the reason says which;
 - ``stop_reason`` is one reason or a list (done, approval_required, budget_exhausted,
   max_steps, ...).
 """
@@ -163,7 +165,7 @@ def measure(key: str, ctx: GradeContext, prices: dict[str, Any], model: str | No
         return total_tokens(response)
     if key == "max_cost":
         return run_cost(response, prices, model)
-    return response.latency_ms if response.latency_ms is not None else ctx.latency_ms
+    return ctx.latency_ms
 
 
 @register("budget")
@@ -192,7 +194,10 @@ def budget(ctx: GradeContext) -> Grade:
             raise GraderError(f"budget: {limit.label} of the run is unknown, cannot check {key}")
         checks += 1
         if amount > ceiling:
-            failures.append(f"{limit.label} {limit.show(amount)} over {limit.show(ceiling)}")
+            label = (
+                f"{limit.label} ({ctx.latency_source})" if key == "max_latency_ms" else limit.label
+            )
+            failures.append(f"{label} {limit.show(amount)} over {limit.show(ceiling)}")
     expected = options.get("stop_reason")
     if expected is not None:
         allowed = [expected] if isinstance(expected, str) else [str(e) for e in expected]

@@ -24,10 +24,13 @@ from evals.reports.view import (
     case_comparisons,
     compared_agents,
     explanations,
+    gate_settings,
     improvements,
+    notes,
     regressions,
     run_reason,
     runs_by_case_agent,
+    undetermined_gates,
 )
 
 _TEMPLATES = Path(__file__).parent / "templates"
@@ -45,6 +48,7 @@ _ENVIRONMENT.filters.update(
     money=text.money,
     ms=text.milliseconds,
     number=text.number,
+    level=text.level,
 )
 
 
@@ -107,12 +111,16 @@ def _charts(result: EvaluationResult) -> list[Markup]:
             c.difference,
             c.interval,
             COLOURS.get(c.verdict, "#1565c0"),
-            note=f"{text.points(c.difference, 0)} {c.verdict}",
+            note=f"{text.points(c.difference, 0)} {c.verdict} (q {text.number(c.p_adjusted, 2)})",
         )
         for c in case_comparisons(result)
     ]
     if cases:
-        title = "Candidate minus baseline, per case (percentage points)"
+        level = next((c.level for c in case_comparisons(result) if c.level), None)
+        title = (
+            "Candidate minus baseline, per case (percentage points, exact intervals at "
+            f"{text.level(level)})"
+        )
         charts.append(Markup(interval_chart(title, cases, -1.0, 1.0, 0.0)))
     return charts
 
@@ -136,11 +144,13 @@ def render_html(result: EvaluationResult) -> str:
     ]
     overall = [s for s in (agent_overall(result, a) for a in agents) if s is not None]
     comparison = result.summary.comparison
-    warnings = [*result.gates.warnings, *(comparison.warnings if comparison else [])]
     return _ENVIRONMENT.get_template("report.html").render(
         result=result,
         meta=result.meta,
-        verdict_line=text.verdict_line(result.gates.verdict, result.gates.environment),
+        verdict_line=text.verdict_line(result.gates),
+        undetermined=undetermined_gates(result),
+        settings=gate_settings(result),
+        latency_source=result.summary.latency_source,
         verdict=result.gates.verdict,
         generated=text.timestamp(result.meta.ended_at or result.meta.started_at),
         baseline=baseline,
@@ -152,6 +162,6 @@ def render_html(result: EvaluationResult) -> str:
         improvements=improvements(result),
         overall=overall,
         cases=cases,
-        warnings=warnings,
+        warnings=notes(result),
         gate_icons=text.GATE_ICONS,
     )

@@ -2,11 +2,13 @@
 
 One `<testsuite>` per agent holds one `<testcase>` per case. The candidate's testcase
 fails when the case regressed against the baseline (the message carries the difference,
-its interval and the p-value) and errors when every run errored; other agents'
-testcases are the reference and only report their numbers. With a single agent, a case
-fails when its pass-rate interval lies wholly below `min_pass_rate`, or, without that
-threshold, when any run failed. A last `<testsuite name="gates">` has one testcase per
-gate; a failing blocking gate is a failure.
+its interval with its level, the p-value and the adjusted q) and errors when every run
+errored; other agents' testcases are the reference and only report their numbers. With a
+single agent, a case fails when its pass-rate interval lies wholly below
+`min_pass_rate`, or, without that threshold, when any run failed. A last
+`<testsuite name="gates">` has one testcase per gate: a failing blocking gate is a
+failure; an undetermined blocking gate is a failure where the environment fails on an
+undetermined verdict and a skipped test (with its reason) where it warns.
 """
 
 from __future__ import annotations
@@ -36,10 +38,11 @@ def _stats_line(stats: CaseAgentStats) -> str:
 
 
 def _regression_message(comparison: CaseComparison) -> str:
-    p = "" if comparison.p_adjusted is None else f", adjusted p = {comparison.p_adjusted:.3g}"
     return (
         f"regression on {comparison.case_id}: {text.points(comparison.difference)} "
-        f"{text.points_interval(comparison.interval)}{p}; "
+        f"{text.points_interval(comparison.interval)} at {text.level(comparison.level)}, "
+        f"p = {text.number(comparison.p_value, 3)}, q = {text.number(comparison.p_adjusted, 3)}"
+        f" ({comparison.reason}); "
         f"{_stats_line(comparison.candidate)} vs {_stats_line(comparison.baseline)}"
     )
 
@@ -104,7 +107,7 @@ def _suite(name: str, cases: list[ET.Element]) -> ET.Element:
         tests=str(len(cases)),
         failures=str(sum(1 for c in cases if c.find("failure") is not None)),
         errors=str(sum(1 for c in cases if c.find("error") is not None)),
-        skipped="0",
+        skipped=str(sum(1 for c in cases if c.find("skipped") is not None)),
         time=f"{sum(float(c.get('time', '0')) for c in cases):.3f}",
     )
     suite.extend(cases)
@@ -113,11 +116,19 @@ def _suite(name: str, cases: list[ET.Element]) -> ET.Element:
 
 def _gate_cases(result: EvaluationResult) -> list[ET.Element]:
     cases = []
+    action = result.gates.on_undetermined
     for gate in result.gates.gates:
         element = ET.Element("testcase", name=gate.name, classname=f"{result.meta.suite_id}.gates")
         element.set("time", "0")
+        undetermined = gate.status == "undetermined" and gate.blocking
         if gate.status == "fail" and gate.blocking:
             ET.SubElement(element, "failure", message=gate.reason, type="gate")
+        elif undetermined and action == "fail":
+            message = f"undetermined, which fails the build (on_undetermined: fail): {gate.reason}"
+            ET.SubElement(element, "failure", message=message, type="undetermined")
+        elif undetermined and action == "warn":
+            message = f"undetermined (on_undetermined: warn): {gate.reason}"
+            ET.SubElement(element, "skipped", message=message)
         elif gate.status != "pass":
             ET.SubElement(element, "system-out").text = f"{gate.status}: {gate.reason}"
         cases.append(element)
@@ -141,7 +152,7 @@ def render_junit(result: EvaluationResult) -> str:
         suites.append(_suite(f"{result.meta.suite_id} / {agent}", cases))
     suites.append(_suite(f"{result.meta.suite_id} / gates", _gate_cases(result)))
     root = ET.Element("testsuites", name=f"evals {result.meta.suite_id}")
-    for attribute in ("tests", "failures", "errors"):
+    for attribute in ("tests", "failures", "errors", "skipped"):
         root.set(attribute, str(sum(int(s.get(attribute, "0")) for s in suites)))
     root.set("time", f"{sum(float(s.get('time', '0')) for s in suites):.3f}")
     root.extend(suites)

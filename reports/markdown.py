@@ -11,10 +11,14 @@ from evals.model.summary import CaseComparison
 from evals.reports import text
 from evals.reports.view import (
     agent_overall,
+    case_family,
     compared_agents,
     explanations,
+    gate_settings,
     improvements,
+    notes,
     regressions,
+    undetermined_gates,
 )
 
 MAX_CASE_ROWS = 10
@@ -35,7 +39,14 @@ def _header(result: EvaluationResult) -> list[str]:
         branch = f" ({_cell(meta.git_branch)})" if meta.git_branch else ""
         parts.append(f"commit `{meta.git_commit[:10]}`{branch}")
     parts.append(f"{result.repeat} repeats, {len(result.records)} runs")
-    lines = [f"## {text.verdict_line(result.gates.verdict, result.gates.environment)}", ""]
+    lines = [f"## {text.verdict_line(result.gates)}", ""]
+    undetermined = undetermined_gates(result)
+    if result.gates.verdict == "undetermined" and undetermined:
+        lines += [
+            "**Undetermined** (the data show neither pass nor fail): "
+            + "; ".join(f"`{_cell(g.name)}`: {_cell(g.reason)}" for g in undetermined),
+            "",
+        ]
     lines.append(" · ".join(parts))
     comparison = result.summary.comparison
     if comparison is not None:
@@ -57,37 +68,51 @@ def _gates(result: EvaluationResult) -> list[str]:
         "",
         "### Gates",
         "",
-        "| | Gate | Threshold | Measured | Reason |",
-        "|---|---|---|---|---|",
+        "| | Gate | Threshold | Measured | Fail limit (level) | Pass limit (level) | Reason |",
+        "|---|---|---|---|---|---|---|",
     ]
     for gate in result.gates.gates:
         icon = text.GATE_ICONS.get(gate.status, "")
         name = gate.name if gate.blocking else f"{gate.name} (advisory)"
         lines.append(
             f"| {icon} | {_cell(name)} | {text.number(gate.threshold)} | "
-            f"{text.number(gate.measured)} | {_cell(gate.reason)} |"
+            f"{text.number(gate.measured)} | {_limit(gate.fail_limit, gate.fail_level)} | "
+            f"{_limit(gate.pass_limit, gate.pass_level)} | {_cell(gate.reason)} |"
         )
+    settings = "; ".join(f"`{key}`: {_cell(value)}" for key, value in gate_settings(result))
+    lines += [
+        "",
+        f"<details><summary>Gate configuration applied</summary>\n\n{settings}\n\n</details>",
+    ]
     return lines
 
 
-def _case_table(title: str, cases: list[CaseComparison]) -> list[str]:
+def _limit(value: float | None, level: float | None) -> str:
+    return "—" if value is None else f"{text.number(value)} ({text.level(level)})"
+
+
+def _case_table(title: str, cases: list[CaseComparison], level: float | None) -> list[str]:
     if not cases:
         return []
     lines = [
         "",
         f"### {title} ({len(cases)})",
         "",
-        "| Case | Priority | Baseline | Candidate | Δ [interval] | p (adj.) |",
-        "|---|---|---|---|---|---|",
+        f"Intervals at {text.level(level)} (the Benjamini-Yekutieli level across the compared "
+        "cases); q is the Benjamini-Hochberg adjusted p.",
+        "",
+        "| Case | Priority | Baseline | Candidate | Δ [interval] | p | q | Why |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for case in cases[:MAX_CASE_ROWS]:
         base, cand = case.baseline, case.candidate
-        p = "—" if case.p_adjusted is None else f"{case.p_adjusted:.3g}"
         lines.append(
             f"| `{_cell(case.case_id)}` | {case.priority or ''} | "
             f"{text.count(base.passes, base.runs)} {text.interval(base.interval, 0)} | "
             f"{text.count(cand.passes, cand.runs)} {text.interval(cand.interval, 0)} | "
-            f"{text.points(case.difference)} {text.points_interval(case.interval, 0)} | {p} |"
+            f"{text.points(case.difference)} {text.points_interval(case.interval, 0)} | "
+            f"{text.number(case.p_value, 3)} | {text.number(case.p_adjusted, 3)} | "
+            f"{_cell(case.reason)} |"
         )
     if len(cases) > MAX_CASE_ROWS:
         lines.append(f"\n…and {len(cases) - MAX_CASE_ROWS} more in the full report.")
@@ -105,23 +130,26 @@ def _costs(result: EvaluationResult) -> list[str]:
         stats = list(result.summary.agents)
     if not stats:
         return []
+    source = result.summary.latency_source
     lines = [
         "",
         "### Cost and latency",
         "",
-        "| Agent | Pass rate | Total cost | Cost / accepted | Mean latency | p95 latency |",
-        "|---|---|---|---|---|---|",
+        f"| Agent | Pass rate | Errors | Total cost | Cost / accepted | Mean latency ({source}) | "
+        f"p95 latency ({source}) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for s in stats:
         lines.append(
             f"| {_cell(s.agent)} | {text.percent(s.pass_rate)} {text.interval(s.interval, 0)} | "
-            f"{text.money(s.total_cost)} | {text.money(s.cost_per_accepted)} | "
+            f"{s.errors}/{s.runs} | {text.money(s.total_cost)} | "
+            f"{text.money(s.cost_per_accepted)} | "
             f"{text.milliseconds(s.mean_latency_ms)} | {text.milliseconds(s.p95_latency_ms)} |"
         )
     if len(stats) == 2:
         base, cand = stats
         lines.append(
-            f"| **change** | {text.points(_difference(base.pass_rate, cand.pass_rate))} | "
+            f"| **change** | {text.points(_difference(base.pass_rate, cand.pass_rate))} | | "
             f"{text.ratio_change(base.total_cost, cand.total_cost)} | "
             f"{text.ratio_change(base.cost_per_accepted, cand.cost_per_accepted)} | "
             f"{text.ratio_change(base.mean_latency_ms, cand.mean_latency_ms)} | "
@@ -135,8 +163,7 @@ def _difference(baseline: float | None, candidate: float | None) -> float | None
 
 
 def _warnings(result: EvaluationResult) -> list[str]:
-    comparison = result.summary.comparison
-    warnings = [*result.gates.warnings, *(comparison.warnings if comparison else [])]
+    warnings = notes(result)
     if not warnings:
         return []
     return ["", "### Warnings", "", *(f"- {_cell(w)}" for w in warnings)]
@@ -155,8 +182,9 @@ def render_markdown(result: EvaluationResult) -> str:
     lines = _header(result)
     lines += _explanations(result)
     lines += _gates(result)
-    lines += _case_table("Regressions", regressions(result))
-    lines += _case_table("Improvements", improvements(result))
+    level, _ = case_family(result)
+    lines += _case_table("Regressions", regressions(result), level)
+    lines += _case_table("Improvements", improvements(result), level)
     lines += _costs(result)
     lines += _warnings(result)
     return "\n".join(lines) + "\n"

@@ -17,7 +17,15 @@ from rich.text import Text
 from evals.model.evaluation import EvaluationResult
 from evals.model.summary import CaseAgentStats
 from evals.reports import text
-from evals.reports.view import case_comparisons, compared_agents, explanations
+from evals.reports.view import (
+    case_comparisons,
+    case_family,
+    compared_agents,
+    explanations,
+    gate_settings,
+    notes,
+    undetermined_gates,
+)
 
 T = TypeVar("T")
 
@@ -31,6 +39,7 @@ VERDICT_STYLES = {
 GATE_STYLES = {"pass": "green", "fail": "bold red", "undetermined": "yellow"}
 # A terminal shows this many case rows at most; the reports and the dashboard show all.
 MAX_CASE_ROWS = 50
+MAX_REASONS = 10
 VERDICT_RANK = {"regression": 0, "improvement": 1, "inconclusive": 2}
 
 
@@ -73,6 +82,13 @@ def _delta(difference: float | None, interval: tuple[float, float] | None) -> st
     return f"{difference * 100:+.0f} [{interval[0] * 100:+.0f}, {interval[1] * 100:+.0f}]"
 
 
+def _q(value: float | None) -> str:
+    """A q-value in five characters: 0.019, 1."""
+    if value is None:
+        return "—"
+    return "1" if value >= 0.9995 else f"{value:.3f}"
+
+
 def _case_label(tags: list[str], priority: str | None) -> str:
     return " ".join([*([priority] if priority else []), *tags])
 
@@ -80,8 +96,13 @@ def _case_label(tags: list[str], priority: str | None) -> str:
 def _comparison_table(result: EvaluationResult) -> Table:
     baseline, candidate = compared_agents(result)
     rows, hidden = shown_rows(case_comparisons(result), lambda c: VERDICT_RANK.get(c.verdict, 3))
+    level, tested = case_family(result)
     table = Table(
-        title="Cases (P: priority; passes/runs with the Wilson interval; Δ in points)",
+        title=(
+            "Cases (P: priority; passes/runs with the Wilson interval; Δ in points with its "
+            f"exact interval at {text.level(level)}, the Benjamini-Yekutieli level for "
+            f"{tested} cases; q: Benjamini-Hochberg adjusted p)"
+        ),
         title_justify="left",
         expand=False,
         pad_edge=False,
@@ -90,11 +111,12 @@ def _comparison_table(result: EvaluationResult) -> Table:
         caption_justify="left",
     )
     # The numbers keep their width; long case names and tags are cut instead.
-    table.add_column("Case", no_wrap=True, overflow="ellipsis", max_width=32)
+    table.add_column("Case", no_wrap=True, overflow="ellipsis", max_width=24)
     table.add_column("P", no_wrap=True, min_width=2, style="dim")
     table.add_column(f"{baseline}", no_wrap=True, min_width=11)
     table.add_column(f"{candidate}", no_wrap=True, min_width=11)
     table.add_column("Δ [interval]", no_wrap=True, min_width=16)
+    table.add_column("q", no_wrap=True, min_width=5)
     table.add_column("Verdict", no_wrap=True, min_width=12)
     for case in rows:
         table.add_row(
@@ -103,9 +125,22 @@ def _comparison_table(result: EvaluationResult) -> Table:
             _rate(case.baseline),
             _rate(case.candidate),
             _delta(case.difference, case.interval),
+            _q(case.p_adjusted),
             Text(case.verdict, style=VERDICT_STYLES.get(case.verdict, "")),
         )
     return table
+
+
+def _case_reasons(result: EvaluationResult) -> list[str]:
+    """Why decided cases, and cases significant only before correction, read as they do."""
+    alpha = 1 - result.summary.confidence
+    chosen = [
+        c
+        for c in case_comparisons(result)
+        if c.verdict in ("regression", "improvement")
+        or (c.p_value is not None and c.p_value <= alpha and c.verdict == "inconclusive")
+    ]
+    return [f"{c.case_id}: {c.verdict}; {c.reason}" for c in chosen[:MAX_REASONS]]
 
 
 def _single_agent_table(result: EvaluationResult) -> Table:
@@ -118,7 +153,8 @@ def _single_agent_table(result: EvaluationResult) -> Table:
         caption=_omitted_caption(hidden),
         caption_justify="left",
     )
-    for name in ("Case", "Tags", "Agent", "Passed [interval]", "Mean latency", "Mean cost"):
+    latency = f"Mean latency ({result.summary.latency_source})"
+    for name in ("Case", "Tags", "Agent", "Passed [interval]", latency, "Mean cost"):
         table.add_column(name, overflow="fold")
     for stats in rows:
         case = cases.get(stats.case_id)
@@ -138,14 +174,21 @@ def _tag_table(result: EvaluationResult) -> Table | None:
     if comparison is None or not comparison.tags:
         return None
     table = Table(
-        title="Suite and tags (mean per-case pass rate; Δ in points)",
+        title=(
+            "Suite and tags (mean per-case pass rate; Δ in points with its t interval at the "
+            "level shown: the confidence for the suite, Holm's deciding step for a tag; "
+            "q: Holm-adjusted p across tags)"
+        ),
         title_justify="left",
         pad_edge=False,
         box=box.SIMPLE_HEAD,
     )
-    for name in ("Tag", "Cases", comparison.baseline, comparison.candidate, "Δ [interval]"):
+    table.add_column("Tag", no_wrap=True, overflow="ellipsis", max_width=16)
+    for name in ("Cases", comparison.baseline, comparison.candidate, "Δ [interval]"):
         table.add_column(name, no_wrap=True, overflow="ellipsis")
-    table.add_column("Verdict", no_wrap=True)
+    table.add_column("Level", no_wrap=True, min_width=7)
+    table.add_column("q", no_wrap=True, min_width=5)
+    table.add_column("Verdict", no_wrap=True, min_width=12)
     for group in [comparison.overall, *comparison.tags]:
         table.add_row(
             group.group,
@@ -153,6 +196,8 @@ def _tag_table(result: EvaluationResult) -> Table | None:
             text.percent(group.baseline_rate),
             text.percent(group.candidate_rate),
             _delta(group.difference, group.interval),
+            text.level(group.level),
+            _q(group.p_adjusted),
             Text(group.verdict, style=VERDICT_STYLES.get(group.verdict, "")),
         )
     return table
@@ -161,7 +206,16 @@ def _tag_table(result: EvaluationResult) -> Table | None:
 def _gate_table(result: EvaluationResult) -> Table | None:
     if not result.gates.gates:
         return None
-    table = Table(title="Gates", title_justify="left", pad_edge=False, box=box.SIMPLE_HEAD)
+    statistical = [g for g in result.gates.gates if g.share is not None]
+    budget = result.gates.spend
+    title = "Gates"
+    if statistical and budget is not None:
+        title += (
+            f" (false-failure budget {budget:.3g} split among {len(statistical)} statistical "
+            f"gate(s): {budget / len(statistical):.3g} each; pass limits at "
+            f"{text.level(1 - budget / 2)})"
+        )
+    table = Table(title=title, title_justify="left", pad_edge=False, box=box.SIMPLE_HEAD)
     table.add_column("Gate", no_wrap=True)
     table.add_column("Status", no_wrap=True)
     table.add_column("Reason", overflow="fold", ratio=1)
@@ -179,6 +233,8 @@ def render_terminal(result: EvaluationResult, console: Console | None = None) ->
             console = Console(width=100)
     if case_comparisons(result):
         console.print(_comparison_table(result))
+        for sentence in _case_reasons(result):
+            console.print(f"• {sentence}", highlight=False)
     else:
         console.print(_single_agent_table(result))
     tags = _tag_table(result)
@@ -190,14 +246,16 @@ def render_terminal(result: EvaluationResult, console: Console | None = None) ->
     gates = _gate_table(result)
     if gates is not None:
         console.print(gates)
-    comparison = result.summary.comparison
-    for warning in [*result.gates.warnings, *(comparison.warnings if comparison else [])]:
+        settings = ", ".join(f"{key} {value}" for key, value in gate_settings(result))
+        console.print(Text(f"gate configuration: {settings}", style="dim"))
+    for warning in notes(result):
         console.print(Text(f"warning: {warning}", style="yellow"))
     verdict = result.gates.verdict
+    undetermined = undetermined_gates(result)
+    if verdict == "undetermined" and undetermined:
+        names = ", ".join(g.name for g in undetermined)
+        console.print(Text(f"undetermined: {names} (reasons in the gate table)", style="yellow"))
     console.print(
-        Text(
-            text.verdict_line(verdict, result.gates.environment),
-            style=GATE_STYLES.get(verdict, "bold"),
-        ),
+        Text(text.verdict_line(result.gates), style=GATE_STYLES.get(verdict, "bold")),
         style="bold",
     )

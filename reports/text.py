@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from evals.model.summary import Interval
+from evals.model.summary import GateReport, Interval
 
 VERDICT_ICONS = {
     "regression": "🔴",
@@ -79,10 +79,31 @@ def timestamp(epoch_seconds: float | None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def verdict_line(verdict: str, environment: str | None) -> str:
-    """The one-line overall decision that heads every summary."""
-    where = f" ({environment})" if environment else ""
+def level(value: float | None) -> str:
+    """A confidence level as a percentage with the digits that matter ('99.83 %')."""
+    return "—" if value is None else f"{100 * value:.4g} %"
+
+
+def build_outcome(report: GateReport) -> str:
+    """What the build does with the verdict, in words (empty for a plain pass or fail)."""
+    if report.verdict != "undetermined":
+        return ""
+    action = report.on_undetermined
+    if action == "fail":
+        return "fails the build (on_undetermined: fail)"
+    if action == "pass":
+        return "the build passes (on_undetermined: pass)"
+    return "warning only, the build passes (on_undetermined: warn)"
+
+
+def verdict_line(report: GateReport) -> str:
+    """The one-line overall decision that heads every summary, with what an undetermined
+    verdict does to the build."""
+    verdict = report.verdict
+    where = f" ({report.environment})" if report.environment else ""
     label = {"pass": "PASS", "fail": "FAIL", "undetermined": "UNDETERMINED"}.get(
         verdict, verdict.upper()
     )
-    return f"{GATE_ICONS.get(verdict, '')} Gate verdict{where}: {label}".strip()
+    outcome = build_outcome(report)
+    suffix = f" — {outcome}" if outcome else ""
+    return f"{GATE_ICONS.get(verdict, '')} Gate verdict{where}: {label}{suffix}".strip()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 from evals.model.evaluation import EvaluationResult
 from evals.model.results import RunRecord
-from evals.model.summary import AgentStats, CaseComparison
+from evals.model.summary import AgentStats, CaseComparison, GateResult
 
 
 def case_comparisons(result: EvaluationResult) -> list[CaseComparison]:
@@ -70,3 +71,43 @@ def run_reason(record: RunRecord) -> str:
     if record.status == "fail" and record.grade is not None:
         return record.grade.reason
     return ""
+
+
+def notes(result: EvaluationResult) -> list[str]:
+    """The warnings of the comparison and the gates, and how many errored runs each agent
+    had left out of its pass rates, each once."""
+    comparison = result.summary.comparison
+    found = [*result.gates.warnings, *(comparison.warnings if comparison else [])]
+    kinds = ", ".join(result.gate_config.exclude_errors)
+    for agent in result.summary.agents:
+        if agent.excluded:
+            found.append(
+                f"{agent.agent}: {agent.excluded} errored run(s) of kind {kinds} left out of "
+                "the pass rates (gates.exclude_errors); the error rate counts them"
+            )
+    return list(dict.fromkeys(found))
+
+
+def undetermined_gates(result: EvaluationResult) -> list[GateResult]:
+    """The blocking gates the data could not decide."""
+    return [g for g in result.gates.gates if g.blocking and g.status == "undetermined"]
+
+
+def case_family(result: EvaluationResult) -> tuple[float | None, int]:
+    """(level of the per-case intervals, number of cases tested): one level for all."""
+    tested = [c for c in case_comparisons(result) if c.level is not None]
+    return (tested[0].level if tested else None), len(tested)
+
+
+def gate_settings(result: EvaluationResult) -> list[tuple[str, str]]:
+    """The effective gate configuration the decision applied, as (key, value) text pairs:
+    every key set to something other than nothing."""
+    config = result.gates.config or result.gate_config.to_dict()
+    shown = []
+    for key, value in config.items():
+        if key == "environments" or value in (None, [], {}):
+            continue
+        shown.append((key, value if isinstance(value, str) else json.dumps(value)))
+    if result.gates.spend is not None:
+        shown.append(("false-failure budget of this decision", f"{result.gates.spend:.4g}"))
+    return shown

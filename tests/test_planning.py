@@ -1,4 +1,5 @@
-"""`evals plan`: power numbers against independent computations, sources, stored estimates."""
+"""`evals plan`: the gate's own test, simulated and checked against the real gates; sources
+of every assumption; estimates pooled from the store."""
 
 from __future__ import annotations
 
@@ -6,22 +7,21 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from statsmodels.stats.power import NormalIndPower
 
-from evals.analysis.power import DEFAULT_ICC, build_power_plan, latest_estimate
-from evals.cli import main
-from evals.model.options import RunOptions
-from evals.pipeline.evaluation import run_evaluation
-from evals.stats import (
-    cases_needed,
-    difference_standard_error,
-    minimum_detectable_effect,
-    repeats_needed,
+from evals.analysis.power import (
+    DEFAULT_ICC,
+    build_power_plan,
+    latest_estimate,
+    pooled_estimate,
 )
-from evals.stats.distributions import normal_quantile
+from evals.cli import main
+from evals.gates.decide import planned_gate_count
+from evals.model.gates import GateConfig
+from evals.model.options import RunOptions
+from evals.pipeline.evaluation import analyse, run_evaluation
+from evals.stats import regression_gate_probability, shifted_case_rates
 from evals.suite import load_suite
+from validation.beta_binomial import outcome_records, simulated_suite, tagged_cases
 
 AGENTS = """
 def steady(prompt, options, context):
@@ -35,9 +35,11 @@ def shaky(prompt, options, context):
 """
 
 
-def _suite_text(cases: int = 8, repeat: int = 4) -> str:
+def _suite_text(cases: int = 8, repeat: int = 4, gates: str = "{baseline: base, candidate: cand}"):
     tests = "\n".join(
-        f"  - vars: {{n: {n}}}\n    assert: [{{type: contains, value: 'yes'}}]"
+        f"  - vars: {{n: {n}}}\n"
+        f"    metadata: {{tags: [t{n % 2}], priority: {'P0' if n == 0 else 'P1'}}}\n"
+        "    assert: [{type: contains, value: 'yes'}]"
         for n in range(cases)
     )
     return (
@@ -46,113 +48,128 @@ def _suite_text(cases: int = 8, repeat: int = 4) -> str:
         "  - {id: file://agents.py:steady, label: base}\n"
         "  - {id: file://agents.py:shaky, label: cand}\n"
         f"evaluateOptions: {{repeat: {repeat}}}\n"
-        "gates: {baseline: base, candidate: cand}\n"
+        f"gates: {gates}\n"
         f"tests:\n{tests}\n"
     )
 
 
-@pytest.mark.parametrize(
-    ("n_cases", "pass_rate", "alpha", "power"),
-    [(30, 0.7, 0.05, 0.8), (100, 0.5, 0.01, 0.9), (12, 0.85, 0.1, 0.8)],
-)
-def test_single_run_no_clustering_matches_statsmodels(n_cases, pass_rate, alpha, power):
-    spread = math.sqrt(pass_rate * (1 - pass_rate))
-    solver = NormalIndPower()
-    cohen_d = solver.solve_power(nobs1=n_cases, alpha=alpha, power=power, ratio=1.0)
-    mde = minimum_detectable_effect(n_cases, 1, pass_rate, 0.0, alpha=alpha, power=power)
-    assert mde == pytest.approx(cohen_d * spread, rel=1e-4)
-    effect = 0.15
-    needed = solver.solve_power(effect_size=effect / spread, alpha=alpha, power=power, ratio=1.0)
-    assert cases_needed(effect, 1, pass_rate, 0.0, alpha=alpha, power=power) == math.ceil(needed)
-
-
-def _case_rates(rng, shape, pass_rate, icc):
-    scale = (1 - icc) / icc
-    return rng.beta(pass_rate * scale, (1 - pass_rate) * scale, size=shape)
-
-
-@pytest.mark.parametrize(
-    ("n_cases", "repeats", "pass_rate", "icc", "correlation"),
-    [(30, 5, 0.7, 0.3, 0.0), (20, 3, 0.6, 0.5, 0.6), (15, 10, 0.8, 0.2, 1.0)],
-)
-def test_standard_error_matches_a_clustered_simulation(
-    n_cases, repeats, pass_rate, icc, correlation
-):
-    """Two agents over random cases; with probability rho a case is equally hard for both."""
-    rng = np.random.default_rng(7)
-    simulations = 20_000
-    first = _case_rates(rng, (simulations, n_cases), pass_rate, icc)
-    other = _case_rates(rng, (simulations, n_cases), pass_rate, icc)
-    second = np.where(rng.random((simulations, n_cases)) < correlation, first, other)
-    mean_first = rng.binomial(repeats, first).mean(axis=1) / repeats
-    mean_second = rng.binomial(repeats, second).mean(axis=1) / repeats
-    simulated = np.std(mean_first - mean_second, ddof=1)
-    formula = difference_standard_error(n_cases, repeats, pass_rate, icc, correlation)
-    assert simulated == pytest.approx(formula, rel=0.03)
-
-
-@given(
-    effect=st.floats(0.02, 0.5),
-    n_cases=st.integers(5, 400),
-    pass_rate=st.floats(0.05, 0.95),
-    icc=st.floats(0.0, 0.95),
-    correlation=st.floats(0.0, 0.95),
-)
-def test_repeats_needed_is_the_fewest_that_reach_the_effect(
-    effect, n_cases, pass_rate, icc, correlation
-):
-    model = {"pass_rate": pass_rate, "icc": icc, "correlation": correlation}
-    needed = repeats_needed(effect, n_cases, **model)
-    if needed is None:
-        z = normal_quantile(0.975) + normal_quantile(0.8)
-        floor = z * math.sqrt(2 * icc * pass_rate * (1 - pass_rate) * (1 - correlation) / n_cases)
-        assert floor >= effect * (1 - 1e-9)
-        return
-    assert minimum_detectable_effect(n_cases, needed, **model) <= effect * (1 + 1e-9)
-    if needed > 1:
-        assert minimum_detectable_effect(n_cases, needed - 1, **model) > effect
+def test_plan_predicts_what_the_real_gates_do():
+    """The plan's simulated detection against decide() on simulated runs of the model it
+    plans for (baseline Beta(0.7, 0.4) case rates, the candidate one log-odds shift lower)."""
+    cases, repeats, drop, builds = 24, 5, 0.2, 240
+    suite = simulated_suite(tagged_cases(cases))
+    suite.gates = GateConfig(baseline="base", candidate="cand", block_p0_regressions=False)
+    plan = build_power_plan(
+        suite,
+        gates=planned_gate_count(suite, None),
+        cases=cases,
+        repeats=repeats,
+        effect=drop,
+        pass_rate=0.7,
+        icc=DEFAULT_ICC,
+    )
+    assert plan.gates == 2 and plan.share == pytest.approx(0.025)
+    population = shifted_case_rates(0.7, DEFAULT_ICC, 0.7 - drop)
+    rng = np.random.default_rng(13)
+    failed = 0
+    for _ in range(builds):
+        chosen = rng.integers(0, len(population[0]), cases)
+        base = rng.random((cases, repeats)) < population[0][chosen][:, None]
+        cand = rng.random((cases, repeats)) < population[1][chosen][:, None]
+        records = [*outcome_records("base", base), *outcome_records("cand", cand)]
+        _, report = analyse(suite, records, suite.gates, None)
+        failed += next(g for g in report.gates if g.name == "regression").status == "fail"
+    found = failed / builds
+    predicted = plan.detection()
+    assert abs(found - predicted) <= 3 * math.sqrt(predicted * (1 - predicted) / builds) + 0.01
+    assert predicted == pytest.approx(
+        regression_gate_probability(cases, repeats, 0.7, 0.5, DEFAULT_ICC, 0.0, 0.025), abs=0.06
+    )
 
 
 def test_plan_says_where_every_assumption_comes_from(write_suite):
-    suite = load_suite(write_suite(_suite_text(cases=8, repeat=4), files={"agents.py": AGENTS}))
-    plan = build_power_plan(suite, effect=0.2, icc=0.4)
+    gates = "{baseline: base, candidate: cand, margin: 0.05, environments: {pr: {repeat: 3}}}"
+    suite = load_suite(
+        write_suite(_suite_text(cases=8, repeat=4, gates=gates), files={"agents.py": AGENTS})
+    )
+    plan = build_power_plan(suite, gates=planned_gate_count(suite, "pr"), environment="pr")
     assert (plan.cases.value, plan.cases.source) == (8, "the suite")
-    assert (plan.repeats.value, plan.repeats.source) == (4, "the suite's evaluateOptions")
-    assert plan.icc.value == 0.4 and plan.icc.source == "given on the command line"
-    assert plan.pass_rate.source.startswith("default")
-    assert [row.repeats for row in plan.table()] == [1, 3, 4, 5, 10, 20]
-    row = next(r for r in plan.table() if r.repeats == 4)
-    assert row.design_effect == pytest.approx(1 + 3 * 0.4)
-    assert row.mde_paired < row.mde_independent
-    assert row.mde_paired == pytest.approx(plan.mde(True))
-    assert row.cases_paired == cases_needed(0.2, 4, 0.7, 0.4, 0.5)
+    assert (plan.repeats.value, plan.repeats.source) == (3, "the environment's gates.repeat")
+    assert plan.icc.value == DEFAULT_ICC and plan.icc.source.startswith("default")
+    assert plan.tolerance.value == 0.05
+    assert plan.gates == 3  # error rate, regression, P0
+    assert plan.p0_cases == 1
+    flagged = build_power_plan(suite, gates=3, icc=0.2, tolerance=0.0, repeats=6)
+    assert flagged.icc.source == "given on the command line" and flagged.tolerance.value == 0
+    assert [row.repeats for row in flagged.table()] == [1, 3, 5, 6, 10, 20]
+    powers = [row.power for row in flagged.table()]
+    assert powers == sorted(powers)
     with pytest.raises(ValueError):
-        build_power_plan(suite, pass_rate=1.5)
+        build_power_plan(suite, gates=3, pass_rate=1.5)
+    with pytest.raises(ValueError):
+        build_power_plan(suite, gates=3, cases=1)
 
 
-def test_estimates_come_from_the_latest_stored_evaluation(write_suite, tmp_path, capsys):
+def test_the_smallest_drop_found_reaches_the_power():
+    suite = simulated_suite(tagged_cases(40))
+    suite.gates = GateConfig(baseline="base", candidate="cand")
+    plan = build_power_plan(suite, gates=2, repeats=5, pass_rate=0.7, icc=0.3)
+    drop = plan.detectable_drop()
+    assert drop is not None and 0.05 < drop < 0.4
+    row = next(r for r in plan.table() if r.repeats == 5)
+    assert row.detectable_drop == pytest.approx(drop, abs=0.03)
+    assert row.cases_needed is not None
+    assert plan.probability(row.cases_needed, 5, 0.1, "fail") >= 0.8
+    assert plan.probability(row.cases_needed - 1, 5, 0.1, "fail") < 0.8
+
+
+def test_stored_estimates_are_pooled_over_recent_evaluations():
+    def summary(rate, icc, cases):
+        return {
+            "agents": [
+                {
+                    "agent": "base",
+                    "group": "suite",
+                    "pass_rate": rate,
+                    "icc": icc,
+                    "cases": cases,
+                    "k": 5,
+                }
+            ],
+            "comparison": {"cases": [{"priority": "P0", "baseline": {"pass_rate": 1.0}}]},
+        }
+
+    pooled = pooled_estimate(
+        [("new", summary(0.8, 0.5, 30)), ("old", summary(0.6, 0.2, 10))], "base"
+    )
+    assert pooled.pass_rate == pytest.approx((0.8 * 30 + 0.6 * 10) / 40)
+    assert pooled.icc == pytest.approx((0.5 * 30 + 0.2 * 10) / 40)
+    assert pooled.p0_rate == 1.0
+    assert pooled.evaluation_ids == ("new", "old")
+    assert "2 stored evaluations" in pooled.source
+    assert pooled_estimate([], "base") is None
+
+
+def test_estimates_come_from_the_store_and_the_cli_prints_the_plan(write_suite, tmp_path, capsys):
     path = write_suite(_suite_text(), files={"agents.py": AGENTS})
     suite = load_suite(path)
     store_url = f"sqlite:///{tmp_path / 'results.db'}"
     result = run_evaluation(suite, RunOptions(store_url=store_url, progress=False, trace=False))
     baseline = next(a for a in result.summary.agents if a.agent == "base")
-    assert baseline.icc is not None and 0 < baseline.pass_rate < 1
-
     estimate = latest_estimate(store_url, suite)
-    assert estimate is not None
-    assert estimate.evaluation_id == result.meta.id
+    assert estimate is not None and estimate.evaluation_ids == (result.meta.id,)
     assert estimate.pass_rate == pytest.approx(baseline.pass_rate)
     assert estimate.icc == pytest.approx(baseline.icc)
-    assert estimate.correlation == pytest.approx(result.summary.comparison.overall.correlation)
-    plan = build_power_plan(suite, estimate=estimate, icc=DEFAULT_ICC)
+    plan = build_power_plan(suite, gates=3, estimate=estimate, icc=DEFAULT_ICC)
     assert plan.pass_rate.source == f"estimated from {estimate.source}"
     assert plan.icc.source == "given on the command line"
 
     assert main(["plan", str(path), "--store", store_url, "--effect", "0.2"]) == 0
     out = capsys.readouterr().out
     assert f"stored evaluation {result.meta.id}" in out
-    assert "MDE at 8 cases" in out
-    assert f"{baseline.pass_rate:.3g}" in out
+    assert "the regression gate fails a drop of 0.2" in out
+    assert "Identical agents pass it" in out
+    assert "P0 cases (1" in out
 
 
 def test_plan_without_a_store_uses_defaults_and_rejects_bad_input(
@@ -161,8 +178,26 @@ def test_plan_without_a_store_uses_defaults_and_rejects_bad_input(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("EVALS_STORE_URL", raising=False)
     path = write_suite(_suite_text(), files={"agents.py": AGENTS})
-    assert main(["plan", str(path), "--repeats", "10"]) == 0
+    assert main(["plan", str(path), "--repeats", "10", "--env", "release"]) == 0
     out = capsys.readouterr().out
     assert "default (no stored estimate)" in out
+    assert "(release)" in out
     assert not (tmp_path / ".evals").exists()
     assert main(["plan", str(path), "--baseline-rate", "1.5"]) == 2
+
+
+def test_planned_gate_count_is_what_decide_counts(write_suite, tmp_path):
+    gates = (
+        "{baseline: base, candidate: cand, min_pass_rate: 0.3, max_flake_rate: 0.9, "
+        "per_tag: {t0: {max_regression: 0.1}, t1: {min_pass_rate: 0.2}}}"
+    )
+    suite = load_suite(write_suite(_suite_text(gates=gates), files={"agents.py": AGENTS}))
+    result = run_evaluation(suite, RunOptions(use_store=False, progress=False, trace=False))
+    families = {
+        g.name.split("[")[0] + ("[tag]" if "[" in g.name else "")
+        for g in result.gates.gates
+        if g.share is not None
+    }
+    assert planned_gate_count(suite, None) == len(families) == 7
+    shares = {round(g.share, 12) for g in result.gates.gates if g.share is not None}
+    assert shares == {round(0.05 / 7, 12)}

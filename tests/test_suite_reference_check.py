@@ -38,7 +38,7 @@ REQUIRED_VALIDATE_APA = "[required] validate_apa: missing validate_apa (a requir
 DENIED_PUBLISH_PAGE = "[denylist] publish_page: forbidden publish_page (the tool is denied)"
 CHAPTER_REASONS = ("missing validate_apa", "forbidden publish_page")
 OVER_COST = "cost 0.132 over 0.08"
-OVER_LATENCY = "latency 9100 ms over 6000 ms"
+OVER_LATENCY = "latency (agent) 9100 ms over 6000 ms"
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +130,18 @@ def test_agent_v3_fails_every_case(result: EvaluationResult) -> None:
     for record in runs:
         budgets = [g for g in _components(record) if g.assertion["type"] == "budget"]
         assert any(not g.passed and "over 0.08" in g.reason for g in budgets)
+
+
+def test_one_latency_for_graders_statistics_and_gates(result: EvaluationResult) -> None:
+    """The suite reads the agents' reported (simulated) latency everywhere: the budget
+    grader's 9100 ms is the latency the summary's statistics are made of."""
+    assert result.summary.latency_source == "agent"
+    v3 = next(a for a in result.summary.agents if a.agent == "agent-v3")
+    reported = [r.response.latency_ms for r in _runs(result, "agent-v3")]
+    assert all(value is not None for value in reported)
+    assert v3.mean_latency_ms == pytest.approx(sum(reported) / len(reported))
+    walls = [r.latency_ms for r in _runs(result, "agent-v3")]
+    assert walls != reported
 
 
 def test_gates_block_agent_v3(result: EvaluationResult) -> None:

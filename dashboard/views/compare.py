@@ -99,7 +99,11 @@ tiles[1].metric(
     None if overall["difference"] is None else f"{overall['difference'] * 100:+.1f} pts",
 )
 tiles[2].metric("Difference interval (pts)", theme.interval_text(overall["interval"]))
-tiles[3].metric("Gates", gates.get("verdict", "—"))
+tiles[3].metric(
+    "Gates",
+    gates.get("verdict", "—"),
+    help=f"an undetermined verdict: on_undetermined {gates.get('on_undetermined', 'warn')}",
+)
 widgets.badge(f"suite: {overall['verdict']}", overall["verdict"])
 st.caption(overall.get("explanation", ""))
 
@@ -115,8 +119,11 @@ else:
         column_config={
             "measured": st.column_config.NumberColumn("measured", format="%.3f"),
             "threshold": st.column_config.NumberColumn("threshold", format="%.3f"),
-            "low": st.column_config.NumberColumn("interval low", format="%.3f"),
-            "high": st.column_config.NumberColumn("interval high", format="%.3f"),
+            "fail_limit": st.column_config.NumberColumn("fail limit", format="%.3f"),
+            "fail_level": st.column_config.NumberColumn("at level", format="percent"),
+            "pass_limit": st.column_config.NumberColumn("pass limit", format="%.3f"),
+            "pass_level": st.column_config.NumberColumn("at level", format="percent"),
+            "share": st.column_config.NumberColumn("share of budget", format="%.4f"),
             "reason": st.column_config.TextColumn("reason", width="large"),
         },
     )
@@ -126,7 +133,8 @@ forest = frames.forest_frame(comparison)
 st.altair_chart(
     charts.forest_plot(
         forest.dropna(subset=["difference"]),
-        title="Pass-rate difference (candidate − baseline) with its 95 % interval",
+        title="Pass-rate difference (candidate − baseline), suite at the confidence level, "
+        "tags at their Holm level",
     ),
     width="stretch",
 )
@@ -182,8 +190,10 @@ st.dataframe(
         "difference",
         "low",
         "high",
+        "level",
         "p_value",
         "p_adjusted",
+        "reason",
         "graders",
         "open",
     ],
@@ -194,7 +204,9 @@ st.dataframe(
         "low": st.column_config.NumberColumn("interval low", format="%+.2f"),
         "high": st.column_config.NumberColumn("interval high", format="%+.2f"),
         "p_value": st.column_config.NumberColumn("p", format="%.4f"),
-        "p_adjusted": st.column_config.NumberColumn("p (BH)", format="%.4f"),
+        "p_adjusted": st.column_config.NumberColumn("q (BH)", format="%.4f"),
+        "level": st.column_config.NumberColumn("interval level", format="percent"),
+        "reason": st.column_config.TextColumn("why this verdict", width="large"),
         "open": st.column_config.LinkColumn("runs", display_text="open case"),
     },
 )

@@ -46,8 +46,12 @@ for column, stats in zip(tiles, agents, strict=False):
             help="total cost divided by passed runs",
         )
         st.metric("total cost", f"${stats.get('total_cost', 0.0):.4f}")
-        flake = stats.get("flake_rate")
-        st.metric("flake rate", "—" if flake is None else f"{flake * 100:.1f} %")
+        flake = stats.get("flake_probability")
+        st.metric(
+            "flake probability",
+            "—" if flake is None else f"{flake * 100:.1f} %",
+            help="chance that two repeats of a case disagree, mean over cases",
+        )
 
 runs = pd.DataFrame.from_records(data.run_metrics(url, chosen["id"]))
 if runs.empty:

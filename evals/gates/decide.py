@@ -1,24 +1,44 @@
 """Decide the suite's gates from its statistics: pass, fail or undetermined.
 
-A gate fails only when its interval lies wholly on the wrong side of the threshold and
-passes only when it lies wholly on the right side; in between the data cannot tell, and
-the gate says so ("undetermined") instead of guessing. Policy violations are the
-exception: a single one fails, whatever the rates. docs/gates.md lists every gate.
-The judge gates are the one input measured outside the statistics: the evaluation measures
-the suite's judge over the gates' calibration file (evals.pipeline.calibration) and
-`decide` gates on that agreement.
+Every statistical gate decides on evidence at its share of the build's false-failure
+budget: the budget (1 - confidence, or a staged run's share for one look) is split
+equally among the blocking statistical gates, and inside a gate over several hypotheses
+(per-tag gates, P0 cases, agents' error rates) Holm's procedure decides at that share,
+so under identical agents the build fails falsely at most the budget of the time
+whatever the gates' dependence (the union bound). A gate passes only when its pass
+limit at 1 - budget/2 shows the threshold met; a build passes only when every gate
+passes, which needs no correction. Anything else is undetermined, and the environment's
+`on_undetermined` says whether that fails the build. Policy violations and repeats are
+facts, not estimates: they spend nothing, and a single violation fails. The judge gates
+gate on the agreement the evaluation measured over the gates' calibration file
+(evals.pipeline.calibration). docs/gates.md lists every gate.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import fields
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import TYPE_CHECKING
 
-from evals.analysis.agreement import Agreement
+from evals.gates.comparative import p0_gate, ratio_gate, regression_gates
+from evals.gates.families import (
+    Hypothesis,
+    Levels,
+    gate_result,
+    judge_family,
+    limits_sentence,
+    two_sided_confidence,
+)
+from evals.gates.rates import cost_per_accepted_gate, error_rate_gate, flake_gate, pass_rate_gates
 from evals.model.errors import SuiteError
 from evals.model.gates import GateConfig
-from evals.model.summary import AgentStats, GateReport, GateResult, GateStatus, Interval, Summary
-from evals.stats import wilson_interval
+from evals.model.suite import Suite, SuiteOutline
+from evals.model.summary import AgentStats, GateReport, GateResult, Summary
+from evals.stats import alpha_shares
+
+if TYPE_CHECKING:
+    from evals.analysis.agreement import Agreement
 
 
 def check_comparable(fingerprint_a: str, fingerprint_b: str, allow: bool) -> list[str]:
@@ -43,126 +63,137 @@ def check_comparable(fingerprint_a: str, fingerprint_b: str, allow: bool) -> lis
     ]
 
 
-def _interval_status(interval: Interval, threshold: float, higher_is_better: bool) -> GateStatus:
-    low, high = interval
-    if higher_is_better:
-        return "pass" if low >= threshold else "fail" if high < threshold else "undetermined"
-    return "pass" if high <= threshold else "fail" if low > threshold else "undetermined"
+@dataclass(frozen=True, slots=True)
+class _Check:
+    """One gate (or one family of gates) to decide; statistical ones share the budget."""
 
-
-def _fmt(interval: Interval | None) -> str:
-    return f"[{interval[0]:.3g}, {interval[1]:.3g}]" if interval else "(no interval)"
+    statistical: bool
+    decide: Callable[[Levels], list[GateResult]]
 
 
 def _subject(summary: Summary, config: GateConfig) -> AgentStats | None:
-    agents = {a.agent: a for a in summary.agents}
+    agents = {a.agent: a for a in summary.agents if a.group == "suite"}
     if config.candidate in agents:
         return agents[config.candidate]
     return summary.agents[0] if len(summary.agents) == 1 else None
 
 
-def _absolute(name: str, stats: AgentStats, threshold: float) -> GateResult:
-    if stats.interval is None or stats.pass_rate is None:
-        return GateResult(
-            name, "undetermined", threshold, None, None, f"{stats.agent} has no graded runs"
-        )
-    measured = (
-        f"{stats.agent} pass rate {stats.pass_rate:.3f} {_fmt(stats.interval)} over "
-        f"{stats.cases} cases"
-    )
-    return _at_least(name, threshold, stats.pass_rate, stats.interval, measured)
-
-
-def _at_least(
-    name: str, threshold: float, value: float, interval: Interval, measured: str
-) -> GateResult:
-    """A minimum gate: it passes when the whole interval around `value` is at or above
-    `threshold`; `measured` says what was measured, for the reason."""
-    status = _interval_status(interval, threshold, higher_is_better=True)
-    explain = {
-        "pass": "the whole interval is at or above",
-        "fail": "the whole interval is below",
-        "undetermined": "the interval straddles",
-    }[status]
-    reason = f"{measured}: {explain} the minimum {threshold:.3f}"
-    return GateResult(name, status, threshold, value, interval, reason)
-
-
-def _regression(name: str, comparison_group, tolerance: float) -> GateResult:
-    interval = comparison_group.interval
-    if interval is None:
-        return GateResult(
-            name, "undetermined", -tolerance, None, None, comparison_group.explanation
-        )
-    status = _interval_status(interval, -tolerance, higher_is_better=True)
-    explain = {
-        "pass": "no loss beyond the tolerance is plausible",
-        "fail": "a loss beyond the tolerance is established",
-        "undetermined": "the interval allows a loss beyond the tolerance but does not show it",
-    }[status]
-    return GateResult(
-        name,
-        status,
-        -tolerance,
-        comparison_group.difference,
-        interval,
-        f"{comparison_group.explanation}; tolerated loss {tolerance:.3f}: {explain}",
-    )
-
-
-def _tag_overrides(config: GateConfig, tag: str) -> GateConfig:
-    merged = GateConfig(**{f.name: getattr(config, f.name) for f in fields(GateConfig)})
-    known = {f.name for f in fields(GateConfig)}
-    for key, value in (config.per_tag.get(tag) or {}).items():
-        if key in known:
-            setattr(merged, key, value)
-    return merged
-
-
-def _rate_gates(summary: Summary, config: GateConfig, gates: list[GateResult]) -> None:
-    subject = _subject(summary, config)
-    if subject is not None and config.min_pass_rate is not None:
-        gates.append(_absolute("min_pass_rate", subject, config.min_pass_rate))
-    tag_stats = {t.group: t for t in summary.tags if subject and t.agent == subject.agent}
-    comparison = summary.comparison
-    tag_comparisons = {t.group: t for t in comparison.tags} if comparison else {}
-    for tag in sorted(config.per_tag):
-        tag_config = _tag_overrides(config, tag)
-        if tag in tag_stats and "min_pass_rate" in config.per_tag[tag]:
-            gates.append(
-                _absolute(f"min_pass_rate[{tag}]", tag_stats[tag], tag_config.min_pass_rate)
-            )
-        if tag in tag_comparisons and {"max_regression", "margin"} & set(config.per_tag[tag]):
-            gates.append(
-                _regression(f"regression[{tag}]", tag_comparisons[tag], _tolerance(tag_config))
-            )
-    if comparison is not None:
-        gates.append(_regression("regression", comparison.overall, _tolerance(config)))
+def _tag_config(config: GateConfig, tag: str) -> GateConfig:
+    known = set(GateConfig.__dataclass_fields__)
+    overrides = {k: v for k, v in (config.per_tag.get(tag) or {}).items() if k in known}
+    return replace(config, **overrides)
 
 
 def _tolerance(config: GateConfig) -> float:
     return config.max_regression if config.max_regression is not None else config.margin
 
 
-def _priority_gate(summary: Summary) -> GateResult:
-    assert summary.comparison is not None
-    regressed = [
-        c.case_id
-        for c in summary.comparison.cases
-        if c.priority == "P0" and c.verdict == "regression"
+def _rate_checks(summary: Summary, config: GateConfig, subject: AgentStats | None) -> list[_Check]:
+    checks = []
+    if subject is None:
+        return checks
+    if config.min_pass_rate is not None:
+        checks.append(
+            _Check(
+                True,
+                partial(pass_rate_gates, ["min_pass_rate"], [subject], [config.min_pass_rate]),
+            )
+        )
+    tag_stats = {t.group: t for t in summary.tags if t.agent == subject.agent}
+    gated = [t for t in sorted(config.per_tag) if t in tag_stats]
+    with_minimum = [t for t in gated if "min_pass_rate" in config.per_tag[t]]
+    if with_minimum:
+        checks.append(
+            _Check(
+                True,
+                partial(
+                    pass_rate_gates,
+                    [f"min_pass_rate[{t}]" for t in with_minimum],
+                    [tag_stats[t] for t in with_minimum],
+                    [float(config.per_tag[t]["min_pass_rate"]) for t in with_minimum],
+                ),
+            )
+        )
+    if config.max_error_rate is not None:
+        compared = [subject]
+        baseline = next(
+            (a for a in summary.agents if a.agent == config.baseline and a is not subject), None
+        )
+        if summary.comparison is not None and baseline is not None:
+            compared.append(baseline)
+        checks.append(_Check(True, _single(error_rate_gate, compared, config.max_error_rate)))
+    if config.max_flake_rate is not None:
+        checks.append(
+            _Check(True, _single(flake_gate, subject, summary.case_stats, config.max_flake_rate))
+        )
+    if config.max_cost_per_accepted is not None:
+        checks.append(
+            _Check(True, _single(cost_per_accepted_gate, subject, config.max_cost_per_accepted))
+        )
+    if config.min_repeats > 1:
+        checks.append(_Check(False, lambda _: [_repeats_gate(summary, subject, config)]))
+    return checks
+
+
+def _comparison_checks(summary: Summary, config: GateConfig) -> list[_Check]:
+    comparison = summary.comparison
+    if comparison is None:
+        return []
+    checks = [
+        _Check(
+            True,
+            partial(regression_gates, ["regression"], [comparison.overall], [_tolerance(config)]),
+        )
     ]
-    checked = sum(1 for c in summary.comparison.cases if c.priority == "P0")
-    if regressed:
-        reason = f"P0 case(s) regressed significantly after correction: {', '.join(regressed)}"
-    else:
-        reason = f"no significant regression among {checked} P0 case(s)"
-    return GateResult(
-        "p0_regressions", "fail" if regressed else "pass", 0, len(regressed), None, reason
-    )
+    tags = {t.group: t for t in comparison.tags}
+    gated = [
+        t
+        for t in sorted(config.per_tag)
+        if t in tags and {"max_regression", "margin"} & set(config.per_tag[t])
+    ]
+    if gated:
+        checks.append(
+            _Check(
+                True,
+                partial(
+                    regression_gates,
+                    [f"regression[{t}]" for t in gated],
+                    [tags[t] for t in gated],
+                    [_tolerance(_tag_config(config, t)) for t in gated],
+                ),
+            )
+        )
+    if config.block_p0_regressions:
+        has_p0 = any(c.priority == "P0" and c.difference is not None for c in comparison.cases)
+        checks.append(_Check(has_p0, _single(p0_gate, comparison, config)))
+    for name, what, ratio, log_se, threshold in (
+        (
+            "cost_ratio",
+            "mean cost per run",
+            comparison.cost_ratio,
+            comparison.cost_ratio_log_se,
+            config.max_cost_ratio,
+        ),
+        (
+            "latency_ratio",
+            f"p95 latency ({summary.latency_source})",
+            comparison.latency_ratio,
+            comparison.latency_ratio_log_se,
+            config.max_latency_ratio,
+        ),
+    ):
+        if threshold is not None:
+            checks.append(_Check(True, _single(ratio_gate, name, what, ratio, log_se, threshold)))
+    return checks
+
+
+def _single(gate: Callable[..., GateResult], *arguments) -> Callable[[Levels], list[GateResult]]:
+    """A gate deciding one row, called with its arguments and then the levels."""
+    return lambda levels: [gate(*arguments, levels)]
 
 
 def _policy_gate(summary: Summary, subject: AgentStats | None) -> GateResult:
-    agents = [subject] if subject is not None else summary.agents
+    agents = [subject] if subject is not None else [a for a in summary.agents if a.group == "suite"]
     count = sum(a.policy_violations for a in agents)
     names = ", ".join(a.agent for a in agents)
     reason = (
@@ -173,125 +204,60 @@ def _policy_gate(summary: Summary, subject: AgentStats | None) -> GateResult:
     return GateResult("policy", "fail" if count else "pass", 0, count, None, reason)
 
 
-def _flake_gate(summary: Summary, subject: AgentStats, threshold: float) -> GateResult:
-    flakes = [
-        c.flake for c in summary.case_stats if c.agent == subject.agent and c.flake is not None
-    ]
-    if not flakes:
-        return GateResult(
-            "flake_rate",
-            "undetermined",
-            threshold,
-            None,
-            None,
-            "no case has two graded runs, so flakiness cannot be observed",
-        )
-    flaky = sum(1 for f in flakes if f > 0)
-    measured = flaky / len(flakes)
-    interval = wilson_interval(flaky, len(flakes), summary.confidence)
-    if interval[0] > threshold:
-        status: GateStatus = "fail"
-    elif measured <= threshold:
-        status = "pass"
-    else:
-        status = "undetermined"
-    return GateResult(
-        "flake_rate",
-        status,
-        threshold,
-        measured,
-        interval,
-        f"{flaky} of {len(flakes)} cases both passed and failed ({measured:.1%}, "
-        f"{_fmt(interval)}); allowed {threshold:.1%}",
-    )
-
-
-def _ratio_gate(
-    name: str, what: str, ratio: float | None, interval: Interval | None, threshold: float
-) -> GateResult:
-    if ratio is None or interval is None:
-        return GateResult(
-            name, "undetermined", threshold, ratio, None, f"no {what} ratio could be estimated"
-        )
-    status = _interval_status(interval, threshold, higher_is_better=False)
-    return GateResult(
-        name,
-        status,
-        threshold,
-        ratio,
-        interval,
-        f"candidate/baseline {what} {ratio:.2f}x {_fmt(interval)}; allowed {threshold:.2f}x",
-    )
-
-
-def _cost_per_accepted_gate(subject: AgentStats, threshold: float) -> GateResult:
-    value, interval = subject.cost_per_accepted, subject.cost_per_accepted_interval
-    if value is None:
-        status: GateStatus = "fail" if subject.total_cost > 0 else "undetermined"
-        return GateResult(
-            "cost_per_accepted",
-            status,
-            threshold,
-            None,
-            None,
-            f"{subject.agent} had no accepted run, spending {subject.total_cost:.4g}",
-        )
-    if interval is None:
-        status = "pass" if value <= threshold else "fail"
-    else:
-        status = _interval_status(interval, threshold, higher_is_better=False)
-    return GateResult(
-        "cost_per_accepted",
-        status,
-        threshold,
-        value,
-        interval,
-        f"{subject.agent} spent {value:.4g} per accepted run {_fmt(interval)}; "
-        f"allowed {threshold:.4g}",
-    )
-
-
-def _repeats_gate(summary: Summary, subject: AgentStats, minimum: int) -> GateResult:
+def _repeats_gate(summary: Summary, subject: AgentStats, config: GateConfig) -> GateResult:
+    minimum = config.min_repeats
     short = [
-        c.case_id
-        for c in summary.case_stats
-        if c.agent == subject.agent and c.passes + c.fails < minimum
+        c.case_id for c in summary.case_stats if c.agent == subject.agent and c.counted < minimum
     ]
     reason = (
-        f"{len(short)} case(s) have fewer than {minimum} graded runs: insufficient data"
+        f"{len(short)} case(s) have fewer than {minimum} counted runs: insufficient data"
         if short
-        else f"every case has at least {minimum} graded runs"
+        else f"every case has at least {minimum} counted runs"
     )
     return GateResult(
         "min_repeats", "undetermined" if short else "pass", minimum, len(short), None, reason
     )
 
 
+def _agreement_limit(
+    estimate: Callable[[float], tuple[float, float, float]], level: float, side: str
+) -> float:
+    _, low, high = estimate(two_sided_confidence(level))
+    return low if side == "lower" else high
+
+
 def _judge_gate(
-    name: str, what: str, estimate: tuple[float, float, float], threshold: float, judged: Agreement
+    name: str, what: str, judged: Agreement, threshold: float, levels: Levels
 ) -> GateResult:
-    value, low, high = estimate
+    estimate = judged.kappa if what == "kappa" else judged.accuracy
+    value = estimate(0.95)[0]
     counts = f"{judged.agreed} of {judged.n} calibration items agreed"
     if judged.errors:
         counts += f", {judged.errors} not graded"
-    if judged.n == 0 or math.isnan(value):
+    if judged.n == 0 or value != value:
         reason = f"judge {what} is undefined ({counts}); label items of both verdicts"
         return GateResult(name, "undetermined", threshold, None, None, reason)
-    measured = f"judge {what} {value:.3f} {_fmt((low, high))} ({counts})"
-    return _at_least(name, threshold, value, (low, high), measured)
+    hypothesis = Hypothesis(
+        label=name, measured=value, limit=partial(_agreement_limit, estimate), threshold=threshold
+    )
+    (decided,) = judge_family([hypothesis], levels)
+    reason = f"judge {what} {value:.3f} ({counts}): " + limits_sentence(
+        decided, lambda v: f"{v:.3f}"
+    )
+    return gate_result(name, decided, levels, reason)
 
 
-def _judge_gates(config: GateConfig, judged: Agreement, confidence: float) -> list[GateResult]:
-    gates = []
-    if config.min_judge_kappa is not None:
-        kappa = judged.kappa(confidence)
-        gates.append(_judge_gate("judge_kappa", "kappa", kappa, config.min_judge_kappa, judged))
-    if config.min_judge_accuracy is not None:
-        accuracy = judged.accuracy(confidence)
-        gates.append(
-            _judge_gate("judge_accuracy", "accuracy", accuracy, config.min_judge_accuracy, judged)
-        )
-    return gates
+def _judge_checks(config: GateConfig, judge: Agreement | None) -> list[_Check]:
+    if judge is None:
+        return []
+    checks = []
+    for name, what, threshold in (
+        ("judge_kappa", "kappa", config.min_judge_kappa),
+        ("judge_accuracy", "accuracy", config.min_judge_accuracy),
+    ):
+        if threshold is not None:
+            checks.append(_Check(True, _single(_judge_gate, name, what, judge, threshold)))
+    return checks
 
 
 def decide(
@@ -299,49 +265,64 @@ def decide(
     config: GateConfig,
     environment: str | None,
     judge: Agreement | None = None,
+    spend: float | None = None,
 ) -> GateReport:
-    """Every configured gate's decision, with the threshold, measurement and interval.
+    """Every configured gate's decision, with its threshold, limits, levels and reason.
 
+    `config` is applied for `environment`. `spend` is the build's false-failure budget
+    for this decision (default 1 - confidence; a staged run passes each look's share).
     `judge` is `measure_judge`'s result; without it the judge gates are not decided.
     """
     config = config.for_environment(environment)
-    gates: list[GateResult] = []
+    budget = 1 - config.confidence if spend is None else spend
     subject = _subject(summary, config)
-    _rate_gates(summary, config, gates)
-    comparison = summary.comparison
-    if comparison is not None and config.block_p0_regressions:
-        gates.append(_priority_gate(summary))
+    checks = [
+        *_rate_checks(summary, config, subject),
+        *_comparison_checks(summary, config),
+        *_judge_checks(config, judge),
+    ]
     if config.zero_policy_violations:
-        gates.append(_policy_gate(summary, subject))
-    if subject is not None:
-        if config.max_flake_rate is not None:
-            gates.append(_flake_gate(summary, subject, config.max_flake_rate))
-        if config.max_cost_per_accepted is not None:
-            gates.append(_cost_per_accepted_gate(subject, config.max_cost_per_accepted))
-        if config.min_repeats > 1:
-            gates.append(_repeats_gate(summary, subject, config.min_repeats))
-    if comparison is not None:
-        if config.max_cost_ratio is not None:
-            gates.append(
-                _ratio_gate(
-                    "cost_ratio",
-                    "mean cost per run",
-                    comparison.cost_ratio,
-                    comparison.cost_ratio_interval,
-                    config.max_cost_ratio,
-                )
-            )
-        if config.max_latency_ratio is not None:
-            gates.append(
-                _ratio_gate(
-                    "latency_ratio",
-                    "p95 latency",
-                    comparison.latency_ratio,
-                    comparison.latency_ratio_interval,
-                    config.max_latency_ratio,
-                )
-            )
-    if judge is not None:
-        gates.extend(_judge_gates(config, judge, summary.confidence))
-    warnings = list(comparison.warnings) if comparison is not None else []
-    return GateReport(gates=gates, environment=environment, warnings=warnings)
+        checks.append(_Check(False, lambda _: [_policy_gate(summary, subject)]))
+    statistical = [check for check in checks if check.statistical]
+    shares = iter(alpha_shares(budget, [1.0] * len(statistical)) if statistical else ())
+    gates = []
+    for check in checks:
+        share = next(shares) if check.statistical else budget
+        gates += check.decide(Levels(share=share, pass_alpha=budget / 2, spend=budget))
+    comparison = summary.comparison
+    return GateReport(
+        gates=gates,
+        environment=environment,
+        warnings=list(comparison.warnings) if comparison is not None else [],
+        on_undetermined=config.on_undetermined or "warn",
+        spend=budget,
+        config=config.to_dict(),
+    )
+
+
+def planned_gate_count(suite: Suite | SuiteOutline, environment: str | None) -> int:
+    """How many blocking statistical gates share the budget in `environment` when every
+    case the environment selects runs for both agents: the count `decide` reaches on such
+    data, for planning before any run (at least 1)."""
+    config = (suite.gates or GateConfig()).for_environment(environment)
+    cases = [c for c in suite.cases if not config.tags or set(c.tags) & set(config.tags)]
+    tags = {tag for case in cases for tag in case.tags}
+    compared = config.baseline is not None and config.candidate is not None
+
+    def per_tag(keys: set[str]) -> bool:
+        return any(tag in tags and keys & set(values) for tag, values in config.per_tag.items())
+
+    own = (
+        config.min_pass_rate,
+        config.max_error_rate,
+        config.max_flake_rate,
+        config.max_cost_per_accepted,
+    )
+    count = sum(value is not None for value in own) + per_tag({"min_pass_rate"})
+    if compared:
+        count += 1 + per_tag({"max_regression", "margin"})
+        count += config.block_p0_regressions and any(c.priority == "P0" for c in cases)
+        count += (config.max_cost_ratio is not None) + (config.max_latency_ratio is not None)
+    if config.judge_calibration:
+        count += (config.min_judge_kappa is not None) + (config.min_judge_accuracy is not None)
+    return max(int(count), 1)

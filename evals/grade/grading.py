@@ -22,7 +22,7 @@ from evals.common.templating import render_value
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.registry import GROUP_TYPES, Grader, get_grader
 from evals.graders.scoring import combine
-from evals.model.results import AgentResponse, Grade
+from evals.model.results import AgentResponse, Grade, pick_latency
 from evals.model.suite import Assertion, Case
 
 
@@ -31,8 +31,10 @@ def _prepare(
 ) -> tuple[Grader, GradeContext] | Grade:
     """The grader and its context, or the errored grade when there is nothing to run.
 
-    `context` holds prompt, variables, latency_ms and suite_root, and optionally agent,
-    case_metadata, suite_config, case_options and provider_config (see GradeContext).
+    `context` holds prompt, variables, latency_ms (the harness's wall time) and
+    suite_root, and optionally latency_source (wall, the default, or agent: the latency
+    the agent reported), agent, case_metadata, suite_config, case_options and
+    provider_config (see GradeContext).
     """
     grader = get_grader(assertion.base_type)
     if grader is None:
@@ -52,6 +54,7 @@ def _prepare(
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             return Grade(False, 0.0, f"Transform raised: {detail}", assertion.raw, errored=True)
     nested = functools.partial(grade_assertion, output=output, response=response, **context)
+    source = context.get("latency_source") or "wall"
     ctx = GradeContext(
         output=output,
         assertion=assertion,
@@ -60,7 +63,8 @@ def _prepare(
         prompt=context["prompt"],
         vars=variables,
         response=response,
-        latency_ms=context["latency_ms"],
+        latency_ms=pick_latency(context["latency_ms"], response.latency_ms, source),
+        latency_source=source,
         suite_root=context["suite_root"],
         agent=context.get("agent") or "",
         case_metadata=context.get("case_metadata") or {},

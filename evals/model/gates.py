@@ -5,20 +5,41 @@ Parsed and validated from YAML by `evals.suite.gates`; read by statistics and ga
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, get_args
+
+from evals.model.results import ErrorKind
+
+ERROR_KINDS: tuple[str, ...] = get_args(ErrorKind)
+UNDETERMINED_ACTIONS = ("fail", "warn", "pass")
+LATENCY_SOURCES = ("wall", "agent")
+# Keys an environment may not override: they decide how runs are graded, once for all.
+SUITE_WIDE_KEYS = ("latency",)
+
+
+def default_on_undetermined(environment: str | None) -> str:
+    """What an undetermined verdict does where the suite does not say: a release fails on
+    it (it must show its gates met), a pull request, a nightly run or a plain run warns."""
+    return "fail" if environment == "release" else "warn"
 
 
 @dataclass(slots=True)
 class GateConfig:
-    """Thresholds for one environment (the top level, or pr/nightly/release overrides).
+    """Thresholds for one environment (the top level, with pr/nightly/release overrides).
 
     Rates are fractions in [0, 1]; `margin` is the practical regression margin (smaller
-    losses are tolerated); `equivalence_margin` is how close two agents must provably be
-    to be called equivalent; ratios compare candidate to baseline (1.2 = at most 20 % more).
-    `judge_calibration` names a calibration file of human-labelled outputs (`file://x.yaml`,
-    relative to the suite) on which `min_judge_kappa` / `min_judge_accuracy` gate the suite's
-    judge.
+    losses are tolerated); a P0 case fails on any loss shown and passes only when shown to
+    lose less than `p0_margin`; `equivalence_margin` how close
+    two agents must provably be to be called equivalent; ratios compare candidate to
+    baseline (1.2 = at most 20 % more). Errored runs count as failed runs in every pass
+    rate except those of the kinds in `exclude_errors`; `max_error_rate` bounds the share
+    of runs that errored, whatever their kind. `on_undetermined` says what a verdict the
+    data cannot decide does (None: `default_on_undetermined` of the environment).
+    `latency` names the latency every grader, statistic and gate reads: the harness's
+    wall time, or the agent's own report. `judge_calibration` names a calibration file of
+    human-labelled outputs on which `min_judge_kappa` / `min_judge_accuracy` gate the
+    suite's judge. `environments` holds each environment's overrides: only the keys it
+    sets, applied over the top level by `for_environment`.
     """
 
     baseline: str | None = None
@@ -29,12 +50,17 @@ class GateConfig:
     equivalence_margin: float = 0.05
     max_regression: float | None = None
     block_p0_regressions: bool = True
+    p0_margin: float = 0.2
     zero_policy_violations: bool = True
+    max_error_rate: float | None = 0.05
+    exclude_errors: list[str] = field(default_factory=list)
     max_flake_rate: float | None = None
     max_cost_ratio: float | None = None
     max_latency_ratio: float | None = None
     max_cost_per_accepted: float | None = None
     min_repeats: int = 1
+    on_undetermined: str | None = None
+    latency: str = "wall"
     tags: list[str] | None = None
     repeat: int | None = None
     allow_fingerprint_mismatch: bool = False
@@ -43,32 +69,43 @@ class GateConfig:
     min_judge_kappa: float | None = None
     min_judge_accuracy: float | None = None
     per_tag: dict[str, dict[str, Any]] = field(default_factory=dict)
-    environments: dict[str, GateConfig] = field(default_factory=dict)
+    environments: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def for_environment(self, name: str | None) -> GateConfig:
-        """This config with an environment's overrides applied (unknown names keep it)."""
-        if not name or name not in self.environments:
-            return self
-        override = self.environments[name]
-        merged = GateConfig(**{f.name: getattr(self, f.name) for f in fields(self)})
-        defaults = GateConfig()
-        for f in fields(self):
-            value = getattr(override, f.name)
-            if f.name != "environments" and value != getattr(defaults, f.name):
-                setattr(merged, f.name, value)
-        merged.environments = {}
+        """The effective thresholds of an environment: its overrides over the top level.
+
+        Every key the environment sets applies, whatever its value (`margin: 0` over a
+        top-level 0.05 is 0). `on_undetermined` left unset becomes the environment's
+        default. The result has no environments of its own.
+        """
+        overrides = self.environments.get(name, {}) if name else {}
+        merged = replace(self, **overrides, environments={})
+        if merged.on_undetermined is None:
+            merged.on_undetermined = default_on_undetermined(name)
         return merged
 
     def to_dict(self) -> dict[str, Any]:
-        """The thresholds as JSON (environments nested), as stored with an evaluation."""
+        """The thresholds as JSON (environments as their overrides), as stored."""
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GateConfig:
-        """Rebuild thresholds from `to_dict` output, ignoring unknown keys."""
+        """Rebuild thresholds from `to_dict` output, ignoring unknown keys.
+
+        Evaluations stored before environments kept only their overrides stored each
+        environment as a whole configuration; its overrides are then the keys that differ
+        from the defaults.
+        """
         known = {f.name for f in fields(cls)} - {"environments"}
         environments = {
-            str(name): cls.from_dict(block)
+            str(name): _overrides(block, known)
             for name, block in (data.get("environments") or {}).items()
         }
         return cls(**{k: v for k, v in data.items() if k in known}, environments=environments)
+
+
+def _overrides(block: dict[str, Any], known: set[str]) -> dict[str, Any]:
+    if "environments" not in block:
+        return {k: v for k, v in block.items() if k in known}
+    defaults = GateConfig()
+    return {k: v for k, v in block.items() if k in known and v != getattr(defaults, k)}

@@ -14,7 +14,9 @@ class RunOptions:
     `keep_records=False` keeps only slim records (`RunRecord.slimmed`) in the result:
     enough for statistics, gates and the terminal summary, with full rows in the store.
     `store_process` is a `StoreProcess` the caller started early (it overlaps the
-    store's start-up with loading the suite) and closes itself.
+    store's start-up with loading the suite) and closes itself. `spend` is the build's
+    false-failure budget the gates may use in this decision (a staged run's share for one
+    look); None spends the whole of 1 - confidence.
     """
 
     repeat: int | None = None
@@ -31,7 +33,7 @@ class RunOptions:
     progress: bool = True
     evaluation_id: str | None = None
     grader: str | None = None
-    confidence: float | None = None
+    spend: float | None = None
     executor: str = "local"
     ray_address: str | None = None
     cache: bool = False

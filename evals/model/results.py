@@ -11,13 +11,22 @@ RunStatus = Literal["pass", "fail", "error"]
 ErrorKind = Literal["agent_error", "timeout", "malformed", "infra", "grader_error", "cancelled"]
 
 
+def pick_latency(wall_ms: float, reported_ms: float | None, source: str) -> float:
+    """The one latency of a run: the harness's wall time (source "wall"), or the agent's
+    own report (source "agent"), which is the wall time when the agent reported none."""
+    if source == "agent" and reported_ms is not None:
+        return reported_ms
+    return wall_ms
+
+
 @dataclass(slots=True)
 class AgentResponse:
     """An agent's answer normalized from any provider contract.
 
     promptfoo's provider shape (`output`, `error`, `tokenUsage`, `cost`, `metadata`) maps
     onto the first fields; native agents also fill `trajectory`, `stop_reason` and
-    per-call usage inside the steps.
+    per-call usage inside the steps. `latency_ms` is the latency the agent reported
+    (`latencyMs`), None when it reported none; the harness's own clock is the record's.
     """
 
     output: Any = None
@@ -111,8 +120,10 @@ class RunRecord:
     """One executed and graded run: the row every store, statistic and report reads.
 
     `status` is pass, fail or error. An error row (agent raised, timed out, returned
-    garbage, or the harness failed around it) carries `error_kind` and `error` and is kept
-    apart from failures by the statistics.
+    garbage, or the harness failed around it) carries `error_kind` and `error`; the
+    statistics count it as a failed run unless the suite excludes its kind. `latency_ms`
+    is the harness's wall time around the agent call; the agent's own report, when it
+    made one, is `response.latency_ms`.
     """
 
     key: RunKey
@@ -136,6 +147,10 @@ class RunRecord:
     def passed(self) -> bool:
         """True when the run was graded and passed."""
         return self.status == "pass"
+
+    def latency(self, source: str) -> float:
+        """The run's latency from `source` (wall or agent, see `pick_latency`)."""
+        return pick_latency(self.latency_ms, self.response.latency_ms, source)
 
     @property
     def cost(self) -> float:

@@ -25,7 +25,11 @@ GateStatus = Literal["pass", "fail", "undetermined"]
 
 @dataclass(slots=True)
 class CaseAgentStats:
-    """One agent on one case over its repeats."""
+    """One agent on one case over its repeats.
+
+    Errored runs count as failed runs in `pass_rate`, except the `excluded` ones (errors of
+    a kind the suite's `exclude_errors` leaves out); `counted` is the runs the rate is over.
+    """
 
     case_id: str
     agent: str
@@ -41,11 +45,26 @@ class CaseAgentStats:
     mean_latency_ms: float | None = None
     mean_score: float | None = None
     policy_violations: int = 0
+    excluded: int = 0
+
+    @property
+    def counted(self) -> int:
+        """Runs the pass rate is over: passes, fails and the errors not excluded."""
+        return self.passes + self.fails + self.errors - self.excluded
 
 
 @dataclass(slots=True)
 class AgentStats:
-    """One agent over a set of cases (the suite, or one tag), the case as the unit."""
+    """One agent over a set of cases (the suite, or one tag), the case as the unit.
+
+    `variance` is that of the mean of per-case pass rates (the square of its standard
+    error over cases), from which `min_pass_rate` computes its limits at any level;
+    `counted` the runs the rates are over. `error_rate` pools every errored run (excluded
+    kinds too) over all runs, with a Clopper-Pearson interval; `error_kinds` counts them by
+    kind and `first_errors` holds the first message of each kind. `flake_probability` is
+    the mean over cases of the chance that two repeats disagree, with its interval.
+    Latencies are those `Summary.latency_source` names.
+    """
 
     agent: str
     group: str
@@ -61,21 +80,37 @@ class AgentStats:
     icc: float | None = None
     pass_at_k: float | None = None
     pass_hat_k: float | None = None
-    flake_rate: float | None = None
     total_cost: float = 0.0
     cost_per_accepted: float | None = None
     p95_latency_ms: float | None = None
     mean_latency_ms: float | None = None
     policy_violations: int = 0
     k: int | None = None
-    mean_flake: float | None = None
     cost_per_accepted_interval: Interval | None = None
+    cost_per_accepted_se: float | None = None
     p95_latency_interval: Interval | None = None
+    variance: float | None = None
+    counted: int = 0
+    excluded: int = 0
+    error_rate: float | None = None
+    error_interval: Interval | None = None
+    error_kinds: dict[str, int] = field(default_factory=dict)
+    first_errors: dict[str, str] = field(default_factory=dict)
+    flake_probability: float | None = None
+    flake_interval: Interval | None = None
 
 
 @dataclass(slots=True)
 class CaseComparison:
-    """Candidate against baseline on one case."""
+    """Candidate against baseline on one case.
+
+    `p_value` is the two-sided exact test of no difference, `p_adjusted` its
+    Benjamini-Hochberg q-value across the compared cases, and `interval` the test's
+    inversion at `level`, the Benjamini-Yekutieli level at which it excludes 0 exactly
+    when q <= 1 - confidence; the verdict reads the interval, and `reason` says why in
+    words. `pair` is the paired table (both passed, candidate only, baseline only,
+    neither) when the runs pair up.
+    """
 
     case_id: str
     description: str
@@ -90,11 +125,20 @@ class CaseComparison:
     verdict: Verdict
     why_it_exists: str | None = None
     paired: bool = False
+    level: float | None = None
+    reason: str = ""
+    pair: tuple[int, int, int, int] | None = None
 
 
 @dataclass(slots=True)
 class GroupComparison:
-    """Candidate against baseline over the suite or one tag."""
+    """Candidate against baseline over the suite or one tag.
+
+    The difference of mean per-case pass rates, tested with a t test on per-case
+    differences (`standard_error`, `df`); `interval` inverts it at `level`: the confidence
+    for the suite, the level of Holm's deciding step across tags for a tag (so a tag's
+    interval excludes 0 exactly when its Holm-adjusted `p_adjusted` is significant).
+    """
 
     group: str
     cases: int
@@ -108,11 +152,19 @@ class GroupComparison:
     explanation: str = ""
     correlation: float | None = None
     fixed_suite_interval: Interval | None = None
+    level: float | None = None
+    standard_error: float | None = None
+    df: int | None = None
 
 
 @dataclass(slots=True)
 class Comparison:
-    """Everything that says whether the candidate is better or worse than the baseline."""
+    """Everything that says whether the candidate is better or worse than the baseline.
+
+    The cost and latency ratios carry the standard error of their logarithm over the
+    paired cluster bootstrap (`*_log_se`); their intervals, here and in the gates, are
+    exp(log ratio ± z·SE) at the level each shows.
+    """
 
     baseline: str
     candidate: str
@@ -125,11 +177,14 @@ class Comparison:
     cost_ratio: float | None = None
     cost_ratio_interval: Interval | None = None
     paired_cases: int = 0
+    cost_ratio_log_se: float | None = None
+    latency_ratio_log_se: float | None = None
 
 
 @dataclass(slots=True)
 class Summary:
-    """Statistics of one evaluation."""
+    """Statistics of one evaluation; `latency_source` names the latency every latency
+    statistic reads (wall: the harness's clock; agent: the agent's own report)."""
 
     suite_id: str
     version: str | None
@@ -139,6 +194,7 @@ class Summary:
     agents: list[AgentStats]
     tags: list[AgentStats]
     comparison: Comparison | None
+    latency_source: str = "wall"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (intervals become lists, as in JSON)."""
@@ -147,7 +203,15 @@ class Summary:
 
 @dataclass(slots=True)
 class GateResult:
-    """One gate's decision with the numbers behind it."""
+    """One gate's decision with the numbers behind it.
+
+    A statistical gate has two one-sided limits: it fails when `fail_limit` (at
+    `fail_level`, from its `share` of the build's false-failure budget) lies beyond the
+    threshold, and passes when `pass_limit` (at `pass_level`) lies within it. `interval`
+    holds the two limits, low first. Gates over several hypotheses (one per tag, one per
+    P0 case) hold the `p_value` and Holm-adjusted `adjusted_p` of the one that decided.
+    Gates that count facts (policy, repeats) have no share.
+    """
 
     name: str
     status: GateStatus
@@ -156,32 +220,51 @@ class GateResult:
     interval: Interval | None
     reason: str
     blocking: bool = True
+    fail_limit: float | None = None
+    fail_level: float | None = None
+    pass_limit: float | None = None
+    pass_level: float | None = None
+    share: float | None = None
+    p_value: float | None = None
+    adjusted_p: float | None = None
 
 
 @dataclass(slots=True)
 class GateReport:
-    """All gates of an evaluation and the overall decision."""
+    """All gates of an evaluation, the verdict of the data and what the build does with it.
+
+    `verdict` is fail when a blocking gate failed, pass when every blocking gate passed,
+    undetermined otherwise; `on_undetermined` (fail, warn or pass) says whether an
+    undetermined verdict fails the build. `spend` is the build's false-failure budget this
+    decision used (1 - confidence, or a staged run's share for one look); `config` the
+    effective gate configuration it applied.
+    """
 
     gates: list[GateResult]
     environment: str | None = None
     warnings: list[str] = field(default_factory=list)
-
-    @property
-    def passed(self) -> bool:
-        """True unless a blocking gate failed (undetermined gates do not fail a build)."""
-        return not any(g.status == "fail" and g.blocking for g in self.gates)
+    on_undetermined: str = "warn"
+    spend: float | None = None
+    config: dict[str, Any] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:
         """pass, fail, or undetermined when nothing failed but something is undecided."""
-        if not self.passed:
+        if any(g.status == "fail" and g.blocking for g in self.gates):
             return "fail"
         if any(g.status == "undetermined" and g.blocking for g in self.gates):
             return "undetermined"
         return "pass"
 
+    @property
+    def passed(self) -> bool:
+        """True when the build passes: the verdict passed, or it is undetermined and the
+        environment warns on (or passes) an undetermined verdict."""
+        verdict = self.verdict
+        return verdict == "pass" or (verdict == "undetermined" and self.on_undetermined != "fail")
+
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict including the overall verdict."""
+        """A JSON-ready dict including the verdict and whether the build passed."""
         data = _json_ready(self)
         data["verdict"] = self.verdict
         data["passed"] = self.passed

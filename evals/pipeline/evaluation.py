@@ -12,7 +12,6 @@ import os
 import subprocess
 import time
 import uuid
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +51,8 @@ def git_info(cwd: Path) -> tuple[str | None, str | None]:
 
 
 def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
-    """Fresh metadata for an evaluation of `suite` with `options`."""
+    """Fresh metadata for an evaluation of `suite` with `options`; its config holds the
+    effective gate configuration of the environment (`config.gates`)."""
     commit, branch = git_info(suite.root)
     return EvaluationMeta(
         id=options.evaluation_id or uuid.uuid4().hex[:12],
@@ -73,6 +73,7 @@ def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
             "tags": options.tags,
             "cases": options.case_ids,
             "suite_path": str(suite.path),
+            "gates": suite.gates.for_environment(options.environment).to_dict(),
         },
         shard=f"{options.shard[0]}/{options.shard[1]}" if options.shard else None,
         outline=suite.outline().to_dict(),
@@ -85,16 +86,18 @@ def analyse(
     gate_config: GateConfig,
     environment: str | None,
     judge: Agreement | None = None,
+    spend: float | None = None,
 ) -> tuple[Summary, GateReport]:
     """Statistics and gate decisions for a set of records (also used on stored runs).
 
-    `judge` is the judge's measured agreement for the judge gates (see measure_judge).
+    `judge` is the judge's measured agreement for the judge gates (see measure_judge);
+    `spend` the build's false-failure budget for this decision (a staged run's look).
     """
     from evals.analysis.summarize import summarize
     from evals.gates.decide import decide
 
     summary = summarize(records, suite, gate_config)
-    return summary, decide(summary, gate_config, environment, judge)
+    return summary, decide(summary, gate_config, environment, judge, spend)
 
 
 def run_evaluation(
@@ -107,7 +110,8 @@ def run_evaluation(
     per planned run. With `previous` (an earlier result of the same suite and options)
     the evaluation goes on: same id and store rows, its records kept, and only the
     repeats from `previous.repeat` up to this run's repeat are planned, which is how
-    staged runs add repeats. `options.confidence`, when set, replaces the gates' level.
+    staged runs add repeats. `options.spend`, when set, is the share of the build's
+    false-failure budget the gates may spend on this look.
     """
     from evals.grade.groups import refuse_shards
 
@@ -117,8 +121,6 @@ def run_evaluation(
         from evals.graders.judge import apply_grader
 
         apply_grader(suite.cases, suite.default_test, options.grader)
-    if options.confidence is not None:
-        gate_config = replace(gate_config, confidence=options.confidence)
     from evals.pipeline.calibration import measure_judge
 
     suite_grader = (suite.default_test.get("options") or {}).get("provider")
@@ -165,7 +167,9 @@ def run_evaluation(
             meta.ended_at = time.time()
             meta.status = "complete"
             with tracer.evaluation_span("gates"):
-                summary, gates = analyse(suite, records, gate_config, options.environment, judge)
+                summary, gates = analyse(
+                    suite, records, gate_config, options.environment, judge, options.spend
+                )
         if store is not None:
             store.finish(meta, summary, gates)
     finally:

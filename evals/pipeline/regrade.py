@@ -48,6 +48,7 @@ def regrade_records(suite: Suite, records: list[RunRecord]) -> tuple[list[RunRec
             output=output,
             prompt=record.prompt,
             latency_ms=record.latency_ms,
+            latency_source=suite.gates.latency,
             suite_root=suite.root,
             agent=run.provider.label,
             provider_config=run.provider.config,

@@ -6,15 +6,16 @@ runs, say, 5 repeats per case and agent, and only when a blocking gate is still
 undetermined does the next stage add repeats up to 10, then up to 20.
 
 Looking at accumulating data several times gives several chances to stop on a false
-decision (Armitage, McPherson and Rowe 1969), so the error rate is split across the
-planned looks with the Bonferroni rule: with L looks, every look decides its gates at
-confidence 1 - (1 - confidence)/L, and by the union bound the chance that any look makes
-a false decision stays within 1 - confidence. This is the conservative member of the
-group-sequential designs (Jennison and Turnbull 2000, ch. 2 and 7); Pocock's constant
-boundaries and O'Brien-Fleming-type spending are tighter but need the joint distribution
-of the test statistics across looks, which the gates' intervals (MOVER over effective-n
-Wilson intervals, bootstrap ratios, Wilson counts) do not have in closed form. The union
-bound holds whatever that dependence is. docs/statistics.md shows the simulation.
+decision (Armitage, McPherson and Rowe 1969), so the build's false-failure budget
+alpha = 1 - confidence is spent over the planned looks: the look after stage l spends
+alpha·(t_l - t_{l-1}), t_l the share of the last stage's repeats run by then (an
+alpha-spending function linear in information: Lan and DeMets 1983; Kim and DeMets 1987),
+and splits that spend among its gates as a single decision would. By the union bound the
+chance that any look fails the build falsely stays within alpha, whatever the dependence
+between looks, which the gates' statistics (t tests over cases, exact tests, bootstrap
+ratios) do not give in closed form. The pass side is spent the same way (half of each
+look's spend), so stopping on a pass is no easier than stopping on a failure.
+docs/statistics.md shows the simulation.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from evals.model.errors import SuiteError
+from evals.stats import spending_shares
 
 if TYPE_CHECKING:
     from evals.model.evaluation import EvaluationResult
@@ -60,36 +62,39 @@ def parse_stages(text: str) -> tuple[int, ...]:
     return check_stages(stages)
 
 
-def look_confidence(confidence: float, looks: int) -> float:
-    """The confidence every look decides at: the error 1 - confidence split over `looks`."""
-    if looks < 1:
-        raise ValueError("a staged run needs at least one look")
-    return 1 - (1 - confidence) / looks
+def look_spends(confidence: float, stages: Sequence[int]) -> list[float]:
+    """The false-failure budget each look may spend: increments of alpha·t, t the share of
+    the last stage's repeats run by that look; they add up to alpha = 1 - confidence."""
+    stages = check_stages(stages)
+    return spending_shares([s / stages[-1] for s in stages], 1 - confidence)
 
 
 def is_decided(report: GateReport) -> bool:
-    """True once more repeats cannot change the build's verdict.
+    """True once the data decided the build's verdict.
 
     Every blocking gate passed, or one failed (a failed blocking gate fails the build
-    whatever the undetermined ones would say).
+    whatever the undetermined ones would say). An undetermined verdict runs the next
+    stage, whatever the environment does with it at the end.
     """
     return report.verdict != "undetermined"
 
 
 @dataclass(slots=True, frozen=True)
 class Look:
-    """The gates' verdict after one stage."""
+    """The gates' verdict after one stage, and the budget that look spent."""
 
     repeats: int
+    spend: float
     verdict: str
     failed: tuple[str, ...]
     undetermined: tuple[str, ...]
 
 
-def _look(repeats: int, report: GateReport) -> Look:
+def _look(repeats: int, spend: float, report: GateReport) -> Look:
     blocking = [g for g in report.gates if g.blocking]
     return Look(
         repeats=repeats,
+        spend=spend,
         verdict=report.verdict,
         failed=tuple(g.name for g in blocking if g.status == "fail"),
         undetermined=tuple(g.name for g in blocking if g.status == "undetermined"),
@@ -102,13 +107,12 @@ def _repeats(count: int) -> str:
 
 @dataclass(slots=True)
 class StagedResult:
-    """A staged run: the final evaluation, every look, and the error split used."""
+    """A staged run: the final evaluation, every look, and the budget each look spent."""
 
     result: EvaluationResult
     stages: tuple[int, ...]
     looks: list[Look]
     confidence: float
-    look_confidence: float
 
     @property
     def stopped_early(self) -> bool:
@@ -132,16 +136,19 @@ class StagedResult:
         )
 
     def describe(self) -> str:
-        """One paragraph for the report: stages run, repeats, why it stopped, the error split."""
+        """One paragraph for the report: stages run, repeats, why it stopped, the spending."""
         last = self.looks[-1]
-        history = ", ".join(f"{_repeats(look.repeats)}: {look.verdict}" for look in self.looks)
+        history = ", ".join(
+            f"{_repeats(look.repeats)}: {look.verdict}, spent {look.spend:.3g}"
+            for look in self.looks
+        )
+        alpha = 1 - self.confidence
         return (
             f"staged run: {len(self.looks)} of {len(self.stages)} stages "
-            f"({history}); stopped because {self.stop_reason}. Each look decided at "
-            f"confidence {self.look_confidence:.4g}, the error {1 - self.confidence:.3g} split "
-            f"over {len(self.stages)} looks (Bonferroni), so a false decision at any look "
-            f"stays within {1 - self.confidence:.3g}. Final data: {_repeats(last.repeats)} per "
-            "case and agent."
+            f"({history}); stopped because {self.stop_reason}. Each look spent its share of "
+            f"the build's false-failure budget {alpha:.3g} (alpha·t, t the share of the "
+            f"{self.stages[-1]} planned repeats run), so a false failure at any look stays "
+            f"within {alpha:.3g}. Final data: {_repeats(last.repeats)} per case and agent."
         )
 
 
@@ -151,7 +158,7 @@ def run_until_decided(
     """Run `stages` cumulative repeats one stage at a time until the verdict is decided.
 
     Every stage adds only its new repeats to the same evaluation (one id in the store),
-    and every look decides the gates at the Bonferroni-split confidence.
+    and every look decides the gates with its spend of the build's budget (`look_spends`).
     """
     from evals.pipeline.evaluation import run_evaluation
 
@@ -166,18 +173,15 @@ def run_until_decided(
             "a staged run decides on the whole suite, so it cannot run one shard",
             fix="drop --shard, or run the shards with a fixed --repeat and merge them",
         )
-    confidence = options.confidence
-    if confidence is None:
-        confidence = suite.gates.for_environment(options.environment).confidence
-    per_look = look_confidence(confidence, len(stages))
+    confidence = suite.gates.for_environment(options.environment).confidence
     result: EvaluationResult | None = None
     looks: list[Look] = []
-    for repeats in stages:
+    for repeats, spend in zip(stages, look_spends(confidence, stages), strict=True):
         result = run_evaluation(
-            suite, replace(options, repeat=repeats, confidence=per_look), previous=result
+            suite, replace(options, repeat=repeats, spend=spend), previous=result
         )
-        looks.append(_look(repeats, result.gates))
+        looks.append(_look(repeats, spend, result.gates))
         if is_decided(result.gates):
             break
     assert result is not None
-    return StagedResult(result, stages, looks, confidence, per_look)
+    return StagedResult(result, stages, looks, confidence)

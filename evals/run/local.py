@@ -48,6 +48,7 @@ async def execute_planned(
         timeout_s=timeout_s,
         suite_config=suite.raw,
         tracer=tracer,
+        latency_source=suite.gates.latency,
     )
     try:
         await runner.run(planned, on_record)

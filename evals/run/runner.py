@@ -115,6 +115,7 @@ class Runner:
         timeout_s: float | None = None,
         suite_config: dict[str, Any] | None = None,
         tracer: Tracer = NULL_TRACER,
+        latency_source: str = "wall",
     ) -> None:
         self.agents = agents
         self.suite_id = suite_id
@@ -123,6 +124,7 @@ class Runner:
         self.timeout_s = timeout_s
         self.suite_config = suite_config or {}
         self.tracer = tracer
+        self.latency_source = latency_source
         suite_env = {str(k): str(v) for k, v in (self.suite_config.get("env") or {}).items()}
         self.template_env = {**os.environ, **suite_env}
 
@@ -187,8 +189,6 @@ class Runner:
             return _error_record(run, prompt, "agent_error", f"agent raised {detail}", started)
         latency_ms = (time.perf_counter() - t0) * 1000.0
         traced.adopt(response)
-        if response.latency_ms is None:
-            response.latency_ms = latency_ms
         ended = time.time()
         if response.error is not None:
             record = _error_record(run, prompt, "agent_error", response.error, started)
@@ -207,6 +207,7 @@ class Runner:
                 output=output,
                 prompt=prompt,
                 latency_ms=latency_ms,
+                latency_source=self.latency_source,
                 suite_root=self.suite_root,
                 agent=run.provider.label,
                 provider_config=run.provider.config,

@@ -17,13 +17,7 @@ from evals.stats.clustering import (
     mean_of_means_variance,
     pearson_correlation,
 )
-from evals.stats.differences import (
-    mover_difference,
-    newcombe_interval,
-    normal_interval,
-    paired_newcombe_interval,
-    stratified_difference_variance,
-)
+from evals.stats.differences import normal_interval, stratified_difference_variance
 from evals.stats.distributions import t_quantile, t_sf, two_sided_z
 from evals.stats.exact import (
     exact_rejection_probability,
@@ -53,14 +47,8 @@ from evals.stats.noninferiority import (
 )
 from evals.stats.power import (
     case_difference_variance,
-    cases_needed,
-    difference_standard_error,
-    interaction_variance,
     minimum_detectable_drop,
-    minimum_detectable_effect,
-    power_to_detect,
     regression_gate_probability,
-    repeats_needed,
     shifted_case_rates,
     simulated_gate_probability,
 )
@@ -72,15 +60,9 @@ from evals.stats.proportions import (
     effective_wilson_interval,
     wilson_interval,
 )
-from evals.stats.ratio import ratio_estimate
+from evals.stats.ratio import normal_limit, ratio_standard_error
 from evals.stats.repeats import case_flake, flake_probability, flake_rate, pass_at_k, pass_hat_k
-from evals.stats.significance import (
-    benjamini_hochberg,
-    boschloo_p_value,
-    holm,
-    mcnemar_exact,
-    paired_t_p_value,
-)
+from evals.stats.significance import benjamini_hochberg, holm
 
 __all__ = [
     "CaseMeanDifference",
@@ -90,16 +72,13 @@ __all__ = [
     "benjamini_hochberg",
     "bh_confidences",
     "binomial_p_value",
-    "boschloo_p_value",
     "case_difference_variance",
     "case_flake",
     "case_mean_difference",
-    "cases_needed",
     "clopper_pearson_interval",
     "clopper_pearson_limit",
     "cluster_bootstrap_quantile",
     "clustered_se",
-    "difference_standard_error",
     "effective_sample_size",
     "effective_wilson_interval",
     "exact_rejection_probability",
@@ -112,33 +91,25 @@ __all__ = [
     "gate_status",
     "holm",
     "holm_confidences",
-    "interaction_variance",
     "intra_class_correlation",
     "inverted_p_value",
-    "mcnemar_exact",
     "mean_differences",
     "mean_of_means_variance",
     "minimum_detectable_drop",
-    "minimum_detectable_effect",
-    "mover_difference",
-    "newcombe_interval",
     "normal_interval",
+    "normal_limit",
     "paired_exact_interval",
     "paired_exact_limit",
     "paired_exact_p_value",
     "paired_mean_bootstrap",
-    "paired_newcombe_interval",
     "paired_quantile_bootstrap",
     "paired_score_statistic",
-    "paired_t_p_value",
     "pass_at_k",
     "pass_hat_k",
     "pearson_correlation",
     "percentile",
-    "power_to_detect",
-    "ratio_estimate",
+    "ratio_standard_error",
     "regression_gate_probability",
-    "repeats_needed",
     "score_statistic",
     "shifted_case_rates",
     "simulated_gate_probability",

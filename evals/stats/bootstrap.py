@@ -136,7 +136,13 @@ def cluster_bootstrap_quantile(
 
 @dataclass(slots=True)
 class PairedBootstrap:
-    """Each agent's statistic with its interval, and candidate/baseline with its interval."""
+    """Each agent's statistic with its interval, and candidate/baseline with its interval.
+
+    `log_ratio_se` is the standard deviation of the log ratio over the resamples where
+    both statistics are positive: with it, exp(log ratio ± z·SE) gives the ratio's limits
+    at any level (the normal interval on the log scale with a bootstrap standard error,
+    Davison and Hinkley 1997, section 5.2), which a gate needs at its own level.
+    """
 
     candidate: float
     candidate_interval: Interval
@@ -144,6 +150,7 @@ class PairedBootstrap:
     baseline_interval: Interval
     ratio: float | None
     ratio_interval: Interval | None
+    log_ratio_se: float | None = None
 
 
 def _check_paired(
@@ -157,11 +164,15 @@ def _check_paired(
 
 def _ratio(
     top: float, bottom: float, tops: np.ndarray, bottoms: np.ndarray, confidence: float
-) -> tuple[float | None, Interval | None]:
+) -> tuple[float | None, Interval | None, float | None]:
     valid = bottoms > 0
     if bottom <= 0 or not valid.any():
-        return None, None
-    return top / bottom, _percentile_interval(tops[valid] / bottoms[valid], confidence)
+        return None, None, None
+    positive = valid & (tops > 0)
+    log_se = None
+    if top > 0 and positive.sum() > 1:
+        log_se = float(np.std(np.log(tops[positive] / bottoms[positive]), ddof=1))
+    return top / bottom, _percentile_interval(tops[valid] / bottoms[valid], confidence), log_se
 
 
 def paired_quantile_bootstrap(
@@ -191,7 +202,7 @@ def paired_quantile_bootstrap(
     bottoms = np.concatenate([bottom for _, bottom in blocks])
     top = percentile([v for g in candidate for v in g], quantile)
     bottom = percentile([v for g in baseline for v in g], quantile)
-    ratio, ratio_interval = _ratio(top, bottom, tops, bottoms, confidence)
+    ratio, ratio_interval, log_se = _ratio(top, bottom, tops, bottoms, confidence)
     return PairedBootstrap(
         top,
         _percentile_interval(tops, confidence),
@@ -199,6 +210,7 @@ def paired_quantile_bootstrap(
         _percentile_interval(bottoms, confidence),
         ratio,
         ratio_interval,
+        log_se,
     )
 
 
@@ -223,7 +235,7 @@ def paired_mean_bootstrap(
         (sums.sum() / sizes.sum(), np.concatenate(means))
         for means, (sums, sizes) in zip(resampled, totals, strict=True)
     )
-    ratio, ratio_interval = _ratio(top, bottom, tops, bottoms, confidence)
+    ratio, ratio_interval, log_se = _ratio(top, bottom, tops, bottoms, confidence)
     return PairedBootstrap(
         float(top),
         _percentile_interval(tops, confidence),
@@ -231,4 +243,5 @@ def paired_mean_bootstrap(
         _percentile_interval(bottoms, confidence),
         ratio if ratio is None else float(ratio),
         ratio_interval,
+        log_se,
     )

@@ -20,8 +20,7 @@ confidence interval for the difference in proportions for the paired-sample desi
 Statistics in Medicine 17, 891-908), with the same exact unconditional p-value over the
 trinomial of discordant pairs.
 
-The nuisance maximum is found on a grid refined twice around its peak, as for Boschloo's
-test in `evals.stats.significance`.
+The nuisance maximum is found on a grid refined twice around its peak.
 """
 
 from __future__ import annotations
@@ -277,14 +276,23 @@ def exact_score_limit(x1: int, n1: int, x2: int, n2: int, level: float, side: Si
     "greater") <= 1 - level`; the upper limit falls below d exactly when the "less"
     p-value at d is at most 1 - level, to the 1e-5 the search resolves (the limit returned
     is the first difference found inside the confidence set, so it errs on the wide side).
+    The upper limit of p1 - p2 is minus the lower limit of p2 - p1 (the statistic is
+    antisymmetric in the samples), and lower limits are cached by table and level, so a
+    summary pays for each distinct table once.
     """
     _check_sample(x1, n1)
     _check_sample(x2, n2)
+    if side == "upper":
+        return -_independent_lower_limit(x2, n2, x1, n1, float(level))
+    return _independent_lower_limit(x1, n1, x2, n2, float(level))
 
+
+@lru_cache(maxsize=65536)
+def _independent_lower_limit(x1: int, n1: int, x2: int, n2: int, level: float) -> float:
     def tails(deltas: np.ndarray, less: bool) -> np.ndarray:
         return _independent_tails(x1, n1, x2, n2, deltas, less)
 
-    return _limit(tails, x1 / n1 - x2 / n2, 1 - level, side)
+    return _limit(tails, x1 / n1 - x2 / n2, 1 - level, "lower")
 
 
 def exact_score_interval(x1: int, n1: int, x2: int, n2: int, confidence: float = 0.95) -> Interval:
@@ -399,13 +407,23 @@ def paired_exact_p_value(
 def paired_exact_limit(
     both: int, first_only: int, second_only: int, neither: int, level: float, side: Side
 ) -> float:
-    """One-sided confidence limit for paired p1 - p2 at `level`, inverting the paired test."""
-    pairs = _check_pairs(both, first_only, second_only, neither)
+    """One-sided confidence limit for paired p1 - p2 at `level`, inverting the paired test.
 
+    As for independent samples, the upper limit is minus the lower limit with the agents
+    swapped, and lower limits are cached.
+    """
+    pairs = _check_pairs(both, first_only, second_only, neither)
+    if side == "upper":
+        return -_paired_lower_limit(second_only, first_only, pairs, float(level))
+    return _paired_lower_limit(first_only, second_only, pairs, float(level))
+
+
+@lru_cache(maxsize=16384)
+def _paired_lower_limit(first_only: int, second_only: int, pairs: int, level: float) -> float:
     def tails(deltas: np.ndarray, less: bool) -> np.ndarray:
         return _paired_tails(first_only, second_only, pairs, deltas, less)
 
-    return _limit(tails, (first_only - second_only) / pairs, 1 - level, side)
+    return _limit(tails, (first_only - second_only) / pairs, 1 - level, "lower")
 
 
 def paired_exact_interval(

@@ -1,117 +1,24 @@
-"""How many cases and repeats a comparison needs: power and minimum detectable effect.
+"""The power of the regression gate: how often its own test fails a drop, or passes.
 
 Miller, E. (2024). Adding error bars to evals. arXiv:2411.00640, section 5 ("power
 analysis"): the variance of a difference of two agents' mean scores over n cases with k
-repeats is (Var_between_A + Var_between_B - 2 Cov + (sigma2_A + sigma2_B) / k) / n, where
-the between-case parts come from case difficulty and sigma2 is the run-to-run noise.
-Here a pass rate p is split by the intra-class correlation: between = icc·p(1-p),
-within = (1-icc)·p(1-p), and the two agents' case rates correlate by `correlation`.
+repeats has a between-case part and a run-noise part that repeats shrink. Here the
+cases are a population: the baseline's case rates are Beta with the suite's mean and
+intra-class correlation, and the candidate's are the same cases moved by one log-odds
+shift to its mean, so both agents' rates enter. The gate's test is a one-sided t test on
+per-case differences at the gate's share of the build's budget; `simulated_gate_probability`
+runs it, `regression_gate_probability` is its noncentral t.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
-from evals.stats.distributions import normal_cdf, normal_quantile, t_quantile
-
-
-def _components(pass_rate: float, icc: float) -> tuple[float, float]:
-    if not 0 <= pass_rate <= 1 or not 0 <= icc <= 1:
-        raise ValueError("pass_rate and icc must lie within [0, 1]")
-    total = pass_rate * (1 - pass_rate)
-    return icc * total, (1 - icc) * total
-
-
-def _detection_z(alpha: float, power: float) -> float:
-    return normal_quantile(1 - alpha / 2) + normal_quantile(power)
-
-
-def difference_standard_error(
-    n_cases: int, repeats: int, pass_rate: float, icc: float, correlation: float = 0.0
-) -> float:
-    """Standard error of the difference of two agents' mean per-case pass rates."""
-    if n_cases < 1 or repeats < 1:
-        raise ValueError("need at least one case and one repeat")
-    between, within = _components(pass_rate, icc)
-    variance = 2 * between * (1 - correlation) + 2 * within / repeats
-    return math.sqrt(variance / n_cases)
-
-
-def minimum_detectable_effect(
-    n_cases: int,
-    repeats: int,
-    pass_rate: float,
-    icc: float,
-    correlation: float = 0.0,
-    alpha: float = 0.05,
-    power: float = 0.8,
-) -> float:
-    """Smallest true difference a two-sided test at `alpha` detects with `power`."""
-    z = _detection_z(alpha, power)
-    return z * difference_standard_error(n_cases, repeats, pass_rate, icc, correlation)
-
-
-def power_to_detect(
-    effect: float,
-    n_cases: int,
-    repeats: int,
-    pass_rate: float,
-    icc: float,
-    correlation: float = 0.0,
-    alpha: float = 0.05,
-) -> float:
-    """Probability that a two-sided test at `alpha` finds a true difference `effect`."""
-    standard_error = difference_standard_error(n_cases, repeats, pass_rate, icc, correlation)
-    if standard_error == 0:
-        return 1.0 if effect else alpha
-    z = normal_quantile(1 - alpha / 2)
-    shift = abs(effect) / standard_error
-    return normal_cdf(shift - z) + normal_cdf(-shift - z)
-
-
-def cases_needed(
-    effect: float,
-    repeats: int,
-    pass_rate: float,
-    icc: float,
-    correlation: float = 0.0,
-    alpha: float = 0.05,
-    power: float = 0.8,
-) -> int:
-    """Cases needed to detect a true difference `effect` with `power` (rounded up)."""
-    if effect == 0:
-        raise ValueError("a zero effect cannot be detected")
-    z = _detection_z(alpha, power)
-    unit_se = difference_standard_error(1, repeats, pass_rate, icc, correlation)
-    return max(1, math.ceil((z * unit_se / effect) ** 2))
-
-
-def repeats_needed(
-    effect: float,
-    n_cases: int,
-    pass_rate: float,
-    icc: float,
-    correlation: float = 0.0,
-    alpha: float = 0.05,
-    power: float = 0.8,
-) -> int | None:
-    """Fewest repeats with which `n_cases` cases detect `effect`, or None if no number can.
-
-    Repeats only shrink the within-case part of the variance; when the between-case part
-    alone already exceeds what the effect allows, only more cases help.
-    """
-    if effect == 0:
-        raise ValueError("a zero effect cannot be detected")
-    between, within = _components(pass_rate, icc)
-    z = _detection_z(alpha, power)
-    room = n_cases * (effect / z) ** 2 - 2 * between * (1 - correlation)
-    if room <= 0:
-        return None
-    return max(1, math.ceil(2 * within / room - 1e-12))
-
+from evals.stats.distributions import t_quantile
 
 _QUADRATURE = 4000
 
@@ -162,12 +69,9 @@ def shifted_case_rates(
     return baseline, _logit_shifted(baseline, candidate_rate)
 
 
+@lru_cache(maxsize=4096)
 def case_difference_variance(
-    baseline_rate: float,
-    candidate_rate: float,
-    icc: float,
-    repeats: int,
-    interaction: float = 0.0,
+    baseline_rate: float, candidate_rate: float, icc: float, repeats: int
 ) -> float:
     """Variance of one case's observed difference of pass rates, candidate minus baseline.
 
@@ -175,49 +79,14 @@ def case_difference_variance(
     `baseline_rate` and intra-class correlation `icc`; the candidate's are the same cases
     moved by one shift on the log-odds scale so their mean is `candidate_rate` (a change
     makes every case equally harder or easier in log-odds, so cases that always pass
-    barely move). Then Var = (E[a(1-a)] + E[b(1-b)])/k + Var(a - b) + interaction, by
-    quadrature over the Beta; `interaction` is the variance of agent-by-case effects
-    beyond the shift (`interaction_variance` estimates it from a stored comparison).
+    barely move). Then Var = (E[a(1-a)] + E[b(1-b)])/k + Var(a - b), by quadrature over
+    the Beta.
     """
     if repeats < 1:
         raise ValueError("need at least one repeat")
-    if interaction < 0:
-        raise ValueError("interaction is a variance: non-negative")
     baseline, candidate = shifted_case_rates(baseline_rate, icc, candidate_rate)
     noise = np.mean(candidate * (1 - candidate)) + np.mean(baseline * (1 - baseline))
-    return float(noise / repeats + np.var(candidate - baseline) + interaction)
-
-
-def interaction_variance(
-    first_passes: Sequence[int],
-    first_runs: Sequence[int],
-    second_passes: Sequence[int],
-    second_runs: Sequence[int],
-) -> float | None:
-    """Variance of true per-case differences between two agents, from a comparison.
-
-    The spread of observed per-case differences minus the run noise each case adds
-    (p(1-p)/(k-1), unbiased, per agent), floored at 0: what repeats cannot average away.
-    None with fewer than two cases or a case run once.
-    """
-    count = len(first_passes)
-    if count < 2 or min(*first_runs, *second_runs) < 2:
-        return None
-    differences = [
-        a / k - b / m
-        for a, k, b, m in zip(first_passes, first_runs, second_passes, second_runs, strict=True)
-    ]
-    mean = sum(differences) / count
-    spread = sum((d - mean) ** 2 for d in differences) / (count - 1)
-    noise = (
-        sum(
-            (x / k) * (1 - x / k) / (k - 1)
-            for passes, runs in ((first_passes, first_runs), (second_passes, second_runs))
-            for x, k in zip(passes, runs, strict=True)
-        )
-        / count
-    )
-    return max(spread - noise, 0.0)
+    return float(noise / repeats + np.var(candidate - baseline))
 
 
 def _shift(
@@ -226,13 +95,12 @@ def _shift(
     baseline_rate: float,
     candidate_rate: float,
     icc: float,
-    interaction: float,
     tolerance: float,
 ) -> float:
     """(true difference + tolerance) in standard errors of the mean difference."""
     if n_cases < 2:
         raise ValueError("the t test over cases needs at least two cases")
-    variance = case_difference_variance(baseline_rate, candidate_rate, icc, repeats, interaction)
+    variance = case_difference_variance(baseline_rate, candidate_rate, icc, repeats)
     difference = candidate_rate - baseline_rate + tolerance
     if variance <= 0:
         return math.copysign(math.inf, difference) if difference else 0.0
@@ -245,7 +113,6 @@ def regression_gate_probability(
     baseline_rate: float,
     candidate_rate: float,
     icc: float,
-    interaction: float = 0.0,
     tolerance: float = 0.0,
     alpha: float = 0.05,
     side: str = "fail",
@@ -266,7 +133,7 @@ def regression_gate_probability(
         raise ValueError(f"side must be fail or pass, not {side!r}")
     from scipy.stats import nct
 
-    shift = _shift(n_cases, repeats, baseline_rate, candidate_rate, icc, interaction, tolerance)
+    shift = _shift(n_cases, repeats, baseline_rate, candidate_rate, icc, tolerance)
     critical = t_quantile(1 - alpha, n_cases - 1)
     failing = side == "fail"
     if math.isinf(shift):
@@ -281,7 +148,6 @@ def minimum_detectable_drop(
     repeats: int,
     baseline_rate: float,
     icc: float,
-    interaction: float = 0.0,
     tolerance: float = 0.0,
     alpha: float = 0.05,
     power: float = 0.8,
@@ -296,7 +162,7 @@ def minimum_detectable_drop(
         rate = baseline_rate - drop
         return (
             regression_gate_probability(
-                n_cases, repeats, baseline_rate, rate, icc, interaction, tolerance, alpha
+                n_cases, repeats, baseline_rate, rate, icc, tolerance, alpha
             )
             >= power
         )
@@ -304,7 +170,7 @@ def minimum_detectable_drop(
     if not found(baseline_rate):
         return None
     low, high = 0.0, baseline_rate
-    for _ in range(50):
+    for _ in range(30):
         middle = (low + high) / 2
         if found(middle):
             high = middle

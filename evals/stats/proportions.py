@@ -16,6 +16,7 @@ References:
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from evals.stats.distributions import regularized_beta, t_quantile, two_sided_z
 
@@ -142,6 +143,7 @@ def binomial_p_value(successes: int, trials: int, rate: float, alternative: str)
     raise ValueError(f"alternative must be greater or less, not {alternative!r}")
 
 
+@lru_cache(maxsize=16384)
 def clopper_pearson_limit(successes: int, trials: int, level: float, side: str) -> float:
     """One-sided Clopper-Pearson limit at `level`, the inversion of `binomial_p_value`.
 
@@ -150,6 +152,8 @@ def clopper_pearson_limit(successes: int, trials: int, level: float, side: str) 
     than the binomial's with the mean rate (Hoeffding, W. (1956), On the distribution of
     the number of successes in independent trials, Annals of Mathematical Statistics
     27, 713-721), so the limit is valid (conservative) for the suite's mean rate too.
+    With no events the upper limit is 1 - alpha^(1/n), with all events the lower limit
+    alpha^(1/n), in closed form; otherwise bisection on the binomial tail.
     """
     _check_counts(successes, trials)
     if not 0 < level < 1:
@@ -158,10 +162,14 @@ def clopper_pearson_limit(successes: int, trials: int, level: float, side: str) 
     if side == "lower":
         if successes == 0:
             return 0.0
+        if successes == trials:
+            return alpha ** (1 / trials)
         alternative, low, high = "greater", 0.0, successes / trials
     elif side == "upper":
         if successes == trials:
             return 1.0
+        if successes == 0:
+            return 1 - alpha ** (1 / trials)
         alternative, low, high = "less", successes / trials, 1.0
     else:
         raise ValueError(f"side must be lower or upper, not {side!r}")

@@ -12,18 +12,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from evals.stats.distributions import two_sided_z
-
-Interval = tuple[float, float]
+from evals.stats.distributions import normal_quantile
 
 
-def ratio_estimate(
-    numerators: Sequence[float], denominators: Sequence[float], confidence: float = 0.95
-) -> tuple[float, Interval | None] | None:
-    """(sum(y)/sum(x), interval) from per-case totals y (cost) and x (accepted runs).
+def ratio_standard_error(
+    numerators: Sequence[float], denominators: Sequence[float]
+) -> tuple[float, float | None] | None:
+    """(sum(y)/sum(x), its delta-method standard error) from per-case totals.
 
-    None when nothing was accepted; the interval is None with fewer than two cases. The
-    lower limit is clipped at zero (a cost cannot be negative).
+    None when nothing was accepted; the standard error is None with fewer than two cases.
     """
     if len(numerators) != len(denominators):
         raise ValueError("need one numerator and one denominator per case")
@@ -35,6 +32,19 @@ def ratio_estimate(
     if count < 2:
         return estimate, None
     residuals = sum((y - estimate * x) ** 2 for y, x in zip(numerators, denominators, strict=True))
-    standard_error = math.sqrt(residuals * count / (count - 1)) / total_x
-    half = two_sided_z(confidence) * standard_error
-    return estimate, (max(0.0, estimate - half), estimate + half)
+    return estimate, math.sqrt(residuals * count / (count - 1)) / total_x
+
+
+def normal_limit(estimate: float, standard_error: float, level: float, side: str) -> float:
+    """One-sided normal limit estimate ∓ z·SE at `level` (side "lower" or "upper").
+
+    The limits of cost per accepted run (clipped at 0 by the caller) and, on the log
+    scale, of the bootstrap cost and latency ratios: one formula for the interval a
+    report shows and the limits a gate decides on.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
+    if side not in ("lower", "upper"):
+        raise ValueError(f"side must be lower or upper, not {side!r}")
+    half = normal_quantile(level) * standard_error
+    return estimate - half if side == "lower" else estimate + half

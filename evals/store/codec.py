@@ -45,13 +45,21 @@ def _run_extra(record: RunRecord, details: list[dict[str, Any]]) -> dict[str, An
         "metadata": response.metadata or None,
         "finish_reason": response.finish_reason,
         "error": response.error,
-        "latency_ms": response.latency_ms,
+        "agent_latency_ms": response.latency_ms,
         "cached": response.cached or None,
         "run_metadata": record.metadata or None,
         "grade_details": details if any(details) else None,
     }
     kept = {k: v for k, v in extra.items() if v is not None}
     return kept or None
+
+
+def reported_latency(extra: dict[str, Any]) -> float | None:
+    """The latency the agent reported, from a run's extra JSON (`agent_latency_ms`; rows
+    stored before it was named so hold it as `latency_ms`). The harness's wall time is the
+    run's `latency_ms` column."""
+    value = extra.get("agent_latency_ms", extra.get("latency_ms"))
+    return float(value) if isinstance(value, int | float) else None
 
 
 def _integer(value: Any) -> int | None:
@@ -188,7 +196,7 @@ def decode_run(row: Any, grade_rows: list[Any]) -> RunRecord:
         trajectory=[Step.from_dict(s) for s in row.trajectory or []],
         stop_reason=row.stop_reason,
         finish_reason=extra.get("finish_reason"),
-        latency_ms=extra.get("latency_ms"),
+        latency_ms=reported_latency(extra),
         cached=bool(extra.get("cached")),
         trace=row.trace or [],
     )

@@ -164,15 +164,28 @@ class DashboardQueries:
             row["agents"] = json.loads(row["agents"]) if row["agents"] else []
         return list(reversed(rows))
 
-    def outcome_rows(self, evaluation_id: str, agent: str) -> list[dict[str, Any]]:
+    def outcome_rows(
+        self, evaluation_id: str, agent: str, reported_latency: bool = False
+    ) -> list[dict[str, Any]]:
         """One row per run of an agent: what the statistics read, and nothing else.
 
-        Identity and plan positions, seed, status, score, cost, latency, and whether the
-        run's grade marked a policy violation (the root node of its grade tree).
+        Identity and plan positions, seed, status, error kind and message, score, cost,
+        latency (the harness's wall time; with `reported_latency`, also the latency the
+        agent reported, `agent_latency_ms`), and whether the run's grade marked a policy
+        violation (the root node of its grade tree).
         """
         root = grades.alias("root_grade")
+        reported = (
+            (
+                JsonMember(runs.c.extra, "agent_latency_ms").label("agent_latency_ms"),
+                JsonMember(runs.c.extra, "latency_ms").label("older_latency_ms"),
+            )
+            if reported_latency
+            else ()
+        )
         query = (
             select(
+                *reported,
                 runs.c.prompt_id,
                 runs.c.case_id,
                 runs.c.repeat,
@@ -181,6 +194,8 @@ class DashboardQueries:
                 runs.c.agent_index,
                 runs.c.seed,
                 runs.c.status,
+                runs.c.error_kind,
+                runs.c.error,
                 runs.c.score,
                 runs.c.passed,
                 runs.c.cost,
@@ -191,7 +206,13 @@ class DashboardQueries:
             .where(runs.c.evaluation_id == evaluation_id, runs.c.agent == agent)
             .order_by(runs.c.case_index, runs.c.prompt_index, runs.c.repeat)
         )
-        return self._rows(query)
+        rows = self._rows(query)
+        for row in rows:
+            if reported_latency:
+                value = row.pop("older_latency_ms")
+                value = row["agent_latency_ms"] if row["agent_latency_ms"] is not None else value
+                row["agent_latency_ms"] = None if value is None else float(value)
+        return rows
 
     def case_assertion_types(self, evaluation_id: str) -> list[dict[str, Any]]:
         """Per case and assertion type: how often it was checked and how often it failed."""

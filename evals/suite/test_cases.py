@@ -5,6 +5,8 @@ Merging follows promptfoo's evaluator: vars, options and metadata are merged key
 `options.disableDefaultAsserts`, threshold, prompts and providers fall back to
 defaultTest's, scenario tests merge defaultTest, the scenario's config entry and the test.
 `transformVars` runs on the merged vars before array vars expand into combinations.
+A `budget` assertion of the test overrides defaultTest's budget key by key: the case
+keeps one budget, defaultTest's limits under its own.
 """
 
 from __future__ import annotations
@@ -59,18 +61,43 @@ def scenario_tests(scenarios: Any, default_test: dict[str, Any]) -> list[dict[st
     return out
 
 
+def _is_budget(assertion: Any) -> bool:
+    return isinstance(assertion, dict) and assertion.get("type") == "budget"
+
+
+def _merged_budgets(defaults: list[Any], own: list[Any]) -> tuple[list[Any], list[Any]]:
+    """(defaultTest's assertions, the test's) with a test's `budget` taking defaultTest's
+    budget limits under its own, key by key, and defaultTest's budget then dropped."""
+    default_budgets = [a for a in defaults if _is_budget(a)]
+    if not default_budgets or not any(_is_budget(a) for a in own):
+        return defaults, own
+    limits: dict[str, Any] = {}
+    for assertion in default_budgets:
+        if isinstance(assertion.get("value"), dict):
+            limits.update(assertion["value"])
+    merged = []
+    for assertion in own:
+        value = assertion.get("value") if _is_budget(assertion) else None
+        if _is_budget(assertion) and isinstance(value or {}, dict):
+            rebuilt = type(assertion)({**assertion, "value": {**limits, **(value or {})}})
+            assertion = keep_lines(assertion, rebuilt)
+        merged.append(assertion)
+    return [a for a in defaults if not _is_budget(a)], merged
+
+
 def merge_default(test: dict[str, Any], default_test: dict[str, Any]) -> dict[str, Any]:
     """A test with defaultTest merged in, as promptfoo's evaluator merges it."""
     options = {**(default_test.get("options") or {}), **(test.get("options") or {})}
     default_asserts = (
         [] if options.get("disableDefaultAsserts") is True else default_test.get("assert") or []
     )
+    default_asserts, own_asserts = _merged_budgets(default_asserts, test.get("assert") or [])
     threshold = test.get("threshold")
     merged = type(test)(test)
     merged.update(
         {
             "vars": {**(default_test.get("vars") or {}), **(test.get("vars") or {})},
-            "assert": [*default_asserts, *(test.get("assert") or [])],
+            "assert": [*default_asserts, *own_asserts],
             "threshold": default_test.get("threshold") if threshold is None else threshold,
             "options": options,
             "metadata": {**(default_test.get("metadata") or {}), **(test.get("metadata") or {})},

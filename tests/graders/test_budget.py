@@ -96,11 +96,34 @@ def test_unknown_cost_or_model_is_a_grader_error() -> None:
     assert grade.errored and "no price for model 'unpriced'" in grade.reason
 
 
-def test_latency() -> None:
-    grade = check({"max_latency_ms": 6000}, response={"latency_ms": 9100.0})
-    assert grade.reason == "latency 9100 ms over 6000 ms"
+def test_latency_reads_the_suites_one_source() -> None:
+    """The harness's wall time by default, the agent's report with `latency: agent`; the
+    reason names the source. An agent that reported nothing is measured by the wall."""
+    reported = {"latency_ms": 9100.0}
+    assert check({"max_latency_ms": 6000}, response=reported, latency_ms=461.0).passed
+    grade = check({"max_latency_ms": 6000}, response=reported, latency_source="agent")
+    assert grade.reason == "latency (agent) 9100 ms over 6000 ms"
+    grade = check({"max_latency_ms": 6000}, latency_ms=6500.0, latency_source="agent")
+    assert grade.reason == "latency (agent) 6500 ms over 6000 ms"
     assert check({"max_latency_ms": 6000}, latency_ms=5000.0).passed
-    assert not check({"max_latency_ms": 6000}, latency_ms=6500.0).passed
+    assert check({"max_latency_ms": 6000}, latency_ms=6500.0).reason == (
+        "latency (wall) 6500 ms over 6000 ms"
+    )
+
+
+def test_latency_assertion_reads_the_same_source() -> None:
+    reported = {"latency_ms": 9100.0}
+    wall = grade_run("latency", None, [], response=reported, latency_ms=461.0, threshold=6000)
+    agent = grade_run(
+        "latency",
+        None,
+        [],
+        response=reported,
+        latency_ms=461.0,
+        threshold=6000,
+        latency_source="agent",
+    )
+    assert wall.passed and not agent.passed and "9100" in agent.reason
 
 
 def test_stop_reason() -> None:
@@ -120,8 +143,10 @@ def test_every_exceeded_budget_is_listed_and_scored() -> None:
         "stop_reason": "done",
     }
     response = {"cost": 0.132, "latency_ms": 9100.0, "stop_reason": "done"}
-    grade = check(value, response=response)
-    assert grade.reason == "tool calls 3 over 2; cost 0.132 over 0.08; latency 9100 ms over 6000 ms"
+    grade = check(value, response=response, latency_source="agent")
+    assert grade.reason == (
+        "tool calls 3 over 2; cost 0.132 over 0.08; latency (agent) 9100 ms over 6000 ms"
+    )
     assert grade.score == pytest.approx(2 / 5)
     assert not grade.policy_violation
 

@@ -29,6 +29,7 @@ def grade_run(
     suite_config: dict[str, Any] | None = None,
     latency_ms: float = 10.0,
     response: dict[str, Any] | None = None,
+    latency_source: str = "wall",
     **extra: Any,
 ) -> Grade:
     """Grade an agent run (output plus trajectory) with one assertion."""
@@ -40,6 +41,7 @@ def grade_run(
         prompt=prompt,
         variables=variables or {},
         latency_ms=latency_ms,
+        latency_source=latency_source,
         suite_root=Path("."),
         agent="agent",
         case_metadata=metadata or {},

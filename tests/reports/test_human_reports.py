@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from junitparser import Error, Failure, JUnitXml
+from junitparser import Error, Failure, JUnitXml, Skipped
 from report_sample import XSS, sample_result
 from rich.console import Console
 
@@ -47,7 +47,8 @@ def test_junit_failures_carry_interval_and_reason(tmp_path):
     assert list(failed) == ["fruit"]  # the only case whose verdict is a regression
     assert "-100.0 pp" in failed["fruit"].message
     assert "[-100.0, -70.0] pp" in failed["fruit"].message
-    assert "adjusted p = 0.08" in failed["fruit"].message
+    assert "at 98.75 %, p = 0.04, q = 0.08" in failed["fruit"].message
+    assert "significant after correcting for 4 cases" in failed["fruit"].message
     assert "repeat 0: fail — nope" in failed["fruit"].text
     assert not any(case.result for case in suites["demo / baseline"])
     gates = {c.name: c.result for c in suites["demo / gates"]}
@@ -55,6 +56,20 @@ def test_junit_failures_carry_interval_and_reason(tmp_path):
     assert "below 80.0%" in gates["min_pass_rate"][0].message
     assert gates["max_cost_ratio"] == [] and gates["max_flake_rate"] == []
     assert suites["demo / candidate"].failures == 1 and suites["demo / gates"].failures == 2
+
+
+@pytest.mark.parametrize(("action", "kind"), [("warn", Skipped), ("fail", Failure)])
+def test_junit_shows_an_undetermined_gate_as_the_environment_treats_it(tmp_path, action, kind):
+    result = sample_result()
+    result.gates.gates[0].status = "undetermined"
+    result.gates.gates[1].status = "pass"
+    result.gates.on_undetermined = action
+    path = tmp_path / "undetermined.xml"
+    write_report(path, result)
+    suites = {s.name: s for s in JUnitXml.fromfile(str(path))}
+    gates = {c.name: c.result for c in suites["demo / gates"]}
+    assert [type(r) for r in gates["min_pass_rate"]] == [kind]
+    assert f"on_undetermined: {action}" in gates["min_pass_rate"][0].message
 
 
 def test_single_agent_junit_fails_cases_below_the_threshold(tmp_path):
@@ -114,7 +129,8 @@ def test_markdown_starts_with_the_verdict_and_stays_short():
         "### Warnings",
     ]
     assert any(line.startswith("| `fruit` | P0 |") and "[-100, -70] pp" in line for line in lines)
-    assert "| **change** | -50.0 pp | +75.0% |" in "\n".join(lines)
+    assert "| **change** | -50.0 pp | | +75.0% |" in "\n".join(lines)
+    assert "Intervals at 98.75 %" in "\n".join(lines)
 
 
 def test_markdown_escapes_table_pipes():

@@ -1,4 +1,4 @@
-"""Percentiles, cluster bootstrap, cost per accepted task, power and t distribution."""
+"""Percentiles, cluster bootstrap, cost per accepted task and t distribution."""
 
 from __future__ import annotations
 
@@ -9,14 +9,12 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from evals.stats import (
-    cases_needed,
     cluster_bootstrap_quantile,
-    minimum_detectable_effect,
+    normal_limit,
     paired_mean_bootstrap,
     paired_quantile_bootstrap,
     percentile,
-    power_to_detect,
-    ratio_estimate,
+    ratio_standard_error,
     t_quantile,
     t_sf,
 )
@@ -68,26 +66,38 @@ def test_paired_bootstrap_ratio_of_identical_agents_is_one():
     assert cost.ratio == pytest.approx(3.0)
 
 
-def test_ratio_estimate_delta_method():
+def test_ratio_standard_error_is_the_delta_method():
     costs, accepted = [1.0, 2.0, 3.0, 2.0], [1, 2, 2, 1]
-    estimate, (low, high) = ratio_estimate(costs, accepted)
+    estimate, standard_error = ratio_standard_error(costs, accepted)
     r = 8 / 6
     residuals = [y - r * x for y, x in zip(costs, accepted, strict=True)]
     se = np.sqrt(sum(e * e for e in residuals) * 4 / 3) / 6
     assert estimate == pytest.approx(r)
-    assert (low, high) == pytest.approx((r - 1.959963984540054 * se, r + 1.959963984540054 * se))
-    assert ratio_estimate([1.0, 2.0], [0, 0]) is None
-    assert ratio_estimate([1.0], [2]) == (0.5, None)
+    assert standard_error == pytest.approx(se)
+    assert normal_limit(r, se, 0.975, "upper") == pytest.approx(r + sps.norm.ppf(0.975) * se)
+    assert normal_limit(r, se, 0.9, "lower") == pytest.approx(r + sps.norm.ppf(0.1) * se)
+    assert ratio_standard_error([1.0, 2.0], [0, 0]) is None
+    assert ratio_standard_error([1.0], [2]) == (0.5, None)
+    with pytest.raises(ValueError):
+        normal_limit(r, se, 1.0, "upper")
 
 
-def test_power_mde_and_cases_needed_agree():
-    mde = minimum_detectable_effect(40, 5, 0.7, 0.5)
-    assert power_to_detect(mde, 40, 5, 0.7, 0.5) == pytest.approx(0.8, abs=1e-3)
-    needed = cases_needed(mde, 5, 0.7, 0.5)
-    assert needed in (40, 41)
-    assert power_to_detect(0.1, 80, 5, 0.7, 0.5) > power_to_detect(0.1, 40, 5, 0.7, 0.5)
-    assert minimum_detectable_effect(40, 10, 0.7, 0.5) < minimum_detectable_effect(40, 2, 0.7, 0.5)
-    assert power_to_detect(0.0, 40, 5, 0.7, 0.5) == pytest.approx(0.05)
+def test_log_ratio_standard_error_is_that_of_the_resampled_log_ratios():
+    """The bootstrap's log-ratio SE equals the spread of log(candidate/baseline) over
+    resamples drawn with the same case weights, computed here directly."""
+    from evals.stats.bootstrap import _case_weights
+
+    rng = np.random.default_rng(5)
+    candidate = [list(rng.lognormal(0, 0.4, 3)) for _ in range(30)]
+    baseline = [list(rng.lognormal(0, 0.4, 3)) for _ in range(30)]
+    result = paired_mean_bootstrap(candidate, baseline, resamples=400, seed=2)
+    weights = _case_weights(30, 400, 2)
+    sums = [np.array([sum(g) for g in groups]) for groups in (candidate, baseline)]
+    sizes = np.array([3.0] * 30)
+    ratios = (weights @ sums[0] / (weights @ sizes)) / (weights @ sums[1] / (weights @ sizes))
+    assert result.log_ratio_se == pytest.approx(np.std(np.log(ratios), ddof=1))
+    zero = paired_mean_bootstrap([[0.0]] * 5, [[1.0]] * 5)
+    assert zero.ratio == 0.0 and zero.log_ratio_se is None
 
 
 @given(

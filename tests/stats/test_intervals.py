@@ -5,18 +5,15 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import binomtest
-from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
+from statsmodels.stats.proportion import proportion_confint
 
 from evals.stats import (
     clopper_pearson_interval,
     effective_sample_size,
     effective_wilson_interval,
-    mover_difference,
-    newcombe_interval,
-    paired_newcombe_interval,
     wilson_interval,
 )
 
@@ -74,109 +71,6 @@ def test_wilson_narrower_with_more_data(n, factor):
     low, high = wilson_interval(x, n)
     big_low, big_high = wilson_interval(x * (factor + 1), n * (factor + 1))
     assert big_high - big_low < high - low
-
-
-@given(counts, counts, confidences)
-def test_newcombe_matches_statsmodels(first, second, confidence):
-    (x1, n1), (x2, n2) = first, second
-    ours = newcombe_interval(x1, n1, x2, n2, confidence)
-    low, high = confint_proportions_2indep(
-        x1, n1, x2, n2, method="newcomb", compare="diff", alpha=1 - confidence
-    )
-    assert ours == pytest.approx((low, high), abs=1e-12)
-
-
-@given(counts, counts)
-def test_newcombe_antisymmetric_and_contains_estimate(first, second):
-    (x1, n1), (x2, n2) = first, second
-    low, high = newcombe_interval(x1, n1, x2, n2)
-    swapped = newcombe_interval(x2, n2, x1, n1)
-    assert swapped == pytest.approx((-high, -low), abs=1e-12)
-    assert -1 <= low <= x1 / n1 - x2 / n2 <= high <= 1
-
-
-@pytest.mark.parametrize(
-    ("x1", "n1", "x2", "n2", "expected"),
-    [
-        (56, 70, 48, 80, (0.0524, 0.3339)),
-        (9, 10, 3, 10, (0.1705, 0.8090)),
-        (10, 10, 0, 20, (0.6791, 1.0)),
-    ],
-)
-def test_newcombe_published_independent_examples(x1, n1, x2, n2, expected):
-    """Newcombe (1998b), table II, method 10."""
-    low, high = newcombe_interval(x1, n1, x2, n2)
-    assert (round(low, 4), round(high, 4)) == expected
-
-
-def test_paired_newcombe_published_example():
-    """Fagerland, Lydersen and Laake (2017), Statistical Analysis of Contingency Tables,
-    chapter 8: the paired table [[59, 6], [16, 80]] gives -0.0621 (95 % CI -0.1186 to
-    -0.0046) with Newcombe's square-and-add interval."""
-    low, high = paired_newcombe_interval(59, 6, 16, 80)
-    assert (round(low, 4), round(high, 4)) == (-0.1186, -0.0046)
-    assert paired_newcombe_interval(59, 16, 6, 80) == pytest.approx((-high, -low), abs=1e-12)
-
-
-def test_paired_without_correlation_reduces_to_marginal_mover():
-    """A weak positive association (ad - bc <= n/2) is corrected to phi* = 0, so the
-    interval is the independent combination of the two marginal Wilson intervals."""
-    both, first_only, second_only, neither = 2, 4, 3, 7
-    total = 16
-    p1, p2 = 6 / total, 5 / total
-    expected = mover_difference(p1, wilson_interval(6, total), p2, wilson_interval(5, total))
-    assert paired_newcombe_interval(both, first_only, second_only, neither) == pytest.approx(
-        expected, abs=1e-15
-    )
-
-
-def _paired_reference(a, b, c, d, z=1.959963984540054):
-    """Newcombe (1998c) method 10 written out term by term from the paper's formulas."""
-    n = a + b + c + d
-
-    def wilson(x):
-        p = x / n
-        centre = (2 * n * p + z * z) / (2 * (n + z * z))
-        half = z * math.sqrt(z * z + 4 * n * p * (1 - p)) / (2 * (n + z * z))
-        return centre - half, centre + half
-
-    (l1, u1), (l2, u2) = wilson(a + b), wilson(a + c)
-    p1, p2 = (a + b) / n, (a + c) / n
-    product = (a + b) * (c + d) * (a + c) * (b + d)
-    numerator = a * d - b * c
-    corrected = numerator - n / 2 if numerator > n / 2 else (0 if numerator >= 0 else numerator)
-    phi = corrected / math.sqrt(product) if product else 0.0
-    delta = p1 - p2
-    low = delta - math.sqrt((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2)
-    high = delta + math.sqrt((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2)
-    return max(-1.0, low), min(1.0, high)
-
-
-cells = st.integers(min_value=0, max_value=60)
-
-
-@given(cells, cells, cells, cells)
-def test_paired_newcombe_matches_written_out_formula(a, b, c, d):
-    assume(a + b + c + d > 0)
-    assert paired_newcombe_interval(a, b, c, d) == pytest.approx(
-        _paired_reference(a, b, c, d), abs=1e-12
-    )
-
-
-@given(cells, cells, cells, cells)
-def test_paired_newcombe_properties(a, b, c, d):
-    assume(a + b + c + d > 0)
-    low, high = paired_newcombe_interval(a, b, c, d)
-    n = a + b + c + d
-    assert -1 <= low <= (b - c) / n <= high <= 1
-    assert paired_newcombe_interval(a, c, b, d) == pytest.approx((-high, -low), abs=1e-12)
-
-
-def test_paired_concordance_narrows_the_interval():
-    """Same marginals, more agreement between the two arms: a narrower interval."""
-    agreeing = paired_newcombe_interval(40, 8, 2, 50)
-    independent_like = paired_newcombe_interval(20, 28, 22, 30)
-    assert agreeing[1] - agreeing[0] < independent_like[1] - independent_like[0]
 
 
 @given(

@@ -15,7 +15,6 @@ from evals.stats import (
     case_difference_variance,
     clopper_pearson_limit,
     flake_probability,
-    interaction_variance,
     minimum_detectable_drop,
     regression_gate_probability,
     shifted_case_rates,
@@ -141,12 +140,12 @@ def test_gate_power_is_statsmodels_one_sample_t_power(
     effect = (-drop + tolerance) / sd
     expected = TTestPower().power(effect, cases, alpha, alternative="smaller")
     assert regression_gate_probability(
-        cases, repeats, mu, mu - drop, icc, 0.0, tolerance, alpha
+        cases, repeats, mu, mu - drop, icc, tolerance, alpha
     ) == pytest.approx(expected, abs=1e-6)
     margin_effect = tolerance / np.sqrt(case_difference_variance(mu, mu, icc, repeats))
     expected_pass = TTestPower().power(margin_effect, cases, alpha, alternative="larger")
     assert regression_gate_probability(
-        cases, repeats, mu, mu, icc, 0.0, tolerance, alpha, side="pass"
+        cases, repeats, mu, mu, icc, tolerance, alpha, side="pass"
     ) == pytest.approx(expected_pass, abs=1e-6)
 
 
@@ -159,7 +158,7 @@ def test_simulated_power_is_seeded_and_near_the_noncentral_t_when_differences_ar
     same = shifted_case_rates(0.7, 0.3, 0.7)
     passes = simulated_gate_probability(*same, 60, 10, 0.1, 0.025, side="pass", seed=4)
     assert passes == pytest.approx(
-        regression_gate_probability(60, 10, 0.7, 0.7, 0.3, 0.0, 0.1, 0.025, "pass"), abs=0.03
+        regression_gate_probability(60, 10, 0.7, 0.7, 0.3, 0.1, 0.025, "pass"), abs=0.03
     )
 
 
@@ -169,21 +168,6 @@ def test_minimum_detectable_drop_reaches_the_power(power):
     assert regression_gate_probability(40, 5, 0.7, 0.7 - drop, 0.3, alpha=0.01) >= power - 1e-9
     assert regression_gate_probability(40, 5, 0.7, 0.7 - drop + 0.002, 0.3, alpha=0.01) < power
     assert minimum_detectable_drop(2, 1, 0.7, 0.9, alpha=0.001, power=0.99) is None
-
-
-@settings(max_examples=5, deadline=None)
-@given(st.floats(0.0, 0.05), st.integers(0, 2**31))
-def test_interaction_variance_recovers_the_spread_of_true_differences(spread, seed):
-    rng = np.random.default_rng(seed)
-    baseline = rng.uniform(0.3, 0.7, 3000)
-    candidate = np.clip(baseline + rng.normal(0, np.sqrt(spread), 3000), 0, 1)
-    first = rng.binomial(10, candidate)
-    second = rng.binomial(10, baseline)
-    estimate = interaction_variance(first.tolist(), [10] * 3000, second.tolist(), [10] * 3000)
-    # Five standard errors of a sample variance over 3000 observed differences.
-    standard_error = np.var(first / 10 - second / 10) * np.sqrt(2 / 2999)
-    assert estimate == pytest.approx(np.var(candidate - baseline), abs=5 * standard_error)
-    assert interaction_variance([1], [2], [1], [2]) is None
 
 
 def test_flake_interval_without_skew_is_the_t_interval():

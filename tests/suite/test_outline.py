@@ -30,12 +30,28 @@ thresholds = st.builds(
 )
 
 
+overrides = st.fixed_dictionaries(
+    {},
+    optional={
+        "margin": st.floats(0, 1),
+        "min_pass_rate": fractions,
+        "on_undetermined": st.sampled_from(["fail", "warn", "pass"]),
+        "repeat": st.integers(1, 20),
+        "exclude_errors": st.lists(st.sampled_from(["infra", "timeout"]), max_size=2),
+    },
+)
+
+
 @settings(max_examples=100, deadline=None)
-@given(thresholds, st.dictionaries(st.sampled_from(["pr", "nightly", "release"]), thresholds))
+@given(thresholds, st.dictionaries(st.sampled_from(["pr", "nightly", "release"]), overrides))
 def test_gate_thresholds_survive_json(config: GateConfig, environments: dict) -> None:
     config.environments = environments
 
-    assert GateConfig.from_dict(json.loads(json.dumps(config.to_dict()))) == config
+    again = GateConfig.from_dict(json.loads(json.dumps(config.to_dict())))
+
+    assert again == config
+    for name in ("pr", "nightly", "release"):
+        assert again.for_environment(name) == config.for_environment(name)
 
 
 def test_the_demo_suite_outline_survives_json() -> None:
