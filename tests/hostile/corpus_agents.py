@@ -97,7 +97,6 @@ HANGS = [
         "import time\n\n\ndef call_api(prompt, options, context):\n    time.sleep(30)\n",
         error_row("timeout"),
         timeout_ms=500,
-        limit_s=10,
     ),
     agent_case(
         "sync-busy-loop",
@@ -105,7 +104,6 @@ HANGS = [
         error_row("timeout"),
         timeout_ms=500,
         mode="subprocess",
-        limit_s=10,
     ),
     agent_case(
         "async-busy-loop",
@@ -146,7 +144,6 @@ HANGS = [
         error_row("timeout"),
         worker=True,
         timeout_ms=500,
-        limit_s=10,
     ),
     agent_case(
         "worker-async-busy-loop",
@@ -154,7 +151,6 @@ HANGS = [
         error_row("timeout"),
         worker=True,
         timeout_ms=500,
-        limit_s=10,
     ),
 ]
 
@@ -447,7 +443,6 @@ MISC = [
         "    return {'output': 'ok ' + prompt}\n",
         Correct("non-daemon threads do not keep the harness alive", check=all_pass(2)),
         mode="subprocess",
-        limit_s=15,
     ),
 ]
 
@@ -549,7 +544,6 @@ EXEC = [
         "import time\ntime.sleep(60)\n",
         error_row("timeout"),
         timeout_ms=500,
-        limit_s=10,
     ),
     exec_case(
         "orphan-child-holds-stdout",
@@ -557,7 +551,6 @@ EXEC = [
         error_row("timeout"),
         timeout_ms=500,
         mode="subprocess",
-        limit_s=10,
     ),
     exec_case(
         "prompt-with-shell-metacharacters",
@@ -646,8 +639,8 @@ HTTP = [
         reports=LIGHT_REPORTS,
         limit_s=10,
     ),
-    http_case("hangs", "/hang", error_row("timeout"), timeout_ms=500, limit_s=10),
-    http_case("drips", "/drip", error_row("timeout"), timeout_ms=1000, limit_s=10),
+    http_case("hangs", "/hang", error_row("timeout"), timeout_ms=500),
+    http_case("drips", "/drip", error_row("timeout"), timeout_ms=1000),
     http_case(
         "redirect-loop",
         "/loop",

@@ -170,6 +170,7 @@ CASES = [
         Correct("any integer seed mixes into the derived seeds", check=all_pass(4)),
     ),
     cli("executor-unknown", (*RUN, "--executor", "spark"), option("--executor")),
+    cli("ray-address-without-ray", (*RUN, "--ray-address", "auto"), option("--ray-address")),
     cli("misspelt-option", (*RUN, "--repeats", "3"), option("--repeats")),
     cli("no-command", (), option("command")),
     cli("run-without-suite", ("run",), option("suite")),

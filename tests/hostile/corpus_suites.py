@@ -551,7 +551,6 @@ CASES = [
         "metadata",
         "nesting",
         mode="subprocess",
-        limit_s=10,
     ),
     Case(
         id="latin1-byte-in-suite",
@@ -657,4 +656,33 @@ CASES = [
         mode="subprocess",
         limit_s=8,
     ),
+    *[
+        bad_suite(f"{key}-{name}", HEAD + TEST + block, needle, *mentions)
+        for key, name, block, needle, mentions in (
+            ("budget", "max-cost-negative", "budget: {max_cost: -1}\n", "budget", ("max_cost",)),
+            ("budget", "max-cost-text", "budget: {max_cost: cheap}\n", "budget", ("max_cost",)),
+            ("budget", "unknown-key", "budget: {max_cots: 1}\n", "budget", ("max_cots",)),
+            ("budget", "list", "budget: [1]\n", "budget", ("budget",)),
+            ("prices", "negative", "prices: {m: {input: -1, output: 1}}\n", "prices", ("input",)),
+            ("prices", "text", "prices: {m: {input: free, output: 1}}\n", "prices", ("input",)),
+            ("tools", "string", "tools: calculator\n", "tools", ("tools",)),
+            (
+                "tools",
+                "effect-unknown",
+                "tools: [{name: t, effect: explode}]\n",
+                "tools",
+                ("effect",),
+            ),
+            ("policy", "list", "policy: [deny]\n", "policy", ("policy",)),
+            (
+                "policy",
+                "max-identical-negative",
+                "policy: {max_identical_calls: -1}\n",
+                "policy",
+                ("max_identical_calls",),
+            ),
+            ("trace", "redact-number", "trace: {redact: 5}\n", "trace", ("redact",)),
+            ("trace", "string", "trace: on\n", "trace", ("trace",)),
+        )
+    ],
 ]

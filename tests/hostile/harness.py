@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import sqlite3
 import subprocess
@@ -356,9 +357,13 @@ def evals_command() -> list[str]:
     return [sys.executable, "-m", "evals"]
 
 
+# Address space of a subprocess case: memory bombs fail there instead of exhausting the host.
+MEMORY_LIMIT = 6 << 30
+
+
 def start_subprocess(case: Case, ws: Workspace, argv: list[str] | None = None) -> subprocess.Popen:
-    """Start the `evals` command for a case in a session of its own."""
-    return subprocess.Popen(
+    """Start the `evals` command for a case in a session of its own, its memory capped."""
+    process = subprocess.Popen(
         [*evals_command(), *(argv if argv is not None else command_line(case, ws))],
         cwd=ws.case,
         env=case_env(ws, case.env),
@@ -367,6 +372,9 @@ def start_subprocess(case: Case, ws: Workspace, argv: list[str] | None = None) -
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+    with contextlib.suppress(OSError, AttributeError):  # Linux; elsewhere uncapped
+        resource.prlimit(process.pid, resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    return process
 
 
 def kill_session(process: subprocess.Popen) -> None:

@@ -7,6 +7,20 @@ reports as a failure: remove the fixed cases here (and the cause once it has non
 from __future__ import annotations
 
 KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
+    "extension-blocks": (
+        "suites/budget-max-cost-negative",
+        "suites/budget-max-cost-text",
+        "suites/budget-unknown-key",
+        "suites/budget-list",
+        "suites/prices-negative",
+        "suites/prices-text",
+        "suites/tools-string",
+        "suites/tools-effect-unknown",
+        "suites/policy-list",
+        "suites/policy-max-identical-negative",
+        "suites/trace-redact-number",
+        "suites/trace-string",
+    ),
     "zero-runs": (
         "suites/providers-empty",
         "suites/tests-empty",
@@ -231,6 +245,7 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
         "cli/resume-with-nothing-to-resume",
     ),
     "cli-options": (
+        "cli/ray-address-without-ray",
         "cli/resume-without-store",
         "cli/evaluation-id-too-long",
         "cli/evaluation-id-empty",

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class RootCause:
-    """A defect: what goes wrong, the code responsible, and the fix recommended."""
+    """A defect: a short name, what goes wrong, the code responsible, the fix recommended."""
 
+    short: str
     what: str
     where: str
     fix: str
@@ -22,6 +23,7 @@ class RootCause:
 
 CAUSES: dict[str, RootCause] = {
     "numbers": RootCause(
+        "numeric settings not type/range-checked",
         "numeric settings are not type- and range-checked; 0, negatives, fractions, "
         "booleans, NaN and infinities are accepted or crash later",
         "evals/suite/loader.py (_Loader.evaluate_options, case, assertion, provider_spec), "
@@ -30,6 +32,7 @@ CAUSES: dict[str, RootCause] = {
         "SuiteError at the key's line with the accepted range as the fix",
     ),
     "shapes": RootCause(
+        "wrong section types reach code: tracebacks",
         "a section of the wrong type (list for a mapping, text for a number) reaches code "
         "that assumes its type: AttributeError/TypeError/ValueError tracebacks, exit 3",
         "evals/suite/loader.py (load: env; provider_spec: config, delay; case: metadata, "
@@ -40,6 +43,7 @@ CAUSES: dict[str, RootCause] = {
         "and raise SuiteError with the line and an example of the right form",
     ),
     "lines": RootCause(
+        "error without line or fix",
         "the error is right but names no line (or the suite's first line) or gives no fix",
         "evals/suite/loader.py (prompts, defaultTest, evaluateOptions, duplicate labels, "
         "non-mapping suite), evals/suite/prompts.py, evals/suite/test_cases.py "
@@ -49,6 +53,7 @@ CAUSES: dict[str, RootCause] = {
         "their marks in yaml_lines) and a fix; JSON errors carry exc.lineno",
     ),
     "file-reading": RootCause(
+        "non-UTF-8 or too-deep files: tracebacks",
         "reading a suite, dataset or prompt file that is not UTF-8 (Latin-1, UTF-16, NUL "
         "bytes) or is nested too deep raises UnicodeDecodeError / ReaderError / "
         "RecursionError: a traceback and exit 3, or a message with no fix",
@@ -58,6 +63,7 @@ CAUSES: dict[str, RootCause] = {
         "as SuiteError with the line of the bad byte and 'save the file as UTF-8'",
     ),
     "yaml-aliases": RootCause(
+        "YAML aliases not limited: hangs",
         "YAML aliases are not limited: a 500-byte alias bomb expands to billions of nodes "
         "when the suite, a dataset or a var file is walked or stored; evals hangs",
         "evals/suite/yaml_lines.py (parse_yaml_text, _EventBuilder), evals/suite/vars.py "
@@ -65,13 +71,25 @@ CAUSES: dict[str, RootCause] = {
         "count the nodes aliases stand for while building the document and refuse beyond "
         "a budget (e.g. 100,000) with the alias's line",
     ),
+    "extension-blocks": RootCause(
+        "budget/prices/tools/policy/trace not validated at load",
+        "the harness's own top-level blocks (budget, prices, tools, policy, trace) are "
+        "not validated at load: wrong types and values are ignored until an assertion "
+        "reads them, or refused without file, line or fix",
+        "evals/suite/loader.py (KNOWN_TOP_LEVEL only names them), graders/budget.py, "
+        "graders/policy.py, graders/contracts.py, evals/tracing/options.py",
+        "parse every block at load with the graders' own option parsers; SuiteError at the "
+        "key's line",
+    ),
     "yaml-duplicates": RootCause(
+        "duplicate YAML keys accepted",
         "duplicate mapping keys are accepted and the last one wins (js-yaml, and so "
         "promptfoo, refuses them)",
         "evals/suite/yaml_lines.py (_EventBuilder.mapping, _construct_mapping)",
         "refuse a duplicate key with both lines",
     ),
     "zero-runs": RootCause(
+        "zero planned runs stored as PASS",
         "an evaluation with zero planned runs (no providers, no tests, an empty dataset, a "
         "filter that matches nothing, an empty shard) is stored as complete and PASS, exit 0",
         "evals/evaluation.py (run_evaluation), evals/plan.py (build_plan, select_cases)",
@@ -79,6 +97,7 @@ CAUSES: dict[str, RootCause] = {
         "section or the filter (--tag/--case/--agent/--shard) that emptied it",
     ),
     "late-agent-import": RootCause(
+        "Python agents imported after the store began",
         "in-process agents are imported (and their function looked up) after the store "
         "began: a missing function, a syntax error or an import that raises exits 2 but "
         "leaves a `running` evaluation; SystemExit/KeyboardInterrupt at import end the "
@@ -89,6 +108,7 @@ CAUSES: dict[str, RootCause] = {
         "catching BaseException as SuiteError naming the file",
     ),
     "user-code-at-load": RootCause(
+        "generator exceptions and exits unguarded",
         "user code run while loading (test generators) is not guarded: an exception is a "
         "traceback, SystemExit ends the harness with its code, KeyboardInterrupt reads as "
         "Ctrl-C (130)",
@@ -98,6 +118,7 @@ CAUSES: dict[str, RootCause] = {
         "SuiteError naming the file",
     ),
     "template-sandbox": RootCause(
+        "unsandboxed Jinja2 with env in scope",
         "templates render in an unsandboxed Jinja2 environment with `env` in scope: data "
         "values run code (`cycler.__init__.__globals__.os`) and read secrets",
         "evals/templating.py (environment), evals/runner.py (render_prompt: scope gets "
@@ -107,6 +128,7 @@ CAUSES: dict[str, RootCause] = {
         "SecurityError is a `template_error` row",
     ),
     "template-limits": RootCause(
+        "rendering unbounded, outside the timeout",
         "prompt rendering has no time or size limit and runs outside the run's timeout: "
         "loops and huge strings hang or exhaust memory",
         "evals/runner.py (Runner._execute: render_prompt before wait_for), evals/templating.py",
@@ -115,6 +137,7 @@ CAUSES: dict[str, RootCause] = {
         "or `timeout` row",
     ),
     "data-file-vars": RootCause(
+        "file:// vars from data unconfined, read late",
         "file:// var values from datasets are read at render time from anywhere on the "
         "host (absolute paths, ..), so data reads files; missing or undecodable files "
         "become `infra` rows instead of load errors",
@@ -123,11 +146,13 @@ CAUSES: dict[str, RootCause] = {
         "errors as SuiteError naming the dataset row",
     ),
     "dataset-origin": RootCause(
+        "dataset errors name the suite file",
         "errors in a test read from a dataset name the suite file, not the dataset and row",
         "evals/suite/loader.py (cases, case), evals/suite/tests_files.py",
         "keep each test's source file and line from the reader and use them in SuiteError",
     ),
     "csv": RootCause(
+        "CSV quote, threshold and field-size edge cases",
         "CSV edge cases: an unclosed quote swallows the rest of the file, a non-numeric "
         "__threshold is dropped, cells over 128 kB raise csv.Error (traceback)",
         "evals/suite/csv_tests.py (read_csv_tests)",
@@ -135,12 +160,14 @@ CAUSES: dict[str, RootCause] = {
         "__threshold, all as SuiteError with the row's line",
     ),
     "var-types": RootCause(
+        "non-JSON vars accepted",
         "vars that are not JSON values (YAML !!binary bytes, !!set) are accepted",
         "evals/suite/test_cases.py, evals/suite/vars.py",
         "vars must be strings, numbers, booleans, null, lists or mappings (dates become "
         "ISO strings): SuiteError otherwise",
     ),
     "agent-base-exception": RootCause(
+        "BaseException from an agent ends the harness",
         "a BaseException from an in-process agent (SystemExit, KeyboardInterrupt, "
         "GeneratorExit, CancelledError it raised itself, custom) escapes the run: the "
         "harness exits with the agent's code, 130, or a traceback, leaving `running`",
@@ -150,12 +177,14 @@ CAUSES: dict[str, RootCause] = {
         "cancellation, told apart by Task.cancelling()) and record an `agent_exit` row",
     ),
     "worker-base-exception": RootCause(
+        "worker BaseException is a plain agent_error",
         "a worker agent's BaseException (in a call or at import) is a plain `agent_error`",
         "evals/agents/worker.py (Worker.reply, main), evals/agents/worker_client.py",
         "report the exception's class in the reply and record `agent_exit` for "
         "BaseExceptions that are not Exceptions",
     ),
     "response-validation": RootCause(
+        "garbage responses accepted",
         "garbage in a provider response is accepted: NaN/infinite/negative/boolean cost, "
         "negative/NaN/over-64-bit tokens, non-numeric or negative latency, outputs that are "
         "NaN, sets, bytes, objects, self-referencing, lone surrogates, over 32 MiB or "
@@ -167,6 +196,7 @@ CAUSES: dict[str, RootCause] = {
         "size and depth limits, valid UTF-8; anything else is a `malformed` row",
     ),
     "store-send": RootCause(
+        "unpicklable records dropped or abort the evaluation",
         "a record the pipe cannot pickle (deep nesting, 5000-digit int, cycles) makes the "
         "send to the store process fail: the batch is dropped, a traceback is printed, or "
         "the evaluation aborts and stays `running`",
@@ -175,6 +205,7 @@ CAUSES: dict[str, RootCause] = {
         "`malformed` row; a failed send or batch is a HarnessFault, never a drop",
     ),
     "worker-protocol": RootCause(
+        "huge, deep or unencodable worker replies never return",
         "a worker reply over 64 MiB, nested 100,000 deep or holding a lone surrogate is "
         "never delivered: the run hangs until its timeout or forever",
         "evals/agents/worker.py (Worker.reply: RecursionError and UnicodeEncodeError "
@@ -183,6 +214,7 @@ CAUSES: dict[str, RootCause] = {
         "reply), and read over-long lines as a `malformed` reply instead of stopping",
     ),
     "async-blocking": RootCause(
+        "blocking async agents never time out",
         "an async agent that blocks the event loop (CPU loop, time.sleep) or swallows "
         "cancellation is never timed out: the whole evaluation hangs",
         "evals/runner.py (asyncio.wait_for on the harness's own loop)",
@@ -191,6 +223,7 @@ CAUSES: dict[str, RootCause] = {
         "that ignores cancellation after a grace period",
     ),
     "error-size": RootCause(
+        "unbounded error messages; slow YAML report",
         "error messages are stored unbounded (a 10 MiB message), and the YAML report's "
         "pure-Python emitter takes about 4 s per MB",
         "evals/runner.py (_error_record), reports/data_files.py (render_yaml)",
@@ -198,11 +231,13 @@ CAUSES: dict[str, RootCause] = {
         "the C emitter (CSafeDumper)",
     ),
     "exec-limits": RootCause(
+        "exec stdout size unlimited",
         "an exec: agent's stdout is read whole whatever its size",
         "evals/agents/exec_provider.py (ExecAgent.call: communicate())",
         "read with a size limit and kill the command past it: a `malformed` row",
     ),
     "http-limits": RootCause(
+        "HTTP body size, JSON depth, redirects",
         "HTTP replies: the body size is not limited, deeply nested JSON raises "
         "RecursionError, redirects are not followed (a 302 is a success with no output)",
         "evals/agents/http_provider.py (HttpAgent.call, _read_reply)",
@@ -210,11 +245,13 @@ CAUSES: dict[str, RootCause] = {
         "redirects as promptfoo's fetch does (a loop is an `agent_error`)",
     ),
     "worker-children": RootCause(
+        "worker's children outlive the evaluation",
         "processes a worker agent forked outlive the evaluation",
         "evals/agents/worker_client.py (_Session.close), evals/agents/processes.py",
         "kill the worker's process group when the session closes",
     ),
     "report-paths": RootCause(
+        "-o paths checked after the runs",
         "-o paths are checked only for their extension before the runs and are resolved "
         "against the cwd after them: a path under a file or onto a directory fails after "
         "every run is stored (traceback), and an agent's chdir moves the reports",
@@ -223,6 +260,7 @@ CAUSES: dict[str, RootCause] = {
         "or creatable, target not a directory) before the first run",
     ),
     "cli-numbers": RootCause(
+        "numeric options not validated",
         "numeric options are not validated: --repeat 0 is ignored (`or`), negatives and "
         "NaN/inf timeouts are accepted, concurrency is clamped silently",
         "evals/cli.py (build_parser: type=int/float), evals/evaluation.py "
@@ -231,12 +269,14 @@ CAUSES: dict[str, RootCause] = {
         "instead of `or` for defaults",
     ),
     "cli-options": RootCause(
+        "option combinations and ids not checked",
         "option combinations and ids are not checked: --resume with --no-store, empty, "
         "over-long (store column is 64) or control-character evaluation ids",
         "evals/cli.py (build_parser, cmd_run)",
         "check ids (1-64 printable characters) and refuse contradictory options",
     ),
     "resume": RootCause(
+        "--resume unknown id starts anew silently",
         "--resume ID of an unknown evaluation silently starts a new one; --resume with "
         "nothing to resume says nothing",
         "evals/evaluation.py (_begin), evals/store/store.py (find_resumable)",
@@ -244,6 +284,7 @@ CAUSES: dict[str, RootCause] = {
         "resume: a notice on stderr",
     ),
     "evaluation-id-reuse": RootCause(
+        "reused --evaluation-id is exit 3 with raw SQL",
         "a reused --evaluation-id reaches the database as an IntegrityError: exit 3 with "
         "raw SQL (also when two runs race for one id)",
         "evals/store/process.py (serve: begin), evals/store/store.py (create_evaluation)",
@@ -251,12 +292,14 @@ CAUSES: dict[str, RootCause] = {
         "SuiteError naming --evaluation-id (exit 2)",
     ),
     "grader-option": RootCause(
+        "--grader not validated",
         "--grader is not validated: an unknown id or missing file fails every graded run "
         "instead of exit 2",
         "graders/judge.py (apply_grader), evals/evaluation.py",
         "check the grader provider with the provider registry while loading",
     ),
     "subcommands": RootCause(
+        "other subcommands: tracebacks and unchecked options",
         "other subcommands: a missing calibration file and an unreadable shard report are "
         "tracebacks, a missing shard store is created empty, history takes a negative "
         "--limit, dashboard takes any --port",
@@ -264,6 +307,7 @@ CAUSES: dict[str, RootCause] = {
         "SuiteError for missing or unreadable inputs; range-checked argparse types",
     ),
     "store-url": RootCause(
+        "unusable store URLs are harness faults",
         "a store URL the harness cannot use (unknown scheme, :memory:, mysql, a directory, "
         "a file that is not a database, a path under a file, a bad EVALS_STORE_URL) is a "
         "harness fault (exit 3) or becomes a file named ':memory:'",
@@ -272,11 +316,13 @@ CAUSES: dict[str, RootCause] = {
         "naming --store or EVALS_STORE_URL; only an unreachable server stays exit 3",
     ),
     "store-schema": RootCause(
+        "newer store schema not refused",
         "a store written by a newer evals (higher schema version) is not refused clearly",
         "evals/store/migrations.py",
         "refuse with exit 2: 'this store was written by a newer evals (schema N)'",
     ),
     "interrupt": RootCause(
+        "interrupted evaluations stay running; SIGTERM/SIGHUP unhandled",
         "an interrupted evaluation stays `running` in the store (SIGINT), and SIGTERM / "
         "SIGHUP are not handled at all (the harness dies with the signal)",
         "evals/cli.py (main), evals/evaluation.py (run_evaluation)",
@@ -284,18 +330,21 @@ CAUSES: dict[str, RootCause] = {
         "mark the evaluation `interrupted` (resumable), exit 130",
     ),
     "store-process-loss": RootCause(
+        "store-process death printed as a traceback",
         "when the store process dies, the failure is raised inside an event-loop callback "
         "and printed as a traceback",
         "evals/store/process.py (StoreProcess.add schedules send with call_soon)",
         "record the failure in the callback and raise HarnessFault from the next add/flush",
     ),
     "plan-streaming": RootCause(
+        "the plan is built in memory",
         "the plan is materialised (`list(plan)`) before the first run: repeat: 1e9 builds "
         "a billion runs in memory",
         "evals/evaluation.py (run_evaluation: planned = list(plan))",
         "stream the plan to the runner; count it lazily for progress and zero-run checks",
     ),
     "redaction": RootCause(
+        "secrets reach the store, reports and traces",
         "secrets leave the process: the JSON/YAML reports copy the provider config with env "
         "values substituted; error messages, outputs and the rendered prompt are stored and "
         "reported as they are; span redaction knows key shapes only",
@@ -311,4 +360,4 @@ CAUSES: dict[str, RootCause] = {
 
 def cause(key: str) -> str:
     """The xfail reason of a case failing because of root cause `key`."""
-    return f"[{key}] {CAUSES[key].what}"
+    return f"[{key}] {CAUSES[key].short}"

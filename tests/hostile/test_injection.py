@@ -31,6 +31,7 @@ from tests.hostile.harness import (
     make_workspace,
     query,
 )
+from tests.hostile.rootcauses import cause
 
 # Each payload touches @OUTSIDE@/<name> if it runs; `id` prints uid=...
 PAYLOADS = {
@@ -195,10 +196,7 @@ def _literal_or_rejected(result: dict[str, Any], dataset: str) -> None:
         )
 
 
-DATA_CAUSE = (
-    "templating.environment: data vars are rendered by an unsandboxed Jinja2 environment "
-    "with `env` in scope"
-)
+DATA_CAUSE = cause("template-sandbox")
 
 
 @pytest.mark.parametrize(
@@ -219,7 +217,7 @@ def test_dataset_payloads_never_run(tmp_path: Path, hostile_url: str, source: st
 
 @pytest.mark.xfail(
     strict=True,
-    reason="templating.environment: the suite's own templates render without a sandbox",
+    reason=f"{cause('template-sandbox')}; and {cause('redaction')}",
 )
 def test_suite_file_payloads_never_run(tmp_path: Path, hostile_url: str) -> None:
     """Even the suite author's templates render in the sandbox (env only where written)."""

@@ -30,6 +30,7 @@ from tests.hostile.harness import (
     evals_command,
     make_workspace,
 )
+from tests.hostile.rootcauses import cause
 from tests.hostile.server import RECEIVED
 
 SUITE = """\
@@ -210,34 +211,18 @@ def test_error_messages_keep_their_meaning(scenario: Scenario) -> None:
     assert "auth failed for token" in errors["leaky-command"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="runner._error_record / store codec: error messages, outputs and the rendered "
-    "prompt are stored unredacted",
-)
+@pytest.mark.xfail(strict=True, reason=cause("redaction"))
 def test_store_is_clean(scenario: Scenario) -> None:
     store = b"".join(p.read_bytes() for p in scenario.ws.case.glob("store.db*"))
     leaks = [s for s in ALL_SECRETS if s.encode() in store]
     assert not leaks, f"secrets in the store: {leaks}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tracing.redact.Redactor: only key shapes are masked; values from env "
-    "references, config passwords and other tokens stay in span attributes",
-)
+@pytest.mark.xfail(strict=True, reason=cause("redaction"))
 def test_trace_spans_are_clean(scenario: Scenario) -> None:
     traces = "\n".join(str(t) for (t,) in _stored(scenario, "SELECT trace FROM runs"))
     assert "traceId" in traces or "trace_id" in traces or "spans" in traces, "no trace stored"
     assert not _found(traces), _found(traces)
-
-
-_REPORT_CAUSES = {
-    "report.json": "reports.promptfoo_format: the suite config is copied with env values "
-    "substituted, and errors, outputs and prompts are unredacted",
-    "report.yaml": "reports.data_files.render_yaml: the suite config and errors are unredacted",
-}
-_ROW_CAUSE = "reports: error messages, outputs and prompts are written unredacted"
 
 
 @pytest.mark.parametrize(
@@ -247,7 +232,7 @@ _ROW_CAUSE = "reports: error messages, outputs and prompts are written unredacte
             name,
             marks=[]
             if name == "report.md"
-            else pytest.mark.xfail(strict=True, reason=_REPORT_CAUSES.get(name, _ROW_CAUSE)),
+            else pytest.mark.xfail(strict=True, reason=cause("redaction")),
         )
         for name in REPORTS
     ],
