@@ -27,7 +27,7 @@ CAUSES: dict[str, RootCause] = {
         "numeric settings are not type- and range-checked; 0, negatives, fractions, "
         "booleans, NaN and infinities are accepted or crash later",
         "evals/suite/loader.py (_Loader.evaluate_options, case, assertion, provider_spec), "
-        "evals/gates/config.py (_parse_block)",
+        "evals/suite/gates.py (_parse_block)",
         "one validator (integer or finite float, with a range) used by every key, raising "
         "SuiteError at the key's line with the accepted range as the fix",
     ),
@@ -37,7 +37,7 @@ CAUSES: dict[str, RootCause] = {
         "that assumes its type: AttributeError/TypeError/ValueError tracebacks, exit 3",
         "evals/suite/loader.py (load: env; provider_spec: config, delay; case: metadata, "
         "options, threshold; assertion: weight, threshold), evals/suite/test_cases.py "
-        "(expand_tests: vars, scenarios, defaultTest.vars), evals/gates/config.py (per_tag, "
+        "(expand_tests: vars, scenarios, defaultTest.vars), evals/suite/gates.py (per_tag, "
         "min_repeats)",
         "check each section's shape where it is read (mapping / list / string / number) "
         "and raise SuiteError with the line and an example of the right form",
@@ -47,7 +47,7 @@ CAUSES: dict[str, RootCause] = {
         "the error is right but names no line (or the suite's first line) or gives no fix",
         "evals/suite/loader.py (prompts, defaultTest, evaluateOptions, duplicate labels, "
         "non-mapping suite), evals/suite/prompts.py, evals/suite/test_cases.py "
-        "(check_templates), evals/gates/config.py (parse_gates, number keys), "
+        "(check_templates), evals/suite/gates.py (parse_gates, number keys), "
         "evals/suite/tests_files.py (JSON, JSONL)",
         "give every SuiteError the offending node's line (lists and scalars too: keep "
         "their marks in yaml_lines) and a fix; JSON errors carry exc.lineno",
@@ -92,7 +92,8 @@ CAUSES: dict[str, RootCause] = {
         "zero planned runs stored as PASS",
         "an evaluation with zero planned runs (no providers, no tests, an empty dataset, a "
         "filter that matches nothing, an empty shard) is stored as complete and PASS, exit 0",
-        "evals/evaluation.py (run_evaluation), evals/plan.py (build_plan, select_cases)",
+        "evals/pipeline/evaluation.py (run_evaluation), "
+        "evals/plan/runs.py (build_plan, select_cases)",
         "count the plan before the store begins; zero runs is SuiteError naming the "
         "section or the filter (--tag/--case/--agent/--shard) that emptied it",
     ),
@@ -102,7 +103,8 @@ CAUSES: dict[str, RootCause] = {
         "began: a missing function, a syntax error or an import that raises exits 2 but "
         "leaves a `running` evaluation; SystemExit/KeyboardInterrupt at import end the "
         "harness with the agent's code (0, 130)",
-        "evals/agents/python_provider.py (PythonAgent.__init__, load_function), "
+        "evals/agents/python_provider.py (PythonAgent.__init__), "
+        "evals/common/files.py (load_function), "
         "evals/agents/registry.py (check_provider)",
         "import and resolve Python agents while loading the suite (check_provider), "
         "catching BaseException as SuiteError naming the file",
@@ -112,8 +114,7 @@ CAUSES: dict[str, RootCause] = {
         "user code run while loading (test generators) is not guarded: an exception is a "
         "traceback, SystemExit ends the harness with its code, KeyboardInterrupt reads as "
         "Ctrl-C (130)",
-        "evals/suite/tests_files.py (_generated_tests), evals/agents/python_provider.py "
-        "(load_function)",
+        "evals/suite/tests_files.py (_generated_tests), evals/common/files.py (load_function)",
         "call user code at load through one guard turning any BaseException into "
         "SuiteError naming the file",
     ),
@@ -121,7 +122,7 @@ CAUSES: dict[str, RootCause] = {
         "unsandboxed Jinja2 with env in scope",
         "templates render in an unsandboxed Jinja2 environment with `env` in scope: data "
         "values run code (`cycler.__init__.__globals__.os`) and read secrets",
-        "evals/templating.py (environment), evals/runner.py (render_prompt: scope gets "
+        "evals/common/templating.py (environment), evals/run/runner.py (render_prompt: scope gets "
         "env), evals/suite/vars.py (render_prompt_text)",
         "ImmutableSandboxedEnvironment for every template; `env` only where the suite file "
         "wrote `{{ env.X }}` (substituted at load); data vars rendered without env; a "
@@ -131,7 +132,8 @@ CAUSES: dict[str, RootCause] = {
         "rendering unbounded, outside the timeout",
         "prompt rendering has no time or size limit and runs outside the run's timeout: "
         "loops and huge strings hang or exhaust memory",
-        "evals/runner.py (Runner._execute: render_prompt before wait_for), evals/templating.py",
+        "evals/run/runner.py (Runner._execute: render_prompt before wait_for), "
+        "evals/common/templating.py",
         "render inside the run's timeout (in a worker thread with a deadline checked by the "
         "sandbox's call hooks) and cap the output size; over a limit is a `template_error` "
         "or `timeout` row",
@@ -171,7 +173,7 @@ CAUSES: dict[str, RootCause] = {
         "a BaseException from an in-process agent (SystemExit, KeyboardInterrupt, "
         "GeneratorExit, CancelledError it raised itself, custom) escapes the run: the "
         "harness exits with the agent's code, 130, or a traceback, leaving `running`",
-        "evals/runner.py (Runner._execute catches Exception only), "
+        "evals/run/runner.py (Runner._execute catches Exception only), "
         "evals/agents/python_provider.py, evals/agents/threads.py",
         "catch BaseException around the agent call (re-raising only the harness's own "
         "cancellation, told apart by Task.cancelling()) and record an `agent_exit` row",
@@ -217,7 +219,7 @@ CAUSES: dict[str, RootCause] = {
         "blocking async agents never time out",
         "an async agent that blocks the event loop (CPU loop, time.sleep) or swallows "
         "cancellation is never timed out: the whole evaluation hangs",
-        "evals/runner.py (asyncio.wait_for on the harness's own loop)",
+        "evals/run/runner.py (asyncio.wait_for on the harness's own loop)",
         "a watchdog thread that notices a blocked loop and fails the run as `timeout`; run "
         "in-process async agents on a loop thread of their own; stop waiting for a task "
         "that ignores cancellation after a grace period",
@@ -226,7 +228,7 @@ CAUSES: dict[str, RootCause] = {
         "unbounded error messages; slow YAML report",
         "error messages are stored unbounded (a 10 MiB message), and the YAML report's "
         "pure-Python emitter takes about 4 s per MB",
-        "evals/runner.py (_error_record), reports/data_files.py (render_yaml)",
+        "evals/run/runner.py (_error_record), reports/data_files.py (render_yaml)",
         "truncate stored error messages (say 16 KiB, keeping the end) and dump YAML with "
         "the C emitter (CSafeDumper)",
     ),
@@ -263,7 +265,7 @@ CAUSES: dict[str, RootCause] = {
         "numeric options not validated",
         "numeric options are not validated: --repeat 0 is ignored (`or`), negatives and "
         "NaN/inf timeouts are accepted, concurrency is clamped silently",
-        "evals/cli.py (build_parser: type=int/float), evals/evaluation.py "
+        "evals/cli.py (build_parser: type=int/float), evals/pipeline/evaluation.py "
         "(run_evaluation: `options.repeat or ...`)",
         "argparse types for positive integers and positive finite floats; `is None` "
         "instead of `or` for defaults",
@@ -279,7 +281,7 @@ CAUSES: dict[str, RootCause] = {
         "--resume unknown id starts anew silently",
         "--resume ID of an unknown evaluation silently starts a new one; --resume with "
         "nothing to resume says nothing",
-        "evals/evaluation.py (_begin), evals/store/store.py (find_resumable)",
+        "evals/pipeline/evaluation.py (_begin), evals/store/store.py (find_resumable)",
         "unknown id: SuiteError naming --resume and listing resumable ids; nothing to "
         "resume: a notice on stderr",
     ),
@@ -295,7 +297,7 @@ CAUSES: dict[str, RootCause] = {
         "--grader not validated",
         "--grader is not validated: an unknown id or missing file fails every graded run "
         "instead of exit 2",
-        "graders/judge.py (apply_grader), evals/evaluation.py",
+        "graders/judge.py (apply_grader), evals/pipeline/evaluation.py",
         "check the grader provider with the provider registry while loading",
     ),
     "subcommands": RootCause(
@@ -303,7 +305,8 @@ CAUSES: dict[str, RootCause] = {
         "other subcommands: a missing calibration file and an unreadable shard report are "
         "tracebacks, a missing shard store is created empty, history takes a negative "
         "--limit, dashboard takes any --port",
-        "evals/calibrate.py, evals/merge.py, evals/history.py, evals/cli.py (cmd_dashboard)",
+        "evals/pipeline/calibration.py, evals/pipeline/merge.py, evals/pipeline/history.py, "
+        "evals/cli.py (cmd_dashboard)",
         "SuiteError for missing or unreadable inputs; range-checked argparse types",
     ),
     "store-url": RootCause(
@@ -325,7 +328,7 @@ CAUSES: dict[str, RootCause] = {
         "interrupted evaluations stay running; SIGTERM/SIGHUP unhandled",
         "an interrupted evaluation stays `running` in the store (SIGINT), and SIGTERM / "
         "SIGHUP are not handled at all (the harness dies with the signal)",
-        "evals/cli.py (main), evals/evaluation.py (run_evaluation)",
+        "evals/cli.py (main), evals/pipeline/evaluation.py (run_evaluation)",
         "handle SIGINT/SIGTERM/SIGHUP alike: stop starting runs, store what completed, "
         "mark the evaluation `interrupted` (resumable), exit 130",
     ),
@@ -340,7 +343,7 @@ CAUSES: dict[str, RootCause] = {
         "the plan is built in memory",
         "the plan is materialised (`list(plan)`) before the first run: repeat: 1e9 builds "
         "a billion runs in memory",
-        "evals/evaluation.py (run_evaluation: planned = list(plan))",
+        "evals/pipeline/evaluation.py (run_evaluation: planned = list(plan))",
         "stream the plan to the runner; count it lazily for progress and zero-run checks",
     ),
     "redaction": RootCause(
@@ -348,7 +351,7 @@ CAUSES: dict[str, RootCause] = {
         "secrets leave the process: the JSON/YAML reports copy the provider config with env "
         "values substituted; error messages, outputs and the rendered prompt are stored and "
         "reported as they are; span redaction knows key shapes only",
-        "evals/runner.py (_error_record), evals/store/codec.py, reports/promptfoo_format.py "
+        "evals/run/runner.py (_error_record), evals/store/codec.py, reports/promptfoo_format.py "
         "(config: result.suite.raw), reports/data_files.py, reports/junit.py, "
         "reports/html.py, evals/tracing/redact.py",
         "one Redactor applied where data leaves the process (store encode, every report "

@@ -68,7 +68,12 @@ def _interpreter_intact(case: Case) -> None:
 
 @pytest.mark.parametrize("case", _params())
 def test_hostile_case(
-    case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd, hostile_url: str
+    case: Case,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd,
+    hostile_url: str,
+    warm_harness: None,
 ) -> None:
     ws = make_workspace(tmp_path, case, hostile_url)
     if case.setup is not None:
