@@ -169,15 +169,21 @@ class Workspace:
         )
 
 
+def workspace_at(root: Path, http_url: str, inputs: set[Path] | None = None) -> Workspace:
+    """The workspace laid out under `root` (its directories are not created)."""
+    return Workspace(
+        root=root,
+        case=root / "case",
+        outside=root / "outside",
+        home=root / "home",
+        http_url=http_url,
+        inputs=inputs or set(),
+    )
+
+
 def make_workspace(tmp_path: Path, case: Case, http_url: str) -> Workspace:
     """Create the case's directories and write its files."""
-    ws = Workspace(
-        root=tmp_path,
-        case=tmp_path / "case",
-        outside=tmp_path / "outside",
-        home=tmp_path / "home",
-        http_url=http_url,
-    )
+    ws = workspace_at(tmp_path, http_url)
     for directory in (ws.case, ws.outside, ws.home):
         directory.mkdir(parents=True, exist_ok=True)
     for rel, content in case.files.items():
@@ -432,14 +438,20 @@ def session_members(session_id: int) -> list[int]:
     return members
 
 
-def run_setup(ws: Workspace, *argv: str, env: Mapping[str, str] | None = None) -> int:
-    """Run an `evals` command before a case (an earlier evaluation); returns its exit code."""
-    done = subprocess.run(
+def run_evals(
+    ws: Workspace, *argv: str, env: Mapping[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
+    """Run the `evals` command in the case directory with the case's environment."""
+    return subprocess.run(
         [*evals_command(), *(ws.substitute(a) for a in argv)],
         cwd=ws.case,
         env=case_env(ws, env or {}),
         stdin=subprocess.DEVNULL,
         capture_output=True,
-        timeout=60,
+        timeout=timeout,
     )
-    return done.returncode
+
+
+def run_setup(ws: Workspace, *argv: str, env: Mapping[str, str] | None = None) -> int:
+    """Run an `evals` command before a case (an earlier evaluation); returns its exit code."""
+    return run_evals(ws, *argv, env=env, timeout=60).returncode

@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +25,9 @@ from tests.hostile.harness import (
     TRACEBACK,
     Case,
     Correct,
-    case_env,
-    evals_command,
     make_workspace,
     query,
+    run_evals,
 )
 from tests.hostile.rootcauses import cause
 
@@ -148,13 +146,7 @@ def _run(tmp_path: Path, hostile_url: str, files: dict[str, str]) -> dict[str, A
     argv = ["run", "suite.yaml", "--store", str(ws.store), "--no-progress"]
     for name in ("report.json", "report.html", "report.md", "report.yaml"):
         argv += ["-o", name]
-    done = subprocess.run(
-        [*evals_command(), *argv],
-        cwd=ws.case,
-        env=case_env(ws, {}),
-        capture_output=True,
-        timeout=60,
-    )
+    done = run_evals(ws, *argv, timeout=60)
     artifacts = "".join(
         p.read_bytes().decode("utf-8", "replace")
         for p in ws.root.rglob("*")

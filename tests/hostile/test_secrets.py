@@ -13,7 +13,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,9 +25,9 @@ from tests.hostile.harness import (
     Case,
     Correct,
     Workspace,
-    case_env,
-    evals_command,
     make_workspace,
+    run_evals,
+    workspace_at,
 )
 from tests.hostile.rootcauses import cause
 from tests.hostile.server import RECEIVED
@@ -118,13 +117,7 @@ def _run_scenario(root: Path, hostile_url: str) -> dict:
     for name in REPORTS:
         argv += ["-o", name]
     already = len(RECEIVED)
-    done = subprocess.run(
-        [*evals_command(), *argv],
-        cwd=ws.case,
-        env=case_env(ws, {}),
-        capture_output=True,
-        timeout=120,
-    )
+    done = run_evals(ws, *argv)
     return {
         "root": str(root),
         "inputs": sorted(str(p) for p in ws.inputs),
@@ -153,15 +146,8 @@ def scenario(tmp_path_factory: pytest.TempPathFactory, hostile_url: str) -> Scen
             result = _run_scenario(shared / "run", hostile_url)
             result_file.write_text(json.dumps(result), encoding="utf-8")
         result = json.loads(result_file.read_text(encoding="utf-8"))
-    root = Path(result["root"])
-    ws = Workspace(
-        root=root,
-        case=root / "case",
-        outside=root / "outside",
-        home=root / "home",
-        http_url=hostile_url,
-        inputs={Path(p) for p in result["inputs"]},
-    )
+    inputs = {Path(p) for p in result["inputs"]}
+    ws = workspace_at(Path(result["root"]), hostile_url, inputs)
     return Scenario(ws, result["code"], result["stdout"], result["stderr"], result["received"])
 
 
