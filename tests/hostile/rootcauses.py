@@ -1,0 +1,366 @@
+"""Why corpus cases fail today: one entry per root cause, with where it lives and the fix.
+
+A case that fails carries `xfail=cause(KEY)`; the reason then names the root cause, so
+`python -m tests.hostile.report` groups the failing cases by cause. When a fix lands,
+its cases pass, strict xfail turns them into failures, and the marks (and, once none
+uses it, the entry here) are removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RootCause:
+    """A defect: a short name, what goes wrong, the code responsible, the fix recommended."""
+
+    short: str
+    what: str
+    where: str
+    fix: str
+
+
+CAUSES: dict[str, RootCause] = {
+    "numbers": RootCause(
+        "numeric settings not type/range-checked",
+        "numeric settings are not type- and range-checked; 0, negatives, fractions, "
+        "booleans, NaN and infinities are accepted or crash later",
+        "evals/suite/loader.py (_Loader.evaluate_options, case, assertion, provider_spec), "
+        "evals/suite/gates.py (_parse_block)",
+        "one validator (integer or finite float, with a range) used by every key, raising "
+        "SuiteError at the key's line with the accepted range as the fix",
+    ),
+    "shapes": RootCause(
+        "wrong section types reach code: tracebacks",
+        "a section of the wrong type (list for a mapping, text for a number) reaches code "
+        "that assumes its type: AttributeError/TypeError/ValueError tracebacks, exit 3",
+        "evals/suite/loader.py (load: env; provider_spec: config, delay; case: metadata, "
+        "options, threshold; assertion: weight, threshold), evals/suite/test_cases.py "
+        "(expand_tests: vars, scenarios, defaultTest.vars), evals/suite/gates.py (per_tag, "
+        "min_repeats)",
+        "check each section's shape where it is read (mapping / list / string / number) "
+        "and raise SuiteError with the line and an example of the right form",
+    ),
+    "lines": RootCause(
+        "error without line or fix",
+        "the error is right but names no line (or the suite's first line) or gives no fix",
+        "evals/suite/loader.py (prompts, defaultTest, evaluateOptions, duplicate labels, "
+        "non-mapping suite), evals/suite/prompts.py, evals/suite/test_cases.py "
+        "(check_templates), evals/suite/gates.py (parse_gates, number keys), "
+        "evals/suite/tests_files.py (JSON, JSONL)",
+        "give every SuiteError the offending node's line (lists and scalars too: keep "
+        "their marks in yaml_lines) and a fix; JSON errors carry exc.lineno",
+    ),
+    "file-reading": RootCause(
+        "non-UTF-8 or too-deep files: tracebacks",
+        "reading a suite, dataset or prompt file that is not UTF-8 (Latin-1, UTF-16, NUL "
+        "bytes) or is nested too deep raises UnicodeDecodeError / ReaderError / "
+        "RecursionError: a traceback and exit 3, or a message with no fix",
+        "evals/suite/yaml_lines.py (load_yaml), evals/suite/csv_tests.py (read_csv_tests), "
+        "evals/suite/tests_files.py (tests_in_file), evals/suite/prompts.py",
+        "one text-file reader for suites, datasets and prompts: UTF-8 (BOM allowed), errors "
+        "as SuiteError with the line of the bad byte and 'save the file as UTF-8'",
+    ),
+    "yaml-aliases": RootCause(
+        "YAML aliases not limited: hangs",
+        "YAML aliases are not limited: a 500-byte alias bomb expands to billions of nodes "
+        "when the suite, a dataset or a var file is walked or stored; evals hangs",
+        "evals/suite/yaml_lines.py (parse_yaml_text, _EventBuilder), evals/suite/vars.py "
+        "(load_var_file)",
+        "count the nodes aliases stand for while building the document and refuse beyond "
+        "a budget (e.g. 100,000) with the alias's line",
+    ),
+    "extension-blocks": RootCause(
+        "budget/prices/tools/policy/trace not validated at load",
+        "the harness's own top-level blocks (budget, prices, tools, policy, trace) are "
+        "not validated at load: wrong types and values are ignored until an assertion "
+        "reads them, or refused without file, line or fix",
+        "evals/suite/loader.py (KNOWN_TOP_LEVEL only names them), graders/budget.py, "
+        "graders/policy.py, graders/contracts.py, evals/tracing/options.py",
+        "parse every block at load with the graders' own option parsers; SuiteError at the "
+        "key's line",
+    ),
+    "yaml-duplicates": RootCause(
+        "duplicate YAML keys accepted",
+        "duplicate mapping keys are accepted and the last one wins (js-yaml, and so "
+        "promptfoo, refuses them)",
+        "evals/suite/yaml_lines.py (_EventBuilder.mapping, _construct_mapping)",
+        "refuse a duplicate key with both lines",
+    ),
+    "zero-runs": RootCause(
+        "zero planned runs stored as PASS",
+        "an evaluation with zero planned runs (no providers, no tests, an empty dataset, a "
+        "filter that matches nothing, an empty shard) is stored as complete and PASS, exit 0",
+        "evals/pipeline/evaluation.py (run_evaluation), "
+        "evals/plan/runs.py (build_plan, select_cases)",
+        "count the plan before the store begins; zero runs is SuiteError naming the "
+        "section or the filter (--tag/--case/--agent/--shard) that emptied it",
+    ),
+    "late-agent-import": RootCause(
+        "Python agents imported after the store began",
+        "in-process agents are imported (and their function looked up) after the store "
+        "began: a missing function, a syntax error or an import that raises exits 2 but "
+        "leaves a `running` evaluation; SystemExit/KeyboardInterrupt at import end the "
+        "harness with the agent's code (0, 130)",
+        "evals/agents/python_provider.py (PythonAgent.__init__), "
+        "evals/common/files.py (load_function), "
+        "evals/agents/registry.py (check_provider)",
+        "import and resolve Python agents while loading the suite (check_provider), "
+        "catching BaseException as SuiteError naming the file",
+    ),
+    "user-code-at-load": RootCause(
+        "generator exceptions and exits unguarded",
+        "user code run while loading (test generators) is not guarded: an exception is a "
+        "traceback, SystemExit ends the harness with its code, KeyboardInterrupt reads as "
+        "Ctrl-C (130)",
+        "evals/suite/tests_files.py (_generated_tests), evals/common/files.py (load_function)",
+        "call user code at load through one guard turning any BaseException into "
+        "SuiteError naming the file",
+    ),
+    "template-sandbox": RootCause(
+        "unsandboxed Jinja2 with env in scope",
+        "templates render in an unsandboxed Jinja2 environment with `env` in scope: data "
+        "values run code (`cycler.__init__.__globals__.os`) and read secrets",
+        "evals/common/templating.py (environment), evals/run/runner.py (render_prompt: scope gets "
+        "env), evals/suite/vars.py (render_prompt_text)",
+        "ImmutableSandboxedEnvironment for every template; `env` only where the suite file "
+        "wrote `{{ env.X }}` (substituted at load); data vars rendered without env; a "
+        "SecurityError is a `template_error` row",
+    ),
+    "template-limits": RootCause(
+        "rendering unbounded, outside the timeout",
+        "prompt rendering has no time or size limit and runs outside the run's timeout: "
+        "loops and huge strings hang or exhaust memory",
+        "evals/run/runner.py (Runner._execute: render_prompt before wait_for), "
+        "evals/common/templating.py",
+        "render inside the run's timeout (in a worker thread with a deadline checked by the "
+        "sandbox's call hooks) and cap the output size; over a limit is a `template_error` "
+        "or `timeout` row",
+    ),
+    "data-file-vars": RootCause(
+        "file:// vars from data unconfined, read late",
+        "file:// var values from datasets are read at render time from anywhere on the "
+        "host (absolute paths, ..), so data reads files; missing or undecodable files "
+        "become `infra` rows instead of load errors",
+        "evals/suite/vars.py (load_var_file, resolve_vars)",
+        "resolve file:// vars at load; from datasets only inside the suite's directory; "
+        "errors as SuiteError naming the dataset row",
+    ),
+    "dataset-origin": RootCause(
+        "dataset errors name the suite file",
+        "errors in a test read from a dataset name the suite file, not the dataset and row",
+        "evals/suite/loader.py (cases, case), evals/suite/tests_files.py",
+        "keep each test's source file and line from the reader and use them in SuiteError",
+    ),
+    "csv": RootCause(
+        "CSV quote, threshold and field-size edge cases",
+        "CSV edge cases: an unclosed quote swallows the rest of the file, a non-numeric "
+        "__threshold is dropped, cells over 128 kB raise csv.Error (traceback)",
+        "evals/suite/csv_tests.py (read_csv_tests)",
+        "raise csv.field_size_limit, detect a quote open at end of file, validate "
+        "__threshold, all as SuiteError with the row's line",
+    ),
+    "var-types": RootCause(
+        "non-JSON vars accepted",
+        "vars that are not JSON values (YAML !!binary bytes, !!set) are accepted",
+        "evals/suite/test_cases.py, evals/suite/vars.py",
+        "vars must be strings, numbers, booleans, null, lists or mappings (dates become "
+        "ISO strings): SuiteError otherwise",
+    ),
+    "agent-base-exception": RootCause(
+        "BaseException from an agent ends the harness",
+        "a BaseException from an in-process agent (SystemExit, KeyboardInterrupt, "
+        "GeneratorExit, CancelledError it raised itself, custom) escapes the run: the "
+        "harness exits with the agent's code, 130, or a traceback, leaving `running`",
+        "evals/run/runner.py (Runner._execute catches Exception only), "
+        "evals/agents/python_provider.py, evals/agents/threads.py",
+        "catch BaseException around the agent call (re-raising only the harness's own "
+        "cancellation, told apart by Task.cancelling()) and record an `agent_exit` row",
+    ),
+    "worker-base-exception": RootCause(
+        "worker BaseException is a plain agent_error",
+        "a worker agent's BaseException (in a call or at import) is a plain `agent_error`",
+        "evals/agents/worker.py (Worker.reply, main), evals/agents/worker_client.py",
+        "report the exception's class in the reply and record `agent_exit` for "
+        "BaseExceptions that are not Exceptions",
+    ),
+    "response-validation": RootCause(
+        "garbage responses accepted",
+        "garbage in a provider response is accepted: NaN/infinite/negative/boolean cost, "
+        "negative/NaN/over-64-bit tokens, non-numeric or negative latency, outputs that are "
+        "NaN, sets, bytes, objects, self-referencing, lone surrogates, over 32 MiB or "
+        "nested over 256 levels; they pass budgets, print $nan, or break the store and "
+        "reports later",
+        "evals/agents/base.py (normalize_response, _usage, _steps)",
+        "validate at the boundary (in-process, worker, exec, http alike): finite "
+        "non-negative numbers, integer tokens below 2**63, JSON-able values within the "
+        "size and depth limits, valid UTF-8; anything else is a `malformed` row",
+    ),
+    "store-send": RootCause(
+        "unpicklable records dropped or abort the evaluation",
+        "a record the pipe cannot pickle (deep nesting, 5000-digit int, cycles) makes the "
+        "send to the store process fail: the batch is dropped, a traceback is printed, or "
+        "the evaluation aborts and stays `running`",
+        "evals/store/process.py (StoreProcess.add/send), evals/store/codec.py (encode_run)",
+        "encode each record when it is added and turn an encoding failure into that run's "
+        "`malformed` row; a failed send or batch is a HarnessFault, never a drop",
+    ),
+    "worker-protocol": RootCause(
+        "huge, deep or unencodable worker replies never return",
+        "a worker reply over 64 MiB, nested 100,000 deep or holding a lone surrogate is "
+        "never delivered: the run hangs until its timeout or forever",
+        "evals/agents/worker.py (Worker.reply: RecursionError and UnicodeEncodeError "
+        "escape), evals/agents/worker_client.py (_LINE_LIMIT kills the reply reader)",
+        "check size, depth and encodability in the worker before writing (a `malformed` "
+        "reply), and read over-long lines as a `malformed` reply instead of stopping",
+    ),
+    "async-blocking": RootCause(
+        "blocking async agents never time out",
+        "an async agent that blocks the event loop (CPU loop, time.sleep) or swallows "
+        "cancellation is never timed out: the whole evaluation hangs",
+        "evals/run/runner.py (asyncio.wait_for on the harness's own loop)",
+        "a watchdog thread that notices a blocked loop and fails the run as `timeout`; run "
+        "in-process async agents on a loop thread of their own; stop waiting for a task "
+        "that ignores cancellation after a grace period",
+    ),
+    "error-size": RootCause(
+        "unbounded error messages; slow YAML report",
+        "error messages are stored unbounded (a 10 MiB message), and the YAML report's "
+        "pure-Python emitter takes about 4 s per MB",
+        "evals/run/runner.py (_error_record), reports/data_files.py (render_yaml)",
+        "truncate stored error messages (say 16 KiB, keeping the end) and dump YAML with "
+        "the C emitter (CSafeDumper)",
+    ),
+    "exec-limits": RootCause(
+        "exec stdout size unlimited",
+        "an exec: agent's stdout is read whole whatever its size",
+        "evals/agents/exec_provider.py (ExecAgent.call: communicate())",
+        "read with a size limit and kill the command past it: a `malformed` row",
+    ),
+    "http-limits": RootCause(
+        "HTTP body size, JSON depth, redirects",
+        "HTTP replies: the body size is not limited, deeply nested JSON raises "
+        "RecursionError, redirects are not followed (a 302 is a success with no output)",
+        "evals/agents/http_provider.py (HttpAgent.call, _read_reply)",
+        "stream with a size limit, parse JSON with a depth limit (`malformed`), follow "
+        "redirects as promptfoo's fetch does (a loop is an `agent_error`)",
+    ),
+    "worker-children": RootCause(
+        "worker's children outlive the evaluation",
+        "processes a worker agent forked outlive the evaluation",
+        "evals/agents/worker_client.py (_Session.close), evals/agents/processes.py",
+        "kill the worker's process group when the session closes",
+    ),
+    "report-paths": RootCause(
+        "-o paths checked after the runs",
+        "-o paths are checked only for their extension before the runs and are resolved "
+        "against the cwd after them: a path under a file or onto a directory fails after "
+        "every run is stored (traceback), and an agent's chdir moves the reports",
+        "evals/cli.py (_check_outputs, _finish), reports/writers.py (write_report)",
+        "resolve -o paths to absolute ones and check them writable (parent a directory "
+        "or creatable, target not a directory) before the first run",
+    ),
+    "cli-numbers": RootCause(
+        "numeric options not validated",
+        "numeric options are not validated: --repeat 0 is ignored (`or`), negatives and "
+        "NaN/inf timeouts are accepted, concurrency is clamped silently",
+        "evals/cli.py (build_parser: type=int/float), evals/pipeline/evaluation.py "
+        "(run_evaluation: `options.repeat or ...`)",
+        "argparse types for positive integers and positive finite floats; `is None` "
+        "instead of `or` for defaults",
+    ),
+    "cli-options": RootCause(
+        "option combinations and ids not checked",
+        "option combinations and ids are not checked: --resume with --no-store, empty, "
+        "over-long (store column is 64) or control-character evaluation ids",
+        "evals/cli.py (build_parser, cmd_run)",
+        "check ids (1-64 printable characters) and refuse contradictory options",
+    ),
+    "resume": RootCause(
+        "--resume unknown id starts anew silently",
+        "--resume ID of an unknown evaluation silently starts a new one; --resume with "
+        "nothing to resume says nothing",
+        "evals/pipeline/evaluation.py (_begin), evals/store/store.py (find_resumable)",
+        "unknown id: SuiteError naming --resume and listing resumable ids; nothing to "
+        "resume: a notice on stderr",
+    ),
+    "evaluation-id-reuse": RootCause(
+        "reused --evaluation-id is exit 3 with raw SQL",
+        "a reused --evaluation-id reaches the database as an IntegrityError: exit 3 with "
+        "raw SQL (also when two runs race for one id)",
+        "evals/store/process.py (serve: begin), evals/store/store.py (create_evaluation)",
+        "check the id before the runs and map the unique-key violation at begin to "
+        "SuiteError naming --evaluation-id (exit 2)",
+    ),
+    "grader-option": RootCause(
+        "--grader not validated",
+        "--grader is not validated: an unknown id or missing file fails every graded run "
+        "instead of exit 2",
+        "graders/judge.py (apply_grader), evals/pipeline/evaluation.py",
+        "check the grader provider with the provider registry while loading",
+    ),
+    "subcommands": RootCause(
+        "other subcommands: tracebacks and unchecked options",
+        "other subcommands: a missing calibration file and an unreadable shard report are "
+        "tracebacks, a missing shard store is created empty, history takes a negative "
+        "--limit, dashboard takes any --port",
+        "evals/pipeline/calibration.py, evals/pipeline/merge.py, evals/pipeline/history.py, "
+        "evals/cli.py (cmd_dashboard)",
+        "SuiteError for missing or unreadable inputs; range-checked argparse types",
+    ),
+    "store-url": RootCause(
+        "unusable store URLs are harness faults",
+        "a store URL the harness cannot use (unknown scheme, :memory:, mysql, a directory, "
+        "a file that is not a database, a path under a file, a bad EVALS_STORE_URL) is a "
+        "harness fault (exit 3) or becomes a file named ':memory:'",
+        "evals/store/engine.py (resolve_url, create_store_engine), evals/store/process.py",
+        "validate the URL in the harness before starting the store process: SuiteError "
+        "naming --store or EVALS_STORE_URL; only an unreachable server stays exit 3",
+    ),
+    "store-schema": RootCause(
+        "newer store schema not refused",
+        "a store written by a newer evals (higher schema version) is not refused clearly",
+        "evals/store/migrations.py",
+        "refuse with exit 2: 'this store was written by a newer evals (schema N)'",
+    ),
+    "interrupt": RootCause(
+        "interrupted evaluations stay running; SIGTERM/SIGHUP unhandled",
+        "an interrupted evaluation stays `running` in the store (SIGINT), and SIGTERM / "
+        "SIGHUP are not handled at all (the harness dies with the signal)",
+        "evals/cli.py (main), evals/pipeline/evaluation.py (run_evaluation)",
+        "handle SIGINT/SIGTERM/SIGHUP alike: stop starting runs, store what completed, "
+        "mark the evaluation `interrupted` (resumable), exit 130",
+    ),
+    "store-process-loss": RootCause(
+        "store-process death printed as a traceback",
+        "when the store process dies, the failure is raised inside an event-loop callback "
+        "and printed as a traceback",
+        "evals/store/process.py (StoreProcess.add schedules send with call_soon)",
+        "record the failure in the callback and raise HarnessFault from the next add/flush",
+    ),
+    "plan-streaming": RootCause(
+        "the plan is built in memory",
+        "the plan is materialised (`list(plan)`) before the first run: repeat: 1e9 builds "
+        "a billion runs in memory",
+        "evals/pipeline/evaluation.py (run_evaluation: planned = list(plan))",
+        "stream the plan to the runner; count it lazily for progress and zero-run checks",
+    ),
+    "redaction": RootCause(
+        "secrets reach the store, reports and traces",
+        "secrets leave the process: the JSON/YAML reports copy the provider config with env "
+        "values substituted; error messages, outputs and the rendered prompt are stored and "
+        "reported as they are; span redaction knows key shapes only",
+        "evals/run/runner.py (_error_record), evals/store/codec.py, reports/promptfoo_format.py "
+        "(config: result.suite.raw), reports/data_files.py, reports/junit.py, "
+        "reports/html.py, evals/tracing/redact.py",
+        "one Redactor applied where data leaves the process (store encode, every report "
+        "writer, traces, logs): key shapes, secret header and config names, and every "
+        "value that came from an {{ env.X }} reference",
+    ),
+}
+
+
+def cause(key: str) -> str:
+    """The xfail reason of a case failing because of root cause `key`."""
+    return f"[{key}] {CAUSES[key].short}"
