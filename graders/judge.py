@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 from evals.agents.base import CallContext
 from evals.agents.registry import build_agent
+from evals.common.jsvalues import js_stringify
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import js_stringify
 from evals.graders.structured import extract_json_objects
 from evals.model.errors import SuiteError
 from evals.model.suite import ProviderSpec

@@ -16,13 +16,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from evals.common.blocking import run_to_completion
 from evals.common.files import load_function as load_file_function
 from evals.common.files import split_ref
+from evals.common.jsvalues import js_string, js_stringify
+from evals.common.yaml12 import load_yaml_text
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import js_string, js_stringify
 from evals.graders.registry import register
 from evals.model.errors import SuiteError
 from evals.model.results import Grade
@@ -132,10 +131,23 @@ def run_file(ref: str, ctx: GradeContext) -> Any:
 def _load_data_file(ref: str, suite_root: Path) -> Any:
     path = (suite_root / ref[len("file://") :]).resolve()
     if path.suffix in {".json", ".yaml", ".yml"}:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_yaml_text(path.read_text(encoding="utf-8"))
     if path.suffix == ".txt":
         return path.read_text(encoding="utf-8").strip()
     raise GraderError(f"Unsupported file type: {path}")
+
+
+def _javascript_value(ctx: GradeContext, path: str, function: str | None) -> Any:
+    """A CommonJS module's exported function called with (output, context), in the sandbox."""
+    from evals.common import jsengine
+
+    source = (ctx.suite_root / path).read_text(encoding="utf-8")
+    try:
+        return jsengine.call("exported", source, function, [ctx.output, assertion_context(ctx)])
+    except jsengine.JavaScriptLimitError:
+        raise
+    except jsengine.JavaScriptError as exc:
+        raise GraderError(f"Error running JavaScript file {path}: {exc}") from None
 
 
 def assertion_value(ctx: GradeContext) -> Any:
@@ -154,15 +166,16 @@ def assertion_value(ctx: GradeContext) -> Any:
                 for v in value
             ]
         return value
-    path, _ = split_ref(value)
-    if path.endswith((".js", ".cjs", ".mjs", ".ts")):
-        raise GraderError("javascript files are not supported; use a Python file")
-    if not path.endswith(".py"):
+    path, function = split_ref(value)
+    if path.endswith((".js", ".cjs", ".mjs")):
+        result = _javascript_value(ctx, path, function)
+    elif not path.endswith(".py"):
         return _load_data_file(value, ctx.suite_root)
-    try:
-        result = run_file(value, ctx)
-    except ScriptError as exc:
-        raise GraderError(f"Error running Python script: {exc}") from None
+    else:
+        try:
+            result = run_file(value, ctx)
+        except ScriptError as exc:
+            raise GraderError(f"Error running Python script: {exc}") from None
     kind = ctx.assertion.type
     if isinstance(result, bool):
         raise GraderError(

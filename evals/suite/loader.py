@@ -171,23 +171,44 @@ class _Loader:
         return out
 
     def register_filters(self, value: Any, parent: Any) -> None:
-        """Make `nunjucksFilters: {name: file://filter.py[:fn]}` available to templates."""
+        """Make `nunjucksFilters: {name: filter.js | file://filter.py[:fn]}` available.
+
+        A JavaScript file (as in promptfoo) exports the filter function and runs in the
+        template sandbox; a Python file's function is called with the filter's arguments.
+        """
         if not value:
             return
         if not isinstance(value, dict):
             raise self.error(
-                "nunjucksFilters must map filter names to Python files",
+                "nunjucksFilters must map filter names to JavaScript or Python files",
                 parent,
-                fix="write nunjucksFilters: {shout: file://filters.py:shout}",
+                fix="write nunjucksFilters: {shout: filters/shout.js}",
             )
         from evals.common.files import load_function, split_ref
-        from evals.common.templating import register_filters
+        from evals.common.templating import (
+            TemplateError,
+            register_filters,
+            register_script_filter,
+        )
 
         filters = {}
         for name, ref in value.items():
-            path_text, fn_name = split_ref(str(ref))
+            text = str(ref)
+            what = f"nunjucks filter {name!r}"
+            if text.removeprefix("file://").endswith((".js", ".cjs", ".mjs")):
+                path = self.file_ref(text, value, what)
+                try:
+                    register_script_filter(str(name), path.read_text(encoding="utf-8"))
+                except TemplateError as exc:
+                    raise self.error(
+                        f"{what} does not load: {exc}",
+                        value,
+                        fix="export the filter function: module.exports = function (value) {...}",
+                    ) from None
+                continue
+            path_text, fn_name = split_ref(text)
             path_text = path_text if path_text.endswith(".py") else path_text + ".py"
-            path = self.file_ref("file://" + path_text, value, f"nunjucks filter {name!r}")
+            path = self.file_ref("file://" + path_text, value, what)
             filters[str(name)] = load_function(path, fn_name or str(name), "nunjucks filter")
         register_filters(filters)
 

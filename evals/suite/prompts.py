@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from evals.common.yaml12 import load_yaml_text
 from evals.model.errors import SuiteError
 from evals.model.suite import Prompt
 
@@ -38,7 +39,7 @@ def split_text_prompts(text: str) -> list[str]:
 def _structured_file_text(path: Path) -> str:
     text = path.read_text(encoding="utf-8")
     try:
-        loaded = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        loaded = json.loads(text) if path.suffix == ".json" else load_yaml_text(text)
     except (ValueError, yaml.YAMLError):
         return text
     return json.dumps(loaded, ensure_ascii=False, separators=(",", ":"))

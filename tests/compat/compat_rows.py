@@ -13,6 +13,7 @@ import math
 from collections import Counter
 from typing import Any
 
+from evals.common.jsvalues import js_stringify
 from evals.graders.registry import GROUP_TYPES
 from evals.model.evaluation import EvaluationResult
 from evals.suite.derived import column_scores
@@ -31,7 +32,8 @@ def _canonical(value: Any) -> Any:
 
 
 def _vars_key(variables: dict[str, Any]) -> str:
-    canonical = {k: _canonical(v) for k, v in variables.items()}
+    """The vars as promptfoo's output file holds them (JSON.stringify), in one text."""
+    canonical = json.loads(js_stringify({k: _canonical(v) for k, v in variables.items()}))
     return json.dumps(canonical, sort_keys=True, ensure_ascii=False)
 
 

@@ -25,18 +25,6 @@ NAMES = sorted(p.parent.name for p in CONFIGS.glob("*/golden.json"))
 # Configs whose rows still differ from promptfoo's, and why. Each is a strict xfail: the
 # test fails loudly once the harness agrees, so the entry is removed with the fix.
 KNOWN_DIFFERENCES = {
-    "regex_uncompilable": "a pattern Python cannot compile aborts the suite at load; "
-    "promptfoo errors that row only and compiles [^], \\p{L}, \\cJ as JavaScript does",
-    "regex_js_semantics": "regex assertions use Python's re, not JavaScript's RegExp "
-    "(\\Z, a{,2}, . over astral characters)",
-    "yaml_core_schema": "suites are read as YAML 1.1 (yes/no/on booleans, sexagesimal 12:30, "
-    "octal 017, 1_000 integers, 1e3 a string); promptfoo reads YAML 1.2 core schema",
-    "nunjucks_js_semantics": "templates render with Jinja2, not Nunjucks (round, escape, "
-    "string * and +, division by zero, join on a string)",
-    "var_template_undefined": "an undefined variable inside a var template renders empty; "
-    "promptfoo leaves the var as written",
-    "assertion_errors": "an assertion that raises becomes a failed check; promptfoo makes "
-    "the row an error and drops its other checks",
     "provider_null_output": "an unlabeled Python provider is named file://x.py "
     "(promptfoo: python:x.py:default); output None runs the checks instead of 'No output'",
     "assert_set_weight_zero": "a failing assert-set of weight 0 does not fail the row",
@@ -49,10 +37,8 @@ KNOWN_DIFFERENCES = {
     "test_options_repeat": "a test's options.repeat is ignored",
     "tests_generator_config": "a {path, config} test generator is called without its config",
     "test_provider_override": "a test's provider: does not replace the suite's provider",
-    "transform_inline_js": "inline transforms run as Python, not JavaScript",
     "python_provider_label": "an unlabeled Python provider is named file://x.py "
     "(promptfoo: python:x.py:default)",
-    "javascript_asserts": "javascript / not-javascript assertions are refused",
     "metadata_free_form": "metadata.priority must be P0-P3; promptfoo's metadata is free-form",
     "provider_map_id": "a {echo: {id: other}} provider map entry is refused",
     "provider_file_env": "env templates in a providers file are not substituted",
