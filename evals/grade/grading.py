@@ -99,8 +99,10 @@ def _raised(assertion: Assertion, exc: Exception) -> AssertionRaised:
 
 
 def _settled(assertion: Assertion, grade: Grade) -> Grade:
-    if assertion.weight == 0 and not grade.policy_violation:
-        grade.passed = True  # promptfoo: a zero-weight assertion is informational only
+    # promptfoo: a zero-weight assertion is informational only; an assert-set is not an
+    # assertion there (its children are), so a failing one still fails the test
+    if assertion.weight == 0 and not grade.policy_violation and assertion.type != "assert-set":
+        grade.passed = True
     return grade
 
 

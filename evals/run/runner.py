@@ -141,6 +141,8 @@ class Runner:
         self.tracer = tracer
         suite_env = {str(k): str(v) for k, v in (self.suite_config.get("env") or {}).items()}
         self.template_env = {**os.environ, **suite_env}
+        evaluate_options = self.suite_config.get("evaluateOptions") or {}
+        self.default_delay_s = float(evaluate_options.get("delay") or 0) / 1000.0
 
     async def execute(self, run: PlannedRun) -> RunRecord:
         """Call the agent once and grade the result; never raises for agent faults.
@@ -161,7 +163,7 @@ class Runner:
                 run = replace(run, case=replace(run.case, vars=variables))
         except Exception as exc:
             return _error_record(run, prompt, "infra", f"prompt template error: {exc}", started)
-        agent = self.agents[run.provider.label]
+        agent = self.agents[run.agent_key]
         context = CallContext(
             vars=run.case.vars,
             prompt=prompt,
@@ -202,6 +204,9 @@ class Runner:
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             return _error_record(run, prompt, "agent_error", f"agent raised {detail}", started)
         latency_ms = (time.perf_counter() - t0) * 1000.0
+        delay_s = run.caller.delay_ms / 1000.0 or self.default_delay_s
+        if delay_s > 0 and not response.cached:
+            await asyncio.sleep(delay_s)  # promptfoo's provider delay, after each call
         traced.adopt(response)
         if response.latency_ms is None:
             response.latency_ms = latency_ms

@@ -101,7 +101,7 @@ def expand_tests(
         if merged["options"].get("disableVarExpansion"):
             combinations = [variables]
         else:
-            combinations = var_combinations(variables)
+            combinations = var_combinations(variables, root)
         expanded.extend((merged, combo) for combo in combinations)
     return expanded
 

@@ -9,6 +9,7 @@ JSON, a Python file by its `get_var(var_name, prompt, other_vars)` output).
 from __future__ import annotations
 
 import functools
+import glob
 import json
 import re
 from itertools import product
@@ -22,10 +23,31 @@ from evals.model.errors import SuiteError
 from evals.suite.yaml_lines import keep_lines
 
 
-def var_combinations(variables: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every combination of the vars' values, in promptfoo's order (last var varies fastest)."""
+def _file_choices(name: str, ref: str, root: Path | None) -> list[str]:
+    """A `file://` var naming a glob stands for one `file://` var per matching file."""
+    pattern = ref[len("file://") :]
+    if root is None or not glob.has_magic(pattern):
+        return [ref]
+    matches = sorted(glob.glob(pattern, root_dir=root, recursive=True))
+    if not matches:
+        raise SuiteError(
+            f"No files found for variable {name} at path {pattern}",
+            file=str(root),
+            fix="correct the glob (relative to the suite's folder) or add matching files",
+        )
+    return [f"file://{match}" for match in matches]
+
+
+def var_combinations(variables: dict[str, Any], root: Path | None = None) -> list[dict[str, Any]]:
+    """Every combination of the vars' values, in promptfoo's order (last var varies fastest).
+
+    With the suite's `root`, a `file://` var naming a glob expands to one value per file.
+    """
     choices: list[list[Any]] = []
-    for value in variables.values():
+    for name, value in variables.items():
+        if isinstance(value, str) and value.startswith("file://"):
+            choices.append(_file_choices(name, value, root))
+            continue
         is_expandable = isinstance(value, list) and bool(value) and isinstance(value[0], str)
         choices.append(list(value) if is_expandable else [value])
     keys = list(variables)

@@ -38,10 +38,13 @@ def _vars_key(variables: dict[str, Any]) -> str:
 
 
 def _keyed(rows: list[tuple[str, str, dict[str, Any], dict[str, Any]]]) -> dict[Key, dict]:
+    """Rows keyed by (prompt label, provider, vars, repeat position). A label holding JSON
+    is compared compactly: promptfoo's rows carry a JSON prompt's label re-serialized while
+    its columns keep the label as written."""
     seen: Counter[tuple[str, str, str]] = Counter()
     out: dict[Key, dict] = {}
     for prompt, provider, variables, row in rows:
-        base = (prompt, provider, _vars_key(variables))
+        base = (_canonical(prompt), provider, _vars_key(variables))
         out[(*base, seen[base])] = row
         seen[base] += 1
     return out

@@ -92,12 +92,18 @@ def test_a_config_that_agrees_exits_zero(tmp_path, capsys):
     assert f"agreement: {rows}/{rows} rows (100.0 %)" in out
 
 
-def test_a_known_difference_is_counted_and_listed(tmp_path, capsys):
+def test_a_difference_is_counted_and_listed(tmp_path, capsys):
     config, goldens = _staged(tmp_path, "echo_cost")
+    stored = golden_path(config, goldens)
+    golden = json.loads(stored.read_text())
+    for row in golden["rows"]:  # a promptfoo that failed both rows
+        row["success"], row["score"] = False, 0
+        row["components"] = [{**c, "pass": False, "score": 0} for c in row["components"]]
+    stored.write_text(json.dumps(golden))
     report = tmp_path / "report.json"
     args = [str(config), "--goldens", str(goldens), "--json", str(report), "--verbose"]
     assert main(args) == 1
     data = json.loads(report.read_text())
     assert (data["rows"], data["agreeing"]) == (2, 0)
     assert "cost" in data["by_type"] and data["by_type"]["cost"] == {"differ": 2}
-    assert "pass True != False" in capsys.readouterr().out
+    assert "pass False != True" in capsys.readouterr().out

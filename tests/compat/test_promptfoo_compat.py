@@ -24,27 +24,7 @@ NAMES = sorted(p.parent.name for p in CONFIGS.glob("*/golden.json"))
 
 # Configs whose rows still differ from promptfoo's, and why. Each is a strict xfail: the
 # test fails loudly once the harness agrees, so the entry is removed with the fix.
-KNOWN_DIFFERENCES = {
-    "provider_null_output": "an unlabeled Python provider is named file://x.py "
-    "(promptfoo: python:x.py:default); output None runs the checks instead of 'No output'",
-    "assert_set_weight_zero": "a failing assert-set of weight 0 does not fail the row",
-    "echo_cost": "the echo provider has no cost, so cost assertions fail; promptfoo passes them",
-    "similar_python_embedding": "Python embedding providers (call_embedding_api) are not "
-    "used by similar",
-    "prompts_csv": "a CSV prompts file is one prompt; promptfoo reads one prompt per row",
-    "provider_prompts_filter": "a provider's prompts: restriction is ignored",
-    "file_vars_glob": "a file:// var naming a glob does not expand to one test per file",
-    "test_options_repeat": "a test's options.repeat is ignored",
-    "tests_generator_config": "a {path, config} test generator is called without its config",
-    "test_provider_override": "a test's provider: does not replace the suite's provider",
-    "python_provider_label": "an unlabeled Python provider is named file://x.py "
-    "(promptfoo: python:x.py:default)",
-    "metadata_free_form": "metadata.priority must be P0-P3; promptfoo's metadata is free-form",
-    "provider_map_id": "a {echo: {id: other}} provider map entry is refused",
-    "provider_file_env": "env templates in a providers file are not substituted",
-    "prompt_labels": "prompt labels: a file above the config's folder is labelled with an "
-    "absolute path, an inline JSON prompt keeps its spacing (promptfoo: as written, compact)",
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module", autouse=True)
