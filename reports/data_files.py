@@ -12,7 +12,20 @@ from typing import Any
 import yaml
 
 from evals.model.evaluation import EvaluationResult
-from evals.reports.promptfoo_format import ERROR_FAILURE, PASS, build_document, build_rows, columns
+from evals.reports.json_document import ROWS_MARK, finished_row, render_document, row_fragment
+from evals.reports.promptfoo_format import (
+    ERROR_FAILURE,
+    PASS,
+    accumulate,
+    build_document,
+    build_rows,
+    column_prompts,
+    columns,
+    document_head,
+    duration_ms,
+    fill_head,
+    finish_metrics,
+)
 
 
 def jsonable(value: Any) -> Any:
@@ -33,7 +46,15 @@ def jsonable(value: Any) -> Any:
 
 def render_json(result: EvaluationResult) -> str:
     """promptfoo's output file (results version 3) with the `evals` key added."""
-    return json.dumps(jsonable(build_document(result)), indent=2, ensure_ascii=False) + "\n"
+    rows = build_rows(result)
+    prompts = column_prompts(columns(result))
+    for row in rows:
+        accumulate(prompts[row["promptIdx"]]["metrics"], row)
+    finish_metrics(prompts, result.suite.derived_metrics)
+    head = document_head(result, ROWS_MARK)
+    fill_head(head, prompts, duration_ms(result))
+    fragments = (finished_row(row_fragment(row), row.pop("testIdx")) for row in rows)
+    return render_document(head, fragments)
 
 
 def render_yaml(result: EvaluationResult) -> str:

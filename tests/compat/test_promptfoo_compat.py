@@ -59,9 +59,6 @@ def test_config_matches_promptfoo(name):
     assert differences(golden, result) == []
 
 
-@pytest.mark.xfail(
-    strict=True, reason="derivedMetrics are not written to the JSON report's prompt metrics"
-)
 def test_json_report_carries_derived_metrics():
     """Each prompt column of the -o JSON report has promptfoo's named scores, derived ones too."""
     from evals.reports.data_files import render_json
