@@ -49,21 +49,32 @@ def _add_store(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _streamed_reports(outputs: Sequence[str] | None) -> list[Path]:
+    """The `-o` files written while the evaluation runs: promptfoo's JSON report."""
+    return [Path(out) for out in outputs or [] if Path(out).name.lower().endswith(".json")]
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a suite, write reports, print the verdict, and exit by the gates."""
-    store_process = None
+    store_process = report_process = None
     if not args.no_store:
         from evals.store.process import StoreProcess
 
         store_process = StoreProcess(args.store)  # starts while the suite loads
+    streamed = _streamed_reports(args.output)
     try:
-        return _run(args, store_process)
+        if streamed:
+            from evals.reports.json_stream import ReportProcess
+
+            report_process = ReportProcess(streamed)
+        return _run(args, store_process, report_process)
     finally:
-        if store_process is not None:
-            store_process.close()
+        for process in (report_process, store_process):
+            if process is not None:
+                process.close()
 
 
-def _run(args: argparse.Namespace, store_process) -> int:  # StoreProcess | None
+def _run(args: argparse.Namespace, store_process, report_process) -> int:
     from evals.model.options import RunOptions
     from evals.pipeline.evaluation import run_evaluation
     from evals.suite import load_suite
@@ -79,7 +90,7 @@ def _run(args: argparse.Namespace, store_process) -> int:  # StoreProcess | None
         environment=args.env,
         store_url=args.store,
         use_store=not args.no_store,
-        keep_records=bool(args.output),
+        keep_records=len(args.output or []) > len(_streamed_reports(args.output)),
         resume=args.resume,
         shard=args.shard,
         progress=not args.quiet and not args.no_progress,
@@ -91,12 +102,13 @@ def _run(args: argparse.Namespace, store_process) -> int:  # StoreProcess | None
         ray_address=args.ray_address,
         cache=args.cache,
         store_process=store_process,
+        report_process=report_process,
     )
     _check_outputs(args.output)
     if args.until_decided:
         return _run_staged(suite, options, args)
     result = run_evaluation(suite, options)
-    return _finish(result, args)
+    return _finish(result, args, report_process)
 
 
 def _run_staged(suite, options, args: argparse.Namespace) -> int:  # Suite, RunOptions
@@ -104,7 +116,7 @@ def _run_staged(suite, options, args: argparse.Namespace) -> int:  # Suite, RunO
     from evals.pipeline.staged import run_until_decided
 
     staged = run_until_decided(suite, options, args.until_decided)
-    code = _finish(staged.result, args)
+    code = _finish(staged.result, args, options.report_process)
     if not args.quiet:
         print(staged.describe())
     return code
@@ -150,11 +162,18 @@ def _check_outputs(outputs: Sequence[str] | None) -> None:
         renderer_for(Path(out))
 
 
-def _finish(result, args: argparse.Namespace) -> int:
+def _finish(result, args: argparse.Namespace, report_process=None) -> int:
+    """Write the reports (a report process finishes the JSON report it streamed), print the
+    verdict, and return the exit code."""
     from evals.reports import render_terminal, write_report
 
+    streamed = []
+    if report_process is not None:
+        report_process.finish(result)
+        streamed = _streamed_reports(args.output)
     for out in args.output or []:
-        write_report(Path(out), result)
+        if Path(out) not in streamed:
+            write_report(Path(out), result)
     if not args.quiet:
         render_terminal(result)
     for out in args.output or []:

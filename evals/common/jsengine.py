@@ -203,10 +203,11 @@ class _Engine:
         self.context.eval(_source("prelude.js"))
         self.context.eval(_FREEZE)
         self.dispatch = self.context.get("__evals")
+        self.direct = {name: self.context.get(f"__{name}") for name in ("regex", "render")}
         self.time_s = -1.0
         self.output_chars = -1
 
-    def call(self, name: str, args: list[Any], time_limited: bool) -> Any:
+    def _ready(self, time_limited: bool) -> None:
         wanted = _limits.time_s if time_limited else -1.0
         if self.time_s != wanted:
             self.context.set_time_limit(wanted)
@@ -216,10 +217,23 @@ class _Engine:
             self._dispatch("setMaxOutput", [_limits.output_chars])
         if self.has_nunjucks and self.filters_version != _filters_version:
             self._sync_filters()
+
+    def call(self, name: str, args: list[Any], time_limited: bool) -> Any:
+        self._ready(time_limited)
         envelope = self._dispatch(name, args)
         if envelope.get("pending"):
             envelope = self._settle()
         return None if envelope.get("undef") else envelope.get("ok")
+
+    def direct_call(self, name: str, args: list[Any], time_limited: bool) -> Any:
+        """`regex` or `render` with string arguments and result: no JSON envelope."""
+        self._ready(time_limited)
+        try:
+            return self.direct[name](*args)
+        except self._quickjs.JSException as exc:
+            raise _thrown(str(exc)) from None
+        except self._quickjs.StackOverflow as exc:
+            raise JavaScriptError(str(exc), "RangeError") from None
 
     def _dispatch(self, name: str, args: list[Any]) -> dict[str, Any]:
         special = False
@@ -261,6 +275,22 @@ class _Engine:
             else:
                 self._dispatch("addHostFilter", [name])
         self.filters_version = version
+
+
+def _thrown(text: str) -> JavaScriptError:
+    """The error a JavaScript exception's text (`Name: message` then `    at ...` lines)
+    describes; a limit error when QuickJS stopped the code."""
+    lines = text.split("\n")
+    cut = next((i for i, line in enumerate(lines) if line.startswith("    at ")), len(lines))
+    head, stack = "\n".join(lines[:cut]), "\n".join(lines[cut:])
+    name, sep, message = head.partition(": ")
+    if not sep or " " in name.replace("Template render error", ""):
+        name, message = "Error", head
+    if message in ("interrupted", "out of memory") or message.endswith(
+        "InternalError: out of memory"
+    ):
+        return _limit_error(message)
+    return JavaScriptError(message, name, stack)
 
 
 def _finite(value: Any) -> Any:
@@ -313,4 +343,24 @@ def host_filter_names() -> frozenset[str]:
 
 def regex_test(pattern: str, text: str, flags: str = "") -> bool:
     """`new RegExp(pattern, flags).test(text)`; JavaScriptError (a SyntaxError) when invalid."""
-    return bool(call("regex", pattern, flags, text))
+    try:
+        return bool(_engine(False).direct_call("regex", [pattern, flags, text], True))
+    except (SystemError, UnicodeEncodeError):  # lone surrogates: only JSON carries them
+        return bool(call("regex", pattern, flags, text))
+
+
+def render(
+    source: str, variables: dict[str, Any], env: dict[str, str] | None, time_limited: bool
+) -> str:
+    """Render a Nunjucks template with `variables` (and `env` as a global when given)."""
+    special = False
+    try:
+        payload = json.dumps(variables, default=str, allow_nan=False)
+    except ValueError:
+        payload, special = json.dumps(_finite(variables), default=str), True
+    scope = None if env is None else json.dumps(env)
+    engine = _engine(True)
+    try:
+        return str(engine.direct_call("render", [source, payload, scope, special], time_limited))
+    except (SystemError, UnicodeEncodeError):  # lone surrogates: only JSON carries them
+        return str(call("render", source, variables, env, nunjucks=True, time_limited=time_limited))

@@ -106,12 +106,9 @@ def render(
     scope_env = None if env is None or "env" not in source else dict(env)
     limited = test_data or not _calls_python_filter(source)
     try:
-        text = jsengine.call(
-            "render", source, dict(variables), scope_env, nunjucks=True, time_limited=limited
-        )
+        return jsengine.render(source, dict(variables), scope_env, limited)
     except jsengine.JavaScriptError as exc:
         raise _template_error(exc) from None
-    return str(text)
 
 
 def render_value(

@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -48,7 +49,8 @@ _SEND_AT = 32
 _PIPE_BYTES = 1 << 20
 
 
-def _frame(message: tuple[Any, ...]) -> bytes:
+def frame(message: tuple[Any, ...]) -> bytes:
+    """A message as the companion processes read it: a length-prefixed pickle."""
     payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     return _HEADER.pack(len(payload)) + payload
 
@@ -75,13 +77,14 @@ class StoreProcess:
             import fcntl
 
             fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)  # type: ignore[union-attr]
-        self._answers = _Inbox(self._process.stdout.fileno())  # type: ignore[union-attr]
+        self._answers = Inbox(self._process.stdout.fileno())  # type: ignore[union-attr]
         self._evaluation_id: str | None = None
         self._failure: str | None = None
         self._outbox: list[EncodedRun] = []
         self._send_scheduled = False
         self._next_check = 0.0
         self._closed = False
+        self._tee: Callable[[bytes], None] | None = None
 
     @property
     def pid(self) -> int:
@@ -136,7 +139,15 @@ class StoreProcess:
             if self._process.poll() is not None:
                 self._fail()
         runs, self._outbox = self._outbox, []
-        self._command(("runs", runs))
+        message = frame(("runs", runs))
+        self._write(message)
+        if self._tee is not None:
+            self._tee(message)
+
+    def tee(self, receiver: Callable[[bytes], None] | None) -> None:
+        """Also hand every framed batch of runs to `receiver` (the report process reads the
+        same runs: encoded and framed once, written to two pipes)."""
+        self._tee = receiver
 
     def _require_evaluation(self) -> str:
         if self._evaluation_id is None:
@@ -168,10 +179,13 @@ class StoreProcess:
         self._errors.close()
 
     def _command(self, message: tuple[Any, ...]) -> None:
+        self._write(frame(message))
+
+    def _write(self, framed: bytes) -> None:
         if self._failure is not None:
             raise HarnessFault(self._failure)
         try:
-            self._process.stdin.write(_frame(message))  # type: ignore[union-attr]
+            self._process.stdin.write(framed)  # type: ignore[union-attr]
             self._process.stdin.flush()  # type: ignore[union-attr]
         except (BrokenPipeError, ValueError):
             self._fail()
@@ -202,10 +216,11 @@ class StoreProcess:
         raise HarnessFault(self._failure)
 
 
-class _Inbox:
+class Inbox:
     """Messages from a pipe, waiting no longer than asked for the next one (None: forever).
 
-    The store process reads the harness's messages with it, the harness the answers.
+    The store process (and the report process) reads the harness's messages with it, the
+    harness the answers.
     """
 
     def __init__(self, fd: int) -> None:
@@ -251,7 +266,7 @@ def serve(
     from evals.store import open_store
     from evals.store.writer import insert_encoded
 
-    inbox = _Inbox(source)
+    inbox = Inbox(source)
     store = None
     pending: list[EncodedRun] = []
     stored = 0
@@ -283,10 +298,10 @@ def serve(
                 _, meta, summary, gates = message
                 store.finish_evaluation(meta, summary, gates)  # type: ignore[union-attr]
             if kind != "runs":
-                answers.write(_frame(("ok", stored)))
+                answers.write(frame(("ok", stored)))
                 answers.flush()
     except Exception as exc:  # every store failure goes back to the harness as a message
-        answers.write(_frame(("error", f"{type(exc).__name__}: {exc}")))
+        answers.write(frame(("error", f"{type(exc).__name__}: {exc}")))
         answers.flush()
         return 1
     finally:

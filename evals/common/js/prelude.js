@@ -1,8 +1,10 @@
 // What the harness runs as JavaScript, where promptfoo runs JavaScript: regular
 // expressions, inline assertions and transforms (wrapped as promptfoo wraps them) and
 // Nunjucks templates. Loaded once into each sandboxed QuickJS context after nunjucks.min.js
-// (when templates need it). Python reaches it only through `__evals(name, argsJson)`,
-// which answers with one JSON envelope: {ok, undef} or {pending} or {error, name, stack}.
+// (when templates need it). Python reaches it through `__evals(name, argsJson)`, which
+// answers with one JSON envelope: {ok, undef} or {pending} or {error, name, stack}, and,
+// for the two calls made for nearly every run, through `__regex` and `__render`, which
+// take and return strings directly (errors surface as exceptions).
 (function (global) {
   "use strict";
   var parse = JSON.parse;
@@ -230,6 +232,15 @@
     }
     return value;
   }
+
+  global.__regex = function (pattern, flags, text) {
+    return calls.regex(pattern, flags, text);
+  };
+
+  global.__render = function (source, varsJson, envJson, special) {
+    var vars = special ? parse(varsJson, revive) : parse(varsJson);
+    return calls.render(source, vars, envJson === null ? null : parse(envJson));
+  };
 
   global.__evals = function (name, argsJson, special) {
     try {
