@@ -249,10 +249,7 @@ class _Engine:
             raise JavaScriptError(str(exc), "RangeError") from None
         if "error" in envelope:
             error = envelope["error"]
-            if envelope.get("name") == "InternalError" and error in (
-                "interrupted",
-                "out of memory",
-            ):
+            if _is_limit(error):
                 raise _limit_error(error)
             raise JavaScriptError(error, envelope["name"], envelope["stack"], envelope["lineno"])
         return envelope
@@ -286,11 +283,16 @@ def _thrown(text: str) -> JavaScriptError:
     name, sep, message = head.partition(": ")
     if not sep or " " in name.replace("Template render error", ""):
         name, message = "Error", head
-    if message in ("interrupted", "out of memory") or message.endswith(
-        "InternalError: out of memory"
-    ):
+    if _is_limit(message):
         return _limit_error(message)
     return JavaScriptError(message, name, stack)
+
+
+def _is_limit(message: str) -> bool:
+    """Whether QuickJS stopped the code (time or memory), possibly inside a Nunjucks error."""
+    return message in ("interrupted", "out of memory") or message.endswith(
+        ("InternalError: out of memory", "InternalError: interrupted")
+    )
 
 
 def _finite(value: Any) -> Any:

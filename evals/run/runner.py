@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.agents.base import Agent, CallContext, MalformedResponse
+from evals.common import jsengine
 from evals.common.transforms import TransformError
 from evals.grade.grading import AssertionRaised, grade_case_async
 from evals.model.plan import PlannedRun
@@ -143,6 +144,9 @@ class Runner:
         self.template_env = {**os.environ, **suite_env}
         evaluate_options = self.suite_config.get("evaluateOptions") or {}
         self.default_delay_s = float(evaluate_options.get("delay") or 0) / 1000.0
+        # A template, regex or JavaScript check may not outlast the run's own timeout.
+        js_limit = jsengine.DEFAULT_TIME_LIMIT_S
+        jsengine.set_time_limit(min(js_limit, timeout_s) if timeout_s else js_limit)
 
     async def execute(self, run: PlannedRun) -> RunRecord:
         """Call the agent once and grade the result; never raises for agent faults.
