@@ -26,7 +26,6 @@ from evals.graders.registry import register
 from evals.model.errors import SuiteError
 from evals.model.results import Grade
 
-_CODE_LABEL = "Python code"
 _LANGUAGE = "Python"
 
 
@@ -267,8 +266,9 @@ def _parse_float(text: str) -> float | None:
     return float(match.group(1).replace("Infinity", "inf")) if match else None
 
 
-def normalize_script_result(ctx: GradeContext, result: Any) -> Grade:
-    """promptfoo's normalizeScriptResult for a Python result: bool, number, text or dict."""
+def normalize_script_result(ctx: GradeContext, result: Any, language: str = _LANGUAGE) -> Grade:
+    """promptfoo's normalizeScriptResult for a script's result: bool, number, text or dict
+    (`language` names the script in reasons: Python, Ruby)."""
     assertion, inverse = ctx.assertion, ctx.inverse
     suffix = assertion.raw.get("value", assertion.value)
     threshold = assertion.threshold
@@ -276,7 +276,7 @@ def normalize_script_result(ctx: GradeContext, result: Any) -> Grade:
     if result is True or lowered == "true" or result is False or lowered == "false":
         raw = result is True or lowered == "true"
         passed = raw != inverse
-        reason = _append(f"{_CODE_LABEL} returned {js_string(raw)}", suffix)
+        reason = _append(f"{language} code returned {js_string(raw)}", suffix)
         return Grade(
             passed, 1.0 if passed else 0.0, "Assertion passed" if passed else reason, assertion.raw
         )
@@ -287,36 +287,36 @@ def normalize_script_result(ctx: GradeContext, result: Any) -> Grade:
             raise ScriptError(f"Invalid JSON: {exc} when parsing result: {result}") from exc
         if not isinstance(result, dict):
             raise ScriptError(
-                f"{_LANGUAGE} assertion must return a boolean, number, or {{pass, score, reason}} "
+                f"{language} assertion must return a boolean, number, or {{pass, score, reason}} "
                 f"object. Got instead: {result}"
             )
     if isinstance(result, (dict, list)):
-        return _normalize_object(ctx, result, suffix)
+        return _normalize_object(ctx, result, suffix, language)
     score = _parse_float(js_string(result))
     if score is None:
         raise ScriptError(
-            f"{_LANGUAGE} assertion must return a boolean, number, or {{pass, score, reason}} "
+            f"{language} assertion must return a boolean, number, or {{pass, score, reason}} "
             f"object. Instead got:\n{js_string(result)}"
         )
     raw = score > 0 if threshold is None else score >= threshold
     passed = raw != inverse
-    reason = _append(f"{_CODE_LABEL} returned {js_string(raw)}", suffix)
+    reason = _append(f"{language} code returned {js_string(raw)}", suffix)
     return Grade(passed, score, "Assertion passed" if passed else reason, assertion.raw)
 
 
-def _normalize_object(ctx: GradeContext, result: dict | list, suffix: Any) -> Grade:
+def _normalize_object(ctx: GradeContext, result: dict | list, suffix: Any, language: str) -> Grade:
     as_dict = result if isinstance(result, dict) else {str(i): v for i, v in enumerate(result)}
     mapped = _camel_case(as_dict)
     if not is_grading_result(mapped):
         raise ScriptError(
-            f"{_LANGUAGE} assertion must return a boolean, number, or {{pass, score, reason}} "
+            f"{language} assertion must return a boolean, number, or {{pass, score, reason}} "
             f"object. Got instead:\n{json.dumps(mapped, indent=2, ensure_ascii=False)}"
         )
     threshold = ctx.assertion.threshold
     if threshold is not None and mapped["score"] < threshold:
         mapped["pass"] = False
         message = (
-            f"{_LANGUAGE} score {js_string(mapped['score'])} is less than threshold "
+            f"{language} score {js_string(mapped['score'])} is less than threshold "
             f"{js_string(threshold)}"
         )
         mapped["reason"] = f"{message}: {mapped['reason']}" if mapped["reason"] else message
@@ -324,7 +324,7 @@ def _normalize_object(ctx: GradeContext, result: dict | list, suffix: Any) -> Gr
     passed = raw != ctx.inverse
     if passed != raw:
         mapped["reason"] = (
-            "Assertion passed" if passed else f"{_CODE_LABEL} returned {js_string(raw)}"
+            "Assertion passed" if passed else f"{language} code returned {js_string(raw)}"
         )
     mapped["pass"] = passed
     return grade_from_result(mapped, ctx.assertion.raw)

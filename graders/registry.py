@@ -38,6 +38,7 @@ _TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
     "evals.graders.structured": ("contains-html", "contains-json", "is-html", "is-json"),
     "evals.graders.python_assert": ("python",),
     "evals.graders.javascript": ("javascript",),
+    "evals.graders.ruby_assert": ("ruby",),
     "evals.graders.text_metrics": ("bleu", "gleu", "levenshtein", "meteor", "rouge-n"),
     "evals.graders.sets": ("assert-set",),
     "evals.graders.trajectory": (

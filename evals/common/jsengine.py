@@ -352,9 +352,14 @@ def regex_test(pattern: str, text: str, flags: str = "") -> bool:
 
 
 def render(
-    source: str, variables: dict[str, Any], env: dict[str, str] | None, time_limited: bool
+    source: str,
+    variables: dict[str, Any],
+    env: dict[str, str] | None,
+    time_limited: bool,
+    filters: bool,
 ) -> str:
-    """Render a Nunjucks template with `variables` (and `env` as a global when given)."""
+    """Render a Nunjucks template with `variables` (and `env` as a global when given);
+    `filters`: with the registered nunjucksFilters."""
     special = False
     try:
         payload = json.dumps(variables, default=str, allow_nan=False)
@@ -363,6 +368,10 @@ def render(
     scope = None if env is None else json.dumps(env)
     engine = _engine(True)
     try:
-        return str(engine.direct_call("render", [source, payload, scope, special], time_limited))
+        arguments = [source, payload, scope, special, filters]
+        return str(engine.direct_call("render", arguments, time_limited))
     except (SystemError, UnicodeEncodeError):  # lone surrogates: only JSON carries them
-        return str(call("render", source, variables, env, nunjucks=True, time_limited=time_limited))
+        text = call(
+            "render", source, variables, env, filters, nunjucks=True, time_limited=time_limited
+        )
+        return str(text)

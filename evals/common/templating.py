@@ -90,13 +90,16 @@ def render(
     env: Mapping[str, str] | None = None,
     *,
     test_data: bool = False,
+    filters: bool = False,
 ) -> str:
     """Render a template with the test's vars (and `env`, for templates the author wrote).
 
-    Raises TemplateError when the template does not compile or render, or exceeds the
-    sandbox's limits. A template calling one of the suite's Python filters runs without
-    the time limit (QuickJS cannot call Python under one), unless it is `test_data`: a
-    value from the tests, which always keeps the limit (and so cannot call those filters).
+    `filters` makes the suite's nunjucksFilters available: promptfoo renders prompts (and
+    the vars inside them) with them, and everything else without. Raises TemplateError
+    when the template does not compile or render, or exceeds the sandbox's limits. A
+    template calling one of the suite's Python filters runs without the time limit
+    (QuickJS cannot call Python under one), unless it is `test_data`: a value from the
+    tests, which always keeps the limit (and so cannot call those filters).
     """
     if "{{" not in source and "{%" not in source and "{#" not in source:
         return source
@@ -104,23 +107,27 @@ def render(
     if plan is not None:
         return _fill(plan, variables)
     scope_env = None if env is None or "env" not in source else dict(env)
-    limited = test_data or not _calls_python_filter(source)
+    limited = test_data or not (filters and _calls_python_filter(source))
     try:
-        return jsengine.render(source, dict(variables), scope_env, limited)
+        return jsengine.render(source, dict(variables), scope_env, limited, filters)
     except jsengine.JavaScriptError as exc:
         raise _template_error(exc) from None
 
 
 def render_value(
-    value: Any, variables: Mapping[str, Any], env: Mapping[str, str] | None = None
+    value: Any,
+    variables: Mapping[str, Any],
+    env: Mapping[str, str] | None = None,
+    *,
+    filters: bool = False,
 ) -> Any:
     """Render every string leaf of a value (assertion values, JSON prompts)."""
     if isinstance(value, str):
-        return render(value, variables, env)
+        return render(value, variables, env, filters=filters)
     if isinstance(value, list):
-        return [render_value(v, variables, env) for v in value]
+        return [render_value(v, variables, env, filters=filters) for v in value]
     if isinstance(value, dict):
-        return {k: render_value(v, variables, env) for k, v in value.items()}
+        return {k: render_value(v, variables, env, filters=filters) for k, v in value.items()}
     return value
 
 

@@ -44,7 +44,8 @@ def render_prompt(
 
         from evals.common.templating import render_value
 
-        return json.dumps(render_value(raw, variables, env), ensure_ascii=False), variables
+        rendered = render_value(raw, variables, env, filters=True)
+        return json.dumps(rendered, ensure_ascii=False), variables
     from evals.suite.vars import render_prompt_text, resolve_vars
 
     options = run.case.options

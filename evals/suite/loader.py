@@ -87,7 +87,7 @@ class _Loader:
     def file_ref(self, ref: str, node: Any, what: str) -> Path:
         """Resolve a `file://` reference relative to the suite and record it."""
         rel = ref[len("file://") :] if ref.startswith("file://") else ref
-        rel = rel.split(":", 1)[0] if re.search(r"\.py:\w", rel) else rel
+        rel = rel.split(":", 1)[0] if re.search(r"\.(py|js|cjs|mjs|rb):\w", rel) else rel
         target = (self.root / rel).resolve()
         if not target.exists():
             raise self.error(

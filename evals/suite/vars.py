@@ -176,7 +176,7 @@ def _render_wrapped(
     wrapped = auto_wrap_raw(text)
     if wrapped is not text and not _RAW_TAGS.search(text):
         return text  # a raw block of text without raw tags renders as itself
-    return render(wrapped, variables, env, test_data=test_data)
+    return render(wrapped, variables, env, test_data=test_data, filters=True)
 
 
 _TEMPLATE_VARIABLE = re.compile(
@@ -232,7 +232,7 @@ def render_prompt_text(
     variables = resolve_var_references(variables)
     parsed = _json_prompt(template)
     if parsed is not _NOT_JSON:
-        return js_stringify(render_value(parsed, variables, env), indent=2)
+        return js_stringify(render_value(parsed, variables, env, filters=True), indent=2)
     rendered_vars = {k: _rendered_var(v, variables) for k, v in variables.items()}
     return _render_wrapped(template, rendered_vars, env)
 

@@ -12,7 +12,7 @@
   var CACHE_SIZE = 512;
   var calls = Object.create(null);
   var settled = null;
-  var nunjucksEnv = null;
+  var nunjucksEnvs = [null, null];
   var templates = new Map();
   var functions = new Map();
   var regexes = new Map();
@@ -143,33 +143,37 @@
   };
 
   // --- Nunjucks, configured as promptfoo configures it (no autoescape, undefined prints
-  // empty, a `load` filter) but with no loader: templates cannot read files.
-  function environment() {
-    if (nunjucksEnv === null) {
-      nunjucksEnv = new global.nunjucks.Environment([], { autoescape: false });
-      nunjucksEnv.addFilter("load", function (text) { return parse(text); });
+  // empty, a `load` filter) but with no loader: templates cannot read files. Prompts render
+  // in the environment that also has the suite's nunjucksFilters (promptfoo passes them to
+  // renderPrompt only); everything else (assertion values, ...) in the one without.
+  function environment(withFilters) {
+    var index = withFilters ? 1 : 0;
+    if (nunjucksEnvs[index] === null) {
+      var made = new global.nunjucks.Environment([], { autoescape: false });
+      made.addFilter("load", function (text) { return parse(text); });
+      nunjucksEnvs[index] = made;
     }
-    return nunjucksEnv;
+    return nunjucksEnvs[index];
   }
 
-  function template(source) {
-    return remember(templates, source, function () {
-      return new global.nunjucks.Template(source, environment(), null, true);
+  function template(source, withFilters) {
+    return remember(templates, (withFilters ? "f" : "p") + source, function () {
+      return new global.nunjucks.Template(source, environment(withFilters), null, true);
     });
   }
 
   calls.compile = function (source) {
-    template(source);
+    template(source, true);
     return true;
   };
 
-  calls.render = function (source, vars, env) {
+  calls.render = function (source, vars, env, withFilters) {
     var scope = vars;
     if (env !== null && !Object.prototype.hasOwnProperty.call(vars, "env")) {
       scope = Object.assign({}, vars);
       scope.env = env;
     }
-    var text = template(source).render(scope);
+    var text = template(source, withFilters).render(scope);
     if (maxOutput > 0 && text.length > maxOutput) {
       throw new RangeError("rendered text is longer than " + maxOutput + " characters");
     }
@@ -188,15 +192,20 @@
     var filter = typeof module.exports === "function" ? module.exports :
       module.exports.default || module.exports[name];
     if (typeof filter !== "function") throw new TypeError("the file must export a function");
-    environment().addFilter(name, filter);
+    environment(true).addFilter(name, filter);
     templates.clear();
     return true;
   };
 
-  // A filter written in Python: the host callable receives and returns JSON text only.
+  // A filter written in Python: the host callable receives and returns JSON text only, and
+  // is kept here alone (no longer a global the sandboxed code could reach).
+  var host = null;
   calls.addHostFilter = function (name) {
-    var host = global.__host_filter;
-    environment().addFilter(name, function () {
+    if (global.__host_filter !== undefined) {
+      host = global.__host_filter;
+      delete global.__host_filter;
+    }
+    environment(true).addFilter(name, function () {
       return parse(host(name, stringify(Array.prototype.slice.call(arguments))));
     });
     templates.clear();
@@ -237,9 +246,9 @@
     return calls.regex(pattern, flags, text);
   };
 
-  global.__render = function (source, varsJson, envJson, special) {
+  global.__render = function (source, varsJson, envJson, special, withFilters) {
     var vars = special ? parse(varsJson, revive) : parse(varsJson);
-    return calls.render(source, vars, envJson === null ? null : parse(envJson));
+    return calls.render(source, vars, envJson === null ? null : parse(envJson), withFilters);
   };
 
   global.__evals = function (name, argsJson, special) {
