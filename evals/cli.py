@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib.util
+import json
 import math
 import os
 import sys
@@ -203,6 +204,30 @@ def promptfoo_exit_code(records: Sequence) -> int:  # RunRecord
     if pass_rate < (threshold if math.isfinite(threshold) else 100.0):
         return failed_code
     return int(ExitCode.OK)
+
+
+def cmd_compat_check(args: argparse.Namespace) -> int:
+    """Run promptfoo and evals on every promptfoo config found; exit 1 when a row differs."""
+    from evals.pipeline.promptfoo_check import check
+
+    env = {}
+    for pair in args.env or []:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise SuiteError(f"--env takes NAME=VALUE, got {pair!r}", fix="write --env KEY=value")
+        env[name] = value
+    cli = Path(args.promptfoo or os.environ.get("EVALS_PROMPTFOO") or "promptfoo")
+    data = check(
+        [Path(p) for p in args.paths],
+        cli=cli,
+        goldens=Path(args.goldens) if args.goldens else None,
+        refresh=args.refresh,
+        env=env,
+        verbose=args.verbose,
+    )
+    if args.json:
+        Path(args.json).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return int(ExitCode.OK) if data["agreeing"] == data["rows"] else 1
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -467,6 +492,21 @@ def build_parser() -> argparse.ArgumentParser:
     validate = sub.add_parser("validate", help="check a suite without running it")
     validate.add_argument("suite")
     validate.set_defaults(handler=cmd_validate)
+
+    compat = sub.add_parser(
+        "compat-check",
+        help="run promptfoo and evals on promptfoo configs and compare their rows",
+    )
+    compat.add_argument("paths", nargs="+", help="config files or folders holding configs")
+    compat.add_argument("--promptfoo", help="promptfoo CLI (default: $EVALS_PROMPTFOO, PATH)")
+    compat.add_argument("--goldens", help="folder for promptfoo's trimmed outputs")
+    compat.add_argument("--refresh", action="store_true", help="run promptfoo again")
+    compat.add_argument(
+        "--env", action="append", metavar="NAME=VALUE", help="environment for both tools"
+    )
+    compat.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    compat.add_argument("--verbose", action="store_true", help="list every differing row")
+    compat.set_defaults(handler=cmd_compat_check)
 
     history = sub.add_parser("history", help="list stored evaluations")
     history.add_argument("--suite", help="only this suite id")

@@ -16,8 +16,8 @@ import pytest
 
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
+from evals.pipeline.promptfoo_rows import differences
 from evals.suite import load_suite
-from tests.compat.compat_rows import differences
 from tests.graders.judge_server import base_url, judge_server
 
 CONFIGS = Path(__file__).parent / "configs"
