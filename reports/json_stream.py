@@ -47,7 +47,7 @@ from evals.reports.promptfoo_format import (
     test_indices,
 )
 from evals.store.codec import decode_encoded, encode_run
-from evals.store.process import Inbox, frame
+from evals.store.frames import PIPE_BYTES, Inbox, frame
 
 
 @dataclass(slots=True)
@@ -91,6 +91,10 @@ class ReportProcess:
             stderr=self._errors,
             env=env,
         )
+        with contextlib.suppress(ImportError, AttributeError, OSError):  # Linux; else default size
+            import fcntl
+
+            fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[union-attr]
         self._answers = Inbox(self._process.stdout.fileno())  # type: ignore[union-attr]
         self._evaluation_id: str | None = None
         self._failure: str | None = None

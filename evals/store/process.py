@@ -22,10 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import pickle
-import select
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -39,20 +36,12 @@ from evals.model.evaluation import EvaluationMeta
 from evals.model.results import RunRecord
 from evals.model.summary import GateReport, Summary
 from evals.store.codec import EncodedRun, encode_run
+from evals.store.frames import PIPE_BYTES, Inbox, frame
 
-_HEADER = struct.Struct(">I")
 # How often `add` looks whether the store process has failed.
 _CHECK_INTERVAL_S = 0.1
 # Runs that travel together at most, so the store process works while the harness does.
 _SEND_AT = 32
-# Room in the pipe for runs on their way to the store (Linux lets a pipe grow to this).
-_PIPE_BYTES = 1 << 20
-
-
-def frame(message: tuple[Any, ...]) -> bytes:
-    """A message as the companion processes read it: a length-prefixed pickle."""
-    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    return _HEADER.pack(len(payload)) + payload
 
 
 class StoreProcess:
@@ -76,7 +65,7 @@ class StoreProcess:
         with contextlib.suppress(ImportError, AttributeError, OSError):  # Linux; else default size
             import fcntl
 
-            fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)  # type: ignore[union-attr]
+            fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[union-attr]
         self._answers = Inbox(self._process.stdout.fileno())  # type: ignore[union-attr]
         self._evaluation_id: str | None = None
         self._failure: str | None = None
@@ -214,45 +203,6 @@ class StoreProcess:
                 f": {detail}" if detail else ""
             )
         raise HarnessFault(self._failure)
-
-
-class Inbox:
-    """Messages from a pipe, waiting no longer than asked for the next one (None: forever).
-
-    The store process (and the report process) reads the harness's messages with it, the
-    harness the answers.
-    """
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.buffer = bytearray()
-        self.start = 0
-        self.closed = False
-
-    def next(self, timeout: float | None) -> tuple[Any, ...] | None:
-        """The next message; None when none came within `timeout` or the pipe closed."""
-        while True:
-            message = self._parse()
-            if message is not None or self.closed:
-                return message
-            if not select.select([self.fd], [], [], timeout)[0]:
-                return None
-            chunk = os.read(self.fd, _PIPE_BYTES)
-            self.closed = not chunk
-            del self.buffer[: self.start]
-            self.start = 0
-            self.buffer += chunk
-
-    def _parse(self) -> tuple[Any, ...] | None:
-        available = len(self.buffer) - self.start
-        if available < _HEADER.size:
-            return None
-        (size,) = _HEADER.unpack_from(self.buffer, self.start)
-        if available < _HEADER.size + size:
-            return None
-        body = self.start + _HEADER.size
-        self.start = body + size
-        return pickle.loads(memoryview(self.buffer)[body : self.start])
 
 
 def serve(
