@@ -143,10 +143,28 @@ def _metric_weights(grading: dict[str, Any], names: list[str]) -> dict[str, tupl
     return out
 
 
+def promptfoo_components(components: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A test's component results as promptfoo lists them: an assert-set's own result
+    (without an assertion) followed by each of its components (with the set's assertion
+    when they have none)."""
+    out: list[dict[str, Any]] = []
+    for component in components:
+        assertion = component.get("assertion") or {}
+        if assertion.get("type") != "assert-set":
+            out.append(component)
+            continue
+        out.append({k: v for k, v in component.items() if k != "assertion"})
+        for sub in component.get("componentResults") or []:
+            out.append({**sub, "assertion": sub.get("assertion") or assertion})
+    return out
+
+
 def _grading_result(record: RunRecord) -> dict[str, Any] | None:
     if record.grade is None:
         return None
     data = record.grade.to_dict()
+    if "componentResults" in data:
+        data["componentResults"] = promptfoo_components(data["componentResults"])
     data.setdefault("namedScores", {})
     tokens = {"total": 0, "prompt": 0, "completion": 0, "cached": 0, "numRequests": 0}
     tokens.update(data.get("tokensUsed", {}))

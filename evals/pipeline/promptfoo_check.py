@@ -38,6 +38,7 @@ from evals.pipeline.evaluation import run_evaluation
 from evals.pipeline.promptfoo_rows import (
     golden_rows,
     harness_rows,
+    is_error_row,
     promptfoo_version,
     row_differences,
     run_promptfoo,
@@ -203,7 +204,7 @@ def compare(config: Path, golden: dict[str, Any], env: dict[str, str]) -> Config
         verdict = "differ" if diffs else "agree"
         for kind in row_types(row):
             outcome.by_type[kind][verdict] += 1
-        if row.get("error"):
+        if is_error_row(row):
             outcome.promptfoo_errors += 1
             outcome.agreeing_errors += not diffs
         if diffs:

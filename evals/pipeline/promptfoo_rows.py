@@ -25,6 +25,7 @@ from typing import Any
 from evals.common.jsvalues import js_stringify
 from evals.graders.registry import GROUP_TYPES
 from evals.model.evaluation import EvaluationResult
+from evals.reports.promptfoo_format import promptfoo_components
 from evals.suite.derived import column_scores
 
 
@@ -88,6 +89,7 @@ def trim(output: dict[str, Any]) -> dict[str, Any]:
                 "score": result["score"],
                 "namedScores": result.get("namedScores") or {},
                 "error": result.get("error"),
+                "failureReason": result.get("failureReason"),
                 "components": [component_fields(c) for c in grading.get("componentResults") or []],
             }
         )
@@ -171,18 +173,31 @@ def harness_rows(result: EvaluationResult) -> dict[Key, dict]:
             "output": record.response.output,
             "components": [
                 {
-                    "type": (c.assertion or {}).get("type"),
-                    "pass": c.passed,
-                    "score": c.score,
-                    "reason": c.reason,
+                    "type": (c.get("assertion") or {}).get("type"),
+                    "pass": c["pass"],
+                    "score": c["score"],
+                    "reason": c["reason"],
                 }
-                for c in (grade.component_results if grade else [])
+                for c in promptfoo_components(
+                    [g.to_dict() for g in (grade.component_results if grade else [])]
+                )
             ],
         }
         case = suite.cases[record.case_index]
         prompt = suite.prompts[record.prompt_index]
         rows.append((prompt.label, record.key.agent, case.vars, row))
     return _keyed(rows)
+
+
+def is_error_row(row: dict[str, Any]) -> bool:
+    """Whether promptfoo could not grade the row (an error, not a failed check).
+
+    promptfoo's `error` field also carries a failed test's reason; goldens written before
+    `failureReason` was kept tell an error by its missing grading result.
+    """
+    if row.get("failureReason") is not None:
+        return bool(row["failureReason"] == 2)
+    return bool(row.get("error")) and not row["components"]
 
 
 def _close(a: float, b: float) -> bool:
@@ -204,7 +219,7 @@ def row_differences(expected: dict, actual: dict) -> list[str]:
         if a is None or b is None or not _close(float(a), float(b)):
             out.append(f"named score {name}: {a} != {b}")
     compared = any(c["type"] in GROUP_TYPES for c in expected["components"])
-    if expected["error"] is None or compared:
+    if not is_error_row(expected) or compared:
         got = [(c["type"], c["pass"]) for c in actual["components"]]
         want = [(c["type"], c["pass"]) for c in expected["components"]]
         if got != want:
