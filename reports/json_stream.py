@@ -18,7 +18,6 @@ itself; runs a resumed evaluation loads from the store are sent the same way.
 from __future__ import annotations
 
 import contextlib
-import mmap
 import os
 import subprocess
 import sys
@@ -200,20 +199,16 @@ class _Spool:
         indices = test_indices({(case, r) for case, r, *_ in self.places}, repeat)
         order = sorted(self.places, key=lambda p: (indices[(p[0], p[1])], p[2]))
         self.file.flush()
-        view = mmap.mmap(self.file.fileno(), 0, access=mmap.ACCESS_READ) if self.size else b""
-        try:
-            for path in self.plan.paths:
-                partial = f"{path}.partial"
-                with open(partial, "wb") as out:
-                    rows = (
-                        finished_row(view[at : at + size], indices[(case, r)])
-                        for case, r, _, at, size in order
-                    )
-                    write_document(out, head, rows)
-                os.replace(partial, path)
-        finally:
-            if isinstance(view, mmap.mmap):
-                view.close()
+        spool = self.file.fileno()
+        for path in self.plan.paths:
+            partial = f"{path}.partial"
+            with open(partial, "wb") as out:
+                rows = (
+                    finished_row(os.pread(spool, size, at), indices[(case, r)])
+                    for case, r, _, at, size in order
+                )
+                write_document(out, head, rows)
+            os.replace(partial, path)
 
     def close(self) -> None:
         self.file.close()

@@ -73,6 +73,19 @@ def _add_usage(target: dict[str, Any], usage: dict[str, Any]) -> None:
         target["assertions"][key] += usage["assertions"][key]
 
 
+_URL_NAMESPACE = uuid.NAMESPACE_URL.bytes
+
+
+def row_id(name: str) -> str:
+    """`str(uuid.uuid5(uuid.NAMESPACE_URL, name))`, without building UUID objects (one per
+    row of a large report)."""
+    digest = bytearray(hashlib.sha1(_URL_NAMESPACE + name.encode("utf-8")).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    text = digest.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
 def prompt_id(prompt: Prompt) -> str:
     """promptfoo's prompt id: sha256 of the label (or id, or raw text)."""
     source = prompt.label or prompt.id or str(prompt.raw)
@@ -250,7 +263,7 @@ def build_row(
     run_name = f"{evaluation_id}/{'/'.join(map(str, record.key.as_tuple()))}"
     row |= {
         "gradingResult": grading,
-        "id": str(uuid.uuid5(uuid.NAMESPACE_URL, run_name)),
+        "id": row_id(run_name),
         "latencyMs": round(record.latency_ms),
         "namedScores": dict(record.grade.named_scores) if record.grade else {},
         "prompt": {"raw": record.prompt, "label": column.prompt.label, "config": {}},

@@ -7,15 +7,19 @@ import os
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from evals.model.errors import HarnessFault
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
 from evals.reports.data_files import render_json
 from evals.reports.json_stream import ReportProcess
+from evals.reports.promptfoo_format import row_id
 from evals.suite import load_suite
 
 SUITE = """\
@@ -145,3 +149,8 @@ def test_promptfoo_imports_the_streamed_report(write_suite, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "successfully imported" in done.stdout + done.stderr
+
+
+@given(st.text())
+def test_row_ids_are_uuid5_of_the_run_name(name):
+    assert row_id(name) == str(uuid.uuid5(uuid.NAMESPACE_URL, name))
