@@ -90,16 +90,21 @@ def assertion_context(ctx: GradeContext) -> dict[str, Any]:
     return context
 
 
-def build_python_script(value: str) -> str:
-    """promptfoo's buildPythonScript: one line is returned, several lines form the body."""
+def wrap_script(value: str, head: str, tail: str, indent: str) -> str:
+    """promptfoo's script wrapping: one line is returned, several lines form the body of
+    `head` (indented as the code's own first indented line, else `indent`), then `tail`."""
     if "\n" not in value:
-        return f"import json\n\ndef main(output, context):\n    return {value}\n"
-    indent = "    "
+        return f"{head}\n{indent}return {value}\n{tail}"
     match = re.search(r"^(?!\s*$)\s+", value, re.MULTILINE)
     if match:
         indent = match.group(0)
     body = "\n".join(f"{indent}{line}" for line in value.split("\n"))
-    return f"import json\n\ndef main(output, context):\n{body}\n"
+    return f"{head}\n{body}\n{tail}"
+
+
+def build_python_script(value: str) -> str:
+    """promptfoo's buildPythonScript: `main(output, context)` around the code."""
+    return wrap_script(value, "import json\n\ndef main(output, context):", "", "    ")
 
 
 @lru_cache(maxsize=512)

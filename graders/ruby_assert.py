@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import shutil
 import tempfile
 from importlib import resources
@@ -27,21 +26,15 @@ from evals.graders.python_assert import (
     ScriptError,
     assertion_context,
     normalize_script_result,
+    wrap_script,
 )
 from evals.graders.registry import register
 from evals.model.results import Grade
 
 
 def build_ruby_script(value: str) -> str:
-    """promptfoo's buildRubyScript: one line is returned, several lines form the body."""
-    if "\n" not in value:
-        return f"require 'json'\n\ndef main(output, context)\n  return {value}\nend\n"
-    indent = "  "
-    match = re.search(r"^(?!\s*$)\s+", value, re.MULTILINE)
-    if match:
-        indent = match.group(0)
-    body = "\n".join(f"{indent}{line}" for line in value.split("\n"))
-    return f"require 'json'\n\ndef main(output, context)\n{body}\nend\n"
+    """promptfoo's buildRubyScript: `main(output, context)` around the code."""
+    return wrap_script(value, "require 'json'\n\ndef main(output, context)", "end\n", "  ")
 
 
 def ruby_executable() -> str:

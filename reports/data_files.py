@@ -16,15 +16,13 @@ from evals.reports.json_document import ROWS_MARK, finished_row, render_document
 from evals.reports.promptfoo_format import (
     ERROR_FAILURE,
     PASS,
-    accumulate,
     build_document,
     build_rows,
-    column_prompts,
     columns,
     document_head,
     duration_ms,
     fill_head,
-    finish_metrics,
+    table,
 )
 
 
@@ -46,11 +44,7 @@ def jsonable(value: Any) -> Any:
 
 def render_json(result: EvaluationResult) -> str:
     """promptfoo's output file (results version 3) with the `evals` key added."""
-    rows = build_rows(result)
-    prompts = column_prompts(columns(result))
-    for row in rows:
-        accumulate(prompts[row["promptIdx"]]["metrics"], row)
-    finish_metrics(prompts, result.suite.derived_metrics)
+    rows, prompts = table(result)
     head = document_head(result, ROWS_MARK)
     fill_head(head, prompts, duration_ms(result))
     fragments = (finished_row(row_fragment(row), row.pop("testIdx")) for row in rows)

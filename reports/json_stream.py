@@ -17,9 +17,7 @@ itself; runs a resumed evaluation loads from the store are sent the same way.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -46,7 +44,7 @@ from evals.reports.promptfoo_format import (
     test_indices,
 )
 from evals.store.codec import decode_encoded, encode_run
-from evals.store.frames import PIPE_BYTES, Inbox, frame
+from evals.store.companion import Companion, Inbox, answer, answer_failure, frame
 
 
 @dataclass(slots=True)
@@ -79,25 +77,13 @@ class ReportProcess:
 
     def __init__(self, paths: list[Path]) -> None:
         self.paths = [Path(p) for p in paths]
-        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
-        package_root = str(Path(__file__).resolve().parents[2])
-        path = os.environ.get("PYTHONPATH")
-        env = {**os.environ, "PYTHONPATH": package_root + (os.pathsep + path if path else "")}
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "evals.reports.json_stream"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._errors,
-            env=env,
+        self._child = Companion(
+            "evals.reports.json_stream",
+            [],
+            name="the report process",
+            failure="writing the JSON report failed",
         )
-        with contextlib.suppress(ImportError, AttributeError, OSError):  # Linux; else default size
-            import fcntl
-
-            fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[union-attr]
-        self._answers = Inbox(self._process.stdout.fileno())  # type: ignore[union-attr]
         self._evaluation_id: str | None = None
-        self._failure: str | None = None
-        self._closed = False
 
     @property
     def begun(self) -> bool:
@@ -113,13 +99,7 @@ class ReportProcess:
 
     def receive(self, framed: bytes) -> None:
         """Runs already encoded and framed (for the store process): pass them on."""
-        if self._failure is not None:
-            raise HarnessFault(self._failure)
-        try:
-            self._process.stdin.write(framed)  # type: ignore[union-attr]
-            self._process.stdin.flush()  # type: ignore[union-attr]
-        except (BrokenPipeError, ValueError):
-            self._fail()
+        self._child.write(framed)
 
     def add(self, record: RunRecord) -> None:
         """One run, encoded here (when no store process frames it)."""
@@ -138,36 +118,10 @@ class ReportProcess:
 
     def close(self) -> None:
         """Let the report process exit (dropping an unfinished report); wait for it."""
-        if self._closed:
-            return
-        self._closed = True
-        with contextlib.suppress(OSError):
-            self._process.stdin.close()  # type: ignore[union-attr]
-        self._process.wait()
-        self._process.stdout.close()  # type: ignore[union-attr]
-        self._errors.close()
+        self._child.close()
 
     def _request(self, message: tuple[Any, ...]) -> None:
-        self.receive(frame(message))
-        answer = self._answers.next(None)
-        if answer is None:
-            self._fail()
-        status, value = answer  # type: ignore[misc]
-        if status != "ok":
-            self._failure = f"writing the JSON report failed: {value}"
-            raise HarnessFault(self._failure)
-
-    def _fail(self) -> None:
-        answer = self._answers.next(None)
-        self._process.wait()
-        if answer is not None and answer[0] == "error":
-            self._failure = f"writing the JSON report failed: {answer[1]}"
-        else:
-            self._errors.seek(0)
-            detail = self._errors.read().decode(errors="replace").strip()
-            self._failure = f"the report process exited with code {self._process.returncode}"
-            self._failure += f": {detail}" if detail else ""
-        raise HarnessFault(self._failure)
+        self._child.request(message)
 
 
 class _Spool:
@@ -228,13 +182,10 @@ def serve(source: int, answers: IO[bytes]) -> int:
                 spool = _Spool(message[1])
             elif kind == "finish":
                 spool.finish(*message[1:])  # type: ignore[union-attr]
-            answers.write(frame(("ok", 0)))
-            answers.flush()
+            answer(answers, "ok", 0)
         return 0
     except Exception as exc:  # every failure goes back to the harness as a message
-        answers.write(frame(("error", f"{type(exc).__name__}: {exc}")))
-        answers.flush()
-        return 1
+        return answer_failure(answers, exc)
     finally:
         if spool is not None:
             spool.close()

@@ -472,13 +472,19 @@ def fill_head(head: dict[str, Any], prompts: list[dict[str, Any]], duration: int
     head["results"]["stats"] = stats(prompts, duration)
 
 
-def build_document(result: EvaluationResult) -> dict[str, Any]:
-    """The whole output file: evalId, results (v3), config, metadata and the `evals` key."""
+def table(result: EvaluationResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The rows, and the columns with their metrics summed over the rows."""
     rows = build_rows(result)
     prompts = column_prompts(columns(result))
     for row in rows:
         accumulate(prompts[row["promptIdx"]]["metrics"], row)
     finish_metrics(prompts, result.suite.derived_metrics)
+    return rows, prompts
+
+
+def build_document(result: EvaluationResult) -> dict[str, Any]:
+    """The whole output file: evalId, results (v3), config, metadata and the `evals` key."""
+    rows, prompts = table(result)
     head = document_head(result, rows)
     fill_head(head, prompts, duration_ms(result))
     return head

@@ -23,12 +23,9 @@ import asyncio
 import contextlib
 import os
 import signal
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import IO, Any
 
 from evals.model.errors import HarnessFault
@@ -36,7 +33,7 @@ from evals.model.evaluation import EvaluationMeta
 from evals.model.results import RunRecord
 from evals.model.summary import GateReport, Summary
 from evals.store.codec import EncodedRun, encode_run
-from evals.store.frames import PIPE_BYTES, Inbox, frame
+from evals.store.companion import Companion, Inbox, answer, answer_failure, frame
 
 # How often `add` looks whether the store process has failed.
 _CHECK_INTERVAL_S = 0.1
@@ -50,25 +47,13 @@ class StoreProcess:
     def __init__(
         self, url: str | None = None, *, batch_size: int = 256, max_delay_s: float = 0.25
     ) -> None:
-        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
-        package_root = str(Path(__file__).resolve().parents[2])
-        path = os.environ.get("PYTHONPATH")
-        env = {**os.environ, "PYTHONPATH": package_root + (os.pathsep + path if path else "")}
-        command = [sys.executable, "-m", "evals.store.process", url or ""]
-        self._process = subprocess.Popen(
-            [*command, str(batch_size), str(max_delay_s)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._errors,
-            env=env,
+        self._child = Companion(
+            "evals.store.process",
+            [url or "", str(batch_size), str(max_delay_s)],
+            name="the store process",
+            failure="storing runs failed",
         )
-        with contextlib.suppress(ImportError, AttributeError, OSError):  # Linux; else default size
-            import fcntl
-
-            fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[union-attr]
-        self._answers = Inbox(self._process.stdout.fileno())  # type: ignore[union-attr]
         self._evaluation_id: str | None = None
-        self._failure: str | None = None
         self._outbox: list[EncodedRun] = []
         self._send_scheduled = False
         self._next_check = 0.0
@@ -78,7 +63,7 @@ class StoreProcess:
     @property
     def pid(self) -> int:
         """The store process's id."""
-        return self._process.pid
+        return self._child.process.pid
 
     def begin(self, meta: EvaluationMeta, *, create: bool) -> None:
         """Start storing runs of evaluation `meta` (an EvaluationMeta), creating it if asked.
@@ -95,8 +80,8 @@ class StoreProcess:
         Inside an event loop, the runs that complete in one turn of the loop travel
         together, at the end of that turn (or every `_SEND_AT` runs in a long turn).
         """
-        if self._failure is not None:
-            raise HarnessFault(self._failure)
+        if self._child.failure is not None:
+            raise HarnessFault(self._child.failure)
         self._outbox.append(encode_run(self._require_evaluation(), record))
         if len(self._outbox) >= _SEND_AT:
             self.send()
@@ -125,11 +110,11 @@ class StoreProcess:
         now = time.monotonic()
         if now >= self._next_check:
             self._next_check = now + _CHECK_INTERVAL_S
-            if self._process.poll() is not None:
-                self._fail()
+            if self._child.process.poll() is not None:
+                self._child.fail()
         runs, self._outbox = self._outbox, []
         message = frame(("runs", runs))
-        self._write(message)
+        self._child.write(message)
         if self._tee is not None:
             self._tee(message)
 
@@ -161,48 +146,11 @@ class StoreProcess:
         self._closed = True
         with contextlib.suppress(HarnessFault):
             self.send()
-        with contextlib.suppress(OSError):
-            self._process.stdin.close()  # type: ignore[union-attr]
-        self._process.wait()
-        self._process.stdout.close()  # type: ignore[union-attr]
-        self._errors.close()
-
-    def _command(self, message: tuple[Any, ...]) -> None:
-        self._write(frame(message))
-
-    def _write(self, framed: bytes) -> None:
-        if self._failure is not None:
-            raise HarnessFault(self._failure)
-        try:
-            self._process.stdin.write(framed)  # type: ignore[union-attr]
-            self._process.stdin.flush()  # type: ignore[union-attr]
-        except (BrokenPipeError, ValueError):
-            self._fail()
+        self._child.close()
 
     def _request(self, message: tuple[Any, ...]) -> int:
         self.send()
-        self._command(message)
-        answer = self._answers.next(None)
-        if answer is None:
-            self._fail()
-        status, value = answer  # type: ignore[misc]
-        if status != "ok":
-            self._failure = f"storing runs failed: {value}"
-            raise HarnessFault(self._failure)
-        return int(value)
-
-    def _fail(self) -> None:
-        answer = self._answers.next(None)
-        self._process.wait()
-        if answer is not None and answer[0] == "error":
-            self._failure = f"storing runs failed: {answer[1]}"
-        else:
-            self._errors.seek(0)
-            detail = self._errors.read().decode(errors="replace").strip()
-            self._failure = f"the store process exited with code {self._process.returncode}" + (
-                f": {detail}" if detail else ""
-            )
-        raise HarnessFault(self._failure)
+        return int(self._child.request(message))
 
 
 def serve(
@@ -248,12 +196,9 @@ def serve(
                 _, meta, summary, gates = message
                 store.finish_evaluation(meta, summary, gates)  # type: ignore[union-attr]
             if kind != "runs":
-                answers.write(frame(("ok", stored)))
-                answers.flush()
+                answer(answers, "ok", stored)
     except Exception as exc:  # every store failure goes back to the harness as a message
-        answers.write(frame(("error", f"{type(exc).__name__}: {exc}")))
-        answers.flush()
-        return 1
+        return answer_failure(answers, exc)
     finally:
         if store is not None:
             store.close()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import uuid
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from promptfoo_cli import needs_promptfoo, promptfoo_import
 
 from evals.model.errors import HarnessFault
 from evals.model.options import RunOptions
@@ -123,32 +123,11 @@ def test_the_cli_streams_the_json_report(write_suite, tmp_path):
     assert not list(tmp_path.glob("*.partial"))
 
 
-PROMPTFOO = Path(os.environ.get("EVALS_PROMPTFOO") or shutil.which("promptfoo") or "promptfoo")
-
-
-@pytest.mark.skipif(
-    shutil.which("node") is None or not PROMPTFOO.exists(), reason="promptfoo is not installed"
-)
+@needs_promptfoo
 def test_promptfoo_imports_the_streamed_report(write_suite, tmp_path):
     out = tmp_path / "streamed.json"
     _streamed(write_suite(SUITE), out, use_store=False)
-    home = tmp_path / "home"
-    home.mkdir()
-    env = os.environ | {
-        "HOME": str(home),
-        "PROMPTFOO_DISABLE_TELEMETRY": "1",
-        "PROMPTFOO_DISABLE_UPDATE": "1",
-    }
-    done = subprocess.run(
-        [str(PROMPTFOO), "import", str(out)],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "successfully imported" in done.stdout + done.stderr
+    promptfoo_import(out, tmp_path)
 
 
 @given(st.text())
