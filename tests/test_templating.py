@@ -95,3 +95,9 @@ def test_templates_cannot_include_files(tmp_path: Path):
 def test_json_crosses_the_engine_unchanged():
     value = {"text": 'é \u2028 "q" \\ {{ }}', "n": [1, 2.5, None, True]}
     assert json.loads(render("{{ v | dump }}", {"v": value})) == value
+
+
+def test_long_renders_built_by_concatenation_cross_back():
+    text = render("{% for i in range(300) %}x{{ i }}{% endfor %}{{ tail }}", {"tail": "!"})
+    assert text == "".join(f"x{i}" for i in range(300)) + "!"
+    assert render("{{ a ~ b }}", {"a": "p" * 500, "b": "q" * 500}) == "p" * 500 + "q" * 500

@@ -216,9 +216,12 @@ class Runner:
         if response.latency_ms is None:
             response.latency_ms = latency_ms
         ended = time.time()
-        if response.error is not None or response.output is None:
-            message = response.error if response.error is not None else "No output"
-            return _response_error(run, prompt, response, "agent_error", message, started)
+        if response.error is not None:
+            return _response_error(run, prompt, response, "agent_error", response.error, started)
+        if response.output is None and not response.trajectory:
+            # promptfoo's rule for a provider that answered nothing; an agent that stopped
+            # with no answer after acting (awaiting approval) is graded on what it did
+            return _response_error(run, prompt, response, "agent_error", "No output", started)
         try:
             output = transformed_output(run, response.output, self.suite_root)
         except TransformError as exc:

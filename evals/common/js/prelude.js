@@ -248,7 +248,9 @@
 
   global.__render = function (source, varsJson, envJson, special, withFilters) {
     var vars = special ? parse(varsJson, revive) : parse(varsJson);
-    return calls.render(source, vars, envJson === null ? null : parse(envJson), withFilters);
+    var text = calls.render(source, vars, envJson === null ? null : parse(envJson), withFilters);
+    // a flat copy: the host cannot read QuickJS's rope strings (built by concatenation)
+    return [text].join("");
   };
 
   global.__evals = function (name, argsJson, special) {
