@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib.util
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -50,21 +51,32 @@ def _add_store(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _streamed_reports(outputs: Sequence[str] | None) -> list[Path]:
+    """The `-o` files written while the evaluation runs: promptfoo's JSON report."""
+    return [Path(out) for out in outputs or [] if Path(out).name.lower().endswith(".json")]
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a suite, write reports, print the verdict, and exit by the gates."""
-    store_process = None
+    store_process = report_process = None
     if not args.no_store:
         from evals.store.process import StoreProcess
 
         store_process = StoreProcess(args.store)  # starts while the suite loads
+    streamed = _streamed_reports(args.output)
     try:
-        return _run(args, store_process)
+        if streamed:
+            from evals.reports.json_stream import ReportProcess
+
+            report_process = ReportProcess(streamed)
+        return _run(args, store_process, report_process)
     finally:
-        if store_process is not None:
-            store_process.close()
+        for process in (report_process, store_process):
+            if process is not None:
+                process.close()
 
 
-def _run(args: argparse.Namespace, store_process) -> int:  # StoreProcess | None
+def _run(args: argparse.Namespace, store_process, report_process) -> int:
     from evals.model.options import RunOptions
     from evals.pipeline.evaluation import run_evaluation
     from evals.suite import load_suite
@@ -80,7 +92,7 @@ def _run(args: argparse.Namespace, store_process) -> int:  # StoreProcess | None
         environment=args.env,
         store_url=args.store,
         use_store=not args.no_store,
-        keep_records=bool(args.output),
+        keep_records=len(args.output or []) > len(_streamed_reports(args.output)),
         resume=args.resume,
         shard=args.shard,
         progress=not args.quiet and not args.no_progress,
@@ -92,12 +104,13 @@ def _run(args: argparse.Namespace, store_process) -> int:  # StoreProcess | None
         ray_address=args.ray_address,
         cache=args.cache,
         store_process=store_process,
+        report_process=report_process,
     )
     _check_outputs(args.output)
     if args.until_decided:
         return _run_staged(suite, options, args)
     result = run_evaluation(suite, options)
-    return _finish(result, args)
+    return _finish(result, args, report_process)
 
 
 def _run_staged(suite, options, args: argparse.Namespace) -> int:  # Suite, RunOptions
@@ -105,7 +118,7 @@ def _run_staged(suite, options, args: argparse.Namespace) -> int:  # Suite, RunO
     from evals.pipeline.staged import run_until_decided
 
     staged = run_until_decided(suite, options, args.until_decided)
-    code = _finish(staged.result, args)
+    code = _finish(staged.result, args, options.report_process)
     if not args.quiet:
         print(staged.describe())
     return code
@@ -153,11 +166,18 @@ def _check_outputs(outputs: Sequence[str] | None) -> None:
         renderer_for(Path(out))
 
 
-def _finish(result, args: argparse.Namespace) -> int:
+def _finish(result, args: argparse.Namespace, report_process=None) -> int:
+    """Write the reports (a report process finishes the JSON report it streamed), print the
+    verdict, and return the exit code."""
     from evals.reports import render_terminal, write_report
 
+    streamed = []
+    if report_process is not None:
+        report_process.finish(result)
+        streamed = _streamed_reports(args.output)
     for out in args.output or []:
-        write_report(Path(out), result)
+        if Path(out) not in streamed:
+            write_report(Path(out), result)
     if not args.quiet:
         render_terminal(result)
     for out in args.output or []:
@@ -165,6 +185,30 @@ def _finish(result, args: argparse.Namespace) -> int:
     from evals.pipeline.verdict import exit_code
 
     return exit_code(result)
+
+
+def cmd_compat_check(args: argparse.Namespace) -> int:
+    """Run promptfoo and evals on every promptfoo config found; exit 1 when a row differs."""
+    from evals.pipeline.promptfoo_check import check
+
+    env = {}
+    for pair in args.env or []:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise SuiteError(f"--env takes NAME=VALUE, got {pair!r}", fix="write --env KEY=value")
+        env[name] = value
+    cli = Path(args.promptfoo or os.environ.get("EVALS_PROMPTFOO") or "promptfoo")
+    data = check(
+        [Path(p) for p in args.paths],
+        cli=cli,
+        goldens=Path(args.goldens) if args.goldens else None,
+        refresh=args.refresh,
+        env=env,
+        verbose=args.verbose,
+    )
+    if args.json:
+        Path(args.json).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return int(ExitCode.OK) if data["agreeing"] == data["rows"] else 1
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -428,6 +472,21 @@ def build_parser() -> argparse.ArgumentParser:
     validate = sub.add_parser("validate", help="check a suite without running it")
     validate.add_argument("suite")
     validate.set_defaults(handler=cmd_validate)
+
+    compat = sub.add_parser(
+        "compat-check",
+        help="run promptfoo and evals on promptfoo configs and compare their rows",
+    )
+    compat.add_argument("paths", nargs="+", help="config files or folders holding configs")
+    compat.add_argument("--promptfoo", help="promptfoo CLI (default: $EVALS_PROMPTFOO, PATH)")
+    compat.add_argument("--goldens", help="folder for promptfoo's trimmed outputs")
+    compat.add_argument("--refresh", action="store_true", help="run promptfoo again")
+    compat.add_argument(
+        "--env", action="append", metavar="NAME=VALUE", help="environment for both tools"
+    )
+    compat.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    compat.add_argument("--verbose", action="store_true", help="list every differing row")
+    compat.set_defaults(handler=cmd_compat_check)
 
     history = sub.add_parser("history", help="list stored evaluations")
     history.add_argument("--suite", help="only this suite id")

@@ -10,9 +10,9 @@ import json
 import math
 import re
 
+from evals.common.jsvalues import js_string, js_stringify
 from evals.graders import judge_prompts as prompts
 from evals.graders.base import GradeContext
-from evals.graders.jscompat import js_string, js_stringify
 from evals.graders.judge import (
     resolve_provider,
 )

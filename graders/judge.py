@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 from evals.agents.base import CallContext
 from evals.agents.registry import build_agent
+from evals.common.jsvalues import js_stringify
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import js_stringify
 from evals.graders.structured import extract_json_objects
 from evals.model.errors import SuiteError
 from evals.model.suite import ProviderSpec
@@ -43,8 +43,18 @@ class GraderProvider:
 
     @property
     def is_embedding(self) -> bool:
-        """True for an embeddings endpoint (`openai:embedding:MODEL`)."""
-        return self.id.startswith(_EMBEDDING_APIS)
+        """True for an embeddings endpoint (`openai:embedding:MODEL`) or a Python provider
+        (its `call_embedding_api`, as promptfoo's Python provider offers one)."""
+        return self.id.startswith(_EMBEDDING_APIS) or self.is_python
+
+    @property
+    def is_python(self) -> bool:
+        """True for a Python file provider (`file://x.py[:fn]`, `python:x.py[:fn]`)."""
+        from evals.common.files import split_ref
+
+        return self.id.startswith(("file://", "python:")) and split_ref(
+            self.id.removeprefix("python:")
+        )[0].endswith(".py")
 
     @property
     def is_openai_chat(self) -> bool:
@@ -141,7 +151,7 @@ async def complete(
     schema: dict[str, Any] | None = None,
 ) -> JudgeReply:
     """Send one grading prompt; a JSON schema is requested where the API supports it."""
-    if provider.is_embedding:
+    if provider.id.startswith(_EMBEDDING_APIS):
         raise GraderError(f"Provider {provider.id} is not a valid text provider for '{label}'")
     config = dict(provider.config)
     if schema is not None and provider.is_openai_chat and "response_format" not in config:
@@ -178,8 +188,37 @@ class Embedding:
     token_usage: dict[str, int]
 
 
+async def _python_embedding(provider: GraderProvider, text: str, suite_root: Path) -> Embedding:
+    """promptfoo's PythonProvider.callEmbeddingApi: `call_embedding_api(text, options)` (or
+    the function the id names) returns `{embedding: [...]}` or `{error: ...}`."""
+    import asyncio
+
+    from evals.common.files import load_function, split_ref
+
+    path, name = split_ref(provider.id.removeprefix("python:"))
+    try:
+        function = load_function(suite_root / path, name or "call_embedding_api", "embedding")
+        options = {"id": provider.id, "config": provider.config}
+        result = await asyncio.to_thread(function, text, options)
+    except Exception as exc:  # user code may raise anything
+        return Embedding(None, f"Error running Python embedding provider: {exc}", {})
+    if not isinstance(result, dict) or not ("embedding" in result or "error" in result):
+        return Embedding(
+            None,
+            f"The Python script `{name or 'call_embedding_api'}` function must return a dict "
+            f"with an own `embedding` array or `error` string, instead got {js_stringify(result)}",
+            {},
+        )
+    if result.get("error"):
+        return Embedding(None, str(result["error"]), {})
+    usage = {k: int(v) for k, v in (result.get("tokenUsage") or {}).items() if isinstance(v, int)}
+    return Embedding([float(x) for x in result["embedding"]], None, usage)
+
+
 async def embed(provider: GraderProvider, text: str, suite_root: Path) -> Embedding:
-    """Embed `text` through the OpenAI embeddings endpoint of `openai:embedding:MODEL`."""
+    """Embed `text` through `openai:embedding:MODEL`'s endpoint or a Python provider."""
+    if provider.is_python:
+        return await _python_embedding(provider, text, suite_root)
     import openai
 
     from evals.agents.sdk_providers import OpenAIAgent

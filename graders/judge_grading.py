@@ -15,9 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from evals.common.jsvalues import js_string, js_stringify
 from evals.common.templating import render
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import invariant, js_string, js_stringify
+from evals.graders.jscompat import invariant
 from evals.graders.judge import (
     GraderProvider,
     JudgeReply,

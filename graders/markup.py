@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 from xml.parsers import expat
 
+from evals.common.jsvalues import js_string
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import js_string, outcome
+from evals.graders.jscompat import outcome
 from evals.graders.output import output_string
 from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register

@@ -12,9 +12,10 @@ import json
 import re
 from typing import Any
 
+from evals.common.jsvalues import coerce_string
 from evals.graders import judge_prompts as prompts
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import coerce_string, invariant
+from evals.graders.jscompat import invariant
 from evals.graders.judge import (
     first_json_object,
 )

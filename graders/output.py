@@ -7,24 +7,14 @@ score, the failure reason wording and how `not-` changes both.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 
+from evals.common.jsvalues import coerce_string, js_string, js_stringify, json_parse, to_precision
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import (
-    at_most,
-    coerce_string,
-    invariant,
-    js_string,
-    js_stringify,
-    json_parse,
-    negation,
-    outcome,
-    to_precision,
-)
+from evals.graders.jscompat import at_most, invariant, negation, outcome
 from evals.graders.python_assert import assertion_value
 from evals.graders.refusal import is_basic_refusal
-from evals.graders.registry import register, value_check
+from evals.graders.registry import register
 from evals.model.results import Grade
 
 
@@ -201,41 +191,26 @@ def starts_with(ctx: GradeContext) -> Grade:
     return outcome(ctx, passed, f'Expected output to {negation(ctx)}start with "{value}"')
 
 
-_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
-_NON_JS_GROUP = re.compile(r"(?<!\\)\(\?(?![:=!]|<[=!]|<[A-Za-z_$])")
-_BACKREF = re.compile(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>")
-
-
-@lru_cache(maxsize=1024)
-def compile_js_regex(pattern: str) -> re.Pattern[str]:
-    """A JavaScript `new RegExp(pattern)` as a Python pattern (ASCII classes, named groups).
-
-    Cached: the same assertion is graded on every repeat.
-    """
-    prefix = f"Invalid regex pattern: Invalid regular expression: /{pattern}/"
-    if _NON_JS_GROUP.search(pattern):
-        raise GraderError(f"{prefix}: Invalid group")
-    translated = _BACKREF.sub(r"(?P=\1)", _NAMED_GROUP.sub("(?P<", pattern))
-    try:
-        return re.compile(translated, re.ASCII)
-    except re.error as exc:
-        raise GraderError(f"{prefix}: {exc}") from None
-
-
-@value_check("regex")
-def check_regex_value(value: Any) -> None:
-    """Load-time check: the pattern compiles as a JavaScript regular expression."""
-    if isinstance(value, str) and value:
-        compile_js_regex(value)
-
-
 @register("regex")
 def regex(ctx: GradeContext) -> Grade:
-    """Output matches the regular expression anywhere."""
+    """Output matches the regular expression anywhere, as JavaScript's `RegExp` matches.
+
+    The pattern compiles as `new RegExp(value)` in the JavaScript sandbox, so its syntax
+    and meaning are JavaScript's; one that does not compile fails this check only.
+    """
+    from evals.common.jsengine import JavaScriptError, JavaScriptLimitError, regex_test
+
     value = assertion_value(ctx)
     invariant(value, '"regex" assertion type must have a string value')
     invariant(isinstance(value, str), '"regex" assertion type must have a string value')
-    passed = (compile_js_regex(value).search(output_string(ctx)) is not None) != ctx.inverse
+    try:
+        matched = regex_test(value, output_string(ctx))
+    except JavaScriptLimitError:
+        raise
+    except JavaScriptError as exc:
+        detail = f"Invalid regular expression: /{value}/: {exc.message}"
+        return outcome(ctx, False, f"Invalid regex pattern: {detail}")
+    passed = matched != ctx.inverse
     return outcome(ctx, passed, f'Expected output to {negation(ctx)}match regex "{value}"')
 
 

@@ -16,18 +16,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from evals.common.blocking import run_to_completion
 from evals.common.files import load_function as load_file_function
 from evals.common.files import split_ref
+from evals.common.jsvalues import js_string, js_stringify
+from evals.common.yaml12 import load_yaml_text
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import js_string, js_stringify
 from evals.graders.registry import register
 from evals.model.errors import SuiteError
 from evals.model.results import Grade
 
-_CODE_LABEL = "Python code"
 _LANGUAGE = "Python"
 
 
@@ -92,16 +90,21 @@ def assertion_context(ctx: GradeContext) -> dict[str, Any]:
     return context
 
 
-def build_python_script(value: str) -> str:
-    """promptfoo's buildPythonScript: one line is returned, several lines form the body."""
+def wrap_script(value: str, head: str, tail: str, indent: str) -> str:
+    """promptfoo's script wrapping: one line is returned, several lines form the body of
+    `head` (indented as the code's own first indented line, else `indent`), then `tail`."""
     if "\n" not in value:
-        return f"import json\n\ndef main(output, context):\n    return {value}\n"
-    indent = "    "
+        return f"{head}\n{indent}return {value}\n{tail}"
     match = re.search(r"^(?!\s*$)\s+", value, re.MULTILINE)
     if match:
         indent = match.group(0)
     body = "\n".join(f"{indent}{line}" for line in value.split("\n"))
-    return f"import json\n\ndef main(output, context):\n{body}\n"
+    return f"{head}\n{body}\n{tail}"
+
+
+def build_python_script(value: str) -> str:
+    """promptfoo's buildPythonScript: `main(output, context)` around the code."""
+    return wrap_script(value, "import json\n\ndef main(output, context):", "", "    ")
 
 
 @lru_cache(maxsize=512)
@@ -132,10 +135,23 @@ def run_file(ref: str, ctx: GradeContext) -> Any:
 def _load_data_file(ref: str, suite_root: Path) -> Any:
     path = (suite_root / ref[len("file://") :]).resolve()
     if path.suffix in {".json", ".yaml", ".yml"}:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return load_yaml_text(path.read_text(encoding="utf-8"))
     if path.suffix == ".txt":
         return path.read_text(encoding="utf-8").strip()
     raise GraderError(f"Unsupported file type: {path}")
+
+
+def _javascript_value(ctx: GradeContext, path: str, function: str | None) -> Any:
+    """A CommonJS module's exported function called with (output, context), in the sandbox."""
+    from evals.common import jsengine
+
+    source = (ctx.suite_root / path).read_text(encoding="utf-8")
+    try:
+        return jsengine.call("exported", source, function, [ctx.output, assertion_context(ctx)])
+    except jsengine.JavaScriptLimitError:
+        raise
+    except jsengine.JavaScriptError as exc:
+        raise GraderError(f"Error running JavaScript file {path}: {exc}") from None
 
 
 def assertion_value(ctx: GradeContext) -> Any:
@@ -154,15 +170,16 @@ def assertion_value(ctx: GradeContext) -> Any:
                 for v in value
             ]
         return value
-    path, _ = split_ref(value)
-    if path.endswith((".js", ".cjs", ".mjs", ".ts")):
-        raise GraderError("javascript files are not supported; use a Python file")
-    if not path.endswith(".py"):
+    path, function = split_ref(value)
+    if path.endswith((".js", ".cjs", ".mjs")):
+        result = _javascript_value(ctx, path, function)
+    elif not path.endswith(".py"):
         return _load_data_file(value, ctx.suite_root)
-    try:
-        result = run_file(value, ctx)
-    except ScriptError as exc:
-        raise GraderError(f"Error running Python script: {exc}") from None
+    else:
+        try:
+            result = run_file(value, ctx)
+        except ScriptError as exc:
+            raise GraderError(f"Error running Python script: {exc}") from None
     kind = ctx.assertion.type
     if isinstance(result, bool):
         raise GraderError(
@@ -254,8 +271,9 @@ def _parse_float(text: str) -> float | None:
     return float(match.group(1).replace("Infinity", "inf")) if match else None
 
 
-def normalize_script_result(ctx: GradeContext, result: Any) -> Grade:
-    """promptfoo's normalizeScriptResult for a Python result: bool, number, text or dict."""
+def normalize_script_result(ctx: GradeContext, result: Any, language: str = _LANGUAGE) -> Grade:
+    """promptfoo's normalizeScriptResult for a script's result: bool, number, text or dict
+    (`language` names the script in reasons: Python, Ruby)."""
     assertion, inverse = ctx.assertion, ctx.inverse
     suffix = assertion.raw.get("value", assertion.value)
     threshold = assertion.threshold
@@ -263,7 +281,7 @@ def normalize_script_result(ctx: GradeContext, result: Any) -> Grade:
     if result is True or lowered == "true" or result is False or lowered == "false":
         raw = result is True or lowered == "true"
         passed = raw != inverse
-        reason = _append(f"{_CODE_LABEL} returned {js_string(raw)}", suffix)
+        reason = _append(f"{language} code returned {js_string(raw)}", suffix)
         return Grade(
             passed, 1.0 if passed else 0.0, "Assertion passed" if passed else reason, assertion.raw
         )
@@ -274,36 +292,36 @@ def normalize_script_result(ctx: GradeContext, result: Any) -> Grade:
             raise ScriptError(f"Invalid JSON: {exc} when parsing result: {result}") from exc
         if not isinstance(result, dict):
             raise ScriptError(
-                f"{_LANGUAGE} assertion must return a boolean, number, or {{pass, score, reason}} "
+                f"{language} assertion must return a boolean, number, or {{pass, score, reason}} "
                 f"object. Got instead: {result}"
             )
     if isinstance(result, (dict, list)):
-        return _normalize_object(ctx, result, suffix)
+        return _normalize_object(ctx, result, suffix, language)
     score = _parse_float(js_string(result))
     if score is None:
         raise ScriptError(
-            f"{_LANGUAGE} assertion must return a boolean, number, or {{pass, score, reason}} "
+            f"{language} assertion must return a boolean, number, or {{pass, score, reason}} "
             f"object. Instead got:\n{js_string(result)}"
         )
     raw = score > 0 if threshold is None else score >= threshold
     passed = raw != inverse
-    reason = _append(f"{_CODE_LABEL} returned {js_string(raw)}", suffix)
+    reason = _append(f"{language} code returned {js_string(raw)}", suffix)
     return Grade(passed, score, "Assertion passed" if passed else reason, assertion.raw)
 
 
-def _normalize_object(ctx: GradeContext, result: dict | list, suffix: Any) -> Grade:
+def _normalize_object(ctx: GradeContext, result: dict | list, suffix: Any, language: str) -> Grade:
     as_dict = result if isinstance(result, dict) else {str(i): v for i, v in enumerate(result)}
     mapped = _camel_case(as_dict)
     if not is_grading_result(mapped):
         raise ScriptError(
-            f"{_LANGUAGE} assertion must return a boolean, number, or {{pass, score, reason}} "
+            f"{language} assertion must return a boolean, number, or {{pass, score, reason}} "
             f"object. Got instead:\n{json.dumps(mapped, indent=2, ensure_ascii=False)}"
         )
     threshold = ctx.assertion.threshold
     if threshold is not None and mapped["score"] < threshold:
         mapped["pass"] = False
         message = (
-            f"{_LANGUAGE} score {js_string(mapped['score'])} is less than threshold "
+            f"{language} score {js_string(mapped['score'])} is less than threshold "
             f"{js_string(threshold)}"
         )
         mapped["reason"] = f"{message}: {mapped['reason']}" if mapped["reason"] else message
@@ -311,7 +329,7 @@ def _normalize_object(ctx: GradeContext, result: dict | list, suffix: Any) -> Gr
     passed = raw != ctx.inverse
     if passed != raw:
         mapped["reason"] = (
-            "Assertion passed" if passed else f"{_CODE_LABEL} returned {js_string(raw)}"
+            "Assertion passed" if passed else f"{language} code returned {js_string(raw)}"
         )
     mapped["pass"] = passed
     return grade_from_result(mapped, ctx.assertion.raw)

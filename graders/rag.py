@@ -13,9 +13,10 @@ import math
 import re
 from typing import Any
 
+from evals.common.jsvalues import js_string, to_fixed
 from evals.graders import judge_prompts as prompts
 from evals.graders.base import GradeContext
-from evals.graders.jscompat import invariant, js_string, to_fixed
+from evals.graders.jscompat import invariant
 from evals.graders.judge import (
     JudgeReply,
     add_usage,

@@ -16,9 +16,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from evals.common.jsvalues import js_string, to_fixed
 from evals.graders import judge_prompts as prompts
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import js_string, to_fixed
 from evals.graders.judge_grading import ask_rubric, judge_failed, try_parse, unanswered
 from evals.graders.registry import GROUP_TYPES, value_check
 from evals.model.results import AgentResponse, Grade

@@ -37,6 +37,8 @@ _TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
     ),
     "evals.graders.structured": ("contains-html", "contains-json", "is-html", "is-json"),
     "evals.graders.python_assert": ("python",),
+    "evals.graders.javascript": ("javascript",),
+    "evals.graders.ruby_assert": ("ruby",),
     "evals.graders.text_metrics": ("bleu", "gleu", "levenshtein", "meteor", "rouge-n"),
     "evals.graders.sets": ("assert-set",),
     "evals.graders.trajectory": (
@@ -74,13 +76,6 @@ _TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
 }
 _MODULE_OF_TYPE = {kind: module for module, kinds in _TYPES_BY_MODULE.items() for kind in kinds}
 _loaded = False
-
-JAVASCRIPT_HINT = (
-    "javascript assertions are not supported; write the same check as "
-    "type: python with value: a Python expression over `output` and `context`, "
-    "or file://check.py with get_assert(output, context)"
-)
-
 
 GROUP_TYPES = frozenset({"select-best", "max-score"})
 """Assertion types that grade the outputs of one test and repeat together."""
@@ -159,8 +154,6 @@ def known_types() -> list[str]:
 def check_assertion_type(kind: str, file: str | None = None, line: int | None = None) -> None:
     """Raise a SuiteError with a suggestion when `kind` is not a known assertion type."""
     base = kind[4:] if kind.startswith("not-") else kind
-    if base == "javascript":
-        raise SuiteError(f"unsupported assertion type {kind!r}", file, line, JAVASCRIPT_HINT)
     if base in GROUP_TYPES:
         if base != kind:
             raise SuiteError(f"unsupported assertion type {kind!r}", file, line, NEGATED_GROUP_HINT)

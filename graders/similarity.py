@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
+from evals.common.jsvalues import js_string, to_fixed
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import js_string, to_fixed
 from evals.graders.judge import (
     add_usage,
     cosine_similarity,

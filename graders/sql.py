@@ -14,8 +14,9 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from evals.common.jsvalues import coerce_string
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import coerce_string, outcome
+from evals.graders.jscompat import outcome
 from evals.graders.output import output_string
 from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register

@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from evals.common.jsvalues import js_string, json_parse
+from evals.common.yaml12 import load_yaml_text
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import invariant, js_string, json_parse, negation, outcome
+from evals.graders.jscompat import invariant, negation, outcome
 from evals.graders.output import output_string
 from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register, value_check
@@ -23,7 +25,7 @@ def _schema_of(value: Any, kind: str) -> Any:
     """The JSON schema an is-json/contains-json value gives: YAML/JSON text or a mapping."""
     if isinstance(value, str):
         try:
-            return yaml.safe_load(value)
+            return load_yaml_text(value)
         except yaml.YAMLError as exc:
             raise GraderError(f"{kind} schema is not valid YAML or JSON: {exc}") from None
     if isinstance(value, (dict, list)):
@@ -199,7 +201,7 @@ def extract_json_objects(text: str) -> list[Any]:
                 if opened == closed or j == len(text) or j == i + limit:
                     candidate = text[i:j] + "}" * max(0, opened - closed)
                     try:
-                        parsed = yaml.safe_load(_slash_comments_to_hash(candidate))
+                        parsed = load_yaml_text(_slash_comments_to_hash(candidate))
                     except yaml.YAMLError:
                         if opened == closed:
                             break

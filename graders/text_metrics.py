@@ -15,8 +15,9 @@ from typing import Any
 
 import regex
 
+from evals.common.jsvalues import js_string, to_fixed, utf16_units
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import at_most, invariant, js_string, to_fixed, utf16_units
+from evals.graders.jscompat import at_most, invariant
 from evals.graders.output import output_string
 from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register

@@ -11,12 +11,11 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from evals.common.files import split_ref
+from evals.common.jsvalues import js_stringify, json_parse
 from evals.common.templating import render_value
+from evals.common.yaml12 import load_yaml_text
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import js_stringify, json_parse
 from evals.graders.python_assert import ScriptError, call_json, user_function
 from evals.graders.registry import register
 from evals.graders.structured import _ajv_message, compile_schema
@@ -153,7 +152,7 @@ def _load_tools_file(ref: str, suite_root: Path) -> Any:
     file = (suite_root / path).resolve()
     if not file.is_file():
         raise GraderError(f"Failed to load tools from {ref}\nEnsure the file exists.")
-    return yaml.safe_load(file.read_text(encoding="utf-8"))
+    return load_yaml_text(file.read_text(encoding="utf-8"))
 
 
 def load_tools(tools: Any, variables: dict[str, Any], suite_root: Path) -> Any:

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from evals.common.jsvalues import js_string, to_fixed
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.jscompat import js_string, to_fixed
 from evals.graders.registry import register
 from evals.model.results import Grade
 

@@ -170,14 +170,21 @@ def step_count(ctx: GradeContext) -> Grade:
     return verdict(ctx, ok, message, message)
 
 
+def _ignored(key: str, entry: str) -> bool:
+    """promptfoo's matchesIgnoreKey: the exact name, or a glob (case-insensitive) with * or ?."""
+    return entry == key or (("*" in entry or "?" in entry) and name_matches(key, entry))
+
+
 def _without(args: Any, ignore: list[str], defaults: dict[str, Any] | None) -> Any:
+    """Arguments without the ignored names and those equal to their defaults (strictly, as
+    JavaScript's isDeepStrictEqual: `true` is not `1`)."""
     if not isinstance(args, dict):
         return args
     return {
         key: value
         for key, value in args.items()
-        if not any(name_matches(key, entry) for entry in ignore)
-        and not (defaults is not None and key in defaults and defaults[key] == value)
+        if not any(_ignored(key, entry) for entry in ignore)
+        and not (defaults is not None and key in defaults and value_matches(value, defaults[key]))
     }
 
 

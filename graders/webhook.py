@@ -15,8 +15,9 @@ import os
 import random
 from typing import TYPE_CHECKING, Any
 
+from evals.common.jsvalues import js_stringify
 from evals.graders.base import GradeContext
-from evals.graders.jscompat import invariant, js_stringify
+from evals.graders.jscompat import invariant
 from evals.graders.registry import register
 from evals.model.results import Grade
 

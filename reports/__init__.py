@@ -1,6 +1,21 @@
-"""Report writers: promptfoo-format JSON/YAML/JSONL/CSV, JUnit XML, Markdown, HTML, terminal."""
+"""Report writers: promptfoo-format JSON/YAML/JSONL/CSV, JUnit XML, Markdown, HTML, terminal.
 
-from evals.reports.terminal import render_terminal
-from evals.reports.writers import FORMATS, write_report
+`render_terminal`, `write_report` and `FORMATS` are imported on first use, so a process
+that needs one report module (the JSON report process) does not load the others.
+"""
+
+from typing import Any
 
 __all__ = ["FORMATS", "render_terminal", "write_report"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "render_terminal":
+        from evals.reports.terminal import render_terminal
+
+        return render_terminal
+    if name in ("FORMATS", "write_report"):
+        from evals.reports import writers
+
+        return getattr(writers, name)
+    raise AttributeError(f"module 'evals.reports' has no attribute {name!r}")

@@ -12,7 +12,18 @@ from typing import Any
 import yaml
 
 from evals.model.evaluation import EvaluationResult
-from evals.reports.promptfoo_format import ERROR_FAILURE, PASS, build_document, build_rows, columns
+from evals.reports.json_document import ROWS_MARK, finished_row, render_document, row_fragment
+from evals.reports.promptfoo_format import (
+    ERROR_FAILURE,
+    PASS,
+    build_document,
+    build_rows,
+    columns,
+    document_head,
+    duration_ms,
+    fill_head,
+    table,
+)
 
 
 def jsonable(value: Any) -> Any:
@@ -33,7 +44,11 @@ def jsonable(value: Any) -> Any:
 
 def render_json(result: EvaluationResult) -> str:
     """promptfoo's output file (results version 3) with the `evals` key added."""
-    return json.dumps(jsonable(build_document(result)), indent=2, ensure_ascii=False) + "\n"
+    rows, prompts = table(result)
+    head = document_head(result, ROWS_MARK)
+    fill_head(head, prompts, duration_ms(result))
+    fragments = (finished_row(row_fragment(row), row.pop("testIdx")) for row in rows)
+    return render_document(head, fragments)
 
 
 def render_yaml(result: EvaluationResult) -> str:

@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from jinja2 import FileSystemLoader, select_autoescape
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
 from evals.model.evaluation import EvaluationResult
@@ -34,7 +35,8 @@ from evals.reports.view import (
 )
 
 _TEMPLATES = Path(__file__).parent / "templates"
-_ENVIRONMENT = Environment(
+# The report's own templates, sandboxed all the same: run data only ever fills them in.
+_ENVIRONMENT = ImmutableSandboxedEnvironment(
     loader=FileSystemLoader(_TEMPLATES),
     autoescape=select_autoescape(["html"]),
     trim_blocks=True,

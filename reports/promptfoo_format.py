@@ -20,7 +20,7 @@ from typing import Any
 
 from evals.model.evaluation import EvaluationResult
 from evals.model.results import RunRecord
-from evals.model.suite import Case, Prompt, ProviderSpec
+from evals.model.suite import Case, Prompt, ProviderSpec, Suite
 from evals.reports.text import timestamp
 
 RESULTS_VERSION = 3
@@ -73,31 +73,66 @@ def _add_usage(target: dict[str, Any], usage: dict[str, Any]) -> None:
         target["assertions"][key] += usage["assertions"][key]
 
 
+_URL_NAMESPACE = uuid.NAMESPACE_URL.bytes
+
+
+def row_id(name: str) -> str:
+    """`str(uuid.uuid5(uuid.NAMESPACE_URL, name))`, without building UUID objects (one per
+    row of a large report)."""
+    digest = bytearray(hashlib.sha1(_URL_NAMESPACE + name.encode("utf-8")).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    text = digest.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
 def prompt_id(prompt: Prompt) -> str:
     """promptfoo's prompt id: sha256 of the label (or id, or raw text)."""
     source = prompt.label or prompt.id or str(prompt.raw)
     return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
-def columns(result: EvaluationResult) -> list[Column]:
-    """The table's columns: every evaluated agent crossed with every prompt, agent-major."""
-    specs = {p.label: p for p in result.suite.providers}
-    labels = result.meta.agents or [p.label for p in result.suite.providers]
+def suite_columns(suite: Suite, agents: list[str] | None) -> list[Column]:
+    """The table's columns: every evaluated agent crossed with every prompt it may run
+    (a provider's `prompts:` restricts it), agent-major."""
+    from evals.plan.runs import ref_matches
+
+    specs = {p.label: p for p in suite.providers}
     out: list[Column] = []
-    for label in labels:
-        for prompt in result.suite.prompts:
-            out.append(Column(len(out), specs[label], prompt))
+    for label in agents or [p.label for p in suite.providers]:
+        provider = specs[label]
+        for prompt in suite.prompts:
+            allowed = provider.prompts is None or any(
+                ref_matches(ref, prompt.id, prompt.label) for ref in provider.prompts
+            )
+            if allowed:
+                out.append(Column(len(out), provider, prompt))
     return out
 
 
-def test_indices(result: EvaluationResult) -> dict[tuple[int, int], int]:
-    """(case index, repeat) -> promptfoo testIdx: each case's repeats are consecutive."""
-    case_order = sorted({r.case_index for r in result.records})
-    repeats = max([result.repeat, *(r.key.repeat + 1 for r in result.records)])
+def columns(result: EvaluationResult) -> list[Column]:
+    """The columns of an evaluation's table."""
+    return suite_columns(result.suite, result.meta.agents)
+
+
+def column_index(suite: Suite, cols: list[Column]) -> dict[tuple[str, str], int]:
+    """(agent, the run key's prompt id) -> column index: how a run finds its column."""
+    single = suite.prompts[0].id if len(suite.prompts) == 1 else None
+    out = {(c.provider.label, c.prompt.id): c.index for c in cols}
+    if single is not None:
+        out |= {(c.provider.label, ""): c.index for c in cols}
+    return out
+
+
+def test_indices(runs: set[tuple[int, int]], repeat: int) -> dict[tuple[int, int], int]:
+    """(case index, repeat) of every run -> promptfoo testIdx: a case's repeats are
+    consecutive, cases in suite order."""
+    case_order = sorted({case_index for case_index, _ in runs})
+    repeats = max([repeat, *(r + 1 for _, r in runs)])
     return {
-        (case_index, repeat): position * repeats + repeat
+        (case_index, r): position * repeats + r
         for position, case_index in enumerate(case_order)
-        for repeat in range(repeats)
+        for r in range(repeats)
     }
 
 
@@ -121,10 +156,28 @@ def _metric_weights(grading: dict[str, Any], names: list[str]) -> dict[str, tupl
     return out
 
 
+def promptfoo_components(components: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A test's component results as promptfoo lists them: an assert-set's own result
+    (without an assertion) followed by each of its components (with the set's assertion
+    when they have none)."""
+    out: list[dict[str, Any]] = []
+    for component in components:
+        assertion = component.get("assertion") or {}
+        if assertion.get("type") != "assert-set":
+            out.append(component)
+            continue
+        out.append({k: v for k, v in component.items() if k != "assertion"})
+        for sub in component.get("componentResults") or []:
+            out.append({**sub, "assertion": sub.get("assertion") or assertion})
+    return out
+
+
 def _grading_result(record: RunRecord) -> dict[str, Any] | None:
     if record.grade is None:
         return None
     data = record.grade.to_dict()
+    if "componentResults" in data:
+        data["componentResults"] = promptfoo_components(data["componentResults"])
     data.setdefault("namedScores", {})
     tokens = {"total": 0, "prompt": 0, "completion": 0, "cached": 0, "numRequests": 0}
     tokens.update(data.get("tokensUsed", {}))
@@ -196,9 +249,10 @@ def run_details(record: RunRecord) -> dict[str, Any]:
 
 
 def build_row(
-    record: RunRecord, column: Column, case: Case, test_idx: int, evaluation_id: str
+    record: RunRecord, column: Column, test: dict[str, Any], evaluation_id: str
 ) -> dict[str, Any]:
-    """One run as a promptfoo EvaluateResult row."""
+    """One run as a promptfoo EvaluateResult row, but for its `testIdx` (known once every
+    run is, see `test_indices`); `test` is the case as `test_case` gives it."""
     grading = _grading_result(record)
     reason = failure_reason(record)
     row: dict[str, Any] = {"cost": record.cost}
@@ -209,7 +263,7 @@ def build_row(
     run_name = f"{evaluation_id}/{'/'.join(map(str, record.key.as_tuple()))}"
     row |= {
         "gradingResult": grading,
-        "id": str(uuid.uuid5(uuid.NAMESPACE_URL, run_name)),
+        "id": row_id(run_name),
         "latencyMs": round(record.latency_ms),
         "namedScores": dict(record.grade.named_scores) if record.grade else {},
         "prompt": {"raw": record.prompt, "label": column.prompt.label, "config": {}},
@@ -219,12 +273,11 @@ def build_row(
         "response": _response(record),
         "score": record.grade.score if record.grade and reason != ERROR_FAILURE else 0,
         "success": reason == PASS,
-        "testCase": test_case(case),
-        "testIdx": test_idx,
+        "testCase": test,
         "tokenUsage": _row_token_usage(record, grading),
         "vars": record.vars,
         "metadata": {
-            **case.metadata,
+            **test["metadata"],
             **record.response.metadata,
             "repeatIndex": record.key.repeat,
             "evals": run_details(record),
@@ -234,7 +287,7 @@ def build_row(
     return row
 
 
-def _empty_metrics() -> dict[str, Any]:
+def empty_metrics() -> dict[str, Any]:
     return {
         "score": 0,
         "testPassCount": 0,
@@ -314,59 +367,77 @@ def _producer_version() -> str:
 
 def build_rows(result: EvaluationResult) -> list[dict[str, Any]]:
     """Every run as a promptfoo row, ordered by (testIdx, promptIdx) like promptfoo."""
-    cases = {c.index: c for c in result.suite.cases}
-    by_key = {(c.provider.label, c.prompt.id): c for c in columns(result)}
-    single_prompt = result.suite.prompts[0].id if len(result.suite.prompts) == 1 else None
-    indices = test_indices(result)
+    tests = {c.index: test_case(c) for c in result.suite.cases}
+    cols = columns(result)
+    where = column_index(result.suite, cols)
+    indices = test_indices({(r.case_index, r.key.repeat) for r in result.records}, result.repeat)
     rows = []
     for record in result.records:
-        prompt_key = record.key.prompt_id or single_prompt
-        column = by_key[(record.key.agent, prompt_key)]
-        test_idx = indices[(record.case_index, record.key.repeat)]
-        rows.append(build_row(record, column, cases[record.case_index], test_idx, result.meta.id))
+        column = cols[where[(record.key.agent, record.key.prompt_id)]]
+        row = build_row(record, column, tests[record.case_index], result.meta.id)
+        row["testIdx"] = indices[(record.case_index, record.key.repeat)]
+        rows.append(row)
     rows.sort(key=lambda r: (r["testIdx"], r["promptIdx"]))
     return rows
 
 
-def build_document(result: EvaluationResult) -> dict[str, Any]:
-    """The whole output file: evalId, results (v3), config, metadata and the `evals` key."""
-    meta = result.meta
-    rows = build_rows(result)
-    prompts = []
-    for column in columns(result):
-        prompts.append(
-            {
-                "id": prompt_id(column.prompt),
-                "raw": column.prompt.raw
-                if isinstance(column.prompt.raw, str)
-                else str(column.prompt.raw),
-                "label": column.prompt.label,
-                "provider": column.provider.label,
-                "metrics": _empty_metrics(),
-            }
-        )
-    for row in rows:
-        accumulate(prompts[row["promptIdx"]]["metrics"], row)
+def column_prompts(cols: list[Column]) -> list[dict[str, Any]]:
+    """`results.prompts`: one entry per column, with empty metrics to accumulate into."""
+    return [
+        {
+            "id": prompt_id(column.prompt),
+            "raw": column.prompt.raw
+            if isinstance(column.prompt.raw, str)
+            else str(column.prompt.raw),
+            "label": column.prompt.label,
+            "provider": column.provider.label,
+            "metrics": empty_metrics(),
+        }
+        for column in cols
+    ]
+
+
+def finish_metrics(prompts: list[dict[str, Any]], derived: list[tuple[str, str]]) -> None:
+    """Add the derived metrics to each column's named scores, as promptfoo's evaluator
+    leaves them once every row is in (`__count`: the column's rows)."""
+    if not derived:
+        return
+    from evals.suite.derived import evaluate_metrics
+
+    for prompt in prompts:
+        metrics = prompt["metrics"]
+        count = metrics["testPassCount"] + metrics["testFailCount"] + metrics["testErrorCount"]
+        metrics["namedScores"] = evaluate_metrics(derived, metrics["namedScores"], count)
+
+
+def stats(prompts: list[dict[str, Any]], duration_ms: int) -> dict[str, Any]:
+    """`results.stats`: counts and token usage summed over the columns."""
     total_usage = empty_token_usage()
     for prompt in prompts:
         _add_usage(total_usage, prompt["metrics"]["tokenUsage"])
-    duration_ms = round(((meta.ended_at or meta.started_at) - meta.started_at) * 1000)
+    return {
+        "successes": sum(p["metrics"]["testPassCount"] for p in prompts),
+        "failures": sum(p["metrics"]["testFailCount"] for p in prompts),
+        "errors": sum(p["metrics"]["testErrorCount"] for p in prompts),
+        "tokenUsage": total_usage,
+        "durationMs": duration_ms,
+        "evaluationDurationMs": duration_ms,
+    }
+
+
+def document_head(result: EvaluationResult, rows: Any) -> dict[str, Any]:
+    """The output file with `rows` standing for `results.results` and the columns'
+    `results.prompts` and `results.stats` still to be filled in (`None`)."""
+    meta = result.meta
     created = timestamp(meta.started_at)
     return {
         "evalId": f"eval-{meta.id}-{created[:19]}",
         "results": {
             "version": RESULTS_VERSION,
             "timestamp": created,
-            "prompts": prompts,
+            "prompts": None,
             "results": rows,
-            "stats": {
-                "successes": sum(p["metrics"]["testPassCount"] for p in prompts),
-                "failures": sum(p["metrics"]["testFailCount"] for p in prompts),
-                "errors": sum(p["metrics"]["testErrorCount"] for p in prompts),
-                "tokenUsage": total_usage,
-                "durationMs": duration_ms,
-                "evaluationDurationMs": duration_ms,
-            },
+            "stats": None,
         },
         "config": result.suite.raw,
         "shareableUrl": None,
@@ -387,3 +458,33 @@ def build_document(result: EvaluationResult) -> dict[str, Any]:
         },
         "evals": _evals_section(result),
     }
+
+
+def duration_ms(result: EvaluationResult) -> int:
+    """The evaluation's wall time, in milliseconds."""
+    meta = result.meta
+    return round(((meta.ended_at or meta.started_at) - meta.started_at) * 1000)
+
+
+def fill_head(head: dict[str, Any], prompts: list[dict[str, Any]], duration: int) -> None:
+    """Put the columns and the stats into a document head."""
+    head["results"]["prompts"] = prompts
+    head["results"]["stats"] = stats(prompts, duration)
+
+
+def table(result: EvaluationResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The rows, and the columns with their metrics summed over the rows."""
+    rows = build_rows(result)
+    prompts = column_prompts(columns(result))
+    for row in rows:
+        accumulate(prompts[row["promptIdx"]]["metrics"], row)
+    finish_metrics(prompts, result.suite.derived_metrics)
+    return rows, prompts
+
+
+def build_document(result: EvaluationResult) -> dict[str, Any]:
+    """The whole output file: evalId, results (v3), config, metadata and the `evals` key."""
+    rows, prompts = table(result)
+    head = document_head(result, rows)
+    fill_head(head, prompts, duration_ms(result))
+    return head

@@ -199,3 +199,20 @@ def test_an_installed_wheel_brings_the_pytest_plugin(installed: Path, tmp_path: 
     assert answer.returncode == 0, answer.stdout[-3000:]
     assert "8 passed" in answer.stdout
     assert "Gate verdict: PASS" in answer.stdout
+
+
+@pytest.mark.slow
+def test_an_installed_wheel_renders_templates_with_its_bundled_nunjucks(
+    installed: Path, tmp_path: Path
+) -> None:
+    code = (
+        "from importlib import resources\n"
+        "from evals.common.templating import render\n"
+        "print(render('{{ 2.5 | round }}-{{ x | upper }}', {'x': 'a'}))\n"
+        "js = resources.files('evals.common').joinpath('js')\n"
+        "print(sorted(p.name for p in js.iterdir()))\n"
+    )
+    lines = _python(code, tmp_path, installed).splitlines()
+
+    assert lines[0] == "3-A"
+    assert lines[1] == str(["NOTICE", "nunjucks.LICENSE", "nunjucks.min.js", "prelude.js"])

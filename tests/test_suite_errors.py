@@ -45,14 +45,6 @@ providers:
             id="unknown-assertion-type-suggests-the-close-one",
         ),
         pytest.param(
-            ECHO_HEAD
-            + "tests:\n  - assert:\n      - type: javascript\n        value: output.length > 3\n",
-            "unsupported assertion type 'javascript'",
-            5,
-            "python",
-            id="javascript-assertion-points-to-python",
-        ),
-        pytest.param(
             "prompts: ['{{q}}']\nproviders:\n"
             "  - id: file://agents/missing.py\n    label: baseline\n"
             "tests: [{vars: {q: hi}}]\n",

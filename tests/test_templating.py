@@ -1,18 +1,23 @@
-"""Prompt templating: the placeholder fast path renders exactly what Jinja renders."""
+"""Prompt templating: Nunjucks semantics, and a Python fast path that renders the same."""
 
 from __future__ import annotations
 
-from hypothesis import given
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evals.common.templating import _compile, render
+from evals.common import jsengine
+from evals.common.templating import TemplateError, check_template, placeholders, render
 
 _names = st.sampled_from(["a", "b", "question", "x_1"])
 _values = st.one_of(
     st.none(),
     st.booleans(),
-    st.integers(-5, 5),
-    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.integers(-(2**53) + 1, 2**53 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=8),
     st.lists(st.one_of(st.integers(0, 3), st.text(max_size=3), st.none()), max_size=3),
     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
@@ -24,12 +29,75 @@ _placeholder = st.builds(
 _templates = st.lists(st.one_of(_literal, _placeholder), min_size=1, max_size=6).map("".join)
 
 
+def _nunjucks(template: str, variables: dict) -> str:
+    return jsengine.call("render", template, variables, None, nunjucks=True)
+
+
+@settings(max_examples=300)
 @given(_templates, st.dictionaries(_names, _values))
-def test_placeholder_templates_render_as_jinja_does(template, variables):
-    assert render(template, variables) == _compile(template).render(**variables)
+def test_placeholder_templates_render_as_nunjucks_does(template, variables):
+    assert placeholders(template) is not None
+    assert render(template, variables) == _nunjucks(template, variables)
 
 
-def test_templates_with_filters_and_tags_still_use_jinja():
-    assert render("{{ a | upper }}", {"a": "x"}) == "X"
-    assert render("{% if a %}yes{% endif %}", {"a": 1}) == "yes"
-    assert render("{{ missing }}!", {}) == "!"
+# Cases promptfoo's Nunjucks renders differently from Jinja2 (recorded with node and
+# nunjucks 3.2.4: tests/compat/configs/nunjucks_js_semantics has the CLI's own goldens).
+NUNJUCKS_CASES = [
+    ("{{ 2.5 | round }}", {}, "3"),
+    ("{{ -7 % 3 }}", {}, "-1"),
+    ("{{ q | escape }}", {"q": '"x"'}, "&quot;x&quot;"),
+    ('{{ "ab" * 2 }}', {}, "NaN"),
+    ('{{ 1 + "2" }}', {}, "12"),
+    ("{{ 1 / 0 }}", {}, "Infinity"),
+    ("{% if [] %}T{% else %}F{% endif %}", {}, "T"),
+    ("{% if {} %}T{% else %}F{% endif %}", {}, "T"),
+    ('{% if 1 == "1" %}T{% else %}F{% endif %}', {}, "T"),
+    ("{{ obj | dump }}", {"obj": {"a": 1, "b": [1, 2]}}, '{"a":1,"b":[1,2]}'),
+    ("{{ xs }}", {"xs": [1, None, [2, 3]]}, "1,,2,3"),
+    ("{{ n }}", {"n": 1.0}, "1"),
+    ("{{ n }}", {"n": 1e21}, "1e+21"),
+    ("{{ o }}", {"o": {"a": 1}}, "[object Object]"),
+    ("{{ missing }}|{{ missing.deeper }}", {}, "|"),
+    ('{{ "a,b" | load }}', {}, ""),
+]
+
+
+@pytest.mark.parametrize(("template", "variables", "expected"), NUNJUCKS_CASES[:-1])
+def test_templates_render_with_nunjucks_semantics(template, variables, expected):
+    assert render(template, variables) == expected
+
+
+def test_a_template_that_fails_to_render_is_a_template_error():
+    with pytest.raises(TemplateError, match="Template render error"):
+        render('{{ "not json" | load }}', {})
+    with pytest.raises(TemplateError, match="filter not found"):
+        render("{{ x | nosuchfilter }}", {"x": 1})
+
+
+def test_a_syntax_error_names_its_line():
+    with pytest.raises(TemplateError) as info:
+        check_template("line one\n{% if %}\n")
+    assert info.value.line == 2
+
+
+def test_env_is_seen_only_when_passed():
+    assert render("{{ env.HOME }}", {}, {"HOME": "/home/x"}) == "/home/x"
+    assert render("{{ env.HOME }}", {}) == ""
+    assert render("{{ env }}", {"env": "a var"}, {"HOME": "/home/x"}) == "a var"
+
+
+def test_templates_cannot_include_files(tmp_path: Path):
+    (tmp_path / "secret.txt").write_text("secret")
+    with pytest.raises(TemplateError):
+        render("{% include '" + str(tmp_path / "secret.txt") + "' %}", {})
+
+
+def test_json_crosses_the_engine_unchanged():
+    value = {"text": 'é \u2028 "q" \\ {{ }}', "n": [1, 2.5, None, True]}
+    assert json.loads(render("{{ v | dump }}", {"v": value})) == value
+
+
+def test_long_renders_built_by_concatenation_cross_back():
+    text = render("{% for i in range(300) %}x{{ i }}{% endfor %}{{ tail }}", {"tail": "!"})
+    assert text == "".join(f"x{i}" for i in range(300)) + "!"
+    assert render("{{ a ~ b }}", {"a": "p" * 500, "b": "q" * 500}) == "p" * 500 + "q" * 500

@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from evals.common.yaml12 import load_yaml_text
+
 FINISH_REASONS = {
     "stop": "stop",
     "length": "length",
@@ -58,7 +60,7 @@ def parse_chat_prompt(prompt: str) -> list[dict[str, Any]]:
     text = prompt.strip()
     if text.startswith("- role:"):
         try:
-            parsed = yaml.safe_load(prompt)
+            parsed = load_yaml_text(prompt)
         except yaml.YAMLError as exc:
             raise ChatPromptError(f"chat prompt is not valid YAML: {exc}") from None
     else:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +25,23 @@ import httpx
 
 from evals.agents.base import CallContext, normalize_response
 from evals.common.templating import render, render_value
-from evals.common.transforms import Transform, compile_transform, plain
+from evals.common.transforms import Transform, TransformError, compile_transform, http_body
 from evals.model.errors import SuiteError
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
 
 _RESPONSE_PARAMS = ("json", "text", "context")
 _REQUEST_PARAMS = ("prompt", "vars", "context")
+
+
+def _status_body(code: str) -> str:
+    """promptfoo's validateStatus: a function expression is called, anything else returned."""
+    text = code.strip()
+    if "=>" in text or text.startswith("function"):
+        return f"return ({text})(status);"
+    return f"return {text}"
+
+
 _ERROR_BODY_CHARS = 500
 
 
@@ -142,12 +153,17 @@ class HttpAgent:
             _RESPONSE_PARAMS,
             root,
             "transformResponse",
+            lambda code: http_body(code, _RESPONSE_PARAMS, allow_statements=False),
         )
         self.transform_request = self._transform(
-            config.get("transformRequest"), _REQUEST_PARAMS, root, "transformRequest"
+            config.get("transformRequest"),
+            _REQUEST_PARAMS,
+            root,
+            "transformRequest",
+            lambda code: http_body(code, _REQUEST_PARAMS, allow_statements=True),
         )
         self.validate_status = self._transform(
-            config.get("validateStatus"), ("status",), root, "validateStatus"
+            config.get("validateStatus"), ("status",), root, "validateStatus", _status_body
         )
         timeout_ms = config.get("timeout")
         self.client = (
@@ -157,11 +173,17 @@ class HttpAgent:
         )
 
     @staticmethod
-    def _transform(source: Any, params: tuple[str, ...], root: Path, what: str) -> Transform | None:
+    def _transform(
+        source: Any,
+        params: tuple[str, ...],
+        root: Path,
+        what: str,
+        body: Callable[[str], str],
+    ) -> Transform | None:
         if source is None:
             return None
         try:
-            return compile_transform(source, params, root, what)
+            return compile_transform(source, params, root, what, body, default="transform")
         except SuiteError as exc:
             exc.message = f"HTTP provider {what}: {exc.message}"
             raise
@@ -203,9 +225,12 @@ class HttpAgent:
         variables = self._variables(prompt, context)
         request_prompt: Any = prompt
         if self.transform_request is not None:
-            request_prompt = plain(
-                self.transform_request(prompt, variables, context.promptfoo_context())
-            )
+            try:
+                request_prompt = self.transform_request(
+                    prompt, variables, context.promptfoo_context()
+                )
+            except TransformError as exc:
+                return AgentResponse(error=f"Failed to transform request: {exc}")
         headers = {k: render(v, variables) for k, v in self.headers.items()}
         if context.traceparent:
             headers["traceparent"] = context.traceparent
@@ -244,7 +269,12 @@ class HttpAgent:
             data = None
         if self.transform_response is not None:
             info = {"response": {**http_meta, "data": text, "cached": False}}
-            parsed = plain(self.transform_response(data, text, info))
+            try:
+                parsed = self.transform_response(data, text, info)
+            except TransformError as exc:
+                return AgentResponse(
+                    error=f"Failed to transform response: {exc}", metadata={"http": http_meta}
+                )
         elif isinstance(data, dict) and ("output" in data or "error" in data):
             parsed = data
         else:

@@ -7,6 +7,7 @@ threads so a slow or hung agent never blocks the others.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable
 from pathlib import Path
@@ -66,10 +67,18 @@ class EchoAgent:
 
     def __init__(self, spec: ProviderSpec, root: Path) -> None:
         self.label = spec.label
+        self.delay_s = spec.delay_ms / 1000.0
 
     async def call(self, prompt: str, context: CallContext) -> AgentResponse:
-        """Echo the prompt back, with no tokens and no cost."""
-        return AgentResponse(output=prompt, token_usage={"total": 0, "prompt": 0, "completion": 0})
+        """Echo the prompt back at no cost, after the provider's `delay` (as promptfoo's
+        echo waits it inside the call, besides the wait after every call)."""
+        if self.delay_s > 0:
+            await asyncio.sleep(self.delay_s)
+        return AgentResponse(
+            output=prompt,
+            token_usage={"total": 0, "prompt": 0, "completion": 0, "numRequests": 1},
+            cost=0.0,
+        )
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -11,6 +11,7 @@ its folder is importable from it.
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -23,20 +24,24 @@ _PREFIXES = ("file://", "python:")
 _MODULES: dict[tuple[Path, int], ModuleType] = {}
 
 
+_CODE_FILE = re.compile(r"^(.*?\.(?:py|js|cjs|mjs|rb)):([^/\\]+)$")
+
+
 def split_ref(ref: str) -> tuple[str, str | None]:
     """(path, function) of `file://path.py:function`; function None when not named.
 
     The `file://` (or `python:`) prefix is optional, and a colon names a function only
-    after `.py`, so `file://data.json` is a plain path.
+    after a code file (`.py`, `.js`, `.cjs`, `.mjs`, `.rb`), so `file://data.json` is a
+    plain path.
     """
     body = ref
     for prefix in _PREFIXES:
         if body.startswith(prefix):
             body = body[len(prefix) :]
             break
-    path, sep, function = body.partition(".py:")
-    if sep:
-        return path + ".py", function
+    found = _CODE_FILE.match(body)
+    if found:
+        return found.group(1), found.group(2)
     return body, None
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from evals.grade.grading import grade_assertion_async
+from evals.grade.grading import AssertionRaised, grade_assertion_async
 from evals.model.errors import SuiteError
 from evals.model.results import AgentResponse
 from evals.model.suite import Assertion
@@ -126,16 +126,19 @@ async def judge_calibration(
 
     async def one(item: CalibrationItem) -> tuple[CalibrationItem, bool | None]:
         async with gate:
-            grade = await grade_assertion_async(
-                item.assertion,
-                item.output,
-                AgentResponse(output=item.output),
-                prompt=item.prompt,
-                variables=item.variables,
-                latency_ms=0.0,
-                suite_root=calibration.root,
-                case_options=calibration.options,
-            )
+            try:
+                grade = await grade_assertion_async(
+                    item.assertion,
+                    item.output,
+                    AgentResponse(output=item.output),
+                    prompt=item.prompt,
+                    variables=item.variables,
+                    latency_ms=0.0,
+                    suite_root=calibration.root,
+                    case_options=calibration.options,
+                )
+            except AssertionRaised:
+                return item, None
         return item, None if grade.errored else grade.passed
 
     return list(await asyncio.gather(*(one(item) for item in calibration.items)))

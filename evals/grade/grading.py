@@ -4,6 +4,11 @@ The test score is the weighted mean of assertion scores; the test passes when ev
 assertion passes, or, with a `threshold`, when the score reaches it. On top of
 promptfoo's rules, a policy violation fails the test whatever the weights or threshold.
 A test's `assertScoringFunction` may then re-decide the combined grade.
+
+An assertion that raises (a malformed value, an unknown type, a transform or grader that
+throws) raises `AssertionRaised`: as in promptfoo, the run then becomes an error row and
+its other checks are dropped. A grader that answers "could not decide" (a judge that
+failed) is a failed check instead.
 """
 
 from __future__ import annotations
@@ -13,12 +18,12 @@ import dataclasses
 import functools
 import inspect
 import traceback
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Coroutine
 from pathlib import Path
 from typing import Any
 
 from evals.common.blocking import run_to_completion
-from evals.common.templating import render_value
+from evals.common.templating import TemplateError, render_value
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.registry import GROUP_TYPES, Grader, get_grader
 from evals.graders.scoring import combine
@@ -26,10 +31,22 @@ from evals.model.results import AgentResponse, Grade, pick_latency
 from evals.model.suite import Assertion, Case
 
 
+class AssertionRaised(Exception):
+    """An assertion raised: the run becomes an error row with this message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _detail(exc: Exception) -> str:
+    return traceback.format_exception_only(type(exc), exc)[-1].strip()
+
+
 def _prepare(
     assertion: Assertion, output: Any, response: AgentResponse, context: dict[str, Any]
-) -> tuple[Grader, GradeContext] | Grade:
-    """The grader and its context, or the errored grade when there is nothing to run.
+) -> tuple[Grader, GradeContext]:
+    """The grader and its context; AssertionRaised when the assertion cannot run.
 
     `context` holds prompt, variables, latency_ms (the harness's wall time) and
     suite_root, and optionally latency_source (wall, the default, or agent: the latency
@@ -38,27 +55,28 @@ def _prepare(
     """
     grader = get_grader(assertion.base_type)
     if grader is None:
-        return Grade(
-            False, 0.0, f"Unknown assertion type: {assertion.type}", assertion.raw, errored=True
-        )
+        raise AssertionRaised(f"Error: Unknown assertion type: {assertion.type}")
     variables = context["variables"]
     if assertion.transform is not None:
-        from evals.common.transforms import apply_output_transform
+        from evals.common.transforms import TransformError, apply_output_transform
 
-        scope = {"vars": variables, "prompt": {"raw": context["prompt"]}}
+        scope = {"vars": variables, "prompt": {"label": context["prompt"]}}
         try:
             output = apply_output_transform(
                 assertion.transform, output, scope, context["suite_root"], "assertion transform"
             )
-        except Exception as exc:
-            detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            return Grade(False, 0.0, f"Transform raised: {detail}", assertion.raw, errored=True)
+        except TransformError as exc:
+            raise AssertionRaised(f"Error: {exc}") from None
     nested = functools.partial(grade_assertion, output=output, response=response, **context)
     source = context.get("latency_source") or "wall"
+    try:
+        value = render_value(assertion.value, variables)
+    except TemplateError as exc:
+        raise AssertionRaised(f"Error: {exc}") from None
     ctx = GradeContext(
         output=output,
         assertion=assertion,
-        value=render_value(assertion.value, variables),
+        value=value,
         inverse=assertion.negated,
         prompt=context["prompt"],
         vars=variables,
@@ -76,25 +94,26 @@ def _prepare(
     return grader, ctx
 
 
-def _raised(assertion: Assertion, exc: Exception) -> Grade:
+def _raised(assertion: Assertion, exc: Exception) -> AssertionRaised:
+    if isinstance(exc, AssertionRaised):
+        return exc
     if isinstance(exc, GraderError):
-        return Grade(False, 0.0, str(exc), assertion.raw, errored=True)
-    detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-    return Grade(
-        False, 0.0, f"Grader {assertion.type} raised: {detail}", assertion.raw, errored=True
-    )
+        return AssertionRaised(f"Error: {exc}")
+    return AssertionRaised(f"Error: {assertion.type} raised {_detail(exc)}")
 
 
 def _settled(assertion: Assertion, grade: Grade) -> Grade:
-    if assertion.weight == 0 and not grade.policy_violation:
-        grade.passed = True  # promptfoo: a zero-weight assertion is informational only
+    # promptfoo: a zero-weight assertion is informational only; an assert-set is not an
+    # assertion there (its children are), so a failing one still fails the test
+    if assertion.weight == 0 and not grade.policy_violation and assertion.type != "assert-set":
+        grade.passed = True
     return grade
 
 
 def grade_assertion(
     assertion: Assertion, output: Any, response: AgentResponse, **context: Any
 ) -> Grade:
-    """Run one assertion; a grader that raises yields an errored failing grade, not a crash.
+    """Run one assertion; AssertionRaised when it raises (the run is then an error row).
 
     `context` holds `_prepare`'s keywords (prompt, variables, latency_ms, suite_root, ...).
     A judge (coroutine grader) is run to completion on a private loop; inside the runner,
@@ -106,16 +125,13 @@ def grade_assertion(
 
 def _start_assertion(
     assertion: Assertion, output: Any, response: AgentResponse, context: dict[str, Any]
-) -> Grade | Awaitable[Grade]:
+) -> Grade | Coroutine[Any, Any, Grade]:
     """The grade of a pure grader, or the pending grade of a judge for the caller to await."""
-    prepared = _prepare(assertion, output, response, context)
-    if isinstance(prepared, Grade):
-        return prepared
-    grader, ctx = prepared
+    grader, ctx = _prepare(assertion, output, response, context)
     try:
         grade = grader(ctx)
     except Exception as exc:  # user graders may raise anything
-        return _raised(assertion, exc)
+        raise _raised(assertion, exc) from None
     if not isinstance(grade, Grade) and inspect.isawaitable(grade):
         return _awaited(assertion, grade)
     return _settled(assertion, grade)
@@ -125,7 +141,7 @@ async def _awaited(assertion: Assertion, pending: Awaitable[Grade]) -> Grade:
     try:
         grade = await pending
     except Exception as exc:  # user graders may raise anything
-        return _raised(assertion, exc)
+        raise _raised(assertion, exc) from None
     return _settled(assertion, grade)
 
 
@@ -231,9 +247,21 @@ async def grade_case_async(
     """
     keywords = _case_context(case, **context)
     asserts = per_run_assertions(case)
-    started = [_start_assertion(a, output, response, keywords) for a in asserts]
+    started: list[Grade | Coroutine[Any, Any, Grade]] = []
+    try:
+        for assertion in asserts:
+            started.append(_start_assertion(assertion, output, response, keywords))
+    except AssertionRaised:
+        for pending_grade in started:
+            if not isinstance(pending_grade, Grade):
+                pending_grade.close()  # a judge that will not be awaited
+        raise
     pending = [s for s in started if not isinstance(s, Grade)]
-    judged = iter(await asyncio.gather(*pending) if pending else ())
+    results = await asyncio.gather(*pending, return_exceptions=True) if pending else []
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    judged = iter(results)
     grades = [s if isinstance(s, Grade) else next(judged) for s in started]
     grade = _combined(case, list(zip(asserts, grades, strict=True)))
     return _finished(case, grade, context)

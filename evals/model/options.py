@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evals.model.protocols import StoreSink
+from evals.model.protocols import ReportSink, StoreSink
 
 
 @dataclass(slots=True)
@@ -14,9 +14,10 @@ class RunOptions:
     `keep_records=False` keeps only slim records (`RunRecord.slimmed`) in the result:
     enough for statistics, gates and the terminal summary, with full rows in the store.
     `store_process` is a `StoreProcess` the caller started early (it overlaps the
-    store's start-up with loading the suite) and closes itself. `spend` is the build's
-    false-failure budget the gates may use in this decision (a staged run's share for one
-    look); None spends the whole of 1 - confidence.
+    store's start-up with loading the suite) and closes itself; `report_process`, likewise,
+    a `ReportProcess` writing the JSON report as runs complete (the caller finishes it).
+    `spend` is the build's false-failure budget the gates may use in this decision (a
+    staged run's share for one look); None spends the whole of 1 - confidence.
     """
 
     repeat: int | None = None
@@ -41,3 +42,4 @@ class RunOptions:
     keep_records: bool = True
     seed: int = 0
     store_process: StoreSink | None = None
+    report_process: ReportSink | None = None

@@ -20,3 +20,16 @@ class PlannedRun:
     agent_index: int
     seed: int
     shared_seed: int
+
+    @property
+    def caller(self) -> ProviderSpec:
+        """The provider actually called: the test's own `provider:` when it has one (the
+        run still belongs to `provider`'s column, as in promptfoo), else `provider`."""
+        return self.case.provider or self.provider
+
+    @property
+    def agent_key(self) -> str:
+        """The key of the built agent that serves this run."""
+        if self.case.provider is None:
+            return self.provider.label
+        return f"test provider\x1f{self.case.provider.id}\x1f{self.case.provider.label}"

@@ -1,7 +1,8 @@
 """The interfaces the run engine is written against, so it never imports what implements them.
 
 The runner traces runs through a `Tracer` (evals.tracing), an evaluation stores its runs
-through a `StoreSink` (evals.store.process), the response cache keeps answers in a
+through a `StoreSink` (evals.store.process) and streams its JSON report through a
+`ReportSink` (evals.reports.json_stream), the response cache keeps answers in a
 `ResponseCache` (evals.run.cache), and planned runs execute on an `Executor`
 (evals.run.executors). Each implementation lives above the code that uses it.
 """
@@ -15,6 +16,7 @@ from typing import Any, Protocol
 from evals.model.evaluation import EvaluationMeta
 from evals.model.plan import PlannedRun
 from evals.model.results import AgentResponse, RunRecord
+from evals.model.suite import Suite
 from evals.model.summary import GateReport, Summary
 
 OnRecord = Callable[[RunRecord], None]
@@ -73,6 +75,35 @@ class StoreSink(Protocol):
 
     def close(self) -> None:
         """Release the sink."""
+        ...
+
+    def tee(self, receiver: Callable[[bytes], None] | None) -> None:
+        """Also hand each batch of runs, as sent to the store, to `receiver`."""
+        ...
+
+
+class ReportSink(Protocol):
+    """A report written while the evaluation runs (the promptfoo JSON report)."""
+
+    @property
+    def begun(self) -> bool:
+        """Whether the report has begun (a staged evaluation begins it once)."""
+        ...
+
+    def begin(self, suite: Suite, meta: EvaluationMeta) -> None:
+        """Start the report of the evaluation `meta` of `suite`."""
+        ...
+
+    def add(self, record: RunRecord) -> None:
+        """Take one run."""
+        ...
+
+    def add_group(self, records: list[RunRecord]) -> None:
+        """Take several runs."""
+        ...
+
+    def receive(self, framed: bytes) -> None:
+        """Take runs already encoded and framed for the store (see `StoreSink.tee`)."""
         ...
 
 

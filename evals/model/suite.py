@@ -45,7 +45,12 @@ class Prompt:
 
 @dataclass(slots=True)
 class ProviderSpec:
-    """An agent under test: promptfoo provider id, display label and config."""
+    """An agent under test: promptfoo provider id, display label and config.
+
+    `prompts` restricts the provider to the prompts it names (labels, ids, `name*`
+    prefixes), as a provider's `prompts:` does in promptfoo; `delay_ms` is waited after
+    each of its calls that was not served from the response cache.
+    """
 
     id: str
     label: str
@@ -53,6 +58,7 @@ class ProviderSpec:
     transform: str | None = None
     delay_ms: float = 0.0
     line: int | None = None
+    prompts: list[str] | None = None
 
 
 @dataclass(slots=True)
@@ -72,6 +78,7 @@ class Case:
     line: int | None = None
     provider_output: Any = None
     scoring_function: str | None = None
+    provider: ProviderSpec | None = None
 
     @property
     def tags(self) -> list[str]:

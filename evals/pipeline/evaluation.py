@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
 from evals.model.options import RunOptions
-from evals.model.protocols import StoreSink, Tracer
+from evals.model.protocols import ReportSink, StoreSink, Tracer
 from evals.model.results import RunRecord
 from evals.model.suite import Suite, SuiteOutline
 from evals.model.summary import GateReport, Summary
@@ -158,10 +158,11 @@ def run_evaluation(
         planned = list(plan)
         if store is not None:
             store.begin(meta, create=is_new)
+        sinks = _sinks(suite, meta, records, store, options.report_process)
         with run_tracer(suite, meta, options.trace) as tracer:
             asyncio.run(
                 _execute(
-                    suite, planned, records, store, meta, options, concurrency, timeout_s, tracer
+                    suite, planned, records, sinks, meta, options, concurrency, timeout_s, tracer
                 )
             )
             meta.ended_at = time.time()
@@ -176,6 +177,27 @@ def run_evaluation(
         if store is not None and store is not options.store_process:
             store.close()
     return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
+
+
+def _sinks(
+    suite: Suite,
+    meta: EvaluationMeta,
+    records: list[RunRecord],
+    store: StoreSink | None,
+    report: ReportSink | None,
+) -> list[Any]:
+    """Where completed runs go: the store process, and the JSON report process (which the
+    store process's batches are teed to, so each run is encoded once)."""
+    if report is None:
+        return [] if store is None else [store]
+    if not report.begun:
+        report.begin(suite, meta)
+        if records:  # runs stored before (a resumed evaluation) belong in the report too
+            report.add_group(records)
+    if store is None:
+        return [report]
+    store.tee(report.receive)
+    return [store]
 
 
 def _store_process(options: RunOptions) -> Any:
@@ -214,7 +236,7 @@ async def _execute(
     suite: Suite,
     planned: list,
     records: list[RunRecord],
-    store: StoreSink | None,
+    sinks: list[Any],
     meta: EvaluationMeta,
     options: RunOptions,
     concurrency: int,
@@ -246,8 +268,8 @@ async def _execute(
     async def store_group(members: list[RunRecord]) -> None:
         decided = await groups.decide(members)
         records.extend(r if options.keep_records else r.slimmed() for r in decided)
-        if store is not None:
-            store.add_group(decided)
+        for sink in sinks:
+            sink.add_group(decided)
 
     def on_record(record: RunRecord) -> None:
         if groups.holds(record):
@@ -256,8 +278,8 @@ async def _execute(
                 deciding.append(asyncio.ensure_future(store_group(complete)))
         else:
             records.append(record if options.keep_records else record.slimmed())
-            if store is not None:
-                store.add(record)
+            for sink in sinks:
+                sink.add(record)
         progress.advance(record)
 
     try:

@@ -24,7 +24,8 @@ def regrade_records(suite: Suite, records: list[RunRecord]) -> tuple[list[RunRec
     or agent the suite no longer has are dropped with a warning. Group assertions
     (max-score, select-best) are decided again over each case and repeat's regraded runs.
     """
-    from evals.grade.grading import grade_case
+    from evals.common.transforms import TransformError
+    from evals.grade.grading import AssertionRaised, grade_case
     from evals.plan.runs import build_plan
     from evals.run.runner import transformed_output
 
@@ -41,19 +42,28 @@ def regrade_records(suite: Suite, records: list[RunRecord]) -> tuple[list[RunRec
             regraded.append(record)
             continue
         run = dataclasses.replace(run, case=dataclasses.replace(run.case, vars=dict(record.vars)))
-        output = transformed_output(run, record.response.output, record.prompt, suite.root)
-        grade = grade_case(
-            run.case,
-            record.response,
-            output=output,
-            prompt=record.prompt,
-            latency_ms=record.latency_ms,
-            latency_source=suite.gates.latency,
-            suite_root=suite.root,
-            agent=run.provider.label,
-            provider_config=run.provider.config,
-            suite_config=suite.raw,
-        )
+        try:
+            output = transformed_output(run, record.response.output, suite.root)
+            grade = grade_case(
+                run.case,
+                record.response,
+                output=output,
+                prompt=record.prompt,
+                latency_ms=record.latency_ms,
+                latency_source=suite.gates.latency,
+                suite_root=suite.root,
+                agent=run.provider.label,
+                provider_config=run.provider.config,
+                suite_config=suite.raw,
+            )
+        except (TransformError, AssertionRaised) as exc:
+            message = exc.message if isinstance(exc, AssertionRaised) else f"Error: {exc}"
+            regraded.append(
+                dataclasses.replace(
+                    record, status="error", grade=None, error=message, error_kind="grader_error"
+                )
+            )
+            continue
         regraded.append(
             dataclasses.replace(
                 record,

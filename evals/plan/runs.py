@@ -62,6 +62,15 @@ def _applies(filter_values: list[str] | None, *names: str) -> bool:
     return filter_values is None or any(ref_matches(ref, *names) for ref in filter_values)
 
 
+def case_repeat(case: Case, repeat: int) -> int:
+    """How many times a case runs: its `options.repeat` (a positive integer) wins over the
+    evaluation's repeat count, as in promptfoo."""
+    own = case.options.get("repeat")
+    if isinstance(own, int) and not isinstance(own, bool) and 0 < own <= 2**53:
+        return own
+    return repeat
+
+
 def build_plan(
     suite: Suite,
     repeat: int,
@@ -82,15 +91,20 @@ def build_plan(
     """
     cases = select_cases(suite.cases, tags, case_ids)
     providers = [p for p in suite.providers if agents is None or p.label in agents]
+    repeats = {case.index: case_repeat(case, repeat) for case in cases}
     position = 0
-    for r in range(repeat):
+    for r in range(max(repeats.values(), default=repeat)):
         for case in cases:
+            if r >= repeats[case.index]:
+                continue
             shared_seed = derive_seed(suite.suite_id, case.id, "", r, salt)
             for pi, prompt in enumerate(suite.prompts):
                 if not _applies(case.prompts, prompt.id, prompt.label):
                     continue
                 for ai, provider in enumerate(providers):
                     if not _applies(case.providers, provider.id, provider.label):
+                        continue
+                    if not _applies(provider.prompts, prompt.id, prompt.label):
                         continue
                     index = position
                     position += 1

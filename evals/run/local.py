@@ -15,8 +15,8 @@ from evals.run.runner import Runner
 def build_agents(
     suite: Suite, planned: list[PlannedRun], cache_path: Path | None = None
 ) -> dict[str, Agent]:
-    """The agents the planned runs call, by label; behind the response cache when given."""
-    specs = {run.provider.label: run.provider for run in planned}
+    """The agents the planned runs call, by `agent_key`; behind the response cache when given."""
+    specs = {run.agent_key: run.caller for run in planned}
     agents: dict[str, Agent] = {
         label: build_agent(spec, suite.root) for label, spec in specs.items()
     }

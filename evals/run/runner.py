@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from evals.agents.base import Agent, CallContext, MalformedResponse
-from evals.grade.grading import grade_case_async
+from evals.common import jsengine
+from evals.common.transforms import TransformError
+from evals.grade.grading import AssertionRaised, grade_case_async
 from evals.model.plan import PlannedRun
 from evals.model.protocols import RunTrace, Tracer
-from evals.model.results import AgentResponse, RunRecord
+from evals.model.results import AgentResponse, ErrorKind, RunRecord
 from evals.tracing import NULL_TRACER
 
 
@@ -31,35 +33,36 @@ def render_prompt(
     """The prompt text sent to the agent, and the vars it was rendered with.
 
     `file://` vars are loaded (with `root`) and the test's `prefix`/`suffix` options wrap
-    the template, as promptfoo renders prompts. `env` is what the template sees as `env`
-    (by default the process's environment).
+    the template, as promptfoo renders prompts. `env` is what the prompt template sees as
+    `env` (by default the process's environment); vars never see it.
     """
     variables = run.case.vars
     raw = run.prompt.raw
+    env = dict(os.environ) if env is None else env
     if not isinstance(raw, str):
         import json
 
         from evals.common.templating import render_value
 
-        return json.dumps(render_value(raw, variables), ensure_ascii=False), variables
+        rendered = render_value(raw, variables, env, filters=True)
+        return json.dumps(rendered, ensure_ascii=False), variables
     from evals.suite.vars import render_prompt_text, resolve_vars
 
     options = run.case.options
     template = f"{options.get('prefix') or ''}{raw}{options.get('suffix') or ''}"
     if root is not None:
         variables = resolve_vars(variables, raw, root)
-    scope = {"env": os.environ if env is None else env, **variables}
-    return render_prompt_text(template, scope), variables
+    return render_prompt_text(template, variables, env), variables
 
 
-def transformed_output(run: PlannedRun, output: Any, prompt: str, root: Path) -> Any:
+def transformed_output(run: PlannedRun, output: Any, root: Path) -> Any:
     """The output after the provider's `transform`, then the test's `options.transform`."""
     test_transform = run.case.options.get("transform") or run.case.options.get("postprocess")
     if not run.provider.transform and not test_transform:
         return output
     from evals.common.transforms import apply_output_transform
 
-    context = {"vars": run.case.vars, "prompt": {"raw": prompt, "label": run.prompt.label}}
+    context = {"vars": run.case.vars, "prompt": {"raw": run.prompt.raw, "label": run.prompt.label}}
     if run.provider.transform:
         output = apply_output_transform(
             run.provider.transform, output, context, root, "provider transform"
@@ -102,6 +105,21 @@ def _error_record(
     )
 
 
+def _response_error(
+    run: PlannedRun,
+    prompt: str,
+    response: AgentResponse,
+    kind: ErrorKind,
+    message: str,
+    started: float,
+) -> RunRecord:
+    """An error row that keeps the agent's response (its output, cost and tokens)."""
+    record = _error_record(run, prompt, kind, message, started)
+    record.response = response
+    record.latency_ms = response.latency_ms or record.latency_ms
+    return record
+
+
 class Runner:
     """Runs a plan against built agents and grades each response."""
 
@@ -127,6 +145,11 @@ class Runner:
         self.latency_source = latency_source
         suite_env = {str(k): str(v) for k, v in (self.suite_config.get("env") or {}).items()}
         self.template_env = {**os.environ, **suite_env}
+        evaluate_options = self.suite_config.get("evaluateOptions") or {}
+        self.default_delay_s = float(evaluate_options.get("delay") or 0) / 1000.0
+        # A template, regex or JavaScript check may not outlast the run's own timeout.
+        js_limit = jsengine.DEFAULT_TIME_LIMIT_S
+        jsengine.set_time_limit(min(js_limit, timeout_s) if timeout_s else js_limit)
 
     async def execute(self, run: PlannedRun) -> RunRecord:
         """Call the agent once and grade the result; never raises for agent faults.
@@ -147,7 +170,7 @@ class Runner:
                 run = replace(run, case=replace(run.case, vars=variables))
         except Exception as exc:
             return _error_record(run, prompt, "infra", f"prompt template error: {exc}", started)
-        agent = self.agents[run.provider.label]
+        agent = self.agents[run.agent_key]
         context = CallContext(
             vars=run.case.vars,
             prompt=prompt,
@@ -188,31 +211,37 @@ class Runner:
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             return _error_record(run, prompt, "agent_error", f"agent raised {detail}", started)
         latency_ms = (time.perf_counter() - t0) * 1000.0
+        delay_s = run.caller.delay_ms / 1000.0 or self.default_delay_s
+        if delay_s > 0 and not response.cached:
+            await asyncio.sleep(delay_s)  # promptfoo's provider delay, after each call
         traced.adopt(response)
         ended = time.time()
         if response.error is not None:
-            record = _error_record(run, prompt, "agent_error", response.error, started)
-            record.response = response
-            record.latency_ms = latency_ms
-            return record
+            return _response_error(run, prompt, response, "agent_error", response.error, started)
+        if response.output is None and not response.trajectory:
+            # promptfoo's rule for a provider that answered nothing; an agent that stopped
+            # with no answer after acting (awaiting approval) is graded on what it did
+            return _response_error(run, prompt, response, "agent_error", "No output", started)
         try:
-            output = transformed_output(run, response.output, prompt, self.suite_root)
-        except Exception as exc:
-            detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            return _error_record(run, prompt, "agent_error", f"transform raised {detail}", started)
-        with traced.stage("grade"):
-            grade = await grade_case_async(
-                run.case,
-                response,
-                output=output,
-                prompt=prompt,
-                latency_ms=latency_ms,
-                latency_source=self.latency_source,
-                suite_root=self.suite_root,
-                agent=run.provider.label,
-                provider_config=run.provider.config,
-                suite_config=self.suite_config,
-            )
+            output = transformed_output(run, response.output, self.suite_root)
+        except TransformError as exc:
+            return _response_error(run, prompt, response, "agent_error", f"Error: {exc}", started)
+        try:
+            with traced.stage("grade"):
+                grade = await grade_case_async(
+                    run.case,
+                    response,
+                    output=output,
+                    prompt=prompt,
+                    latency_ms=latency_ms,
+                    latency_source=self.latency_source,
+                    suite_root=self.suite_root,
+                    agent=run.provider.label,
+                    provider_config=run.provider.config,
+                    suite_config=self.suite_config,
+                )
+        except AssertionRaised as exc:
+            return _response_error(run, prompt, response, "grader_error", exc.message, started)
         return _record(
             run,
             prompt,

@@ -161,26 +161,37 @@ def encode_run(evaluation_id: str, record: RunRecord) -> EncodedRun:
     return row, grade_rows
 
 
+def _grade_node(values: tuple[Any, ...], detail: dict[str, Any]) -> Grade:
+    """One node from its `GRADE_COLUMNS` values (without run id) and its JSON details."""
+    _, _, _, passed, score, reason, _, _, policy_violation, errored = values
+    return Grade(
+        passed=bool(passed),
+        score=score,
+        reason=reason,
+        assertion=detail.get("assertion"),
+        named_scores=detail.get("named_scores") or {},
+        tokens_used=detail.get("tokens_used") or {},
+        policy_violation=bool(policy_violation),
+        errored=bool(errored),
+        metadata=detail.get("metadata") or {},
+    )
+
+
+def _grade_tree(rows: list[tuple[Any, ...]], details: list[dict[str, Any]] | None) -> Grade | None:
+    nodes: list[Grade] = []
+    for values in rows:
+        idx, parent_idx = values[0], values[1]
+        node = _grade_node(values, details[idx] if details else {})
+        nodes.append(node)
+        if parent_idx is not None:
+            nodes[parent_idx].component_results.append(node)
+    return nodes[0] if nodes else None
+
+
 def decode_grades(rows: list[Any], details: list[dict[str, Any]] | None) -> Grade | None:
     """Rebuild the grade tree from its rows ordered by `idx` and the run's node details."""
-    nodes: list[Grade] = []
-    for row in rows:
-        detail = details[row.idx] if details else {}
-        node = Grade(
-            passed=bool(row.passed),
-            score=row.score,
-            reason=row.reason,
-            assertion=detail.get("assertion"),
-            named_scores=detail.get("named_scores") or {},
-            tokens_used=detail.get("tokens_used") or {},
-            policy_violation=bool(row.policy_violation),
-            errored=bool(row.errored),
-            metadata=detail.get("metadata") or {},
-        )
-        nodes.append(node)
-        if row.parent_idx is not None:
-            nodes[row.parent_idx].component_results.append(node)
-    return nodes[0] if nodes else None
+    names = GRADE_COLUMNS[1:]
+    return _grade_tree([tuple(getattr(row, name) for name in names) for row in rows], details)
 
 
 def decode_run(row: Any, grade_rows: list[Any]) -> RunRecord:
@@ -218,3 +229,14 @@ def decode_run(row: Any, grade_rows: list[Any]) -> RunRecord:
         ended_at=row.ended_at,
         metadata=extra.get("run_metadata") or {},
     )
+
+
+def decode_encoded(encoded: EncodedRun) -> RunRecord:
+    """The record an `encode_run` result was made from, without a database in between."""
+    from types import SimpleNamespace
+
+    row, grade_rows = encoded
+    extra = row["extra"] or {}
+    record = decode_run(SimpleNamespace(**row), [])
+    record.grade = _grade_tree(grade_rows, extra.get("grade_details"))
+    return record

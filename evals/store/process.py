@@ -22,15 +22,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import pickle
-import select
 import signal
-import struct
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
+from collections.abc import Callable
 from typing import IO, Any
 
 from evals.model.errors import HarnessFault
@@ -38,19 +33,12 @@ from evals.model.evaluation import EvaluationMeta
 from evals.model.results import RunRecord
 from evals.model.summary import GateReport, Summary
 from evals.store.codec import EncodedRun, encode_run
+from evals.store.companion import Companion, Inbox, answer, answer_failure, frame
 
-_HEADER = struct.Struct(">I")
 # How often `add` looks whether the store process has failed.
 _CHECK_INTERVAL_S = 0.1
 # Runs that travel together at most, so the store process works while the harness does.
 _SEND_AT = 32
-# Room in the pipe for runs on their way to the store (Linux lets a pipe grow to this).
-_PIPE_BYTES = 1 << 20
-
-
-def _frame(message: tuple[Any, ...]) -> bytes:
-    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    return _HEADER.pack(len(payload)) + payload
 
 
 class StoreProcess:
@@ -59,34 +47,23 @@ class StoreProcess:
     def __init__(
         self, url: str | None = None, *, batch_size: int = 256, max_delay_s: float = 0.25
     ) -> None:
-        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
-        package_root = str(Path(__file__).resolve().parents[2])
-        path = os.environ.get("PYTHONPATH")
-        env = {**os.environ, "PYTHONPATH": package_root + (os.pathsep + path if path else "")}
-        command = [sys.executable, "-m", "evals.store.process", url or ""]
-        self._process = subprocess.Popen(
-            [*command, str(batch_size), str(max_delay_s)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._errors,
-            env=env,
+        self._child = Companion(
+            "evals.store.process",
+            [url or "", str(batch_size), str(max_delay_s)],
+            name="the store process",
+            failure="storing runs failed",
         )
-        with contextlib.suppress(ImportError, AttributeError, OSError):  # Linux; else default size
-            import fcntl
-
-            fcntl.fcntl(self._process.stdin.fileno(), fcntl.F_SETPIPE_SZ, _PIPE_BYTES)  # type: ignore[union-attr]
-        self._answers = _Inbox(self._process.stdout.fileno())  # type: ignore[union-attr]
         self._evaluation_id: str | None = None
-        self._failure: str | None = None
         self._outbox: list[EncodedRun] = []
         self._send_scheduled = False
         self._next_check = 0.0
         self._closed = False
+        self._tee: Callable[[bytes], None] | None = None
 
     @property
     def pid(self) -> int:
         """The store process's id."""
-        return self._process.pid
+        return self._child.process.pid
 
     def begin(self, meta: EvaluationMeta, *, create: bool) -> None:
         """Start storing runs of evaluation `meta` (an EvaluationMeta), creating it if asked.
@@ -103,8 +80,8 @@ class StoreProcess:
         Inside an event loop, the runs that complete in one turn of the loop travel
         together, at the end of that turn (or every `_SEND_AT` runs in a long turn).
         """
-        if self._failure is not None:
-            raise HarnessFault(self._failure)
+        if self._child.failure is not None:
+            raise HarnessFault(self._child.failure)
         self._outbox.append(encode_run(self._require_evaluation(), record))
         if len(self._outbox) >= _SEND_AT:
             self.send()
@@ -133,10 +110,18 @@ class StoreProcess:
         now = time.monotonic()
         if now >= self._next_check:
             self._next_check = now + _CHECK_INTERVAL_S
-            if self._process.poll() is not None:
-                self._fail()
+            if self._child.process.poll() is not None:
+                self._child.fail()
         runs, self._outbox = self._outbox, []
-        self._command(("runs", runs))
+        message = frame(("runs", runs))
+        self._child.write(message)
+        if self._tee is not None:
+            self._tee(message)
+
+    def tee(self, receiver: Callable[[bytes], None] | None) -> None:
+        """Also hand every framed batch of runs to `receiver` (the report process reads the
+        same runs: encoded and framed once, written to two pipes)."""
+        self._tee = receiver
 
     def _require_evaluation(self) -> str:
         if self._evaluation_id is None:
@@ -161,83 +146,11 @@ class StoreProcess:
         self._closed = True
         with contextlib.suppress(HarnessFault):
             self.send()
-        with contextlib.suppress(OSError):
-            self._process.stdin.close()  # type: ignore[union-attr]
-        self._process.wait()
-        self._process.stdout.close()  # type: ignore[union-attr]
-        self._errors.close()
-
-    def _command(self, message: tuple[Any, ...]) -> None:
-        if self._failure is not None:
-            raise HarnessFault(self._failure)
-        try:
-            self._process.stdin.write(_frame(message))  # type: ignore[union-attr]
-            self._process.stdin.flush()  # type: ignore[union-attr]
-        except (BrokenPipeError, ValueError):
-            self._fail()
+        self._child.close()
 
     def _request(self, message: tuple[Any, ...]) -> int:
         self.send()
-        self._command(message)
-        answer = self._answers.next(None)
-        if answer is None:
-            self._fail()
-        status, value = answer  # type: ignore[misc]
-        if status != "ok":
-            self._failure = f"storing runs failed: {value}"
-            raise HarnessFault(self._failure)
-        return int(value)
-
-    def _fail(self) -> None:
-        answer = self._answers.next(None)
-        self._process.wait()
-        if answer is not None and answer[0] == "error":
-            self._failure = f"storing runs failed: {answer[1]}"
-        else:
-            self._errors.seek(0)
-            detail = self._errors.read().decode(errors="replace").strip()
-            self._failure = f"the store process exited with code {self._process.returncode}" + (
-                f": {detail}" if detail else ""
-            )
-        raise HarnessFault(self._failure)
-
-
-class _Inbox:
-    """Messages from a pipe, waiting no longer than asked for the next one (None: forever).
-
-    The store process reads the harness's messages with it, the harness the answers.
-    """
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.buffer = bytearray()
-        self.start = 0
-        self.closed = False
-
-    def next(self, timeout: float | None) -> tuple[Any, ...] | None:
-        """The next message; None when none came within `timeout` or the pipe closed."""
-        while True:
-            message = self._parse()
-            if message is not None or self.closed:
-                return message
-            if not select.select([self.fd], [], [], timeout)[0]:
-                return None
-            chunk = os.read(self.fd, _PIPE_BYTES)
-            self.closed = not chunk
-            del self.buffer[: self.start]
-            self.start = 0
-            self.buffer += chunk
-
-    def _parse(self) -> tuple[Any, ...] | None:
-        available = len(self.buffer) - self.start
-        if available < _HEADER.size:
-            return None
-        (size,) = _HEADER.unpack_from(self.buffer, self.start)
-        if available < _HEADER.size + size:
-            return None
-        body = self.start + _HEADER.size
-        self.start = body + size
-        return pickle.loads(memoryview(self.buffer)[body : self.start])
+        return int(self._child.request(message))
 
 
 def serve(
@@ -251,7 +164,7 @@ def serve(
     from evals.store import open_store
     from evals.store.writer import insert_encoded
 
-    inbox = _Inbox(source)
+    inbox = Inbox(source)
     store = None
     pending: list[EncodedRun] = []
     stored = 0
@@ -283,12 +196,9 @@ def serve(
                 _, meta, summary, gates = message
                 store.finish_evaluation(meta, summary, gates)  # type: ignore[union-attr]
             if kind != "runs":
-                answers.write(_frame(("ok", stored)))
-                answers.flush()
+                answer(answers, "ok", stored)
     except Exception as exc:  # every store failure goes back to the harness as a message
-        answers.write(_frame(("error", f"{type(exc).__name__}: {exc}")))
-        answers.flush()
-        return 1
+        return answer_failure(answers, exc)
     finally:
         if store is not None:
             store.close()

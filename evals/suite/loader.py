@@ -79,6 +79,7 @@ class _Loader:
         self.path = path
         self.root = path.parent
         self.files: list[Path] = [path]
+        self.env: dict[str, str] = dict(os.environ)
 
     def error(self, message: str, node: Any = None, fix: str | None = None) -> SuiteError:
         return SuiteError(message, file=str(self.path), line=line_of(node), fix=fix)
@@ -86,7 +87,7 @@ class _Loader:
     def file_ref(self, ref: str, node: Any, what: str) -> Path:
         """Resolve a `file://` reference relative to the suite and record it."""
         rel = ref[len("file://") :] if ref.startswith("file://") else ref
-        rel = rel.split(":", 1)[0] if re.search(r"\.py:\w", rel) else rel
+        rel = rel.split(":", 1)[0] if re.search(r"\.(py|js|cjs|mjs|rb):\w", rel) else rel
         target = (self.root / rel).resolve()
         if not target.exists():
             raise self.error(
@@ -127,7 +128,8 @@ class _Loader:
                 "the suite must be a YAML mapping", fix="start with keys such as prompts:, tests:"
             )
         config_env = {str(k): str(v) for k, v in (raw.get("env") or {}).items()}
-        raw = render_env_refs(raw, {**os.environ, **config_env})
+        self.env = {**os.environ, **config_env}
+        raw = render_env_refs(raw, self.env)
         self.register_filters(raw.get("nunjucksFilters"), raw)
         prompts = self.prompts(raw.get("prompts", ["{{prompt}}"]), raw)
         declared = raw.get("providers", raw.get("targets"))
@@ -176,23 +178,44 @@ class _Loader:
         return out
 
     def register_filters(self, value: Any, parent: Any) -> None:
-        """Make `nunjucksFilters: {name: file://filter.py[:fn]}` available to templates."""
+        """Make `nunjucksFilters: {name: filter.js | file://filter.py[:fn]}` available.
+
+        A JavaScript file (as in promptfoo) exports the filter function and runs in the
+        template sandbox; a Python file's function is called with the filter's arguments.
+        """
         if not value:
             return
         if not isinstance(value, dict):
             raise self.error(
-                "nunjucksFilters must map filter names to Python files",
+                "nunjucksFilters must map filter names to JavaScript or Python files",
                 parent,
-                fix="write nunjucksFilters: {shout: file://filters.py:shout}",
+                fix="write nunjucksFilters: {shout: filters/shout.js}",
             )
         from evals.common.files import load_function, split_ref
-        from evals.common.templating import register_filters
+        from evals.common.templating import (
+            TemplateError,
+            register_filters,
+            register_script_filter,
+        )
 
         filters = {}
         for name, ref in value.items():
-            path_text, fn_name = split_ref(str(ref))
+            text = str(ref)
+            what = f"nunjucks filter {name!r}"
+            if text.removeprefix("file://").endswith((".js", ".cjs", ".mjs")):
+                path = self.file_ref(text, value, what)
+                try:
+                    register_script_filter(str(name), path.read_text(encoding="utf-8"))
+                except TemplateError as exc:
+                    raise self.error(
+                        f"{what} does not load: {exc}",
+                        value,
+                        fix="export the filter function: module.exports = function (value) {...}",
+                    ) from None
+                continue
+            path_text, fn_name = split_ref(text)
             path_text = path_text if path_text.endswith(".py") else path_text + ".py"
-            path = self.file_ref("file://" + path_text, value, f"nunjucks filter {name!r}")
+            path = self.file_ref("file://" + path_text, value, what)
             filters[str(name)] = load_function(path, fn_name or str(name), "nunjucks filter")
         register_filters(filters)
 
@@ -224,7 +247,6 @@ class _Loader:
         return metrics
 
     def providers(self, value: Any, parent: Any) -> list[ProviderSpec]:
-        from evals.agents.registry import check_provider
 
         if value is None:
             raise self.error(
@@ -240,19 +262,11 @@ class _Loader:
                 and item.endswith((".yaml", ".yml", ".json"))
             ):
                 loaded = load_yaml(self.file_ref(item, parent, "providers"))
+                loaded = render_env_refs(loaded, self.env)
                 items.extend(loaded if isinstance(loaded, list) else [loaded])
             else:
                 items.append(item)
-        out: list[ProviderSpec] = []
-        for item in items:
-            spec = self.provider_spec(item, parent)
-            try:
-                check_provider(spec, self)
-            except SuiteError as exc:
-                exc.file = exc.file or str(self.path)
-                exc.line = exc.line or spec.line
-                raise
-            out.append(spec)
+        out = [self.checked_provider(item, parent) for item in items]
         labels = [p.label for p in out]
         dupes = sorted({label for label in labels if labels.count(label) > 1})
         if dupes:
@@ -263,35 +277,52 @@ class _Loader:
             )
         return out
 
+    def checked_provider(self, item: Any, parent: Any) -> ProviderSpec:
+        """A provider entry as a ProviderSpec whose id, files and config are valid."""
+        from evals.agents.registry import check_provider
+
+        spec = self.provider_spec(item, parent)
+        try:
+            check_provider(spec, self)
+        except SuiteError as exc:
+            exc.file = exc.file or str(self.path)
+            exc.line = exc.line or spec.line
+            raise
+        return spec
+
     def provider_spec(self, item: Any, parent: Any) -> ProviderSpec:
+        """A provider entry: an id string, `{id, label, ...}` or `{providerId: {...}}`.
+
+        In the map form the key says which provider to load and an `id` inside names it
+        (promptfoo's custom id); the label defaults to that name, as in promptfoo.
+        """
         if isinstance(item, str):
             line = line_of(parent, "providers") or line_of(parent, "targets")
-            return ProviderSpec(id=item, label=item, line=line)
+            return ProviderSpec(id=item, label=default_label(item), line=line)
         if isinstance(item, dict) and "id" in item:
-            config = item.get("config") or {}
-            return ProviderSpec(
-                id=str(item["id"]),
-                label=str(item.get("label") or item["id"]),
-                config=dict(config),
-                transform=item.get("transform"),
-                delay_ms=float(item.get("delay") or 0),
-                line=line_of(item),
-            )
+            return self.provider_options(str(item["id"]), item, item)
         if isinstance(item, dict) and len(item) == 1:
             ((pid, opts),) = item.items()
-            opts = opts or {}
-            return ProviderSpec(
-                id=str(opts.get("id") or pid),
-                label=str(opts.get("label") or opts.get("id") or pid),
-                config=dict(opts.get("config") or {}),
-                transform=opts.get("transform"),
-                delay_ms=float(opts.get("delay") or 0),
-                line=line_of(item),
-            )
+            return self.provider_options(str(pid), opts or {}, item)
         raise self.error(
             "a provider must be a string or a mapping with an id",
             item if isinstance(item, dict) else parent,
             fix="write providers: [{id: file://agent.py, label: baseline}]",
+        )
+
+    def provider_options(self, pid: str, opts: dict[str, Any], node: Any) -> ProviderSpec:
+        """A ProviderSpec from a provider's options (label, id, config, transform, delay,
+        prompts)."""
+        name = str(opts.get("id") or pid)
+        prompts = opts.get("prompts")
+        return ProviderSpec(
+            id=pid,
+            label=str(opts.get("label") or (name if name != pid else default_label(pid))),
+            config=dict(opts.get("config") or {}),
+            transform=opts.get("transform"),
+            delay_ms=float(opts.get("delay") or 0),
+            line=line_of(node),
+            prompts=None if prompts is None else [str(p) for p in _as_list(prompts) or []],
         )
 
     def test_items(self, value: Any, parent: Any) -> list[Any]:
@@ -338,13 +369,6 @@ class _Loader:
         description = str(test.get("description") or "")
         case_id = str(metadata.get("id") or slug(description) or f"case-{index + 1}")
         threshold = test.get("threshold")
-        priority = metadata.get("priority")
-        if priority is not None and str(priority) not in {"P0", "P1", "P2", "P3"}:
-            raise self.error(
-                f"metadata.priority must be P0, P1, P2 or P3, not {priority!r}",
-                test,
-                fix="use P0 for cases whose regression must block a release",
-            )
         options = dict(test.get("options") or {})
         self.check_case_transforms(options, test)
         return Case(
@@ -361,7 +385,19 @@ class _Loader:
             line=line_of(test),
             provider_output=test.get("providerOutput"),
             scoring_function=self.scoring_function(test),
+            provider=None if test.get("provider") is None else self.test_provider(test),
         )
+
+    def test_provider(self, test: dict[str, Any]) -> ProviderSpec:
+        """A test's own `provider:` (an id or a provider mapping), called for its runs."""
+        value = test["provider"]
+        if not isinstance(value, (str, dict)):
+            raise self.error(
+                f"a test's provider must be a provider id or mapping, not {kind_name(value)}",
+                test,
+                fix="write provider: {id: file://agent.py, label: other}",
+            )
+        return self.checked_provider(value, test)
 
     def scoring_function(self, test: dict[str, Any]) -> str | None:
         """The test's `assertScoringFunction`: a `file://x.py[:fn]` reference, checked here."""
@@ -446,6 +482,18 @@ class _Loader:
                 value,
                 fix="repeat, maxConcurrency, timeoutMs and delay are numbers",
             ) from None
+
+
+def default_label(provider_id: str) -> str:
+    """A provider's name without a label: promptfoo names a Python file provider
+    `python:<path>:<function>` (`default` when the id names no function)."""
+    if provider_id.startswith("file://"):
+        from evals.common.files import split_ref
+
+        path, function = split_ref(provider_id)
+        if path.endswith(".py"):
+            return f"python:{path}:{function or 'default'}"
+    return provider_id
 
 
 def _as_list(value: Any) -> list[str] | None:

@@ -1,19 +1,25 @@
 """The `prompts:` section in every form promptfoo accepts, with promptfoo's labels.
 
 Inline strings; `{raw, label}` and `{id: file://..., label}` mappings; `file://` text
-files split on `---` lines; JSON, YAML (one chat prompt each) and JSONL (one prompt per
-line) files; and globs over any of these.
+files split on `---` lines; JSON, YAML (one chat prompt each), JSONL (one prompt per
+line) and CSV (one prompt per row: `prompt` and optional `label` columns) files; and globs
+over any of these.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from evals.common.yaml12 import load_yaml_text
 from evals.model.errors import SuiteError
 from evals.model.suite import Prompt
 
@@ -38,14 +44,39 @@ def split_text_prompts(text: str) -> list[str]:
 def _structured_file_text(path: Path) -> str:
     text = path.read_text(encoding="utf-8")
     try:
-        loaded = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        loaded = json.loads(text) if path.suffix == ".json" else load_yaml_text(text)
     except (ValueError, yaml.YAMLError):
         return text
     return json.dumps(loaded, ensure_ascii=False, separators=(",", ":"))
 
 
+def csv_prompts(path: Path, shown: str, label: str | None) -> list[Prompt]:
+    """promptfoo's processCsvPrompts: a `prompt` column (and `label`), or one prompt a line
+    when the file has no comma."""
+    text = path.read_text(encoding="utf-8-sig")
+    if "," not in text:
+        lines = [line for line in re.split(r"\r?\n", text) if line.strip()]
+        start = 1 if lines and lines[0].strip().lower() == "prompt" else 0
+        rows = [{"prompt": line} for line in lines[start:]]
+    else:
+        reader = csv.DictReader(io.StringIO(text), skipinitialspace=True)
+        rows = [{k.strip(): (v or "").strip() for k, v in row.items() if k} for row in reader]
+    prompts = [row for row in rows if row.get("prompt")]
+    return [
+        Prompt(
+            id=f"file://{shown}#{i}",
+            label=row.get("label") or label or f"Prompt {i + 1} - {row['prompt']}",
+            raw=row["prompt"],
+            path=str(path),
+        )
+        for i, row in enumerate(prompts)
+    ]
+
+
 def prompts_from_file(path: Path, shown: str, label: str | None) -> list[Prompt]:
     """The prompts one file holds, labelled as promptfoo labels them."""
+    if path.suffix == ".csv":
+        return csv_prompts(path, shown, label)
     if path.suffix == ".jsonl":
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line]
         many = len(lines) > 1
@@ -108,6 +139,6 @@ def _from_ref(
 ) -> list[Prompt]:
     out: list[Prompt] = []
     for path in resolve_files(ref, node, "prompt"):
-        shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+        shown = Path(os.path.relpath(path, root)).as_posix()  # as promptfoo shows it
         out.extend(prompts_from_file(path, shown, label))
     return out

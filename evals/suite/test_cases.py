@@ -128,7 +128,7 @@ def expand_tests(
         if merged["options"].get("disableVarExpansion"):
             combinations = [variables]
         else:
-            combinations = var_combinations(variables)
+            combinations = var_combinations(variables, root)
         expanded.extend((merged, combo) for combo in combinations)
     return expanded
 
@@ -156,20 +156,17 @@ def _template_sources(prompt: Prompt) -> list[str]:
 
 def check_templates(prompts: list[Prompt], where: str) -> None:
     """Compile every prompt template so a syntax error names its prompt before any run."""
-    from evals.common.templating import environment, placeholders
+    from evals.common.templating import TemplateError, check_template
+    from evals.suite.vars import auto_wrap_raw
 
     for prompt in prompts:
         for source in _template_sources(prompt):
-            if placeholders(source) is not None:
-                continue  # plain text with `{{ name }}` slots: nothing to get wrong
-            import jinja2
-
             try:
-                environment().parse(source)
-            except jinja2.TemplateSyntaxError as exc:
+                check_template(auto_wrap_raw(source))
+            except TemplateError as exc:
                 raise SuiteError(
-                    f"template error in prompt {prompt.label!r:.80}: {exc.message}",
+                    f"template error in prompt {prompt.label!r:.80}: {exc}",
                     file=prompt.path or where,
-                    line=exc.lineno if prompt.path else None,
+                    line=exc.line if prompt.path else None,
                     fix="close every {{ }} and {% %} tag and check filter names",
                 ) from None

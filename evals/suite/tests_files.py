@@ -2,7 +2,8 @@
 
 `tests:` may be one reference or a list mixing references and inline tests; a reference
 is a path or glob (`file://cases/*.yaml`), or a Python generator `file://gen.py:fn`
-(default function `generate_tests`) returning a list of tests.
+(default function `generate_tests`) returning a list of tests; `{path, config}` calls the
+generator with `config`, as promptfoo does.
 """
 
 from __future__ import annotations
@@ -25,13 +26,16 @@ def is_generator_ref(ref: str) -> bool:
     return path.endswith(".py") or ".py:" in path
 
 
-def _generated_tests(ref: str, resolve_files: ResolveFiles, node: Any) -> list[Any]:
+def _generated_tests(
+    ref: str, resolve_files: ResolveFiles, node: Any, config: Any = None
+) -> list[Any]:
     from evals.common.files import load_function, split_ref
 
     path_text, fn_name = split_ref(ref)
     path_text = path_text if path_text.endswith(".py") else path_text + ".py"
     (path,) = resolve_files("file://" + path_text, node, "tests generator")
-    tests = load_function(path, fn_name or "generate_tests", "tests generator")()
+    generator = load_function(path, fn_name or "generate_tests", "tests generator")
+    tests = generator() if config is None else generator(config)
     if not isinstance(tests, list):
         raise SuiteError(
             f"the tests generator returned {type(tests).__name__}, not a list",
@@ -92,10 +96,12 @@ def _csv_descriptions(path: Path, tests: list[Any]) -> list[Any]:
     return tests
 
 
-def read_test_ref(ref: str, resolve_files: ResolveFiles, node: Any) -> list[Any]:
+def read_test_ref(
+    ref: str, resolve_files: ResolveFiles, node: Any, config: Any = None
+) -> list[Any]:
     """The tests a `tests:` reference stands for, in file order then glob order."""
     if is_generator_ref(ref):
-        return _generated_tests(ref, resolve_files, node)
+        return _generated_tests(ref, resolve_files, node, config)
     tests: list[Any] = []
     for path in resolve_files(ref, node, "tests"):
         tests.extend(_csv_descriptions(path, tests_in_file(path)))
@@ -112,7 +118,7 @@ def test_entries(value: Any, resolve_files: ResolveFiles, node: Any) -> list[Any
         if isinstance(item, str):
             entries.extend(read_test_ref(item, resolve_files, node))
         elif isinstance(item, dict) and isinstance(item.get("path"), str) and "vars" not in item:
-            entries.extend(read_test_ref(item["path"], resolve_files, item))
+            entries.extend(read_test_ref(item["path"], resolve_files, item, item.get("config")))
         else:
             entries.append(item)
     return entries

@@ -9,23 +9,45 @@ JSON, a Python file by its `get_var(var_name, prompt, other_vars)` output).
 from __future__ import annotations
 
 import functools
+import glob
 import json
 import re
 from itertools import product
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from evals.common.jsvalues import js_string, js_stringify, json_parse
 from evals.common.templating import render, render_value
+from evals.common.yaml12 import load_yaml_text
 from evals.model.errors import SuiteError
 from evals.suite.yaml_lines import keep_lines
 
 
-def var_combinations(variables: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every combination of the vars' values, in promptfoo's order (last var varies fastest)."""
+def _file_choices(name: str, ref: str, root: Path | None) -> list[str]:
+    """A `file://` var naming a glob stands for one `file://` var per matching file."""
+    pattern = ref[len("file://") :]
+    if root is None or not glob.has_magic(pattern):
+        return [ref]
+    matches = sorted(glob.glob(pattern, root_dir=root, recursive=True))
+    if not matches:
+        raise SuiteError(
+            f"No files found for variable {name} at path {pattern}",
+            file=str(root),
+            fix="correct the glob (relative to the suite's folder) or add matching files",
+        )
+    return [f"file://{match}" for match in matches]
+
+
+def var_combinations(variables: dict[str, Any], root: Path | None = None) -> list[dict[str, Any]]:
+    """Every combination of the vars' values, in promptfoo's order (last var varies fastest).
+
+    With the suite's `root`, a `file://` var naming a glob expands to one value per file.
+    """
     choices: list[list[Any]] = []
-    for value in variables.values():
+    for name, value in variables.items():
+        if isinstance(value, str) and value.startswith("file://"):
+            choices.append(_file_choices(name, value, root))
+            continue
         is_expandable = isinstance(value, list) and bool(value) and isinstance(value[0], str)
         choices.append(list(value) if is_expandable else [value])
     keys = list(variables)
@@ -55,7 +77,7 @@ def load_var_file(ref: str, name: str, prompt: str, variables: dict[str, Any], r
         return _python_var(path, name, prompt, variables)
     text = path.read_text(encoding="utf-8")
     if path.suffix in (".yaml", ".yml"):
-        return json.dumps(yaml.safe_load(text), ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(load_yaml_text(text), ensure_ascii=False, separators=(",", ":"))
     return text.strip()
 
 
@@ -78,7 +100,7 @@ def resolve_vars(variables: dict[str, Any], prompt: str, root: Path) -> dict[str
     }
 
 
-_JSON_STARTS = frozenset('{["-0123456789tfnNI')
+_JSON_STARTS = frozenset('{["-0123456789tfn')
 
 
 _NOT_JSON = object()
@@ -89,21 +111,130 @@ def _json_prompt(template: str) -> Any:
     """The template parsed as JSON, or `_NOT_JSON`; every run of a prompt asks the same."""
     if template.lstrip()[:1] in _JSON_STARTS:
         try:
-            return json.loads(template)
+            return json_parse(template)
         except ValueError:
             pass
     return _NOT_JSON
 
 
-def render_prompt_text(template: str, variables: dict[str, Any]) -> str:
-    """Render a prompt like promptfoo: a JSON prompt leaf by leaf, text with rendered vars."""
+_VAR_SLOT = re.compile(r"\{\{\s*(\w+)\s*\}\}", re.ASCII)
+_RESOLVE_PASSES = 5
+
+
+def _js_replacement(replacement: str, match: str, before: str, after: str) -> str:
+    """A `String.prototype.replace` replacement string with its `$` patterns expanded."""
+    if "$" not in replacement:
+        return replacement
+    patterns = {"$$": "$", "$&": match, "$`": before, "$'": after}
+    return re.sub(r"\$[$&`']", lambda m: patterns[m.group(0)], replacement)
+
+
+def resolve_var_references(variables: dict[str, Any]) -> dict[str, Any]:
+    """promptfoo's resolveVariables: `{{ other }}` in a string var becomes the other var.
+
+    Up to five passes; each pass replaces the first such slot of each var whose target is
+    defined (as JavaScript's `replace` with a string pattern does). Returns `variables`
+    itself when no var refers to another.
+    """
+    resolved = variables
+    for _ in range(_RESOLVE_PASSES):
+        changed = False
+        for key, value in list(resolved.items()):
+            if not isinstance(value, str) or "{{" not in value:
+                continue
+            found = _VAR_SLOT.search(value)
+            if found is None or found.group(1) not in resolved:
+                continue
+            if resolved is variables:
+                resolved = dict(variables)
+            slot, start = found.group(0), found.start()
+            before, after = value[:start], value[start + len(slot) :]
+            text = js_string(resolved[found.group(1)])
+            resolved[key] = before + _js_replacement(text, slot, before, after) + after
+            changed = True
+        if not changed:
+            break
+    return resolved
+
+
+_PARTIAL_TAG = re.compile(r"(\{%[^%]*$|\{\{[^}]*$|\{#[^#]*$)", re.M)
+_RAW_OPEN = re.compile(r"\{%\s*raw\s*%\}")
+_RAW_CLOSE = re.compile(r"\{%\s*endraw\s*%\}")
+_RAW_TAGS = re.compile(r"\{%-?\s*(?:end)?raw\b")
+
+
+def auto_wrap_raw(text: str) -> str:
+    """promptfoo's autoWrapRawIfPartialNunjucks: a text with an unclosed tag renders as is."""
+    if _PARTIAL_TAG.search(text) and not (_RAW_OPEN.search(text) and _RAW_CLOSE.search(text)):
+        return "{% raw %}" + text + "{% endraw %}"
+    return text
+
+
+def _render_wrapped(
+    text: str, variables: dict[str, Any], env: dict[str, str] | None, test_data: bool = False
+) -> str:
+    wrapped = auto_wrap_raw(text)
+    if wrapped is not text and not _RAW_TAGS.search(text):
+        return text  # a raw block of text without raw tags renders as itself
+    return render(wrapped, variables, env, test_data=test_data, filters=True)
+
+
+_TEMPLATE_VARIABLE = re.compile(
+    r"\{\{[\s]*([^{}\s|]+)[\s]*(?:\|[^}]+)?\}\}|\{%[\s]*(?:if|for)[\s]+([^{}\s]+)[\s]*.*?%\}"
+)
+_TEMPLATE_COMMENT = re.compile(r"\{#[\s\S]*?#\}")
+_FOR_LOOP = re.compile(r"\{%[\s]*for[\s]+(\w+)[\s]+in[\s]+(\w+)[\s]*%\}", re.ASCII)
+_ROOT_NAME = re.compile(r"[A-Za-z_]\w*", re.ASCII)
+
+
+def template_variables(template: str) -> set[str]:
+    """promptfoo's extractVariablesFromTemplate: the names a template reads."""
+    template = _TEMPLATE_COMMENT.sub("", template)
+    names = {m.group(1) or m.group(2) for m in _TEMPLATE_VARIABLE.finditer(template)}
+    for loop in _FOR_LOOP.finditer(template):
+        names.discard(loop.group(1))
+        names.add(loop.group(2))
+    return {n for n in names if n}
+
+
+def references_undefined(template: str, variables: dict[str, Any]) -> bool:
+    """Whether a var's template reads a variable the test does not define.
+
+    promptfoo then leaves the var as written. It exempts `env` (which it renders with the
+    process environment); here a var never sees `env`, so a var reading it is left as
+    written too: test data cannot read the environment.
+    """
+    for name in template_variables(template):
+        root = _ROOT_NAME.match(name)
+        if root is not None and root.group(0) not in variables:
+            return True
+    return False
+
+
+def _rendered_var(value: Any, variables: dict[str, Any]) -> Any:
+    if not isinstance(value, str) or ("{{" not in value and "{%" not in value):
+        return value
+    if references_undefined(value, variables):
+        return value
+    return _render_wrapped(value, variables, None, test_data=True)
+
+
+def render_prompt_text(
+    template: str, variables: dict[str, Any], env: dict[str, str] | None = None
+) -> str:
+    """Render a prompt as promptfoo's renderPrompt does.
+
+    Vars referring to other vars are resolved first. A JSON prompt renders leaf by leaf
+    and is re-serialized with 2-space indents; a text prompt renders with each string var
+    itself rendered first (without `env`, and left as written when it reads an undefined
+    variable). Only the prompt template, which the suite author wrote, sees `env`.
+    """
+    variables = resolve_var_references(variables)
     parsed = _json_prompt(template)
     if parsed is not _NOT_JSON:
-        return json.dumps(render_value(parsed, variables), ensure_ascii=False, indent=2)
-    rendered_vars = {
-        k: render(v, variables) if isinstance(v, str) else v for k, v in variables.items()
-    }
-    return render(template, rendered_vars)
+        return js_stringify(render_value(parsed, variables, env, filters=True), indent=2)
+    rendered_vars = {k: _rendered_var(v, variables) for k, v in variables.items()}
+    return _render_wrapped(template, rendered_vars, env)
 
 
 _ENV_REF = re.compile(r"\{\{\s*env\.(\w+)\s*\}\}")

@@ -1,5 +1,8 @@
 """YAML loading that remembers the line of every mapping, for error messages.
 
+Scalars resolve with the YAML 1.2 core schema, as promptfoo reads configs
+(`evals.common.yaml12`).
+
 Documents are built straight from the parser's events, so a suite of many thousand tests
 never holds PyYAML's whole node tree (with two source marks per node) in memory: that
 tree is several times larger than the data it describes. Anything the event builder does
@@ -16,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from evals.common.yaml12 import CoreLoader
 from evals.model.errors import SuiteError
 
 
@@ -25,11 +29,8 @@ class LineDict(dict):
     __slots__ = ("key_lines", "line")
 
 
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """A safe loader (libyaml's C parser when available) whose mappings are LineDicts."""
+class _LineLoader(CoreLoader):
+    """The core-schema safe loader (libyaml's C parser) whose mappings are LineDicts."""
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
@@ -47,7 +48,6 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _con
 _MAP_TAG = yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG
 _SEQ_TAG = yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG
 _MERGE_TAG = "tag:yaml.org,2002:merge"
-_VALUE_TAG = "tag:yaml.org,2002:value"
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
@@ -144,9 +144,6 @@ class _EventBuilder:
                         )
                     if kind == _MERGE_TAG:
                         raise _Unsupported  # `<<` merges follow PyYAML's own rules
-                    if kind == _VALUE_TAG:
-                        pairs.append((key_event.value, self.node(next_event())))
-                        continue
             key = self.node(key_event)
             if isinstance(key, (dict, list)):
                 raise _Unsupported

@@ -1,4 +1,4 @@
-"""validation/promptfoo_agreement.py: config discovery, row pairing and the agreement count.
+"""`evals compat-check`: config discovery, row pairing and the agreement count.
 
 The end-to-end cases reuse goldens the real promptfoo CLI wrote for tests/compat, placed
 where the tool keeps its goldens, so no promptfoo run is needed here.
@@ -13,7 +13,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from validation.promptfoo_agreement import find_configs, golden_path, main, pair_rows
+from evals.cli import main
+from evals.pipeline.promptfoo_check import find_configs, golden_path, pair_rows
 
 CONFIGS = Path(__file__).parent / "configs"
 
@@ -86,18 +87,25 @@ def test_identical_keys_always_pair_with_themselves(entries):
 
 def test_a_config_that_agrees_exits_zero(tmp_path, capsys):
     config, goldens = _staged(tmp_path, "prefix_suffix")
-    assert main([str(config), "--goldens", str(goldens)]) == 0
+    assert main(["compat-check", str(config), "--goldens", str(goldens)]) == 0
     out = capsys.readouterr().out
     rows = len(json.loads((config.parent / "golden.json").read_text())["rows"])
     assert f"agreement: {rows}/{rows} rows (100.0 %)" in out
 
 
-def test_a_known_difference_is_counted_and_listed(tmp_path, capsys):
+def test_a_difference_is_counted_and_listed(tmp_path, capsys):
     config, goldens = _staged(tmp_path, "echo_cost")
+    stored = golden_path(config, goldens)
+    golden = json.loads(stored.read_text())
+    for row in golden["rows"]:  # a promptfoo that failed both rows
+        row["success"], row["score"] = False, 0
+        row["components"] = [{**c, "pass": False, "score": 0} for c in row["components"]]
+    stored.write_text(json.dumps(golden))
     report = tmp_path / "report.json"
-    args = [str(config), "--goldens", str(goldens), "--json", str(report), "--verbose"]
+    args = ["compat-check", str(config), "--goldens", str(goldens), "--json", str(report)]
+    args.append("--verbose")
     assert main(args) == 1
     data = json.loads(report.read_text())
     assert (data["rows"], data["agreeing"]) == (2, 0)
     assert "cost" in data["by_type"] and data["by_type"]["cost"] == {"differ": 2}
-    assert "pass True != False" in capsys.readouterr().out
+    assert "pass False != True" in capsys.readouterr().out

@@ -9,56 +9,28 @@ Grader calls of model-graded assertions go to the local judge of tests/graders/j
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
+from evals.pipeline.promptfoo_rows import differences
 from evals.suite import load_suite
-from tests.compat.compat_rows import differences
 from tests.graders.judge_server import base_url, judge_server
 
 CONFIGS = Path(__file__).parent / "configs"
 NAMES = sorted(p.parent.name for p in CONFIGS.glob("*/golden.json"))
 
-# Configs whose rows still differ from promptfoo's, and why. Each is a strict xfail: the
-# test fails loudly once the harness agrees, so the entry is removed with the fix.
-KNOWN_DIFFERENCES = {
-    "regex_uncompilable": "a pattern Python cannot compile aborts the suite at load; "
-    "promptfoo errors that row only and compiles [^], \\p{L}, \\cJ as JavaScript does",
-    "regex_js_semantics": "regex assertions use Python's re, not JavaScript's RegExp "
-    "(\\Z, a{,2}, . over astral characters)",
-    "yaml_core_schema": "suites are read as YAML 1.1 (yes/no/on booleans, sexagesimal 12:30, "
-    "octal 017, 1_000 integers, 1e3 a string); promptfoo reads YAML 1.2 core schema",
-    "nunjucks_js_semantics": "templates render with Jinja2, not Nunjucks (round, escape, "
-    "string * and +, division by zero, join on a string)",
-    "var_template_undefined": "an undefined variable inside a var template renders empty; "
-    "promptfoo leaves the var as written",
-    "assertion_errors": "an assertion that raises becomes a failed check; promptfoo makes "
-    "the row an error and drops its other checks",
-    "provider_null_output": "an unlabeled Python provider is named file://x.py "
-    "(promptfoo: python:x.py:default); output None runs the checks instead of 'No output'",
-    "assert_set_weight_zero": "a failing assert-set of weight 0 does not fail the row",
-    "echo_cost": "the echo provider has no cost, so cost assertions fail; promptfoo passes them",
-    "similar_python_embedding": "Python embedding providers (call_embedding_api) are not "
-    "used by similar",
-    "prompts_csv": "a CSV prompts file is one prompt; promptfoo reads one prompt per row",
-    "provider_prompts_filter": "a provider's prompts: restriction is ignored",
-    "file_vars_glob": "a file:// var naming a glob does not expand to one test per file",
-    "test_options_repeat": "a test's options.repeat is ignored",
-    "tests_generator_config": "a {path, config} test generator is called without its config",
-    "test_provider_override": "a test's provider: does not replace the suite's provider",
-    "transform_inline_js": "inline transforms run as Python, not JavaScript",
-    "python_provider_label": "an unlabeled Python provider is named file://x.py "
-    "(promptfoo: python:x.py:default)",
-    "javascript_asserts": "javascript / not-javascript assertions are refused",
-    "metadata_free_form": "metadata.priority must be P0-P3; promptfoo's metadata is free-form",
-    "provider_map_id": "a {echo: {id: other}} provider map entry is refused",
-    "provider_file_env": "env templates in a providers file are not substituted",
-    "prompt_labels": "prompt labels: a file above the config's folder is labelled with an "
-    "absolute path, an inline JSON prompt keeps its spacing (promptfoo: as written, compact)",
+# Configs whose rows differ from promptfoo's on purpose, and why. Each is a strict xfail:
+# the test fails loudly if the harness starts to agree.
+KNOWN_DIFFERENCES: dict[str, str] = {
+    "test_data_env": "test data never reads the environment: a CSV value holding "
+    "{{ env.NAME }} stays as written, where promptfoo renders the secret into the prompt",
 }
+# Configs that need an interpreter promptfoo's goldens were written with.
+NEEDS = {"ruby_asserts": "ruby"}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -75,10 +47,13 @@ def test_there_are_at_least_forty_goldens():
 
 
 def _param(name: str):
-    reason = KNOWN_DIFFERENCES.get(name)
-    if reason is None:
-        return name
-    return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason))
+    marks = []
+    if name in KNOWN_DIFFERENCES:
+        marks.append(pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[name]))
+    if name in NEEDS:
+        program = NEEDS[name]
+        marks.append(pytest.mark.skipif(shutil.which(program) is None, reason=f"needs {program}"))
+    return pytest.param(name, marks=marks)
 
 
 def test_every_known_difference_has_a_golden():
@@ -93,9 +68,6 @@ def test_config_matches_promptfoo(name):
     assert differences(golden, result) == []
 
 
-@pytest.mark.xfail(
-    strict=True, reason="derivedMetrics are not written to the JSON report's prompt metrics"
-)
 def test_json_report_carries_derived_metrics():
     """Each prompt column of the -o JSON report has promptfoo's named scores, derived ones too."""
     from evals.reports.data_files import render_json

@@ -5,9 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evals.grade.grading import grade_assertion
+from evals.grade.grading import AssertionRaised, grade_assertion
 from evals.model.results import AgentResponse, Grade
 from evals.model.suite import Assertion
+
+
+def graded(assertion: Assertion, output: Any, response: AgentResponse, **context: Any) -> Grade:
+    """`grade_assertion`, with an assertion that raised (its run would be an error row)
+    returned as an errored grade whose reason is the row's error message."""
+    try:
+        return grade_assertion(assertion, output, response, **context)
+    except AssertionRaised as exc:
+        return Grade(False, 0.0, exc.message, assertion.raw, errored=True)
 
 
 def make_assertion(kind: str, value: Any = None, **extra: Any) -> Assertion:
@@ -36,7 +45,7 @@ def run(
     **extra: Any,
 ) -> Grade:
     """Grade `output` with one assertion (`extra` holds threshold, weight, metric, config)."""
-    return grade_assertion(
+    return graded(
         make_assertion(kind, value, **extra),
         output,
         response or AgentResponse(output=output),

@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from assertion_kit import make_assertion
+from assertion_kit import graded, make_assertion
 
 from evals.agents.base import normalize_response
-from evals.grade.grading import grade_assertion
 from evals.model.results import Grade
 
 ROWS: list[dict[str, Any]] = json.loads(
@@ -29,7 +28,7 @@ def _grade(row: dict[str, Any]) -> Grade:
     if "guardrails" in row:
         raw["guardrails"] = row["guardrails"]
     assertion = row["assertion"]
-    return grade_assertion(
+    return graded(
         make_assertion(assertion["type"], assertion.get("value")),
         row["output"],
         normalize_response(raw),

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from assertion_kit import graded
 from judge_server import JudgeServer, bag_of_words, base_url, judge_server
 
-from evals.grade.grading import grade_assertion, grade_case_async
+from evals.grade.grading import grade_case_async
 from evals.graders.base import GraderError
 from evals.graders.judge import (
     DEFAULT_EMBEDDING_GRADER,
@@ -62,7 +63,7 @@ def grade(
         provider=provider,
         raw={k: v for k, v in raw.items() if v is not None},
     )
-    return grade_assertion(
+    return graded(
         assertion,
         output,
         AgentResponse(output=output, trajectory=trajectory or []),
@@ -241,7 +242,7 @@ def test_similar_rejects_a_chat_provider(server: JudgeServer) -> None:
     result = grade("similar", "a", "a", provider=_provider(server))
     assert result.errored
     assert result.reason == (
-        "Provider openai:chat:judge is not a valid embedding provider for 'similarity check'"
+        "Error: Provider openai:chat:judge is not a valid embedding provider for 'similarity check'"
     )
 
 

@@ -158,9 +158,19 @@ def test_is_json_schema_errors_and_invalid_values() -> None:
     assert run("is-json", "{}", {"type": "nonsense"}).errored
     with pytest.raises(SuiteError):
         check_assertion_value("is-json", {"type": "nonsense"})
-    with pytest.raises(SuiteError):
-        check_assertion_value("not-regex", "(unclosed")
-    check_assertion_value("regex", "{{ pattern }}")
+    check_assertion_value("not-regex", "(unclosed")  # promptfoo fails only that check
+
+
+def test_regex_is_javascript_and_a_bad_pattern_fails_only_its_check() -> None:
+    assert run("regex", "abc", "^abc$").passed
+    assert not run("regex", "abc\n", "^abc$").passed  # Python's $ would match before \n
+    assert run("regex", "a{,2}", "^a{,2}$").passed  # literal in JavaScript
+    assert run("regex", "\U0001f600", "^..$").passed  # two UTF-16 code units
+    assert run("regex", "line\nbreak", "line\\cJbreak").passed
+    bad = run("regex", "x", "(?i)x")
+    assert not bad.errored and not bad.passed
+    assert bad.reason.startswith("Invalid regex pattern: Invalid regular expression: /(?i)x/")
+    assert not run("not-regex", "x", "(unclosed").passed
 
 
 def test_comparison_types_load_but_have_no_negated_form() -> None:

@@ -135,12 +135,6 @@ def test_tool_args_match(value: dict, passed: bool) -> None:
 
 # promptfoo compares an `ignore` entry without wildcards to the argument name exactly, and a
 # default with JavaScript's strict deep equality (true is not 1). The harness does not yet.
-KNOWN_ARGS_DIFFERENCE = pytest.mark.xfail(
-    strict=True, reason="ignore names match case-insensitively; defaults compare True == 1"
-)
-
-
-@KNOWN_ARGS_DIFFERENCE
 def test_tool_args_ignore_without_wildcards_is_case_sensitive() -> None:
     value = {
         "name": "calculadora",
@@ -151,7 +145,6 @@ def test_tool_args_ignore_without_wildcards_is_case_sensitive() -> None:
     assert grade_run("trajectory:tool-args-match", value, RUN).passed is False
 
 
-@KNOWN_ARGS_DIFFERENCE
 def test_tool_args_default_true_does_not_strip_the_number_one() -> None:
     run = [tool("buscar", {"q": "a", "limit": 1})]
     value = {"name": "buscar", "args": {"q": "a"}, "mode": "exact", "defaults": {"limit": True}}

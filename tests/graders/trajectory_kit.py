@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from assertion_kit import make_assertion
+from assertion_kit import graded, make_assertion
 
-from evals.grade.grading import grade_assertion
 from evals.model.results import AgentResponse, Grade
 from evals.model.trajectory import Step
 
@@ -34,7 +33,7 @@ def grade_run(
 ) -> Grade:
     """Grade an agent run (output plus trajectory) with one assertion."""
     agent_response = AgentResponse(output=output, trajectory=trajectory or [], **(response or {}))
-    return grade_assertion(
+    return graded(
         make_assertion(kind, value, **extra),
         output,
         agent_response,

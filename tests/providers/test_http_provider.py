@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evals.agents.http_provider import HttpAgent, check_http_config, render_json_body
-from evals.common.transforms import compile_transform, js_to_python, plain
+from evals.common.transforms import compile_transform, http_body
 from evals.model.errors import SuiteError
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
@@ -106,9 +106,10 @@ def test_plain_json_without_transform_is_the_whole_document():
     ("transform", "expected"),
     [
         ("json.n * 10", 20),
-        ("json['choices'][0]['message']['content'].upper()", "GOT NONE"),
-        ("json.missing?.field || text[:8]", '{"choice'),
-        ("lambda json, text, context: {'output': json.n, 'cost': 0.25}", 2),
+        ("json['choices'][0]['message']['content'].toUpperCase()", "GOT NONE"),
+        ("json.missing?.field || text.slice(0, 8)", '{"choice'),
+        ("(json, text, context) => ({output: json.n, cost: 0.25})", 2),
+        ("function (json) { return {output: json.n + 1}; }", 3),
         ("context.response.status === 200 && !json.missing", True),
         ("file://shape.py:shape", "n=2 status=200"),
     ],
@@ -165,7 +166,7 @@ def test_config_problems_fail_at_load(write_suite):
     bad = [
         ("{id: https, config: {method: POST, body: x}}", "has no url"),
         ("{id: 'http://h/x', config: {method: POST}}", "without a body"),
-        ("{id: 'http://h/x', config: {transformResponse: 'json.[0'}}", "not a valid expression"),
+        ("{id: 'http://h/x', config: {transformResponse: 'json.[0'}}", "not valid JavaScript"),
         (
             "{id: 'http://h/x', config: {method: POST, body: {a: 1},"
             " headers: {Content-Type: text/plain}}}",
@@ -193,14 +194,19 @@ def test_render_json_body_parses_rendered_json_leaves():
     assert render_json_body('{"q": "{{ x }}"}', {"x": "v"}) == {"q": "v"}
 
 
-def test_js_operators_are_translated_outside_string_literals():
-    assert js_to_python("a && b || c") == "a  and  b  or  c"
-    assert js_to_python("x === null") == "x == None"
-    assert js_to_python("'&&' + \"||\"") == "'&&' + \"||\""
-    assert js_to_python("!a.b") == "not a.b"
+def test_http_transforms_are_wrapped_as_promptfoo_wraps_them():
+    params = ("prompt", "vars", "context")
+    assert http_body("(p) => p", params, True) == "return ((p) => p)(prompt, vars, context);"
+    assert http_body("return {a: 1}", params, True) == "return {a: 1}"
+    assert http_body("return {a: 1}", params, False) == "return (return {a: 1});"
+    assert http_body("{a: prompt}", params, True) == "return ({a: prompt});"
 
 
 def test_transform_results_are_plain_json():
-    fn = compile_transform("json.items", ("json",), Path("."), "t")
-    result = plain(fn({"items": [{"a": 1}]}))
+    fn = compile_transform("return json.items", ("json",), Path("."), "t", http_body_of("json"))
+    result = fn({"items": [{"a": 1}]})
     assert type(result) is list and type(result[0]) is dict
+
+
+def http_body_of(*params: str):
+    return lambda code: http_body(code, params, allow_statements=True)

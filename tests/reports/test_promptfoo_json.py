@@ -6,8 +6,6 @@ import csv
 import io
 import json
 import math
-import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -16,13 +14,13 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from promptfoo_cli import PROMPTFOO, needs_promptfoo, promptfoo_import
 from report_sample import sample_result
 
 from evals.reports import write_report
 from evals.reports.data_files import render_csv, render_json, render_jsonl, render_yaml
 
 GOLDEN = Path(__file__).parent / "golden"
-PROMPTFOO = Path(os.environ.get("EVALS_PROMPTFOO") or shutil.which("promptfoo") or "promptfoo")
 
 
 @pytest.fixture(scope="module")
@@ -223,29 +221,11 @@ def test_csv_neutralizes_formulas():
     assert "'=HYPERLINK(1)" in rows[1]
 
 
-@pytest.mark.skipif(
-    shutil.which("node") is None or not PROMPTFOO.exists(), reason="promptfoo is not installed"
-)
+@needs_promptfoo
 def test_promptfoo_imports_our_json_and_its_viewer_opens_it(tmp_path):
     out = tmp_path / "out.json"
     write_report(out, sample_result())
-    home = tmp_path / "home"
-    home.mkdir()
-    env = os.environ | {
-        "HOME": str(home),
-        "PROMPTFOO_DISABLE_TELEMETRY": "1",
-        "PROMPTFOO_DISABLE_UPDATE": "1",
-    }
-    done = subprocess.run(
-        [str(PROMPTFOO), "import", str(out)],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "successfully imported" in done.stdout + done.stderr
+    env = promptfoo_import(out, tmp_path)
     _opens_in_promptfoo_view(env, tmp_path, json.loads(out.read_text())["evalId"])
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import pytest
 
 from evals.cli import main
+from evals.model.options import RunOptions
+from evals.pipeline.evaluation import run_evaluation
+from evals.suite import load_suite
 from evals.suite.csv_tests import assertion_from_string
 from evals.suite.derived import evaluate_metrics
 from evals.suite.vars import var_combinations
@@ -35,9 +38,15 @@ def test_glob_matching_nothing_is_an_error(write_suite, suite_error):
 
 
 def test_template_error_names_the_prompt(write_suite, suite_error):
-    path = write_suite("prompts: ['Hi {{ name ']\nproviders: [echo]\n")
+    path = write_suite("prompts: ['Hi {{ name }}{% if %}x{% endif %}']\nproviders: [echo]\n")
     err = suite_error(path)
-    assert "template error in prompt 'Hi {{ name '" in err.message
+    assert "template error in prompt 'Hi {{ name }}{% if %}" in err.message
+
+
+def test_a_prompt_with_an_unclosed_tag_is_text_as_in_promptfoo(write_suite):
+    path = write_suite("prompts: ['Hi {{ name ']\nproviders: [echo]\ntests: [{vars: {name: x}}]\n")
+    (record,) = run_evaluation(load_suite(path), RunOptions(use_store=False)).records
+    assert record.prompt == "Hi {{ name "
 
 
 def test_invalid_json_schema_in_is_json_fails_at_load(write_suite, suite_error):
@@ -66,7 +75,7 @@ def test_broken_transform_fails_at_load(write_suite, suite_error):
         "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - options: {transform: 'output +'}\n"
     )
     err = suite_error(path)
-    assert "options.transform is not a valid expression" in err.message
+    assert "options.transform is not valid JavaScript" in err.message
     assert err.line == 4
 
 

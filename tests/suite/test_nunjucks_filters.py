@@ -1,4 +1,5 @@
-"""`nunjucksFilters` from Python files render in prompts and assertion values."""
+"""`nunjucksFilters` from Python and JavaScript files render in prompts (as in promptfoo,
+not in assertion values)."""
 
 from __future__ import annotations
 
@@ -28,15 +29,30 @@ tests:
   - vars: {q: hello big world}
     assert:
       - type: equals
-        value: '{{ q | shout }} (hbw)'
+        value: 'HELLO BIG WORLD! (hbw)'
 """
 
 
-def test_filters_from_python_files_render_prompts_and_values(write_suite):
+def test_filters_from_python_files_render_prompts(write_suite):
     suite = load_suite(write_suite(SUITE, files={"filters.py": FILTERS}))
     (record,) = run_evaluation(suite, RunOptions(use_store=False, progress=False)).records
     assert record.prompt == "HELLO BIG WORLD! (hbw)"
     assert record.passed, record.grade.reason
+
+
+def test_filters_are_not_available_to_assertion_values(write_suite):
+    text = SUITE.replace("value: 'HELLO BIG WORLD! (hbw)'", "value: '{{ q | shout }}'")
+    suite = load_suite(write_suite(text, files={"filters.py": FILTERS}))
+    (record,) = run_evaluation(suite, RunOptions(use_store=False, progress=False)).records
+    assert record.status == "error"
+    assert "filter not found: shout" in (record.error or "")
+
+
+def test_a_javascript_filter_that_exports_no_function_is_a_suite_error(write_suite):
+    text = "nunjucksFilters: {bad: filters/bad.js}\nprompts: ['{{ q | bad }}']\nproviders: [echo]\n"
+    path = write_suite(text, files={"filters/bad.js": "module.exports = 42;\n"})
+    with pytest.raises(SuiteError, match="nunjucks filter 'bad' does not load"):
+        load_suite(path)
 
 
 def test_a_filter_file_that_does_not_exist_is_a_suite_error(write_suite):

@@ -1,32 +1,28 @@
-"""Row-by-row agreement between promptfoo and `evals` on every config of a directory.
+"""`evals compat-check`: do promptfoo and evals give the same rows on these configs?
 
-    python validation/promptfoo_agreement.py PATH [PATH ...] [--goldens DIR] [--refresh]
-        [--cli path/to/promptfoo] [--env NAME=VALUE ...] [--json report.json] [--verbose]
-
-PATH is a config file or a directory; in a directory every `*.yaml`, `*.yml` and `*.json`
-file (recursively) that is a mapping with `prompts`, `providers` (or `targets`) and `tests`
-(or `scenarios`) is a config. Each config is run by the real promptfoo CLI (`promptfoo eval
--c CONFIG -o out.json --no-cache --no-table --no-write`, with an empty HOME, telemetry and
-update checks off) and its output trimmed to a golden, kept under `--goldens` (default: a
-`.promptfoo-goldens` folder beside each config) so later runs only re-run promptfoo with
-`--refresh`. The same config is then loaded and run by the harness as a library, from the
-config's directory, and the rows are compared as the compatibility tests compare them:
-keyed by (prompt label, provider, vars, repeat position), a row agrees when pass/fail, score
-(to 4 decimals), named scores and each component's assertion type and verdict agree.
+Every YAML/JSON file under the paths given that is a mapping with `prompts`,
+`providers` (or `targets`) and `tests` (or `scenarios`) is a config. Each config is run by
+the real promptfoo CLI (`promptfoo eval -c CONFIG -o out.json --no-cache --no-table
+--no-write`, with an empty HOME, telemetry and update checks off) and its output trimmed
+to a golden, kept under `goldens` (default: a `.promptfoo-goldens` folder beside each
+config) so later checks only re-run promptfoo when asked to refresh. The same config is
+then loaded and run by the harness, from the config's directory, and the rows are
+compared (`evals.pipeline.promptfoo_rows`).
 
 The report gives agreement per config and per assertion type (each row counts for every
 assertion type its test uses), and lists every differing row. A config the harness refuses
 to load counts all of promptfoo's rows as differing; a config promptfoo cannot run at all
-(no output file) is listed as skipped with promptfoo's last error lines.
+(no output file) is listed as skipped with promptfoo's last error lines. Rows whose
+prompt label or provider name differs while the test is the same are still compared, and
+the naming difference is listed apart; vars promptfoo redacts in its output file (names
+such as `api_key`) match any value.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
-import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,17 +31,21 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from evals.common.yaml12 import load_yaml_text
+from evals.model.errors import SuiteError
+from evals.model.options import RunOptions
+from evals.pipeline.evaluation import run_evaluation
+from evals.pipeline.promptfoo_rows import (
+    golden_rows,
+    harness_rows,
+    is_error_row,
+    promptfoo_version,
+    row_differences,
+    run_promptfoo,
+    trim,
+)
+from evals.suite import load_suite
 
-from evals.model.errors import SuiteError  # noqa: E402
-from evals.model.options import RunOptions  # noqa: E402
-from evals.pipeline.evaluation import run_evaluation  # noqa: E402
-from evals.suite import load_suite  # noqa: E402
-from tests.compat.compat_rows import golden_rows, harness_rows, row_differences  # noqa: E402
-from tests.compat.regenerate import promptfoo_version, run_promptfoo, trim  # noqa: E402
-
-DEFAULT_CLI = Path(os.environ.get("EVALS_PROMPTFOO", "promptfoo"))
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -69,7 +69,7 @@ def is_config(path: Path) -> bool:
     """Whether a file looks like a promptfoo config: prompts, providers and tests."""
     try:
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix == ".json" else load_yaml_text(text)
     except (OSError, ValueError, yaml.YAMLError):
         return False
     if not isinstance(data, dict):
@@ -204,7 +204,7 @@ def compare(config: Path, golden: dict[str, Any], env: dict[str, str]) -> Config
         verdict = "differ" if diffs else "agree"
         for kind in row_types(row):
             outcome.by_type[kind][verdict] += 1
-        if row.get("error"):
+        if is_error_row(row):
             outcome.promptfoo_errors += 1
             outcome.agreeing_errors += not diffs
         if diffs:
@@ -214,15 +214,17 @@ def compare(config: Path, golden: dict[str, Any], env: dict[str, str]) -> Config
     return outcome
 
 
-def evaluate(config: Path, args: argparse.Namespace, env: dict[str, str]) -> ConfigOutcome:
+def evaluate(
+    config: Path, cli: Path, goldens: Path | None, refresh: bool, env: dict[str, str]
+) -> ConfigOutcome:
     """Golden (cached or fresh) then comparison, for one config."""
-    target = golden_path(config, args.goldens)
-    if args.refresh or not target.exists():
-        golden, error = promptfoo_golden(config, args.cli, env)
+    target = golden_path(config, goldens)
+    if refresh or not target.exists():
+        golden, error = promptfoo_golden(config, cli, env)
         if golden is None:
             return ConfigOutcome(config, skipped=f"promptfoo wrote no output: {error.strip()}")
         target.parent.mkdir(parents=True, exist_ok=True)
-        golden = {"promptfoo": promptfoo_version(args.cli), **golden}
+        golden = {"promptfoo": promptfoo_version(cli), **golden}
         target.write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n", "utf-8")
     golden = json.loads(target.read_text(encoding="utf-8"))
     return compare(config, golden, env)
@@ -287,41 +289,23 @@ def report(outcomes: list[ConfigOutcome], root: Path, verbose: bool) -> dict[str
     }
 
 
-def parse_env(pairs: list[str]) -> dict[str, str]:
-    """`NAME=VALUE` arguments as a mapping."""
-    env = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep:
-            raise SystemExit(f"--env takes NAME=VALUE, got {pair!r}")
-        env[name] = value
-    return env
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Compare promptfoo and the harness on every config found; exit 1 when any row differs."""
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
-    )
-    parser.add_argument("paths", nargs="+", type=Path)
-    parser.add_argument("--cli", type=Path, default=DEFAULT_CLI)
-    parser.add_argument("--goldens", type=Path, default=None)
-    parser.add_argument("--refresh", action="store_true", help="re-run promptfoo for every golden")
-    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for both runs")
-    parser.add_argument("--json", type=Path, default=None, help="write the report as JSON")
-    parser.add_argument("--verbose", action="store_true", help="list every differing row")
-    args = parser.parse_args(argv)
-    env = parse_env(args.env)
-    configs = find_configs(args.paths)
+def check(
+    paths: list[Path],
+    *,
+    cli: Path,
+    goldens: Path | None = None,
+    refresh: bool = False,
+    env: dict[str, str] | None = None,
+    verbose: bool = False,
+) -> dict[str, Any]:
+    """Compare promptfoo and the harness on every config under `paths`; print the report
+    and return it as data (SuiteError when no config is found)."""
+    configs = find_configs(paths)
     if not configs:
-        raise SystemExit("no promptfoo config found under the paths given")
-    outcomes = [evaluate(config, args, env) for config in configs]
+        raise SuiteError(
+            "no promptfoo config found under the paths given",
+            fix="name config files or folders holding them (prompts, providers and tests)",
+        )
+    outcomes = [evaluate(config, cli, goldens, refresh, env or {}) for config in configs]
     root = Path(os.path.commonpath([str(c.parent) for c in configs]))
-    data = report(outcomes, root, args.verbose)
-    if args.json is not None:
-        args.json.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    return 0 if data["agreeing"] == data["rows"] else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return report(outcomes, root, verbose)

@@ -1,0 +1,273 @@
+// What the harness runs as JavaScript, where promptfoo runs JavaScript: regular
+// expressions, inline assertions and transforms (wrapped as promptfoo wraps them) and
+// Nunjucks templates. Loaded once into each sandboxed QuickJS context after nunjucks.min.js
+// (when templates need it). Python reaches it through `__evals(name, argsJson)`, which
+// answers with one JSON envelope: {ok, undef} or {pending} or {error, name, stack}, and,
+// for the two calls made for nearly every run, through `__regex` and `__render`, which
+// take and return strings directly (errors surface as exceptions).
+(function (global) {
+  "use strict";
+  var parse = JSON.parse;
+  var stringify = JSON.stringify;
+  var CACHE_SIZE = 512;
+  var calls = Object.create(null);
+  var settled = null;
+  var nunjucksEnvs = [null, null];
+  var templates = new Map();
+  var functions = new Map();
+  var regexes = new Map();
+  var maxOutput = 0;
+
+  function remember(cache, key, make) {
+    var found = cache.get(key);
+    if (found === undefined) {
+      if (cache.size >= CACHE_SIZE) cache.clear();
+      found = make();
+      cache.set(key, found);
+    }
+    return found;
+  }
+
+  // --- regular expressions: new RegExp(pattern, flags).test(text)
+  calls.regex = function (pattern, flags, text) {
+    var re = remember(regexes, flags + "/" + pattern, function () {
+      return new RegExp(pattern, flags);
+    });
+    re.lastIndex = 0;
+    return re.test(text);
+  };
+
+  // --- promptfoo's process shim, without the host: no environment, no require
+  function processShim() {
+    return {
+      env: {},
+      mainModule: {
+        require: function () {
+          throw new Error("require() is not available in the JavaScript sandbox");
+        },
+      },
+    };
+  }
+
+  function compiledFunction(params, body) {
+    return remember(functions, params.join(",") + "\u0000" + body, function () {
+      return Function.apply(null, params.concat([body]));
+    });
+  }
+
+  // promptfoo's findLastStatementSemicolon / buildFunctionBody for one-line assertions.
+  function isCharEscaped(code, index) {
+    var backslashes = 0;
+    for (var i = index - 1; i >= 0 && code[i] === "\\"; i--) backslashes++;
+    return backslashes % 2 === 1;
+  }
+
+  function lastStatementSemicolon(code) {
+    var single = false, double = false, template = false, last = -1;
+    for (var i = 0; i < code.length; i++) {
+      var c = code[i];
+      if (!isCharEscaped(code, i)) {
+        if (c === "'" && !double && !template) single = !single;
+        else if (c === '"' && !single && !template) double = !double;
+        else if (c === "`" && !single && !double) template = !template;
+      }
+      if (c === ";" && !single && !double && !template) last = i;
+    }
+    return last;
+  }
+
+  function functionBody(code) {
+    var trimmed = code.trim().replace(/;+\s*$/, "");
+    if (/^(const|let|var)\s/.test(trimmed)) {
+      var last = lastStatementSemicolon(trimmed);
+      if (last !== -1) {
+        var statements = trimmed.slice(0, last + 1);
+        var expression = trimmed.slice(last + 1).trim();
+        if (expression) return statements + " return " + expression;
+      }
+      return trimmed;
+    }
+    return "return " + trimmed;
+  }
+
+  function isGradingResult(r) {
+    return typeof r === "object" && r !== null && typeof r.pass === "boolean" &&
+      typeof r.score === "number" && typeof r.reason === "string";
+  }
+
+  function validated(result) {
+    if (typeof result === "boolean" || typeof result === "number" || isGradingResult(result)) {
+      return result;
+    }
+    throw new Error("Custom function must return a boolean, number, or GradingResult object. Got type " +
+      typeof result + ": " + stringify(result));
+  }
+
+  // A `javascript` assertion: the value as promptfoo's handleJavascript runs it.
+  calls.assertion = function (code, output, context) {
+    var body = code.indexOf("\n") !== -1 ? code : functionBody(code);
+    var result = compiledFunction(["output", "context", "process"], body)(output, context, processShim());
+    if (result !== null && typeof result === "object" && typeof result.then === "function") {
+      return Promise.resolve(result).then(validated);
+    }
+    return validated(result);
+  };
+
+  // Any other function promptfoo builds with new Function (transforms, HTTP transforms):
+  // `params` end with "process", which receives the process shim.
+  calls.check = function (params, body) {
+    compiledFunction(params, body);
+    return true;
+  };
+
+  calls.fn = function (params, body, args) {
+    return compiledFunction(params, body).apply(undefined, args.concat([processShim()]));
+  };
+
+  // A CommonJS module's exported function (`module.exports = fn`, or `exports.name`), called
+  // with `args` (or only looked up, when `args` is null).
+  var modules = new Map();
+  calls.exported = function (source, name, args) {
+    var exported = remember(modules, source, function () {
+      var module = { exports: {} };
+      Function("module", "exports", "process", source)(module, module.exports, processShim());
+      return module.exports;
+    });
+    var fn = name ? exported[name] : typeof exported === "function" ? exported :
+      exported.default;
+    if (typeof fn !== "function") {
+      throw new TypeError(name ? "the module does not export a function named " + name :
+        "the module does not export a function");
+    }
+    return args === null ? true : fn.apply(undefined, args);
+  };
+
+  // --- Nunjucks, configured as promptfoo configures it (no autoescape, undefined prints
+  // empty, a `load` filter) but with no loader: templates cannot read files. Prompts render
+  // in the environment that also has the suite's nunjucksFilters (promptfoo passes them to
+  // renderPrompt only); everything else (assertion values, ...) in the one without.
+  function environment(withFilters) {
+    var index = withFilters ? 1 : 0;
+    if (nunjucksEnvs[index] === null) {
+      var made = new global.nunjucks.Environment([], { autoescape: false });
+      made.addFilter("load", function (text) { return parse(text); });
+      nunjucksEnvs[index] = made;
+    }
+    return nunjucksEnvs[index];
+  }
+
+  function template(source, withFilters) {
+    return remember(templates, (withFilters ? "f" : "p") + source, function () {
+      return new global.nunjucks.Template(source, environment(withFilters), null, true);
+    });
+  }
+
+  calls.compile = function (source) {
+    template(source, true);
+    return true;
+  };
+
+  calls.render = function (source, vars, env, withFilters) {
+    var scope = vars;
+    if (env !== null && !Object.prototype.hasOwnProperty.call(vars, "env")) {
+      scope = Object.assign({}, vars);
+      scope.env = env;
+    }
+    var text = template(source, withFilters).render(scope);
+    if (maxOutput > 0 && text.length > maxOutput) {
+      throw new RangeError("rendered text is longer than " + maxOutput + " characters");
+    }
+    return text;
+  };
+
+  calls.setMaxOutput = function (chars) {
+    maxOutput = chars;
+    return true;
+  };
+
+  // A filter written in JavaScript (CommonJS: module.exports = function ...).
+  calls.addScriptFilter = function (name, source) {
+    var module = { exports: {} };
+    Function("module", "exports", source)(module, module.exports);
+    var filter = typeof module.exports === "function" ? module.exports :
+      module.exports.default || module.exports[name];
+    if (typeof filter !== "function") throw new TypeError("the file must export a function");
+    environment(true).addFilter(name, filter);
+    templates.clear();
+    return true;
+  };
+
+  // A filter written in Python: the host callable receives and returns JSON text only, and
+  // is kept here alone (no longer a global the sandboxed code could reach).
+  var host = null;
+  calls.addHostFilter = function (name) {
+    if (global.__host_filter !== undefined) {
+      host = global.__host_filter;
+      delete global.__host_filter;
+    }
+    environment(true).addFilter(name, function () {
+      return parse(host(name, stringify(Array.prototype.slice.call(arguments))));
+    });
+    templates.clear();
+    return true;
+  };
+
+  calls.settled = function () {
+    var outcome = settled;
+    settled = null;
+    if (outcome === null || !outcome.done) throw new Error("the promise did not settle");
+    if (outcome.failed) throw outcome.error;
+    return outcome.value;
+  };
+
+  function failure(e) {
+    var isError = e !== null && typeof e === "object";
+    return stringify({
+      error: isError && e.message !== undefined ? String(e.message) : String(e),
+      name: isError && e.name !== undefined ? String(e.name) : "Error",
+      stack: isError && typeof e.stack === "string" ? e.stack : "",
+      lineno: isError && typeof e.lineno === "number" ? e.lineno : null,
+    });
+  }
+
+  function success(value) {
+    return stringify({ ok: value === undefined ? null : value, undef: value === undefined });
+  }
+
+  // Numbers JSON cannot carry (NaN, Infinity) arrive as {"\u0000number": "Infinity"}.
+  function revive(key, value) {
+    if (value !== null && typeof value === "object" && "\u0000number" in value) {
+      return Number(value["\u0000number"]);
+    }
+    return value;
+  }
+
+  global.__regex = function (pattern, flags, text) {
+    return calls.regex(pattern, flags, text);
+  };
+
+  global.__render = function (source, varsJson, envJson, special, withFilters) {
+    var vars = special ? parse(varsJson, revive) : parse(varsJson);
+    var text = calls.render(source, vars, envJson === null ? null : parse(envJson), withFilters);
+    // a flat copy: the host cannot read QuickJS's rope strings (built by concatenation)
+    return [text].join("");
+  };
+
+  global.__evals = function (name, argsJson, special) {
+    try {
+      var value = calls[name].apply(null, special ? parse(argsJson, revive) : parse(argsJson));
+      if (value !== null && typeof value === "object" && typeof value.then === "function") {
+        var outcome = { done: false };
+        settled = outcome;
+        value.then(
+          function (v) { outcome.done = true; outcome.value = v; },
+          function (e) { outcome.done = true; outcome.failed = true; outcome.error = e; }
+        );
+        return stringify({ pending: true });
+      }
+      return success(value);
+    } catch (e) {
+      return failure(e);
+    }
+  };
+})(globalThis);

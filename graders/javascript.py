@@ -1,0 +1,109 @@
+"""`javascript` assertions, run as promptfoo's handleJavascript runs them.
+
+An inline value becomes the body of `new Function('output', 'context', 'process', ...)`
+(one line is returned, with promptfoo's handling of leading declarations; several lines
+are the body) and runs in the JavaScript sandbox of `evals.common.jsengine`;
+`file://check.js[:fn]` calls a CommonJS module's exported function there. The result, a
+boolean, a number (compared with the threshold, or > 0) or a GradingResult, is
+normalized as promptfoo's normalizeJavascriptAssertionResult does; code that throws
+fails the check with promptfoo's "Custom function threw error" reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evals.common import jsengine
+from evals.common.files import split_ref
+from evals.common.jsvalues import js_string, js_stringify
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.python_assert import assertion_context, grade_from_result, is_grading_result
+from evals.graders.registry import register
+from evals.model.results import Grade
+
+_JS_FILES = (".js", ".cjs", ".mjs")
+
+
+def _with_value(reason: str, rendered: Any) -> str:
+    """promptfoo's appendRenderedValueToReason."""
+    return f"{reason}\n{rendered}" if isinstance(rendered, str) and rendered else reason
+
+
+def _returned(raw: bool, rendered: Any) -> str:
+    return _with_value(f"Custom function returned {js_string(raw)}", rendered)
+
+
+def normalize_result(ctx: GradeContext, result: Any, rendered: Any) -> Grade:
+    """promptfoo's normalizeJavascriptAssertionResult for a validated result."""
+    inverse = ctx.inverse
+    raw_assertion = ctx.assertion.raw
+    if isinstance(result, bool):
+        passed = result != inverse
+        reason = "Assertion passed" if passed else _returned(result, rendered)
+        return Grade(passed, 1.0 if passed else 0.0, reason, raw_assertion)
+    if isinstance(result, (int, float)):
+        threshold = ctx.assertion.threshold
+        raw = result > 0 if threshold is None else result >= threshold
+        passed = raw != inverse
+        reason = "Assertion passed" if passed else _returned(raw, rendered)
+        return Grade(passed, float(result), reason, raw_assertion)
+    mapped = dict(result)
+    raw = mapped["pass"]
+    passed = raw != inverse
+    if passed != raw:
+        mapped["reason"] = (
+            "Assertion passed" if passed else f"Custom function returned {js_string(raw)}"
+        )
+    mapped["pass"] = passed
+    return grade_from_result(mapped, mapped.get("assertion") or raw_assertion)
+
+
+def _threw(ctx: GradeContext, exc: jsengine.JavaScriptError, rendered: Any) -> Grade:
+    stack = f"{exc.name}: {exc.message}\n{exc.stack}".rstrip()
+    reason = f"Custom function threw error: {exc.message}\nStack Trace: {stack}"
+    return Grade(False, 0.0, _with_value(reason, rendered), ctx.assertion.raw)
+
+
+def _invalid(ctx: GradeContext, result: Any, rendered: str) -> Grade:
+    kind = "object" if result is None or isinstance(result, (dict, list)) else "string"
+    reason = (
+        "Custom function threw error: Custom function must return a boolean, number, or "
+        f"GradingResult object. Got type {kind}: {js_stringify(result)}"
+    )
+    return Grade(False, 0.0, _with_value(reason, rendered), ctx.assertion.raw)
+
+
+def _file_result(ctx: GradeContext, ref: str) -> Any:
+    path, function = split_ref(ref)
+    source = (ctx.suite_root / path).read_text(encoding="utf-8")
+    return jsengine.call("exported", source, function, [ctx.output, assertion_context(ctx)])
+
+
+@register("javascript")
+def javascript(ctx: GradeContext) -> Grade:
+    """JavaScript code over `output` and `context` decides (boolean, score or GradingResult)."""
+    value = ctx.value
+    if (
+        isinstance(value, str)
+        and split_ref(value)[0].endswith(_JS_FILES)
+        and (value.startswith("file://"))
+    ):
+        try:
+            result = _file_result(ctx, value)
+        except jsengine.JavaScriptLimitError:
+            raise
+        except jsengine.JavaScriptError as exc:
+            return _threw(ctx, exc, value)
+        if not (isinstance(result, (bool, int, float)) or is_grading_result(result)):
+            return _invalid(ctx, result, value)
+        return normalize_result(ctx, result, value)
+    if not isinstance(value, str):
+        raise GraderError("Invariant failed: javascript assertion must have a string value")
+    rendered = value.rstrip()
+    try:
+        result = jsengine.call("assertion", rendered, ctx.output, assertion_context(ctx))
+    except jsengine.JavaScriptLimitError:
+        raise
+    except jsengine.JavaScriptError as exc:
+        return _threw(ctx, exc, rendered)
+    return normalize_result(ctx, result, rendered)

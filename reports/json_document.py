@@ -1,0 +1,76 @@
+"""promptfoo's output file as bytes: orjson, two-space indents, rows written one by one.
+
+The document is serialized once without its rows (`results.results` holds a mark), then
+the rows are written in between, each already serialized on its own. So the rows never
+need to be one list in memory: `render_json` writes them from the records it has, the
+report process (`json_stream.py`) from its spool file. NaN and infinities become null
+(promptfoo reads the file with JSON.parse), unknown objects their text.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from typing import IO, Any
+
+import orjson
+
+ROWS_MARK = "\u0000rows\u0000"
+_MARK_BYTES = b'"\\u0000rows\\u0000"'
+_ROW_INDENT = b"      "  # rows sit at results -> results -> [i]
+_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+_INT64 = 2**63
+
+
+def _wide_ints(value: Any) -> Any:
+    """`value` with integers orjson cannot hold (beyond 64 bits) as floats, as JSON.parse
+    would read them."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return float(value) if not -_INT64 <= value < 2**64 else value
+    if isinstance(value, dict):
+        return {k: _wide_ints(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_wide_ints(v) for v in value]
+    return value
+
+
+def dumps(value: Any) -> bytes:
+    """`value` as indented JSON bytes."""
+    try:
+        return orjson.dumps(value, default=str, option=_OPTIONS)
+    except TypeError:  # an integer beyond 64 bits
+        return orjson.dumps(_wide_ints(value), default=str, option=_OPTIONS)
+
+
+def row_fragment(row: dict[str, Any]) -> bytes:
+    """A row without its `testIdx`, indented for its place, its closing brace left off."""
+    text = dumps(row)
+    return _ROW_INDENT + text[:-2].replace(b"\n", b"\n" + _ROW_INDENT)
+
+
+def finished_row(fragment: bytes, test_idx: int) -> bytes:
+    """A row fragment closed with its `testIdx`."""
+    return fragment + b',\n        "testIdx": %d\n      }' % test_idx
+
+
+def write_document(out: IO[bytes], head: dict[str, Any], rows: Iterable[bytes]) -> None:
+    """Write the document `head` (whose `results.results` is `ROWS_MARK`) with `rows`."""
+    before, after = dumps(head).split(_MARK_BYTES, 1)
+    out.write(before)
+    first = True
+    for row in rows:
+        out.write(b"[\n" if first else b",\n")
+        out.write(row)
+        first = False
+    out.write(b"[]" if first else b"\n    ]")
+    out.write(after)
+    out.write(b"\n")
+
+
+def render_document(head: dict[str, Any], rows: Iterable[bytes]) -> str:
+    """`write_document` into a string."""
+    buffer = io.BytesIO()
+    write_document(buffer, head, rows)
+    return buffer.getvalue().decode("utf-8")

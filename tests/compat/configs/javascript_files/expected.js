@@ -1,0 +1,1 @@
+module.exports = (output, context) => context.vars.q.replace('long', 'LONG');

@@ -1,0 +1,3 @@
+module.exports = function (text) {
+  return String(text).toUpperCase() + '!';
+};

@@ -1,0 +1,7 @@
+def get_assert(output, context)
+  { 'pass' => output == 'file', 'score' => 0.9, 'reason' => 'checked' }
+end
+
+def strict(output, context)
+  output.length > 10
+end

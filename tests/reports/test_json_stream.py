@@ -1,0 +1,135 @@
+"""The JSON report written while the evaluation runs equals the one written from memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from promptfoo_cli import needs_promptfoo, promptfoo_import
+
+from evals.model.errors import HarnessFault
+from evals.model.options import RunOptions
+from evals.pipeline.evaluation import run_evaluation
+from evals.reports.data_files import render_json
+from evals.reports.json_stream import ReportProcess
+from evals.reports.promptfoo_format import row_id
+from evals.suite import load_suite
+
+SUITE = """\
+prompts:
+  - {raw: 'A {{ q }}', label: first}
+  - {raw: 'B {{ q }}', label: second}
+providers:
+  - {id: echo, label: one}
+  - {id: echo, label: two, prompts: [second]}
+derivedMetrics:
+  - {name: share, value: 'hits / __count'}
+tests:
+  - vars: {q: alpha}
+    assert:
+      - {type: contains, value: alpha, metric: hits}
+      - {type: regex, value: '^[AB] al'}
+  - vars: {q: beta}
+    options: {repeat: 3}
+    assert: [{type: contains, value: alpha, metric: hits}]
+  - vars: {q: gamma}
+    assert: [{type: contains, value: '', metric: hits}]
+"""
+
+
+def _streamed(suite_path: Path, out: Path, **options) -> tuple[dict, dict]:
+    """(streamed document, in-memory document) of one evaluation."""
+    suite = load_suite(suite_path)
+    report = ReportProcess([out])
+    try:
+        result = run_evaluation(
+            suite, RunOptions(progress=False, report_process=report, repeat=2, **options)
+        )
+        report.finish(result)
+    finally:
+        report.close()
+    return json.loads(out.read_text(encoding="utf-8")), json.loads(render_json(result))
+
+
+@pytest.mark.parametrize("store", [False, True], ids=["no-store", "store-tee"])
+def test_the_streamed_report_is_the_in_memory_report(write_suite, tmp_path, store):
+    path = write_suite(SUITE)
+    options = {"use_store": store, "store_url": f"sqlite:///{tmp_path / 'r.db'}"}
+    streamed, in_memory = _streamed(path, tmp_path / "out" / "report.json", **options)
+    assert streamed == in_memory
+    results = streamed["results"]
+    assert [(r["testIdx"], r["promptIdx"]) for r in results["results"]] == sorted(
+        (r["testIdx"], r["promptIdx"]) for r in results["results"]
+    )
+    assert {r["failureReason"] for r in results["results"]} == {0, 1, 2}
+    assert [p["provider"] for p in results["prompts"]] == ["one", "one", "two"]
+    share = results["prompts"][0]["metrics"]["namedScores"]["share"]
+    hits = results["prompts"][0]["metrics"]["namedScores"]["hits"]
+    assert share == pytest.approx(hits / 7)  # 2 + 3 (its own repeat) + 2 rows in the column
+
+
+def test_a_resumed_evaluation_reports_the_runs_stored_before(write_suite, tmp_path):
+    path = write_suite(SUITE)
+    store_url = f"sqlite:///{tmp_path / 'r.db'}"
+    first = run_evaluation(
+        load_suite(path), RunOptions(progress=False, store_url=store_url, case_ids=["case-1"])
+    )
+    out = tmp_path / "resumed.json"
+    streamed, in_memory = _streamed(
+        path, out, store_url=store_url, resume=first.meta.id, keep_records=True
+    )
+    assert streamed["results"]["results"] == in_memory["results"]["results"]
+    assert {r["vars"]["q"] for r in streamed["results"]["results"]} == {"alpha", "beta", "gamma"}
+
+
+def test_a_report_that_cannot_be_written_is_a_harness_fault(write_suite, tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    report = ReportProcess([tmp_path / "ok.json"])
+    try:
+        report.paths = [blocked / "out.json"]
+        with pytest.raises((HarnessFault, OSError)):
+            report.begin(load_suite(write_suite(SUITE)), _meta())
+    finally:
+        report.close()
+
+
+def _meta():
+    from evals.model.evaluation import EvaluationMeta
+
+    return EvaluationMeta("x", "s", None, "f", "", None, None, None, 0.0, agents=["one", "two"])
+
+
+def test_the_cli_streams_the_json_report(write_suite, tmp_path):
+    path = write_suite(SUITE)
+    out = tmp_path / "cli.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "evals", "run", str(path), "-o", str(out), "--no-progress", "-q"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert done.returncode in (0, 100), done.stderr
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert len(document["results"]["results"]) == 15  # (1 + 3 + 1 runs) x 3 columns
+    assert not list(tmp_path.glob("*.partial"))
+
+
+@needs_promptfoo
+def test_promptfoo_imports_the_streamed_report(write_suite, tmp_path):
+    out = tmp_path / "streamed.json"
+    _streamed(write_suite(SUITE), out, use_store=False)
+    promptfoo_import(out, tmp_path)
+
+
+@given(st.text())
+def test_row_ids_are_uuid5_of_the_run_name(name):
+    assert row_id(name) == str(uuid.uuid5(uuid.NAMESPACE_URL, name))
