@@ -14,7 +14,8 @@ class RunOptions:
     `keep_records=False` keeps only slim records (`RunRecord.slimmed`) in the result:
     enough for statistics, gates and the terminal summary, with full rows in the store.
     `store_process` is a `StoreProcess` the caller started early (it overlaps the
-    store's start-up with loading the suite) and closes itself.
+    store's start-up with loading the suite) and closes itself. `cache` answers calls
+    from the response cache (`cache_path`, by default `.evals/cache/responses.db`).
     """
 
     repeat: int | None = None
@@ -35,6 +36,7 @@ class RunOptions:
     executor: str = "local"
     ray_address: str | None = None
     cache: bool = False
+    cache_path: str | None = None
     trace: bool | None = None
     keep_records: bool = True
     seed: int = 0

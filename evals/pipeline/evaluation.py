@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
 from evals.model.options import RunOptions
@@ -52,8 +53,14 @@ def git_info(cwd: Path) -> tuple[str | None, str | None]:
 
 
 def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
-    """Fresh metadata for an evaluation of `suite` with `options`."""
+    """Fresh metadata for an evaluation of `suite` with `options`.
+
+    `ci_event` is GitHub's event name when the evaluation runs in GitHub Actions.
+    """
     commit, branch = git_info(suite.root)
+    agents = [
+        p.label for p in suite.providers if options.agents is None or p.label in options.agents
+    ]
     return EvaluationMeta(
         id=options.evaluation_id or uuid.uuid4().hex[:12],
         suite_id=suite.suite_id,
@@ -64,9 +71,7 @@ def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
         git_commit=commit,
         git_branch=branch,
         started_at=time.time(),
-        agents=[
-            p.label for p in suite.providers if options.agents is None or p.label in options.agents
-        ],
+        agents=agents,
         config={
             "repeat": repeat,
             "seed": options.seed,
@@ -76,6 +81,10 @@ def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
         },
         shard=f"{options.shard[0]}/{options.shard[1]}" if options.shard else None,
         outline=suite.outline().to_dict(),
+        agent_fingerprints={
+            label: fp for label, fp in suite.agent_fingerprints.items() if label in agents
+        },
+        ci_event=os.environ.get("GITHUB_EVENT_NAME") or None,
     )
 
 
@@ -130,15 +139,15 @@ def run_evaluation(
     if timeout_s is None and suite.evaluate_options.timeout_ms:
         timeout_s = suite.evaluate_options.timeout_ms / 1000.0
     options.tags = tags
+    selection = {
+        "tags": tags,
+        "case_ids": options.case_ids,
+        "agents": options.agents,
+        "shard": options.shard,
+        "salt": options.seed,
+    }
     plan = build_plan(
-        suite,
-        repeat,
-        tags=tags,
-        case_ids=options.case_ids,
-        agents=options.agents,
-        shard=options.shard,
-        repeat_start=previous.repeat if previous is not None else 0,
-        salt=options.seed,
+        suite, repeat, repeat_start=previous.repeat if previous is not None else 0, **selection
     )
     records: list[RunRecord] = []
     store = _store_process(options)
@@ -163,7 +172,9 @@ def run_evaluation(
                 )
             )
             meta.ended_at = time.time()
-            meta.status = "complete"
+            meta.planned_runs = sum(1 for _ in build_plan(suite, repeat, **selection))
+            meta.stored_runs = len(records)
+            meta.status = "complete" if meta.stored_runs >= meta.planned_runs else "incomplete"
             with tracer.evaluation_span("gates"):
                 summary, gates = analyse(suite, records, gate_config, options.environment, judge)
         if store is not None:
@@ -198,7 +209,14 @@ def _begin(
         resume_id = options.resume if isinstance(options.resume, str) else None
         store = open_store(options.store_url)
         try:
-            meta = store.find_resumable(suite.suite_id, suite.fingerprint, resume_id)
+            try:
+                meta = store.find_resumable(
+                    suite.suite_id, suite.fingerprint, resume_id, suite.agent_fingerprints
+                )
+            except ValueError as exc:
+                raise SuiteError(
+                    str(exc), fix="run without --resume to start a new evaluation"
+                ) from None
             if meta is not None:
                 return meta, store.load_runs(meta.id), False
         finally:
@@ -228,7 +246,9 @@ async def _execute(
         timeout_s=timeout_s,
         tracer=tracer,
         trace=options.trace,
-        cache_path=Path.cwd() / DEFAULT_CACHE_PATH if options.cache else None,
+        cache_path=Path(options.cache_path or Path.cwd() / DEFAULT_CACHE_PATH)
+        if options.cache
+        else None,
         ray_address=options.ray_address,
     )
     from evals.run.progress import Progress

@@ -15,7 +15,13 @@ from typing import Any
 
 from evals.model.errors import SuiteError
 from evals.model.suite import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
-from evals.suite.fingerprint import expand_python_imports, fingerprint
+from evals.suite.fingerprint import (
+    agent_fingerprint,
+    case_fingerprint,
+    expand_python_imports,
+    fingerprint,
+    suite_document,
+)
 from evals.suite.prompts import load_prompts
 from evals.suite.test_cases import check_templates, expand_tests
 from evals.suite.tests_files import test_entries
@@ -79,6 +85,7 @@ class _Loader:
         self.path = path
         self.root = path.parent
         self.files: list[Path] = [path]
+        self.provider_files: dict[str, list[Path]] = {}
 
     def error(self, message: str, node: Any = None, fix: str | None = None) -> SuiteError:
         return SuiteError(message, file=str(self.path), line=line_of(node), fix=fix)
@@ -126,6 +133,7 @@ class _Loader:
             raise self.error(
                 "the suite must be a YAML mapping", fix="start with keys such as prompts:, tests:"
             )
+        document = suite_document(raw)
         config_env = {str(k): str(v) for k, v in (raw.get("env") or {}).items()}
         raw = render_env_refs(raw, {**os.environ, **config_env})
         self.register_filters(raw.get("nunjucksFilters"), raw)
@@ -144,7 +152,13 @@ class _Loader:
 
         gates = parse_gates(raw.get("gates"), labels, file=str(self.path), line=line_of(raw))
         version = raw.get("version")
-        files = expand_python_imports(self.files)
+        suite_files = expand_python_imports(f for f in self.files if f != self.path)
+        for case in cases:
+            case.fingerprint = case_fingerprint(case, self.root)
+        for spec in providers:
+            spec.fingerprint = agent_fingerprint(
+                spec, self.root, self.provider_files.get(spec.label, [])
+            )
         return Suite(
             path=self.path,
             suite_id=str(raw.get("id") or raw.get("name") or self.suite_id_default()),
@@ -157,10 +171,15 @@ class _Loader:
             gates=gates,
             env={str(k): str(v) for k, v in (raw.get("env") or {}).items()},
             raw=raw,
-            files=files,
-            fingerprint=fingerprint(files, self.root),
+            files=[self.path, *suite_files],
+            fingerprint=fingerprint(suite_files, self.root, document),
             default_test=default_test,
             derived_metrics=self.derived_metrics(raw.get("derivedMetrics"), raw),
+            prompts_fingerprint=fingerprint(
+                [Path(p.path) for p in prompts if p.path],
+                self.root,
+                [(p.id, p.label, p.raw) for p in prompts],
+            ),
         )
 
     def suite_id_default(self) -> str:
@@ -232,6 +251,8 @@ class _Loader:
                 parent,
                 fix="add providers: [file://agent.py] (or echo to try the suite)",
             )
+        # Files the providers name are the agents' (their fingerprints), not the suite's.
+        suite_files = len(self.files)
         items: list[Any] = []
         for item in value if isinstance(value, list) else [value]:
             if (
@@ -246,13 +267,16 @@ class _Loader:
         out: list[ProviderSpec] = []
         for item in items:
             spec = self.provider_spec(item, parent)
+            named = len(self.files)
             try:
                 check_provider(spec, self)
             except SuiteError as exc:
                 exc.file = exc.file or str(self.path)
                 exc.line = exc.line or spec.line
                 raise
+            self.provider_files[spec.label] = self.files[named:]
             out.append(spec)
+        del self.files[suite_files:]
         labels = [p.label for p in out]
         dupes = sorted({label for label in labels if labels.count(label) > 1})
         if dupes:
