@@ -88,7 +88,8 @@ def _run(args: argparse.Namespace, store_process) -> int:  # StoreProcess | None
         seed=args.seed,
         executor=args.executor,
         ray_address=args.ray_address,
-        cache=args.cache,
+        cache=bool(args.cache),
+        cache_path=args.cache if isinstance(args.cache, str) else None,
         store_process=store_process,
     )
     _check_outputs(args.output)
@@ -158,6 +159,10 @@ def _finish(result, args: argparse.Namespace) -> int:
         render_terminal(result)
     for out in args.output or []:
         print(f"wrote {out}", file=sys.stderr)
+    if getattr(args, "cache", False):
+        from evals.run.cache import cache_hits, describe_hits
+
+        print(describe_hits(cache_hits(result.records)), file=sys.stderr)
     from evals.pipeline.verdict import exit_code
 
     return exit_code(result)
@@ -207,7 +212,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    """Merge shard stores or shard `.json` reports into one evaluation; store it, gate it."""
+    """Merge shard stores or shard `.json` reports into one evaluation; store it, gate it.
+
+    An incomplete merge (shards missing) is stored and reported as incomplete, says so on
+    stderr even with --quiet, and exits 3 whatever the gates say.
+    """
     from evals.pipeline.merge import REPORT_SUFFIXES, merge_shards, store_merged
 
     _check_outputs(args.output)
@@ -216,8 +225,16 @@ def cmd_merge(args: argparse.Namespace) -> int:
         args.output = [args.out, *(args.output or [])]
     else:
         store_merged(result, args.out)
-        print(f"stored evaluation {result.meta.id} in {args.out}", file=sys.stderr)
-    return _finish(result, args)
+        print(
+            f"stored evaluation {result.meta.id} ({result.meta.status}) in {args.out}",
+            file=sys.stderr,
+        )
+    code = _finish(result, args)
+    if result.meta.status == "incomplete":
+        for warning in result.gates.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        return int(ExitCode.HARNESS_FAULT)
+    return code
 
 
 def cmd_regrade(args: argparse.Namespace) -> int:
@@ -344,8 +361,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_store(run)
     run.add_argument(
         "--cache",
-        action="store_true",
-        help="answer repeated identical calls from .evals/cache (off by default)",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="PATH",
+        help="answer calls an unchanged agent already answered (same request and seed) from "
+        "the response cache, .evals/cache/responses.db or PATH (off by default)",
     )
     run.add_argument(
         "--executor",

@@ -158,11 +158,7 @@ class Store:
             suite_id=suite_id, fingerprint=fingerprint, limit=None, status="running"
         )
         return next(
-            (
-                e
-                for e in running
-                if not _changed_agents(e.agent_fingerprints, agent_fingerprints)
-            ),
+            (e for e in running if not _changed_agents(e.agent_fingerprints, agent_fingerprints)),
             None,
         )
 
