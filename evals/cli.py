@@ -207,6 +207,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         candidate_agent=args.candidate_agent,
         environment=args.env,
         allow_fingerprint_mismatch=args.allow_fingerprint_mismatch,
+        baseline_branch=args.baseline_branch,
     )
     return _finish(result, args)
 
@@ -466,7 +467,13 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--allow-fingerprint-mismatch",
         action="store_true",
-        help="compare evaluations of different suite contents (warns)",
+        help="compare evaluations of different suite versions on the cases both share "
+        "(the differences are listed); agent changes never need it",
+    )
+    compare.add_argument(
+        "--baseline-branch",
+        default="main",
+        help="branch whose latest nightly is the default baseline (default main)",
     )
     compare.add_argument("-o", "--output", action="append", metavar="FILE")
     compare.add_argument("--quiet", "-q", action="store_true")
