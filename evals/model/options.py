@@ -16,6 +16,7 @@ class RunOptions:
     `store_process` is a `StoreProcess` the caller started early (it overlaps the
     store's start-up with loading the suite) and closes itself. `cache` answers calls
     from the response cache (`cache_path`, by default `.evals/cache/responses.db`).
+    `branch` is recorded instead of git's (`evals ci` sets it from the trusted CI event).
     """
 
     repeat: int | None = None
@@ -41,3 +42,4 @@ class RunOptions:
     keep_records: bool = True
     seed: int = 0
     store_process: StoreSink | None = None
+    branch: str | None = None

@@ -69,7 +69,7 @@ def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
         description=suite.description,
         environment=options.environment,
         git_commit=commit,
-        git_branch=branch,
+        git_branch=options.branch or branch,
         started_at=time.time(),
         agents=agents,
         config={
@@ -132,7 +132,9 @@ def run_evaluation(
 
     suite_grader = (suite.default_test.get("options") or {}).get("provider")
     judge = measure_judge(gate_config, suite.root, options.grader or suite_grader)
-    tags = options.tags if options.tags is not None else gate_config.tags
+    # Cases named explicitly are run whatever the environment's tags would choose.
+    named = options.tags is not None or bool(options.case_ids)
+    tags = options.tags if named else gate_config.tags
     repeat = options.repeat or gate_config.repeat or suite.evaluate_options.repeat
     concurrency = options.concurrency or suite.evaluate_options.max_concurrency
     timeout_s = options.timeout_s

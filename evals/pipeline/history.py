@@ -19,7 +19,7 @@ from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
 from evals.model.results import RunKey, RunRecord
-from evals.model.suite import Suite, SuiteOutline
+from evals.model.suite import ProviderSpec, Suite, SuiteOutline
 from evals.pipeline.evaluation import analyse
 from evals.suite import load_suite
 
@@ -159,8 +159,6 @@ def compare_sides(
         ),
     ]
     gates.warnings.extend(notes)
-    if summary.comparison is not None:
-        summary.comparison.warnings.extend(notes)
     meta = dataclasses.replace(
         candidate.meta,
         id=f"{baseline.meta.id}..{candidate.meta.id}",
@@ -177,7 +175,24 @@ def compare_sides(
         },
     )
     repeat = max((r.key.repeat for r in records), default=0) + 1
-    return EvaluationResult(suite, meta, records, summary, gates, config, repeat)
+    compared = dataclasses.replace(
+        suite,
+        providers=[
+            _provider(suite, baseline, base_label),
+            _provider(suite, candidate, cand_label),
+        ],
+    )
+    return EvaluationResult(compared, meta, records, summary, gates, config, repeat)
+
+
+def _provider(suite: Suite, side: Side, label: str) -> ProviderSpec:
+    """The side's agent as a provider of the compared result, relabelled `label`."""
+    spec = next(
+        (p for p in suite.providers if p.label == side.agent),
+        ProviderSpec(id=side.agent, label=side.agent),
+    )
+    fingerprint = side.meta.agent_fingerprints.get(side.agent, spec.fingerprint)
+    return dataclasses.replace(spec, label=label, fingerprint=fingerprint)
 
 
 def _suite_for(meta: EvaluationMeta, suite_path: str | None) -> Suite:

@@ -257,18 +257,23 @@ def merge_records(suite: Suite, shards: list[Shard], repeat: int) -> list[RunRec
 
 
 def merge_shards(
-    sources: list[str], *, suite_path: str | None = None, evaluation_id: str | None = None
+    sources: list[str],
+    *,
+    suite_path: str | None = None,
+    evaluation_id: str | None = None,
+    environment: str | None = None,
 ) -> EvaluationResult:
     """The evaluation the shards in `sources` make up, analysed and gated (not stored).
 
     With shards missing, the evaluation is `incomplete` and a warning says which shards
-    and how many planned runs are missing.
+    and how many planned runs are missing. `environment` replaces the shards' own.
     """
     from evals.suite import load_suite
 
     shards = read_shards(sources, evaluation_id)
     check_shards(shards)
     meta = merged_meta(shards)
+    meta.environment = environment or meta.environment
     path = suite_path or meta.config.get("suite_path")
     if not path:
         raise SuiteError("cannot find the suite the shards ran", fix="pass --suite PATH")
@@ -299,7 +304,7 @@ def merge_shards(
     return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
 
 
-def store_merged(result: EvaluationResult, store_url: str) -> None:
+def store_merged(result: EvaluationResult, store_url: str | None) -> None:
     """Write the merged evaluation to a store, replacing nothing already stored there."""
     from evals.store import open_store
 

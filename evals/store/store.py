@@ -300,6 +300,41 @@ class Store:
         with self.engine.connect() as connection:
             return [dict(row._mapping) for row in connection.execute(query)]
 
+    def prune(self, keep: int) -> list[str]:
+        """Delete all but the `keep` newest evaluations of each suite; returns the ids deleted.
+
+        The newest baseline-eligible nightly of each (suite, branch) is kept even when it is
+        older, so pull requests always find a baseline. A SQLite file is compacted
+        afterwards (VACUUM), so a store carried from job to job stays bounded.
+        """
+        if keep < 1:
+            raise ValueError("keep at least one evaluation")
+        everything = self.list_evaluations(limit=None)
+        kept: set[str] = set()
+        per_suite: dict[str, int] = {}
+        baselines: set[tuple[str, str | None]] = set()
+        for meta in everything:
+            per_suite[meta.suite_id] = per_suite.get(meta.suite_id, 0) + 1
+            if per_suite[meta.suite_id] <= keep:
+                kept.add(meta.id)
+            line = (meta.suite_id, meta.git_branch)
+            nightly = meta.environment == "nightly" and is_baseline_eligible(meta)
+            if nightly and line not in baselines:
+                baselines.add(line)
+                kept.add(meta.id)
+        doomed = [meta.id for meta in everything if meta.id not in kept]
+        with self.engine.begin() as connection:
+            for start in range(0, len(doomed), 500):
+                chunk = doomed[start : start + 500]
+                connection.execute(delete(evaluations).where(evaluations.c.id.in_(chunk)))
+        if doomed and self.dialect == "sqlite":
+            raw = self.engine.raw_connection()  # autocommit: VACUUM runs outside a transaction
+            try:
+                raw.cursor().execute("VACUUM")
+            finally:
+                raw.close()
+        return doomed
+
     def close(self) -> None:
         """Release the store's connections."""
         self.engine.dispose()

@@ -126,8 +126,10 @@ def test_merge_with_a_missing_shard_stores_an_incomplete_evaluation_never_a_base
         meta = store.get_evaluation("n1")
         assert meta is not None and meta.status == "incomplete" and meta.shard is None
         assert meta.planned_runs == 4 * 2 * 4
-        assert meta.stored_runs == len(store.load_runs("n1")) == sum(
-            1 for i in range(4 * 2 * 4) if i % 3 != 1
+        assert (
+            meta.stored_runs
+            == len(store.load_runs("n1"))
+            == sum(1 for i in range(4 * 2 * 4) if i % 3 != 1)
         )
         assert store.baselines(meta.suite_id, environment=None, branch=None) == []
     finally:

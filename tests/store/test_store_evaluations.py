@@ -174,3 +174,28 @@ def test_find_resumable_refuses_runs_of_other_agent_code(store: Store) -> None:
     assert store.find_resumable("trading", "fp1", None).id == "run-v2"
     with pytest.raises(ValueError, match="agent\\(s\\) candidate"):
         store.find_resumable("trading", "fp1", "run-v2", now)
+
+
+def test_prune_keeps_the_newest_evaluations_of_each_suite_and_the_latest_baseline(
+    store: Store,
+) -> None:
+    from records import make_records
+
+    _finished(store, "night-old", started_at=100.0, status="complete")
+    for index in range(5):
+        _finished(
+            store, f"pr-{index}", started_at=200.0 + index, status="complete", environment="pr"
+        )
+    _finished(store, "night-broken", started_at=300.0, status="incomplete")
+    _finished(store, "other-1", started_at=50.0, status="complete", suite_id="other")
+    store.add_runs("pr-0", make_records(2, 2))
+
+    deleted = store.prune(keep=3)
+
+    assert sorted(deleted) == ["pr-0", "pr-1", "pr-2"]
+    remaining = [e.id for e in store.list_evaluations(limit=None)]
+    assert remaining == ["night-broken", "pr-4", "pr-3", "night-old", "other-1"]
+    assert store.load_runs("pr-0") == []
+    assert store.prune(keep=3) == []
+    with pytest.raises(ValueError):
+        store.prune(keep=0)

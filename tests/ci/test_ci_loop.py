@@ -1,0 +1,210 @@
+"""The pull-request loop end to end, in a throwaway git project.
+
+Main holds a suite and an agent; the nightly command stores main's baseline; branches
+change `agent.py` harmlessly or with a regression on one tag, and the pull-request
+command compares each with main: verdicts, exit codes, the comment, and that the
+pull-request job wrote no baseline.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from git_project import (
+    AGENT,
+    HARMLESS,
+    REGRESSION,
+    TOPICS,
+    branch_with,
+    git,
+    github_env,
+    make_project,
+)
+
+from evals.cli import main
+from evals.reports.ci import COMMENT_MARKER
+from evals.store import open_store
+
+pytestmark = pytest.mark.slow
+
+AGENT_FILE = "evals-suite/agent.py"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The project's repository, the working directory, with no CI variables set."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    make_project(repo)
+    monkeypatch.chdir(repo)
+    for name in (
+        "GITHUB_EVENT_NAME",
+        "GITHUB_REF",
+        "GITHUB_REF_NAME",
+        "GITHUB_HEAD_REF",
+        "GITHUB_BASE_REF",
+        "GITHUB_SHA",
+        "GITHUB_STEP_SUMMARY",
+        "EVALS_STORE_URL",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    return repo
+
+
+def _in_ci(monkeypatch: pytest.MonkeyPatch, variables: dict[str, str]) -> None:
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+
+
+def _nightly(project: Path, monkeypatch: pytest.MonkeyPatch, history: Path) -> str:
+    git(project, "checkout", "-q", "main")
+    _in_ci(monkeypatch, github_env("schedule", "refs/heads/main"))
+    code = main(
+        [
+            "ci",
+            "nightly",
+            "evals-suite",
+            "--store",
+            str(history),
+            "--evaluation-id",
+            "nightly-1",
+            "--out",
+            str(project / ".evals/nightly"),
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    return "nightly-1"
+
+
+def _pull_request(
+    project: Path, monkeypatch: pytest.MonkeyPatch, history: Path, branch: str, *extra: str
+) -> tuple[int, dict, str]:
+    git(project, "checkout", "-q", branch)
+    _in_ci(
+        monkeypatch,
+        github_env(
+            "pull_request",
+            "refs/pull/7/merge",
+            GITHUB_BASE_REF="main",
+            GITHUB_HEAD_REF=branch,
+            GITHUB_STEP_SUMMARY=str(project / ".evals" / f"summary-{branch}.md"),
+        ),
+    )
+    out = project / ".evals" / f"ci-{branch}"
+    code = main(
+        ["ci", "pr", "evals-suite", "--store", str(history), "--out", str(out), "--quiet", *extra]
+    )
+    outcome = json.loads((out / "ci.json").read_text(encoding="utf-8"))
+    comment = (out / "comment.md").read_text(encoding="utf-8")
+    return code, outcome, comment
+
+
+def _evaluations(history: Path) -> list[tuple[str, str | None, str | None, str]]:
+    store = open_store(str(history))
+    try:
+        return [
+            (e.id, e.environment, e.git_branch, e.status)
+            for e in store.list_evaluations(limit=None)
+        ]
+    finally:
+        store.close()
+
+
+def test_agent_changes_are_compared_with_mains_agent_and_never_stored_as_baselines(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    history = project.parent / "history.db"
+    nightly = _nightly(project, monkeypatch, history)
+    stored = _evaluations(history)
+    assert stored == [(nightly, "nightly", "main", "complete")]
+    branch_with(project, "harmless", {AGENT_FILE: HARMLESS})
+    branch_with(project, "regression", {AGENT_FILE: REGRESSION})
+
+    code, outcome, comment = _pull_request(project, monkeypatch, history, "harmless")
+
+    assert (code, outcome["verdict"]) == (0, "pass")
+    assert comment.startswith(COMMENT_MARKER)
+    assert "evals pull request: PASS" in comment
+    assert "changed agent(s): agent" in comment
+    assert f"baseline: the stored runs of nightly `{nightly}`" in comment
+    assert "no agent called for it" in comment
+    assert "agent@head** vs **agent@base" in comment
+    assert "Regressions" not in comment
+    [result] = outcome["results"]
+    assert result["agents"] == ["agent@base", "agent@head"]
+    gates = {g["name"]: g["status"] for g in result["gates"]["gates"]}
+    assert gates["regression"] == "pass"
+    summary = (project / ".evals" / "summary-harmless.md").read_text(encoding="utf-8")
+    assert "evals pull request: PASS" in summary
+
+    code, outcome, comment = _pull_request(project, monkeypatch, history, "regression")
+
+    assert (code, outcome["verdict"]) == (1, "fail")
+    assert "evals pull request: FAIL" in comment
+    assert "### Regressions of agent@head" in comment
+    regressed = comment.split("### Regressions of agent@head", 1)[1].split("###", 1)[0]
+    assert "tag `news`" in regressed
+    assert "prices" not in regressed and "weather" not in regressed
+    gates = {g["name"]: g["status"] for g in outcome["results"][0]["gates"]["gates"]}
+    assert gates["regression"] == "fail"
+    assert "this job wrote no baseline" in comment
+
+    assert _evaluations(history) == stored
+    scratch = project / ".evals" / "ci-regression" / "pr.db"
+    head = git(project, "rev-parse", "HEAD")[:10]
+    assert _evaluations(scratch) == [(f"pr-7-{head}", "pr", "regression", "complete")]
+
+
+def test_mains_agent_runs_in_the_job_through_the_primed_cache_when_the_nightly_falls_short(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    history = project.parent / "history.db"
+    _nightly(project, monkeypatch, history)
+    branch_with(project, "harmless", {AGENT_FILE: HARMLESS})
+
+    code, outcome, comment = _pull_request(
+        project, monkeypatch, history, "harmless", "--repeat", "6"
+    )
+
+    assert code == 0
+    golden = len(TOPICS) - 1
+    assert "baseline: main's agent run in this job, primed with" in comment
+    assert f"{golden * 4} of {golden * 6} runs answered from the cache" in comment
+    assert outcome["verdict"] == "pass"
+    head = git(project, "rev-parse", "HEAD")[:10]
+    scratch = _evaluations(project / ".evals" / "ci-harmless" / "pr.db")
+    assert sorted(scratch) == [
+        (f"pr-7-{head}", "pr", "harmless", "complete"),
+        (f"pr-7-{head}-base", "pr", "harmless", "complete"),
+    ]
+    assert _evaluations(history) == [("nightly-1", "nightly", "main", "complete")]
+
+
+def test_the_nightly_refuses_a_pull_request_event_and_a_new_suite_gates_itself(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    history = project.parent / "history.db"
+    _in_ci(monkeypatch, github_env("pull_request", "refs/pull/3/merge"))
+    code = main(["ci", "nightly", "evals-suite", "--store", str(history), "--quiet"])
+    assert code == 2
+    assert "does not run on pull_request events" in capsys.readouterr().err
+    assert not history.exists()
+
+    git(project, "checkout", "-q", "-b", "second-suite")
+    second = project / "second"
+    second.mkdir()
+    (second / "agent.py").write_text(AGENT, encoding="utf-8")
+    (second / "promptfooconfig.yaml").write_text(
+        (project / "evals-suite" / "promptfooconfig.yaml").read_text(encoding="utf-8"), "utf-8"
+    )
+    git(project, "add", "second")
+    git(project, "commit", "-q", "-m", "a second suite")
+    _in_ci(monkeypatch, github_env("pull_request", "refs/pull/3/merge", GITHUB_BASE_REF="main"))
+    out = project / ".evals" / "second"
+    code = main(["ci", "pr", "second", "--out", str(out), "--quiet"])
+    outcome = json.loads((out / "ci.json").read_text(encoding="utf-8"))
+    assert code == (0 if outcome["verdict"] != "fail" else 1)
+    assert any("new in this pull request" in note for note in outcome["notes"])
