@@ -125,6 +125,8 @@ def _read_nightly(
     """The latest baseline-eligible nightly of `branch` for the suite, read only."""
     if not store_url:
         return _Nightly(note="no baseline store was given (--store)")
+    if "://" not in store_url and not Path(store_url).is_file():
+        return _Nightly(note=f"no store at {store_url} (no nightly has stored one yet)")
     from evals.store import open_store
 
     try:

@@ -49,6 +49,7 @@ defaultTest:
 tests:
 """
 
+AGENT_PATH = "evals-suite/agent.py"
 TOPICS = (*("news", "prices", "weather") * 8, "other")
 
 

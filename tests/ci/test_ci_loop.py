@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from git_project import (
     AGENT,
+    AGENT_PATH,
     HARMLESS,
     REGRESSION,
     TOPICS,
@@ -28,8 +29,6 @@ from evals.reports.ci import COMMENT_MARKER
 from evals.store import open_store
 
 pytestmark = pytest.mark.slow
-
-AGENT_FILE = "evals-suite/agent.py"
 
 
 @pytest.fixture
@@ -120,8 +119,8 @@ def test_agent_changes_are_compared_with_mains_agent_and_never_stored_as_baselin
     nightly = _nightly(project, monkeypatch, history)
     stored = _evaluations(history)
     assert stored == [(nightly, "nightly", "main", "complete")]
-    branch_with(project, "harmless", {AGENT_FILE: HARMLESS})
-    branch_with(project, "regression", {AGENT_FILE: REGRESSION})
+    branch_with(project, "harmless", {AGENT_PATH: HARMLESS})
+    branch_with(project, "regression", {AGENT_PATH: REGRESSION})
 
     code, outcome, comment = _pull_request(project, monkeypatch, history, "harmless")
 
@@ -163,7 +162,7 @@ def test_mains_agent_runs_in_the_job_through_the_primed_cache_when_the_nightly_f
 ) -> None:
     history = project.parent / "history.db"
     _nightly(project, monkeypatch, history)
-    branch_with(project, "harmless", {AGENT_FILE: HARMLESS})
+    branch_with(project, "harmless", {AGENT_PATH: HARMLESS})
 
     code, outcome, comment = _pull_request(
         project, monkeypatch, history, "harmless", "--repeat", "6"
@@ -208,3 +207,17 @@ def test_the_nightly_refuses_a_pull_request_event_and_a_new_suite_gates_itself(
     outcome = json.loads((out / "ci.json").read_text(encoding="utf-8"))
     assert code == (0 if outcome["verdict"] != "fail" else 1)
     assert any("new in this pull request" in note for note in outcome["notes"])
+
+
+def test_without_a_stored_nightly_mains_agent_runs_in_the_job(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    branch_with(project, "regression", {AGENT_PATH: REGRESSION})
+    missing = project.parent / "no-nightly-yet.db"
+
+    code, outcome, comment = _pull_request(project, monkeypatch, missing, "regression")
+
+    assert (code, outcome["verdict"]) == (1, "fail")
+    assert "baseline: main's agent run in this job, no stored nightly to prime the cache" in comment
+    assert f"no store at {missing}" in comment
+    assert not missing.exists()
