@@ -26,12 +26,18 @@ class SuiteDifferences:
     changed: list[str] = field(default_factory=list)
     prompts_changed: bool = False
     gates_changed: bool = False
+    matched_by_id: bool = False
 
     def lines(self, limit: int = 8) -> list[str]:
         """One sentence per difference, for reports (case lists cut at `limit`)."""
         if self.same_suite:
             return []
         out = [f"the suite changed: compared on the {len(self.shared)} case(s) both versions share"]
+        if self.matched_by_id:
+            out.append(
+                "one evaluation was stored without case fingerprints: cases are matched by id, "
+                "so a case whose vars or assertions changed is compared too"
+            )
         for what, ids in (
             ("only in the candidate's suite (not compared)", self.added),
             ("only in the baseline's suite (not compared)", self.removed),
@@ -54,18 +60,19 @@ class SuiteDifferences:
 def suite_differences(baseline: SuiteOutline, candidate: SuiteOutline) -> SuiteDifferences:
     """The cases two suite outlines share and how they differ.
 
-    Cases without a case fingerprint (stored before case fingerprints were) count as
-    changed unless the suite fingerprints are equal.
+    An outline stored before case fingerprints were has none; its cases are then matched
+    by id alone, and the differences say so.
     """
     if baseline.fingerprint == candidate.fingerprint:
         return SuiteDifferences(True, shared=[c.id for c in candidate.cases])
     before = {c.id: c.fingerprint for c in baseline.cases}
     after = {c.id: c.fingerprint for c in candidate.cases}
-    differences = SuiteDifferences(False)
+    legacy = not any(before.values()) or not any(after.values())
+    differences = SuiteDifferences(False, matched_by_id=legacy)
     for case_id, fp in after.items():
         if case_id not in before:
             differences.added.append(case_id)
-        elif fp and fp == before[case_id]:
+        elif legacy or fp == before[case_id]:
             differences.shared.append(case_id)
         else:
             differences.changed.append(case_id)

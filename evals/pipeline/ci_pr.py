@@ -373,7 +373,8 @@ class _PullRequest:
         self.notes.append(
             f"power: with {len(self.cases)} case(s) × {stages[-1]} repeat(s), paired, this gate "
             f"finds a change of {final.mde(True):.2f} in pass rate with {final.power:.0%} power "
-            f"at α = {final.alpha:.2g} (pass rate, ICC and correlation from {source}); "
+            f"at α = {final.alpha:.2g} (pass rate, ICC and correlation from {source}; two "
+            "versions of one agent correlate more than that, so the bound is conservative); "
             "`evals plan` shows the repeats and cases a smaller change needs"
         )
         return stages

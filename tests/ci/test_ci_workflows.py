@@ -177,6 +177,8 @@ def test_nightly_then_pull_request_steps_in_a_git_project(tmp_path: Path) -> Non
     comment = (ci / "comment.md").read_text(encoding="utf-8")
     assert comment.startswith(COMMENT_MARKER) and "evals pull request: FAIL" in comment
     assert "baseline: the stored runs of nightly `nightly-7-1`" in comment
+    assert env["EVALS_PR_ARGS"] == "--until-decided 3,6,12"
+    assert "staged until decided: 1 of 3 stage(s) (3 repeat(s): fail)" in comment
     assert "evals pull request: FAIL" in (tmp_path / "pr-summary.md").read_text(encoding="utf-8")
     [junit] = ci.glob("*.junit.xml")
     failures = [

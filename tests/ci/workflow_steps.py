@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,8 +29,17 @@ def step(job: dict[str, Any], step_id: str) -> str:
 
 
 def literal_env(block: dict[str, Any]) -> dict[str, str]:
-    """The entries of an `env:` block that hold no `${{ }}` expression."""
-    return {k: str(v) for k, v in block.items() if "${{" not in str(v)}
+    """The entries of an `env:` block as a job sees them when no variable is set: literal
+    values, and the quoted default of `${{ vars.X || 'default' }}`."""
+    env = {}
+    for key, value in block.items():
+        text = str(value)
+        default = re.fullmatch(r"\$\{\{ vars\.\w+ \|\| '([^']*)' \}\}", text)
+        if default:
+            env[key] = default.group(1)
+        elif "${{" not in text:
+            env[key] = text
+    return env
 
 
 def fake_gh(bin_dir: Path, store: Path | None) -> None:
