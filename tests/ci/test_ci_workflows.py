@@ -225,4 +225,5 @@ def test_a_nightly_with_a_failed_shard_is_stored_incomplete_and_fails(tmp_path: 
     finally:
         reader.close()
     summary = (tmp_path / "nightly-summary.md").read_text(encoding="utf-8")
-    assert "INCOMPLETE" in summary and "shard(s) 3/4 missing" in summary
+    assert "INCOMPLETE: 75 of 100 planned runs" in summary
+    assert "shard(s) 3/4 missing: 75 of 100 planned runs merged" in summary
