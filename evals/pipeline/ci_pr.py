@@ -288,6 +288,7 @@ class _PullRequest:
         self.cases = [c.id for c in select_cases(self.head.cases, self.config.tags, None)]
         self.scratch = str(self.out / SCRATCH_STORE)
         self.notes: list[str] = []
+        self.primed = 0
 
     def run(self) -> CiOutcome:
         refs = self._base_refs()
@@ -480,13 +481,12 @@ class _PullRequest:
                 "suite unchanged since, same seeds): no agent called for it",
             )
         cache = self.out / CACHE_FILE
-        primed = 0
         if nightly.meta is not None and not resumed:
             from evals.run.cache import SqliteResponseCache
 
             responses = SqliteResponseCache(cache)
             try:
-                primed = responses.prime(nightly.records, nightly.meta.agent_fingerprints)
+                self.primed = responses.prime(nightly.records, nightly.meta.agent_fingerprints)
             finally:
                 responses.close()
         base_id = f"{head_id}-base"
@@ -507,7 +507,7 @@ class _PullRequest:
         from evals.run.cache import cache_hits, describe_hits
 
         source = (
-            f"primed with {primed} stored response(s) of nightly `{nightly.meta.id}`"
+            f"primed with {self.primed} stored response(s) of nightly `{nightly.meta.id}`"
             if nightly.meta is not None
             else f"no stored nightly to prime the cache ({nightly.note})"
         )

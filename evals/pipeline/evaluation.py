@@ -160,6 +160,7 @@ def run_evaluation(
             records.extend(previous.records)
         else:
             meta, stored, is_new = _begin(suite, options, repeat)
+            meta.config["repeat"] = repeat
             records.extend(stored)
         if records:
             done = {r.key.as_tuple() for r in records}

@@ -31,6 +31,10 @@ REGRESSION = AGENT.replace(
     '    verdict = "correct" if draw < 0.9 and topic != "news" else "wrong"',
 )
 
+# Answers as often as main's agent does, but from other draws: a change the data needs
+# many runs to judge.
+RESHUFFLED = AGENT.replace('random.Random(context["seed"])', 'random.Random(context["seed"] + 1)')
+
 SUITE = """\
 description: a seeded agent
 prompts: ["{{question}}"]

@@ -17,6 +17,7 @@ from git_project import (
     AGENT_PATH,
     HARMLESS,
     REGRESSION,
+    RESHUFFLED,
     TOPICS,
     branch_with,
     git,
@@ -221,3 +222,29 @@ def test_without_a_stored_nightly_mains_agent_runs_in_the_job(
     assert "baseline: main's agent run in this job, no stored nightly to prime the cache" in comment
     assert f"no store at {missing}" in comment
     assert not missing.exists()
+
+
+def test_staged_until_decided_reuses_the_nightly_then_runs_and_resumes_mains_agent(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    history = project.parent / "history.db"
+    _nightly(project, monkeypatch, history)
+    branch_with(project, "reshuffled", {AGENT_PATH: RESHUFFLED})
+
+    code, outcome, comment = _pull_request(
+        project, monkeypatch, history, "reshuffled", "--until-decided", "2,5,6"
+    )
+
+    assert (code, outcome["verdict"]) == (0, "undetermined")
+    assert "staged until decided: 3 of 3 stage(s) (2 repeat(s): undetermined;" in comment
+    golden = len(TOPICS) - 1
+    assert f"primed with {len(TOPICS) * 4} stored response(s)" in comment
+    assert f"{golden * 4} of {golden * 6} runs answered from the cache" in comment
+    assert "undetermined gate(s): regression (agent@head)" in comment
+    assert "they do not fail the build" in comment
+    store = open_store(str(project / ".evals" / "ci-reshuffled" / "pr.db"))
+    try:
+        runs = {e.id: len(store.load_runs(e.id)) for e in store.list_evaluations()}
+    finally:
+        store.close()
+    assert sorted(runs.values()) == [golden * 6, golden * 6]
