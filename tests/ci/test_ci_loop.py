@@ -79,6 +79,16 @@ def _nightly(project: Path, monkeypatch: pytest.MonkeyPatch, history: Path) -> s
     return "nightly-1"
 
 
+def _nightly_then_branch(
+    project: Path, monkeypatch: pytest.MonkeyPatch, branch: str, agent: str
+) -> Path:
+    """Main's nightly in a history store, then a branch whose agent is `agent`."""
+    history = project.parent / "history.db"
+    _nightly(project, monkeypatch, history)
+    branch_with(project, branch, {AGENT_PATH: agent})
+    return history
+
+
 def _pull_request(
     project: Path, monkeypatch: pytest.MonkeyPatch, history: Path, branch: str, *extra: str
 ) -> tuple[int, dict, str]:
@@ -161,9 +171,7 @@ def test_agent_changes_are_compared_with_mains_agent_and_never_stored_as_baselin
 def test_mains_agent_runs_in_the_job_through_the_primed_cache_when_the_nightly_falls_short(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    history = project.parent / "history.db"
-    _nightly(project, monkeypatch, history)
-    branch_with(project, "harmless", {AGENT_PATH: HARMLESS})
+    history = _nightly_then_branch(project, monkeypatch, "harmless", HARMLESS)
 
     code, outcome, comment = _pull_request(
         project, monkeypatch, history, "harmless", "--repeat", "6"
@@ -227,9 +235,7 @@ def test_without_a_stored_nightly_mains_agent_runs_in_the_job(
 def test_staged_until_decided_reuses_the_nightly_then_runs_and_resumes_mains_agent(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    history = project.parent / "history.db"
-    _nightly(project, monkeypatch, history)
-    branch_with(project, "reshuffled", {AGENT_PATH: RESHUFFLED})
+    history = _nightly_then_branch(project, monkeypatch, "reshuffled", RESHUFFLED)
 
     code, outcome, comment = _pull_request(
         project, monkeypatch, history, "reshuffled", "--until-decided", "2,5,6"
