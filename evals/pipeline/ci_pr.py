@@ -281,7 +281,8 @@ class _PullRequest:
     def __init__(self, options: PrOptions, context: CiContext) -> None:
         self.options = options
         self.context = context
-        self.out = options.out
+        # Absolute: main's agent runs in another folder and writes here too.
+        self.out = options.out.resolve()
         self.head = _load_head(options.suite)
         self.repo = repository_root(self.head.path)
         self.config = replace(self.head.gates.for_environment("pr"), paired=True)

@@ -176,9 +176,12 @@ def test_nightly_then_pull_request_steps_in_a_git_project(tmp_path: Path) -> Non
     ci = work / env["EVALS_CI_DIR"]
     comment = (ci / "comment.md").read_text(encoding="utf-8")
     assert comment.startswith(COMMENT_MARKER) and "evals pull request: FAIL" in comment
-    assert "baseline: the stored runs of nightly `nightly-7-1`" in comment
+    # The workflow's stages: 3 repeats come from the nightly's 4 and leave the regression
+    # undetermined; 6 need main's agent, run here, 4 of its 6 repeats from the cache.
     assert env["EVALS_PR_ARGS"] == "--until-decided 3,6,12"
-    assert "staged until decided: 1 of 3 stage(s) (3 repeat(s): fail)" in comment
+    assert "(3 repeat(s): undetermined; 6 repeat(s): fail)" in comment
+    assert "primed with 100 stored response(s) of nightly `nightly-7-1`" in comment
+    assert "96 of 144 runs answered from the cache" in comment
     assert "evals pull request: FAIL" in (tmp_path / "pr-summary.md").read_text(encoding="utf-8")
     [junit] = ci.glob("*.junit.xml")
     failures = [
