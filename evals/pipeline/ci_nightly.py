@@ -172,6 +172,11 @@ def run_nightly(options: NightlyOptions, context: CiContext | None = None) -> Ci
         )
     else:
         notes.append(f"complete: {meta.stored_runs} of {meta.planned_runs} planned runs")
+    results = [tonight]
+    drift, note = _against_previous_night(options, suite, tonight, branch or "main")
+    notes.append(note)
+    if drift is not None:
+        results.append(drift)
     if options.keep:
         from evals.store import open_store
 
@@ -184,11 +189,6 @@ def run_nightly(options: NightlyOptions, context: CiContext | None = None) -> Ci
             f"history kept to the newest {options.keep} evaluation(s) per suite "
             f"({len(pruned)} pruned)"
         )
-    results = [tonight]
-    drift, note = _against_previous_night(options, suite, tonight, branch or "main")
-    notes.append(note)
-    if drift is not None:
-        results.append(drift)
     undetermined = undetermined_note(results)
     if undetermined:
         notes.append(undetermined)

@@ -254,3 +254,46 @@ def test_staged_until_decided_reuses_the_nightly_then_runs_and_resumes_mains_age
     finally:
         store.close()
     assert sorted(runs.values()) == [golden * 6, golden * 6]
+
+
+def test_the_night_after_an_agent_change_compares_with_the_night_before(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    history = project.parent / "history.db"
+    _nightly(project, monkeypatch, history)
+    (project / AGENT_PATH).write_text(HARMLESS, encoding="utf-8")
+    git(project, "commit", "-q", "-am", "a comment in the agent")
+    out = project / ".evals" / "night-2"
+
+    code = main(
+        [
+            "ci",
+            "nightly",
+            "evals-suite",
+            "--store",
+            str(history),
+            "--evaluation-id",
+            "nightly-2",
+            "--keep",
+            "1",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
+
+    assert code == 0
+    outcome = json.loads((out / "ci.json").read_text(encoding="utf-8"))
+    assert (
+        "compared with the previous nightly `nightly-1` (the same suite version)"
+        in (outcome["notes"])
+    )
+    assert [r["agents"] for r in outcome["results"]] == [
+        ["agent"],
+        ["agent@previous", "agent@tonight"],
+    ]
+    drift = outcome["results"][1]["gates"]
+    assert drift["verdict"] == "pass"
+    assert any(w.startswith("agent agent: changed (fingerprint") for w in drift["warnings"])
+    assert "history kept to the newest 1 evaluation(s) per suite (1 pruned)" in outcome["notes"]
+    assert _evaluations(history) == [("nightly-2", "nightly", "main", "complete")]
