@@ -32,6 +32,7 @@ import contextlib
 import os
 import re
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -285,6 +286,12 @@ class _PullRequest:
         self.out = options.out.resolve()
         self.head = _load_head(options.suite)
         self.repo = repository_root(self.head.path)
+        if not self.head.path.is_relative_to(self.repo):
+            raise SuiteError(
+                "the suite is not inside the git repository it is evaluated in",
+                file=str(self.head.path),
+                fix="run evals ci pr on a suite of the repository's checkout",
+            )
         self.config = replace(self.head.gates.for_environment("pr"), paired=True)
         self.cases = [c.id for c in select_cases(self.head.cases, self.config.tags, None)]
         self.scratch = str(self.out / SCRATCH_STORE)
@@ -600,5 +607,6 @@ def run_pull_request(options: PrOptions, context: CiContext | None = None) -> Ci
         print(
             "warning: EVALS_STORE_URL is set in a pull-request job; evals ci pr does not use "
             "it, and the job should not hold the store's write credentials",
+            file=sys.stderr,
         )
     return _PullRequest(options, context).run()

@@ -219,12 +219,17 @@ def test_the_nightly_refuses_a_pull_request_event_and_a_new_suite_gates_itself(
 
 
 def test_without_a_stored_nightly_mains_agent_runs_in_the_job(
-    project: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     branch_with(project, "regression", {AGENT_PATH: REGRESSION})
     missing = project.parent / "no-nightly-yet.db"
+    team_store = project.parent / "team-store.db"
+    monkeypatch.setenv("EVALS_STORE_URL", str(team_store))
 
     code, outcome, comment = _pull_request(project, monkeypatch, missing, "regression")
+
+    assert "EVALS_STORE_URL is set in a pull-request job" in capsys.readouterr().err
+    assert not team_store.exists()
 
     assert (code, outcome["verdict"]) == (1, "fail")
     assert "baseline: main's agent run in this job, no stored nightly to prime the cache" in comment
