@@ -19,7 +19,7 @@ from evals.model.errors import ExitCode, SuiteError
 from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
 from evals.model.suite import Suite
-from evals.pipeline.ci_outputs import overall_verdict, undetermined_note, write_outputs
+from evals.pipeline.ci_outputs import exit_code, overall_verdict, undetermined_note, write_outputs
 from evals.pipeline.evaluation import git_info, run_evaluation
 from evals.pipeline.history import Side, compare_sides, latest_nightly
 from evals.pipeline.provenance import CiContext, ci_context
@@ -196,7 +196,7 @@ def run_nightly(options: NightlyOptions, context: CiContext | None = None) -> Ci
     if meta.status == "incomplete":
         code, verdict = ExitCode.HARNESS_FAULT, "incomplete"
     else:
-        code = ExitCode.GATE_FAILED if verdict == "fail" else ExitCode.OK
+        code = exit_code(results)
     outcome = CiOutcome(
         kind="nightly",
         suite_id=suite.suite_id,

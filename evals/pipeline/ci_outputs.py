@@ -15,6 +15,7 @@ from pathlib import Path
 import orjson
 
 from evals.model.ci import CiOutcome
+from evals.model.errors import ExitCode
 from evals.model.evaluation import EvaluationResult
 
 REPORT_SUFFIXES = (".html", ".junit.xml", ".json")
@@ -27,6 +28,12 @@ def overall_verdict(results: Sequence[EvaluationResult]) -> str:
         if verdict in verdicts:
             return verdict
     return "pass"
+
+
+def exit_code(results: Sequence[EvaluationResult]) -> int:
+    """1 when a comparison's build does not pass (`GateReport.passed`, which decides how an
+    undetermined verdict counts), else 0."""
+    return int(ExitCode.OK if all(r.gates.passed for r in results) else ExitCode.GATE_FAILED)
 
 
 def undetermined_note(results: Sequence[EvaluationResult]) -> str | None:

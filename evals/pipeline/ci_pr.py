@@ -38,7 +38,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evals.analysis.power import build_power_plan, estimate_from_summary
 from evals.model.ci import CiOutcome
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
 from evals.model.evaluation import EvaluationResult
@@ -55,7 +54,8 @@ from evals.pipeline.checkout import (
     merge_base,
     repository_root,
 )
-from evals.pipeline.ci_outputs import overall_verdict, undetermined_note, write_outputs
+from evals.pipeline.ci_outputs import exit_code, overall_verdict, undetermined_note, write_outputs
+from evals.pipeline.ci_plan import plan_pull_request
 from evals.pipeline.evaluation import run_evaluation
 from evals.pipeline.history import Side, compare_sides
 from evals.pipeline.provenance import CiContext, ci_context
@@ -345,48 +345,22 @@ class _PullRequest:
 
     def _stages(self, nightly: _Nightly) -> tuple[int, ...]:
         """The cumulative repeats of each stage (one stage unless --until-decided)."""
-        estimate = None
+        options = self.options
+        stored = None
         if nightly.meta is not None and nightly.meta.summary:
-            estimate = estimate_from_summary(
-                nightly.meta.id, nightly.meta.summary, self.head.gates.baseline
-            )
-        repeats = self.options.repeat or self.config.repeat or self.head.evaluate_options.repeat
-        plan = build_power_plan(
+            stored = (nightly.meta.id, nightly.meta.summary)
+        plan = plan_pull_request(
             self.head,
-            cases=max(1, len(self.cases)),
-            repeats=repeats,
-            effect=self.options.effect,
+            cases=len(self.cases),
+            repeats=options.repeat or self.config.repeat or self.head.evaluate_options.repeat,
+            final_repeats=options.stages[-1] if options.stages else None,
+            effect=options.effect,
+            max_repeats=options.max_repeats,
             confidence=self.config.confidence,
-            estimate=estimate,
+            nightly=stored,
         )
-        if self.options.repeat is None and self.options.effect is not None:
-            needed = plan.repeats_for_target(paired=True)
-            repeats = min(needed or self.options.max_repeats, self.options.max_repeats)
-            plan = replace(plan, repeats=replace(plan.repeats, value=repeats))
-            reach = (
-                ""
-                if needed and needed <= self.options.max_repeats
-                else (
-                    f" (detecting {self.options.effect:g} would need "
-                    f"{'more cases' if needed is None else f'{needed} repeats'}; "
-                    f"capped at {self.options.max_repeats})"
-                )
-            )
-            self.notes.append(
-                f"repeats from the power plan for a difference of {self.options.effect:g}: "
-                f"{repeats}{reach}"
-            )
-        stages = self.options.stages or (repeats,)
-        final = replace(plan, repeats=replace(plan.repeats, value=stages[-1]))
-        source = estimate.source if estimate else "defaults (no stored nightly)"
-        self.notes.append(
-            f"power: with {len(self.cases)} case(s) × {stages[-1]} repeat(s), paired, this gate "
-            f"finds a change of {final.mde(True):.2f} in pass rate with {final.power:.0%} power "
-            f"at α = {final.alpha:.2g} (pass rate, ICC and correlation from {source}; two "
-            "versions of one agent correlate more than that, so the bound is conservative); "
-            "`evals plan` shows the repeats and cases a smaller change needs"
-        )
-        return stages
+        self.notes += plan.notes
+        return options.stages or (plan.repeats,)
 
     def _compare(
         self,
@@ -557,7 +531,7 @@ class _PullRequest:
             kind="pr",
             suite_id=self.head.suite_id,
             verdict=verdict,
-            exit_code=int(ExitCode.GATE_FAILED if verdict == "fail" else ExitCode.OK),
+            exit_code=exit_code(results),
             results=results,
             notes=self.notes,
             title=title,
