@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import re
 import shlex
 from collections.abc import Iterable
@@ -68,33 +69,105 @@ def imported_names(text: str) -> set[str]:
     return names
 
 
+# A file's facts by (path, modification time, size): a file read once per version.
+_FileKey = tuple[str, int, int]
+_NAMES: dict[_FileKey, frozenset[str]] = {}
+_DIGESTS: dict[_FileKey, bytes] = {}
+
+
+def _key(path: Path) -> _FileKey | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return str(path), stat.st_mtime_ns, stat.st_size
+
+
+def _names_of(path: Path) -> frozenset[str]:
+    key = _key(path)
+    if key is None:
+        return frozenset()
+    names = _NAMES.get(key)
+    if names is None:
+        try:
+            names = frozenset(imported_names(path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            names = frozenset()
+        _NAMES[key] = names
+    return names
+
+
+def _digest_of(path: Path) -> bytes:
+    key = _key(path)
+    if key is None:
+        return b"<missing>"
+    digest = _DIGESTS.get(key)
+    if digest is None:
+        digest = hashlib.sha256(path.read_bytes()).digest()
+        _DIGESTS[key] = digest
+    return digest
+
+
 class _Imports:
     """The project's Python files that given files import, with lookups remembered."""
 
     def __init__(self, project: Path | None) -> None:
         self.project = project
-        self.packages: dict[str, list[Path]] = {}
+        self.listings: dict[Path, tuple[set[str], set[str]]] = {}
+        self.expanded: set[str] = set()
+
+    def _listing(self, folder: Path) -> tuple[set[str], set[str]]:
+        """(module file names, package names) in a folder, read once."""
+        listing = self.listings.get(folder)
+        if listing is None:
+            modules: set[str] = set()
+            packages: set[str] = set()
+            try:
+                for entry in os.scandir(folder):
+                    if entry.name.endswith(".py") and entry.is_file():
+                        modules.add(entry.name[:-3])
+                    elif entry.is_dir() and os.path.isfile(os.path.join(entry.path, "__init__.py")):
+                        packages.add(entry.name)
+            except OSError:
+                pass
+            listing = self.listings[folder] = (modules, packages)
+        return listing
 
     def of(self, py_file: Path) -> list[Path]:
         """The local modules `py_file` imports: beside it, or (with a project) anywhere
-        in the project the harness can import them from."""
-        try:
-            text = py_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return []
+        in the project the harness can import them from. A package's files are
+        returned once per closure."""
         found: list[Path] = []
-        for name in sorted(imported_names(text)):
-            candidate = py_file.parent / f"{name}.py"
-            package = py_file.parent / name
-            if candidate.is_file():
-                found.append(candidate)
-            elif (package / "__init__.py").is_file():
-                found.extend(package.rglob("*.py"))
-            elif self.project is not None:
-                if name not in self.packages:
-                    self.packages[name] = _project_package(name, self.project)
-                found.extend(self.packages[name])
+        modules, packages = self._listing(py_file.parent)
+        for name in sorted(_names_of(py_file)):
+            if name in modules:
+                found.append(py_file.parent / f"{name}.py")
+            elif name in packages:
+                found.extend(_python_files(py_file.parent / name))
+            elif self.project is not None and name not in self.expanded:
+                self.expanded.add(name)
+                found.extend(_project_package(name, self.project))
         return found
+
+
+def _python_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+# Where each top-level module name is found, by name: the harness's own import path
+# does not change while it runs.
+_ORIGINS: dict[str, Path | None] = {}
+
+
+def _origin(name: str) -> Path | None:
+    if name not in _ORIGINS:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        found = spec is not None and spec.origin and spec.origin not in ("built-in", "frozen")
+        _ORIGINS[name] = Path(spec.origin).resolve() if found else None  # type: ignore[union-attr]
+    return _ORIGINS[name]
 
 
 def _project_package(name: str, project: Path) -> list[Path]:
@@ -103,17 +176,11 @@ def _project_package(name: str, project: Path) -> list[Path]:
     Only the top-level name is looked up (`find_spec` then imports nothing); a module in
     a virtual environment inside the project is an installed package, not project code.
     """
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return []
-    if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
-        return []
-    origin = Path(spec.origin).resolve()
-    if not origin.is_relative_to(project) or "site-packages" in origin.parts:
+    origin = _origin(name)
+    if origin is None or not origin.is_relative_to(project) or "site-packages" in origin.parts:
         return []
     if origin.name == "__init__.py":
-        return sorted(p for p in origin.parent.rglob("*.py") if "__pycache__" not in p.parts)
+        return _python_files(origin.parent)
     return [origin]
 
 
@@ -133,8 +200,8 @@ def expand_python_imports(files: Iterable[Path], project: Path | None = None) ->
             continue
         seen.add(path)
         if path.suffix == ".py":
-            queue.extend(p if p.is_absolute() else p.resolve() for p in imports.of(path))
-    return sorted(seen)
+            queue.extend(imports.of(path))
+    return sorted(seen, key=str)
 
 
 def _canonical(value: Any) -> bytes:
@@ -142,22 +209,22 @@ def _canonical(value: Any) -> bytes:
 
 
 def _hash_files(digest: Any, files: Iterable[Path], root: Path) -> None:
-    for path in sorted(set(files)):
+    base = root.resolve()
+    for path in sorted(set(files), key=str):
         try:
-            rel = path.resolve().relative_to(root.resolve()).as_posix()
+            rel = path.relative_to(base).as_posix()
         except ValueError:
             rel = path.name
         digest.update(rel.encode())
         digest.update(b"\0")
-        digest.update(path.read_bytes() if path.is_file() else b"<missing>")
+        digest.update(_digest_of(path))
         digest.update(b"\0")
 
 
 def fingerprint(files: Iterable[Path], root: Path, document: Any = None) -> str:
-    """SHA-256 over a JSON document (canonical: sorted keys) and (path, content) of files.
-
-    Paths are relative to `root`, so the same content checked out elsewhere has the
-    same fingerprint; 16 hex digits.
+    """SHA-256 over a JSON document (canonical: sorted keys) and (path, content hash) of
+    files. `files` are absolute and resolved; paths are taken relative to `root`, so the
+    same content checked out elsewhere has the same fingerprint; 16 hex digits.
     """
     digest = hashlib.sha256()
     if document is not None:
@@ -255,7 +322,12 @@ def case_document(case: Case) -> dict[str, Any]:
 def case_fingerprint(case: Case, root: Path) -> str:
     """A case's content and the files its vars, assertions and options name."""
     document = case_document(case)
-    files = referenced_files(
-        [case.vars, document["assert"], case.options, case.scoring_function], root
-    )
-    return fingerprint(expand_python_imports(files), root, document)
+    canonical = _canonical(document)
+    digest = hashlib.sha256(canonical)
+    digest.update(b"\0")
+    if b"file://" in canonical or b"python:" in canonical:  # most cases name no file
+        files = referenced_files(
+            [case.vars, document["assert"], case.options, case.scoring_function], root
+        )
+        _hash_files(digest, expand_python_imports(files), root)
+    return digest.hexdigest()[:16]
