@@ -58,25 +58,21 @@ def _in_ci(monkeypatch: pytest.MonkeyPatch, variables: dict[str, str]) -> None:
         monkeypatch.setenv(name, value)
 
 
-def _nightly(project: Path, monkeypatch: pytest.MonkeyPatch, history: Path) -> str:
+def _nightly(
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    history: Path,
+    evaluation_id: str = "nightly-1",
+    *extra: str,
+) -> str:
+    """`evals ci nightly` on main as the schedule runs it; its evaluation id."""
     git(project, "checkout", "-q", "main")
     _in_ci(monkeypatch, github_env("schedule", "refs/heads/main"))
-    code = main(
-        [
-            "ci",
-            "nightly",
-            "evals-suite",
-            "--store",
-            str(history),
-            "--evaluation-id",
-            "nightly-1",
-            "--out",
-            str(project / ".evals/nightly"),
-            "--quiet",
-        ]
-    )
+    out = project / ".evals" / evaluation_id
+    command = ["ci", "nightly", "evals-suite", "--store", str(history), "--out", str(out)]
+    code = main([*command, "--evaluation-id", evaluation_id, "--quiet", *extra])
     assert code == 0
-    return "nightly-1"
+    return evaluation_id
 
 
 def _nightly_then_branch(
@@ -268,26 +264,10 @@ def test_the_night_after_an_agent_change_compares_with_the_night_before(
     _nightly(project, monkeypatch, history)
     (project / AGENT_PATH).write_text(HARMLESS, encoding="utf-8")
     git(project, "commit", "-q", "-am", "a comment in the agent")
-    out = project / ".evals" / "night-2"
 
-    code = main(
-        [
-            "ci",
-            "nightly",
-            "evals-suite",
-            "--store",
-            str(history),
-            "--evaluation-id",
-            "nightly-2",
-            "--keep",
-            "1",
-            "--out",
-            str(out),
-            "--quiet",
-        ]
-    )
+    _nightly(project, monkeypatch, history, "nightly-2", "--keep", "1")
 
-    assert code == 0
+    out = project / ".evals" / "nightly-2"
     outcome = json.loads((out / "ci.json").read_text(encoding="utf-8"))
     assert (
         "compared with the previous nightly `nightly-1` (the same suite version)"
