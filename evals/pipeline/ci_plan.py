@@ -69,7 +69,11 @@ def plan_pull_request(
         reach = ""
         if needed is None or needed > max_repeats:
             short = "more cases" if needed is None else f"{needed} repeats"
-            reach = f" (detecting {effect:g} would need {short}; capped at {max_repeats})"
+            wider = plan.cases_for_target(True, max_repeats)
+            reach = (
+                f" (detecting {effect:g} would need {short}; capped at {max_repeats}, where "
+                f"it needs {wider} cases)"
+            )
         notes.append(
             f"repeats from the power plan for a difference of {effect:g}: {repeats}{reach}"
         )

@@ -32,7 +32,9 @@ def test_an_effect_takes_the_repeats_the_plan_needs(tmp_path: Path) -> None:
     assert needed is not None and plan.repeats == needed <= 20
     assert f"repeats from the power plan for a difference of 0.3: {needed}" == plan.notes[0]
     capped = plan_pull_request(suite, effect=0.01, confidence=0.95, nightly=None, **kwargs)
-    assert capped.repeats == 20 and "capped at 20" in capped.notes[0]
+    wider = build_power_plan(suite, cases=24, repeats=20, effect=0.01).cases_for_target(True, 20)
+    assert capped.repeats == 20
+    assert f"capped at 20, where it needs {wider} cases" in capped.notes[0]
 
 
 def test_the_power_note_describes_the_last_stage_and_more_repeats_see_smaller_changes(
