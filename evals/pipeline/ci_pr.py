@@ -146,7 +146,7 @@ def _read_nightly(
         store.close()
 
 
-def _compared_agents(
+def compared_agents(
     head: Suite, base: SuiteIdentity, requested: list[str] | None
 ) -> tuple[list[str], list[str]]:
     """(agents to compare, notes): changed agents by default, else the gates' candidate."""
@@ -309,7 +309,7 @@ class _PullRequest:
             identity = describe_suite(base_suite, base_root)
             if identity is None:
                 return self._new_suite(head_id)
-            agents, agent_notes = _compared_agents(self.head, identity, self.options.agents)
+            agents, agent_notes = compared_agents(self.head, identity, self.options.agents)
             if not agents:
                 return self._new_suite(head_id)
             self.notes += agent_notes
