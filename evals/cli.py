@@ -102,7 +102,8 @@ def _run(args: argparse.Namespace, store_process, report_process) -> int:
         seed=args.seed,
         executor=args.executor,
         ray_address=args.ray_address,
-        cache=args.cache,
+        cache=bool(args.cache),
+        cache_path=args.cache if isinstance(args.cache, str) else None,
         store_process=store_process,
         report_process=report_process,
     )
@@ -182,6 +183,10 @@ def _finish(result, args: argparse.Namespace, report_process=None) -> int:
         render_terminal(result)
     for out in args.output or []:
         print(f"wrote {out}", file=sys.stderr)
+    if getattr(args, "cache", False):
+        from evals.run.cache import cache_hits, describe_hits
+
+        print(describe_hits(cache_hits(result.records)), file=sys.stderr)
     from evals.pipeline.verdict import exit_code
 
     return exit_code(result)
@@ -212,7 +217,11 @@ def cmd_compat_check(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Load a suite and report problems without running anything."""
+    """Load a suite and report problems without running anything.
+
+    `--json` prints the suite's identity instead: its outline (with the suite and case
+    fingerprints) and each agent's fingerprint.
+    """
     from evals.gates.feasibility import unpassable_gates
     from evals.suite import load_suite
 
@@ -222,10 +231,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     warnings = [*lint_suite(suite), *unpassable_gates(suite)]
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    agents = ", ".join(suite.agent_labels)
+    if args.json:
+        import orjson
+
+        document = {
+            "outline": suite.outline().to_dict(),
+            "agent_fingerprints": suite.agent_fingerprints,
+        }
+        print(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
+        return int(ExitCode.OK)
+    agents = ", ".join(f"{label} ({fp})" for label, fp in suite.agent_fingerprints.items())
     print(
         f"{suite.path}: ok — {len(suite.cases)} cases, {len(suite.prompts)} prompt(s), "
-        f"agents: {agents}, fingerprint {suite.fingerprint}"
+        f"agents: {agents}, suite fingerprint {suite.fingerprint}"
     )
     return int(ExitCode.OK)
 
@@ -251,12 +269,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
         candidate_agent=args.candidate_agent,
         environment=args.env,
         allow_fingerprint_mismatch=args.allow_fingerprint_mismatch,
+        baseline_branch=args.baseline_branch,
     )
     return _finish(result, args)
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    """Merge shard stores or shard `.json` reports into one evaluation; store it, gate it."""
+    """Merge shard stores or shard `.json` reports into one evaluation; store it, gate it.
+
+    An incomplete merge (shards missing) is stored and reported as incomplete, says so on
+    stderr even with --quiet, and exits 3 whatever the gates say.
+    """
     from evals.pipeline.merge import REPORT_SUFFIXES, merge_shards, store_merged
 
     _check_outputs(args.output)
@@ -265,8 +288,16 @@ def cmd_merge(args: argparse.Namespace) -> int:
         args.output = [args.out, *(args.output or [])]
     else:
         store_merged(result, args.out)
-        print(f"stored evaluation {result.meta.id} in {args.out}", file=sys.stderr)
-    return _finish(result, args)
+        print(
+            f"stored evaluation {result.meta.id} ({result.meta.status}) in {args.out}",
+            file=sys.stderr,
+        )
+    code = _finish(result, args)
+    if result.meta.status == "incomplete":
+        for warning in result.gates.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        return int(ExitCode.HARNESS_FAULT)
+    return code
 
 
 def cmd_regrade(args: argparse.Namespace) -> int:
@@ -291,6 +322,75 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"judge below minimum: {problem}", file=sys.stderr)
     return int(ExitCode.GATE_FAILED if problems else ExitCode.OK)
+
+
+def cmd_ci_pr(args: argparse.Namespace) -> int:
+    """The pull-request job: main's agent against the pull request's, gated and reported."""
+    from evals.pipeline.ci_pr import PrOptions, run_pull_request
+
+    outcome = run_pull_request(
+        PrOptions(
+            suite=Path(args.suite),
+            out=Path(args.out),
+            store=args.store,
+            base=args.base,
+            agents=args.agent,
+            repeat=args.repeat,
+            effect=args.effect,
+            max_repeats=args.max_repeats,
+            stages=args.until_decided,
+            seed=args.seed,
+            evaluation_id=args.evaluation_id,
+            concurrency=args.concurrency,
+            timeout_s=args.timeout,
+            nightly_branch=args.nightly_branch,
+            report_url=args.report_url,
+        )
+    )
+    return _ci_finish(outcome, Path(args.out), args.quiet)
+
+
+def cmd_ci_nightly(args: argparse.Namespace) -> int:
+    """The nightly job: run or merge the suite, store the baseline, compare with last night."""
+    from evals.pipeline.ci_nightly import NightlyOptions, run_nightly
+
+    outcome = run_nightly(
+        NightlyOptions(
+            suite=Path(args.suite),
+            store=args.store,
+            shards=args.shards,
+            out=Path(args.out),
+            keep=args.keep,
+            evaluation_id=args.evaluation_id,
+            repeat=args.repeat,
+            seed=args.seed,
+            concurrency=args.concurrency,
+            timeout_s=args.timeout,
+        )
+    )
+    return _ci_finish(outcome, Path(args.out), args.quiet)
+
+
+def _ci_finish(outcome, out: Path, quiet: bool) -> int:  # CiOutcome
+    if not quiet:
+        print((out / "summary.md").read_text(encoding="utf-8"))
+    print(f"evals ci {outcome.kind}: {outcome.verdict}; reports in {out}", file=sys.stderr)
+    return outcome.exit_code
+
+
+def cmd_store_prune(args: argparse.Namespace) -> int:
+    """Delete all but the newest evaluations of each suite (and compact a SQLite file)."""
+    from evals.store import open_store
+
+    if args.keep < 1:
+        raise SuiteError("--keep must be at least 1", fix="keep at least the newest evaluation")
+    store = open_store(args.store)
+    try:
+        deleted = store.prune(args.keep)
+    finally:
+        store.close()
+    print(f"pruned {len(deleted)} evaluation(s), kept the newest {args.keep} per suite")
+    return int(ExitCode.OK)
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
@@ -393,8 +493,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_store(run)
     run.add_argument(
         "--cache",
-        action="store_true",
-        help="answer repeated identical calls from .evals/cache (off by default)",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="PATH",
+        help="answer calls an unchanged agent already answered (same request and seed) from "
+        "the response cache, .evals/cache/responses.db or PATH (off by default)",
     )
     run.add_argument(
         "--executor",
@@ -471,6 +575,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = sub.add_parser("validate", help="check a suite without running it")
     validate.add_argument("suite")
+    validate.add_argument(
+        "--json", action="store_true", help="print the outline and the fingerprints as JSON"
+    )
     validate.set_defaults(handler=cmd_validate)
 
     compat = sub.add_parser(
@@ -507,12 +614,28 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--allow-fingerprint-mismatch",
         action="store_true",
-        help="compare evaluations of different suite contents (warns)",
+        help="compare evaluations of different suite versions on the cases both share "
+        "(the differences are listed); agent changes never need it",
+    )
+    compare.add_argument(
+        "--baseline-branch",
+        default="main",
+        help="branch whose latest nightly is the default baseline (default main)",
     )
     compare.add_argument("-o", "--output", action="append", metavar="FILE")
     compare.add_argument("--quiet", "-q", action="store_true")
     _add_store(compare)
     compare.set_defaults(handler=cmd_compare)
+
+    _add_ci(sub)
+    store = sub.add_parser("store", help="maintain the results store")
+    store_commands = store.add_subparsers(dest="store_command", required=True)
+    prune = store_commands.add_parser(
+        "prune", help="keep the newest N evaluations of each suite (and the latest baseline)"
+    )
+    prune.add_argument("--keep", type=int, required=True, metavar="N")
+    _add_store(prune)
+    prune.set_defaults(handler=cmd_store_prune)
 
     calibration = sub.add_parser("calibrate", help="measure an LLM judge against human labels")
     calibration.add_argument("file", help="calibration file (.yaml with items: or .jsonl)")
@@ -530,6 +653,72 @@ def build_parser() -> argparse.ArgumentParser:
     _add_store(dashboard)
     dashboard.set_defaults(handler=cmd_dashboard)
     return parser
+
+
+def _add_ci(sub: argparse._SubParsersAction) -> None:
+    """`evals ci pr` and `evals ci nightly`, the two CI jobs."""
+    from evals.pipeline.staged import DEFAULT_STAGES
+
+    ci = sub.add_parser("ci", help="the CI jobs: a pull request's verdict, the nightly baseline")
+    jobs = ci.add_subparsers(dest="ci_command", required=True)
+    pr = jobs.add_parser(
+        "pr", help="compare the pull request's agents with main's, gate, write the comment"
+    )
+    pr.add_argument("suite", help="suite YAML file or a directory holding promptfooconfig.yaml")
+    pr.add_argument(
+        "--store",
+        metavar="URL",
+        help="baseline store, read only: the team's store through a read-only role, or the "
+        "nightly's SQLite store artifact (never $EVALS_STORE_URL)",
+    )
+    pr.add_argument(
+        "--base", metavar="REF", help="base branch (default origin/$GITHUB_BASE_REF, else main)"
+    )
+    pr.add_argument("--agent", action="append", help="compare this agent (default: changed ones)")
+    pr.add_argument("--repeat", "-r", type=int, help="repeats per case and agent")
+    pr.add_argument(
+        "--effect",
+        type=float,
+        metavar="D",
+        help="take the repeats the power plan needs to detect a difference D in pass rate",
+    )
+    pr.add_argument("--max-repeats", type=int, default=20, help="cap for --effect (default 20)")
+    pr.add_argument(
+        "--until-decided",
+        nargs="?",
+        const=DEFAULT_STAGES,
+        type=_stages,
+        metavar="STAGES",
+        help="run in stages of cumulative repeats (default 5,10,20) until the gates decide",
+    )
+    pr.add_argument("--seed", type=int, help="seed salt (default: the nightly's)")
+    pr.add_argument("--evaluation-id", help="id of the pull request's evaluation")
+    pr.add_argument("--out", default=".evals/ci", help="output folder (default .evals/ci)")
+    pr.add_argument("--nightly-branch", help="branch of the stored nightly (default: the base)")
+    pr.add_argument("--report-url", help="link to the HTML report (default: the workflow run)")
+    pr.set_defaults(handler=cmd_ci_pr)
+
+    nightly = jobs.add_parser(
+        "nightly", help="run or merge tonight's evaluation, store it, compare with last night"
+    )
+    nightly.add_argument("suite", help="suite YAML file or a directory")
+    nightly.add_argument(
+        "--shards",
+        nargs="+",
+        metavar="PATH",
+        help="merge these shard stores or .json reports (or folders of them) instead of running",
+    )
+    nightly.add_argument("--keep", type=int, metavar="N", help="prune the store to N per suite")
+    nightly.add_argument("--evaluation-id", help="id of tonight's evaluation")
+    nightly.add_argument("--out", default=".evals/nightly", help="output folder")
+    nightly.add_argument("--repeat", "-r", type=int, help="repeats (default: the nightly's)")
+    nightly.add_argument("--seed", type=int, default=0, help="seed salt")
+    _add_store(nightly)
+    nightly.set_defaults(handler=cmd_ci_nightly)
+    for job in (pr, nightly):
+        job.add_argument("--concurrency", "-j", type=int, help="runs in flight at once")
+        job.add_argument("--timeout", type=float, metavar="SECONDS", help="per-run timeout")
+        job.add_argument("--quiet", "-q", action="store_true", help="do not print the summary")
 
 
 # The harness keeps many long-lived objects (the suite, the plan, the records) and makes many

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from evals.cli import main
 from evals.model.errors import ExitCode
 
@@ -82,3 +86,81 @@ def test_compare_gates_a_stored_candidate_against_a_stored_baseline(write_suite,
     assert "e1..e2" in text
     assert code in (ExitCode.OK, ExitCode.GATE_FAILED)
     assert main(["compare", "e1", "missing", "--store", store]) == ExitCode.INVALID_INPUT
+
+
+def _nightly_then(write_suite, tmp_path, capsys, agent: str, suite_text: str):
+    """A nightly on main, then a pull-request run with `agent` and `suite_text`."""
+    suite = write_suite(SUITE, files={"agent.py": AGENT})
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    base = ["run", str(suite), "--store", store, "--no-progress", "-q"]
+    assert main([*base, "--env", "nightly", "--evaluation-id", "night-1"]) == ExitCode.OK
+    (tmp_path / "agent.py").write_text(agent, encoding="utf-8")
+    suite.write_text(suite_text, encoding="utf-8")
+    main([*base, "--env", "pr", "--evaluation-id", "pr-1"])
+    capsys.readouterr()
+    return store
+
+
+@pytest.fixture(autouse=True)
+def _on_main(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GITHUB_HEAD_REF", "GITHUB_EVENT_NAME", "GITHUB_SHA"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GITHUB_REF_NAME", "main")
+
+
+def test_compare_across_an_agent_change_is_the_normal_case(write_suite, tmp_path, capsys):
+    edited = AGENT.replace('"no"', '"nope"')
+    store = _nightly_then(write_suite, tmp_path, capsys, edited, SUITE)
+    report = tmp_path / "compare.md"
+
+    code = main(["compare", "latest", "pr-1", "--store", store, "-o", str(report), "-q"])
+
+    assert code in (ExitCode.OK, ExitCode.GATE_FAILED)
+    text = report.read_text(encoding="utf-8")
+    assert "night-1..pr-1" in text
+    assert "agent candidate: changed (fingerprint" in text
+    assert "the suite changed" not in text
+
+
+def test_compare_across_a_suite_change_is_refused_or_kept_to_shared_cases(
+    write_suite, tmp_path, capsys
+):
+    changed = SUITE.replace(
+        'q: two}\n    assert: [{type: equals, value: "yes"}]',
+        'q: two}\n    assert: [{type: equals, value: "no"}]',
+    )
+    changed += '  - vars: {q: three}\n    assert: [{type: equals, value: "yes"}]\n'
+    assert changed.count('value: "no"') == 1
+    store = _nightly_then(write_suite, tmp_path, capsys, AGENT, changed)
+
+    code = main(["compare", "latest", "pr-1", "--store", store, "-q"])
+    assert code == ExitCode.INVALID_INPUT
+    err = capsys.readouterr().err
+    assert "ran another version of the suite" in err
+    assert "--allow-fingerprint-mismatch" in err
+    code = main(["compare", "night-1", "pr-1", "--store", store, "-q"])
+    assert code == ExitCode.INVALID_INPUT
+    assert "1 case(s) shared, 1 changed, 1 added, 0 removed" in capsys.readouterr().err
+
+    report = tmp_path / "shared.json"
+    code = main(
+        [
+            "compare",
+            "latest",
+            "pr-1",
+            "--store",
+            store,
+            "--allow-fingerprint-mismatch",
+            "-o",
+            str(report),
+            "-q",
+        ]
+    )
+    assert code in (ExitCode.OK, ExitCode.GATE_FAILED)
+    section = json.loads(report.read_text(encoding="utf-8"))["evals"]
+    compared = {c["case_id"] for c in section["summary"]["comparison"]["cases"]}
+    assert compared == {"case-1"}
+    warnings = section["gates"]["warnings"]
+    assert "the suite changed: compared on the 1 case(s) both versions share" in warnings
+    assert "1 case(s) only in the candidate's suite (not compared): case-3" in warnings
+    assert any(w.startswith("1 case(s) changed") and w.endswith(": case-2") for w in warnings)

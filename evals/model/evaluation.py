@@ -16,8 +16,17 @@ from evals.model.summary import GateReport, Summary
 class EvaluationMeta:
     """Identity and provenance of one evaluation, as stored.
 
-    `outline` is the suite's `SuiteOutline` as JSON: what analysing the stored runs again
-    needs of the suite (cases, tags, priorities, gate thresholds) without its file.
+    `fingerprint` is the suite fingerprint (comparability); `agent_fingerprints` the
+    agent fingerprint of each agent, by label (what changed). `outline` is the suite's
+    `SuiteOutline` as JSON: what analysing the stored runs again needs of the suite
+    (cases, tags, priorities, gate thresholds) without its file.
+
+    `status` is `running` until the evaluation ends, then `complete` when every planned
+    run is stored, or `incomplete` when some never will be (a merge that lacked a shard);
+    `planned_runs` and `stored_runs` say how many. `ci_event` is the CI event that started
+    it (`schedule`, `push`, `pull_request`, ...; None outside CI): environment and branch
+    come from that trusted context in `evals ci`, and evaluations of pull requests are
+    never chosen as baselines.
     """
 
     id: str
@@ -35,6 +44,10 @@ class EvaluationMeta:
     status: str = "running"
     shard: str | None = None
     outline: dict[str, Any] | None = None
+    agent_fingerprints: dict[str, str] = field(default_factory=dict)
+    planned_runs: int | None = None
+    stored_runs: int | None = None
+    ci_event: str | None = None
 
 
 @dataclass(slots=True)

@@ -18,6 +18,9 @@ class RunOptions:
     a `ReportProcess` writing the JSON report as runs complete (the caller finishes it).
     `spend` is the build's false-failure budget the gates may use in this decision (a
     staged run's share for one look); None spends the whole of 1 - confidence.
+    `cache` answers calls from the response cache (`cache_path`, by default
+    `.evals/cache/responses.db`). `branch` is recorded instead of git's (`evals ci` sets it
+    from the trusted CI event).
     """
 
     repeat: int | None = None
@@ -38,8 +41,10 @@ class RunOptions:
     executor: str = "local"
     ray_address: str | None = None
     cache: bool = False
+    cache_path: str | None = None
     trace: bool | None = None
     keep_records: bool = True
     seed: int = 0
     store_process: StoreSink | None = None
     report_process: ReportSink | None = None
+    branch: str | None = None

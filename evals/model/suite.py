@@ -50,6 +50,8 @@ class ProviderSpec:
     `prompts` restricts the provider to the prompts it names (labels, ids, `name*`
     prefixes), as a provider's `prompts:` does in promptfoo; `delay_ms` is waited after
     each of its calls that was not served from the response cache.
+    `fingerprint` is the agent fingerprint (id, config, transform and the agent's code,
+    see `evals.suite.fingerprint`): it changes when the agent does, never with the suite.
     """
 
     id: str
@@ -59,6 +61,7 @@ class ProviderSpec:
     delay_ms: float = 0.0
     line: int | None = None
     prompts: list[str] | None = None
+    fingerprint: str = ""
 
 
 @dataclass(slots=True)
@@ -79,6 +82,7 @@ class Case:
     provider_output: Any = None
     scoring_function: str | None = None
     provider: ProviderSpec | None = None
+    fingerprint: str = ""
 
     @property
     def tags(self) -> list[str]:
@@ -113,8 +117,12 @@ class EvaluateOptions:
 class Suite:
     """A loaded, validated suite: everything a run needs, plus its identity.
 
-    `fingerprint` is a content hash over the suite file and every file it references,
-    so evaluations of different suite contents are never compared silently.
+    `fingerprint` (the suite fingerprint) hashes what the suite measures with: cases,
+    prompts, assertions, gates and every file they reference, but not the providers, so
+    evaluations of different suite contents are never compared silently while a change
+    to an agent keeps its evaluations comparable. Each provider carries its own agent
+    fingerprint and each case its case fingerprint; `prompts_fingerprint` hashes the
+    prompts alone.
     """
 
     path: Path
@@ -133,6 +141,7 @@ class Suite:
     default_test: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     derived_metrics: list[tuple[str, str]] = field(default_factory=list)
+    prompts_fingerprint: str = ""
 
     @property
     def root(self) -> Path:
@@ -144,6 +153,11 @@ class Suite:
         """Labels of the agents under test, in suite order."""
         return [p.label for p in self.providers]
 
+    @property
+    def agent_fingerprints(self) -> dict[str, str]:
+        """The agent fingerprint of each provider, by label."""
+        return {p.label: p.fingerprint for p in self.providers}
+
     def outline(self) -> SuiteOutline:
         """What statistics and gates read of this suite, to store with an evaluation."""
         return SuiteOutline(
@@ -153,6 +167,7 @@ class Suite:
             agent_labels=self.agent_labels,
             cases=[_case_outline(case) for case in self.cases],
             gates=self.gates,
+            prompts_fingerprint=self.prompts_fingerprint,
         )
 
 
@@ -162,7 +177,15 @@ _OUTLINED_METADATA = ("tags", "priority", "why_it_exists")
 def _case_outline(case: Case) -> Case:
     """The case without its vars and assertions: what statistics and gates read of it."""
     metadata = {key: case.metadata[key] for key in _OUTLINED_METADATA if key in case.metadata}
-    return Case(case.index, case.id, case.description, {}, [], metadata=metadata)
+    return Case(
+        case.index,
+        case.id,
+        case.description,
+        {},
+        [],
+        metadata=metadata,
+        fingerprint=case.fingerprint,
+    )
 
 
 @dataclass(slots=True)
@@ -172,7 +195,9 @@ class SuiteOutline:
     The suite's identity, its agents in order, each case's id, description, tags,
     priority and reason to exist, and the gate thresholds: enough to analyse stored runs
     again without the suite file (the dashboard reads only the store). `gates` is None
-    for evaluations stored before outlines were; their gates are the defaults.
+    for evaluations stored before outlines were; their gates are the defaults. Each
+    case keeps its case fingerprint, so evaluations of two versions of a suite can be
+    compared on the cases they share.
     """
 
     suite_id: str
@@ -181,6 +206,7 @@ class SuiteOutline:
     agent_labels: list[str]
     cases: list[Case]
     gates: GateConfig | None = None
+    prompts_fingerprint: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The outline as JSON."""
@@ -190,10 +216,16 @@ class SuiteOutline:
             "fingerprint": self.fingerprint,
             "agents": list(self.agent_labels),
             "cases": [
-                {"id": case.id, "description": case.description, **case.metadata}
+                {
+                    "id": case.id,
+                    "description": case.description,
+                    **case.metadata,
+                    "fingerprint": case.fingerprint,
+                }
                 for case in self.cases
             ],
             "gates": None if self.gates is None else self.gates.to_dict(),
+            "prompts_fingerprint": self.prompts_fingerprint,
         }
 
     def to_suite(self, description: str = "") -> Suite:
@@ -228,6 +260,7 @@ class SuiteOutline:
                 {},
                 [],
                 metadata={k: item[k] for k in _OUTLINED_METADATA if item.get(k) is not None},
+                fingerprint=str(item.get("fingerprint") or ""),
             )
             for index, item in enumerate(data.get("cases") or [])
         ]
@@ -239,4 +272,5 @@ class SuiteOutline:
             agent_labels=[str(a) for a in data.get("agents") or []],
             cases=cases,
             gates=None if gates is None else GateConfig.from_dict(gates),
+            prompts_fingerprint=str(data.get("prompts_fingerprint") or ""),
         )

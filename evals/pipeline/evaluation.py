@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
 from evals.model.options import RunOptions
@@ -52,8 +53,14 @@ def git_info(cwd: Path) -> tuple[str | None, str | None]:
 
 def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
     """Fresh metadata for an evaluation of `suite` with `options`; its config holds the
-    effective gate configuration of the environment (`config.gates`)."""
+    effective gate configuration of the environment (`config.gates`).
+
+    `ci_event` is GitHub's event name when the evaluation runs in GitHub Actions.
+    """
     commit, branch = git_info(suite.root)
+    agents = [
+        p.label for p in suite.providers if options.agents is None or p.label in options.agents
+    ]
     return EvaluationMeta(
         id=options.evaluation_id or uuid.uuid4().hex[:12],
         suite_id=suite.suite_id,
@@ -62,11 +69,9 @@ def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
         description=suite.description,
         environment=options.environment,
         git_commit=commit,
-        git_branch=branch,
+        git_branch=options.branch or branch,
         started_at=time.time(),
-        agents=[
-            p.label for p in suite.providers if options.agents is None or p.label in options.agents
-        ],
+        agents=agents,
         config={
             "repeat": repeat,
             "seed": options.seed,
@@ -77,6 +82,10 @@ def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
         },
         shard=f"{options.shard[0]}/{options.shard[1]}" if options.shard else None,
         outline=suite.outline().to_dict(),
+        agent_fingerprints={
+            label: fp for label, fp in suite.agent_fingerprints.items() if label in agents
+        },
+        ci_event=os.environ.get("GITHUB_EVENT_NAME") or None,
     )
 
 
@@ -125,22 +134,24 @@ def run_evaluation(
 
     suite_grader = (suite.default_test.get("options") or {}).get("provider")
     judge = measure_judge(gate_config, suite.root, options.grader or suite_grader)
-    tags = options.tags if options.tags is not None else gate_config.tags
+    # Cases named explicitly are run whatever the environment's tags would choose.
+    named = options.tags is not None or bool(options.case_ids)
+    tags = options.tags if named else gate_config.tags
     repeat = options.repeat or gate_config.repeat or suite.evaluate_options.repeat
     concurrency = options.concurrency or suite.evaluate_options.max_concurrency
     timeout_s = options.timeout_s
     if timeout_s is None and suite.evaluate_options.timeout_ms:
         timeout_s = suite.evaluate_options.timeout_ms / 1000.0
     options.tags = tags
+    selection = {
+        "tags": tags,
+        "case_ids": options.case_ids,
+        "agents": options.agents,
+        "shard": options.shard,
+        "salt": options.seed,
+    }
     plan = build_plan(
-        suite,
-        repeat,
-        tags=tags,
-        case_ids=options.case_ids,
-        agents=options.agents,
-        shard=options.shard,
-        repeat_start=previous.repeat if previous is not None else 0,
-        salt=options.seed,
+        suite, repeat, repeat_start=previous.repeat if previous is not None else 0, **selection
     )
     records: list[RunRecord] = []
     store = _store_process(options)
@@ -151,6 +162,7 @@ def run_evaluation(
             records.extend(previous.records)
         else:
             meta, stored, is_new = _begin(suite, options, repeat)
+            meta.config["repeat"] = repeat
             records.extend(stored)
         if records:
             done = {r.key.as_tuple() for r in records}
@@ -166,7 +178,9 @@ def run_evaluation(
                 )
             )
             meta.ended_at = time.time()
-            meta.status = "complete"
+            meta.planned_runs = sum(1 for _ in build_plan(suite, repeat, **selection))
+            meta.stored_runs = len(records)
+            meta.status = "complete" if meta.stored_runs >= meta.planned_runs else "incomplete"
             with tracer.evaluation_span("gates"):
                 summary, gates = analyse(
                     suite, records, gate_config, options.environment, judge, options.spend
@@ -224,7 +238,14 @@ def _begin(
         resume_id = options.resume if isinstance(options.resume, str) else None
         store = open_store(options.store_url)
         try:
-            meta = store.find_resumable(suite.suite_id, suite.fingerprint, resume_id)
+            try:
+                meta = store.find_resumable(
+                    suite.suite_id, suite.fingerprint, resume_id, suite.agent_fingerprints
+                )
+            except ValueError as exc:
+                raise SuiteError(
+                    str(exc), fix="run without --resume to start a new evaluation"
+                ) from None
             if meta is not None:
                 return meta, store.load_runs(meta.id), False
         finally:
@@ -254,7 +275,9 @@ async def _execute(
         timeout_s=timeout_s,
         tracer=tracer,
         trace=options.trace,
-        cache_path=Path.cwd() / DEFAULT_CACHE_PATH if options.cache else None,
+        cache_path=Path(options.cache_path or Path.cwd() / DEFAULT_CACHE_PATH)
+        if options.cache
+        else None,
         ray_address=options.ray_address,
     )
     from evals.run.progress import Progress

@@ -1,8 +1,10 @@
-"""Evaluations over time: listing the store, and comparing two stored evaluations.
+"""Evaluations over time: listing the store, and comparing two evaluations.
 
-A pull request's candidate is usually compared with the latest nightly of main. The
-runs of the chosen agent in each evaluation are relabelled `baseline` and `candidate`
-and analysed with the same statistics and gates as a live evaluation.
+A candidate is usually compared with the latest nightly of main. The runs of the chosen
+agent in each evaluation are relabelled `baseline` and `candidate` and analysed with the
+same statistics and gates as a live evaluation. The agents may differ (their agent
+fingerprints are reported); the suites must not, unless the comparison is asked to keep
+to the cases both suites share.
 """
 
 from __future__ import annotations
@@ -10,15 +12,19 @@ from __future__ import annotations
 import dataclasses
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evals.gates.decide import check_comparable
+from evals.analysis.comparability import agent_change, suite_differences
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
+from evals.model.gates import GateConfig
 from evals.model.results import RunKey, RunRecord
-from evals.model.suite import Suite, SuiteOutline
+from evals.model.suite import ProviderSpec, Suite, SuiteOutline
 from evals.pipeline.evaluation import analyse
 from evals.suite import load_suite
+
+if TYPE_CHECKING:
+    from evals.store import StoredEvaluation
 
 
 def print_history(
@@ -80,14 +86,113 @@ def _pick_agent(
     )
 
 
-def _relabel(records: list[RunRecord], agent: str, label: str) -> list[RunRecord]:
+@dataclasses.dataclass(slots=True)
+class Side:
+    """One side of a comparison: an evaluation, its suite outline, its runs, the agent."""
+
+    meta: EvaluationMeta
+    outline: SuiteOutline
+    records: list[RunRecord]
+    agent: str
+
+
+def _relabel(side: Side, label: str, shared: set[str], index: dict[str, int]) -> list[RunRecord]:
+    """The side's runs of its agent on shared cases, as agent `label`, indexed by `index`."""
     out = []
-    for record in records:
-        if record.key.agent != agent:
+    for record in side.records:
+        if record.key.agent != side.agent or record.key.case_id not in shared:
             continue
         key = RunKey(record.key.prompt_id, record.key.case_id, label, record.key.repeat)
-        out.append(dataclasses.replace(record, key=key))
+        out.append(dataclasses.replace(record, key=key, case_index=index[record.key.case_id]))
     return out
+
+
+def compare_sides(
+    suite: Suite,
+    baseline: Side,
+    candidate: Side,
+    gate_config: GateConfig,
+    environment: str | None,
+    *,
+    allow_suite_change: bool = False,
+    labels: tuple[str, str] = ("baseline", "candidate"),
+) -> EvaluationResult:
+    """Analyse one agent of a candidate evaluation against one agent of a baseline.
+
+    The runs are relabelled `labels` and analysed with `gate_config` (whose baseline and
+    candidate become those labels). A change of agent code is the point of a comparison
+    and is reported; a change of the suite is refused unless `allow_suite_change`, and
+    then only the cases both suites define alike are compared, the differences listed.
+    """
+    differences = suite_differences(baseline.outline, candidate.outline)
+    if not differences.same_suite and not allow_suite_change:
+        raise SuiteError(
+            f"evaluations {baseline.meta.id} and {candidate.meta.id} ran different versions of "
+            f"suite {candidate.meta.suite_id} (fingerprint {baseline.meta.fingerprint[:12]} vs "
+            f"{candidate.meta.fingerprint[:12]}): {len(differences.shared)} case(s) shared, "
+            f"{len(differences.changed)} changed, {len(differences.added)} added, "
+            f"{len(differences.removed)} removed",
+            fix="pass --allow-fingerprint-mismatch (or set gates.allow_fingerprint_mismatch) "
+            "to compare on the cases both share",
+        )
+    shared = set(differences.shared)
+    index = {case.id: case.index for case in candidate.outline.cases}
+    base_label, cand_label = labels
+    records = _relabel(baseline, base_label, shared, index) + _relabel(
+        candidate, cand_label, shared, index
+    )
+    outline = dataclasses.replace(
+        candidate.outline,
+        cases=[c for c in candidate.outline.cases if c.id in shared],
+        agent_labels=[base_label, cand_label],
+    )
+    config = dataclasses.replace(gate_config, baseline=base_label, candidate=cand_label)
+    summary, gates = analyse(outline, records, config, environment)
+    notes = [
+        *differences.lines(),
+        agent_change(
+            f"{baseline.agent} → {candidate.agent}"
+            if baseline.agent != candidate.agent
+            else candidate.agent,
+            baseline.meta.agent_fingerprints.get(baseline.agent),
+            candidate.meta.agent_fingerprints.get(candidate.agent),
+        ),
+    ]
+    gates.warnings.extend(notes)
+    meta = dataclasses.replace(
+        candidate.meta,
+        id=f"{baseline.meta.id}..{candidate.meta.id}",
+        agents=[base_label, cand_label],
+        config={
+            **candidate.meta.config,
+            "baseline_evaluation": baseline.meta.id,
+            "candidate_evaluation": candidate.meta.id,
+            "compared_at": time.time(),
+        },
+        agent_fingerprints={
+            base_label: baseline.meta.agent_fingerprints.get(baseline.agent, ""),
+            cand_label: candidate.meta.agent_fingerprints.get(candidate.agent, ""),
+        },
+    )
+    repeat = max((r.key.repeat for r in records), default=0) + 1
+    compared = dataclasses.replace(
+        suite,
+        providers=[
+            _provider(suite, baseline, base_label),
+            _provider(suite, candidate, cand_label),
+        ],
+    )
+    return EvaluationResult(compared, meta, records, summary, gates, config, repeat)
+
+
+def _provider(suite: Suite, side: Side, label: str) -> ProviderSpec:
+    """The side's agent as a provider of the compared result, relabelled `label`."""
+    spec = next(
+        (p for p in suite.providers if p.label == side.agent),
+        ProviderSpec(id=side.agent, label=side.agent),
+    )
+    fingerprint = side.meta.agent_fingerprints.get(side.agent, spec.fingerprint)
+    return dataclasses.replace(spec, label=label, fingerprint=fingerprint)
 
 
 def _suite_for(meta: EvaluationMeta, suite_path: str | None) -> Suite:
@@ -111,12 +216,14 @@ def compare_stored(
     candidate_agent: str | None = None,
     environment: str | None = None,
     allow_fingerprint_mismatch: bool = False,
+    baseline_branch: str = "main",
 ) -> EvaluationResult:
     """Analyse a stored candidate evaluation against a stored baseline evaluation.
 
     Defaults: the candidate is the latest evaluation (of `suite` when given) and the
-    baseline the latest nightly on main with the same fingerprint. Different fingerprints
-    are refused unless explicitly allowed, and then reported as a warning.
+    baseline the latest nightly on `baseline_branch` with the same suite fingerprint.
+    Agents may differ (that is what is compared); different suite fingerprints are
+    refused unless explicitly allowed, and then compared on the cases both share.
     """
     from evals.store import open_store
 
@@ -126,45 +233,30 @@ def compare_stored(
         if suite and not suite.endswith((".yaml", ".yml")) and "/" not in suite:
             suite_filter = suite
         candidate_meta = _resolve_candidate(store, candidate_id, suite_filter)
-        baseline_meta = _resolve_baseline(store, baseline_id, candidate_meta)
         suite_obj = _suite_for(candidate_meta, suite if suite_filter is None else None)
-        warnings = check_comparable(
-            baseline_meta.fingerprint,
-            candidate_meta.fingerprint,
-            allow_fingerprint_mismatch or suite_obj.gates.allow_fingerprint_mismatch,
+        allow = allow_fingerprint_mismatch or suite_obj.gates.allow_fingerprint_mismatch
+        baseline_meta = _resolve_baseline(
+            store, baseline_id, candidate_meta, baseline_branch, allow
         )
-        gate_config = suite_obj.gates.for_environment(environment)
-        default_agent = gate_config.candidate
         base_runs = store.load_runs(baseline_meta.id)
         cand_runs = store.load_runs(candidate_meta.id)
     finally:
         store.close()
+    gate_config = suite_obj.gates.for_environment(environment)
+    default_agent = gate_config.candidate
     base_agent = _pick_agent(baseline_meta, base_runs, baseline_agent, default_agent)
     cand_agent = _pick_agent(candidate_meta, cand_runs, candidate_agent, default_agent)
-    records = _relabel(base_runs, base_agent, "baseline") + _relabel(
-        cand_runs, cand_agent, "candidate"
+    return compare_sides(
+        suite_obj,
+        Side(baseline_meta, baseline_meta.suite_outline(), base_runs, base_agent),
+        Side(candidate_meta, candidate_meta.suite_outline(), cand_runs, cand_agent),
+        gate_config,
+        environment,
+        allow_suite_change=allow,
     )
-    config = dataclasses.replace(gate_config, baseline="baseline", candidate="candidate")
-    summary, gates = analyse(suite_obj, records, config, environment)
-    gates.warnings.extend(warnings)
-    if summary.comparison is not None:
-        summary.comparison.warnings.extend(warnings)
-    meta = dataclasses.replace(
-        candidate_meta,
-        id=f"{baseline_meta.id}..{candidate_meta.id}",
-        agents=["baseline", "candidate"],
-        config={
-            **candidate_meta.config,
-            "baseline_evaluation": baseline_meta.id,
-            "candidate_evaluation": candidate_meta.id,
-            "compared_at": time.time(),
-        },
-    )
-    repeat = max((r.key.repeat for r in records), default=0) + 1
-    return EvaluationResult(suite_obj, meta, records, summary, gates, config, repeat)
 
 
-def _stored(store: Any, evaluation_id: str) -> EvaluationMeta:
+def _stored(store: Any, evaluation_id: str) -> StoredEvaluation:
     meta = store.get_evaluation(evaluation_id)
     if meta is None:
         raise SuiteError(
@@ -174,7 +266,7 @@ def _stored(store: Any, evaluation_id: str) -> EvaluationMeta:
     return meta
 
 
-def _resolve_candidate(store, candidate_id: str | None, suite_id: str | None) -> EvaluationMeta:
+def _resolve_candidate(store, candidate_id: str | None, suite_id: str | None) -> StoredEvaluation:
     if candidate_id:
         return _stored(store, candidate_id)
     metas = store.list_evaluations(suite_id=suite_id, limit=1)
@@ -188,33 +280,56 @@ def _resolve_candidate(store, candidate_id: str | None, suite_id: str | None) ->
 LATEST_NIGHTLY = "latest"
 
 
-def _resolve_baseline(store, baseline_id: str | None, candidate: EvaluationMeta) -> EvaluationMeta:
-    """The named baseline, else the newest nightly on main that started before the candidate.
+def latest_nightly(
+    store: Any, candidate: EvaluationMeta, branch: str = "main", any_suite_version: bool = False
+) -> StoredEvaluation | None:
+    """The newest baseline-eligible nightly of `branch` started before the candidate.
+
+    Of the candidate's suite fingerprint, unless `any_suite_version`. Incomplete,
+    sharded, pull-request and regraded evaluations never qualify.
+    """
+    fingerprint = None if any_suite_version else candidate.fingerprint
+    found = store.baselines(candidate.suite_id, branch=branch, fingerprint=fingerprint)
+    return next(
+        (e for e in found if e.id != candidate.id and e.started_at <= candidate.started_at),
+        None,
+    )
+
+
+def _resolve_baseline(
+    store: Any,
+    baseline_id: str | None,
+    candidate: EvaluationMeta,
+    branch: str,
+    allow_suite_change: bool,
+) -> StoredEvaluation:
+    """The named baseline, else the newest nightly on `branch` started before the candidate.
 
     `latest` names the default explicitly, so CI can name the candidate alone; a nightly
-    candidate is thereby compared with the night before, never with itself.
+    candidate is thereby compared with the night before, never with itself. When the
+    newest nightly ran another version of the suite, the error says so (and
+    `allow_suite_change` takes it).
     """
     if baseline_id and baseline_id != LATEST_NIGHTLY:
         return _stored(store, baseline_id)
-    nightlies = store.list_evaluations(
-        suite_id=candidate.suite_id,
-        environment="nightly",
-        branch="main",
-        fingerprint=candidate.fingerprint,
-        status="complete",
-        limit=None,
-    )
-    meta = next(
-        (
-            e
-            for e in nightlies
-            if e.shard is None and e.id != candidate.id and e.started_at <= candidate.started_at
-        ),
-        None,
-    )
-    if meta is None:
+    meta = latest_nightly(store, candidate, branch)
+    if meta is not None:
+        return _stored(store, meta.id)
+    other = latest_nightly(store, candidate, branch, any_suite_version=True)
+    if other is not None and allow_suite_change:
+        return _stored(store, other.id)
+    if other is not None:
         raise SuiteError(
-            f"no nightly evaluation on main for suite {candidate.suite_id!r} to compare against",
-            fix="pass the baseline evaluation id (see `evals history`)",
+            f"the latest nightly of {branch} for suite {candidate.suite_id!r} ({other.id}) ran "
+            f"another version of the suite (fingerprint {other.fingerprint[:12]}, this "
+            f"evaluation {candidate.fingerprint[:12]}); agent changes never prevent a comparison, "
+            "suite changes do",
+            fix="pass --allow-fingerprint-mismatch to compare on the cases both versions share, "
+            "or name the baseline evaluation",
         )
-    return meta
+    raise SuiteError(
+        f"the store holds no complete nightly evaluation of {branch} for suite "
+        f"{candidate.suite_id!r} (incomplete, sharded, pull-request and regraded evaluations "
+        "are never baselines)",
+        fix="run the nightly first, or pass the baseline evaluation id (see `evals history`)",
+    )

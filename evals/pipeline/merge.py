@@ -5,7 +5,13 @@
 process would have run. Shards arrive as results stores (each shard's SQLite file) or as
 the `.json` reports they wrote. Merging keeps one record per run key, re-indexes every
 record against the suite's plan, recomputes statistics and gates over the union, and
-stores the result as one complete, unsharded evaluation.
+stores the result as one unsharded evaluation.
+
+Inputs that are not shards of one evaluation are refused, naming the input: an
+unsharded evaluation, shards of different evaluations, suites, agent code, shard counts
+or plans. When shards are missing (a shard job failed), the shards at hand are merged
+and the evaluation is stored as `incomplete`, with its planned and stored run counts: it
+is reported, but never chosen as a baseline.
 """
 
 from __future__ import annotations
@@ -30,10 +36,11 @@ REPORT_SUFFIXES = (".json", ".jsonl", ".csv", ".yaml", ".yml", ".md", ".xml", ".
 
 @dataclasses.dataclass(slots=True)
 class Shard:
-    """One shard's evaluation metadata and records."""
+    """One shard's evaluation metadata and records, and the input they came from."""
 
     meta: EvaluationMeta
     records: list[RunRecord]
+    source: str = ""
 
 
 def _epoch(text: str | None) -> float | None:
@@ -97,25 +104,43 @@ def read_json_shard(path: Path) -> Shard:
         started_at=_epoch(section.get("startedAt")) or 0.0,
         ended_at=_epoch(section.get("endedAt")),
         agents=list(section.get("agents") or []),
-        config={"repeat": section.get("repeat"), "suite_path": suite.get("path")},
+        config={
+            "repeat": section.get("repeat"),
+            "suite_path": suite.get("path"),
+            **(section.get("selection") or {}),
+        },
         status=section.get("status") or "complete",
         shard=section.get("shard"),
+        agent_fingerprints=dict(section.get("agentFingerprints") or {}),
     )
     records = [record_from_row(row) for row in document["results"]["results"]]
-    return Shard(meta, records)
+    return Shard(meta, records, str(path))
+
+
+def _not_a_shard(source: str, meta: EvaluationMeta) -> SuiteError:
+    return SuiteError(
+        f"{source} holds evaluation {meta.id}, which ran unsharded: there is nothing to merge",
+        fix="merge the stores (or .json reports) of `evals run --shard I/N` runs",
+    )
 
 
 def read_store_shard(url: str, evaluation_id: str | None) -> list[Shard]:
-    """The shard evaluations held by a store (the one named, or every sharded one)."""
+    """The shard evaluations a store holds (the one named, or every sharded one).
+
+    A store that holds no shard of the evaluation is refused, naming what it holds.
+    """
     from evals.store import open_store
 
-    store = open_store(url)
+    store = open_store(url, read_only=True)
     try:
         if evaluation_id is not None:
             metas = [m for m in [store.get_evaluation(evaluation_id)] if m is not None]
         else:
-            metas = [m for m in store.list_evaluations(limit=None) if m.shard is not None]
-        return [Shard(meta, store.load_runs(meta.id)) for meta in metas]
+            metas = store.list_evaluations(limit=None)
+        shards = [m for m in metas if m.shard is not None]
+        if not shards and metas:
+            raise _not_a_shard(url, metas[0])
+        return [Shard(meta, store.load_runs(meta.id), url) for meta in shards]
     finally:
         store.close()
 
@@ -124,25 +149,64 @@ def read_shards(sources: list[str], evaluation_id: str | None = None) -> list[Sh
     """Shards from `.json` reports and results stores (SQLite paths or store URLs)."""
     shards: list[Shard] = []
     for source in sources:
+        if "://" not in source and not Path(source).is_file():
+            raise SuiteError(f"{source} does not exist", fix="check the shard paths")
         if source.endswith(".json") and "://" not in source:
             shard = read_json_shard(Path(source))
+            if shard.meta.shard is None:
+                raise _not_a_shard(source, shard.meta)
             if evaluation_id is None or shard.meta.id == evaluation_id:
                 shards.append(shard)
         else:
             shards.extend(read_store_shard(source, evaluation_id))
     if not shards:
-        raise SuiteError("no shard evaluation found in the given files", fix="check the paths")
+        raise SuiteError(
+            "no shard evaluation found in the given files"
+            + (f" for evaluation {evaluation_id}" if evaluation_id else ""),
+            fix="check the paths and the evaluation id",
+        )
     return shards
 
 
-def _check_same_evaluation(shards: list[Shard]) -> None:
-    identities = {(s.meta.id, s.meta.suite_id, s.meta.fingerprint) for s in shards}
-    if len(identities) > 1:
-        listed = "; ".join(f"{i} ({s} {f})" for i, s, f in sorted(identities))
-        raise SuiteError(
-            f"the shards belong to different evaluations: {listed}",
-            fix="give every shard the same --evaluation-id and suite, or pass --evaluation-id",
-        )
+def _shard_count(meta: EvaluationMeta) -> int:
+    return int(str(meta.shard).split("/")[1])
+
+
+# What every shard of one evaluation has in common, and how to say it.
+_IDENTITY: tuple[tuple[str, Any], ...] = (
+    ("evaluation id", lambda m: m.id),
+    ("suite", lambda m: m.suite_id),
+    ("suite fingerprint", lambda m: m.fingerprint),
+    ("shard count", _shard_count),
+    ("agent fingerprints", lambda m: sorted(m.agent_fingerprints.items())),
+    ("repeats", lambda m: m.config.get("repeat")),
+    ("seed", lambda m: m.config.get("seed") or 0),
+    ("tags", lambda m: m.config.get("tags")),
+    ("cases", lambda m: m.config.get("cases")),
+)
+
+
+def check_shards(shards: list[Shard]) -> None:
+    """Refuse shards that are not parts of one evaluation, naming the inputs that differ."""
+    for what, value in _IDENTITY:
+        values = [value(s.meta) for s in shards]
+        if any(v != values[0] for v in values):
+            listed = "; ".join(
+                f"{s.source or s.meta.id}: shard {s.meta.shard} has {v}"
+                for s, v in zip(shards, values, strict=True)
+            )
+            raise SuiteError(
+                f"the shards differ in {what}, so they are not parts of one evaluation: {listed}",
+                fix="merge the shards of one `evals run --shard I/N --evaluation-id ID` "
+                "(same suite, agents and options), or pass --evaluation-id",
+            )
+
+
+def missing_shards(shards: list[Shard]) -> list[str]:
+    """The shards (`i/n`) of the evaluation that no input holds."""
+    count = _shard_count(shards[0].meta)
+    present = {int(str(s.meta.shard).split("/")[0]) for s in shards}
+    return [f"{i}/{count}" for i in range(1, count + 1) if i not in present]
 
 
 def merged_meta(shards: list[Shard]) -> EvaluationMeta:
@@ -155,7 +219,10 @@ def merged_meta(shards: list[Shard]) -> EvaluationMeta:
         started_at=min(s.meta.started_at for s in shards),
         ended_at=None if None in ended else max(e for e in ended if e is not None),
         agents=agents,
-        config={**first.config, "merged_shards": sorted(str(s.meta.shard) for s in shards)},
+        config={
+            **first.config,
+            "merged_shards": sorted({str(s.meta.shard) for s in shards}),
+        },
         status="complete",
         shard=None,
     )
@@ -190,14 +257,23 @@ def merge_records(suite: Suite, shards: list[Shard], repeat: int) -> list[RunRec
 
 
 def merge_shards(
-    sources: list[str], *, suite_path: str | None = None, evaluation_id: str | None = None
+    sources: list[str],
+    *,
+    suite_path: str | None = None,
+    evaluation_id: str | None = None,
+    environment: str | None = None,
 ) -> EvaluationResult:
-    """The evaluation the shards in `sources` make up, analysed and gated (not stored)."""
+    """The evaluation the shards in `sources` make up, analysed and gated (not stored).
+
+    With shards missing, the evaluation is `incomplete` and a warning says which shards
+    and how many planned runs are missing. `environment` replaces the shards' own.
+    """
     from evals.suite import load_suite
 
     shards = read_shards(sources, evaluation_id)
-    _check_same_evaluation(shards)
+    check_shards(shards)
     meta = merged_meta(shards)
+    meta.environment = environment or meta.environment
     path = suite_path or meta.config.get("suite_path")
     if not path:
         raise SuiteError("cannot find the suite the shards ran", fix="pass --suite PATH")
@@ -214,14 +290,21 @@ def merge_shards(
         case_ids=meta.config.get("cases"),
         agents=meta.agents or None,
     )
-    missing = sum(1 for _ in planned) - len(records)
-    if missing > 0:
-        gates.warnings.append(f"{missing} planned run(s) are in no shard: a shard is missing")
+    meta.planned_runs = sum(1 for _ in planned)
+    meta.stored_runs = len(records)
+    missing = missing_shards(shards)
+    if missing or meta.stored_runs < meta.planned_runs:
+        meta.status = "incomplete"
+        which = f"shard(s) {', '.join(missing)} missing: " if missing else ""
+        gates.warnings.append(
+            f"incomplete evaluation: {which}{meta.stored_runs} of {meta.planned_runs} planned "
+            "runs merged; it is stored as incomplete and never chosen as a baseline"
+        )
     meta.ended_at = meta.ended_at or time.time()
     return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
 
 
-def store_merged(result: EvaluationResult, store_url: str) -> None:
+def store_merged(result: EvaluationResult, store_url: str | None) -> None:
     """Write the merged evaluation to a store, replacing nothing already stored there."""
     from evals.store import open_store
 

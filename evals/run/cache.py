@@ -1,9 +1,15 @@
 """The opt-in response cache: reusing agent responses between evaluations.
 
-The cache (`evals run --cache`) keys a response by the provider (id and config), the
-rendered prompt, the case's vars and the repeat index, so the k repeats of a case stay k
-distinct samples while an unchanged run is not paid for twice. It lives in a SQLite file
-under `.evals/cache/`. It is off by default: a nightly run must call the agents.
+The cache (`evals run --cache`) keys a response by the agent fingerprint (the provider's
+id, config and code, see `evals.suite.fingerprint`), the agent's label, the request (the
+rendered prompt and the case's vars) and the run's seed and repeat index. A changed
+agent has another fingerprint and never receives an old answer; another `--seed` draws
+other seeds and misses; the k repeats of a case stay k distinct samples. It lives in a
+SQLite file, `.evals/cache/responses.db` unless told otherwise. It is off by default: a
+nightly run must call the agents.
+
+`evals ci pr` fills a cache from the stored runs of the latest nightly (`prime`), so
+main's agent is not paid for twice when its fingerprint is the nightly's.
 """
 
 from __future__ import annotations
@@ -19,26 +25,79 @@ import orjson
 from evals.agents.base import Agent, CallContext
 from evals.common.encoding import dump_json, encode_step
 from evals.model.protocols import ResponseCache
-from evals.model.results import AgentResponse
+from evals.model.results import AgentResponse, RunRecord
 from evals.model.suite import ProviderSpec
 from evals.model.trajectory import Step
 
 DEFAULT_CACHE_PATH = Path(".evals") / "cache" / "responses.db"
 
 
-def cache_key(provider: ProviderSpec, prompt: str, variables: dict[str, Any], repeat: int) -> str:
-    """The cache key of one call: provider id and config, prompt, vars and repeat index."""
+def cache_key(
+    agent_fingerprint: str,
+    agent: str,
+    prompt: str,
+    variables: dict[str, Any],
+    seed: int,
+    repeat: int,
+) -> str:
+    """The cache key of one call: agent fingerprint and label, request, seed and repeat."""
     document = dump_json(
         {
-            "provider": provider.id,
-            "config": provider.config,
-            "transform": provider.transform,
+            "agent_fingerprint": agent_fingerprint,
+            "agent": agent,
             "prompt": prompt,
             "vars": variables,
+            "seed": seed,
             "repeat": repeat,
         }
     )
     return hashlib.sha256(document.encode()).hexdigest()
+
+
+def agent_identity(provider: ProviderSpec) -> str:
+    """The provider's agent fingerprint; for a spec built without one (not loaded from a
+    suite), its id, config and transform."""
+    if provider.fingerprint:
+        return provider.fingerprint
+    return dump_json(
+        {"id": provider.id, "config": provider.config, "transform": provider.transform}
+    )
+
+
+def record_key(record: RunRecord, agent_fingerprint: str) -> str:
+    """The cache key of the call a stored run made (its prompt, vars, seed and repeat)."""
+    return cache_key(
+        agent_fingerprint,
+        record.key.agent,
+        record.prompt,
+        record.vars,
+        record.seed,
+        record.key.repeat,
+    )
+
+
+def cacheable(record: RunRecord) -> bool:
+    """True for a run whose full response is at hand and did not fail."""
+    return record.status != "error" and record.response.error is None and bool(record.prompt)
+
+
+def cache_hits(records: list[RunRecord]) -> dict[str, tuple[int, int]]:
+    """(runs answered from the cache, runs) per agent label."""
+    counts: dict[str, list[int]] = {}
+    for record in records:
+        tally = counts.setdefault(record.key.agent, [0, 0])
+        tally[0] += bool(record.response.cached)
+        tally[1] += 1
+    return {agent: (hits, runs) for agent, (hits, runs) in counts.items()}
+
+
+def describe_hits(hits: dict[str, tuple[int, int]]) -> str:
+    """One line: the cache's hit rate overall and per agent."""
+    total_hits = sum(h for h, _ in hits.values())
+    total = sum(n for _, n in hits.values())
+    share = f" ({total_hits / total:.0%})" if total else ""
+    agents = ", ".join(f"{agent} {h}/{n}" for agent, (h, n) in sorted(hits.items()))
+    return f"response cache: {total_hits} of {total} runs answered from the cache{share}: {agents}"
 
 
 def _encode_response(response: AgentResponse) -> str:
@@ -94,6 +153,26 @@ class SqliteResponseCache:
             )
             self._db.commit()
 
+    def prime(self, records: list[RunRecord], fingerprints: dict[str, str]) -> int:
+        """Remember the responses of stored runs made by agents of known fingerprints.
+
+        `fingerprints` maps each agent label to the agent fingerprint it had when the
+        runs were made; runs of other agents, errored runs and slim records are skipped.
+        Returns how many responses were offered.
+        """
+        offered = 0
+        with self._lock:
+            for record in records:
+                fingerprint = fingerprints.get(record.key.agent)
+                if fingerprint and cacheable(record):
+                    self._db.execute(
+                        "INSERT OR IGNORE INTO responses (key, response) VALUES (?, ?)",
+                        (record_key(record, fingerprint), _encode_response(record.response)),
+                    )
+                    offered += 1
+            self._db.commit()
+        return offered
+
     def close(self) -> None:
         """Close the cache file."""
         with self._lock:
@@ -114,7 +193,14 @@ class CachedAgent:
 
     async def call(self, prompt: str, context: CallContext) -> AgentResponse:
         """The cached response of this call, or the agent's (then cached)."""
-        key = cache_key(self.provider, prompt, context.vars, context.repeat)
+        key = cache_key(
+            agent_identity(self.provider),
+            self.label,
+            prompt,
+            context.vars,
+            context.seed,
+            context.repeat,
+        )
         cached = self.cache.get(key)
         if cached is not None:
             return cached

@@ -29,15 +29,22 @@ def resolve_url(url: str | None) -> str:
     return chosen
 
 
-def create_store_engine(url: str) -> Engine:
-    """An engine for a resolved store URL, with the SQLite settings the store relies on."""
+def create_store_engine(url: str, *, read_only: bool = False) -> Engine:
+    """An engine for a resolved store URL, with the SQLite settings the store relies on.
+
+    `read_only` makes every PostgreSQL transaction read-only on the server
+    (`default_transaction_read_only`), whatever the role may do: the session a
+    pull-request job opens on the team's store cannot write to it.
+    """
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
+        connect_args = {"options": "-c default_transaction_read_only=on"} if read_only else {}
         return create_engine(
             url,
             json_serializer=dump_json,
             pool_size=4,
             max_overflow=4,
+            connect_args=connect_args,
         )
     database = parsed.database
     if not database or database == ":memory:" or database.startswith("file::memory:"):

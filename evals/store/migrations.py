@@ -43,6 +43,17 @@ def _add_suite_outline(connection: Connection) -> None:
     connection.execute(text(f"ALTER TABLE evaluations ADD COLUMN outline {column_type}"))
 
 
+def _add_fingerprints_and_completeness(connection: Connection) -> None:
+    json_type = evaluations.c.agent_fingerprints.type.compile(dialect=connection.dialect)
+    for column, column_type in (
+        ("agent_fingerprints", json_type),
+        ("planned_runs", "INTEGER"),
+        ("stored_runs", "INTEGER"),
+        ("ci_event", "TEXT"),
+    ):
+        connection.execute(text(f"ALTER TABLE evaluations ADD COLUMN {column} {column_type}"))
+
+
 MIGRATIONS: list[Migration] = [
     (
         2,
@@ -50,6 +61,11 @@ MIGRATIONS: list[Migration] = [
         _add_verdict_and_overview_index,
     ),
     (3, "suite outline stored with each evaluation", _add_suite_outline),
+    (
+        4,
+        "agent fingerprints, planned and stored run counts, CI event of each evaluation",
+        _add_fingerprints_and_completeness,
+    ),
 ]
 
 _POSTGRES_LOCK_KEY = 0x6576616C73  # "evals"
@@ -62,12 +78,22 @@ def stored_version(connection: Connection) -> int | None:
     return connection.execute(select(func.max(schema_version.c.version))).scalar()
 
 
-def ensure_schema(engine: Engine) -> int:
-    """Create or upgrade the store schema; returns the version found (0 for a new store)."""
+def ensure_schema(engine: Engine, *, upgrade: bool = True) -> int:
+    """Create or upgrade the store schema; returns the version found (0 for a new store).
+
+    With `upgrade=False` (a read-only connection) a store of another version is a
+    HarnessFault that says who can upgrade it.
+    """
     with engine.connect() as connection:
         found = stored_version(connection)
     if found == SCHEMA_VERSION:
         return found
+    if not upgrade:
+        raise HarnessFault(
+            f"the results store has schema version {found or 'none'} and this harness "
+            f"reads version {SCHEMA_VERSION}; a read-only connection cannot upgrade it: "
+            "let a job with write access (the nightly) open it first"
+        )
     immediate = engine.connect().execution_options(sqlite_immediate=True)
     with immediate as connection, connection.begin():
         if connection.dialect.name == "postgresql":

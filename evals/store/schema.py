@@ -25,7 +25,7 @@ from sqlalchemy import (
 
 from evals.store.jsontype import JsonDocument
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = MetaData()
 
@@ -61,6 +61,10 @@ evaluations = Table(
     Column("gates", Json),
     Column("verdict", String(16)),
     Column("outline", Json),
+    Column("agent_fingerprints", Json),
+    Column("planned_runs", Integer),
+    Column("stored_runs", Integer),
+    Column("ci_event", Text),
     Index("ix_evaluations_suite_started", "suite_id", "started_at"),
     Index("ix_evaluations_resume", "suite_id", "fingerprint", "status", "started_at"),
     Index("ix_evaluations_env_branch", "environment", "git_branch", "started_at"),

@@ -65,6 +65,9 @@ _META_COLUMNS = (
     "ended_at",
     "status",
     "shard",
+    "planned_runs",
+    "stored_runs",
+    "ci_event",
 )
 
 
@@ -77,6 +80,7 @@ def _evaluation_values(meta: EvaluationMeta) -> dict[str, Any]:
     values["agents"] = list(meta.agents)
     values["config"] = meta.config
     values["outline"] = meta.outline
+    values["agent_fingerprints"] = dict(meta.agent_fingerprints)
     return values
 
 
@@ -90,6 +94,7 @@ def _stored(row: Row) -> StoredEvaluation:
         gates=data["gates"],
         verdict=data["verdict"],
         outline=data.get("outline"),
+        agent_fingerprints=data["agent_fingerprints"] or {},
     )
 
 
@@ -119,13 +124,18 @@ class Store:
         return _stored(row) if row is not None else None
 
     def find_resumable(
-        self, suite_id: str, fingerprint: str, evaluation_id: str | None = None
+        self,
+        suite_id: str,
+        fingerprint: str,
+        evaluation_id: str | None = None,
+        agent_fingerprints: dict[str, str] | None = None,
     ) -> StoredEvaluation | None:
         """The evaluation to resume: the one named, or the latest still-running one.
 
         Without an id, only an evaluation of the same suite and fingerprint (same cases,
-        same assertions) with status `running` qualifies. A named evaluation of another
-        suite or fingerprint is refused, since its runs would not match the plan.
+        same assertions) with status `running`, whose agents have the given agent
+        fingerprints, qualifies. A named evaluation of another suite, fingerprint or
+        agent code is refused, since its runs would not be the runs of this plan.
         """
         if evaluation_id is not None:
             found = self.get_evaluation(evaluation_id)
@@ -137,11 +147,20 @@ class Store:
                     f"evaluation {evaluation_id} ran suite {found.suite_id} with fingerprint "
                     f"{found.fingerprint}; it cannot be resumed with {suite_id} {fingerprint}"
                 )
+            changed = found and _changed_agents(found.agent_fingerprints, agent_fingerprints)
+            if changed:
+                raise ValueError(
+                    f"evaluation {evaluation_id} ran other code of agent(s) "
+                    f"{', '.join(changed)}; it cannot be resumed with the agents as they are now"
+                )
             return found
         running = self.list_evaluations(
-            suite_id=suite_id, fingerprint=fingerprint, limit=1, status="running"
+            suite_id=suite_id, fingerprint=fingerprint, limit=None, status="running"
         )
-        return running[0] if running else None
+        return next(
+            (e for e in running if not _changed_agents(e.agent_fingerprints, agent_fingerprints)),
+            None,
+        )
 
     def list_evaluations(
         self,
@@ -170,20 +189,23 @@ class Store:
         with self.engine.connect() as connection:
             return [_stored(row) for row in connection.execute(query)]
 
-    def latest_baseline(
+    def baselines(
         self,
         suite_id: str,
-        fingerprint: str | None = None,
+        *,
         environment: str | None = "nightly",
         branch: str | None = "main",
-    ) -> StoredEvaluation | None:
-        """The newest complete evaluation of the suite to compare against.
+        fingerprint: str | None = None,
+    ) -> list[StoredEvaluation]:
+        """Evaluations that may serve as a baseline, newest first.
 
-        By default the latest nightly on main; pass None for `environment` or `branch` to
-        accept any, and a fingerprint to require the very same cases and assertions.
-        Running, interrupted and sharded (partial) evaluations never count.
+        By default the nightlies on main; pass None for `environment` or `branch` to
+        accept any, and a suite fingerprint to require the very same cases and assertions.
+        Never chosen: running and incomplete evaluations, shards (a part of a plan),
+        evaluations started by a pull request, and regraded ones (their responses came
+        from another evaluation).
         """
-        candidates = self.list_evaluations(
+        found = self.list_evaluations(
             suite_id=suite_id,
             environment=environment,
             branch=branch,
@@ -191,7 +213,7 @@ class Store:
             status="complete",
             limit=None,
         )
-        return next((e for e in candidates if e.shard is None), None)
+        return [e for e in found if is_baseline_eligible(e)]
 
     def completed_keys(self, evaluation_id: str) -> set[tuple[str, str, str, int]]:
         """`RunKey.as_tuple()` of every stored run of the evaluation."""
@@ -257,6 +279,8 @@ class Store:
                 .values(
                     status=meta.status,
                     ended_at=meta.ended_at,
+                    planned_runs=meta.planned_runs,
+                    stored_runs=meta.stored_runs,
                     summary=summary.to_dict(),
                     gates=gates.to_dict(),
                     verdict=gates.verdict,
@@ -276,16 +300,78 @@ class Store:
         with self.engine.connect() as connection:
             return [dict(row._mapping) for row in connection.execute(query)]
 
+    def prune(self, keep: int) -> list[str]:
+        """Delete all but the `keep` newest evaluations of each suite; returns the ids deleted.
+
+        The newest baseline-eligible nightly of each (suite, branch) is kept even when it is
+        older, so pull requests always find a baseline. A SQLite file is compacted
+        afterwards (VACUUM), so a store carried from job to job stays bounded.
+        """
+        if keep < 1:
+            raise ValueError("keep at least one evaluation")
+        everything = self.list_evaluations(limit=None)
+        kept: set[str] = set()
+        per_suite: dict[str, int] = {}
+        baselines: set[tuple[str, str | None]] = set()
+        for meta in everything:
+            per_suite[meta.suite_id] = per_suite.get(meta.suite_id, 0) + 1
+            if per_suite[meta.suite_id] <= keep:
+                kept.add(meta.id)
+            line = (meta.suite_id, meta.git_branch)
+            nightly = meta.environment == "nightly" and is_baseline_eligible(meta)
+            if nightly and line not in baselines:
+                baselines.add(line)
+                kept.add(meta.id)
+        doomed = [meta.id for meta in everything if meta.id not in kept]
+        with self.engine.begin() as connection:
+            for start in range(0, len(doomed), 500):
+                chunk = doomed[start : start + 500]
+                connection.execute(delete(evaluations).where(evaluations.c.id.in_(chunk)))
+        if doomed and self.dialect == "sqlite":
+            raw = self.engine.raw_connection()  # autocommit: VACUUM runs outside a transaction
+            try:
+                raw.cursor().execute("VACUUM")
+            finally:
+                raw.close()
+        return doomed
+
     def close(self) -> None:
         """Release the store's connections."""
         self.engine.dispose()
 
 
-def open_store(url: str | None = None) -> Store:
+def _changed_agents(stored: dict[str, str], current: dict[str, str] | None) -> list[str]:
+    """Labels whose stored agent fingerprint differs from the current one."""
+    if not current:
+        return []
+    return sorted(label for label, fp in stored.items() if current.get(label, fp) != fp)
+
+
+PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target", "merge_group"})
+
+
+def is_baseline_eligible(meta: EvaluationMeta) -> bool:
+    """True for a complete, unsharded evaluation that no pull request started or regraded."""
+    return (
+        meta.status == "complete"
+        and meta.shard is None
+        and meta.ci_event not in PULL_REQUEST_EVENTS
+        and not (meta.config or {}).get("regraded_from")
+    )
+
+
+def open_store(url: str | None = None, *, read_only: bool = False) -> Store:
     """Open (creating or upgrading as needed) the store at `url`.
 
     None means $EVALS_STORE_URL, else the SQLite file `.evals/results.db` under the cwd.
+    `read_only` opens a PostgreSQL store in read-only transactions and never upgrades
+    its schema (a SQLite file is the caller's own copy and is opened as usual).
     """
-    engine = create_store_engine(resolve_url(url))
-    ensure_schema(engine)
+    resolved = resolve_url(url)
+    engine = create_store_engine(resolved, read_only=read_only)
+    try:
+        ensure_schema(engine, upgrade=not read_only or engine.dialect.name == "sqlite")
+    except BaseException:
+        engine.dispose()
+        raise
     return Store(engine)

@@ -1,59 +1,333 @@
-"""Content fingerprint of a suite: the suite file plus every file it references."""
+"""Content fingerprints: what a suite measures with, what each agent is, what each case asks.
+
+Two fingerprints answer two questions. The **suite fingerprint** (cases, prompts,
+assertions, graders, gates and the files they read, never the providers) says whether two
+evaluations measured with the same yardstick, so their pass rates compare. The **agent
+fingerprint** of each provider (its id, config, transform, its code and the local code
+that code imports) says what changed between two evaluations; comparing across agent
+changes is the point of an evaluation. A **case fingerprint** (vars, assertions, options
+and the files they name) says which cases two different suites still share.
+
+Credentials in a provider's config (keys named like `api_key`, `token`, `password`) and
+the execution settings `worker` / `isolation` are left out of the agent fingerprint:
+rotating a key or isolating an agent in a process does not change what it answers.
+"""
 
 from __future__ import annotations
 
-import ast
 import hashlib
+import importlib.util
+import os
+import re
+import shlex
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+import orjson
+
+from evals.model.suite import Case, ProviderSpec
+from evals.tracing.redact import Redactor
+
+# Config keys that say how an agent runs, not what it answers.
+EXECUTION_KEYS = frozenset({"worker", "isolation"})
+_CREDENTIALS = Redactor()
+_FILE_REF = re.compile(r"^(?:file://|python:)(.+?)(?::[A-Za-z_][\w.]*)?$")
 
 
-def local_imports(py_file: Path) -> list[Path]:
-    """Python modules beside `py_file` that it imports, so agent code changes the fingerprint."""
-    try:
-        tree = ast.parse(py_file.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
-        return []
+def project_root(start: Path) -> Path:
+    """The nearest folder at or above `start` holding `.git` (else `start` itself).
+
+    Modules inside it are the project's own code: an agent importing them is
+    fingerprinted with them, while installed packages are not.
+    """
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
+
+
+# `import a.b` / `from a.b import c` / `from .a import b` at the start of a line, in any
+# block: a text scan rather than a parse, so closing the agent's code over a large
+# package stays fast. A match inside a docstring only makes the fingerprint stricter.
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.?)([A-Za-z_]\w*)|import[ \t]+([^#\n]+))", re.M)
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def imported_names(text: str) -> set[str]:
+    """Top-level module names a Python source imports (absolute or one level relative)."""
     names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level <= 1:
-            names.add(node.module.split(".")[0])
-    found = []
-    for name in sorted(names):
-        candidate = py_file.parent / f"{name}.py"
-        if candidate.is_file() and candidate != py_file:
-            found.append(candidate)
-        package = py_file.parent / name
-        if (package / "__init__.py").is_file():
-            found.extend(sorted(package.rglob("*.py")))
-    return found
+    for match in _IMPORT.finditer(text):
+        if match.group(2):
+            names.add(match.group(2))
+        elif match.group(3):
+            for part in match.group(3).split(","):
+                found = _NAME.match(part.strip())
+                if found:
+                    names.add(found.group(0))
+    return names
 
 
-def expand_python_imports(files: list[Path]) -> list[Path]:
-    """Close a file list over the local imports of its Python files."""
-    seen: dict[Path, None] = {}
+# A file's facts by (path, modification time, size): a file read once per version.
+_FileKey = tuple[str, int, int]
+_NAMES: dict[_FileKey, frozenset[str]] = {}
+_DIGESTS: dict[_FileKey, bytes] = {}
+
+
+def _key(path: Path) -> _FileKey | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return str(path), stat.st_mtime_ns, stat.st_size
+
+
+def _names_of(path: Path) -> frozenset[str]:
+    key = _key(path)
+    if key is None:
+        return frozenset()
+    names = _NAMES.get(key)
+    if names is None:
+        try:
+            names = frozenset(imported_names(path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            names = frozenset()
+        _NAMES[key] = names
+    return names
+
+
+def _digest_of(path: Path) -> bytes:
+    key = _key(path)
+    if key is None:
+        return b"<missing>"
+    digest = _DIGESTS.get(key)
+    if digest is None:
+        digest = hashlib.sha256(path.read_bytes()).digest()
+        _DIGESTS[key] = digest
+    return digest
+
+
+class _Imports:
+    """The project's Python files that given files import, with lookups remembered."""
+
+    def __init__(self, project: Path | None) -> None:
+        self.project = project
+        self.listings: dict[Path, tuple[set[str], set[str]]] = {}
+        self.expanded: set[str] = set()
+
+    def _listing(self, folder: Path) -> tuple[set[str], set[str]]:
+        """(module file names, package names) in a folder, read once."""
+        listing = self.listings.get(folder)
+        if listing is None:
+            modules: set[str] = set()
+            packages: set[str] = set()
+            try:
+                for entry in os.scandir(folder):
+                    if entry.name.endswith(".py") and entry.is_file():
+                        modules.add(entry.name[:-3])
+                    elif entry.is_dir() and os.path.isfile(os.path.join(entry.path, "__init__.py")):
+                        packages.add(entry.name)
+            except OSError:
+                pass
+            listing = self.listings[folder] = (modules, packages)
+        return listing
+
+    def of(self, py_file: Path) -> list[Path]:
+        """The local modules `py_file` imports: beside it, or (with a project) anywhere
+        in the project the harness can import them from. A package's files are
+        returned once per closure."""
+        found: list[Path] = []
+        modules, packages = self._listing(py_file.parent)
+        for name in sorted(_names_of(py_file)):
+            if name in modules:
+                found.append(py_file.parent / f"{name}.py")
+            elif name in packages:
+                found.extend(_python_files(py_file.parent / name))
+            elif self.project is not None and name not in self.expanded:
+                self.expanded.add(name)
+                found.extend(_project_package(name, self.project))
+        return found
+
+
+def _python_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+# Where each top-level module name is found, by name: the harness's own import path
+# does not change while it runs.
+_ORIGINS: dict[str, Path | None] = {}
+
+
+def _origin(name: str) -> Path | None:
+    if name not in _ORIGINS:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        found = spec is not None and spec.origin and spec.origin not in ("built-in", "frozen")
+        _ORIGINS[name] = Path(spec.origin).resolve() if found else None  # type: ignore[union-attr]
+    return _ORIGINS[name]
+
+
+def _project_package(name: str, project: Path) -> list[Path]:
+    """Every Python file of an importable top-level module that lives in `project`.
+
+    Only the top-level name is looked up (`find_spec` then imports nothing); a module in
+    a virtual environment inside the project is an installed package, not project code.
+    """
+    origin = _origin(name)
+    if origin is None or not origin.is_relative_to(project) or "site-packages" in origin.parts:
+        return []
+    if origin.name == "__init__.py":
+        return _python_files(origin.parent)
+    return [origin]
+
+
+def expand_python_imports(files: Iterable[Path], project: Path | None = None) -> list[Path]:
+    """Close a file list over the local imports of its Python files.
+
+    Without `project`, a local import is a module beside the importing file; with it,
+    also any module or package the harness imports from inside that folder (not from a
+    virtual environment there).
+    """
+    imports = _Imports(project)
+    seen: set[Path] = set()
     queue = [f.resolve() for f in files]
     while queue:
         path = queue.pop()
         if path in seen:
             continue
-        seen[path] = None
+        seen.add(path)
         if path.suffix == ".py":
-            queue.extend(p.resolve() for p in local_imports(path))
-    return sorted(seen)
+            queue.extend(imports.of(path))
+    return sorted(seen, key=str)
 
 
-def fingerprint(files: list[Path], root: Path) -> str:
-    """SHA-256 over (relative path, content) of each file, in a stable order."""
-    digest = hashlib.sha256()
-    for path in sorted(set(files)):
+def _canonical(value: Any) -> bytes:
+    return orjson.dumps(value, default=str, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+
+
+def _hash_files(digest: Any, files: Iterable[Path], root: Path) -> None:
+    base = root.resolve()
+    for path in sorted(set(files), key=str):
         try:
-            rel = path.resolve().relative_to(root.resolve()).as_posix()
+            rel = path.relative_to(base).as_posix()
         except ValueError:
             rel = path.name
         digest.update(rel.encode())
         digest.update(b"\0")
-        digest.update(path.read_bytes() if path.is_file() else b"<missing>")
+        digest.update(_digest_of(path))
         digest.update(b"\0")
+
+
+def fingerprint(files: Iterable[Path], root: Path, document: Any = None) -> str:
+    """SHA-256 over a JSON document (canonical: sorted keys) and (path, content hash) of
+    files. `files` are absolute and resolved; paths are taken relative to `root`, so the
+    same content checked out elsewhere has the same fingerprint; 16 hex digits.
+    """
+    digest = hashlib.sha256()
+    if document is not None:
+        digest.update(_canonical(document))
+        digest.update(b"\0")
+    _hash_files(digest, files, root)
+    return digest.hexdigest()[:16]
+
+
+def suite_document(raw: dict[str, Any]) -> dict[str, Any]:
+    """The suite mapping without what belongs to the agents (providers, targets)."""
+    return {k: v for k, v in raw.items() if k not in ("providers", "targets")}
+
+
+def _behaviour_config(config: Any) -> Any:
+    """A provider config without credentials and execution settings."""
+    if isinstance(config, dict):
+        return {
+            k: _behaviour_config(v)
+            for k, v in config.items()
+            if str(k) not in EXECUTION_KEYS and not _CREDENTIALS.redacts_key(str(k))
+        }
+    if isinstance(config, list):
+        return [_behaviour_config(v) for v in config]
+    return config
+
+
+def referenced_files(values: Iterable[Any], root: Path) -> list[Path]:
+    """Files named by `file://` (or `python:`) references among the strings in `values`,
+    searched recursively through lists and mappings; references to missing files are
+    left out (the loader reports those)."""
+    found: list[Path] = []
+    pending = list(values)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list | tuple):
+            pending.extend(value)
+        elif isinstance(value, str):
+            match = _FILE_REF.match(value.strip())
+            target = (root / match.group(1)).resolve() if match else None
+            if target is not None and target.is_file():
+                found.append(target)
+    return found
+
+
+def command_files(provider_id: str, root: Path) -> list[Path]:
+    """The files under `root` an `exec:` provider's command line names (its script)."""
+    if not provider_id.startswith("exec:"):
+        return []
+    try:
+        words = shlex.split(provider_id[len("exec:") :])
+    except ValueError:
+        return []
+    base = root.resolve()
+    targets = [(base / word).resolve() for word in words if "/" in word or "." in word]
+    return [t for t in targets if t.is_file() and t.is_relative_to(base)]
+
+
+def agent_fingerprint(spec: ProviderSpec, root: Path, files: Iterable[Path] = ()) -> str:
+    """What the provider is: id, config (without credentials), transform, and its code.
+
+    The code is every file the id, config or transform names (and an `exec:` command's
+    script), plus `files`, closed over
+    the project's Python imports: a one-word change to `agent.py` or to a module it
+    imports changes the fingerprint.
+    """
+    project = project_root(root)
+    named = referenced_files([spec.id, spec.config, spec.transform], root)
+    named += command_files(spec.id, root)
+    code = expand_python_imports([*named, *files], project)
+    document = {
+        "id": spec.id,
+        "config": _behaviour_config(spec.config),
+        "transform": spec.transform,
+    }
+    return fingerprint(code, project, document)
+
+
+def case_document(case: Case) -> dict[str, Any]:
+    """What a case asks and how it is graded (not its description, tags or priority)."""
+    return {
+        "vars": case.vars,
+        "assert": [assertion.raw or {"type": assertion.type} for assertion in case.asserts],
+        "threshold": case.threshold,
+        "options": case.options,
+        "providers": case.providers,
+        "prompts": case.prompts,
+        "providerOutput": case.provider_output,
+        "assertScoringFunction": case.scoring_function,
+    }
+
+
+def case_fingerprint(case: Case, root: Path) -> str:
+    """A case's content and the files its vars, assertions and options name."""
+    document = case_document(case)
+    canonical = _canonical(document)
+    digest = hashlib.sha256(canonical)
+    digest.update(b"\0")
+    if b"file://" in canonical or b"python:" in canonical:  # most cases name no file
+        files = referenced_files(
+            [case.vars, document["assert"], case.options, case.scoring_function], root
+        )
+        _hash_files(digest, expand_python_imports(files), root)
     return digest.hexdigest()[:16]

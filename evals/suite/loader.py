@@ -15,7 +15,13 @@ from typing import Any
 
 from evals.model.errors import SuiteError
 from evals.model.suite import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
-from evals.suite.fingerprint import expand_python_imports, fingerprint
+from evals.suite.fingerprint import (
+    agent_fingerprint,
+    case_fingerprint,
+    expand_python_imports,
+    fingerprint,
+    suite_document,
+)
 from evals.suite.prompts import load_prompts
 from evals.suite.test_cases import check_templates, expand_tests
 from evals.suite.tests_files import test_entries
@@ -80,6 +86,7 @@ class _Loader:
         self.root = path.parent
         self.files: list[Path] = [path]
         self.env: dict[str, str] = dict(os.environ)
+        self.provider_files: dict[str, list[Path]] = {}
 
     def error(self, message: str, node: Any = None, fix: str | None = None) -> SuiteError:
         return SuiteError(message, file=str(self.path), line=line_of(node), fix=fix)
@@ -127,6 +134,7 @@ class _Loader:
             raise self.error(
                 "the suite must be a YAML mapping", fix="start with keys such as prompts:, tests:"
             )
+        document = suite_document(raw)
         config_env = {str(k): str(v) for k, v in (raw.get("env") or {}).items()}
         self.env = {**os.environ, **config_env}
         raw = render_env_refs(raw, self.env)
@@ -146,7 +154,13 @@ class _Loader:
 
         gates = parse_gates(raw.get("gates"), labels, file=str(self.path), line=line_of(raw))
         version = raw.get("version")
-        files = expand_python_imports(self.files)
+        suite_files = expand_python_imports(f for f in self.files if f != self.path)
+        for case in cases:
+            case.fingerprint = case_fingerprint(case, self.root)
+        for spec in providers:
+            spec.fingerprint = agent_fingerprint(
+                spec, self.root, self.provider_files.get(spec.label, [])
+            )
         return Suite(
             path=self.path,
             suite_id=str(raw.get("id") or raw.get("name") or self.suite_id_default()),
@@ -159,10 +173,15 @@ class _Loader:
             gates=gates,
             env={str(k): str(v) for k, v in (raw.get("env") or {}).items()},
             raw=raw,
-            files=files,
-            fingerprint=fingerprint(files, self.root),
+            files=[self.path, *suite_files],
+            fingerprint=fingerprint(suite_files, self.root, document),
             default_test=default_test,
             derived_metrics=self.derived_metrics(raw.get("derivedMetrics"), raw),
+            prompts_fingerprint=fingerprint(
+                [Path(p.path) for p in prompts if p.path],
+                self.root,
+                [(p.id, p.label, p.raw) for p in prompts],
+            ),
         )
 
     def suite_id_default(self) -> str:
@@ -254,6 +273,8 @@ class _Loader:
                 parent,
                 fix="add providers: [file://agent.py] (or echo to try the suite)",
             )
+        # Files the providers name are the agents' (their fingerprints), not the suite's.
+        suite_files = len(self.files)
         items: list[Any] = []
         for item in value if isinstance(value, list) else [value]:
             if (
@@ -266,7 +287,13 @@ class _Loader:
                 items.extend(loaded if isinstance(loaded, list) else [loaded])
             else:
                 items.append(item)
-        out = [self.checked_provider(item, parent) for item in items]
+        out: list[ProviderSpec] = []
+        for item in items:
+            named = len(self.files)
+            spec = self.checked_provider(item, parent)
+            self.provider_files[spec.label] = self.files[named:]
+            out.append(spec)
+        del self.files[suite_files:]
         labels = [p.label for p in out]
         dupes = sorted({label for label in labels if labels.count(label) > 1})
         if dupes:

@@ -96,3 +96,41 @@ def test_cache_is_opt_in_and_keyed_by_repeat(tmp_path: Path, counted: Path) -> N
     assert _calls(counted) == runs + 3 * 2
     run()
     assert _calls(counted) == runs + 3 * 2 + runs
+
+
+def test_cache_misses_for_another_seed_and_never_answers_a_changed_agent(
+    tmp_path: Path, counted: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite_path = write_ci_suite(tmp_path / "suite", cases=3)
+    runs = 3 * 2 * 4
+
+    def run(*extra: str) -> int:
+        return main(["run", str(suite_path), "--no-store", "--quiet", "--cache", *extra])
+
+    run()
+    assert _calls(counted) == runs
+    capsys.readouterr()
+    run()
+    assert _calls(counted) == runs
+    assert f"{runs} of {runs} runs answered from the cache (100%)" in capsys.readouterr().err
+
+    run("--seed", "7")
+    assert _calls(counted) == 2 * runs
+    assert f"0 of {runs} runs answered" in capsys.readouterr().err
+
+    config = suite_path.read_text(encoding="utf-8")
+    suite_path.write_text(
+        config.replace("label: candidate}", "label: candidate, config: {temperature: 0.2}}"),
+        encoding="utf-8",
+    )
+    run()
+    assert _calls(counted) == 2 * runs + runs // 2
+    assert "baseline 12/12, candidate 0/12" in capsys.readouterr().err
+
+    agent = suite_path.with_name("agent.py")
+    code = agent.read_text(encoding="utf-8")
+    agent.write_text(code.replace('context["seed"], 5)', 'context["seed"], 6)'), "utf-8")
+    assert agent.read_text(encoding="utf-8") != code
+    run()
+    assert _calls(counted) == 3 * runs + runs // 2
+    assert "baseline 0/12, candidate 0/12" in capsys.readouterr().err

@@ -62,40 +62,112 @@ def test_three_shards_merge_to_the_unsharded_evaluation(tmp_path: Path) -> None:
         store.close()
 
 
-def test_merge_command_reads_json_shards_and_warns_about_a_missing_shard(
+def _shard_run(suite_path: Path, tmp_path: Path, index: int, count: int, ident: str) -> Path:
+    store = tmp_path / f"{ident}-s{index}.db"
+    code = main(
+        [
+            "run",
+            str(suite_path),
+            "--shard",
+            f"{index}/{count}",
+            "--evaluation-id",
+            ident,
+            "--store",
+            str(store),
+            "-o",
+            str(store.with_suffix(".json")),
+            "--quiet",
+            "--no-progress",
+        ]
+    )
+    assert code in (0, 1)
+    return store
+
+
+def test_merge_of_json_shards_with_one_missing_is_incomplete_even_when_quiet(
     tmp_path: Path, capsys
 ) -> None:
     suite_path = write_ci_suite(tmp_path / "suite", cases=3)
-    for index in (1, 2):
-        code = main(
-            [
-                "run",
-                str(suite_path),
-                "--shard",
-                f"{index}/3",
-                "--evaluation-id",
-                "e1",
-                "--store",
-                str(tmp_path / f"s{index}.db"),
-                "-o",
-                str(tmp_path / f"s{index}.json"),
-                "--quiet",
-                "--no-progress",
-            ]
-        )
-        assert code in (0, 1)
+    shards = [_shard_run(suite_path, tmp_path, i, 3, "e1") for i in (1, 2)]
+    capsys.readouterr()
     code = main(
         [
             "merge",
             str(tmp_path / "m.json"),
-            str(tmp_path / "s1.json"),
-            str(tmp_path / "s2.json"),
+            *(str(s.with_suffix(".json")) for s in shards),
             "-o",
             str(tmp_path / "m.md"),
             "--quiet",
         ]
     )
-    assert code in (0, 1)
+    assert code == 3
+    planned = 3 * 2 * 4
+    stored = sum(1 for i in range(planned) if i % 3 != 2)
+    warning = f"shard(s) 3/3 missing: {stored} of {planned} planned runs merged"
+    assert warning in capsys.readouterr().err
     markdown = (tmp_path / "m.md").read_text(encoding="utf-8")
-    assert "planned run(s) are in no shard" in markdown
+    assert warning in markdown
     assert "evaluation `e1`" in markdown
+
+
+def test_merge_with_a_missing_shard_stores_an_incomplete_evaluation_never_a_baseline(
+    tmp_path: Path, capsys
+) -> None:
+    suite_path = write_ci_suite(tmp_path / "suite", cases=4)
+    shards = [_shard_run(suite_path, tmp_path, i, 3, "n1") for i in (1, 3)]
+    history = tmp_path / "history.db"
+
+    code = main(["merge", str(history), *map(str, shards), "--quiet"])
+
+    assert code == 3
+    assert "incomplete" in capsys.readouterr().err
+    store = open_store(str(history))
+    try:
+        meta = store.get_evaluation("n1")
+        assert meta is not None and meta.status == "incomplete" and meta.shard is None
+        assert meta.planned_runs == 4 * 2 * 4
+        assert (
+            meta.stored_runs
+            == len(store.load_runs("n1"))
+            == sum(1 for i in range(4 * 2 * 4) if i % 3 != 1)
+        )
+        assert store.baselines(meta.suite_id, environment=None, branch=None) == []
+    finally:
+        store.close()
+
+
+def test_merge_refuses_an_unsharded_input_and_names_it(tmp_path: Path, capsys) -> None:
+    suite_path = write_ci_suite(tmp_path / "suite", cases=2)
+    shard = _shard_run(suite_path, tmp_path, 1, 2, "e2")
+    whole = tmp_path / "whole.db"
+    run_evaluation(
+        load_suite(suite_path),
+        RunOptions(store_url=str(whole), evaluation_id="e2", progress=False),
+    )
+    whole_json = tmp_path / "whole.json"
+    assert main(["run", str(suite_path), "--no-store", "-o", str(whole_json), "--quiet"]) in (0, 1)
+
+    for unsharded in (whole, whole_json):
+        capsys.readouterr()
+        code = main(["merge", str(tmp_path / "out.db"), str(shard), str(unsharded), "--quiet"])
+        assert code == 2
+        err = capsys.readouterr().err
+        assert f"{unsharded} holds evaluation" in err and "ran unsharded" in err
+    assert not (tmp_path / "out.db").exists()
+
+
+def test_merge_refuses_shards_of_different_evaluations_or_counts(tmp_path: Path, capsys) -> None:
+    suite_path = write_ci_suite(tmp_path / "suite", cases=2)
+    first = _shard_run(suite_path, tmp_path, 1, 2, "a")
+    other_id = _shard_run(suite_path, tmp_path, 2, 2, "b")
+    other_count = _shard_run(suite_path, tmp_path, 2, 3, "a")
+
+    capsys.readouterr()
+    assert main(["merge", str(tmp_path / "o.db"), str(first), str(other_id)]) == 2
+    err = capsys.readouterr().err
+    assert "differ in evaluation id" in err
+    assert f"{first}: shard 1/2 has a" in err and f"{other_id}: shard 2/2 has b" in err
+
+    assert main(["merge", str(tmp_path / "o.db"), str(first), str(other_count)]) == 2
+    err = capsys.readouterr().err
+    assert "differ in shard count" in err and f"{other_count}: shard 2/3 has 3" in err

@@ -1,12 +1,14 @@
-"""The workflows lint clean, and their shell steps work when run as written.
+"""The workflows lint clean (actionlint with shellcheck), and their steps work as written.
 
-The nightly's shard and merge steps run on the demo suite (golden cases, one repeat, as a
-team would set EVALS_NIGHTLY_RUN_ARGS), and the pull request's steps then gate a candidate
-against that nightly's store artifact, fetched through a stand-in `gh`.
+The nightly's shard and merge steps and the pull request's steps run, as bash runs them
+in GitHub Actions, on a throwaway git project (a suite and an agent on main, a branch
+that breaks one tag). A stand-in `gh` hands the nightly's store artifact to the pull
+request, and the comment step's script runs under node against a recorded GitHub API.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -14,144 +16,217 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from git_project import AGENT_PATH, REGRESSION, branch_with, github_env, make_project
 from workflow_steps import (
-    DEMO_SUITE,
     WORKFLOWS,
     fake_gh,
     literal_env,
     load_workflow,
+    run_github_script,
     run_step,
     step,
+    uses_step,
 )
 
+from evals.reports.ci import COMMENT_MARKER
 from evals.store import open_store
 
 ACTIONLINT = shutil.which("actionlint", path=str(Path(sys.executable).parent)) or shutil.which(
     "actionlint"
 )
+SHELLCHECK = shutil.which("shellcheck")
+needs_actionlint = pytest.mark.skipif(
+    ACTIONLINT is None or SHELLCHECK is None,
+    reason="actionlint (dev extra) and shellcheck (apt-get install shellcheck) are needed",
+)
 
 
-@pytest.mark.skipif(ACTIONLINT is None, reason="actionlint is not installed (dev extra)")
-def test_workflows_pass_actionlint() -> None:
-    files = sorted(str(p) for p in WORKFLOWS.glob("evals-*.yml"))
+def _actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
+    assert ACTIONLINT is not None
+    return subprocess.run(
+        [ACTIONLINT, *map(str, files)], capture_output=True, text=True, check=False
+    )
+
+
+@needs_actionlint
+def test_workflows_pass_actionlint_with_shellcheck() -> None:
+    files = sorted(WORKFLOWS.glob("evals-*.yml"))
     assert len(files) == 2
-    result = subprocess.run([ACTIONLINT, *files], capture_output=True, text=True, check=False)
+    result = _actionlint(*files)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_actionlint_rejects_a_broken_workflow(tmp_path: Path) -> None:
-    if ACTIONLINT is None:
-        pytest.skip("actionlint is not installed (dev extra)")
-    broken = tmp_path / "broken.yml"
+@needs_actionlint
+def test_actionlint_rejects_a_broken_workflow_and_runs_shellcheck(tmp_path: Path) -> None:
     text = (WORKFLOWS / "evals-pr.yml").read_text(encoding="utf-8")
+    broken = tmp_path / "broken.yml"
     broken.write_text(text.replace("runs-on: ubuntu-latest", "runs-on: [ubuntu-latest"), "utf-8")
-    result = subprocess.run([ACTIONLINT, str(broken)], capture_output=True, text=True, check=False)
-    assert result.returncode != 0
+    assert _actionlint(broken).returncode != 0
+    unquoted = tmp_path / "unquoted.yml"
+    unquoted.write_text(text.replace('--out "$EVALS_CI_DIR"', "--out $EVALS_CI_DIR"), "utf-8")
+    result = _actionlint(unquoted)
+    assert result.returncode != 0 and "SC2086" in result.stdout
 
 
-def _run_nightly(work: Path, bin_dir: Path) -> tuple[str, Path]:
+def test_the_workflows_are_wired_as_the_docs_say() -> None:
+    pr = load_workflow("evals-pr.yml")
+    nightly = load_workflow("evals-nightly.yml")
+    triggers = pr[True]
+    assert "cases/**" in triggers["pull_request"]["paths"]
+    assert triggers["workflow_dispatch"]["inputs"]["pr"]["required"] is True
+    assert pr["concurrency"]["cancel-in-progress"] is True
+    assert "evals-pr-" in pr["concurrency"]["group"]
+    assert nightly["concurrency"]["cancel-in-progress"] is False
+    merge = nightly["jobs"]["merge"]
+    assert merge["needs"] == "shard" and "always()" in merge["if"]
+    assert merge["environment"] == "evals-store"
+    pr_text = (WORKFLOWS / "evals-pr.yml").read_text(encoding="utf-8")
+    assert "secrets.EVALS_STORE_URL" not in pr_text
+    assert "secrets.EVALS_STORE_READ_URL" in pr_text
+    shard_text = json.dumps(nightly["jobs"]["shard"])
+    assert "EVALS_STORE_URL" not in shard_text
+    script = uses_step(pr["jobs"]["evals"], "actions/github-script")["with"]["script"]
+    assert f"'{COMMENT_MARKER}'" in script
+    publish = uses_step(pr["jobs"]["evals"], "EnricoMi/publish-unit-test-result-action")
+    assert publish["with"]["files"] == ".evals/ci/*.junit.xml"
+
+
+def _nightly_env(workflow: dict, work: Path, suite: str) -> dict[str, str]:
+    return (
+        literal_env(workflow["env"])
+        | github_env("schedule", "refs/heads/main")
+        | {
+            "EVALS_SUITE": suite,
+            "EVALS_KEEP": "5",
+            "EVALS_EVALUATION_ID": "nightly-7-1",
+            "GITHUB_STEP_SUMMARY": str(work.parent / "nightly-summary.md"),
+        }
+    )
+
+
+def _run_nightly(work: Path, bin_dir: Path, suite: str, shards: list[int]) -> tuple[int, Path]:
+    """The shard steps of `shards`, then the merge job's steps; the merge's exit code."""
     workflow = load_workflow("evals-nightly.yml")
-    env = literal_env(workflow["env"]) | {
-        "EVALS_SUITE": str(DEMO_SUITE),
-        "EVALS_RUN_ARGS": "--tag golden --repeat 1",
-        "EVALS_EVALUATION_ID": "nightly-7-1",
-        "GITHUB_REF_NAME": "main",
-        "GITHUB_SHA": "a" * 40,
-        "GITHUB_STEP_SUMMARY": str(work / "nightly-summary.md"),
-    }
+    env = _nightly_env(workflow, work, suite)
     shard_job = workflow["jobs"]["shard"]
     count = shard_job["env"]["SHARD_COUNT"]
-    shards = shard_job["strategy"]["matrix"]["shard"]
-    assert len(shards) == count
+    assert shard_job["strategy"]["matrix"]["shard"] == list(range(1, count + 1))
     fake_gh(bin_dir, None)
     for index in shards:
         shard_env = env | {"SHARD_INDEX": str(index), "SHARD_COUNT": str(count)}
         result = run_step(step(shard_job, "shard"), work, shard_env, bin_dir)
         assert result.returncode == 0, result.stderr
     merge_job = workflow["jobs"]["merge"]
-    for step_id in ("previous", "merge"):
-        result = run_step(step(merge_job, step_id), work, env, bin_dir)
-        assert result.returncode == 0, result.stderr
-    store = work / env["EVALS_NIGHTLY_DIR"] / "results.db"
-    return env["EVALS_EVALUATION_ID"], store
+    result = run_step(step(merge_job, "previous"), work, env, bin_dir)
+    assert result.returncode == 0, result.stderr
+    merged = run_step(step(merge_job, "nightly"), work, env, bin_dir)
+    return merged.returncode, work / env["EVALS_NIGHTLY_DIR"] / "results.db"
 
 
-def test_nightly_then_pull_request_steps_on_the_demo_suite(tmp_path: Path) -> None:
-    nightly_dir, pr_dir, bin_dir = tmp_path / "nightly", tmp_path / "pr", tmp_path / "bin"
-    nightly_dir.mkdir()
-    pr_dir.mkdir()
-    nightly_id, nightly_store = _run_nightly(nightly_dir, bin_dir)
-
-    stored = open_store(str(nightly_store))
+@pytest.mark.slow
+def test_nightly_then_pull_request_steps_in_a_git_project(tmp_path: Path) -> None:
+    work, bin_dir = tmp_path / "repo", tmp_path / "bin"
+    work.mkdir()
+    suite = make_project(work)
+    code, store = _run_nightly(work, bin_dir, str(suite.parent.relative_to(work)), [1, 2, 3, 4])
+    assert code == 0
+    reader = open_store(str(store))
     try:
-        meta = stored.get_evaluation(nightly_id)
-        runs = stored.load_runs(nightly_id)
+        [meta] = reader.list_evaluations()
+        assert (meta.id, meta.environment, meta.git_branch, meta.status) == (
+            "nightly-7-1",
+            "nightly",
+            "main",
+            "complete",
+        )
+        assert meta.ci_event == "schedule"
     finally:
-        stored.close()
-    assert meta is not None and meta.status == "complete" and meta.shard is None
-    assert (meta.environment, meta.git_branch) == ("nightly", "main")
-    assert len(runs) == 8 * 2  # golden cases x agents, from four shards
-    summary = (nightly_dir / "nightly-summary.md").read_text(encoding="utf-8")
-    assert "Gate verdict (nightly)" in summary
-    assert "No previous nightly evaluation" in summary
-    gate = int((nightly_dir / ".evals/nightly/gate-exit-code").read_text())
-    assert gate == (0 if meta.gates["passed"] else 1)
+        reader.close()
+    summary = (tmp_path / "nightly-summary.md").read_text(encoding="utf-8")
+    assert "evals nightly: PASS" in summary
+    assert "no earlier complete nightly of main" in summary
 
+    branch_with(work, "regression", {AGENT_PATH: REGRESSION})
     workflow = load_workflow("evals-pr.yml")
     job = workflow["jobs"]["evals"]
-    env = literal_env(workflow["env"]) | {
-        "EVALS_SUITE": str(DEMO_SUITE),
-        "EVALS_RUN_ARGS": "--repeat 1",
-        "EVALS_EVALUATION_ID": "pr-12-99-1",
-        "GITHUB_HEAD_REF": "feature/news",
-        "GITHUB_SHA": "b" * 40,
-        "GITHUB_STEP_SUMMARY": str(pr_dir / "step-summary.md"),
-    }
-    fake_gh(bin_dir, nightly_store)
-    for step_id in ("baseline", "run", "compare"):
-        result = run_step(step(job, step_id), pr_dir, env, bin_dir)
-        assert result.returncode == 0, f"{step_id}: {result.stdout}\n{result.stderr}"
-    gate = run_step(step(job, "gate"), pr_dir, env, bin_dir)
+    env = (
+        literal_env(workflow["env"])
+        | github_env(
+            "pull_request",
+            "refs/pull/12/merge",
+            GITHUB_BASE_REF="main",
+            GITHUB_HEAD_REF="regression",
+            GITHUB_RUN_ATTEMPT="1",
+        )
+        | {
+            "EVALS_SUITE": str(suite.parent.relative_to(work)),
+            "EVALS_PR": "12",
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "pr-summary.md"),
+        }
+    )
+    artifact = tmp_path / "evals-store.db"
+    shutil.copy(store, artifact)
+    fake_gh(bin_dir, artifact)
+    fetched = run_step(step(job, "nightly"), work, env, bin_dir)
+    assert fetched.returncode == 0, fetched.stderr
+    assert "store artifact of nightly run 4242" in fetched.stdout
+    evaluated = run_step(step(job, "evals"), work, env, bin_dir)
+    assert evaluated.returncode == 1, evaluated.stdout + evaluated.stderr
 
-    ci = pr_dir / env["EVALS_CI_DIR"]
-    summary = (pr_dir / "step-summary.md").read_text(encoding="utf-8")
-    assert summary.startswith("## ")
-    assert "Gate verdict (pr)" in summary
-    assert f"{nightly_id}..{env['EVALS_EVALUATION_ID']}" in summary
-    assert "compared with the latest nightly" in summary
-    junit = ET.parse(ci / "junit.xml").getroot()
-    suites = junit.findall("testsuite") if junit.tag == "testsuites" else [junit]
-    failing_gates = [
-        case
-        for suite in suites
-        if suite.get("name", "").endswith("/ gates")
-        for case in suite.findall("testcase")
-        if case.find("failure") is not None
+    ci = work / env["EVALS_CI_DIR"]
+    comment = (ci / "comment.md").read_text(encoding="utf-8")
+    assert comment.startswith(COMMENT_MARKER) and "evals pull request: FAIL" in comment
+    # The workflow's stages: 3 repeats come from the nightly's 4 and leave the regression
+    # undetermined; 6 need main's agent, run here, 4 of its 6 repeats from the cache.
+    assert env["EVALS_PR_ARGS"] == "--until-decided 3,6,12"
+    assert "(3 repeat(s): undetermined; 6 repeat(s): fail)" in comment
+    assert "primed with 100 stored response(s) of nightly `nightly-7-1`" in comment
+    assert "96 of 144 runs answered from the cache" in comment
+    assert "evals pull request: FAIL" in (tmp_path / "pr-summary.md").read_text(encoding="utf-8")
+    [junit] = ci.glob("*.junit.xml")
+    failures = [
+        case for case in ET.parse(junit).iter("testcase") if case.find("failure") is not None
     ]
-    assert sum(len(suite.findall("testcase")) for suite in suites) > 0
-    assert (ci / "report.html").read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype")
-    verdict_failed = "Gate verdict (pr): FAIL" in summary
-    assert gate.returncode == (1 if verdict_failed else 0)
-    assert bool(failing_gates) == verdict_failed
+    assert any("regression" in (case.get("name") or "") for case in failures)
+
+    script = uses_step(job, "actions/github-script")["with"]["script"]
+    script_env = env | {"EVALS_REPORT_URL": "https://github.example/artifacts/1"}
+    calls = run_github_script(script, work, script_env, comments=[])
+    assert [call[0] for call in calls] == ["list", "create"]
+    created = calls[1][1]
+    assert created["issue_number"] == 12 and created["body"].startswith(COMMENT_MARKER)
+    assert "https://github.example/artifacts/1" in created["body"]
+    existing = [
+        {"id": 3, "body": "looks good to me"},
+        {"id": 55, "body": created["body"]},
+    ]
+    calls = run_github_script(script, work, script_env, comments=existing)
+    assert [call[0] for call in calls] == ["list", "update"]
+    assert calls[1][1]["comment_id"] == 55
+
+    reader = open_store(str(store))
+    try:
+        assert [e.id for e in reader.list_evaluations()] == ["nightly-7-1"]
+    finally:
+        reader.close()
 
 
-def test_pull_request_without_a_nightly_gates_on_its_own_baseline(tmp_path: Path) -> None:
-    workflow = load_workflow("evals-pr.yml")
-    job = workflow["jobs"]["evals"]
-    bin_dir = tmp_path / "bin"
-    env = literal_env(workflow["env"]) | {
-        "EVALS_SUITE": str(DEMO_SUITE),
-        "EVALS_RUN_ARGS": "--repeat 1",
-        "EVALS_EVALUATION_ID": "pr-1-1-1",
-        "GITHUB_HEAD_REF": "feature/x",
-        "GITHUB_STEP_SUMMARY": str(tmp_path / "step-summary.md"),
-    }
-    fake_gh(bin_dir, None)
-    for step_id in ("baseline", "run", "compare"):
-        result = run_step(step(job, step_id), tmp_path, env, bin_dir)
-        assert result.returncode == 0, f"{step_id}: {result.stdout}\n{result.stderr}"
-    summary = (tmp_path / "step-summary.md").read_text(encoding="utf-8")
-    assert "gated on the run's baseline agent" in summary
-    assert "evaluation `pr-1-1-1`" in summary
-    gate = run_step(step(job, "gate"), tmp_path, env, bin_dir)
-    assert gate.returncode == (1 if "Gate verdict (pr): FAIL" in summary else 0)
+@pytest.mark.slow
+def test_a_nightly_with_a_failed_shard_is_stored_incomplete_and_fails(tmp_path: Path) -> None:
+    work, bin_dir = tmp_path / "repo", tmp_path / "bin"
+    work.mkdir()
+    suite = make_project(work)
+
+    code, store = _run_nightly(work, bin_dir, str(suite.parent.relative_to(work)), [1, 2, 4])
+
+    assert code == 3
+    reader = open_store(str(store))
+    try:
+        [meta] = reader.list_evaluations()
+        assert meta.status == "incomplete" and meta.stored_runs < meta.planned_runs
+        assert reader.baselines(meta.suite_id) == []
+    finally:
+        reader.close()
+    summary = (tmp_path / "nightly-summary.md").read_text(encoding="utf-8")
+    assert "INCOMPLETE: 75 of 100 planned runs" in summary
+    assert "shard(s) 3/4 missing: 75 of 100 planned runs merged" in summary

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,6 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
-DEMO_SUITE = ROOT / "cases" / "trading-research"
 
 
 def load_workflow(name: str) -> dict[str, Any]:
@@ -29,12 +29,22 @@ def step(job: dict[str, Any], step_id: str) -> str:
 
 
 def literal_env(block: dict[str, Any]) -> dict[str, str]:
-    """The entries of an `env:` block that hold no `${{ }}` expression."""
-    return {k: str(v) for k, v in block.items() if "${{" not in str(v)}
+    """The entries of an `env:` block as a job sees them when no variable is set: literal
+    values, and the quoted default of `${{ vars.X || 'default' }}`."""
+    env = {}
+    for key, value in block.items():
+        text = str(value)
+        default = re.fullmatch(r"\$\{\{ vars\.\w+ \|\| '([^']*)' \}\}", text)
+        if default:
+            env[key] = default.group(1)
+        elif "${{" not in text:
+            env[key] = text
+    return env
 
 
 def fake_gh(bin_dir: Path, store: Path | None) -> None:
-    """A `gh` that lists one finished nightly run whose `evals-store` artifact is `store`."""
+    """A `gh` that lists one finished nightly run whose `evals-store` artifact is `store`
+    (`results.db` in the artifact), or no run when `store` is None."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     listing = "echo 4242" if store is not None else "true"
     script = f"""#!/usr/bin/env bash
@@ -70,3 +80,72 @@ def run_step(
         timeout=300,
         check=False,
     )
+
+
+GITHUB_SCRIPT_HARNESS = """
+const fs = require('fs');
+const [stateFile, scriptFile, callsFile] = process.argv.slice(2);
+const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
+const calls = [];
+const github = {
+  paginate: async (method, params) => (await method(params)).data,
+  rest: {
+    issues: {
+      listComments: async (params) => {
+        calls.push(['list', params]);
+        return { data: state.comments };
+      },
+      updateComment: async (params) => { calls.push(['update', params]); },
+      createComment: async (params) => { calls.push(['create', params]); },
+    },
+  },
+};
+const context = { repo: { owner: 'team', repo: 'agent' } };
+const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
+const script = fs.readFileSync(scriptFile, 'utf8');
+new AsyncFunction('github', 'context', 'require', script)(github, context, require)
+  .then(() => fs.writeFileSync(callsFile, JSON.stringify(calls)))
+  .catch((error) => { console.error(error); process.exit(1); });
+"""
+
+
+def run_github_script(
+    script: str, cwd: Path, env: dict[str, str], comments: list[dict[str, Any]]
+) -> list[list[Any]]:
+    """Run an actions/github-script step's script with node against a recorded GitHub API.
+
+    `comments` are the pull request's existing comments; returns the API calls made.
+    """
+    import json
+    import shutil
+
+    node = shutil.which("node")
+    if node is None:
+        import pytest
+
+        pytest.skip("node is not installed")
+    work = cwd.parent / "github-script"
+    work.mkdir(exist_ok=True)
+    (work / "harness.js").write_text(GITHUB_SCRIPT_HARNESS, encoding="utf-8")
+    (work / "script.js").write_text(script, encoding="utf-8")
+    (work / "state.json").write_text(json.dumps({"comments": comments}), encoding="utf-8")
+    subprocess.run(
+        [
+            node,
+            *(str(work / name) for name in ("harness.js", "state.json", "script.js", "calls.json")),
+        ],
+        cwd=cwd,
+        env={**os.environ, **env},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads((work / "calls.json").read_text(encoding="utf-8"))
+
+
+def uses_step(job: dict[str, Any], action: str) -> dict[str, Any]:
+    """The step of `job` that uses `action` (`owner/name`, any version)."""
+    for entry in job["steps"]:
+        if str(entry.get("uses", "")).split("@")[0] == action:
+            return entry
+    raise KeyError(action)

@@ -24,6 +24,9 @@ def make_meta(
     started_at: float = 1_700_000_000.0,
     status: str = "running",
     shard: str | None = None,
+    agent_fingerprints: dict[str, str] | None = None,
+    ci_event: str | None = None,
+    config: dict | None = None,
 ) -> EvaluationMeta:
     """Metadata of an evaluation as `new_meta` fills it."""
     return EvaluationMeta(
@@ -37,9 +40,11 @@ def make_meta(
         git_branch=branch,
         started_at=started_at,
         agents=list(AGENTS),
-        config={"repeat": 3, "tags": None},
+        config=config or {"repeat": 3, "tags": None},
         status=status,
         shard=shard,
+        agent_fingerprints=agent_fingerprints or {a: f"{a}-v1" for a in AGENTS},
+        ci_event=ci_event,
     )
 
 

@@ -34,7 +34,17 @@ def test_a_created_evaluation_reads_back_as_it_was_written(store: Store) -> None
 
     assert stored is not None
     assert stored.summary is None and stored.gates is None
-    for name in ("id", "suite_id", "fingerprint", "agents", "config", "shard", "started_at"):
+    for name in (
+        "id",
+        "suite_id",
+        "fingerprint",
+        "agents",
+        "config",
+        "shard",
+        "started_at",
+        "agent_fingerprints",
+        "ci_event",
+    ):
         assert getattr(stored, name) == getattr(meta, name)
     assert store.get_evaluation("missing") is None
 
@@ -42,14 +52,16 @@ def test_a_created_evaluation_reads_back_as_it_was_written(store: Store) -> None
 def test_finishing_stores_status_summary_and_gate_rows(store: Store) -> None:
     meta = make_meta("ev-1")
     store.create_evaluation(meta)
-    meta.status, meta.ended_at = "complete", meta.started_at + 12.5
+    meta.status, meta.ended_at = "incomplete", meta.started_at + 12.5
+    meta.planned_runs, meta.stored_runs = 290, 194
 
     store.finish_evaluation(meta, _summary(), _gates())
     store.finish_evaluation(meta, _summary(), _gates())
 
     stored = store.get_evaluation("ev-1")
     assert stored is not None
-    assert (stored.status, stored.ended_at) == ("complete", meta.started_at + 12.5)
+    assert (stored.status, stored.ended_at) == ("incomplete", meta.started_at + 12.5)
+    assert (stored.planned_runs, stored.stored_runs) == (290, 194)
     assert stored.summary == _summary().to_dict()
     assert stored.gates["verdict"] == "fail"
     assert stored.gates["gates"][0]["interval"] == [0.84, 0.95]
@@ -103,7 +115,7 @@ def _finished(store: Store, ident: str, **fields) -> None:
         store.finish_evaluation(meta, _summary(), _gates())
 
 
-def test_latest_baseline_is_the_newest_complete_unsharded_match(store: Store) -> None:
+def test_baselines_are_complete_unsharded_trusted_and_newest_first(store: Store) -> None:
     _finished(store, "old", started_at=100.0, status="complete")
     _finished(store, "good", started_at=200.0, status="complete", fingerprint="fp2")
     _finished(store, "running", started_at=300.0, status="running")
@@ -111,18 +123,24 @@ def test_latest_baseline_is_the_newest_complete_unsharded_match(store: Store) ->
     _finished(store, "pr", started_at=500.0, status="complete", environment="pr")
     _finished(store, "branch", started_at=600.0, status="complete", branch="feature")
     _finished(store, "other-suite", started_at=700.0, status="complete", suite_id="other")
+    _finished(store, "incomplete", started_at=800.0, status="incomplete")
+    _finished(store, "from-a-pr", started_at=900.0, status="complete", ci_event="pull_request")
+    _finished(
+        store, "regraded", started_at=950.0, status="complete", config={"regraded_from": "old"}
+    )
 
     def baseline(**filters):
-        found = store.latest_baseline("trading", **filters)
-        return found.id if found is not None else None
+        found = store.baselines("trading", **filters)
+        return found[0].id if found else None
 
     assert baseline() == "good"
+    assert [e.id for e in store.baselines("trading")] == ["good", "old"]
     assert baseline(fingerprint="fp1") == "old"
     assert baseline(fingerprint="fp3") is None
     assert baseline(environment="pr") == "pr"
     assert baseline(environment=None) == "pr"
     assert baseline(environment=None, branch=None) == "branch"
-    assert store.latest_baseline("missing") is None
+    assert store.baselines("missing") == []
 
 
 def test_find_resumable_picks_the_named_or_latest_running_evaluation(store: Store) -> None:
@@ -139,3 +157,45 @@ def test_find_resumable_picks_the_named_or_latest_running_evaluation(store: Stor
     assert store.find_resumable("trading", "fp1", "missing") is None
     with pytest.raises(ValueError, match="fingerprint fp2"):
         store.find_resumable("trading", "fp1", "run-fp2")
+
+
+def test_find_resumable_refuses_runs_of_other_agent_code(store: Store) -> None:
+    _finished(store, "run-v1", started_at=100.0, status="running")
+    _finished(
+        store,
+        "run-v2",
+        started_at=200.0,
+        status="running",
+        agent_fingerprints={"baseline": "baseline-v1", "candidate": "candidate-v2"},
+    )
+    now = {"baseline": "baseline-v1", "candidate": "candidate-v1"}
+
+    assert store.find_resumable("trading", "fp1", None, now).id == "run-v1"
+    assert store.find_resumable("trading", "fp1", None).id == "run-v2"
+    with pytest.raises(ValueError, match="agent\\(s\\) candidate"):
+        store.find_resumable("trading", "fp1", "run-v2", now)
+
+
+def test_prune_keeps_the_newest_evaluations_of_each_suite_and_the_latest_baseline(
+    store: Store,
+) -> None:
+    from records import make_records
+
+    _finished(store, "night-old", started_at=100.0, status="complete")
+    for index in range(5):
+        _finished(
+            store, f"pr-{index}", started_at=200.0 + index, status="complete", environment="pr"
+        )
+    _finished(store, "night-broken", started_at=300.0, status="incomplete")
+    _finished(store, "other-1", started_at=50.0, status="complete", suite_id="other")
+    store.add_runs("pr-0", make_records(2, 2))
+
+    deleted = store.prune(keep=3)
+
+    assert sorted(deleted) == ["pr-0", "pr-1", "pr-2"]
+    remaining = [e.id for e in store.list_evaluations(limit=None)]
+    assert remaining == ["night-broken", "pr-4", "pr-3", "night-old", "other-1"]
+    assert store.load_runs("pr-0") == []
+    assert store.prune(keep=3) == []
+    with pytest.raises(ValueError):
+        store.prune(keep=0)

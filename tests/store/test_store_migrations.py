@@ -80,9 +80,11 @@ def test_a_version_1_store_is_upgraded_with_its_data(store_url: str) -> None:
         applied = connection.execute(
             schema_version.select().order_by(schema_version.c.version)
         ).all()
-    assert [row.version for row in applied] == [1, 2, 3]
+    assert [row.version for row in applied] == [1, 2, 3, 4]
     evaluation = store.get_evaluation("ev-1")
     assert evaluation is not None and evaluation.verdict == "fail"
+    assert evaluation.agent_fingerprints == {}
+    assert (evaluation.planned_runs, evaluation.stored_runs, evaluation.ci_event) == (None,) * 3
     assert len(store.load_runs("ev-1")) == 12
     assert store.aggregates.agent_totals(["ev-1"])[0]["runs"] == 6
     store.close()
@@ -112,3 +114,40 @@ def test_a_store_from_a_newer_harness_is_refused(sqlite_url: str) -> None:
     with pytest.raises(HarnessFault, match="newer"):
         open_store(sqlite_url)
     engine.dispose()
+
+
+def test_a_read_only_connection_never_upgrades_a_postgresql_store(postgres_url: str) -> None:
+    _write_version_1_store(postgres_url)
+
+    with pytest.raises(HarnessFault, match="read-only connection cannot upgrade"):
+        open_store(postgres_url, read_only=True)
+
+    engine = create_store_engine(resolve_url(postgres_url))
+    with engine.connect() as connection:
+        assert stored_version(connection) == 1
+    engine.dispose()
+
+
+def test_a_read_only_postgresql_session_cannot_write(postgres_url: str) -> None:
+    open_store(postgres_url).close()
+    reader = open_store(postgres_url, read_only=True)
+    try:
+        assert reader.list_evaluations() == []
+        with pytest.raises(Exception, match="read-only transaction"):
+            reader.create_evaluation(make_meta("fake-nightly", status="complete"))
+    finally:
+        reader.close()
+    writer = open_store(postgres_url)
+    try:
+        assert writer.get_evaluation("fake-nightly") is None
+    finally:
+        writer.close()
+
+
+def test_a_read_only_sqlite_copy_is_upgraded_in_place(sqlite_url: str) -> None:
+    _write_version_1_store(sqlite_url)
+
+    store = open_store(sqlite_url, read_only=True)
+
+    assert [e.id for e in store.list_evaluations()] == ["ev-1"]
+    store.close()

@@ -1,0 +1,55 @@
+"""What a CI job of `evals ci` decided, as data: the step summary and the pull-request
+comment are rendered from it (`evals.reports.ci`), and `ci.json` is it as JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from evals.model.evaluation import EvaluationResult
+
+CiKind = Literal["pr", "nightly"]
+
+
+@dataclass(slots=True)
+class CiOutcome:
+    """One CI job's verdict and everything the reader of its comment needs.
+
+    `results` holds one comparison per agent for a pull request (each agent at the base
+    against the same agent at the head), or tonight's evaluation followed by its
+    comparison with the previous night. `notes` are sentences about where the baseline
+    came from, what changed, what the gate can detect and how undetermined gates count.
+    `exit_code` is the job's: 0 passed, 1 a gate failed, 3 the evaluation is incomplete.
+    """
+
+    kind: CiKind
+    suite_id: str
+    verdict: str
+    exit_code: int
+    results: list[EvaluationResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    title: str = ""
+    report_url: str | None = None
+    run_url: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The outcome as JSON (each result by its evaluation id, verdict and gates)."""
+        return {
+            "kind": self.kind,
+            "suite": self.suite_id,
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "title": self.title,
+            "notes": list(self.notes),
+            "report_url": self.report_url,
+            "run_url": self.run_url,
+            "results": [
+                {
+                    "evaluation": result.meta.id,
+                    "agents": list(result.meta.agents),
+                    "status": result.meta.status,
+                    "gates": result.gates.to_dict(),
+                }
+                for result in self.results
+            ],
+        }

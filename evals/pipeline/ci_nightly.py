@@ -1,0 +1,221 @@
+"""`evals ci nightly`: tonight's evaluation of main, stored as the baseline, and its drift.
+
+The nightly runs the whole suite (itself, or as shards that `evals run --shard` ran in a
+job matrix and this command merges), records environment `nightly` and the branch the
+trusted event names, stores the evaluation in the team's store (or a SQLite history
+pruned to the newest `keep` evaluations, so a store carried from night to night stays
+bounded), and compares its candidate agent with the previous complete nightly of the
+branch. Whatever shards finished are merged: with some missing, the evaluation is stored
+as `incomplete` (never a baseline) and the job exits 3 after reporting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from evals.model.ci import CiOutcome
+from evals.model.errors import ExitCode, SuiteError
+from evals.model.evaluation import EvaluationResult
+from evals.model.options import RunOptions
+from evals.model.suite import Suite
+from evals.pipeline.ci_outputs import exit_code, overall_verdict, undetermined_note, write_outputs
+from evals.pipeline.evaluation import git_info, run_evaluation
+from evals.pipeline.history import Side, compare_sides, latest_nightly
+from evals.pipeline.provenance import CiContext, ci_context
+
+SHARD_PATTERNS = ("*.db", "*.json")
+
+
+@dataclass(slots=True)
+class NightlyOptions:
+    """What `evals ci nightly` is told: the suite, the shards (if any), the store.
+
+    `shards` are shard stores or `.json` reports, or folders holding them. `keep` prunes
+    the store to the newest evaluations of each suite after storing tonight's.
+    """
+
+    suite: Path
+    store: str | None = None
+    shards: list[str] | None = None
+    out: Path = Path(".evals/nightly")
+    keep: int | None = None
+    evaluation_id: str | None = None
+    repeat: int | None = None
+    seed: int = 0
+    concurrency: int | None = None
+    timeout_s: float | None = None
+
+
+def shard_files(paths: list[str]) -> list[str]:
+    """The shard stores and reports among `paths`, folders expanded (sorted)."""
+    found: list[str] = []
+    for path in paths:
+        folder = Path(path)
+        if "://" in path or not folder.is_dir():
+            found.append(path)
+            continue
+        found += sorted(
+            str(p) for pattern in SHARD_PATTERNS for p in folder.rglob(pattern) if p.is_file()
+        )
+    return found
+
+
+def _branch(context: CiContext, suite: Suite) -> str | None:
+    if context.event is not None:
+        return context.branch
+    return git_info(suite.root)[1]
+
+
+def _tonight(
+    options: NightlyOptions, suite: Suite, branch: str | None, context: CiContext
+) -> EvaluationResult:
+    if options.shards is None:
+        return run_evaluation(
+            suite,
+            RunOptions(
+                repeat=options.repeat,
+                concurrency=options.concurrency,
+                timeout_s=options.timeout_s,
+                environment="nightly",
+                store_url=options.store,
+                progress=False,
+                evaluation_id=options.evaluation_id,
+                seed=options.seed,
+                branch=branch,
+            ),
+        )
+    from evals.pipeline.merge import merge_shards, store_merged
+
+    sources = shard_files(options.shards)
+    if not sources:
+        raise SuiteError(
+            f"no shard finished: nothing in {', '.join(options.shards)}",
+            fix="look at the shard jobs' logs; rerun the nightly",
+        )
+    result = merge_shards(
+        sources,
+        suite_path=str(options.suite),
+        evaluation_id=options.evaluation_id,
+        environment="nightly",
+    )
+    result.meta.git_branch = branch
+    result.meta.ci_event = context.event
+    store_merged(result, options.store)
+    return result
+
+
+def _against_previous_night(
+    options: NightlyOptions, suite: Suite, tonight: EvaluationResult, branch: str
+) -> tuple[EvaluationResult | None, str]:
+    """Tonight's candidate agent against the previous complete nightly of the branch."""
+    from evals.store import open_store
+
+    store = open_store(options.store)
+    try:
+        previous = latest_nightly(store, tonight.meta, branch)
+        kept = "the same suite version"
+        if previous is None:
+            previous = latest_nightly(store, tonight.meta, branch, any_suite_version=True)
+            kept = "another suite version: compared on the cases both share"
+        if previous is None:
+            return None, f"no earlier complete nightly of {branch} to compare with"
+        meta = store.get_evaluation(previous.id)
+        assert meta is not None
+        runs = store.load_runs(previous.id)
+    finally:
+        store.close()
+    config = suite.gates.for_environment("nightly")
+    agents = {r.key.agent for r in tonight.records} & {r.key.agent for r in runs}
+    agent = config.candidate if config.candidate in agents else min(agents, default=None)
+    if agent is None:
+        return None, f"nightly `{previous.id}` ran none of tonight's agents"
+    result = compare_sides(
+        suite,
+        Side(meta, meta.suite_outline(), runs, agent),
+        Side(tonight.meta, suite.outline(), tonight.records, agent),
+        config,
+        "nightly",
+        allow_suite_change=True,
+        labels=(f"{agent}@previous", f"{agent}@tonight"),
+    )
+    return result, f"compared with the previous nightly `{previous.id}` ({kept})"
+
+
+def run_nightly(options: NightlyOptions, context: CiContext | None = None) -> CiOutcome:
+    """Do the nightly job: run or merge, store, prune, compare with the night before, report.
+
+    Refused on pull-request events: a nightly is a baseline, and a pull request must not
+    write one. Writes `summary.md` (and the job summary), `ci.json`, and
+    `nightly.{html,junit.xml,json}` and `previous-night.{...}` into `options.out`.
+    """
+    from evals.suite import load_suite
+
+    context = context or ci_context()
+    if context.is_pull_request:
+        raise SuiteError(
+            f"evals ci nightly stores a baseline and does not run on {context.event} events",
+            fix="run it on schedule, push or workflow_dispatch; pull requests use evals ci pr",
+        )
+    suite = load_suite(options.suite)
+    branch = _branch(context, suite)
+    tonight = _tonight(options, suite, branch, context)
+    meta = tonight.meta
+    notes = [
+        f"evaluation `{meta.id}` of branch `{branch or 'unknown'}` stored in the store "
+        + _where(options.store)
+    ]
+    if meta.status == "incomplete":
+        notes.append(
+            f"INCOMPLETE: {meta.stored_runs} of {meta.planned_runs} planned runs; stored as "
+            "incomplete, it is never chosen as a baseline"
+        )
+    else:
+        notes.append(f"complete: {meta.stored_runs} of {meta.planned_runs} planned runs")
+    results = [tonight]
+    drift, note = _against_previous_night(options, suite, tonight, branch or "main")
+    notes.append(note)
+    if drift is not None:
+        results.append(drift)
+    if options.keep:
+        from evals.store import open_store
+
+        store = open_store(options.store)
+        try:
+            pruned = store.prune(options.keep)
+        finally:
+            store.close()
+        notes.append(
+            f"history kept to the newest {options.keep} evaluation(s) per suite "
+            f"({len(pruned)} pruned)"
+        )
+    undetermined = undetermined_note(results)
+    if undetermined:
+        notes.append(undetermined)
+    verdict = overall_verdict(results)
+    if meta.status == "incomplete":
+        code, verdict = ExitCode.HARNESS_FAULT, "incomplete"
+    else:
+        code = exit_code(results)
+    outcome = CiOutcome(
+        kind="nightly",
+        suite_id=suite.suite_id,
+        verdict=verdict,
+        exit_code=int(code),
+        results=results,
+        notes=notes,
+        title=f"`{suite.suite_id}` on `{branch or 'unknown'}`, environment nightly",
+        run_url=context.run_url,
+    )
+    write_outputs(outcome, options.out, names=["nightly", "previous-night"][: len(results)])
+    return outcome
+
+
+def _where(store: str | None) -> str:
+    """The store in words, without credentials."""
+    if not store:
+        return "(default)"
+    if "://" in store and "@" in store:
+        scheme, rest = store.split("://", 1)
+        return f"`{scheme}://…@{rest.rsplit('@', 1)[1]}`"
+    return f"`{store}`"

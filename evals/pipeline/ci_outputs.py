@@ -1,0 +1,84 @@
+"""The files every `evals ci` job leaves: reports per comparison, summary, comment, JSON.
+
+A CI job's verdict is the worst of its comparisons' verdicts. Its Markdown summary goes
+to `summary.md` and, in GitHub Actions, to the job summary ($GITHUB_STEP_SUMMARY); the
+pull request's sticky comment to `comment.md`; the outcome as JSON to `ci.json`; each
+comparison to `<name>.html`, `<name>.junit.xml` (published as a check) and `<name>.json`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import orjson
+
+from evals.model.ci import CiOutcome
+from evals.model.errors import ExitCode
+from evals.model.evaluation import EvaluationResult
+
+REPORT_SUFFIXES = (".html", ".junit.xml", ".json")
+
+
+def overall_verdict(results: Sequence[EvaluationResult]) -> str:
+    """fail if any comparison failed, else undetermined if any is, else pass."""
+    verdicts = {result.gates.verdict for result in results}
+    for verdict in ("fail", "undetermined"):
+        if verdict in verdicts:
+            return verdict
+    return "pass"
+
+
+def exit_code(results: Sequence[EvaluationResult]) -> int:
+    """1 when a comparison's build does not pass (`GateReport.passed`, which decides how an
+    undetermined verdict counts), else 0."""
+    return int(ExitCode.OK if all(r.gates.passed for r in results) else ExitCode.GATE_FAILED)
+
+
+def undetermined_note(results: Sequence[EvaluationResult]) -> str | None:
+    """How the undetermined blocking gates count, in one sentence; None when there are none."""
+    names = [
+        f"{gate.name} ({result.meta.agents[-1] if result.meta.agents else result.meta.id})"
+        for result in results
+        for gate in result.gates.gates
+        if gate.blocking and gate.status == "undetermined"
+    ]
+    if not names:
+        return None
+    failed = [
+        gate.name
+        for result in results
+        for gate in result.gates.gates
+        if gate.blocking and gate.status == "fail"
+    ]
+    if failed:
+        effect = f"the build fails on {', '.join(failed)} whatever they would say"
+    elif all(result.gates.passed for result in results):
+        effect = "they do not fail the build"
+    else:
+        effect = "the build fails on them"
+    return (
+        f"undetermined gate(s): {', '.join(names)}: the data cannot tell either way; {effect}; "
+        "more repeats (`--until-decided`, or the repeats `evals plan` suggests) would decide them"
+    )
+
+
+def write_outputs(outcome: CiOutcome, out: Path, names: Sequence[str]) -> None:
+    """Write the job's reports, summary, comment and JSON into `out`."""
+    from evals.reports import write_report
+    from evals.reports.ci import render_ci_comment, render_ci_summary
+
+    out.mkdir(parents=True, exist_ok=True)
+    for name, result in zip(names, outcome.results, strict=True):
+        for suffix in REPORT_SUFFIXES:
+            write_report(out / f"{name}{suffix}", result)
+    summary = render_ci_summary(outcome)
+    (out / "summary.md").write_text(summary, encoding="utf-8")
+    if outcome.kind == "pr":
+        (out / "comment.md").write_text(render_ci_comment(outcome), encoding="utf-8")
+    (out / "ci.json").write_bytes(orjson.dumps(outcome.to_dict(), option=orjson.OPT_INDENT_2))
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as handle:
+            handle.write(summary + "\n")

@@ -1,0 +1,586 @@
+"""`evals ci pr`: the whole pull-request job, from the baseline to the comment.
+
+The question a pull request asks is whether it made an agent better or worse, so each
+compared agent at the pull request's head is compared with the same agent at the merge
+base (main's agent), on the suite's pull-request cases, with the same seeds on both sides
+(paired, `gates.paired`): a run of the base and a run of the head that share a case and
+a repeat share their seed, and their difference is measured within the pair.
+
+The baseline costs as little as it can:
+
+1. when the latest complete nightly of main ran the base's suite with the base's agent
+   (same suite and agent fingerprints) and the same seeds, its stored runs are the
+   baseline and no agent is called;
+2. otherwise main's agent is run in this job from a git worktree of the merge base, in
+   a child process, through a response cache primed with that nightly's stored
+   responses: a call the nightly made with the same agent code, request and seed is
+   answered from it, any other call goes to the agent.
+
+The head's agent always runs. Compared are the agents whose agent fingerprint differs
+between base and head (`--agent` to choose; with none changed, the gates' candidate).
+When the pull request also changed the suite, the comparison keeps to the cases both
+versions define alike and lists the rest.
+
+The job reads the team's store read-only (`--store`; a PostgreSQL session in read-only
+transactions, or the nightly's SQLite artifact) and writes its own evaluations, with
+environment `pr`, to a scratch store in the output folder: it never writes a baseline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evals.model.ci import CiOutcome
+from evals.model.errors import ExitCode, HarnessFault, SuiteError
+from evals.model.evaluation import EvaluationResult
+from evals.model.options import RunOptions
+from evals.model.results import RunRecord
+from evals.model.suite import Suite
+from evals.pipeline.checkout import (
+    SuiteIdentity,
+    base_checkout,
+    child_environment,
+    describe_suite,
+    git,
+    harness_command,
+    merge_base,
+    repository_root,
+)
+from evals.pipeline.ci_outputs import exit_code, overall_verdict, undetermined_note, write_outputs
+from evals.pipeline.ci_plan import plan_pull_request
+from evals.pipeline.evaluation import run_evaluation
+from evals.pipeline.history import Side, compare_sides
+from evals.pipeline.provenance import CiContext, ci_context
+from evals.pipeline.staged import is_decided, look_confidence
+from evals.plan.runs import select_cases
+
+if TYPE_CHECKING:
+    from evals.store import StoredEvaluation
+
+SCRATCH_STORE = "pr.db"
+CACHE_FILE = "responses.db"
+
+
+@dataclass(slots=True)
+class PrOptions:
+    """What `evals ci pr` is told: the suite, where to read and write, how much to run.
+
+    `store` is the baseline store, read only. `repeat` fixes the repeats; else `effect`
+    asks the power plan for the repeats that detect that difference (at most
+    `max_repeats`); else the suite's pull-request repeats. `stages` runs in stages of
+    cumulative repeats until the gates are decided. `seed` defaults to the nightly's, so
+    its stored responses can serve the baseline.
+    """
+
+    suite: Path
+    out: Path = Path(".evals/ci")
+    store: str | None = None
+    base: str | None = None
+    agents: list[str] | None = None
+    repeat: int | None = None
+    effect: float | None = None
+    max_repeats: int = 20
+    stages: tuple[int, ...] | None = None
+    seed: int | None = None
+    evaluation_id: str | None = None
+    concurrency: int | None = None
+    timeout_s: float | None = None
+    nightly_branch: str | None = None
+    report_url: str | None = None
+
+
+@dataclass(slots=True)
+class _Nightly:
+    """The stored nightly that may serve the baseline, and what reading it said."""
+
+    meta: StoredEvaluation | None = None
+    records: list[RunRecord] = field(default_factory=list)
+    note: str = ""
+
+
+@dataclass(slots=True)
+class _Baseline:
+    """Main's side of the comparison at one stage; `ran` when it ran in this job."""
+
+    meta: StoredEvaluation
+    records: list[RunRecord]
+    note: str
+    ran: bool = False
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "agent"
+
+
+def _read_nightly(
+    store_url: str | None, suite: Suite, branch: str, agents: Sequence[str]
+) -> _Nightly:
+    """The latest baseline-eligible nightly of `branch` for the suite, read only."""
+    if not store_url:
+        return _Nightly(note="no baseline store was given (--store)")
+    if "://" not in store_url and not Path(store_url).is_file():
+        return _Nightly(note=f"no store at {store_url} (no nightly has stored one yet)")
+    from evals.store import open_store
+
+    try:
+        store = open_store(store_url, read_only=True)
+    except (HarnessFault, SuiteError, OSError) as exc:
+        return _Nightly(note=f"the baseline store could not be read: {exc}")
+    try:
+        found = store.baselines(suite.suite_id, branch=branch)
+        if not found:
+            return _Nightly(note=f"the store holds no complete nightly of {branch}")
+        meta = store.get_evaluation(found[0].id)
+        assert meta is not None
+        records = [r for agent in agents for r in store.load_runs(meta.id, agent=agent)]
+        return _Nightly(meta, records)
+    finally:
+        store.close()
+
+
+def compared_agents(
+    head: Suite, base: SuiteIdentity, requested: list[str] | None
+) -> tuple[list[str], list[str]]:
+    """(agents to compare, notes): changed agents by default, else the gates' candidate."""
+    notes = []
+    new = [label for label in head.agent_labels if label not in base.agent_fingerprints]
+    if new:
+        notes.append(f"new in this pull request, not compared: {', '.join(new)}")
+    if requested:
+        unknown = [label for label in requested if label not in head.agent_labels]
+        if unknown:
+            raise SuiteError(
+                f"the suite has no agent {unknown[0]!r}",
+                file=str(head.path),
+                fix=f"choose among {', '.join(head.agent_labels)}",
+            )
+        return [label for label in requested if label not in new], notes
+    fingerprints = head.agent_fingerprints
+    changed = [
+        label
+        for label in head.agent_labels
+        if label not in new and base.agent_fingerprints[label] != fingerprints[label]
+    ]
+    if changed:
+        notes.insert(0, f"changed agent(s): {', '.join(changed)}")
+        return changed, notes
+    fallback = head.gates.candidate if head.gates.candidate in head.agent_labels else None
+    chosen = [fallback or head.agent_labels[0]]
+    if chosen[0] in new:
+        return [], notes
+    notes.insert(0, f"no agent changed between base and head; compared: {chosen[0]}")
+    return chosen, notes
+
+
+def _reusable(
+    nightly: _Nightly,
+    base: SuiteIdentity,
+    agents: list[str],
+    cases: list[str],
+    repeat: int,
+    seed: int,
+) -> list[RunRecord] | None:
+    """The nightly's runs that are exactly main's baseline runs, or None when they are not.
+
+    They are when the nightly ran the base's suite and agents with the same seeds and
+    holds every (case, agent, repeat) the comparison needs.
+    """
+    meta = nightly.meta
+    if meta is None or meta.fingerprint != base.outline.fingerprint:
+        return None
+    if (meta.config.get("seed") or 0) != seed:
+        return None
+    if any(meta.agent_fingerprints.get(a) != base.agent_fingerprints.get(a) for a in agents):
+        return None
+    wanted = set(cases)
+    chosen = [r for r in nightly.records if r.key.case_id in wanted and r.key.repeat < repeat]
+    have = {(r.key.case_id, r.key.agent, r.key.repeat) for r in chosen}
+    needed = {(c, a, r) for c in cases for a in agents for r in range(repeat)}
+    return chosen if needed <= have else None
+
+
+def _run_base(
+    base_suite: Path,
+    base_root: Path,
+    scratch: str,
+    cache: Path,
+    evaluation_id: str,
+    agents: list[str],
+    cases: list[str],
+    repeat: int,
+    seed: int,
+    options: PrOptions,
+    resume: bool,
+) -> None:
+    """Run main's agents over the base's suite in a child process, into the scratch store."""
+    args = [
+        "run",
+        str(base_suite),
+        "--store",
+        scratch,
+        "--repeat",
+        str(repeat),
+        "--seed",
+        str(seed),
+        "--cache",
+        str(cache),
+        "--env",
+        "pr",
+        "--no-progress",
+        "--quiet",
+    ]
+    args += ["--resume", evaluation_id] if resume else ["--evaluation-id", evaluation_id]
+    for agent in agents:
+        args += ["--agent", agent]
+    for case_id in cases:
+        args += ["--case", case_id]
+    if options.concurrency:
+        args += ["--concurrency", str(options.concurrency)]
+    if options.timeout_s:
+        args += ["--timeout", str(options.timeout_s)]
+    answer = subprocess.run(
+        harness_command(*args),
+        cwd=base_root,
+        env=child_environment(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if answer.returncode == ExitCode.INVALID_INPUT:
+        raise SuiteError(
+            f"main's suite could not run: {answer.stderr.strip()}", file=str(base_suite)
+        )
+    if answer.returncode not in (ExitCode.OK, ExitCode.GATE_FAILED):
+        tail = "\n".join(answer.stderr.strip().splitlines()[-20:])
+        raise HarnessFault(f"running main's agents failed (exit {answer.returncode}): {tail}")
+
+
+def _load(scratch: str, evaluation_id: str) -> tuple[StoredEvaluation, list[RunRecord]]:
+    from evals.store import open_store
+
+    store = open_store(scratch)
+    try:
+        meta = store.get_evaluation(evaluation_id)
+        if meta is None:
+            raise HarnessFault(f"the scratch store has no evaluation {evaluation_id}")
+        return meta, store.load_runs(evaluation_id)
+    finally:
+        store.close()
+
+
+class _PullRequest:
+    """One `evals ci pr` job: its inputs, and what it learnt along the way."""
+
+    def __init__(self, options: PrOptions, context: CiContext) -> None:
+        self.options = options
+        self.context = context
+        # Absolute: main's agent runs in another folder and writes here too.
+        self.out = options.out.resolve()
+        self.head = _load_head(options.suite)
+        self.repo = repository_root(self.head.path)
+        if not self.head.path.is_relative_to(self.repo):
+            raise SuiteError(
+                "the suite is not inside the git repository it is evaluated in",
+                file=str(self.head.path),
+                fix="run evals ci pr on a suite of the repository's checkout",
+            )
+        self.config = replace(self.head.gates.for_environment("pr"), paired=True)
+        self.cases = [c.id for c in select_cases(self.head.cases, self.config.tags, None)]
+        self.scratch = str(self.out / SCRATCH_STORE)
+        self.notes: list[str] = []
+        self.primed = 0
+
+    def run(self) -> CiOutcome:
+        refs = self._base_refs()
+        base_ref, base_commit = merge_base(self.repo, refs)
+        head_commit = git(self.repo, "rev-parse", "HEAD")
+        number = self.context.pull_request
+        head_id = self.options.evaluation_id or f"pr-{number or 'local'}-{head_commit[:10]}"
+        with base_checkout(self.repo, base_commit) as base_root:
+            base_suite = base_root / self.head.path.relative_to(self.repo)
+            identity = describe_suite(base_suite, base_root)
+            if identity is None:
+                return self._new_suite(head_id)
+            agents, agent_notes = compared_agents(self.head, identity, self.options.agents)
+            if not agents:
+                return self._new_suite(head_id)
+            self.notes += agent_notes
+            branch = self.options.nightly_branch or base_ref.removeprefix("origin/")
+            nightly = _read_nightly(self.options.store, self.head, branch, agents)
+            seed = self._seed(nightly)
+            stages = self._stages(nightly)
+            results = self._compare(
+                identity, base_suite, base_root, agents, nightly, seed, stages, head_id
+            )
+        repeat = results[0].repeat if results else stages[-1]
+        title = (
+            f"{', '.join(f'`{a}`' for a in agents)} at `{base_commit[:10]}` (merge base with "
+            f"`{base_ref}`) → `{head_commit[:10]}` (this pull request): "
+            f"{len(self.cases)} case(s) × {repeat} repeat(s), paired by seed"
+        )
+        self.notes.append(
+            f"this job wrote no baseline: its evaluations are in the scratch store "
+            f"`{self.scratch}` (environment pr)"
+        )
+        return self._outcome(results, title)
+
+    def _base_refs(self) -> list[str]:
+        if self.options.base:
+            return [self.options.base]
+        base = self.context.base_ref
+        return [f"origin/{base}", base] if base else ["origin/main", "main"]
+
+    def _seed(self, nightly: _Nightly) -> int:
+        if self.options.seed is not None:
+            return self.options.seed
+        return int((nightly.meta.config.get("seed") if nightly.meta else 0) or 0)
+
+    def _stages(self, nightly: _Nightly) -> tuple[int, ...]:
+        """The cumulative repeats of each stage (one stage unless --until-decided)."""
+        options = self.options
+        stored = None
+        if nightly.meta is not None and nightly.meta.summary:
+            stored = (nightly.meta.id, nightly.meta.summary)
+        plan = plan_pull_request(
+            self.head,
+            cases=len(self.cases),
+            repeats=options.repeat or self.config.repeat or self.head.evaluate_options.repeat,
+            final_repeats=options.stages[-1] if options.stages else None,
+            effect=options.effect,
+            max_repeats=options.max_repeats,
+            confidence=self.config.confidence,
+            nightly=stored,
+        )
+        self.notes += plan.notes
+        return options.stages or (plan.repeats,)
+
+    def _compare(
+        self,
+        identity: SuiteIdentity,
+        base_suite: Path,
+        base_root: Path,
+        agents: list[str],
+        nightly: _Nightly,
+        seed: int,
+        stages: tuple[int, ...],
+        head_id: str,
+    ) -> list[EvaluationResult]:
+        base_cases = [c for c in self.cases if c in {x.id for x in identity.outline.cases}]
+        confidence = (
+            look_confidence(self.config.confidence, len(stages))
+            if len(stages) > 1
+            else self.config.confidence
+        )
+        config = replace(self.config, confidence=confidence)
+        head_result: EvaluationResult | None = None
+        baseline: _Baseline | None = None
+        looks: list[str] = []
+        results: list[EvaluationResult] = []
+        for repeat in stages:
+            baseline = self._baseline(
+                identity,
+                base_suite,
+                base_root,
+                agents,
+                base_cases,
+                nightly,
+                seed,
+                repeat,
+                resumed=baseline is not None and baseline.ran,
+                head_id=head_id,
+            )
+            head_result = run_evaluation(
+                self.head,
+                RunOptions(
+                    repeat=repeat,
+                    concurrency=self.options.concurrency,
+                    timeout_s=self.options.timeout_s,
+                    case_ids=self.cases,
+                    agents=agents,
+                    environment="pr",
+                    store_url=self.scratch,
+                    progress=False,
+                    evaluation_id=head_id,
+                    seed=seed,
+                    confidence=confidence,
+                    branch=self.context.branch,
+                ),
+                previous=head_result,
+            )
+            results = [
+                compare_sides(
+                    self.head,
+                    Side(baseline.meta, baseline.meta.suite_outline(), baseline.records, agent),
+                    Side(head_result.meta, self.head.outline(), head_result.records, agent),
+                    config,
+                    "pr",
+                    allow_suite_change=True,
+                    labels=(f"{agent}@base", f"{agent}@head"),
+                )
+                for agent in agents
+            ]
+            looks.append(f"{repeat} repeat(s): {overall_verdict(results)}")
+            if all(is_decided(r.gates) for r in results):
+                break
+        assert baseline is not None
+        self.notes.append(baseline.note)
+        if len(stages) > 1:
+            self.notes.append(
+                f"staged until decided: {len(looks)} of {len(stages)} stage(s) "
+                f"({'; '.join(looks)}); each look at confidence {confidence:.4g}, the error "
+                f"split over {len(stages)} looks"
+            )
+        return results
+
+    def _baseline(
+        self,
+        identity: SuiteIdentity,
+        base_suite: Path,
+        base_root: Path,
+        agents: list[str],
+        cases: list[str],
+        nightly: _Nightly,
+        seed: int,
+        repeat: int,
+        *,
+        resumed: bool,
+        head_id: str,
+    ) -> _Baseline:
+        reused = _reusable(nightly, identity, agents, cases, repeat, seed)
+        if reused is not None and nightly.meta is not None:
+            return _Baseline(
+                nightly.meta,
+                reused,
+                f"baseline: the stored runs of nightly `{nightly.meta.id}` (main's agent and "
+                "suite unchanged since, same seeds): no agent called for it",
+            )
+        cache = self.out / CACHE_FILE
+        if nightly.meta is not None and not resumed:
+            from evals.run.cache import SqliteResponseCache
+
+            responses = SqliteResponseCache(cache)
+            try:
+                self.primed = responses.prime(nightly.records, nightly.meta.agent_fingerprints)
+            finally:
+                responses.close()
+        base_id = f"{head_id}-base"
+        _run_base(
+            base_suite,
+            base_root,
+            self.scratch,
+            cache,
+            base_id,
+            agents,
+            cases,
+            repeat,
+            seed,
+            self.options,
+            resumed,
+        )
+        meta, records = _load(self.scratch, base_id)
+        from evals.run.cache import cache_hits, describe_hits
+
+        source = (
+            f"primed with {self.primed} stored response(s) of nightly `{nightly.meta.id}`"
+            if nightly.meta is not None
+            else f"no stored nightly to prime the cache ({nightly.note})"
+        )
+        return _Baseline(
+            meta,
+            records,
+            f"baseline: main's agent run in this job, {source}; "
+            + describe_hits(cache_hits(records)),
+            ran=True,
+        )
+
+    def _new_suite(self, head_id: str) -> CiOutcome:
+        """No suite (or no agent) at the base: the pull request is gated on its own gates."""
+        result = run_evaluation(
+            self.head,
+            RunOptions(
+                environment="pr",
+                store_url=self.scratch,
+                progress=False,
+                evaluation_id=head_id,
+                branch=self.context.branch,
+                concurrency=self.options.concurrency,
+                timeout_s=self.options.timeout_s,
+                repeat=self.options.repeat,
+            ),
+        )
+        self.notes.append(
+            "the suite or its agents are new in this pull request: nothing at the base to "
+            "compare with, so the suite's own pull-request gates decide"
+        )
+        return self._outcome([result], f"`{self.head.suite_id}` gated on its own gates")
+
+    def _outcome(self, results: list[EvaluationResult], title: str) -> CiOutcome:
+        verdict = overall_verdict(results)
+        note = undetermined_note(results)
+        if note:
+            self.notes.append(note)
+        outcome = CiOutcome(
+            kind="pr",
+            suite_id=self.head.suite_id,
+            verdict=verdict,
+            exit_code=exit_code(results),
+            results=results,
+            notes=self.notes,
+            title=title,
+            report_url=self.options.report_url or self.context.run_url,
+            run_url=self.context.run_url,
+        )
+        write_outputs(outcome, self.out, names=[_slug(r.meta.agents[-1]) for r in results])
+        return outcome
+
+
+def _load_head(path: Path) -> Suite:
+    from evals.suite import load_suite
+
+    return load_suite(path)
+
+
+def run_pull_request(options: PrOptions, context: CiContext | None = None) -> CiOutcome:
+    """Do the pull-request job: baseline, candidate, comparison, gates, summary, comment.
+
+    Writes into `options.out`: `summary.md` (also appended to $GITHUB_STEP_SUMMARY),
+    `comment.md`, `ci.json`, per compared agent `<agent>.html`, `.junit.xml` and `.json`,
+    and the scratch store `pr.db`. Refuses a baseline store that is the scratch store.
+    """
+    context = context or ci_context()
+    if options.stages is not None and (options.repeat is not None or options.effect is not None):
+        raise SuiteError(
+            "--until-decided sets the repeats of each stage itself",
+            fix="drop --repeat and --effect, or drop --until-decided",
+        )
+    if options.repeat is not None and options.effect is not None:
+        raise SuiteError(
+            "--repeat fixes the repeats and --effect asks the power plan for them",
+            fix="give one of them",
+        )
+    options.out.mkdir(parents=True, exist_ok=True)
+    scratch = (options.out / SCRATCH_STORE).resolve()
+    if options.store and "://" not in options.store and Path(options.store).resolve() == scratch:
+        raise SuiteError(
+            "the baseline store is the job's scratch store",
+            fix="pass the team's store (read-only) or the nightly's store artifact to --store",
+        )
+    for stale in (SCRATCH_STORE, CACHE_FILE):
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                (options.out / f"{stale}{suffix}").unlink()
+    if os.environ.get("EVALS_STORE_URL"):
+        print(
+            "warning: EVALS_STORE_URL is set in a pull-request job; evals ci pr does not use "
+            "it, and the job should not hold the store's write credentials",
+            file=sys.stderr,
+        )
+    return _PullRequest(options, context).run()
