@@ -99,10 +99,27 @@ def _check_config(kind: str, spec: ProviderSpec, loader: _FileChecker) -> None:
         from evals.agents.sdk_providers import check_sdk_provider
 
         check_sdk_provider(spec)
+        _check_prices(spec)
     elif kind in ("openai-agents:", "langgraph:", "pydantic-ai:"):
         from evals.agents.frameworks.common import check_framework_provider
 
         check_framework_provider(spec, loader.root)
+        _check_prices(spec)
+
+
+def _check_prices(spec: ProviderSpec) -> None:
+    """Prices in a model provider's config (`price`, `cost`, `inputCost`, `outputCost`)."""
+    from evals.vendors.prices import PriceError, provider_price
+
+    try:
+        provider_price("", spec.config)
+    except PriceError as exc:
+        raise SuiteError(
+            f"provider {spec.label!r}: {exc}",
+            line=spec.line,
+            fix="write inputCost and outputCost per token, or price: "
+            "{input_per_mtok: 2.5, output_per_mtok: 10}",
+        ) from None
 
 
 def build_agent(spec: ProviderSpec, root: Path) -> Agent:

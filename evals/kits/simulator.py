@@ -30,12 +30,15 @@ from evals.kits.toolloop import (
     Adapter,
     AnthropicMessagesAdapter,
     OpenAIResponsesAdapter,
-    Price,
     ToolRegistry,
     run_tool_loop,
 )
 from evals.model.results import AgentResponse
 from evals.model.trajectory import Step
+from evals.vendors import anthropic as anthropic_format
+from evals.vendors import openai as openai_format
+from evals.vendors.messages import RequestView
+from evals.vendors.prices import LIST_PRICES, provider_price
 
 Call = tuple[str, dict[str, Any]]
 Action = list[Call] | str
@@ -72,44 +75,18 @@ def choose(rates: Mapping[str, float], value: float, default: str) -> str:
     return default
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-
-
-def _data(text: str) -> Any:
-    """A tool output as data: JSON when it parses, else the text (frameworks send plain text)."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 def read_openai(body: dict[str, Any]) -> Conversation:
     """A Responses API request: the question, tool names and function_call_output items."""
-    items = body["input"]
-    if isinstance(items, str):
-        items = [{"role": "user", "content": items}]
-    question = next(_text(x["content"]) for x in items if x.get("role") == "user")
-    outputs = [_data(x["output"]) for x in items if x.get("type") == "function_call_output"]
-    return Conversation(
-        body["model"], question, [t["name"] for t in body.get("tools", [])], outputs
-    )
+    return _conversation(openai_format.read_request(body))
 
 
 def read_anthropic(body: dict[str, Any]) -> Conversation:
     """A Messages API request: the question, tool names and tool_result blocks."""
-    users = [m for m in body["messages"] if m["role"] == "user"]
-    outputs = [
-        json.loads(_text(b["content"]))
-        for m in users
-        if isinstance(m["content"], list)
-        for b in m["content"]
-        if b.get("type") == "tool_result"
-    ]
-    tools = [t["name"] for t in body.get("tools", [])]
-    return Conversation(body["model"], _text(users[0]["content"]), tools, outputs)
+    return _conversation(anthropic_format.read_request(body))
+
+
+def _conversation(request: RequestView) -> Conversation:
+    return Conversation(request.model, request.user_texts[0], request.tools, request.outputs)
 
 
 def _usage(
@@ -130,48 +107,10 @@ def openai_reply(
     """The Responses API reply the script gives to one request body."""
     conversation = read_openai(body)
     action = script(conversation, seed)
-    n = len(conversation.outputs)
-    if isinstance(action, str):
-        output: list[dict[str, Any]] = [
-            {
-                "type": "message",
-                "id": f"msg_{n}",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": action, "annotations": []}],
-            }
-        ]
-    else:
-        output = [
-            {
-                "type": "function_call",
-                "id": f"fc_{n}_{i}",
-                "call_id": f"call_{n}_{i}",
-                "name": name,
-                "arguments": json.dumps(args),
-                "status": "completed",
-            }
-            for i, (name, args) in enumerate(action)
-        ]
-    tokens_in, tokens_out = _usage(usage, conversation, action, sent, output)
-    return {
-        "id": f"resp_{n}",
-        "object": "response",
-        "created_at": 0,
-        "status": "completed",
-        "model": body["model"],
-        "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "usage": {
-            "input_tokens": tokens_in,
-            "output_tokens": tokens_out,
-            "total_tokens": tokens_in + tokens_out,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens_details": {"reasoning_tokens": 0},
-        },
-    }
+    index = len(conversation.outputs)
+    output = openai_format.output_items(action, index)
+    tokens = _usage(usage, conversation, action, sent, output)
+    return openai_format.response_body(body["model"], output, index, tokens)
 
 
 def anthropic_reply(
@@ -180,27 +119,10 @@ def anthropic_reply(
     """The Messages API reply the script gives to one request body."""
     conversation = read_anthropic(body)
     action = script(conversation, seed)
-    n = len(conversation.outputs)
-    if isinstance(action, str):
-        content: list[dict[str, Any]] = [{"type": "text", "text": action}]
-        stop = "end_turn"
-    else:
-        content = [
-            {"type": "tool_use", "id": f"toolu_{n}_{i}", "name": name, "input": args}
-            for i, (name, args) in enumerate(action)
-        ]
-        stop = "tool_use"
-    tokens_in, tokens_out = _usage(usage, conversation, action, sent, content)
-    return {
-        "id": f"msg_{n}",
-        "type": "message",
-        "role": "assistant",
-        "model": body["model"],
-        "content": content,
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
-    }
+    index = len(conversation.outputs)
+    content = anthropic_format.content_blocks(action, index)
+    tokens = _usage(usage, conversation, action, sent, content)
+    return anthropic_format.message_body(body["model"], content, index, tokens)
 
 
 Reply = Callable[[Script, dict[str, Any], int, int, Usage | None], dict[str, Any]]
@@ -334,7 +256,8 @@ def provider_response(
     return data
 
 
-DEFAULT_PRICE = {"input_per_mtok": 2.5, "output_per_mtok": 10.0}
+SIMULATED_PRICE = LIST_PRICES["gpt-4o"]
+"""What a simulated model without a list price of its own costs: gpt-4o's list price."""
 
 
 def run_simulated_agent(
@@ -369,7 +292,7 @@ def run_simulated_agent(
         system=system,
         max_steps=int(config.get("max_steps", max_steps)),
         token_budget=config.get("token_budget"),
-        price=Price(**(config.get("price") or DEFAULT_PRICE)),
+        price=provider_price(model, config) or SIMULATED_PRICE,
     )
     latency_ms = latencies[model].run_ms(response.trajectory) if latencies else None
     return provider_response(response, latency_ms=latency_ms, metadata={"api": api, "model": model})

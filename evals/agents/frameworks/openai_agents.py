@@ -46,10 +46,10 @@ from evals.agents.frameworks.common import (
     Outcome,
     Recorder,
     arguments_dict,
-    chat_messages,
     jsonable,
 )
 from evals.model.trajectory import Step
+from evals.vendors.messages import parse_chat_prompt
 
 _GUARDRAILS = (
     InputGuardrailTripwireTriggered,
@@ -192,7 +192,7 @@ class OpenAIAgentsAgent(FrameworkAgent):
         run_config = self._run_config(context)
         hooks = _Hooks(recorder, run_config)
         run_config.tool_error_formatter = hooks.tool_error
-        messages = chat_messages(prompt)
+        messages = parse_chat_prompt(prompt)
         run_input: Any = prompt if messages == [{"role": "user", "content": prompt}] else messages
         try:
             result = await Runner.run(

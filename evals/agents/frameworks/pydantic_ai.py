@@ -48,11 +48,11 @@ from evals.agents.frameworks.common import (
     FrameworkAgent,
     Outcome,
     Recorder,
-    chat_messages,
     error_text,
     jsonable,
 )
 from evals.model.trajectory import Step
+from evals.vendors.messages import parse_chat_prompt
 
 DEFAULT_OUTPUT_TOOL = "final_result"
 _FAILED_OUTCOMES = ("failed", "retried", "denied", "interrupted")
@@ -141,7 +141,7 @@ def steps_from_messages(
 
 def _prompt_and_history(prompt: str) -> tuple[str, list[Any]]:
     """The user prompt and the message history of a (possibly chat-array) prompt."""
-    messages = chat_messages(prompt)
+    messages = parse_chat_prompt(prompt)
     if messages == [{"role": "user", "content": prompt}]:
         return prompt, []
     *earlier, last = messages
