@@ -22,9 +22,9 @@ from evals.graders.jscompat import (
     outcome,
     to_precision,
 )
-from evals.graders.python_assert import assertion_value
 from evals.graders.refusal import is_basic_refusal
 from evals.graders.registry import register, value_check
+from evals.graders.values import assertion_value
 from evals.model.results import Grade
 
 

@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from evals.common.files import is_file_ref
 from evals.graders.base import GradeContext
 from evals.model.errors import SuiteError
 from evals.model.results import Grade
@@ -195,7 +196,7 @@ def check_assertion_value(
 
 def _is_deferred(value: Any) -> bool:
     if isinstance(value, str):
-        return value.startswith("file://") or "{{" in value or "{%" in value
+        return is_file_ref(value) or "{{" in value or "{%" in value
     if isinstance(value, list):
         return any(_is_deferred(v) for v in value)
     if isinstance(value, dict):

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import coerce_string, outcome
 from evals.graders.output import output_string
-from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register
+from evals.graders.values import assertion_value
 from evals.model.results import Grade
 
 if TYPE_CHECKING:

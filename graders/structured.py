@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from evals.common.files import is_file_ref
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import invariant, js_string, json_parse, negation, outcome
 from evals.graders.output import output_string
-from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register, value_check
+from evals.graders.values import assertion_value
 from evals.model.results import Grade
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def _first_error(validator: jsonschema.protocols.Validator, instance: Any) -> st
 
 def _schema_validator(ctx: GradeContext, value: Any) -> jsonschema.protocols.Validator:
     kind = ctx.assertion.base_type
-    if isinstance(ctx.value, str) and ctx.value.startswith("file://"):
+    if is_file_ref(ctx.value):
         invariant(value, f"{kind} references a file that does not export a JSON schema")
         return compile_schema(value)
     return compile_schema(_schema_of(value, kind))

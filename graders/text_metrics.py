@@ -18,8 +18,8 @@ import regex
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import at_most, invariant, js_string, to_fixed, utf16_units
 from evals.graders.output import output_string
-from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register
+from evals.graders.values import assertion_value
 from evals.model.results import Grade
 
 _WHITESPACE = re.compile(r"\s+")

@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from evals.common.files import load_function, split_ref
+from evals.common.files import is_file_ref, load_function, split_ref
 from evals.model.errors import SuiteError
 
 Transform = Callable[..., Any]
@@ -176,7 +176,7 @@ def compile_transform(source: Any, params: Sequence[str], root: Path, what: str)
     if not isinstance(source, str) or not source.strip():
         raise SuiteError(f"{what} must be an expression or file://x.py:fn, got {source!r:.60}")
     text = source.strip()
-    if text.startswith("file://"):
+    if is_file_ref(text):
         return _file_transform(text, root, what)
     code = text if text.startswith("lambda") else js_to_python(text)
     try:
@@ -211,7 +211,7 @@ DEFAULT_FUNCTION = "get_transform"
 
 def _with_default_function(source: str) -> str:
     text = source.strip()
-    if text.startswith("file://") and text.endswith(".py"):
+    if is_file_ref(text) and text.endswith(".py"):
         return f"{text}:{DEFAULT_FUNCTION}"
     return text
 

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from evals.common.files import is_file_ref, is_python_ref, ref_body, split_ref
 from evals.model.errors import SuiteError
 from evals.model.suite import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
 from evals.suite.fingerprint import expand_python_imports, fingerprint
@@ -85,8 +86,7 @@ class _Loader:
 
     def file_ref(self, ref: str, node: Any, what: str) -> Path:
         """Resolve a `file://` reference relative to the suite and record it."""
-        rel = ref[len("file://") :] if ref.startswith("file://") else ref
-        rel = rel.split(":", 1)[0] if re.search(r"\.py:\w", rel) else rel
+        rel, _ = split_ref(ref)
         target = (self.root / rel).resolve()
         if not target.exists():
             raise self.error(
@@ -99,7 +99,7 @@ class _Loader:
 
     def resolve_files(self, ref: str, node: Any, what: str) -> list[Path]:
         """Resolve a `file://` reference that may be a glob; each match is recorded."""
-        rel = ref[len("file://") :] if ref.startswith("file://") else ref
+        rel = ref_body(ref)
         if not glob.has_magic(rel):
             return [self.file_ref(ref, node, what)]
         matches = sorted(Path(p).resolve() for p in glob.glob(str(self.root / rel), recursive=True))
@@ -114,7 +114,7 @@ class _Loader:
 
     def mapping_file(self, value: Any, node: Any, what: str) -> Any:
         """A section given as `file://x.yaml` (or .json), loaded; other values unchanged."""
-        if isinstance(value, str) and value.startswith("file://"):
+        if is_file_ref(value):
             return load_yaml(self.file_ref(value, node, what))
         return value
 
@@ -185,14 +185,14 @@ class _Loader:
                 parent,
                 fix="write nunjucksFilters: {shout: file://filters.py:shout}",
             )
-        from evals.common.files import load_function, split_ref
+        from evals.common.files import load_function
         from evals.common.templating import register_filters
 
         filters = {}
         for name, ref in value.items():
             path_text, fn_name = split_ref(str(ref))
             path_text = path_text if path_text.endswith(".py") else path_text + ".py"
-            path = self.file_ref("file://" + path_text, value, f"nunjucks filter {name!r}")
+            path = self.file_ref(path_text, value, f"nunjucks filter {name!r}")
             filters[str(name)] = load_function(path, fn_name or str(name), "nunjucks filter")
         register_filters(filters)
 
@@ -234,11 +234,7 @@ class _Loader:
             )
         items: list[Any] = []
         for item in value if isinstance(value, list) else [value]:
-            if (
-                isinstance(item, str)
-                and item.startswith("file://")
-                and item.endswith((".yaml", ".yml", ".json"))
-            ):
+            if is_file_ref(item) and item.endswith((".yaml", ".yml", ".json")):
                 loaded = load_yaml(self.file_ref(item, parent, "providers"))
                 items.extend(loaded if isinstance(loaded, list) else [loaded])
             else:
@@ -368,10 +364,7 @@ class _Loader:
         ref = test.get("assertScoringFunction")
         if ref is None:
             return None
-        from evals.common.files import split_ref
-
-        path, _ = split_ref(str(ref))
-        if not (isinstance(ref, str) and ref.startswith("file://") and path.endswith(".py")):
+        if not (is_file_ref(ref) and is_python_ref(ref)):
             raise self.error(
                 f"assertScoringFunction must be a file://x.py:fn reference, not {ref!r}",
                 test,
@@ -407,7 +400,7 @@ class _Loader:
         check_assertion_type(kind, file=str(self.path), line=line_of(item))
         value = item.get("value")
         check_assertion_value(kind, value, file=str(self.path), line=line_of(item))
-        if isinstance(value, str) and value.startswith("file://"):
+        if is_file_ref(value):
             self.file_ref(value, item, "assertion")
         if item.get("transform") is not None:
             from evals.common.transforms import OUTPUT_PARAMS, check_transform
