@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from evals import __version__
+from evals.common.extras import require_extra, require_store_driver
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
 
 Command = Callable[[argparse.Namespace], int]
@@ -54,6 +55,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.no_store:
         from evals.store.process import StoreProcess
 
+        require_store_driver(args.store)
         store_process = StoreProcess(args.store)  # starts while the suite loads
     try:
         return _run(args, store_process)
@@ -250,6 +252,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     Streamlit replaces this process, so a signal that stops `evals dashboard` stops the
     server itself and no orphan keeps the port.
     """
+    require_extra("dashboard", "evals dashboard")
     app = Path(importlib.util.find_spec("evals.dashboard").origin).with_name("app.py")
     env = dict(os.environ)
     if args.store:

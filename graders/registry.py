@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from evals.common.extras import require_extra
 from evals.common.files import is_file_ref
 from evals.graders.base import GradeContext
 from evals.model.errors import SuiteError
@@ -82,6 +83,9 @@ JAVASCRIPT_HINT = (
     "or file://check.py with get_assert(output, context)"
 )
 
+
+EXTRA_BY_TYPE = {"meteor": "nlp"}
+"""Assertion types whose grader needs a package extra (evals.common.extras)."""
 
 GROUP_TYPES = frozenset({"select-best", "max-score"})
 """Assertion types that grade the outputs of one test and repeat together."""
@@ -167,6 +171,8 @@ def check_assertion_type(kind: str, file: str | None = None, line: int | None = 
             raise SuiteError(f"unsupported assertion type {kind!r}", file, line, NEGATED_GROUP_HINT)
         return
     if get_grader(base) is not None:
+        if base in EXTRA_BY_TYPE:
+            require_extra(EXTRA_BY_TYPE[base], f"assertion type {kind!r}", file=file, line=line)
         return
     close = difflib.get_close_matches(base, known_types(), n=1)
     hint = f"did you mean {close[0]!r}?" if close else "see docs/graders.md for the list"
