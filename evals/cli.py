@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evals import __version__
 from evals.common.extras import require_extra, require_store_driver
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
+
+if TYPE_CHECKING:
+    from evals.model.evaluation import EvaluationResult
+    from evals.model.options import RunOptions
+    from evals.model.suite import Suite
+    from evals.store.process import StoreProcess
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -64,7 +70,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             store_process.close()
 
 
-def _run(args: argparse.Namespace, store_process) -> int:  # StoreProcess | None
+def _run(args: argparse.Namespace, store_process: StoreProcess | None) -> int:
     from evals.model.options import RunOptions
     from evals.pipeline.evaluation import run_evaluation
     from evals.suite import load_suite
@@ -100,7 +106,7 @@ def _run(args: argparse.Namespace, store_process) -> int:  # StoreProcess | None
     return _finish(result, args)
 
 
-def _run_staged(suite, options, args: argparse.Namespace) -> int:  # Suite, RunOptions
+def _run_staged(suite: Suite, options: RunOptions, args: argparse.Namespace) -> int:
     """`run --until-decided`: add stages of repeats until the gates are decided."""
     from evals.pipeline.staged import run_until_decided
 
@@ -151,7 +157,7 @@ def _check_outputs(outputs: Sequence[str] | None) -> None:
         renderer_for(Path(out))
 
 
-def _finish(result, args: argparse.Namespace) -> int:
+def _finish(result: EvaluationResult, args: argparse.Namespace) -> int:
     from evals.reports import render_terminal, write_report
 
     for out in args.output or []:
@@ -253,7 +259,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     server itself and no orphan keeps the port.
     """
     require_extra("dashboard", "evals dashboard")
-    app = Path(importlib.util.find_spec("evals.dashboard").origin).with_name("app.py")
+    app = Path(__file__).resolve().parent / "dashboard" / "app.py"
     env = dict(os.environ)
     if args.store:
         env["EVALS_STORE_URL"] = args.store

@@ -284,14 +284,14 @@ def word_count(ctx: GradeContext) -> Grade:
                 if ctx.inverse
                 else f"Word count {count} is not between {lo_s} and {hi_s}"
             )
-        elif low is None:
+        elif high is not None:
             ok = count <= high
             fail = (
                 f"Expected word count to be greater than {js_string(high)}, but got {count}"
                 if ctx.inverse
                 else f"Word count {count} is greater than maximum {js_string(high)}"
             )
-        else:
+        elif low is not None:
             ok = count >= low
             fail = (
                 f"Expected word count to be less than {js_string(low)}, but got {count}"

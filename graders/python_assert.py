@@ -165,7 +165,7 @@ def normalize_script_result(ctx: GradeContext, result: Any) -> Grade:
     return Grade(passed, score, "Assertion passed" if passed else reason, assertion.raw)
 
 
-def _normalize_object(ctx: GradeContext, result: dict | list, suffix: Any) -> Grade:
+def _normalize_object(ctx: GradeContext, result: dict[str, Any] | list[Any], suffix: Any) -> Grade:
     as_dict = result if isinstance(result, dict) else {str(i): v for i, v in enumerate(result)}
     mapped = _camel_case(as_dict)
     if not is_grading_result(mapped):

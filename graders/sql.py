@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import coerce_string, outcome
@@ -191,7 +191,7 @@ def parse_statements(sql: str, database: str) -> list[exp.Expression]:
     for statement in parsed:
         if not isinstance(statement, _statement_types()):
             raise ValueError(f"not a SQL statement: {statement.sql(dialect=dialect)}")
-    return parsed
+    return cast("list[exp.Expression]", parsed)  # each is one of the statement classes
 
 
 def _kind(node: exp.Expression) -> str:

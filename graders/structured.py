@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -56,7 +57,7 @@ def _ajv_message(error: ValidationError) -> str:
     """The error as Ajv words it (`data/path must ...`), the form promptfoo reports."""
     path = "".join(f"/{p}" for p in error.absolute_path)
     keyword, expected = error.validator, error.validator_value
-    messages = {
+    messages: dict[str, Callable[[], str]] = {
         "type": lambda: f"must be {','.join(expected) if isinstance(expected, list) else expected}",
         "enum": lambda: "must be equal to one of the allowed values",
         "const": lambda: "must be equal to constant",

@@ -315,7 +315,9 @@ def _producer_version() -> str:
 def build_rows(result: EvaluationResult) -> list[dict[str, Any]]:
     """Every run as a promptfoo row, ordered by (testIdx, promptIdx) like promptfoo."""
     cases = {c.index: c for c in result.suite.cases}
-    by_key = {(c.provider.label, c.prompt.id): c for c in columns(result)}
+    by_key: dict[tuple[str, str | None], Column] = {
+        (c.provider.label, c.prompt.id): c for c in columns(result)
+    }
     single_prompt = result.suite.prompts[0].id if len(result.suite.prompts) == 1 else None
     indices = test_indices(result)
     rows = []
@@ -332,7 +334,7 @@ def build_document(result: EvaluationResult) -> dict[str, Any]:
     """The whole output file: evalId, results (v3), config, metadata and the `evals` key."""
     meta = result.meta
     rows = build_rows(result)
-    prompts = []
+    prompts: list[dict[str, Any]] = []
     for column in columns(result):
         prompts.append(
             {

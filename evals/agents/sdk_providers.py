@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import anthropic
 import openai
@@ -126,13 +126,15 @@ def _sdk_call(method: Any, body: dict[str, Any], headers: dict[str, str]) -> Any
     return method(**kwargs, extra_body=extra or None, extra_headers=headers)
 
 
-class _SdkAgent(ABC):
+ClientT = TypeVar("ClientT", bound=openai.AsyncOpenAI | anthropic.AsyncAnthropic)
+
+
+class _SdkAgent(ABC, Generic[ClientT]):
     """Shared call flow: build the request, time it, read the reply, price it."""
 
     vendor = ""
     vendor_name = ""
     key_env = ""
-    sdk_client: Any = None
     api_errors: tuple[type[Exception], ...] = ()
 
     def __init__(self, spec: ProviderSpec, root: Path) -> None:
@@ -153,8 +155,8 @@ class _SdkAgent(ABC):
         self.missing_key = (
             f"{self.vendor_name} API key is not set: set {self.key_env} or config.apiKey"
         )
-        self.client = (
-            self.sdk_client(
+        self.client: ClientT | None = (
+            self._connect(
                 api_key=api_key,
                 base_url=base_url,
                 max_retries=int(self.config.get("maxRetries", 2)),
@@ -166,13 +168,14 @@ class _SdkAgent(ABC):
 
     async def call(self, prompt: str, context: CallContext) -> AgentResponse:
         """One model request; API failures become error responses with the status."""
-        if self.client is None:
+        client = self.client
+        if client is None:
             return AgentResponse(error=self.missing_key)
         headers = {"traceparent": context.traceparent} if context.traceparent else {}
         started = time.time()
         try:
             with remote_parent(context.traceparent):
-                reply = await self._request(prompt, context, headers)
+                reply = await self._request(client, prompt, headers)
         except ChatPromptError as exc:
             return AgentResponse(error=str(exc))
         except self.api_errors as exc:
@@ -220,7 +223,11 @@ class _SdkAgent(ABC):
         )
 
     @abstractmethod
-    async def _request(self, prompt: str, context: CallContext, headers: dict[str, str]) -> Reply:
+    def _connect(self, **options: Any) -> ClientT:
+        """The SDK's async client with these options (api_key, base_url, ...)."""
+
+    @abstractmethod
+    async def _request(self, client: ClientT, prompt: str, headers: dict[str, str]) -> Reply:
         """Send one request and read the reply."""
 
     async def aclose(self) -> None:
@@ -229,24 +236,24 @@ class _SdkAgent(ABC):
             await self.client.close()
 
 
-class OpenAIAgent(_SdkAgent):
+class OpenAIAgent(_SdkAgent[openai.AsyncOpenAI]):
     """`openai:chat:MODEL` and `openai:responses:MODEL` through the official `openai` SDK."""
 
     vendor = "openai"
     vendor_name = "OpenAI"
     key_env = "OPENAI_API_KEY"
-    sdk_client = openai.AsyncOpenAI
     api_errors = (openai.APIError,)
 
-    async def _request(self, prompt: str, context: CallContext, headers: dict[str, str]) -> Reply:
+    def _connect(self, **options: Any) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(**options)
+
+    async def _request(
+        self, client: openai.AsyncOpenAI, prompt: str, headers: dict[str, str]
+    ) -> Reply:
         if self.api == "responses":
-            raw = await _sdk_call(
-                self.client.responses.create, self._responses_kwargs(prompt), headers
-            )
+            raw = await _sdk_call(client.responses.create, self._responses_kwargs(prompt), headers)
             return openai_format.read_response(raw.model_dump(mode="json", exclude_unset=True))
-        raw = await _sdk_call(
-            self.client.chat.completions.create, self._chat_kwargs(prompt), headers
-        )
+        raw = await _sdk_call(client.chat.completions.create, self._chat_kwargs(prompt), headers)
         response_format = self.config.get("response_format") or {}
         return openai_format.read_chat_completion(
             raw.model_dump(mode="json", exclude_unset=True),
@@ -293,14 +300,16 @@ class OpenAIAgent(_SdkAgent):
         return kwargs
 
 
-class AnthropicAgent(_SdkAgent):
+class AnthropicAgent(_SdkAgent[anthropic.AsyncAnthropic]):
     """`anthropic:messages:MODEL` through the official `anthropic` SDK."""
 
     vendor = "anthropic"
     vendor_name = "Anthropic"
     key_env = "ANTHROPIC_API_KEY"
-    sdk_client = anthropic.AsyncAnthropic
     api_errors = (anthropic.APIError,)
+
+    def _connect(self, **options: Any) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(**options)
 
     def _kwargs(self, prompt: str) -> dict[str, Any]:
         messages, system = anthropic_format.parse_prompt(prompt)
@@ -323,8 +332,10 @@ class AnthropicAgent(_SdkAgent):
             kwargs["tool_choice"] = anthropic_format.tool_choice(self.config["tool_choice"])
         return kwargs
 
-    async def _request(self, prompt: str, context: CallContext, headers: dict[str, str]) -> Reply:
-        raw = await _sdk_call(self.client.messages.create, self._kwargs(prompt), headers)
+    async def _request(
+        self, client: anthropic.AsyncAnthropic, prompt: str, headers: dict[str, str]
+    ) -> Reply:
+        raw = await _sdk_call(client.messages.create, self._kwargs(prompt), headers)
         return anthropic_format.read_message(
             raw.model_dump(mode="json", exclude_unset=True),
             show_thinking=bool(self.config.get("showThinking", True)),

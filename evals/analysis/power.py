@@ -246,10 +246,15 @@ def build_power_plan(
         if cases is not None
         else Assumed(len(suite.cases), "the suite"),
         repeats=chosen_repeats,
-        pass_rate=_pick(pass_rate, estimate and estimate.pass_rate, source, DEFAULT_PASS_RATE),
-        icc=_pick(icc, estimate and estimate.icc, source, DEFAULT_ICC),
+        pass_rate=_pick(
+            pass_rate, None if estimate is None else estimate.pass_rate, source, DEFAULT_PASS_RATE
+        ),
+        icc=_pick(icc, None if estimate is None else estimate.icc, source, DEFAULT_ICC),
         correlation=_pick(
-            correlation, estimate and estimate.correlation, source, DEFAULT_CORRELATION
+            correlation,
+            None if estimate is None else estimate.correlation,
+            source,
+            DEFAULT_CORRELATION,
         ),
         effect=Assumed(effect, "given on the command line")
         if effect is not None

@@ -71,7 +71,9 @@ def _violations(cell: _Cell) -> int:
     return sum(1 for r in cell.records if r.grade is not None and r.grade.policy_violation)
 
 
-def _case_stats(case_id: str, agent: str, cell: _Cell, k: int | None, confidence: float):
+def _case_stats(
+    case_id: str, agent: str, cell: _Cell, k: int | None, confidence: float
+) -> CaseAgentStats:
     graded = cell.graded
     scores = [r.grade.score for r in cell.records if r.grade is not None and r.status != "error"]
     return CaseAgentStats(
@@ -223,12 +225,17 @@ def _case_id(case: Case) -> str:
     return case.id
 
 
-def _latency_groups(cells: dict, agent: str, cases: Sequence[Case]) -> list[list[float]]:
+def _latency_groups(
+    cells: dict[tuple[str, str], _Cell], agent: str, cases: Sequence[Case]
+) -> list[list[float]]:
     return [[r.latency_ms for r in cells[(agent, c.id)].records] for c in cases]
 
 
 def _single_latency_interval(
-    agent_stat: AgentStats, cells: dict, cases: Sequence[Case], confidence: float
+    agent_stat: AgentStats,
+    cells: dict[tuple[str, str], _Cell],
+    cases: Sequence[Case],
+    confidence: float,
 ) -> None:
     own = sorted((c for c in cases if (agent_stat.agent, c.id) in cells), key=_case_id)
     if len(own) > 1:
@@ -241,11 +248,13 @@ def _single_latency_interval(
 def _attach_latency_intervals(
     agent_stats: list[AgentStats],
     comparison: Comparison,
-    cells: dict,
+    cells: dict[tuple[str, str], _Cell],
     cases: Sequence[Case],
     config: GateConfig,
 ) -> None:
     """Paired cluster bootstrap of p95 latency and mean cost over the shared cases."""
+    if config.baseline is None or config.candidate is None:
+        return
     shared = sorted(
         (
             c
@@ -319,7 +328,12 @@ def _case_verdict(
     return "inconclusive"
 
 
-def _compare_case(case: Case, candidate: CaseAgentStats, baseline: CaseAgentStats, pair):
+def _compare_case(
+    case: Case,
+    candidate: CaseAgentStats,
+    baseline: CaseAgentStats,
+    pair: tuple[int, int, int, int] | None,
+) -> CaseComparison:
     return CaseComparison(
         case_id=case.id,
         description=case.description,
@@ -380,11 +394,15 @@ def compare(
             )
     tested = [r for r in results if r.p_value is not None]
     for result, adjusted in zip(
-        tested, stats.benjamini_hochberg([r.p_value for r in tested]), strict=True
+        tested,
+        stats.benjamini_hochberg([r.p_value for r in tested if r.p_value is not None]),
+        strict=True,
     ):
         result.p_adjusted = adjusted
         if (
-            min(
+            result.difference is not None
+            and result.interval is not None
+            and min(
                 result.candidate.passes + result.candidate.fails,
                 result.baseline.passes + result.baseline.fails,
             )
@@ -398,7 +416,9 @@ def compare(
     tags = [_compare_group(tag, tagged, cells, config) for tag, tagged in _groups(shared)]
     tested_tags = [t for t in tags if t.p_value is not None]
     for tag, adjusted in zip(
-        tested_tags, stats.holm([t.p_value for t in tested_tags]), strict=True
+        tested_tags,
+        stats.holm([t.p_value for t in tested_tags if t.p_value is not None]),
+        strict=True,
     ):
         tag.p_adjusted = adjusted
         _apply_group_verdict(tag, config, corrected=len(tested_tags) > 1)
@@ -419,9 +439,10 @@ def compare(
 
 
 def _compare_group(
-    group: str, cases: Sequence[Case], cells: dict, config: GateConfig
+    group: str, cases: Sequence[Case], cells: dict[tuple[str, str], _Cell], config: GateConfig
 ) -> GroupComparison:
     """MOVER difference of mean per-case rates over `cases` (all graded by both agents)."""
+    assert config.baseline is not None and config.candidate is not None
     result = GroupComparison(
         group=group,
         cases=len(cases),

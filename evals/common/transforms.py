@@ -241,7 +241,7 @@ def apply_output_transform(
 
 def apply_vars_transform(source: str, variables: dict[str, Any], root: Path) -> dict[str, Any]:
     """The test's vars with the transform's result merged over them."""
-    context = {"prompt": {}}
+    context: dict[str, Any] = {"prompt": {}}
     result = plain(compiled(source, VARS_PARAMS, root, "transformVars")(variables, context))
     if not isinstance(result, dict):
         raise SuiteError(

@@ -17,7 +17,15 @@ from dataclasses import fields
 from evals.analysis.agreement import Agreement
 from evals.model.errors import SuiteError
 from evals.model.gates import GateConfig
-from evals.model.summary import AgentStats, GateReport, GateResult, GateStatus, Interval, Summary
+from evals.model.summary import (
+    AgentStats,
+    GateReport,
+    GateResult,
+    GateStatus,
+    GroupComparison,
+    Interval,
+    Summary,
+)
 from evals.stats import wilson_interval
 
 
@@ -88,7 +96,7 @@ def _at_least(
     return GateResult(name, status, threshold, value, interval, reason)
 
 
-def _regression(name: str, comparison_group, tolerance: float) -> GateResult:
+def _regression(name: str, comparison_group: GroupComparison, tolerance: float) -> GateResult:
     interval = comparison_group.interval
     if interval is None:
         return GateResult(
@@ -128,10 +136,9 @@ def _rate_gates(summary: Summary, config: GateConfig, gates: list[GateResult]) -
     tag_comparisons = {t.group: t for t in comparison.tags} if comparison else {}
     for tag in sorted(config.per_tag):
         tag_config = _tag_overrides(config, tag)
-        if tag in tag_stats and "min_pass_rate" in config.per_tag[tag]:
-            gates.append(
-                _absolute(f"min_pass_rate[{tag}]", tag_stats[tag], tag_config.min_pass_rate)
-            )
+        threshold = tag_config.min_pass_rate
+        if tag in tag_stats and "min_pass_rate" in config.per_tag[tag] and threshold is not None:
+            gates.append(_absolute(f"min_pass_rate[{tag}]", tag_stats[tag], threshold))
         if tag in tag_comparisons and {"max_regression", "margin"} & set(config.per_tag[tag]):
             gates.append(
                 _regression(f"regression[{tag}]", tag_comparisons[tag], _tolerance(tag_config))

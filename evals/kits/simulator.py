@@ -2,9 +2,9 @@
 
 A demo suite needs an agent whose model behaves in known ways, fails at known rates and
 still goes through the same client code as a real one. Here the official clients are
-pointed at an `httpx` (OpenAI) or `httpx2` (Anthropic 2.x) MockTransport; behind it a
-*script* reads the conversation (the user's question, the tools offered, the tool outputs
-received so far) and returns the next action: tool calls to make, or the final text.
+pointed at an `httpx2` MockTransport; behind it a *script* reads the conversation (the
+user's question, the tools offered, the tool outputs received so far) and returns the next
+action: tool calls to make, or the final text.
 
 Usage in each reply is, by default, the o200k_base token count of the request body and of
 the reply, so cost grows with the conversation as with a real API; a script may report
@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
-import httpx
 import httpx2
 import openai
 
@@ -128,9 +127,9 @@ def anthropic_reply(
 Reply = Callable[[Script, dict[str, Any], int, int, Usage | None], dict[str, Any]]
 
 
-_SDKS: dict[str, tuple[Any, Any, Reply, str]] = {
-    "openai": (openai.OpenAI, httpx, openai_reply, "http://simulated/v1"),
-    "anthropic": (anthropic.Anthropic, httpx2, anthropic_reply, "http://simulated"),
+_SDKS: dict[str, tuple[type[openai.OpenAI] | type[anthropic.Anthropic], Reply, str]] = {
+    "openai": (openai.OpenAI, openai_reply, "http://simulated/v1"),
+    "anthropic": (anthropic.Anthropic, anthropic_reply, "http://simulated"),
 }
 
 
@@ -140,29 +139,31 @@ def simulated_client(
     seed: int = 0,
     usage: Usage | None = None,
     log: list[int] | None = None,
-) -> Any:
+) -> openai.OpenAI | anthropic.Anthropic:
     """The official client of `api` (openai.OpenAI or anthropic.Anthropic), answered by
     `script` for the run with this seed; `log`, when given, collects each request's tokens."""
     if api not in _SDKS:
         raise ValueError(f"config.api must be 'openai' or 'anthropic', got {api!r}")
-    client_cls, http, reply, base_url = _SDKS[api]
+    client_cls, reply, base_url = _SDKS[api]
 
-    def handle(request: Any) -> Any:
+    def handle(request: httpx2.Request) -> httpx2.Response:
         raw = request.content.decode()
         sent = count_tokens(raw)
         if log is not None:
             log.append(sent)
-        return http.Response(200, json=reply(script, json.loads(raw), seed, sent, usage))
+        return httpx2.Response(200, json=reply(script, json.loads(raw), seed, sent, usage))
 
     return client_cls(
         api_key="sk-simulated",
         base_url=base_url,
-        http_client=http.Client(transport=http.MockTransport(handle)),
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handle)),
         max_retries=0,
     )
 
 
-def simulated_async_openai(script: Script, seed: Callable[[], int] = lambda: 0) -> Any:
+def simulated_async_openai(
+    script: Script, seed: Callable[[], int] = lambda: 0
+) -> openai.AsyncOpenAI:
     """An `openai.AsyncOpenAI` client whose Responses API is answered by `script`.
 
     For agent frameworks that take an async client (the OpenAI Agents SDK, PydanticAI's
@@ -170,16 +171,16 @@ def simulated_async_openai(script: Script, seed: Callable[[], int] = lambda: 0) 
     so it can return the seed of the run being served.
     """
 
-    async def handle(request: Any) -> Any:
+    async def handle(request: httpx2.Request) -> httpx2.Response:
         raw = request.content.decode()
-        return httpx.Response(
+        return httpx2.Response(
             200, json=openai_reply(script, json.loads(raw), seed(), count_tokens(raw))
         )
 
     return openai.AsyncOpenAI(
         api_key="sk-simulated",
         base_url="http://simulated/v1",
-        http_client=httpx.AsyncClient(transport=httpx.MockTransport(handle)),
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handle)),
         max_retries=0,
     )
 
@@ -199,7 +200,7 @@ def simulated_adapter(
     `max_tokens` is the limit an Anthropic request carries (it counts in the request's tokens).
     """
     client = simulated_client(api, script, seed, usage)
-    if api == "openai":
+    if isinstance(client, openai.OpenAI):
         return OpenAIResponsesAdapter(client, model)
     return AnthropicMessagesAdapter(client, model, max_tokens=max_tokens)
 

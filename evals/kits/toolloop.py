@@ -165,7 +165,8 @@ class ModelTurn:
 
 
 class _CreateAPI(Protocol):
-    create: Callable[..., Any]
+    @property
+    def create(self) -> Callable[..., Any]: ...
 
 
 class ResponsesClient(Protocol):

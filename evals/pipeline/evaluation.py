@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
 from evals.model.options import RunOptions
+from evals.model.plan import PlannedRun
 from evals.model.protocols import StoreSink, Tracer
 from evals.model.results import RunRecord
 from evals.model.suite import Suite, SuiteOutline
@@ -208,7 +209,7 @@ def _begin(
 
 async def _execute(
     suite: Suite,
-    planned: list,
+    planned: list[PlannedRun],
     records: list[RunRecord],
     store: StoreSink | None,
     meta: EvaluationMeta,
@@ -237,7 +238,7 @@ async def _execute(
     from evals.grade.groups import OutputGroups
 
     groups = OutputGroups(suite, planned)
-    deciding: list[asyncio.Future] = []
+    deciding: list[asyncio.Future[None]] = []
 
     async def store_group(members: list[RunRecord]) -> None:
         decided = await groups.decide(members)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from evals.gates.decide import check_comparable
 from evals.model.errors import SuiteError
@@ -19,6 +19,9 @@ from evals.model.results import RunKey, RunRecord
 from evals.model.suite import Suite, SuiteOutline
 from evals.pipeline.evaluation import analyse
 from evals.suite import load_suite
+
+if TYPE_CHECKING:
+    from evals.store import Store
 
 
 def print_history(
@@ -164,7 +167,7 @@ def compare_stored(
     return EvaluationResult(suite_obj, meta, records, summary, gates, config, repeat)
 
 
-def _stored(store: Any, evaluation_id: str) -> EvaluationMeta:
+def _stored(store: Store, evaluation_id: str) -> EvaluationMeta:
     meta = store.get_evaluation(evaluation_id)
     if meta is None:
         raise SuiteError(
@@ -174,7 +177,9 @@ def _stored(store: Any, evaluation_id: str) -> EvaluationMeta:
     return meta
 
 
-def _resolve_candidate(store, candidate_id: str | None, suite_id: str | None) -> EvaluationMeta:
+def _resolve_candidate(
+    store: Store, candidate_id: str | None, suite_id: str | None
+) -> EvaluationMeta:
     if candidate_id:
         return _stored(store, candidate_id)
     metas = store.list_evaluations(suite_id=suite_id, limit=1)
@@ -188,7 +193,9 @@ def _resolve_candidate(store, candidate_id: str | None, suite_id: str | None) ->
 LATEST_NIGHTLY = "latest"
 
 
-def _resolve_baseline(store, baseline_id: str | None, candidate: EvaluationMeta) -> EvaluationMeta:
+def _resolve_baseline(
+    store: Store, baseline_id: str | None, candidate: EvaluationMeta
+) -> EvaluationMeta:
     """The named baseline, else the newest nightly on main that started before the candidate.
 
     `latest` names the default explicitly, so CI can name the candidate alone; a nightly

@@ -62,7 +62,7 @@ def _paired_phi(both: int, first_only: int, second_only: int, neither: int) -> f
     )
     if margins == 0:
         return 0.0
-    cross = both * neither - first_only * second_only
+    cross: float = both * neither - first_only * second_only
     if cross > total / 2:
         cross -= total / 2
     elif cross >= 0:

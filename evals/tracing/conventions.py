@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evals.model.trajectory import Step
@@ -123,7 +123,7 @@ def _calls_part(calls: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _genai_message(
-    role: str, calls: list[Mapping[str, Any]], message: Mapping[str, Any]
+    role: str, calls: Sequence[Mapping[str, Any]], message: Mapping[str, Any]
 ) -> dict[str, Any]:
     """One message in GenAI form: its tool calls, then its tool result or its text."""
     parts = _calls_part(calls)
@@ -413,13 +413,13 @@ def add_requested_calls(spans: list[Mapping[str, Any]], steps: list[Step]) -> li
             )
             out.append(call)
             calls.append(call)
-    unmatched = []
+    unmatched: list[Any] = []
     for call_id, response in responses:
-        call = next((c for c in calls if c.call_id == call_id and c.result is None), None)
-        if call is None:
+        answered = next((c for c in calls if c.call_id == call_id and c.result is None), None)
+        if answered is None:
             unmatched.append(response)
         else:
-            call.result = read_value(response)
+            answered.result = read_value(response)
     waiting = [c for c in calls if c.result is None]
     for call, response in zip(waiting, unmatched, strict=False):
         call.result = read_value(response)

@@ -212,10 +212,12 @@ def message_steps(messages: Iterable[Any], model: str | None = None) -> list[Ste
         else:
             for block in blocks:
                 if block.get("type") == "tool_result":
-                    tool = calls.pop(str(block.get("tool_use_id")), None)
-                    if tool is not None:
+                    answered = calls.pop(str(block.get("tool_use_id")), None)
+                    if answered is not None:
                         is_error = bool(block.get("is_error"))
-                        tool.result, tool.error = tool_outcome(block.get("content"), is_error)
+                        answered.result, answered.error = tool_outcome(
+                            block.get("content"), is_error
+                        )
     return steps
 
 

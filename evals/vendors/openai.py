@@ -221,9 +221,9 @@ def chat_steps(messages: Iterable[Any], model: str | None = None) -> list[Step]:
                 steps.append(step)
                 calls[str(call.get("id"))] = step
         elif role == "tool":
-            step = calls.pop(str(message.get("tool_call_id")), None)
-            if step is not None:
-                step.result, step.error = tool_outcome(message.get("content"))
+            answered = calls.pop(str(message.get("tool_call_id")), None)
+            if answered is not None:
+                answered.result, answered.error = tool_outcome(message.get("content"))
     return steps
 
 
@@ -268,9 +268,9 @@ class _ResponsesTranscript:
         elif not assistant_side:
             self.open = False
             if kind == "function_call_output":
-                step = self.calls.pop(str(item.get("call_id")), None)
-                if step is not None:
-                    step.result, step.error = tool_outcome(item.get("output"))
+                answered = self.calls.pop(str(item.get("call_id")), None)
+                if answered is not None:
+                    answered.result, answered.error = tool_outcome(item.get("output"))
 
 
 def responses_steps(items: Iterable[Any], model: str | None = None) -> list[Step]:

@@ -115,12 +115,12 @@ def provider_price(model: str, config: Mapping[str, Any]) -> Price | None:
     input_rate = _first(
         _per_token(config.get("inputCost"), "inputCost"),
         flat,
-        listed and listed.input_per_mtok,
+        None if listed is None else listed.input_per_mtok,
     )
     output_rate = _first(
         _per_token(config.get("outputCost"), "outputCost"),
         flat,
-        listed and listed.output_per_mtok,
+        None if listed is None else listed.output_per_mtok,
     )
     if input_rate is None or output_rate is None:
         return None

@@ -148,7 +148,12 @@ class _Hooks(RunHooks[Any]):
             self.recorder.tool_failed(args.call_id, args.default_message)
 
 
-def _guardrail(exc: Exception) -> dict[str, Any]:
+def _guardrail(
+    exc: InputGuardrailTripwireTriggered
+    | OutputGuardrailTripwireTriggered
+    | ToolInputGuardrailTripwireTriggered
+    | ToolOutputGuardrailTripwireTriggered,
+) -> dict[str, Any]:
     if isinstance(exc, (InputGuardrailTripwireTriggered, OutputGuardrailTripwireTriggered)):
         result = exc.guardrail_result
         kind = "input" if isinstance(exc, InputGuardrailTripwireTriggered) else "output"

@@ -174,8 +174,17 @@ class PydanticAIAgent(FrameworkAgent):
 
     def _limits(self) -> UsageLimits | None:
         keys = ("request_limit", "total_tokens_limit", "tool_calls_limit")
-        given = {k: int(self.config[k]) for k in keys if k in self.config}
-        return UsageLimits(**given) if given else None
+        if not any(key in self.config for key in keys):
+            return None
+        defaults = UsageLimits()
+        return UsageLimits(
+            request_limit=self._limit("request_limit", defaults.request_limit),
+            total_tokens_limit=self._limit("total_tokens_limit", defaults.total_tokens_limit),
+            tool_calls_limit=self._limit("tool_calls_limit", defaults.tool_calls_limit),
+        )
+
+    def _limit(self, key: str, default: int | None) -> int | None:
+        return int(self.config[key]) if key in self.config else default
 
     async def run(self, prompt: str, context: CallContext, recorder: Recorder) -> Outcome:
         """One `Agent.run`; its message history becomes the trajectory, also on failure."""
