@@ -273,19 +273,19 @@ def waterfall_frame(record: RunRecord) -> tuple[pd.DataFrame, str]:
             for i, span in enumerate(sorted(spans, key=lambda s: s["start_ns"]), start=1)
         ]
         return pd.DataFrame.from_records(rows), "trace"
-    timed = [s for s in record.response.trajectory if s.started_at is not None]
+    timed = [(s, s.started_at) for s in record.response.trajectory if s.started_at is not None]
     if not timed:
         return pd.DataFrame(columns=["label", "kind", "start_ms", "end_ms", "status"]), "trajectory"
-    origin = min(s.started_at for s in timed)
+    origin = min(start for _, start in timed)
     rows = [
         {
             "label": f"{i:02d} {step.kind} {step.name}",
             "kind": step.kind,
-            "start_ms": (step.started_at - origin) * 1000,
-            "end_ms": ((step.ended_at or step.started_at) - origin) * 1000,
+            "start_ms": (start - origin) * 1000,
+            "end_ms": ((step.ended_at or start) - origin) * 1000,
             "status": "error" if step.error else "ok",
         }
-        for i, step in enumerate(timed, start=1)
+        for i, (step, start) in enumerate(timed, start=1)
     ]
     return pd.DataFrame.from_records(rows), "trajectory"
 

@@ -8,6 +8,7 @@ chart and badge takes its colour from here so the convention holds on every page
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 RED = "#d1453b"
 GREEN = "#2e9e5b"
@@ -65,7 +66,7 @@ def interval_text(interval: list[float] | tuple[float, float] | None, scale: flo
     return f"[{interval[0] * scale:.1f}, {interval[1] * scale:.1f}]"
 
 
-def evaluation_label(row: dict) -> str:
+def evaluation_label(row: dict[str, Any]) -> str:
     """How an evaluation is named in pickers: time, environment, branch, commit and id."""
     parts = [when(row.get("started_at")), row.get("environment") or "no env"]
     if row.get("git_branch"):

@@ -10,15 +10,23 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evals import __version__
+from evals.common.extras import require_extra, require_store_driver
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
+
+if TYPE_CHECKING:
+    from evals.model.evaluation import EvaluationResult
+    from evals.model.options import RunOptions
+    from evals.model.suite import Suite
+    from evals.reports.json_stream import ReportProcess
+    from evals.store.process import StoreProcess
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -62,6 +70,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.no_store:
         from evals.store.process import StoreProcess
 
+        require_store_driver(args.store)
         store_process = StoreProcess(args.store)  # starts while the suite loads
     streamed = _streamed_reports(args.output)
     try:
@@ -76,7 +85,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                 process.close()
 
 
-def _run(args: argparse.Namespace, store_process, report_process) -> int:
+def _run(
+    args: argparse.Namespace,
+    store_process: StoreProcess | None,
+    report_process: ReportProcess | None,
+) -> int:
     from evals.model.options import RunOptions
     from evals.pipeline.evaluation import run_evaluation
     from evals.suite import load_suite
@@ -114,7 +127,7 @@ def _run(args: argparse.Namespace, store_process, report_process) -> int:
     return _finish(result, args, report_process)
 
 
-def _run_staged(suite, options, args: argparse.Namespace) -> int:  # Suite, RunOptions
+def _run_staged(suite: Suite, options: RunOptions, args: argparse.Namespace) -> int:
     """`run --until-decided`: add stages of repeats until the gates are decided."""
     from evals.pipeline.staged import run_until_decided
 
@@ -167,7 +180,9 @@ def _check_outputs(outputs: Sequence[str] | None) -> None:
         renderer_for(Path(out))
 
 
-def _finish(result, args: argparse.Namespace, report_process=None) -> int:
+def _finish(
+    result: EvaluationResult, args: argparse.Namespace, report_process: ReportProcess | None = None
+) -> int:
     """Write the reports (a report process finishes the JSON report it streamed), print the
     verdict, and return the exit code."""
     from evals.reports import render_terminal, write_report
@@ -399,7 +414,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     Streamlit replaces this process, so a signal that stops `evals dashboard` stops the
     server itself and no orphan keeps the port.
     """
-    app = Path(importlib.util.find_spec("evals.dashboard").origin).with_name("app.py")
+    require_extra("dashboard", "evals dashboard")
+    app = Path(__file__).resolve().parent / "dashboard" / "app.py"
     env = dict(os.environ)
     if args.store:
         env["EVALS_STORE_URL"] = args.store

@@ -9,6 +9,7 @@ from typing import Any
 
 from evals.model.results import AgentResponse, Grade
 from evals.model.suite import Assertion
+from evals.model.trajectory import Step
 
 
 @dataclass(slots=True)
@@ -56,7 +57,7 @@ class GradeContext:
         return json.dumps(out, ensure_ascii=False)
 
     @property
-    def trajectory(self) -> list:
+    def trajectory(self) -> list[Step]:
         """The run's normalized trajectory."""
         return self.response.trajectory
 

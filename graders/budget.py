@@ -9,7 +9,8 @@ the suite's top-level ``budget:`` block gives defaults that config and value ove
 - tokens come from the agent's reported usage, else from the sum over steps, else they are
   counted from the prompt and the output with o200k_base (tiktoken's encoding);
 - cost is the agent's reported cost, else the sum of step costs, else tokens priced with the
-  suite's ``prices:`` table (per model, per million input and output tokens);
+  suite's ``prices:`` table (per model, per million input and output tokens) over the list
+  prices of `evals.vendors.prices`;
 - latency is the run's one latency (`ctx.latency_ms`, from the source the suite's
   `gates.latency` names: the harness's wall time by default, or the agent's report), and
   the reason says which;
@@ -19,16 +20,14 @@ the suite's top-level ``budget:`` block gives defaults that config and value ove
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from evals.graders.base import GradeContext, GraderError, scored
 from evals.graders.registry import register
 from evals.model.results import AgentResponse, Grade
 from evals.model.trajectory import Step, model_calls, tool_calls
-
-PER_MILLION = 1_000_000
+from evals.vendors.prices import Price, PriceError, call_cost, find_price, price_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,49 +83,49 @@ def total_tokens(response: AgentResponse) -> float | None:
     return None if None in parts else float(sum(p for p in parts if p is not None))
 
 
-def _price(prices: dict[str, Any], model: str) -> tuple[float, float]:
-    entry = prices.get(model)
-    if not isinstance(entry, dict):
+def _price(prices: Mapping[str, Price], model: str) -> Price:
+    price = find_price(model, prices)
+    if price is None:
         known = ", ".join(sorted(prices)) or "none"
-        raise GraderError(f"budget: no price for model {model!r} (prices for: {known})")
-    rate_in = entry.get("input", entry.get("prompt"))
-    rate_out = entry.get("output", entry.get("completion"))
-    if not isinstance(rate_in, (int, float)) or not isinstance(rate_out, (int, float)):
-        raise GraderError(f"budget: price of {model!r} needs numeric input and output rates")
-    return float(rate_in), float(rate_out)
+        raise GraderError(
+            f"budget: no price for model {model!r} (the suite's prices: {known}; "
+            "no list price either)"
+        )
+    return price
 
 
 def priced_cost(
-    response: AgentResponse, prices: dict[str, Any], model: str | None = None
+    response: AgentResponse, prices: Mapping[str, Price], model: str | None = None
 ) -> float | None:
-    """Cost from the price table: per model step when steps carry tokens, else for the run."""
-    if not prices:
-        return None
+    """Cost from the suite's price table over the list prices: per model step when steps
+    carry tokens, else for the run."""
     priced_steps = [
         s
         for s in model_calls(response.trajectory)
         if s.input_tokens is not None or s.output_tokens is not None
     ]
     if priced_steps:
-        total = 0.0
-        for step in priced_steps:
-            rate_in, rate_out = _price(prices, str(step.metadata.get("model") or step.name))
-            total += (step.input_tokens or 0) * rate_in + (step.output_tokens or 0) * rate_out
-        return total / PER_MILLION
+        return sum(
+            _price(prices, str(step.metadata.get("model") or step.name)).cost(
+                step.input_tokens, step.output_tokens
+            )
+            for step in priced_steps
+        )
     tokens_in, tokens_out = input_tokens(response), output_tokens(response)
     if tokens_in is None and tokens_out is None:
         return None
     model = model or response.metadata.get("model")
     if model is None:
+        if not prices:
+            return None
         if len(prices) != 1:
             raise GraderError("budget: several prices and no model; set model in the assertion")
         model = next(iter(prices))
-    rate_in, rate_out = _price(prices, str(model))
-    return ((tokens_in or 0) * rate_in + (tokens_out or 0) * rate_out) / PER_MILLION
+    return call_cost(_price(prices, str(model)), tokens_in, tokens_out)
 
 
 def run_cost(
-    response: AgentResponse, prices: dict[str, Any], model: str | None = None
+    response: AgentResponse, prices: Mapping[str, Price], model: str | None = None
 ) -> float | None:
     """The run's cost: reported, else summed over steps, else priced; None when unknown."""
     if response.cost is not None:
@@ -149,7 +148,9 @@ def with_counted_usage(ctx: GradeContext) -> AgentResponse:
     return replace(response, token_usage=usage)
 
 
-def measure(key: str, ctx: GradeContext, prices: dict[str, Any], model: str | None) -> float | None:
+def measure(
+    key: str, ctx: GradeContext, prices: Mapping[str, Price], model: str | None
+) -> float | None:
     """The run's amount for one budget key."""
     response = with_counted_usage(ctx) if "tokens" in key or key == "max_cost" else ctx.response
     if key == "max_steps":
@@ -179,9 +180,13 @@ def budget(ctx: GradeContext) -> Grade:
     unknown = sorted(set(options) - set(LIMITS) - {"stop_reason", "model"})
     if unknown:
         raise GraderError(f"budget: unknown key(s) {unknown}; known: {sorted(LIMITS)}, stop_reason")
-    prices = ctx.suite_config.get("prices") or {}
-    if not isinstance(prices, dict):
+    table = ctx.suite_config.get("prices") or {}
+    if not isinstance(table, dict):
         raise GraderError("budget: the suite's prices must map model names to rates")
+    try:
+        prices = price_table(table)
+    except PriceError as exc:
+        raise GraderError(f"budget: {exc}") from None
     checks, failures = 0, []
     for key, limit in LIMITS.items():
         if options.get(key) is None:

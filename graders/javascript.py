@@ -17,8 +17,9 @@ from evals.common import jsengine
 from evals.common.files import split_ref
 from evals.common.jsvalues import js_string, js_stringify
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.python_assert import assertion_context, grade_from_result, is_grading_result
+from evals.graders.python_assert import grade_from_result, is_grading_result
 from evals.graders.registry import register
+from evals.graders.scripts import assertion_context
 from evals.model.results import Grade
 
 _JS_FILES = (".js", ".cjs", ".mjs")

@@ -12,9 +12,9 @@ import json
 import math
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
+from evals.common.files import is_file_ref, resolve_ref
 from evals.common.jsvalues import js_string, js_stringify
 from evals.common.templating import render
 from evals.graders.base import GradeContext, GraderError
@@ -26,8 +26,8 @@ from evals.graders.judge import (
     complete,
     resolve_provider,
 )
-from evals.graders.python_assert import assertion_value
 from evals.graders.structured import extract_json_objects
+from evals.graders.values import assertion_value
 from evals.model.results import Grade
 
 EPSILON = sys.float_info.epsilon
@@ -100,8 +100,8 @@ def rubric_prompt(ctx: GradeContext, default: str, part: str | int | None = None
             custom = None
     if not custom:
         return default
-    if isinstance(custom, str) and custom.startswith("file://"):
-        path = (ctx.suite_root / Path(custom[len("file://") :])).resolve()
+    if is_file_ref(custom):
+        path = resolve_ref(custom, ctx.suite_root)
         if not path.is_file():
             raise GraderError(f"File does not exist: {path}")
         return path.read_text(encoding="utf-8")

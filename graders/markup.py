@@ -17,8 +17,8 @@ from evals.common.jsvalues import js_string
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import outcome
 from evals.graders.output import output_string
-from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register
+from evals.graders.values import assertion_value
 from evals.model.results import Grade
 
 _NAME = re.compile(r"[^\s/>=<!?\"']+")

@@ -29,8 +29,8 @@ from evals.graders.judge_grading import (
     unanswered,
 )
 from evals.graders.output import output_string
-from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register
+from evals.graders.values import assertion_value
 from evals.model.results import Grade
 
 FACTUALITY_SCHEMA = {

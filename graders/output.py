@@ -12,9 +12,9 @@ from typing import Any
 from evals.common.jsvalues import coerce_string, js_string, js_stringify, json_parse, to_precision
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import at_most, invariant, negation, outcome
-from evals.graders.python_assert import assertion_value
 from evals.graders.refusal import is_basic_refusal
 from evals.graders.registry import register
+from evals.graders.values import assertion_value
 from evals.model.results import Grade
 
 
@@ -259,14 +259,14 @@ def word_count(ctx: GradeContext) -> Grade:
                 if ctx.inverse
                 else f"Word count {count} is not between {lo_s} and {hi_s}"
             )
-        elif low is None:
+        elif high is not None:
             ok = count <= high
             fail = (
                 f"Expected word count to be greater than {js_string(high)}, but got {count}"
                 if ctx.inverse
                 else f"Word count {count} is greater than maximum {js_string(high)}"
             )
-        else:
+        elif low is not None:
             ok = count >= low
             fail = (
                 f"Expected word count to be less than {js_string(low)}, but got {count}"

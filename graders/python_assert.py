@@ -8,86 +8,19 @@ promptfoo's Python wrapper, and results are normalized like its normalizeScriptR
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from evals.common.blocking import run_to_completion
-from evals.common.files import load_function as load_file_function
-from evals.common.files import split_ref
-from evals.common.jsvalues import js_string, js_stringify
-from evals.common.yaml12 import load_yaml_text
+from evals.common.jsvalues import js_string
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.registry import register
-from evals.model.errors import SuiteError
+from evals.graders.scripts import ScriptError, assertion_context, call_json, run_file
 from evals.model.results import Grade
 
 _LANGUAGE = "Python"
-
-
-class ScriptError(Exception):
-    """A user script raised, could not be loaded or returned something unusable."""
-
-
-def user_function(ref: str, suite_root: Path, default: str) -> Callable[..., Any]:
-    """The function a `file://x.py[:fn]` reference names (`default` without `:fn`)."""
-    rel, name = split_ref(ref)
-    try:
-        return load_file_function(suite_root / rel, name or default, "Python check")
-    except SuiteError as exc:
-        raise ScriptError(str(exc)) from None
-
-
-def call_json(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call a user function with JSON-copied arguments and return its JSON-copied result."""
-    copied = json.loads(js_stringify(list(args)))
-    try:
-        result = fn(*copied)
-        if inspect.isawaitable(result):
-            result = run_to_completion(result)
-    except Exception as exc:
-        raise ScriptError(f"{type(exc).__name__}: {exc}") from exc
-    try:
-        return json.loads(json.dumps(result, ensure_ascii=False, allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise ScriptError(f"Invalid JSON returned by Python script: {exc}") from exc
-
-
-def assertion_context(ctx: GradeContext) -> dict[str, Any]:
-    """promptfoo's assertionValueContext as the dict a Python check receives."""
-    response = ctx.response
-    provider_response: dict[str, Any] = {"output": ctx.output}
-    if response.error is not None:
-        provider_response["error"] = response.error
-    if response.token_usage:
-        provider_response["tokenUsage"] = dict(response.token_usage)
-    if response.cost is not None:
-        provider_response["cost"] = response.cost
-    if response.finish_reason:
-        provider_response["finishReason"] = response.finish_reason
-    if response.cached:
-        provider_response["cached"] = True
-    if response.metadata:
-        provider_response["metadata"] = response.metadata
-    test: dict[str, Any] = {"vars": ctx.vars, "assert": [ctx.assertion.raw]}
-    if ctx.case_metadata:
-        test["metadata"] = ctx.case_metadata
-    context: dict[str, Any] = {
-        "prompt": ctx.prompt,
-        "vars": ctx.vars,
-        "test": test,
-        "provider": {"id": ctx.agent, "label": ctx.agent},
-        "providerResponse": provider_response,
-    }
-    if ctx.assertion.config:
-        context["config"] = ctx.assertion.config
-    if response.metadata:
-        context["metadata"] = response.metadata
-    return context
 
 
 def wrap_script(value: str, head: str, tail: str, indent: str) -> str:
@@ -121,79 +54,6 @@ def run_inline(value: str, output: Any, context: dict[str, Any]) -> Any:
     except SyntaxError as exc:
         raise ScriptError(f"SyntaxError: {exc}") from exc
     return call_json(main, output, context)
-
-
-def run_file(ref: str, ctx: GradeContext) -> Any:
-    """Call `file://x.py[:fn]` (default `get_assert`) with (output, context)."""
-    try:
-        fn = user_function(ref, ctx.suite_root, "get_assert")
-    except Exception as exc:
-        raise ScriptError(f"{type(exc).__name__}: {exc}") from exc
-    return call_json(fn, ctx.output, assertion_context(ctx))
-
-
-def _load_data_file(ref: str, suite_root: Path) -> Any:
-    path = (suite_root / ref[len("file://") :]).resolve()
-    if path.suffix in {".json", ".yaml", ".yml"}:
-        return load_yaml_text(path.read_text(encoding="utf-8"))
-    if path.suffix == ".txt":
-        return path.read_text(encoding="utf-8").strip()
-    raise GraderError(f"Unsupported file type: {path}")
-
-
-def _javascript_value(ctx: GradeContext, path: str, function: str | None) -> Any:
-    """A CommonJS module's exported function called with (output, context), in the sandbox."""
-    from evals.common import jsengine
-
-    source = (ctx.suite_root / path).read_text(encoding="utf-8")
-    try:
-        return jsengine.call("exported", source, function, [ctx.output, assertion_context(ctx)])
-    except jsengine.JavaScriptLimitError:
-        raise
-    except jsengine.JavaScriptError as exc:
-        raise GraderError(f"Error running JavaScript file {path}: {exc}") from None
-
-
-def assertion_value(ctx: GradeContext) -> Any:
-    """The value a non-script assertion compares against, with `file://` resolved.
-
-    A Python file's result becomes the value; a JSON/YAML file is parsed; a text file is
-    read and trimmed. Any other value is the rendered value itself.
-    """
-    value = ctx.value
-    if not (isinstance(value, str) and value.startswith("file://")):
-        if isinstance(value, list):
-            return [
-                _load_data_file(v, ctx.suite_root)
-                if isinstance(v, str) and v.startswith("file://")
-                else v
-                for v in value
-            ]
-        return value
-    path, function = split_ref(value)
-    if path.endswith((".js", ".cjs", ".mjs")):
-        result = _javascript_value(ctx, path, function)
-    elif not path.endswith(".py"):
-        return _load_data_file(value, ctx.suite_root)
-    else:
-        try:
-            result = run_file(value, ctx)
-        except ScriptError as exc:
-            raise GraderError(f"Error running Python script: {exc}") from None
-    kind = ctx.assertion.type
-    if isinstance(result, bool):
-        raise GraderError(
-            f'Script for "{kind}" assertion returned a boolean. Only javascript/python/ruby '
-            "assertion types can return boolean values. For other assertion types, return the "
-            "expected value (string, number, array, or object)."
-        )
-    if isinstance(result, dict) and "pass" in result:
-        raise GraderError(
-            f'Script for "{kind}" assertion returned a GradingResult. Only javascript/python/ruby '
-            "assertion types can return GradingResult objects. For other assertion types, return "
-            "the expected value (string, number, array, or object)."
-        )
-    return ctx.value if result is None else result
 
 
 _SNAKE_KEYS = {

@@ -36,8 +36,8 @@ from evals.graders.judge_grading import (
     try_parse,
     unanswered,
 )
-from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register
+from evals.graders.values import assertion_value
 from evals.model.results import Grade
 
 

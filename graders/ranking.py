@@ -73,7 +73,7 @@ def _aggregate(grade: Grade, weights: dict[str, Any], method: str) -> tuple[floa
         )
     total = total_weight = 0.0
     for component in relevant:
-        weight = weights.get(str(component.assertion.get("type") or "unknown"), 1)
+        weight = weights.get(str((component.assertion or {}).get("type") or "unknown"), 1)
         total += (component.score or 0.0) * weight
         total_weight += weight
     if method == "sum":

@@ -22,13 +22,9 @@ from typing import Any
 from evals.common.files import split_ref
 from evals.common.jsvalues import js_stringify
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.python_assert import (
-    ScriptError,
-    assertion_context,
-    normalize_script_result,
-    wrap_script,
-)
+from evals.graders.python_assert import normalize_script_result, wrap_script
 from evals.graders.registry import register
+from evals.graders.scripts import ScriptError, assertion_context
 from evals.model.results import Grade
 
 

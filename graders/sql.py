@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from evals.common.jsvalues import coerce_string
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import outcome
 from evals.graders.output import output_string
-from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register
+from evals.graders.values import assertion_value
 from evals.model.results import Grade
 
 if TYPE_CHECKING:
@@ -192,7 +192,7 @@ def parse_statements(sql: str, database: str) -> list[exp.Expression]:
     for statement in parsed:
         if not isinstance(statement, _statement_types()):
             raise ValueError(f"not a SQL statement: {statement.sql(dialect=dialect)}")
-    return parsed
+    return cast("list[exp.Expression]", parsed)  # each is one of the statement classes
 
 
 def _kind(node: exp.Expression) -> str:

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from evals.common.files import is_file_ref
 from evals.common.jsvalues import js_string, json_parse
 from evals.common.yaml12 import load_yaml_text
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import invariant, negation, outcome
 from evals.graders.output import output_string
-from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register, value_check
+from evals.graders.values import assertion_value
 from evals.model.results import Grade
 
 if TYPE_CHECKING:
@@ -57,7 +59,7 @@ def _ajv_message(error: ValidationError) -> str:
     """The error as Ajv words it (`data/path must ...`), the form promptfoo reports."""
     path = "".join(f"/{p}" for p in error.absolute_path)
     keyword, expected = error.validator, error.validator_value
-    messages = {
+    messages: dict[str, Callable[[], str]] = {
         "type": lambda: f"must be {','.join(expected) if isinstance(expected, list) else expected}",
         "enum": lambda: "must be equal to one of the allowed values",
         "const": lambda: "must be equal to constant",
@@ -97,7 +99,7 @@ def _first_error(validator: jsonschema.protocols.Validator, instance: Any) -> st
 
 def _schema_validator(ctx: GradeContext, value: Any) -> jsonschema.protocols.Validator:
     kind = ctx.assertion.base_type
-    if isinstance(ctx.value, str) and ctx.value.startswith("file://"):
+    if is_file_ref(ctx.value):
         invariant(value, f"{kind} references a file that does not export a JSON schema")
         return compile_schema(value)
     return compile_schema(_schema_of(value, kind))

@@ -19,8 +19,8 @@ from evals.common.jsvalues import js_string, to_fixed, utf16_units
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import at_most, invariant
 from evals.graders.output import output_string
-from evals.graders.python_assert import assertion_value
 from evals.graders.registry import register
+from evals.graders.values import assertion_value
 from evals.model.results import Grade
 
 _WHITESPACE = re.compile(r"\s+")
@@ -308,7 +308,10 @@ def _meteor_words(text: str) -> list[str]:
     return [re.sub(r"\.+$", "", w) for w in _WHITESPACE.split(text)]
 
 
-def _match(cand: list[tuple[int, str]], ref: list[tuple[int, str]]) -> tuple[list, list, list]:
+_Words = list[tuple[int, str]]
+
+
+def _match(cand: _Words, ref: _Words) -> tuple[list[tuple[int, int]], _Words, _Words]:
     """Pair equal words, scanning both lists from the end as promptfoo does."""
     cand, ref = list(cand), list(ref)
     pairs = []
@@ -322,7 +325,9 @@ def _match(cand: list[tuple[int, str]], ref: list[tuple[int, str]]) -> tuple[lis
     return pairs, cand, ref
 
 
-def _single_meteor(ref_words: list[str], cand_words: list[str], params: tuple) -> float:
+def _single_meteor(
+    ref_words: list[str], cand_words: list[str], params: tuple[float, float, float]
+) -> float:
     from nltk.stem.porter import PorterStemmer
 
     alpha, beta, gamma = params
@@ -346,7 +351,9 @@ def _single_meteor(ref_words: list[str], cand_words: list[str], params: tuple) -
     return (1 - gamma * (chunks / len(matches)) ** beta) * fmean
 
 
-def meteor_score(candidate: str, references: list[str], params: tuple = (0.9, 3, 0.5)) -> float:
+def meteor_score(
+    candidate: str, references: list[str], params: tuple[float, float, float] = (0.9, 3, 0.5)
+) -> float:
     """METEOR with exact and Porter-stem matching; the best reference wins."""
     if not candidate or not references:
         raise GraderError("Invalid inputs")

@@ -11,13 +11,13 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evals.common.files import split_ref
+from evals.common.files import is_file_ref, split_ref
 from evals.common.jsvalues import js_stringify, json_parse
 from evals.common.templating import render_value
 from evals.common.yaml12 import load_yaml_text
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.python_assert import ScriptError, call_json, user_function
 from evals.graders.registry import register
+from evals.graders.scripts import ScriptError, call_json, user_function
 from evals.graders.structured import _ajv_message, compile_schema
 from evals.graders.trace import matches_pattern
 from evals.model.results import Grade
@@ -158,7 +158,7 @@ def _load_tools_file(ref: str, suite_root: Path) -> Any:
 def load_tools(tools: Any, variables: dict[str, Any], suite_root: Path) -> Any:
     """promptfoo's maybeLoadToolsFromExternalFile: vars rendered, `file://` refs loaded."""
     rendered = render_value(tools, variables)
-    if isinstance(rendered, str) and rendered.startswith("file://"):
+    if is_file_ref(rendered):
         return _load_tools_file(rendered, suite_root)
     if isinstance(rendered, list):
         loaded = [load_tools(item, {}, suite_root) for item in rendered]

@@ -59,8 +59,8 @@ def _readings(token: str) -> list[tuple[float, ...]]:
     """The values one numeric token denotes; a token that is not one number splits apart."""
     has_dot, has_comma = "." in token, "," in token
     if has_dot and has_comma:
-        decimal = "." if token.rfind(".") > token.rfind(",") else ","
-        integer, _, fraction = token.rpartition(decimal)
+        mark = "." if token.rfind(".") > token.rfind(",") else ","
+        integer, _, fraction = token.rpartition(mark)
         digits = integer.replace(".", "").replace(",", "")
         if digits.isdigit() and fraction.isdigit():
             return [(float(f"{digits}.{fraction}"),)]

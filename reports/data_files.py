@@ -122,10 +122,10 @@ def render_csv(result: EvaluationResult) -> str:
         line = [first["testCase"].get("description") or ""] if has_descriptions else []
         line += [_output_text(first["testCase"]["vars"].get(n)) for n in var_names]
         for column, names in zip(cols, metric_names, strict=True):
-            row = outputs.get(column.index)
-            if row is None:
+            if column.index not in outputs:
                 line += [""] * (6 + len(names))
                 continue
+            row = outputs[column.index]
             status = {PASS: "PASS", ERROR_FAILURE: "ERROR"}.get(row["failureReason"], "FAIL")
             grading = row["gradingResult"] or {}
             line += [_output_text(row["response"].get("output")), status, f"{row['score']:.2f}"]

@@ -7,9 +7,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from evals.model.errors import SuiteError
 from evals.suite import load_suite
+
+# Speed is measured by the benchmark scripts, not by tests: on a loaded machine a property
+# may take longer than hypothesis's default deadline without being wrong.
+settings.register_profile("evals", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("evals")
 
 
 @pytest.fixture

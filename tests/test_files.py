@@ -9,7 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evals.common.files import load_function, load_module, split_ref
+from evals.common.files import (
+    is_file_ref,
+    is_python_ref,
+    load_function,
+    load_module,
+    ref_body,
+    resolve_ref,
+    split_ref,
+)
 from evals.model.errors import SuiteError
 
 NAME = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True)
@@ -20,6 +28,25 @@ PATH = st.lists(NAME, min_size=1, max_size=3).map("/".join)
 def test_a_function_reference_splits_after_py(path: str, function: str, prefix: str) -> None:
     assert split_ref(f"{prefix}{path}.py:{function}") == (f"{path}.py", function)
     assert split_ref(f"{prefix}{path}.py") == (f"{path}.py", None)
+
+
+@given(PATH, NAME, st.sampled_from([".py", ".json", ".yaml", ".txt"]))
+def test_a_reference_names_its_file_next_to_the_suite(
+    path: str, function: str, suffix: str
+) -> None:
+    ref = f"file://{path}{suffix}"
+    named = f"{ref}:{function}" if suffix == ".py" else ref
+    root = Path("/suites/demo")
+
+    assert is_file_ref(named) and not is_file_ref(named[len("file://") :])
+    assert ref_body(named) == named[len("file://") :]
+    assert is_python_ref(named) == (suffix == ".py")
+    assert resolve_ref(named, root) == root / f"{path}{suffix}"
+
+
+def test_only_strings_with_the_prefix_are_references() -> None:
+    assert not is_file_ref(None) and not is_file_ref(["file://x"]) and not is_file_ref("files://x")
+    assert not is_python_ref("file://module.pyc") and is_python_ref("python:agent.py:call")
 
 
 def test_a_data_file_reference_has_no_function() -> None:

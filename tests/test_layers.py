@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("model",),
     ("stats",),
     ("common",),
+    ("vendors",),
     ("tracing",),
     ("agents", "kits"),
     ("graders",),

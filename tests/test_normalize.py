@@ -8,14 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evals.model.trajectory import Step
-from evals.tracing.normalize import (
-    from_anthropic,
-    from_openai_chat,
-    from_openai_responses,
-    step_kind_of_span,
-    to_steps,
-    trajectory_from_spans,
-)
+from evals.tracing.normalize import step_kind_of_span, to_steps, trajectory_from_spans
+from evals.vendors.anthropic import message_steps
+from evals.vendors.openai import chat_steps, responses_steps
 
 
 def _calls(steps: list[Step]) -> list[tuple]:
@@ -47,7 +42,7 @@ CHAT = [
 
 
 def test_openai_chat_tool_calls_and_results() -> None:
-    steps = from_openai_chat(CHAT, model="gpt-4o")
+    steps = chat_steps(CHAT, model="gpt-4o")
     assert _calls(steps) == [
         ("model", "gpt-4o", None, None, None, None),
         ("tool", "precio", {"ticker": "ACME"}, {"precio": 100}, None, "c1"),
@@ -73,7 +68,7 @@ def test_openai_chat_completion_objects_carry_usage_and_bad_json_is_kept() -> No
             }
         ],
     }
-    model, tool = from_openai_chat([completion])
+    model, tool = chat_steps([completion])
     assert (model.name, model.input_tokens, model.output_tokens) == ("gpt-4o-mini", 12, 7)
     assert tool.arguments is None and tool.metadata["raw_arguments"] == "{oops"
 
@@ -107,7 +102,7 @@ RESPONSES = [
 
 
 def test_openai_responses_items() -> None:
-    steps = from_openai_responses(RESPONSES)
+    steps = responses_steps(RESPONSES)
     assert _calls(steps) == [
         ("model", "gpt-5", None, None, None, None),
         ("tool", "precio", {"ticker": "ACME"}, {"precio": 100}, None, "f1"),
@@ -158,7 +153,7 @@ ANTHROPIC = [
 
 
 def test_anthropic_parallel_tool_use_and_is_error() -> None:
-    steps = from_anthropic(ANTHROPIC)
+    steps = message_steps(ANTHROPIC)
     assert _calls(steps) == [
         ("model", "claude-x", None, None, None, None),
         ("tool", "precio", {"ticker": "ACME", "fecha": "2024-01-02"}, {"precio": 100}, None, "t1"),
@@ -176,7 +171,7 @@ def test_sdk_objects_are_read_through_model_dump() -> None:
     message = Message.model_validate(
         {**ANTHROPIC[1], "id": "m", "type": "message", "stop_sequence": None}
     )
-    steps = from_anthropic([message])
+    steps = message_steps([message])
     assert [s.name for s in steps] == ["claude-x", "precio", "precio"]
 
 
@@ -281,9 +276,9 @@ def test_usage_counts_are_never_tool_arguments() -> None:
 
 
 def test_format_is_recognised_by_shape() -> None:
-    assert _calls(to_steps(CHAT)) == _calls(from_openai_chat(CHAT))
-    assert _calls(to_steps(RESPONSES)) == _calls(from_openai_responses(RESPONSES))
-    assert _calls(to_steps(ANTHROPIC)) == _calls(from_anthropic(ANTHROPIC))
+    assert _calls(to_steps(CHAT)) == _calls(chat_steps(CHAT))
+    assert _calls(to_steps(RESPONSES)) == _calls(responses_steps(RESPONSES))
+    assert _calls(to_steps(ANTHROPIC)) == _calls(message_steps(ANTHROPIC))
     spans = [_span("x", 0, {"tool.name": "t"})]
     assert _calls(to_steps(spans)) == _calls(trajectory_from_spans(spans))
 
@@ -327,7 +322,7 @@ def _chat_transcripts(draw):
 @given(_chat_transcripts())
 def test_chat_and_anthropic_agree_on_any_transcript(case) -> None:
     messages, expected = case
-    chat = [s for s in from_openai_chat(messages) if s.kind == "tool"]
+    chat = [s for s in chat_steps(messages) if s.kind == "tool"]
     assert [
         (s.name, s.arguments, s.result, s.call_id, s.metadata["turn"]) for s in chat
     ] == expected
@@ -361,4 +356,4 @@ def test_chat_and_anthropic_agree_on_any_transcript(case) -> None:
                     ],
                 }
             )
-    assert _calls(from_anthropic(anthropic)) == _calls(from_openai_chat(messages))
+    assert _calls(message_steps(anthropic)) == _calls(chat_steps(messages))

@@ -2,7 +2,8 @@
 
 The folders graders/, reports/ and dashboard/ sit next to evals/ in the source tree and
 import as `evals.graders`, `evals.reports` and `evals.dashboard` in every setting: from a
-built wheel installed elsewhere, from the editable install, and from a checkout.
+built wheel installed elsewhere (pyproject's package-dir), from the editable install, and
+from a checkout (the links evals/graders, evals/reports and evals/dashboard).
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ SUITE = ROOT / "cases" / "trading-research"
 
 
 def _source_files() -> set[str]:
-    """Every file of the source folders, as the wheel should name it."""
+    """Every file of the source folders, as the wheel should name it (the links in evals/
+    are not followed: their folders are listed on their own)."""
     expected = set()
     for folder, target in FOLDERS.items():
         for path in (ROOT / folder).rglob("*"):
-            if path.is_file() and path.suffix != ".pyc":
+            inside_link = any((ROOT / p).is_symlink() for p in path.relative_to(ROOT).parents)
+            if path.is_file() and path.suffix != ".pyc" and not inside_link:
                 expected.add(f"{target}/{path.relative_to(ROOT / folder).as_posix()}")
     return expected
 
@@ -45,7 +48,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     for folder in FOLDERS:
-        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("*.pyc"))
+        shutil.copytree(
+            ROOT / folder, source / folder, symlinks=True, ignore=shutil.ignore_patterns("*.pyc")
+        )
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(source)],
@@ -90,7 +95,8 @@ WHERE = (
 
 @pytest.mark.slow
 def test_the_wheel_holds_one_top_level_package_with_every_source_file(wheel: Path) -> None:
-    names = set(zipfile.ZipFile(wheel).namelist())
+    listed = zipfile.ZipFile(wheel).namelist()
+    names = set(listed)
     tops = {name.split("/")[0] for name in names}
     (info,) = (top for top in tops if top.endswith(".dist-info"))
 
@@ -98,6 +104,8 @@ def test_the_wheel_holds_one_top_level_package_with_every_source_file(wheel: Pat
     assert zipfile.ZipFile(wheel).read(f"{info}/top_level.txt").decode().split() == ["evals"]
     missing = _source_files() - names
     assert not missing, f"files the wheel does not install: {sorted(missing)[:10]}"
+    assert len(listed) == len(names), "the wheel holds a file twice"
+    assert "evals/py.typed" in names
 
 
 def test_the_installed_distribution_exposes_only_evals() -> None:
@@ -111,10 +119,14 @@ def test_the_installed_distribution_exposes_only_evals() -> None:
     }
 
 
-def test_a_checkout_maps_the_folders_into_the_evals_namespace() -> None:
-    assert Path(evals.graders.__file__) == ROOT / "graders" / "__init__.py"
-    assert Path(evals.reports.__file__) == ROOT / "reports" / "__init__.py"
-    assert Path(evals.dashboard.__file__) == ROOT / "dashboard" / "__init__.py"
+def test_a_checkout_links_the_folders_into_the_evals_namespace() -> None:
+    for folder in ("graders", "reports", "dashboard"):
+        link = ROOT / "evals" / folder
+        assert link.is_symlink() and os.readlink(link) == f"../{folder}"
+        assert not (ROOT / folder).is_symlink()
+    assert Path(evals.graders.__file__).resolve() == ROOT / "graders" / "__init__.py"
+    assert Path(evals.reports.__file__).resolve() == ROOT / "reports" / "__init__.py"
+    assert Path(evals.dashboard.__file__).resolve() == ROOT / "dashboard" / "__init__.py"
     for folder in ("graders", "reports", "dashboard"):  # (tests/dashboard may be `dashboard`)
         loaded = sys.modules.get(folder)
         assert loaded is None or Path(loaded.__file__ or "").parent != ROOT / folder
@@ -133,7 +145,7 @@ def test_an_installed_wheel_imports_from_its_own_folders(installed: Path, tmp_pa
 def test_a_checkout_wins_over_an_installed_wheel_with_the_same_folders(installed: Path) -> None:
     lines = _python(WHERE, ROOT, installed).splitlines()
 
-    assert lines[:4] == [
+    assert [str(Path(line).resolve()) for line in lines[:4]] == [
         str(ROOT / "evals" / "__init__.py"),
         str(ROOT / "graders" / "__init__.py"),
         str(ROOT / "reports" / "__init__.py"),

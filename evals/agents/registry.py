@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evals.agents.base import Agent
+from evals.common.files import FILE_PREFIX, split_ref
 from evals.model.errors import SuiteError
 from evals.model.suite import ProviderSpec
 
@@ -15,7 +16,7 @@ from evals.model.suite import ProviderSpec
 _KINDS: dict[str, str] = {
     "echo": "evals.agents.python_provider:EchoAgent",
     "python:": "evals.agents.python_provider:PythonAgent",
-    "file://": "evals.agents.python_provider:PythonAgent",
+    FILE_PREFIX: "evals.agents.python_provider:PythonAgent",
     "exec:": "evals.agents.exec_provider:ExecAgent",
     "http:": "evals.agents.http_provider:HttpAgent",
     "https:": "evals.agents.http_provider:HttpAgent",
@@ -66,9 +67,7 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
         raise SuiteError(
             f"provider kind {kind!r} is not available in this installation", line=spec.line
         )
-    if kind in ("file://", "python:"):
-        from evals.common.files import split_ref
-
+    if kind in (FILE_PREFIX, "python:"):
         rel, _ = split_ref(spec.id)
         if not rel.endswith(".py"):
             raise SuiteError(
@@ -76,7 +75,7 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
                 line=spec.line,
                 fix="point file:// at a .py file (optionally with :function)",
             )
-        loader.file_ref("file://" + rel, None, f"provider {spec.label!r}")
+        loader.file_ref(rel, None, f"provider {spec.label!r}")
     _check_config(kind, spec, loader)
 
 
@@ -99,10 +98,27 @@ def _check_config(kind: str, spec: ProviderSpec, loader: _FileChecker) -> None:
         from evals.agents.sdk_providers import check_sdk_provider
 
         check_sdk_provider(spec)
+        _check_prices(spec)
     elif kind in ("openai-agents:", "langgraph:", "pydantic-ai:"):
         from evals.agents.frameworks.common import check_framework_provider
 
         check_framework_provider(spec, loader.root)
+        _check_prices(spec)
+
+
+def _check_prices(spec: ProviderSpec) -> None:
+    """Prices in a model provider's config (`price`, `cost`, `inputCost`, `outputCost`)."""
+    from evals.vendors.prices import PriceError, provider_price
+
+    try:
+        provider_price("", spec.config)
+    except PriceError as exc:
+        raise SuiteError(
+            f"provider {spec.label!r}: {exc}",
+            line=spec.line,
+            fix="write inputCost and outputCost per token, or price: "
+            "{input_per_mtok: 2.5, output_per_mtok: 10}",
+        ) from None
 
 
 def build_agent(spec: ProviderSpec, root: Path) -> Agent:

@@ -11,15 +11,13 @@ tool call the model requested (requested only: nothing is executed). `apiBaseUrl
 from __future__ import annotations
 
 import inspect
-import json
 import os
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import anthropic
 import openai
@@ -27,23 +25,14 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate
 
 from evals.agents.base import CallContext
-from evals.agents.chat_format import (
-    ChatPromptError,
-    anthropic_tool_choice,
-    anthropic_tools,
-    chat_tools,
-    normalize_finish_reason,
-    openai_tool_choice,
-    parse_anthropic_prompt,
-    parse_arguments,
-    parse_chat_prompt,
-    responses_tools,
-)
-from evals.agents.pricing import call_cost
 from evals.model.errors import SuiteError
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
 from evals.model.trajectory import Step
+from evals.vendors import anthropic as anthropic_format
+from evals.vendors import openai as openai_format
+from evals.vendors.messages import ChatPromptError, Reply, parse_chat_prompt
+from evals.vendors.prices import call_cost, provider_price
 
 
 @contextmanager
@@ -124,35 +113,6 @@ def _env_number(name: str, default: float) -> float:
     return float(value) if value else default
 
 
-@dataclass(slots=True)
-class _Reply:
-    """What one API response says, in the harness's terms."""
-
-    output: Any
-    finish_reason: str | None
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    total_tokens: int | None = None
-    cached_tokens: int | None = None
-    tool_calls: list[Step] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
-def _tool_step(name: str, raw_arguments: Any, call_id: str | None) -> Step:
-    arguments, problem = parse_arguments(raw_arguments)
-    metadata = {"requested": True}
-    if problem:
-        metadata["raw_arguments"] = raw_arguments
-    return Step(
-        kind="tool",
-        name=name,
-        arguments=arguments,
-        error=problem,
-        call_id=call_id,
-        metadata=metadata,
-    )
-
-
 def _sdk_call(method: Any, body: dict[str, Any], headers: dict[str, str]) -> Any:
     """Call an SDK method, sending parameters its signature lacks through `extra_body`.
 
@@ -166,23 +126,22 @@ def _sdk_call(method: Any, body: dict[str, Any], headers: dict[str, str]) -> Any
     return method(**kwargs, extra_body=extra or None, extra_headers=headers)
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+ClientT = TypeVar("ClientT", bound=openai.AsyncOpenAI | anthropic.AsyncAnthropic)
 
 
-class _SdkAgent(ABC):
+class _SdkAgent(ABC, Generic[ClientT]):
     """Shared call flow: build the request, time it, read the reply, price it."""
 
     vendor = ""
     vendor_name = ""
     key_env = ""
-    sdk_client: Any = None
     api_errors: tuple[type[Exception], ...] = ()
 
     def __init__(self, spec: ProviderSpec, root: Path) -> None:
         _, self.api, self.model = parse_sdk_id(spec.id)
         self.label = spec.label
         self.config = dict(spec.config)
+        self.price = provider_price(self.model, self.config)
         base_url = (
             self.config.get("apiBaseUrl")
             or self.config.get("base_url")
@@ -196,8 +155,8 @@ class _SdkAgent(ABC):
         self.missing_key = (
             f"{self.vendor_name} API key is not set: set {self.key_env} or config.apiKey"
         )
-        self.client = (
-            self.sdk_client(
+        self.client: ClientT | None = (
+            self._connect(
                 api_key=api_key,
                 base_url=base_url,
                 max_retries=int(self.config.get("maxRetries", 2)),
@@ -209,33 +168,34 @@ class _SdkAgent(ABC):
 
     async def call(self, prompt: str, context: CallContext) -> AgentResponse:
         """One model request; API failures become error responses with the status."""
-        if self.client is None:
+        client = self.client
+        if client is None:
             return AgentResponse(error=self.missing_key)
         headers = {"traceparent": context.traceparent} if context.traceparent else {}
         started = time.time()
         try:
             with remote_parent(context.traceparent):
-                reply = await self._request(prompt, context, headers)
+                reply = await self._request(client, prompt, headers)
         except ChatPromptError as exc:
             return AgentResponse(error=str(exc))
         except self.api_errors as exc:
             return self._api_error(exc)
         ended = time.time()
-        cost = call_cost(self.model, self.config, reply.prompt_tokens, reply.completion_tokens)
+        cost = call_cost(self.price, reply.input_tokens, reply.output_tokens)
         model_step = Step(
             kind="model",
             name=self.model,
             started_at=started,
             ended_at=ended,
-            input_tokens=reply.prompt_tokens,
-            output_tokens=reply.completion_tokens,
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
             cost=cost,
             metadata={"api": f"{self.vendor}:{self.api}", "finish_reason": reply.finish_reason},
         )
         usage = {"numRequests": 1}
-        if reply.prompt_tokens is not None or reply.completion_tokens is not None:
-            prompt_tokens = reply.prompt_tokens or 0
-            completion_tokens = reply.completion_tokens or 0
+        if reply.input_tokens is not None or reply.output_tokens is not None:
+            prompt_tokens = reply.input_tokens or 0
+            completion_tokens = reply.output_tokens or 0
             usage |= {
                 "prompt": prompt_tokens,
                 "completion": completion_tokens,
@@ -248,7 +208,7 @@ class _SdkAgent(ABC):
             token_usage=usage,
             cost=cost,
             metadata=reply.metadata,
-            trajectory=[model_step, *reply.tool_calls],
+            trajectory=[model_step, *(call.step() for call in reply.calls)],
             finish_reason=reply.finish_reason,
             latency_ms=(ended - started) * 1000.0,
         )
@@ -263,7 +223,11 @@ class _SdkAgent(ABC):
         )
 
     @abstractmethod
-    async def _request(self, prompt: str, context: CallContext, headers: dict[str, str]) -> _Reply:
+    def _connect(self, **options: Any) -> ClientT:
+        """The SDK's async client with these options (api_key, base_url, ...)."""
+
+    @abstractmethod
+    async def _request(self, client: ClientT, prompt: str, headers: dict[str, str]) -> Reply:
         """Send one request and read the reply."""
 
     async def aclose(self) -> None:
@@ -272,32 +236,41 @@ class _SdkAgent(ABC):
             await self.client.close()
 
 
-class OpenAIAgent(_SdkAgent):
+class OpenAIAgent(_SdkAgent[openai.AsyncOpenAI]):
     """`openai:chat:MODEL` and `openai:responses:MODEL` through the official `openai` SDK."""
 
     vendor = "openai"
     vendor_name = "OpenAI"
     key_env = "OPENAI_API_KEY"
-    sdk_client = openai.AsyncOpenAI
     api_errors = (openai.APIError,)
 
-    async def _request(self, prompt: str, context: CallContext, headers: dict[str, str]) -> _Reply:
+    def _connect(self, **options: Any) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(**options)
+
+    async def _request(
+        self, client: openai.AsyncOpenAI, prompt: str, headers: dict[str, str]
+    ) -> Reply:
         if self.api == "responses":
-            raw = await _sdk_call(
-                self.client.responses.create, self._responses_kwargs(prompt), headers
-            )
-            return self._read_responses(raw.model_dump(mode="json", exclude_unset=True))
-        raw = await _sdk_call(
-            self.client.chat.completions.create, self._chat_kwargs(prompt), headers
+            raw = await _sdk_call(client.responses.create, self._responses_kwargs(prompt), headers)
+            return openai_format.read_response(raw.model_dump(mode="json", exclude_unset=True))
+        raw = await _sdk_call(client.chat.completions.create, self._chat_kwargs(prompt), headers)
+        response_format = self.config.get("response_format") or {}
+        return openai_format.read_chat_completion(
+            raw.model_dump(mode="json", exclude_unset=True),
+            show_thinking=bool(self.config.get("showThinking", True)),
+            json_output=response_format.get("type") == "json_schema",
         )
-        return self._read_chat(raw.model_dump(mode="json", exclude_unset=True))
 
     def _tools(self, kwargs: dict[str, Any]) -> None:
         tools = self.config.get("tools")
         if tools:
-            kwargs["tools"] = chat_tools(tools) if self.api == "chat" else responses_tools(tools)
+            kwargs["tools"] = (
+                openai_format.chat_tools(tools)
+                if self.api == "chat"
+                else openai_format.responses_tools(tools)
+            )
         if self.config.get("tool_choice") is not None:
-            kwargs["tool_choice"] = openai_tool_choice(self.config["tool_choice"], self.api)
+            kwargs["tool_choice"] = openai_format.tool_choice(self.config["tool_choice"], self.api)
 
     def _chat_kwargs(self, prompt: str) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"model": self.model, "messages": parse_chat_prompt(prompt)}
@@ -326,112 +299,20 @@ class OpenAIAgent(_SdkAgent):
             kwargs["extra_body"] = dict(self.config["passthrough"])
         return kwargs
 
-    def _read_chat(self, data: dict[str, Any]) -> _Reply:
-        choice = data["choices"][0]
-        message = choice.get("message") or {}
-        finish = normalize_finish_reason(choice.get("finish_reason"))
-        content = message.get("content")
-        calls = message.get("tool_calls")
-        legacy = message.get("function_call")
-        metadata: dict[str, Any] = {"model": data.get("model"), "responseId": data.get("id")}
-        if message.get("refusal"):
-            output: Any = message["refusal"]
-            metadata["isRefusal"] = True
-        elif finish == "content_filter":
-            output = content or "Content filtered by provider"
-            metadata["isRefusal"] = True
-        elif content and (legacy or calls):
-            output = content if calls == [] else message
-        elif content in (None, "") and (legacy or calls):
-            output = legacy or calls
-        else:
-            output = content
-        response_format = self.config.get("response_format") or {}
-        if response_format.get("type") == "json_schema" and isinstance(output, str):
-            try:
-                output = json.loads(output)
-            except json.JSONDecodeError:
-                metadata["jsonParseError"] = True
-        reasoning = message.get("reasoning") or message.get("reasoning_content")
-        if reasoning and isinstance(output, str) and self.config.get("showThinking", True):
-            output = f"Thinking: {reasoning}\n\n{output}"
-        steps = [
-            _tool_step(c["function"]["name"], c["function"].get("arguments"), c.get("id"))
-            for c in calls or []
-            if isinstance(c.get("function"), dict)
-        ]
-        if legacy:
-            steps.append(_tool_step(legacy["name"], legacy.get("arguments"), None))
-        usage = data.get("usage") or {}
-        return _Reply(
-            output=output,
-            finish_reason=finish,
-            prompt_tokens=usage.get("prompt_tokens"),
-            completion_tokens=usage.get("completion_tokens"),
-            total_tokens=usage.get("total_tokens"),
-            cached_tokens=(usage.get("prompt_tokens_details") or {}).get("cached_tokens"),
-            tool_calls=steps,
-            metadata={k: v for k, v in metadata.items() if v is not None},
-        )
 
-    def _read_responses(self, data: dict[str, Any]) -> _Reply:
-        parts: list[str] = []
-        steps: list[Step] = []
-        refusal = None
-        for item in data.get("output") or []:
-            kind = item.get("type")
-            if kind == "function_call":
-                parts.append(_compact(item))
-                steps.append(_tool_step(item["name"], item.get("arguments"), item.get("call_id")))
-            elif kind == "message" and item.get("role") == "assistant":
-                text = ""
-                for block in item.get("content") or []:
-                    if block.get("type") == "output_text":
-                        text += block.get("text", "")
-                    elif block.get("type") == "refusal":
-                        refusal = block.get("refusal", "")
-                if text:
-                    parts.append(text)
-            elif kind == "reasoning" and item.get("summary"):
-                parts.append("Reasoning: " + "\n".join(s.get("text", "") for s in item["summary"]))
-        metadata: dict[str, Any] = {"model": data.get("model"), "responseId": data.get("id")}
-        if refusal is not None:
-            metadata["isRefusal"] = True
-        usage = data.get("usage") or {}
-        return _Reply(
-            output=refusal if refusal is not None else "\n".join(parts),
-            finish_reason=self._responses_finish(data, bool(steps), refusal is not None),
-            prompt_tokens=usage.get("input_tokens"),
-            completion_tokens=usage.get("output_tokens"),
-            total_tokens=usage.get("total_tokens"),
-            cached_tokens=(usage.get("input_tokens_details") or {}).get("cached_tokens"),
-            tool_calls=steps,
-            metadata={k: v for k, v in metadata.items() if v is not None},
-        )
-
-    @staticmethod
-    def _responses_finish(data: dict[str, Any], called_tools: bool, refused: bool) -> str | None:
-        if refused:
-            return "content_filter"
-        if data.get("status") == "incomplete":
-            reason = (data.get("incomplete_details") or {}).get("reason")
-            return "length" if reason == "max_output_tokens" else normalize_finish_reason(reason)
-        if called_tools:
-            return "tool_calls"
-        return "stop" if data.get("status") == "completed" else None
-
-
-class AnthropicAgent(_SdkAgent):
+class AnthropicAgent(_SdkAgent[anthropic.AsyncAnthropic]):
     """`anthropic:messages:MODEL` through the official `anthropic` SDK."""
 
     vendor = "anthropic"
     vendor_name = "Anthropic"
     key_env = "ANTHROPIC_API_KEY"
-    sdk_client = anthropic.AsyncAnthropic
     api_errors = (anthropic.APIError,)
 
+    def _connect(self, **options: Any) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(**options)
+
     def _kwargs(self, prompt: str) -> dict[str, Any]:
-        messages, system = parse_anthropic_prompt(prompt)
+        messages, system = anthropic_format.parse_prompt(prompt)
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -446,14 +327,19 @@ class AnthropicAgent(_SdkAgent):
             kwargs["system"] = system
         kwargs |= {k: self.config[k] for k in _ANTHROPIC_OPTIONAL if k in self.config}
         if self.config.get("tools"):
-            kwargs["tools"] = anthropic_tools(self.config["tools"])
+            kwargs["tools"] = anthropic_format.tools(self.config["tools"])
         if self.config.get("tool_choice") is not None:
-            kwargs["tool_choice"] = anthropic_tool_choice(self.config["tool_choice"])
+            kwargs["tool_choice"] = anthropic_format.tool_choice(self.config["tool_choice"])
         return kwargs
 
-    async def _request(self, prompt: str, context: CallContext, headers: dict[str, str]) -> _Reply:
-        raw = await _sdk_call(self.client.messages.create, self._kwargs(prompt), headers)
-        return self._read(raw.model_dump(mode="json", exclude_unset=True))
+    async def _request(
+        self, client: anthropic.AsyncAnthropic, prompt: str, headers: dict[str, str]
+    ) -> Reply:
+        raw = await _sdk_call(client.messages.create, self._kwargs(prompt), headers)
+        return anthropic_format.read_message(
+            raw.model_dump(mode="json", exclude_unset=True),
+            show_thinking=bool(self.config.get("showThinking", True)),
+        )
 
     def _api_error(self, exc: Exception) -> AgentResponse:
         body = getattr(exc, "body", None)
@@ -466,48 +352,3 @@ class AnthropicAgent(_SdkAgent):
                 metadata={"http": {"status": status}},
             )
         return super()._api_error(exc)
-
-    def _read(self, data: dict[str, Any]) -> _Reply:
-        blocks = data.get("content") or []
-        show_thinking = self.config.get("showThinking", True)
-        if any(b.get("type") in ("tool_use", "thinking", "redacted_thinking") for b in blocks):
-            texts = []
-            for block in blocks:
-                kind = block.get("type")
-                if kind == "text":
-                    texts.append(block.get("text", ""))
-                elif kind == "thinking" and show_thinking and block.get("thinking", "").strip():
-                    texts.append(
-                        f"Thinking: {block['thinking']}\nSignature: {block.get('signature')}"
-                    )
-                elif kind == "redacted_thinking" and show_thinking:
-                    texts.append(f"Redacted Thinking: {block.get('data')}")
-                elif kind not in ("thinking", "redacted_thinking"):
-                    texts.append(_compact(block))
-            output = "\n\n".join(t for t in texts if t != "")
-        else:
-            output = "\n\n".join(str(b.get("text", "")) for b in blocks)
-        steps = [
-            _tool_step(b["name"], b.get("input"), b.get("id"))
-            for b in blocks
-            if b.get("type") == "tool_use"
-        ]
-        usage = data.get("usage") or {}
-        cache_read = usage.get("cache_read_input_tokens") or 0
-        cache_write = usage.get("cache_creation_input_tokens") or 0
-        input_tokens = usage.get("input_tokens")
-        prompt_tokens = None if input_tokens is None else input_tokens + cache_read + cache_write
-        metadata = {
-            "model": data.get("model"),
-            "responseId": data.get("id"),
-            "stopReason": data.get("stop_reason"),
-        }
-        return _Reply(
-            output=output,
-            finish_reason=normalize_finish_reason(data.get("stop_reason")),
-            prompt_tokens=prompt_tokens,
-            completion_tokens=usage.get("output_tokens"),
-            cached_tokens=cache_read or None,
-            tool_calls=steps,
-            metadata={k: v for k, v in metadata.items() if v is not None},
-        )

@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-_Outcome = tuple[asyncio.Future, Any, BaseException | None]
+_Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
 
 
 class ThreadCalls:

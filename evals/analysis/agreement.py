@@ -12,10 +12,9 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from scipy.stats import norm
-
 from evals.grade.calibration import CalibrationItem
 from evals.stats import wilson_interval
+from evals.stats.distributions import two_sided_z
 
 
 @dataclass(slots=True)
@@ -88,7 +87,7 @@ def cohen_kappa(table: list[list[int]], confidence: float = 0.95) -> tuple[float
     )
     c = (kappa - expected * (1 - kappa)) ** 2
     se = math.sqrt(max(0.0, a + b - c)) / ((1 - expected) * math.sqrt(n))
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = two_sided_z(confidence)
     return kappa, kappa - z * se, kappa + z * se
 
 

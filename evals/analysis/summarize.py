@@ -255,6 +255,8 @@ def _attach_ratios(
     config: GateConfig,
 ) -> None:
     """Paired cluster bootstrap of p95 latency and mean cost over the shared cases."""
+    if config.baseline is None or config.candidate is None:
+        return
     shared = sorted(
         (
             c

@@ -1,11 +1,13 @@
-"""`file://` references and the Python files they name.
+"""`file://` references and the Python files they name: the one place that reads them.
 
 A suite names a file as `file://path` and a Python function as `file://path.py:function`
-(providers also as `python:path.py:function`). `split_ref` takes such a reference apart;
-`load_function` imports the file and returns the function. Every part of the harness that
-runs user Python (providers, transforms, vars, test generators, Nunjucks filters, Python
-assertions, scoring functions) loads it here, so a file is imported once per version and
-its folder is importable from it.
+(providers also as `python:path.py:function`). `is_file_ref` recognises a reference,
+`ref_body` drops its prefix, `split_ref` takes it apart into path and function,
+`is_python_ref` says whether it names Python code and `resolve_ref` finds the file next to
+the suite. `load_function` imports the file and returns the function: every part of the
+harness that runs user Python (providers, transforms, vars, test generators, Nunjucks
+filters, Python assertions, scoring functions) loads it here, so a file is imported once
+per version and its folder is importable from it.
 """
 
 from __future__ import annotations
@@ -16,15 +18,26 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeGuard
 
 from evals.model.errors import SuiteError
 
-_PREFIXES = ("file://", "python:")
+FILE_PREFIX = "file://"
+_PREFIXES = (FILE_PREFIX, "python:")
 _MODULES: dict[tuple[Path, int], ModuleType] = {}
 
 
 _CODE_FILE = re.compile(r"^(.*?\.(?:py|js|cjs|mjs|rb)):([^/\\]+)$")
+
+
+def is_file_ref(value: object) -> TypeGuard[str]:
+    """True for a string that is a `file://` reference."""
+    return isinstance(value, str) and value.startswith(FILE_PREFIX)
+
+
+def ref_body(ref: str) -> str:
+    """The reference without its `file://` prefix (a function part, if any, is kept)."""
+    return ref.removeprefix(FILE_PREFIX)
 
 
 def split_ref(ref: str) -> tuple[str, str | None]:
@@ -43,6 +56,17 @@ def split_ref(ref: str) -> tuple[str, str | None]:
     if found:
         return found.group(1), found.group(2)
     return body, None
+
+
+def is_python_ref(ref: str) -> bool:
+    """True when a reference names a Python file (`x.py` or `x.py:function`)."""
+    return split_ref(ref)[0].endswith(".py")
+
+
+def resolve_ref(ref: str, root: Path) -> Path:
+    """The absolute path of the file a reference names, relative to `root` (the suite's
+    folder); a function part is dropped."""
+    return (root / split_ref(ref)[0]).resolve()
 
 
 def load_module(path: Path) -> ModuleType:

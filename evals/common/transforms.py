@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.common import jsengine
-from evals.common.files import load_function, split_ref
+from evals.common.files import is_file_ref, load_function, split_ref
 from evals.model.errors import SuiteError
 
 Transform = Callable[..., Any]
@@ -142,7 +142,7 @@ def compile_transform(
             fix="write transform: output.trim() or transform: file://transforms.py:fn",
         )
     text = source.strip()
-    if text.startswith("file://"):
+    if is_file_ref(text):
         return _file_transform(text, root, what, default)
     return _js_function(params, body(source), what, transform_label(source))
 

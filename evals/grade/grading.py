@@ -178,7 +178,8 @@ def apply_scoring_function(
     test with "Scoring function error: ...". A policy violation still fails the test.
     """
     from evals.common.files import load_function, split_ref
-    from evals.graders.python_assert import call_json, is_grading_result
+    from evals.graders.python_assert import is_grading_result
+    from evals.graders.scripts import call_json
 
     try:
         path, name = split_ref(ref)

@@ -16,43 +16,87 @@ Names load their module on first use, so a tool file does not import the SDKs.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-_TOOLLOOP = (
+if TYPE_CHECKING:  # the names as type checkers and editors see them
+    from evals.kits.simulator import (
+        Action,
+        Conversation,
+        LatencyModel,
+        Script,
+        choose,
+        draw,
+        provider_response,
+        run_seed,
+        run_simulated_agent,
+        simulated_adapter,
+        simulated_async_openai,
+        simulated_client,
+    )
+    from evals.kits.toolloop import (
+        ENGLISH,
+        SPANISH,
+        Adapter,
+        AnthropicMessagesAdapter,
+        MessagesClient,
+        ModelTurn,
+        OpenAIResponsesAdapter,
+        ResponsesClient,
+        Tool,
+        ToolRegistry,
+        Wording,
+        run_tool_loop,
+    )
+    from evals.vendors.messages import ToolCall
+    from evals.vendors.prices import Price
+
+__all__ = [
     "ENGLISH",
     "SPANISH",
+    "Action",
     "Adapter",
     "AnthropicMessagesAdapter",
+    "Conversation",
+    "LatencyModel",
+    "MessagesClient",
     "ModelTurn",
     "OpenAIResponsesAdapter",
     "Price",
+    "ResponsesClient",
+    "Script",
     "Tool",
     "ToolCall",
     "ToolRegistry",
     "Wording",
-    "run_tool_loop",
-)
-_SIMULATOR = (
-    "Action",
-    "Conversation",
-    "LatencyModel",
     "choose",
     "draw",
     "provider_response",
     "run_seed",
-    "Script",
+    "run_simulated_agent",
+    "run_tool_loop",
+    "simulated_adapter",
     "simulated_async_openai",
+    "simulated_client",
+]
+
+_SIMULATOR = {
+    "Action",
+    "Conversation",
+    "LatencyModel",
+    "Script",
+    "choose",
+    "draw",
+    "provider_response",
+    "run_seed",
     "run_simulated_agent",
     "simulated_adapter",
+    "simulated_async_openai",
     "simulated_client",
-)
-_MODULE_OF = {name: "toolloop" for name in _TOOLLOOP} | {name: "simulator" for name in _SIMULATOR}
-
-__all__ = sorted(_MODULE_OF)
+}
 
 
 def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
+    if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = "simulator" if name in _SIMULATOR else "toolloop"
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)

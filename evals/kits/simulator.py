@@ -2,9 +2,9 @@
 
 A demo suite needs an agent whose model behaves in known ways, fails at known rates and
 still goes through the same client code as a real one. Here the official clients are
-pointed at an `httpx` (OpenAI) or `httpx2` (Anthropic 2.x) MockTransport; behind it a
-*script* reads the conversation (the user's question, the tools offered, the tool outputs
-received so far) and returns the next action: tool calls to make, or the final text.
+pointed at an `httpx2` MockTransport; behind it a *script* reads the conversation (the
+user's question, the tools offered, the tool outputs received so far) and returns the next
+action: tool calls to make, or the final text.
 
 Usage in each reply is, by default, the o200k_base token count of the request body and of
 the reply, so cost grows with the conversation as with a real API; a script may report
@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
-import httpx
 import httpx2
 import openai
 
@@ -30,12 +29,15 @@ from evals.kits.toolloop import (
     Adapter,
     AnthropicMessagesAdapter,
     OpenAIResponsesAdapter,
-    Price,
     ToolRegistry,
     run_tool_loop,
 )
 from evals.model.results import AgentResponse
 from evals.model.trajectory import Step
+from evals.vendors import anthropic as anthropic_format
+from evals.vendors import openai as openai_format
+from evals.vendors.messages import RequestView
+from evals.vendors.prices import LIST_PRICES, provider_price
 
 Call = tuple[str, dict[str, Any]]
 Action = list[Call] | str
@@ -72,44 +74,18 @@ def choose(rates: Mapping[str, float], value: float, default: str) -> str:
     return default
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-
-
-def _data(text: str) -> Any:
-    """A tool output as data: JSON when it parses, else the text (frameworks send plain text)."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 def read_openai(body: dict[str, Any]) -> Conversation:
     """A Responses API request: the question, tool names and function_call_output items."""
-    items = body["input"]
-    if isinstance(items, str):
-        items = [{"role": "user", "content": items}]
-    question = next(_text(x["content"]) for x in items if x.get("role") == "user")
-    outputs = [_data(x["output"]) for x in items if x.get("type") == "function_call_output"]
-    return Conversation(
-        body["model"], question, [t["name"] for t in body.get("tools", [])], outputs
-    )
+    return _conversation(openai_format.read_request(body))
 
 
 def read_anthropic(body: dict[str, Any]) -> Conversation:
     """A Messages API request: the question, tool names and tool_result blocks."""
-    users = [m for m in body["messages"] if m["role"] == "user"]
-    outputs = [
-        json.loads(_text(b["content"]))
-        for m in users
-        if isinstance(m["content"], list)
-        for b in m["content"]
-        if b.get("type") == "tool_result"
-    ]
-    tools = [t["name"] for t in body.get("tools", [])]
-    return Conversation(body["model"], _text(users[0]["content"]), tools, outputs)
+    return _conversation(anthropic_format.read_request(body))
+
+
+def _conversation(request: RequestView) -> Conversation:
+    return Conversation(request.model, request.user_texts[0], request.tools, request.outputs)
 
 
 def _usage(
@@ -130,48 +106,10 @@ def openai_reply(
     """The Responses API reply the script gives to one request body."""
     conversation = read_openai(body)
     action = script(conversation, seed)
-    n = len(conversation.outputs)
-    if isinstance(action, str):
-        output: list[dict[str, Any]] = [
-            {
-                "type": "message",
-                "id": f"msg_{n}",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": action, "annotations": []}],
-            }
-        ]
-    else:
-        output = [
-            {
-                "type": "function_call",
-                "id": f"fc_{n}_{i}",
-                "call_id": f"call_{n}_{i}",
-                "name": name,
-                "arguments": json.dumps(args),
-                "status": "completed",
-            }
-            for i, (name, args) in enumerate(action)
-        ]
-    tokens_in, tokens_out = _usage(usage, conversation, action, sent, output)
-    return {
-        "id": f"resp_{n}",
-        "object": "response",
-        "created_at": 0,
-        "status": "completed",
-        "model": body["model"],
-        "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "usage": {
-            "input_tokens": tokens_in,
-            "output_tokens": tokens_out,
-            "total_tokens": tokens_in + tokens_out,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens_details": {"reasoning_tokens": 0},
-        },
-    }
+    index = len(conversation.outputs)
+    output = openai_format.output_items(action, index)
+    tokens = _usage(usage, conversation, action, sent, output)
+    return openai_format.response_body(body["model"], output, index, tokens)
 
 
 def anthropic_reply(
@@ -180,35 +118,18 @@ def anthropic_reply(
     """The Messages API reply the script gives to one request body."""
     conversation = read_anthropic(body)
     action = script(conversation, seed)
-    n = len(conversation.outputs)
-    if isinstance(action, str):
-        content: list[dict[str, Any]] = [{"type": "text", "text": action}]
-        stop = "end_turn"
-    else:
-        content = [
-            {"type": "tool_use", "id": f"toolu_{n}_{i}", "name": name, "input": args}
-            for i, (name, args) in enumerate(action)
-        ]
-        stop = "tool_use"
-    tokens_in, tokens_out = _usage(usage, conversation, action, sent, content)
-    return {
-        "id": f"msg_{n}",
-        "type": "message",
-        "role": "assistant",
-        "model": body["model"],
-        "content": content,
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
-    }
+    index = len(conversation.outputs)
+    content = anthropic_format.content_blocks(action, index)
+    tokens = _usage(usage, conversation, action, sent, content)
+    return anthropic_format.message_body(body["model"], content, index, tokens)
 
 
 Reply = Callable[[Script, dict[str, Any], int, int, Usage | None], dict[str, Any]]
 
 
-_SDKS: dict[str, tuple[Any, Any, Reply, str]] = {
-    "openai": (openai.OpenAI, httpx, openai_reply, "http://simulated/v1"),
-    "anthropic": (anthropic.Anthropic, httpx2, anthropic_reply, "http://simulated"),
+_SDKS: dict[str, tuple[type[openai.OpenAI] | type[anthropic.Anthropic], Reply, str]] = {
+    "openai": (openai.OpenAI, openai_reply, "http://simulated/v1"),
+    "anthropic": (anthropic.Anthropic, anthropic_reply, "http://simulated"),
 }
 
 
@@ -218,29 +139,31 @@ def simulated_client(
     seed: int = 0,
     usage: Usage | None = None,
     log: list[int] | None = None,
-) -> Any:
+) -> openai.OpenAI | anthropic.Anthropic:
     """The official client of `api` (openai.OpenAI or anthropic.Anthropic), answered by
     `script` for the run with this seed; `log`, when given, collects each request's tokens."""
     if api not in _SDKS:
         raise ValueError(f"config.api must be 'openai' or 'anthropic', got {api!r}")
-    client_cls, http, reply, base_url = _SDKS[api]
+    client_cls, reply, base_url = _SDKS[api]
 
-    def handle(request: Any) -> Any:
+    def handle(request: httpx2.Request) -> httpx2.Response:
         raw = request.content.decode()
         sent = count_tokens(raw)
         if log is not None:
             log.append(sent)
-        return http.Response(200, json=reply(script, json.loads(raw), seed, sent, usage))
+        return httpx2.Response(200, json=reply(script, json.loads(raw), seed, sent, usage))
 
     return client_cls(
         api_key="sk-simulated",
         base_url=base_url,
-        http_client=http.Client(transport=http.MockTransport(handle)),
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handle)),
         max_retries=0,
     )
 
 
-def simulated_async_openai(script: Script, seed: Callable[[], int] = lambda: 0) -> Any:
+def simulated_async_openai(
+    script: Script, seed: Callable[[], int] = lambda: 0
+) -> openai.AsyncOpenAI:
     """An `openai.AsyncOpenAI` client whose Responses API is answered by `script`.
 
     For agent frameworks that take an async client (the OpenAI Agents SDK, PydanticAI's
@@ -248,16 +171,16 @@ def simulated_async_openai(script: Script, seed: Callable[[], int] = lambda: 0) 
     so it can return the seed of the run being served.
     """
 
-    async def handle(request: Any) -> Any:
+    async def handle(request: httpx2.Request) -> httpx2.Response:
         raw = request.content.decode()
-        return httpx.Response(
+        return httpx2.Response(
             200, json=openai_reply(script, json.loads(raw), seed(), count_tokens(raw))
         )
 
     return openai.AsyncOpenAI(
         api_key="sk-simulated",
         base_url="http://simulated/v1",
-        http_client=httpx.AsyncClient(transport=httpx.MockTransport(handle)),
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handle)),
         max_retries=0,
     )
 
@@ -277,7 +200,7 @@ def simulated_adapter(
     `max_tokens` is the limit an Anthropic request carries (it counts in the request's tokens).
     """
     client = simulated_client(api, script, seed, usage)
-    if api == "openai":
+    if isinstance(client, openai.OpenAI):
         return OpenAIResponsesAdapter(client, model)
     return AnthropicMessagesAdapter(client, model, max_tokens=max_tokens)
 
@@ -334,7 +257,8 @@ def provider_response(
     return data
 
 
-DEFAULT_PRICE = {"input_per_mtok": 2.5, "output_per_mtok": 10.0}
+SIMULATED_PRICE = LIST_PRICES["gpt-4o"]
+"""What a simulated model without a list price of its own costs: gpt-4o's list price."""
 
 
 def run_simulated_agent(
@@ -369,7 +293,7 @@ def run_simulated_agent(
         system=system,
         max_steps=int(config.get("max_steps", max_steps)),
         token_budget=config.get("token_budget"),
-        price=Price(**(config.get("price") or DEFAULT_PRICE)),
+        price=provider_price(model, config) or SIMULATED_PRICE,
     )
     latency_ms = latencies[model].run_ms(response.trajectory) if latencies else None
     return provider_response(response, latency_ms=latency_ms, metadata={"api": api, "model": model})

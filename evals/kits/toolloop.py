@@ -27,6 +27,10 @@ from pydantic import BaseModel, ValidationError
 from evals.common.tokens import count_tokens
 from evals.model.results import AgentResponse
 from evals.model.trajectory import EFFECT_CLASSES, Step
+from evals.vendors import anthropic as anthropic_format
+from evals.vendors import openai as openai_format
+from evals.vendors.messages import ToolCall, ToolResult
+from evals.vendors.prices import Price, call_cost
 
 StopReason = Literal["done", "max_steps", "budget_exhausted", "approval_required", "error"]
 
@@ -147,16 +151,6 @@ class ToolRegistry:
 
 
 @dataclass(slots=True)
-class ToolCall:
-    """A call the model asked for. `arguments` is None when its JSON did not parse."""
-
-    call_id: str
-    name: str
-    arguments: dict[str, Any] | None
-    raw_arguments: str | None = None
-
-
-@dataclass(slots=True)
 class ModelTurn:
     """One model reply: final text and/or tool calls, with usage when the provider reports it.
 
@@ -168,6 +162,25 @@ class ModelTurn:
     input_tokens: int | None = None
     output_tokens: int | None = None
     request: dict[str, Any] = field(default_factory=dict)
+
+
+class _CreateAPI(Protocol):
+    @property
+    def create(self) -> Callable[..., Any]: ...
+
+
+class ResponsesClient(Protocol):
+    """What the Responses adapter needs of a client: `responses.create` (openai.OpenAI)."""
+
+    @property
+    def responses(self) -> _CreateAPI: ...
+
+
+class MessagesClient(Protocol):
+    """What the Messages adapter needs of a client: `messages.create` (anthropic.Anthropic)."""
+
+    @property
+    def messages(self) -> _CreateAPI: ...
 
 
 class Adapter(Protocol):
@@ -183,9 +196,7 @@ class Adapter(Protocol):
         """Ask the model for its next turn and append that turn to the conversation."""
         ...
 
-    def add_results(
-        self, conversation: Any, results: list[tuple[ToolCall, dict[str, Any]]]
-    ) -> None:
+    def add_results(self, conversation: Any, results: list[ToolResult]) -> None:
         """Append the outputs of one turn's tool calls, in call order."""
         ...
 
@@ -194,15 +205,16 @@ def _dump(obj: Any) -> Any:
     return obj.model_dump(exclude_none=True) if hasattr(obj, "model_dump") else obj
 
 
-def _usage_field(usage: Any, name: str) -> int | None:
-    value = getattr(usage, name, None) if usage is not None else None
-    return int(value) if isinstance(value, (int, float)) else None
+def _definitions(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    return [
+        {"name": t.name, "description": t.description, "parameters": t.parameters()} for t in tools
+    ]
 
 
 class OpenAIResponsesAdapter:
     """OpenAI Responses API: `function_call` items in, `function_call_output` items back."""
 
-    def __init__(self, client: Any, model: str, **params: Any) -> None:
+    def __init__(self, client: ResponsesClient, model: str, **params: Any) -> None:
         self.client = client
         self.model = model
         self.params = params
@@ -219,53 +231,29 @@ class OpenAIResponsesAdapter:
         if self.system:
             request["instructions"] = self.system
         if tools:
-            request["tools"] = [
-                {
-                    "type": "function",
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters(),
-                }
-                for t in tools
-            ]
+            request["tools"] = openai_format.responses_tools(_definitions(tools))
         response = self.client.responses.create(**request)
-        calls = []
-        for item in response.output:
-            if item.type != "function_call":
-                continue
-            try:
-                arguments = json.loads(item.arguments)
-            except (json.JSONDecodeError, TypeError):
-                arguments = None
-            calls.append(ToolCall(item.call_id, item.name, arguments, item.arguments))
+        reply = openai_format.read_response(_dump(response))
         conversation.extend(_dump(item) for item in response.output)
-        usage = getattr(response, "usage", None)
         return ModelTurn(
-            text=response.output_text or None,
-            calls=calls,
-            input_tokens=_usage_field(usage, "input_tokens"),
-            output_tokens=_usage_field(usage, "output_tokens"),
+            text=reply.text,
+            calls=reply.calls,
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
             request=request,
         )
 
-    def add_results(
-        self, conversation: list[Any], results: list[tuple[ToolCall, dict[str, Any]]]
-    ) -> None:
+    def add_results(self, conversation: list[Any], results: list[ToolResult]) -> None:
         """One `function_call_output` item per call, carrying the JSON of the tool's output."""
-        for call, output in results:
-            conversation.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": call.call_id,
-                    "output": json.dumps(output),
-                }
-            )
+        conversation.extend(openai_format.tool_outputs(results))
 
 
 class AnthropicMessagesAdapter:
     """Anthropic Messages API: `tool_use` blocks in, a user message of `tool_result` blocks back."""
 
-    def __init__(self, client: Any, model: str, max_tokens: int = 1024, **params: Any) -> None:
+    def __init__(
+        self, client: MessagesClient, model: str, max_tokens: int = 1024, **params: Any
+    ) -> None:
         self.client = client
         self.model = model
         self.max_tokens = max_tokens
@@ -288,61 +276,27 @@ class AnthropicMessagesAdapter:
         if self.system:
             request["system"] = self.system
         if tools:
-            request["tools"] = [
-                {"name": t.name, "description": t.description, "input_schema": t.parameters()}
-                for t in tools
-            ]
+            request["tools"] = anthropic_format.tools(_definitions(tools))
         response = self.client.messages.create(**request)
-        calls = []
-        texts = []
-        for block in response.content:
-            if block.type == "tool_use":
-                arguments = block.input if isinstance(block.input, dict) else None
-                calls.append(ToolCall(block.id, block.name, arguments, json.dumps(block.input)))
-            elif block.type == "text":
-                texts.append(block.text)
+        reply = anthropic_format.read_message(_dump(response))
         conversation.append({"role": "assistant", "content": [_dump(b) for b in response.content]})
-        usage = getattr(response, "usage", None)
         return ModelTurn(
-            text="".join(texts) or None,
-            calls=calls,
-            input_tokens=_usage_field(usage, "input_tokens"),
-            output_tokens=_usage_field(usage, "output_tokens"),
+            text=reply.text,
+            calls=reply.calls,
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
             request=request,
         )
 
-    def add_results(
-        self, conversation: list[dict[str, Any]], results: list[tuple[ToolCall, dict[str, Any]]]
-    ) -> None:
+    def add_results(self, conversation: list[dict[str, Any]], results: list[ToolResult]) -> None:
         """All results of a turn in one user message, errors flagged with `is_error`."""
-        blocks = [
-            {
-                "type": "tool_result",
-                "tool_use_id": call.call_id,
-                "content": json.dumps(output),
-                "is_error": "error" in output,
-            }
-            for call, output in results
-        ]
-        conversation.append({"role": "user", "content": blocks})
+        conversation.append(anthropic_format.tool_results(results))
 
 
 def _jsonable(value: Any) -> Any:
     return json.loads(
         json.dumps(value, default=lambda o: _dump(o) if hasattr(o, "model_dump") else str(o))
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Price:
-    """Price of a model in currency units per million input and output tokens."""
-
-    input_per_mtok: float
-    output_per_mtok: float
-
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        """Cost of one call."""
-        return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
 
 
 @dataclass(slots=True)
@@ -370,7 +324,7 @@ def _model_step(
         ended_at=ended,
         input_tokens=turn.input_tokens,
         output_tokens=turn.output_tokens,
-        cost=None if price is None else price.cost(turn.input_tokens, turn.output_tokens),
+        cost=call_cost(price, turn.input_tokens, turn.output_tokens),
         metadata={"tool_calls": [c.name for c in turn.calls]},
     )
 
@@ -487,7 +441,7 @@ def run_tool_loop(
             return _finish(state, "done", turn.text or "", price)
         if token_budget is not None and state.sent > token_budget:
             return _finish(state, "budget_exhausted", None, price)
-        results: list[tuple[ToolCall, dict[str, Any]]] = []
+        results: list[ToolResult] = []
         for call in turn.calls:
             call_started = time.time()
             key = _call_key(call)

@@ -26,8 +26,15 @@ OnRecord = Callable[[RunRecord], None]
 class RunTrace(Protocol):
     """The trace of one run, open while the run executes."""
 
-    traceparent: str | None
-    extra: dict[str, Any]
+    @property
+    def traceparent(self) -> str | None:
+        """The W3C `traceparent` an agent sends so its spans join the run's trace."""
+        ...
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """What an out-of-process agent needs to join the trace (`env`: variables)."""
+        ...
 
     def adopt(self, response: AgentResponse) -> None:
         """Reconcile the agent's response with the spans the run produced."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.analysis.agreement import Agreement, tally
+from evals.common.files import resolve_ref
 from evals.grade.calibration import CalibrationFile, judge_calibration, load_calibration
 from evals.model.gates import GateConfig
 
@@ -37,6 +38,6 @@ def measure_judge(config: GateConfig, suite_root: Path, grader: Any = None) -> A
         return None
     if config.min_judge_kappa is None and config.min_judge_accuracy is None:
         return None
-    path = suite_root / config.judge_calibration.removeprefix("file://")
+    path = resolve_ref(config.judge_calibration, suite_root)
     _, rows = calibrate(path, grader)
     return rows[-1]

@@ -1,9 +1,10 @@
 """What a pull request's gate can see: `evals plan`'s model applied to the job's cases.
 
-`evals ci pr` states in its summary the smallest change in pass rate its gate finds with
-the plan's power, from the pass rate, ICC and agent correlation of the stored nightly
-(else defaults), and with `--effect` takes the repeats the plan needs for a given change.
-The planning model is `evals.analysis.power`'s; this module is the job's only use of it.
+`evals ci pr` states in its summary the smallest drop in pass rate its regression gate
+fails with the plan's power, from the pass rate and ICC of the stored nightly (else
+defaults), and with `--effect` takes the repeats the plan needs for a given drop. The
+planning model is `evals.analysis.power`'s (the regression gate's own test at its share
+of the build's false-failure budget); this module is the job's only use of it.
 """
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evals.analysis.power import PowerPlan, build_power_plan, estimate_from_summary
+from evals.analysis.power import Assumed, PowerPlan, build_power_plan, pooled_estimate
+from evals.gates.decide import planned_gate_count
 from evals.model.suite import Suite
+from evals.stats import minimum_detectable_drop
+
+ENVIRONMENT = "pr"
 
 
 @dataclass(slots=True)
@@ -28,21 +33,42 @@ def _plan(
     cases: int,
     repeats: int,
     effect: float | None,
-    confidence: float,
     nightly: tuple[str, dict[str, Any]] | None,
 ) -> tuple[PowerPlan, str]:
-    estimate = (
-        estimate_from_summary(nightly[0], nightly[1], suite.gates.baseline) if nightly else None
-    )
+    estimate = pooled_estimate([nightly], suite.gates.baseline) if nightly else None
     plan = build_power_plan(
         suite,
-        cases=max(1, cases),
+        gates=planned_gate_count(suite, ENVIRONMENT),
+        environment=ENVIRONMENT,
+        cases=max(2, cases),
         repeats=repeats,
         effect=effect,
-        confidence=confidence,
         estimate=estimate,
     )
     return plan, estimate.source if estimate else "defaults (no stored nightly)"
+
+
+def repeats_needed(plan: PowerPlan, most: int) -> int | None:
+    """Fewest repeats (at most `most`) with which the regression gate fails the plan's
+    target drop with its power; None when `most` repeats are not enough."""
+    cases = int(plan.cases.value)
+    for repeats in range(1, most + 1):
+        if plan.probability(cases, repeats, plan.effect.value, "fail") >= plan.power:
+            return repeats
+    return None
+
+
+def detectable_drop(plan: PowerPlan) -> float | None:
+    """Smallest drop the regression gate fails with the plan's power at its repeats."""
+    return minimum_detectable_drop(
+        int(plan.cases.value),
+        int(plan.repeats.value),
+        plan.pass_rate.value,
+        plan.icc.value,
+        plan.tolerance.value,
+        plan.share,
+        plan.power,
+    )
 
 
 def plan_pull_request(
@@ -53,7 +79,6 @@ def plan_pull_request(
     final_repeats: int | None,
     effect: float | None,
     max_repeats: int,
-    confidence: float,
     nightly: tuple[str, dict[str, Any]] | None,
 ) -> PrPlan:
     """The repeats to run (`effect` asks the plan for them, else `repeats`) and the notes.
@@ -61,29 +86,31 @@ def plan_pull_request(
     `final_repeats` is the last stage of a staged run, which the power note describes;
     `nightly` is the stored nightly's (id, summary) the estimates come from.
     """
-    plan, source = _plan(suite, cases, repeats, effect, confidence, nightly)
+    plan, source = _plan(suite, cases, repeats, effect, nightly)
     notes = []
     if effect is not None:
-        needed = plan.repeats_for_target(paired=True)
-        repeats = min(needed or max_repeats, max_repeats)
+        needed = repeats_needed(plan, max_repeats)
+        repeats = needed or max_repeats
         reach = ""
-        if needed is None or needed > max_repeats:
-            short = "more cases" if needed is None else f"{needed} repeats"
-            wider = plan.cases_for_target(True, max_repeats)
+        if needed is None:
+            wider = plan.cases_needed(max_repeats)
+            more = f"{wider} cases" if wider is not None else "more cases than any suite has"
             reach = (
-                f" (detecting {effect:g} would need {short}; capped at {max_repeats}, where "
-                f"it needs {wider} cases)"
+                f" (detecting {effect:g} needs more than {max_repeats} repeats with "
+                f"{int(plan.cases.value)} cases; at {max_repeats} repeats it needs {more})"
             )
-        notes.append(
-            f"repeats from the power plan for a difference of {effect:g}: {repeats}{reach}"
-        )
+        notes.append(f"repeats from the power plan for a drop of {effect:g}: {repeats}{reach}")
     shown = final_repeats or repeats
-    final = replace(plan, repeats=replace(plan.repeats, value=shown))
+    final = replace(plan, repeats=Assumed(shown, plan.repeats.source))
+    drop = detectable_drop(final)
+    found = (
+        f"finds a drop of {drop:.2f} in pass rate with {final.power:.0%} power"
+        if drop is not None
+        else f"cannot find even a drop to 0 with {final.power:.0%} power"
+    )
     notes.append(
-        f"power: with {cases} case(s) × {shown} repeat(s), paired, this gate finds a change "
-        f"of {final.mde(True):.2f} in pass rate with {final.power:.0%} power at "
-        f"α = {final.alpha:.2g} (pass rate, ICC and correlation from {source}; two versions "
-        "of one agent correlate more than that, so the bound is conservative); `evals plan` "
-        "shows the repeats and cases a smaller change needs"
+        f"power: with {cases} case(s) × {shown} repeat(s), the regression gate {found} at its "
+        f"share α = {final.share:.2g} of the build's budget (pass rate and ICC from {source}); "
+        "`evals plan --env pr` shows the repeats and cases a smaller drop needs"
     )
     return PrPlan(repeats, notes)

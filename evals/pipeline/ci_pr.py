@@ -59,7 +59,7 @@ from evals.pipeline.ci_plan import plan_pull_request
 from evals.pipeline.evaluation import run_evaluation
 from evals.pipeline.history import Side, compare_sides
 from evals.pipeline.provenance import CiContext, ci_context
-from evals.pipeline.staged import is_decided, look_confidence
+from evals.pipeline.staged import is_decided, look_spends
 from evals.plan.runs import select_cases
 
 if TYPE_CHECKING:
@@ -356,7 +356,6 @@ class _PullRequest:
             final_repeats=options.stages[-1] if options.stages else None,
             effect=options.effect,
             max_repeats=options.max_repeats,
-            confidence=self.config.confidence,
             nightly=stored,
         )
         self.notes += plan.notes
@@ -374,17 +373,15 @@ class _PullRequest:
         head_id: str,
     ) -> list[EvaluationResult]:
         base_cases = [c for c in self.cases if c in {x.id for x in identity.outline.cases}]
-        confidence = (
-            look_confidence(self.config.confidence, len(stages))
-            if len(stages) > 1
-            else self.config.confidence
+        spends: list[float | None] = (
+            list(look_spends(self.config.confidence, stages)) if len(stages) > 1 else [None]
         )
-        config = replace(self.config, confidence=confidence)
+        config = self.config
         head_result: EvaluationResult | None = None
         baseline: _Baseline | None = None
         looks: list[str] = []
         results: list[EvaluationResult] = []
-        for repeat in stages:
+        for repeat, spend in zip(stages, spends, strict=True):
             baseline = self._baseline(
                 identity,
                 base_suite,
@@ -410,7 +407,7 @@ class _PullRequest:
                     progress=False,
                     evaluation_id=head_id,
                     seed=seed,
-                    confidence=confidence,
+                    spend=spend,
                     branch=self.context.branch,
                 ),
                 previous=head_result,
@@ -424,6 +421,7 @@ class _PullRequest:
                     "pr",
                     allow_suite_change=True,
                     labels=(f"{agent}@base", f"{agent}@head"),
+                    spend=spend,
                 )
                 for agent in agents
             ]
@@ -435,8 +433,9 @@ class _PullRequest:
         if len(stages) > 1:
             self.notes.append(
                 f"staged until decided: {len(looks)} of {len(stages)} stage(s) "
-                f"({'; '.join(looks)}); each look at confidence {confidence:.4g}, the error "
-                f"split over {len(stages)} looks"
+                f"({'; '.join(looks)}); each look spends its share of the false-failure budget "
+                f"{1 - config.confidence:.3g} (in proportion to the repeats it adds), so a false "
+                "failure at any look stays within it"
             )
         return results
 

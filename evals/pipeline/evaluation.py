@@ -19,6 +19,7 @@ from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
 from evals.model.options import RunOptions
+from evals.model.plan import PlannedRun
 from evals.model.protocols import ReportSink, StoreSink, Tracer
 from evals.model.results import RunRecord
 from evals.model.suite import Suite, SuiteOutline
@@ -255,7 +256,7 @@ def _begin(
 
 async def _execute(
     suite: Suite,
-    planned: list,
+    planned: list[PlannedRun],
     records: list[RunRecord],
     sinks: list[Any],
     meta: EvaluationMeta,
@@ -286,7 +287,7 @@ async def _execute(
     from evals.grade.groups import OutputGroups
 
     groups = OutputGroups(suite, planned)
-    deciding: list[asyncio.Future] = []
+    deciding: list[asyncio.Future[None]] = []
 
     async def store_group(members: list[RunRecord]) -> None:
         decided = await groups.decide(members)

@@ -116,13 +116,16 @@ def compare_sides(
     *,
     allow_suite_change: bool = False,
     labels: tuple[str, str] = ("baseline", "candidate"),
+    spend: float | None = None,
 ) -> EvaluationResult:
     """Analyse one agent of a candidate evaluation against one agent of a baseline.
 
     The runs are relabelled `labels` and analysed with `gate_config` (whose baseline and
-    candidate become those labels). A change of agent code is the point of a comparison
-    and is reported; a change of the suite is refused unless `allow_suite_change`, and
-    then only the cases both suites define alike are compared, the differences listed.
+    candidate become those labels), spending `spend` of the build's false-failure budget
+    (a staged look's share; None spends all of it). A change of agent code is the point of
+    a comparison and is reported; a change of the suite is refused unless
+    `allow_suite_change`, and then only the cases both suites define alike are compared,
+    the differences listed.
     """
     differences = suite_differences(baseline.outline, candidate.outline)
     if not differences.same_suite and not allow_suite_change:
@@ -147,7 +150,7 @@ def compare_sides(
         agent_labels=[base_label, cand_label],
     )
     config = dataclasses.replace(gate_config, baseline=base_label, candidate=cand_label)
-    summary, gates = analyse(outline, records, config, environment)
+    summary, gates = analyse(outline, records, config, environment, spend=spend)
     notes = [
         *differences.lines(),
         agent_change(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evals.common.extras import require_extra
 from evals.model.evaluation import EvaluationMeta
 from evals.model.protocols import Executor, Tracer
 from evals.model.suite import Suite
@@ -36,6 +37,7 @@ def build_executor(
     if name == "ray":
         from evals.run.ray_executor import RayExecutor
 
+        require_extra("ray", "--executor ray")
         return RayExecutor(
             suite,
             meta=meta,

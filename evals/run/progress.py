@@ -16,6 +16,7 @@ from evals.model.results import RunRecord
 
 if TYPE_CHECKING:
     from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
 REFRESH_S = 0.1
 LOG_EVERY_S = 5.0
@@ -36,7 +37,7 @@ class Progress:
         self._next_log_count = 0
         self._last_logged = 0
         self._bar: RichProgress | None = None
-        self._task = None
+        self._task: TaskID | None = None
         if not self._enabled:
             return
         if self._console.is_terminal:  # the live bar's module loads only when it is drawn
@@ -84,7 +85,7 @@ class Progress:
             return
         now = time.monotonic()
         if self._bar is not None:
-            if now >= self._next_draw or self.done == self.total:
+            if self._task is not None and (now >= self._next_draw or self.done == self.total):
                 self._next_draw = now + REFRESH_S
                 self._bar.update(self._task, completed=self.done, description=self._status())
             return

@@ -42,8 +42,13 @@ _SEARCH_POINTS = 9
 _SEARCH_ROUNDS = 6
 _CELLS = 2_000_000
 
+Numbers = float | np.ndarray
+"""A number or an array of numbers: the statistics below broadcast over their inputs."""
 
-def _restricted_rates(x1, n1: int, x2, n2: int, delta) -> tuple[np.ndarray, np.ndarray]:
+
+def _restricted_rates(
+    x1: Numbers, n1: int, x2: Numbers, n2: int, delta: Numbers
+) -> tuple[np.ndarray, np.ndarray]:
     """Maximum-likelihood (p1, p2) subject to p1 - p2 = delta; broadcasts over all inputs.
 
     p2 solves Miettinen and Nurminen's cubic, written as t^3 - 3u^2·t + 2v = 0 after
@@ -88,7 +93,9 @@ def _restricted_rates(x1, n1: int, x2, n2: int, delta) -> tuple[np.ndarray, np.n
     return p2 + delta, p2
 
 
-def _likelihood_score(x1, n1: int, x2, n2: int, delta, p2) -> tuple[np.ndarray, np.ndarray]:
+def _likelihood_score(
+    x1: Numbers, n1: int, x2: Numbers, n2: int, delta: Numbers, p2: Numbers
+) -> tuple[np.ndarray, np.ndarray]:
     """d/dp2 of the log-likelihood under p1 = p2 + delta, and its (negative) derivative."""
     rates = (p2 + delta, 1 - p2 - delta, p2, 1 - p2)
     counts = (x1, n1 - x1, x2, n2 - x2)
@@ -97,7 +104,7 @@ def _likelihood_score(x1, n1: int, x2, n2: int, delta, p2) -> tuple[np.ndarray, 
         terms = [np.where(c > 0, c / r, 0.0) for c, r in zip(counts, rates, strict=True)]
         score = sum(sign * term for sign, term in zip(signs, terms, strict=True))
         slope = -sum(np.where(c > 0, c / (r * r), 0.0) for c, r in zip(counts, rates, strict=True))
-    return score, slope
+    return np.asarray(score), np.asarray(slope)
 
 
 def _standardize(excess: np.ndarray, variance: np.ndarray) -> np.ndarray:
@@ -107,7 +114,7 @@ def _standardize(excess: np.ndarray, variance: np.ndarray) -> np.ndarray:
     return np.where(variance > 0, excess / np.sqrt(safe), infinite)
 
 
-def score_statistic(x1, n1: int, x2, n2: int, delta=0.0):
+def score_statistic(x1: Numbers, n1: int, x2: Numbers, n2: int, delta: Numbers = 0.0) -> np.ndarray:
     """Score z for H0: p1 - p2 = delta from x1/n1 and x2/n2 (Farrington-Manning variance).
 
     Positive when the first rate exceeds the second by more than delta; it equals
@@ -143,7 +150,9 @@ def _binomial(n: int, probability: np.ndarray) -> np.ndarray:
     return np.exp(_log_comb(n) + _xlog(counts, p) + _xlog(n - counts, 1 - p))
 
 
-def _maximize(tail: Callable[[np.ndarray], np.ndarray], low: np.ndarray, high: np.ndarray):
+def _maximize(
+    tail: Callable[[np.ndarray], np.ndarray], low: np.ndarray, high: np.ndarray
+) -> np.ndarray:
     """Row-wise maximum of `tail` over [low, high]: a grid, then refinements at each peak."""
     best_value = np.zeros(len(low))
     rows = np.arange(len(low))
@@ -166,7 +175,9 @@ def _regions(statistics: np.ndarray, observed: np.ndarray, less: bool) -> np.nda
     return statistics >= observed - slack
 
 
-def _chunked(one_sided: Callable[[np.ndarray], np.ndarray], deltas: np.ndarray, width: int):
+def _chunked(
+    one_sided: Callable[[np.ndarray], np.ndarray], deltas: np.ndarray, width: int
+) -> np.ndarray:
     """`one_sided` over `deltas` in chunks, so nuisance grids times tables stay bounded."""
     size = max(1, _CELLS // (_GRID[0] * max(width, 1)))
     return np.concatenate(
@@ -186,7 +197,9 @@ def _check_delta(delta: float) -> None:
         raise ValueError(f"a difference of rates lies within [-1, 1], got {delta}")
 
 
-def _independent_tails(x1: int, n1: int, x2: int, n2: int, deltas, less: bool) -> np.ndarray:
+def _independent_tails(
+    x1: int, n1: int, x2: int, n2: int, deltas: Numbers | list[float], less: bool
+) -> np.ndarray:
     """One-sided exact p-values of p1 - p2 = d for every d in `deltas`."""
 
     def one_sided(chunk: np.ndarray) -> np.ndarray:
@@ -308,7 +321,9 @@ def exact_score_interval(x1: int, n1: int, x2: int, n2: int, confidence: float =
     )
 
 
-def paired_score_statistic(first_only, second_only, pairs: int, delta=0.0):
+def paired_score_statistic(
+    first_only: Numbers, second_only: Numbers, pairs: int, delta: Numbers = 0.0
+) -> np.ndarray:
     """Tango's score z for H0: p1 - p2 = delta from the discordant pairs of `pairs` pairs.
 
     `first_only` counts pairs where the first passed and the second failed. The variance
@@ -336,13 +351,15 @@ def _trinomial_tables(pairs: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             - math.lgamma(i + 1)
             - math.lgamma(j + 1)
             - math.lgamma(pairs - i - j + 1)
-            for i, j in zip(b.tolist(), c.tolist(), strict=True)
+            for i, j in zip(b.ravel().tolist(), c.ravel().tolist(), strict=True)
         ]
     )
     return b, c, log_coefficients
 
 
-def _paired_tails(b: int, c: int, pairs: int, deltas, less: bool) -> np.ndarray:
+def _paired_tails(
+    b: int, c: int, pairs: int, deltas: Numbers | list[float], less: bool
+) -> np.ndarray:
     """One-sided exact paired p-values of p1 - p2 = d for every d in `deltas`."""
     first, second, log_coefficients = _trinomial_tables(pairs)
     concordant = pairs - first - second

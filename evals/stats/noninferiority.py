@@ -69,9 +69,9 @@ class CaseMeanDifference:
 
 def mean_differences(
     first_passes: np.ndarray,
-    first_runs: np.ndarray,
+    first_runs: np.ndarray | int,
     second_passes: np.ndarray,
-    second_runs: np.ndarray,
+    second_runs: np.ndarray | int,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(mean difference, standard error) over the last axis (cases), for many suites at once.
 

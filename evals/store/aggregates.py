@@ -35,7 +35,7 @@ class Aggregates:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def _rows(self, query: Select) -> list[dict[str, Any]]:
+    def _rows(self, query: Select[Any]) -> list[dict[str, Any]]:
         with self.engine.connect() as connection:
             return [dict(row._mapping) for row in connection.execute(query)]
 

@@ -11,7 +11,7 @@ from sqlalchemy.types import TypeEngine
 from evals.common.encoding import dump_json
 
 
-class JsonDocument(TypeDecorator):
+class JsonDocument(TypeDecorator[Any]):
     """A JSON document: `json` on PostgreSQL, TEXT holding JSON on SQLite.
 
     Written with orjson (fast), read with the standard library, which keeps integers

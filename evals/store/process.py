@@ -161,11 +161,11 @@ def serve(
     The store is opened on the first `begin`, so a process started early and then not
     needed (the suite was invalid) leaves no database behind.
     """
-    from evals.store import open_store
+    from evals.store import Store, open_store
     from evals.store.writer import insert_encoded
 
     inbox = Inbox(source)
-    store = None
+    store: Store | None = None
     pending: list[EncodedRun] = []
     stored = 0
     deadline = 0.0

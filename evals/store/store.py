@@ -84,7 +84,7 @@ def _evaluation_values(meta: EvaluationMeta) -> dict[str, Any]:
     return values
 
 
-def _stored(row: Row) -> StoredEvaluation:
+def _stored(row: Row[Any]) -> StoredEvaluation:
     data = row._mapping
     return StoredEvaluation(
         **{name: data[name] for name in _META_COLUMNS},
@@ -221,25 +221,27 @@ class Store:
             runs.c.evaluation_id == evaluation_id
         )
         with self.engine.connect() as connection:
-            return {tuple(row) for row in connection.execute(query)}  # type: ignore[misc]
+            return {tuple(row) for row in connection.execute(query)}
 
     def load_runs(
         self, evaluation_id: str, case_id: str | None = None, agent: str | None = None
     ) -> list[RunRecord]:
         """The stored records of an evaluation (optionally one case and/or agent), in plan order."""
-        run_query = select(runs).where(runs.c.evaluation_id == evaluation_id)
+        conditions = [runs.c.evaluation_id == evaluation_id]
         if case_id is not None:
-            run_query = run_query.where(runs.c.case_id == case_id)
+            conditions.append(runs.c.case_id == case_id)
         if agent is not None:
-            run_query = run_query.where(runs.c.agent == agent)
+            conditions.append(runs.c.agent == agent)
         grade_query = (
             select(grades)
             .join(runs, runs.c.id == grades.c.run_id)
-            .where(run_query.whereclause)
+            .where(*conditions)
             .order_by(grades.c.run_id, grades.c.idx)
         )
-        run_query = run_query.order_by(
-            runs.c.case_index, runs.c.prompt_index, runs.c.agent_index, runs.c.repeat
+        run_query = (
+            select(runs)
+            .where(*conditions)
+            .order_by(runs.c.case_index, runs.c.prompt_index, runs.c.agent_index, runs.c.repeat)
         )
         with self.engine.connect() as connection:
             run_rows = connection.execute(run_query).all()

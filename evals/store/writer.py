@@ -60,7 +60,10 @@ class _RowFormat:
         """Insert value tuples (`suffix` completes the statement); returns RETURNING rows."""
         if connection.dialect.name == "postgresql":
             sql, arrays = self._unnest(connection, rows)
-            with connection.connection.driver_connection.cursor() as cursor:
+            driver = connection.connection.driver_connection
+            if driver is None:
+                raise RuntimeError("the PostgreSQL connection was closed")
+            with driver.cursor() as cursor:
                 cursor.execute(sql + suffix, arrays)
                 return cursor.fetchall() if cursor.description else []
         per_statement = _MAX_PARAMETERS // len(self.columns)
@@ -77,12 +80,16 @@ class _RowFormat:
         names = ", ".join(quote(name) for name in self.columns)
         return f"INSERT INTO {quote(self.table.name)} ({names})"
 
-    def _values(self, connection: Connection, rows: list[tuple[Any, ...]]) -> tuple[str, tuple]:
+    def _values(
+        self, connection: Connection, rows: list[tuple[Any, ...]]
+    ) -> tuple[str, tuple[Any, ...]]:
         group = "(" + ", ".join(["?"] * len(self.columns)) + ")"
         sql = f"{self._head(connection)} VALUES " + ", ".join([group] * len(rows))
         return sql, tuple(value for row in rows for value in row)
 
-    def _unnest(self, connection: Connection, rows: list[tuple[Any, ...]]) -> tuple[str, tuple]:
+    def _unnest(
+        self, connection: Connection, rows: list[tuple[Any, ...]]
+    ) -> tuple[str, tuple[Any, ...]]:
         # Arrays travel as binary parameters (%b), so no element needs text escaping.
         dialect = connection.dialect
         casts = ", ".join(

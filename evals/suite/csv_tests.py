@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from evals.common.files import is_file_ref, is_python_ref
 from evals.model.errors import SuiteError
 
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
@@ -64,7 +65,7 @@ def assertion_from_string(expected: str) -> dict[str, Any]:
         return {"type": "javascript", "value": expected[cut:].strip()}
     if expected.startswith(("grade:", "llm-rubric:")):
         return {"type": "llm-rubric", "value": expected.split(":", 1)[1]}
-    is_py_file = expected.startswith("file://") and (expected.endswith(".py") or ".py:" in expected)
+    is_py_file = is_file_ref(expected) and is_python_ref(expected)
     if expected.startswith("python:") or is_py_file:
         return {"type": "python", "value": expected[7:].strip()}
     match = _assertion_pattern().match(expected)

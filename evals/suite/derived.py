@@ -11,12 +11,12 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from evals.model.results import RunRecord
 
-_BINARY = {
+_BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -24,8 +24,17 @@ _BINARY = {
     ast.Pow: operator.pow,
     ast.Mod: operator.mod,
 }
-_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
-_FUNCTIONS = {"min": min, "max": max, "abs": abs, "sqrt": math.sqrt, "round": round}
+_UNARY: dict[type[ast.unaryop], Callable[[float], float]] = {
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
+_FUNCTIONS: dict[str, Callable[..., float]] = {
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "sqrt": math.sqrt,
+    "round": round,
+}
 
 
 def _divide(left: float, right: float) -> float:

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from evals.common.files import is_file_ref, is_python_ref, ref_body, split_ref
 from evals.model.errors import SuiteError
 from evals.model.suite import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
 from evals.suite.fingerprint import (
@@ -93,8 +94,7 @@ class _Loader:
 
     def file_ref(self, ref: str, node: Any, what: str) -> Path:
         """Resolve a `file://` reference relative to the suite and record it."""
-        rel = ref[len("file://") :] if ref.startswith("file://") else ref
-        rel = rel.split(":", 1)[0] if re.search(r"\.(py|js|cjs|mjs|rb):\w", rel) else rel
+        rel, _ = split_ref(ref)
         target = (self.root / rel).resolve()
         if not target.exists():
             raise self.error(
@@ -107,7 +107,7 @@ class _Loader:
 
     def resolve_files(self, ref: str, node: Any, what: str) -> list[Path]:
         """Resolve a `file://` reference that may be a glob; each match is recorded."""
-        rel = ref[len("file://") :] if ref.startswith("file://") else ref
+        rel = ref_body(ref)
         if not glob.has_magic(rel):
             return [self.file_ref(ref, node, what)]
         matches = sorted(Path(p).resolve() for p in glob.glob(str(self.root / rel), recursive=True))
@@ -122,7 +122,7 @@ class _Loader:
 
     def mapping_file(self, value: Any, node: Any, what: str) -> Any:
         """A section given as `file://x.yaml` (or .json), loaded; other values unchanged."""
-        if isinstance(value, str) and value.startswith("file://"):
+        if is_file_ref(value):
             return load_yaml(self.file_ref(value, node, what))
         return value
 
@@ -210,7 +210,7 @@ class _Loader:
                 parent,
                 fix="write nunjucksFilters: {shout: filters/shout.js}",
             )
-        from evals.common.files import load_function, split_ref
+        from evals.common.files import load_function
         from evals.common.templating import (
             TemplateError,
             register_filters,
@@ -277,11 +277,7 @@ class _Loader:
         suite_files = len(self.files)
         items: list[Any] = []
         for item in value if isinstance(value, list) else [value]:
-            if (
-                isinstance(item, str)
-                and item.startswith("file://")
-                and item.endswith((".yaml", ".yml", ".json"))
-            ):
+            if is_file_ref(item) and item.endswith((".yaml", ".yml", ".json")):
                 loaded = load_yaml(self.file_ref(item, parent, "providers"))
                 loaded = render_env_refs(loaded, self.env)
                 items.extend(loaded if isinstance(loaded, list) else [loaded])
@@ -431,10 +427,7 @@ class _Loader:
         ref = test.get("assertScoringFunction")
         if ref is None:
             return None
-        from evals.common.files import split_ref
-
-        path, _ = split_ref(str(ref))
-        if not (isinstance(ref, str) and ref.startswith("file://") and path.endswith(".py")):
+        if not (is_file_ref(ref) and is_python_ref(ref)):
             raise self.error(
                 f"assertScoringFunction must be a file://x.py:fn reference, not {ref!r}",
                 test,
@@ -470,7 +463,7 @@ class _Loader:
         check_assertion_type(kind, file=str(self.path), line=line_of(item))
         value = item.get("value")
         check_assertion_value(kind, value, file=str(self.path), line=line_of(item))
-        if isinstance(value, str) and value.startswith("file://"):
+        if is_file_ref(value):
             self.file_ref(value, item, "assertion")
         if item.get("transform") is not None:
             from evals.common.transforms import OUTPUT_PARAMS, check_transform

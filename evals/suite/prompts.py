@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from evals.common.files import is_file_ref
 from evals.common.yaml12 import load_yaml_text
 from evals.model.errors import SuiteError
 from evals.model.suite import Prompt
@@ -110,14 +111,14 @@ def load_prompts(value: Any, resolve_files: ResolveFiles, root: Path, where: str
     items = value if isinstance(value, list) else [value]
     out: list[Prompt] = []
     for item in items:
-        if isinstance(item, str) and item.startswith("file://"):
+        if is_file_ref(item):
             out.extend(_from_ref(item, item, None, resolve_files, root))
         elif isinstance(item, str):
             out.append(Prompt(id=item, label=item, raw=item))
         elif isinstance(item, dict) and ("raw" in item or "id" in item):
             source = item.get("raw", item.get("id"))
             label = item.get("label")
-            if isinstance(source, str) and source.startswith("file://"):
+            if is_file_ref(source):
                 out.extend(_from_ref(source, item, label, resolve_files, root))
             else:
                 text = str(source)

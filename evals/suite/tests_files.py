@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evals.common.files import is_python_ref, load_function, split_ref
 from evals.model.errors import SuiteError
 from evals.suite.csv_tests import read_csv_tests
 from evals.suite.yaml_lines import load_yaml
@@ -22,14 +23,12 @@ ResolveFiles = Callable[[str, Any, str], list[Path]]
 
 def is_generator_ref(ref: str) -> bool:
     """True for a Python test generator reference (`file://gen.py` or `file://gen.py:fn`)."""
-    path = ref.removeprefix("file://")
-    return path.endswith(".py") or ".py:" in path
+    return is_python_ref(ref)
 
 
 def _generated_tests(
     ref: str, resolve_files: ResolveFiles, node: Any, config: Any = None
 ) -> list[Any]:
-    from evals.common.files import load_function, split_ref
 
     path_text, fn_name = split_ref(ref)
     path_text = path_text if path_text.endswith(".py") else path_text + ".py"

@@ -16,6 +16,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
+from evals.common.files import is_file_ref, ref_body
 from evals.common.jsvalues import js_string, js_stringify, json_parse
 from evals.common.templating import render, render_value
 from evals.common.yaml12 import load_yaml_text
@@ -72,7 +73,7 @@ def _python_var(path: Path, name: str, prompt: str, variables: dict[str, Any]) -
 
 def load_var_file(ref: str, name: str, prompt: str, variables: dict[str, Any], root: Path) -> str:
     """The value a `file://` var stands for when a prompt is rendered."""
-    path = root / ref[len("file://") :]
+    path = root / ref_body(ref)
     if path.suffix == ".py":
         return _python_var(path, name, prompt, variables)
     text = path.read_text(encoding="utf-8")
@@ -87,13 +88,12 @@ def resolve_vars(variables: dict[str, Any], prompt: str, root: Path) -> dict[str
     Returns `variables` itself when nothing changes, so callers can tell cheaply.
     """
     if not any(
-        isinstance(v, str) and (v.startswith("file://") or v.endswith("\n"))
-        for v in variables.values()
+        isinstance(v, str) and (is_file_ref(v) or v.endswith("\n")) for v in variables.values()
     ):
         return variables
     resolved = dict(variables)
     for name, value in variables.items():
-        if isinstance(value, str) and value.startswith("file://"):
+        if is_file_ref(value):
             resolved[name] = load_var_file(value, name, prompt, resolved, root)
     return {
         k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v for k, v in resolved.items()

@@ -23,10 +23,12 @@ from evals.common.yaml12 import CoreLoader
 from evals.model.errors import SuiteError
 
 
-class LineDict(dict):
+class LineDict(dict[Any, Any]):
     """A dict that knows the 1-based line it started on, and the line of each key."""
 
     __slots__ = ("key_lines", "line")
+    line: int
+    key_lines: dict[str, int]
 
 
 class _LineLoader(CoreLoader):
@@ -60,7 +62,7 @@ class _EventBuilder:
 
     def __init__(self, loader: _LineLoader) -> None:
         self.loader = loader
-        self.anchors: dict[str, Any] = {}
+        self.anchors: dict[str | None, Any] = {}
         # Suites repeat the same keys and values; each resolves to the same tag.
         self.tags: dict[tuple[str, Any], str] = {}
 
@@ -112,7 +114,8 @@ class _EventBuilder:
         constructor = self.loader.yaml_constructors.get(tag)
         if constructor is None:
             raise _Unsupported
-        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        # libyaml's events carry its own Mark class, which the stubs do not list for nodes.
+        node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)  # type: ignore[arg-type]
         return constructor(self.loader, node)
 
     def collection(self, event: Any, default_tag: str, build: Callable[[Any], Any]) -> Any:
@@ -135,7 +138,7 @@ class _EventBuilder:
         next_event = self.loader.get_event
         while not isinstance(key_event := next_event(), yaml.MappingEndEvent):
             if isinstance(key_event, yaml.ScalarEvent):
-                key_lines[key_event.value] = key_event.start_mark.line + 1
+                key_lines[key_event.value] = _line(key_event)
                 if key_event.tag is None:
                     kind = self.tags.get((key_event.value, key_event.implicit))
                     if kind is None:
@@ -149,9 +152,14 @@ class _EventBuilder:
                 raise _Unsupported
             pairs.append((key, self.node(next_event())))
         mapping = LineDict(pairs)
-        mapping.line = event.start_mark.line + 1
+        mapping.line = _line(event)
         mapping.key_lines = key_lines
         return mapping
+
+
+def _line(event: yaml.Event) -> int:
+    """The 1-based line an event starts on (every parsed event has a start mark)."""
+    return 0 if event.start_mark is None else event.start_mark.line + 1
 
 
 def parse_yaml_text(text: str) -> Any:
@@ -181,7 +189,7 @@ def kind_name(value: Any) -> str:
     return "empty" if value is None else type(value).__name__
 
 
-def keep_lines(source: Any, target: dict) -> dict:
+def keep_lines(source: Any, target: dict[Any, Any]) -> dict[Any, Any]:
     """Give a mapping rebuilt from `source` the YAML lines of `source` (when it has any)."""
     if isinstance(source, LineDict) and isinstance(target, LineDict):
         target.line = source.line

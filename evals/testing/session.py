@@ -14,6 +14,7 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -308,7 +309,7 @@ class EvaluationHooks:
     # Running: the run is current while its test executes; its record rides on the report.
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> Any:
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, Any]:
         """Make the item's run current for the checks while the test executes."""
         from evals.testing.runs import active
 
@@ -318,7 +319,7 @@ class EvaluationHooks:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> pytest.TestReport:
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         """Mark the reports of evaluation runs; the last one carries the run's record."""
         report: pytest.TestReport = yield
         if CASE not in item.stash:

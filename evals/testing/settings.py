@@ -105,7 +105,11 @@ def _agents(
                 f"--evals-baseline and --evals-candidate both name the agent {labels[0]!r}",
                 fix="name two different agents",
             )
-        gates = replace(gates, **{role: chosen[role].label for role in chosen})
+        gates = replace(
+            gates,
+            baseline=chosen["baseline"].label if "baseline" in chosen else gates.baseline,
+            candidate=chosen["candidate"].label if "candidate" in chosen else gates.candidate,
+        )
     only = config.getoption("evals_agent") or []
     unknown = sorted(set(only) - {spec.label for spec in agents})
     if unknown:

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evals.model.trajectory import Step
 from evals.tracing import genai
+from evals.vendors.messages import read_arguments, read_value
 
 OI_KIND = "openinference.span.kind"
 TL_KIND = "traceloop.span.kind"
@@ -46,15 +47,6 @@ _TOOL_ERROR = "evals.conventions.tool_error"
 
 _OI_OPERATIONS = {"LLM": genai.CHAT, "TOOL": genai.EXECUTE_TOOL, "AGENT": "invoke_agent"}
 _TL_OPERATIONS = {"tool": genai.EXECUTE_TOOL, "agent": "invoke_agent"}
-
-
-def _loads(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
 
 
 def _first(attributes: Mapping[str, Any], *keys: str) -> Any:
@@ -87,13 +79,13 @@ def _numbered(node: Any) -> list[Any]:
 
 def langchain_tool_output(value: Any) -> tuple[Any, str | None]:
     """(result, error) of a tool output, unwrapping serialized LangChain ToolMessages."""
-    data = _loads(value)
+    data = read_value(value)
     if isinstance(data, dict) and isinstance(data.get("output"), dict) and len(data) <= 2:
         data = data["output"]
     if isinstance(data, dict):
         message = data.get("kwargs") if data.get("lc") else data.get("data")
         if isinstance(message, dict) and "content" in message and data.get("type") != "ai":
-            content = _loads(message["content"])
+            content = read_value(message["content"])
             if message.get("status") == "error":
                 return None, content if isinstance(content, str) else json.dumps(content)
             return content, None
@@ -102,13 +94,13 @@ def langchain_tool_output(value: Any) -> tuple[Any, str | None]:
 
 def langchain_tool_input(value: Any) -> Any:
     """A tool's arguments, unwrapping OpenLLMetry's `{"input_str", "inputs", ...}` record."""
-    data = _loads(value)
+    data = read_value(value)
     if not isinstance(data, dict) or "input_str" not in data:
         return data
     if isinstance(data.get("inputs"), dict):
         return data["inputs"]
     text = data["input_str"]
-    parsed = _loads(text)
+    parsed = read_value(text)
     if isinstance(parsed, str):
         try:
             parsed = ast.literal_eval(parsed)
@@ -123,7 +115,7 @@ def _calls_part(calls: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "type": "tool_call",
             "id": call.get("id"),
             "name": call.get("name"),
-            "arguments": _loads(call.get("arguments")),
+            "arguments": read_value(call.get("arguments")),
         }
         for call in calls
         if call.get("name")
@@ -131,7 +123,7 @@ def _calls_part(calls: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _genai_message(
-    role: str, calls: list[Mapping[str, Any]], message: Mapping[str, Any]
+    role: str, calls: Sequence[Mapping[str, Any]], message: Mapping[str, Any]
 ) -> dict[str, Any]:
     """One message in GenAI form: its tool calls, then its tool result or its text."""
     parts = _calls_part(calls)
@@ -210,11 +202,8 @@ def _openinference(attributes: dict[str, Any]) -> None:
             OUTPUT_MESSAGES, json.dumps(_oi_messages(attributes, "llm.output_messages"))
         )
     elif kind == "TOOL":
-        arguments = attributes.get("input.value")
-        parsed = _loads(arguments)
-        if arguments is not None and not isinstance(parsed, dict):
-            parsed = {"input": parsed}
-        _tool(attributes, attributes.get("tool.name"), parsed, attributes.get("output.value"))
+        arguments = read_arguments(attributes.get("input.value"), plain_text=True).value
+        _tool(attributes, attributes.get("tool.name"), arguments, attributes.get("output.value"))
         if attributes.get("tool.id"):
             attributes[genai.TOOL_CALL_ID] = attributes["tool.id"]
     else:
@@ -298,7 +287,7 @@ def _with_parent_tool_call(span: Mapping[str, Any], parent: Mapping[str, Any] | 
     attributes = span.get("attributes") or {}
     if parent is None or attributes.get(OI_KIND) != "TOOL":
         return span
-    call = _loads((parent.get("attributes") or {}).get("input.value"))
+    call = read_value((parent.get("attributes") or {}).get("input.value"))
     call = call.get("tool_call") if isinstance(call, dict) else None
     if not isinstance(call, dict) or call.get("name") != attributes.get(genai.TOOL_NAME):
         return span
@@ -360,7 +349,7 @@ def _claim_requested_calls(spans: list[Mapping[str, Any]]) -> list[Mapping[str, 
         new = dict(attributes)
         if call.get("id"):
             new[genai.TOOL_CALL_ID] = call["id"]
-        arguments = _loads(new.get(genai.TOOL_ARGUMENTS))
+        arguments = read_value(new.get(genai.TOOL_ARGUMENTS))
         if arguments is None or (isinstance(arguments, dict) and set(arguments) == {"input"}):
             new[genai.TOOL_ARGUMENTS] = json.dumps(call.get("arguments"), default=str)
         out[i] = {**out[i], "attributes": new}
@@ -368,7 +357,7 @@ def _claim_requested_calls(spans: list[Mapping[str, Any]]) -> list[Mapping[str, 
 
 
 def _messages(span: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
-    data = _loads((span.get("attributes") or {}).get(key))
+    data = read_value((span.get("attributes") or {}).get(key))
     return [m for m in data if isinstance(m, dict)] if isinstance(data, list) else []
 
 
@@ -414,25 +403,24 @@ def add_requested_calls(spans: list[Mapping[str, Any]], steps: list[Step]) -> li
         if step.kind != "model" or span is None:
             continue
         for part in _parts(span, OUTPUT_MESSAGES, "tool_call"):
-            arguments = _loads(part.get("arguments"))
             call = Step(
                 kind="tool",
                 name=str(part.get("name")),
-                arguments=arguments if isinstance(arguments, dict) else {"input": arguments},
+                arguments=read_arguments(read_value(part.get("arguments")), plain_text=True).value,
                 started_at=step.ended_at,
                 call_id=part.get("id"),
                 metadata={"requested": True, "source": "model span"},
             )
             out.append(call)
             calls.append(call)
-    unmatched = []
+    unmatched: list[Any] = []
     for call_id, response in responses:
-        call = next((c for c in calls if c.call_id == call_id and c.result is None), None)
-        if call is None:
+        answered = next((c for c in calls if c.call_id == call_id and c.result is None), None)
+        if answered is None:
             unmatched.append(response)
         else:
-            call.result = _loads(response)
+            answered.result = read_value(response)
     waiting = [c for c in calls if c.result is None]
     for call, response in zip(waiting, unmatched, strict=False):
-        call.result = _loads(response)
+        call.result = read_value(response)
     return out

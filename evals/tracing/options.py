@@ -14,12 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evals.common.files import FILE_PREFIX
 from evals.model.errors import SuiteError
 
 if TYPE_CHECKING:
     from evals.model.suite import ProviderSpec
 
-IN_PROCESS_PREFIXES = ("echo", "python:", "file://")
+IN_PROCESS_PREFIXES = ("echo", "python:", FILE_PREFIX)
 OUT_OF_PROCESS_PREFIXES = ("exec:", "http:", "https:")
 OTLP_ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 

@@ -24,6 +24,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.util.types import AttributeValue
 
 from evals.model.results import AgentResponse, RunRecord
 from evals.model.trajectory import Step
@@ -213,7 +214,9 @@ class RunTrace:
             response.trace = sorted(
                 (redactor.span(s) for s in self.collected()), key=lambda s: s["start_ns"]
             )
-        usage = {f"evals.usage.{k}": v for k, v in response.token_usage.items()}
+        usage: dict[str, AttributeValue] = {
+            f"evals.usage.{k}": v for k, v in response.token_usage.items()
+        }
         if response.cost is not None:
             usage["evals.cost"] = response.cost
         if response.stop_reason:
@@ -360,14 +363,15 @@ class RunTracer:
     @asynccontextmanager
     async def run_span(self, run: PlannedRun) -> AsyncIterator[RunTrace]:
         """The run's root span, current for the duration of the agent call and grading."""
-        attributes = {
+        attributes: dict[str, AttributeValue] = {
             **self._base,
             "evals.case": run.case.id,
             "evals.agent": run.provider.label,
-            "evals.prompt": run.key.prompt_id,
             "evals.repeat": run.key.repeat,
             "evals.seed": run.seed,
         }
+        if run.key.prompt_id is not None:
+            attributes["evals.prompt"] = run.key.prompt_id
         root = self.otel_tracer.start_span(genai.RUN_SPAN, attributes=attributes)
         trace_id = root.get_span_context().trace_id
         handle = RunTrace(self, root, self._open(trace_id))

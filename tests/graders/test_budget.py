@@ -8,6 +8,7 @@ from trajectory_kit import grade_run, tool
 from evals.graders.budget import priced_cost, run_cost
 from evals.model.results import AgentResponse
 from evals.model.trajectory import Step
+from evals.vendors.prices import price_table
 
 
 def model(tokens_in: int, tokens_out: int, name: str = "small", **extra: object) -> Step:
@@ -70,7 +71,8 @@ def test_cost_summed_over_steps() -> None:
 def test_cost_priced_per_model_step() -> None:
     steps = [model(1_000, 100, "small"), model(2_000, 50, name="x", metadata={"model": "big"})]
     expected = (1_000 * 1.0 + 100 * 4.0 + 2_000 * 10 + 50 * 40) / 1_000_000
-    assert priced_cost(AgentResponse(trajectory=steps), PRICES["prices"]) == pytest.approx(expected)
+    table = price_table(PRICES["prices"])
+    assert priced_cost(AgentResponse(trajectory=steps), table) == pytest.approx(expected)
     grade = check({"max_cost": 0.02}, steps)
     assert grade.reason == f"cost {expected:.6g} over 0.02"
 

@@ -10,10 +10,10 @@ import pytest
 pytest.importorskip("langgraph", reason="the langgraph extra is not installed")
 
 from evals.agents.frameworks.langgraph import LangGraphAgent
-from evals.agents.pricing import list_price
 from evals.common.files import load_module
 from evals.model.errors import SuiteError
 from evals.model.suite import ProviderSpec
+from evals.vendors.prices import LIST_PRICES
 from tests.providers.helpers import make_context, run
 
 APPS = Path(__file__).parent / "framework_apps"
@@ -35,7 +35,8 @@ def test_callbacks_record_model_and_tool_calls_in_order_with_nodes_and_cost() ->
     assert tools["add"].arguments == {"a": 2, "b": 3} and tools["add"].result == {"sum": 5}
     assert tools["fetch"].result == {"value": 7} and tools["fetch"].call_id == "call_2"
     assert {s.metadata["node"] for s in response.trajectory} == {"agent", "tools"}
-    price_in, price_out = list_price("gpt-4o-mini")
+    listed = LIST_PRICES["gpt-4o-mini"]
+    price_in, price_out = listed.input_per_mtok / 1e6, listed.output_per_mtok / 1e6
     models = [s for s in response.trajectory if s.kind == "model"]
     assert [s.input_tokens for s in models] == [10, 40]
     assert response.cost == pytest.approx(50 * price_in + 8 * price_out)

@@ -10,9 +10,9 @@ import pytest
 pytest.importorskip("agents", reason="the openai-agents extra is not installed")
 
 from evals.agents.frameworks.openai_agents import OpenAIAgentsAgent
-from evals.agents.pricing import list_price
 from evals.common.files import load_module
 from evals.model.suite import ProviderSpec
+from evals.vendors.prices import LIST_PRICES
 from tests.providers.helpers import make_context, run
 
 APPS = Path(__file__).parent / "framework_apps"
@@ -42,7 +42,8 @@ def test_model_and_tool_calls_become_steps_with_usage_and_list_price_cost() -> N
     assert fetch.arguments == {"key": "x"} and fetch.result == {"value": 7}
     assert add.call_id and fetch.call_id and add.call_id != fetch.call_id
     models = [s for s in response.trajectory if s.kind == "model"]
-    price_in, price_out = list_price("gpt-4o-mini")
+    listed = LIST_PRICES["gpt-4o-mini"]
+    price_in, price_out = listed.input_per_mtok / 1e6, listed.output_per_mtok / 1e6
     for step in models:
         assert step.input_tokens and step.output_tokens
         assert step.cost == pytest.approx(

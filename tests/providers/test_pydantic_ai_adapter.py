@@ -11,9 +11,9 @@ import pytest
 pytest.importorskip("pydantic_ai", reason="the pydantic-ai extra is not installed")
 
 from evals.agents.frameworks.pydantic_ai import PydanticAIAgent
-from evals.agents.pricing import list_price
 from evals.common.files import load_module
 from evals.model.suite import ProviderSpec
+from evals.vendors.prices import LIST_PRICES
 from tests.providers.helpers import make_context, run
 
 APPS = Path(__file__).parent / "framework_apps"
@@ -38,7 +38,8 @@ def test_messages_become_model_and_tool_steps_with_usage_and_cost() -> None:
     assert add.arguments == {"a": 2, "b": 3} and add.result == {"sum": 5}
     assert fetch.result == {"value": 7} and add.call_id != fetch.call_id
     models = [s for s in response.trajectory if s.kind == "model"]
-    price_in, price_out = list_price("gpt-4o-mini")
+    listed = LIST_PRICES["gpt-4o-mini"]
+    price_in, price_out = listed.input_per_mtok / 1e6, listed.output_per_mtok / 1e6
     for step in models:
         assert step.input_tokens and step.output_tokens
         assert step.cost == pytest.approx(

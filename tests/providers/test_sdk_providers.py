@@ -343,3 +343,18 @@ def test_provider_ids_and_load_time_checks(write_suite):
     path = write_suite("prompts: [p]\nproviders: ['anthropic:messages:']\ntests: [{}]\n")
     with pytest.raises(SuiteError, match="names no model"):
         load_suite(path)
+
+
+@pytest.mark.parametrize(
+    "config",
+    ["{inputCost: cheap}", "{cost: [1]}", "{price: {input_per_mtok: 2}}", "{price: 3}"],
+)
+def test_prices_that_are_not_numbers_fail_the_suite_at_load(write_suite, config):
+    path = write_suite(
+        "prompts: [p]\n"
+        f"providers: [{{id: 'openai:chat:gpt-4o', label: base, config: {config}}}]\n"
+        "tests: [{}]\n"
+    )
+    with pytest.raises(SuiteError, match="provider 'base'") as raised:
+        load_suite(path)
+    assert raised.value.fix is not None and "per token" in raised.value.fix

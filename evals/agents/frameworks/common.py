@@ -13,7 +13,6 @@ import dataclasses
 import importlib
 import importlib.util
 import inspect
-import json
 import sys
 import threading
 import time
@@ -26,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from evals.agents.base import CallContext
-from evals.agents.chat_format import ChatPromptError, parse_chat_prompt
-from evals.agents.pricing import call_cost
 from evals.common.files import load_module
 from evals.model.errors import SuiteError
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
 from evals.model.trajectory import Step
+from evals.vendors.messages import ChatPromptError, read_arguments, read_value
+from evals.vendors.prices import call_cost, provider_price
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,11 +194,6 @@ def load_framework_object(spec: ProviderSpec, root: Path, accepts: Callable[[Any
     return value
 
 
-def chat_messages(prompt: str) -> list[dict[str, Any]]:
-    """The prompt as chat messages: its own JSON/YAML chat array, or one user message."""
-    return parse_chat_prompt(prompt)
-
-
 def jsonable(value: Any) -> Any:
     """A framework value (pydantic model, dataclass, message object) as plain JSON data."""
     if value is None or isinstance(value, (str, int, float, bool)):
@@ -216,22 +210,9 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-def parse_json(text: Any) -> Any:
-    """A tool's arguments or output as data: JSON text is parsed, anything else kept."""
-    if isinstance(text, str):
-        try:
-            return json.loads(text)
-        except ValueError:
-            return text
-    return jsonable(text)
-
-
 def arguments_dict(value: Any) -> dict[str, Any] | None:
     """Tool arguments as the dict a Step holds (`{"input": value}` for a bare value)."""
-    data = parse_json(value)
-    if data is None or isinstance(data, dict):
-        return data
-    return {"input": data}
+    return read_arguments(jsonable(value), plain_text=True).value
 
 
 @dataclass(slots=True)
@@ -291,7 +272,7 @@ class Recorder:
         step.name = name or step.name
         step.input_tokens = input_tokens
         step.output_tokens = output_tokens
-        step.cost = call_cost(step.name, self.config, input_tokens, output_tokens)
+        step.cost = call_cost(provider_price(step.name, self.config), input_tokens, output_tokens)
         if text:
             step.result = text
         step.metadata.update((k, v) for k, v in metadata.items() if v not in (None, [], {}))
@@ -335,7 +316,7 @@ class Recorder:
         if error is not None:
             step.error = error
         elif step.error is None:
-            step.result = parse_json(result)
+            step.result = read_value(jsonable(result))
 
     def tool_failed(self, key: Any, error: str) -> None:
         """Mark a tool step as failed (before or after its end callback)."""

@@ -38,12 +38,12 @@ from evals.agents.frameworks.common import (
     FrameworkAgent,
     Outcome,
     Recorder,
-    chat_messages,
     error_text,
     jsonable,
 )
 from evals.model.suite import ProviderSpec
 from evals.model.trajectory import Step
+from evals.vendors.messages import parse_chat_prompt
 
 
 def _model_name(serialized: dict[str, Any] | None, metadata: dict[str, Any] | None) -> str:
@@ -176,7 +176,7 @@ class LangGraphAgent(FrameworkAgent):
 
     def _input(self, prompt: str) -> Any:
         key = self.config.get("input_key", "messages")
-        return {key: chat_messages(prompt)} if key else prompt
+        return {key: parse_chat_prompt(prompt)} if key else prompt
 
     def _output(self, result: Any) -> Any:
         if isinstance(result, dict):

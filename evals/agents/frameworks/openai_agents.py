@@ -46,10 +46,10 @@ from evals.agents.frameworks.common import (
     Outcome,
     Recorder,
     arguments_dict,
-    chat_messages,
     jsonable,
 )
 from evals.model.trajectory import Step
+from evals.vendors.messages import parse_chat_prompt
 
 _GUARDRAILS = (
     InputGuardrailTripwireTriggered,
@@ -148,7 +148,12 @@ class _Hooks(RunHooks[Any]):
             self.recorder.tool_failed(args.call_id, args.default_message)
 
 
-def _guardrail(exc: Exception) -> dict[str, Any]:
+def _guardrail(
+    exc: InputGuardrailTripwireTriggered
+    | OutputGuardrailTripwireTriggered
+    | ToolInputGuardrailTripwireTriggered
+    | ToolOutputGuardrailTripwireTriggered,
+) -> dict[str, Any]:
     if isinstance(exc, (InputGuardrailTripwireTriggered, OutputGuardrailTripwireTriggered)):
         result = exc.guardrail_result
         kind = "input" if isinstance(exc, InputGuardrailTripwireTriggered) else "output"
@@ -192,7 +197,7 @@ class OpenAIAgentsAgent(FrameworkAgent):
         run_config = self._run_config(context)
         hooks = _Hooks(recorder, run_config)
         run_config.tool_error_formatter = hooks.tool_error
-        messages = chat_messages(prompt)
+        messages = parse_chat_prompt(prompt)
         run_input: Any = prompt if messages == [{"role": "user", "content": prompt}] else messages
         try:
             result = await Runner.run(

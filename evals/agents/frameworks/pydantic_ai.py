@@ -48,11 +48,11 @@ from evals.agents.frameworks.common import (
     FrameworkAgent,
     Outcome,
     Recorder,
-    chat_messages,
     error_text,
     jsonable,
 )
 from evals.model.trajectory import Step
+from evals.vendors.messages import parse_chat_prompt
 
 DEFAULT_OUTPUT_TOOL = "final_result"
 _FAILED_OUTCOMES = ("failed", "retried", "denied", "interrupted")
@@ -141,7 +141,7 @@ def steps_from_messages(
 
 def _prompt_and_history(prompt: str) -> tuple[str, list[Any]]:
     """The user prompt and the message history of a (possibly chat-array) prompt."""
-    messages = chat_messages(prompt)
+    messages = parse_chat_prompt(prompt)
     if messages == [{"role": "user", "content": prompt}]:
         return prompt, []
     *earlier, last = messages
@@ -174,8 +174,17 @@ class PydanticAIAgent(FrameworkAgent):
 
     def _limits(self) -> UsageLimits | None:
         keys = ("request_limit", "total_tokens_limit", "tool_calls_limit")
-        given = {k: int(self.config[k]) for k in keys if k in self.config}
-        return UsageLimits(**given) if given else None
+        if not any(key in self.config for key in keys):
+            return None
+        defaults = UsageLimits()
+        return UsageLimits(
+            request_limit=self._limit("request_limit", defaults.request_limit),
+            total_tokens_limit=self._limit("total_tokens_limit", defaults.total_tokens_limit),
+            tool_calls_limit=self._limit("tool_calls_limit", defaults.tool_calls_limit),
+        )
+
+    def _limit(self, key: str, default: int | None) -> int | None:
+        return int(self.config[key]) if key in self.config else default
 
     async def run(self, prompt: str, context: CallContext, recorder: Recorder) -> Outcome:
         """One `Agent.run`; its message history becomes the trajectory, also on failure."""

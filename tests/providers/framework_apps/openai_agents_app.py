@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
+import httpx2
 import openai
 from agents import (
     Agent,
@@ -71,13 +71,13 @@ def _seed() -> int:
 
 
 def _failing_client() -> openai.AsyncOpenAI:
-    async def handle(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(500, json={"error": {"message": "the model is down"}})
+    async def handle(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(500, json={"error": {"message": "the model is down"}})
 
     return openai.AsyncOpenAI(
         api_key="sk-test",
         base_url="http://simulated/v1",
-        http_client=httpx.AsyncClient(transport=httpx.MockTransport(handle)),
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handle)),
         max_retries=0,
     )
 

@@ -1,0 +1,75 @@
+"""The value an assertion compares against, with `file://` references resolved.
+
+promptfoo lets most assertion types take their value from a file: a Python file's result
+becomes the value, a JSON or YAML file is parsed, a text file is read and trimmed. Every
+grader that compares against a value reads it through `assertion_value`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evals.common.files import is_file_ref, ref_body, split_ref
+from evals.common.yaml12 import load_yaml_text
+from evals.graders.base import GradeContext, GraderError
+from evals.graders.scripts import ScriptError, assertion_context, run_file
+
+
+def _load_data_file(ref: str, suite_root: Path) -> Any:
+    path = (suite_root / ref_body(ref)).resolve()
+    if path.suffix in {".json", ".yaml", ".yml"}:
+        return load_yaml_text(path.read_text(encoding="utf-8"))
+    if path.suffix == ".txt":
+        return path.read_text(encoding="utf-8").strip()
+    raise GraderError(f"Unsupported file type: {path}")
+
+
+def _javascript_value(ctx: GradeContext, path: str, function: str | None) -> Any:
+    """A CommonJS module's exported function called with (output, context), in the sandbox."""
+    from evals.common import jsengine
+
+    source = (ctx.suite_root / path).read_text(encoding="utf-8")
+    try:
+        return jsengine.call("exported", source, function, [ctx.output, assertion_context(ctx)])
+    except jsengine.JavaScriptLimitError:
+        raise
+    except jsengine.JavaScriptError as exc:
+        raise GraderError(f"Error running JavaScript file {path}: {exc}") from None
+
+
+def assertion_value(ctx: GradeContext) -> Any:
+    """The value a non-script assertion compares against, with `file://` resolved.
+
+    A Python file's result becomes the value; a JSON/YAML file is parsed; a text file is
+    read and trimmed. Any other value is the rendered value itself.
+    """
+    value = ctx.value
+    if not (is_file_ref(value)):
+        if isinstance(value, list):
+            return [_load_data_file(v, ctx.suite_root) if is_file_ref(v) else v for v in value]
+        return value
+    path, function = split_ref(value)
+    if path.endswith((".js", ".cjs", ".mjs")):
+        result = _javascript_value(ctx, path, function)
+    elif not path.endswith(".py"):
+        return _load_data_file(value, ctx.suite_root)
+    else:
+        try:
+            result = run_file(value, ctx)
+        except ScriptError as exc:
+            raise GraderError(f"Error running Python script: {exc}") from None
+    kind = ctx.assertion.type
+    if isinstance(result, bool):
+        raise GraderError(
+            f'Script for "{kind}" assertion returned a boolean. Only javascript/python/ruby '
+            "assertion types can return boolean values. For other assertion types, return the "
+            "expected value (string, number, array, or object)."
+        )
+    if isinstance(result, dict) and "pass" in result:
+        raise GraderError(
+            f'Script for "{kind}" assertion returned a GradingResult. Only javascript/python/ruby '
+            "assertion types can return GradingResult objects. For other assertion types, return "
+            "the expected value (string, number, array, or object)."
+        )
+    return ctx.value if result is None else result
