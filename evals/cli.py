@@ -22,8 +22,10 @@ from evals.common.extras import require_extra, require_store_driver
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
 
 if TYPE_CHECKING:
+    from evals.model.ci import CiOutcome
     from evals.model.evaluation import EvaluationResult
     from evals.model.options import RunOptions
+    from evals.model.protocols import ReportSink
     from evals.model.suite import Suite
     from evals.reports.json_stream import ReportProcess
     from evals.store.process import StoreProcess
@@ -181,7 +183,7 @@ def _check_outputs(outputs: Sequence[str] | None) -> None:
 
 
 def _finish(
-    result: EvaluationResult, args: argparse.Namespace, report_process: ReportProcess | None = None
+    result: EvaluationResult, args: argparse.Namespace, report_process: ReportSink | None = None
 ) -> int:
     """Write the reports (a report process finishes the JSON report it streamed), print the
     verdict, and return the exit code."""
@@ -386,7 +388,7 @@ def cmd_ci_nightly(args: argparse.Namespace) -> int:
     return _ci_finish(outcome, Path(args.out), args.quiet)
 
 
-def _ci_finish(outcome, out: Path, quiet: bool) -> int:  # CiOutcome
+def _ci_finish(outcome: CiOutcome, out: Path, quiet: bool) -> int:
     if not quiet:
         print((out / "summary.md").read_text(encoding="utf-8"))
     print(f"evals ci {outcome.kind}: {outcome.verdict}; reports in {out}", file=sys.stderr)
@@ -671,7 +673,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_ci(sub: argparse._SubParsersAction) -> None:
+def _add_ci(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`evals ci pr` and `evals ci nightly`, the two CI jobs."""
     from evals.pipeline.staged import DEFAULT_STAGES
 

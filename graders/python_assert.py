@@ -169,7 +169,9 @@ def normalize_script_result(ctx: GradeContext, result: Any, language: str = _LAN
     return Grade(passed, score, "Assertion passed" if passed else reason, assertion.raw)
 
 
-def _normalize_object(ctx: GradeContext, result: dict | list, suffix: Any, language: str) -> Grade:
+def _normalize_object(
+    ctx: GradeContext, result: dict[str, Any] | list[Any], suffix: Any, language: str
+) -> Grade:
     as_dict = result if isinstance(result, dict) else {str(i): v for i, v in enumerate(result)}
     mapped = _camel_case(as_dict)
     if not is_grading_result(mapped):

@@ -228,3 +228,40 @@ def test_an_installed_wheel_renders_templates_with_its_bundled_nunjucks(
 
     assert lines[0] == "3-A"
     assert lines[1] == str(["NOTICE", "nunjucks.LICENSE", "nunjucks.min.js", "prelude.js"])
+
+
+NEIGHBOURS = os.environ.get("EVALS_TEST_PYPI_NEIGHBOURS")
+needs_neighbours = pytest.mark.skipif(
+    not NEIGHBOURS,
+    reason="EVALS_TEST_PYPI_NEIGHBOURS names a folder holding PyPI's graders, reports and "
+    "dashboard distributions (.ci/run downloads them)",
+)
+
+
+@pytest.mark.slow
+@needs_neighbours
+def test_installs_next_to_pypis_graders_reports_and_dashboard(wheel: Path, tmp_path: Path) -> None:
+    assert NEIGHBOURS is not None
+    downloads = sorted(Path(NEIGHBOURS).iterdir())
+    names = {p.name.split("-")[0] for p in downloads}
+    assert names >= {"graders", "reports", "dashboard"}, names
+    target = tmp_path / "site"
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target)]
+    for distribution in [*downloads, wheel]:
+        subprocess.run([*pip, str(distribution)], check=True, capture_output=True)
+    # Their packages are found where pip put them (importing them needs their own
+    # dependencies); ours import in full from the same directory.
+    code = (
+        "import importlib.util, sys\n"
+        "import evals.graders.registry, evals.reports.writers, evals.dashboard\n"
+        "for name in ('graders', 'reports', 'dashboard'):\n"
+        "    print(name, importlib.util.find_spec(name).origin)\n"
+        "    print('evals.' + name, sys.modules['evals.' + name].__file__)\n"
+    )
+
+    lines = dict(line.split(" ", 1) for line in _python(code, tmp_path, target).splitlines())
+
+    for name in ("graders", "reports", "dashboard"):
+        theirs, ours = Path(lines[name]), Path(lines[f"evals.{name}"])
+        assert theirs.is_relative_to(target / name), theirs
+        assert ours.is_relative_to(target / "evals" / name), ours

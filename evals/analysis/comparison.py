@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from evals import stats
 from evals.analysis.cells import Cell, Cells
 from evals.model.gates import GateConfig
+from evals.model.results import RunRecord
 from evals.model.suite import Case
 from evals.model.summary import (
     CaseAgentStats,
@@ -44,7 +45,14 @@ def two_sided(level: float) -> float:
     return 1 - (1 - level) / 2
 
 
-def _pair_seed(record) -> int | None:  # RunRecord
+def roles(config: GateConfig) -> tuple[str, str]:
+    """The (candidate, baseline) labels of a comparison's gate configuration."""
+    if config.candidate is None or config.baseline is None:
+        raise ValueError("a comparison needs both a baseline and a candidate")
+    return config.candidate, config.baseline
+
+
+def _pair_seed(record: RunRecord) -> int | None:
     return record.metadata.get("shared_seed")
 
 
@@ -125,7 +133,12 @@ def verdict_reason(
     return f"interval too wide to tell (p = {p_value:.3g}): more {more} would narrow it"
 
 
-def _compare_case(case: Case, candidate: CaseAgentStats, baseline: CaseAgentStats, pair):
+def _compare_case(
+    case: Case,
+    candidate: CaseAgentStats,
+    baseline: CaseAgentStats,
+    pair: tuple[int, int, int, int] | None,
+) -> CaseComparison:
     return CaseComparison(
         case_id=case.id,
         description=case.description,
@@ -168,7 +181,9 @@ def _decide_cases(results: list[CaseComparison], config: GateConfig) -> None:
     if not tested:
         return
     alpha = 1 - config.confidence
-    q_values, level = stats.bh_confidences([r.p_value for r in tested], alpha)
+    q_values, level = stats.bh_confidences(
+        [r.p_value for r in tested if r.p_value is not None], alpha
+    )
     minimum = max(1, config.min_repeats)
     for result, q in zip(tested, q_values, strict=True):
         assert result.p_value is not None
@@ -258,8 +273,9 @@ def group_difference(
     cases: Sequence[Case], cells: Cells, config: GateConfig
 ) -> stats.CaseMeanDifference:
     """The t test's candidate-minus-baseline difference over `cases` (two or more)."""
-    cand = [cells[(config.candidate, c.id)] for c in cases]
-    base = [cells[(config.baseline, c.id)] for c in cases]
+    candidate, baseline = roles(config)
+    cand = [cells[(candidate, c.id)] for c in cases]
+    base = [cells[(baseline, c.id)] for c in cases]
     return stats.case_mean_difference(
         [c.passes for c in cand],
         [c.counted for c in cand],
@@ -303,8 +319,9 @@ def compare_group(
     if not cases:
         result.explanation = f"no case in {_where(group)} has counted runs from both agents"
         return result
-    cand = [cells[(config.candidate, c.id)] for c in cases]
-    base = [cells[(config.baseline, c.id)] for c in cases]
+    candidate, baseline = roles(config)
+    cand = [cells[(candidate, c.id)] for c in cases]
+    base = [cells[(baseline, c.id)] for c in cases]
     result.candidate_rate = sum(c.rate for c in cand) / len(cand)
     result.baseline_rate = sum(b.rate for b in base) / len(base)
     result.difference = result.candidate_rate - result.baseline_rate
@@ -337,7 +354,7 @@ def _decide_tags(tags: list[GroupComparison], config: GateConfig) -> None:
     if not tested:
         return
     alpha = 1 - config.confidence
-    p_values = [t.p_value for t in tested]
+    p_values = [t.p_value for t in tested if t.p_value is not None]
     for tag, q, level in zip(
         tested, stats.holm(p_values), stats.holm_confidences(p_values, alpha), strict=True
     ):

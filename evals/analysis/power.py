@@ -392,8 +392,10 @@ def build_power_plan(
             "the suite" + (f" (tags {', '.join(config.tags)})" if config.tags else ""),
         ),
         repeats=chosen_repeats,
-        pass_rate=_pick(pass_rate, estimate and estimate.pass_rate, source, DEFAULT_PASS_RATE),
-        icc=_pick(icc, estimate and estimate.icc, source, DEFAULT_ICC),
+        pass_rate=_pick(
+            pass_rate, estimate.pass_rate if estimate else None, source, DEFAULT_PASS_RATE
+        ),
+        icc=_pick(icc, estimate.icc if estimate else None, source, DEFAULT_ICC),
         effect=Assumed(effect, "given on the command line")
         if effect is not None
         else Assumed(DEFAULT_EFFECT, "default"),
@@ -404,7 +406,7 @@ def build_power_plan(
         gates=gates,
         power=power,
         p0_cases=sum(1 for c in selected if c.priority == "P0"),
-        p0_rate=_pick(None, estimate and estimate.p0_rate, source, DEFAULT_P0_RATE),
+        p0_rate=_pick(None, estimate.p0_rate if estimate else None, source, DEFAULT_P0_RATE),
         p0_margin=config.p0_margin,
     )
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evals.gates.comparative import p0_gate, ratio_gate, regression_gates
 from evals.gates.families import (
@@ -89,7 +89,7 @@ def _tolerance(config: GateConfig) -> float:
 
 
 def _rate_checks(summary: Summary, config: GateConfig, subject: AgentStats | None) -> list[_Check]:
-    checks = []
+    checks: list[_Check] = []
     if subject is None:
         return checks
     if config.min_pass_rate is not None:
@@ -187,7 +187,9 @@ def _comparison_checks(summary: Summary, config: GateConfig) -> list[_Check]:
     return checks
 
 
-def _single(gate: Callable[..., GateResult], *arguments) -> Callable[[Levels], list[GateResult]]:
+def _single(
+    gate: Callable[..., GateResult], *arguments: Any
+) -> Callable[[Levels], list[GateResult]]:
     """A gate deciding one row, called with its arguments and then the levels."""
     return lambda levels: [gate(*arguments, levels)]
 

@@ -24,7 +24,7 @@ from evals.gates.families import (
     limits_sentence,
     two_sided_confidence,
 )
-from evals.model.summary import AgentStats, CaseAgentStats, GateResult
+from evals.model.summary import AgentStats, CaseAgentStats, GateResult, GateStatus
 
 
 def _share(value: float) -> str:
@@ -184,7 +184,7 @@ def cost_per_accepted_gate(agent: AgentStats, threshold: float, levels: Levels) 
     money and accepting nothing fails outright."""
     value, error = agent.cost_per_accepted, agent.cost_per_accepted_se
     if value is None:
-        status = "fail" if agent.total_cost > 0 else "undetermined"
+        status: GateStatus = "fail" if agent.total_cost > 0 else "undetermined"
         return GateResult(
             "cost_per_accepted",
             status,

@@ -259,10 +259,12 @@ async def grade_case_async(
         raise
     pending = [s for s in started if not isinstance(s, Grade)]
     results = await asyncio.gather(*pending, return_exceptions=True) if pending else []
+    judged_grades: list[Grade] = []
     for result in results:
         if isinstance(result, BaseException):
             raise result
-    judged = iter(results)
+        judged_grades.append(result)
+    judged = iter(judged_grades)
     grades = [s if isinstance(s, Grade) else next(judged) for s in started]
     grade = _combined(case, list(zip(asserts, grades, strict=True)))
     return _finished(case, grade, context)

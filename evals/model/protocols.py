@@ -13,7 +13,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any, Protocol
 
-from evals.model.evaluation import EvaluationMeta
+from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.plan import PlannedRun
 from evals.model.results import AgentResponse, RunRecord
 from evals.model.suite import Suite
@@ -111,6 +111,10 @@ class ReportSink(Protocol):
 
     def receive(self, framed: bytes) -> None:
         """Take runs already encoded and framed for the store (see `StoreSink.tee`)."""
+        ...
+
+    def finish(self, result: EvaluationResult) -> None:
+        """Write the report's files for the finished evaluation `result`."""
         ...
 
 

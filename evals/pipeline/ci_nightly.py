@@ -194,7 +194,7 @@ def run_nightly(options: NightlyOptions, context: CiContext | None = None) -> Ci
         notes.append(undetermined)
     verdict = overall_verdict(results)
     if meta.status == "incomplete":
-        code, verdict = ExitCode.HARNESS_FAULT, "incomplete"
+        code, verdict = int(ExitCode.HARNESS_FAULT), "incomplete"
     else:
         code = exit_code(results)
     outcome = CiOutcome(

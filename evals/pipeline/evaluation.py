@@ -8,6 +8,7 @@ stats -> gates; reports are written by the caller from the returned result.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import subprocess
 import time
@@ -144,16 +145,16 @@ def run_evaluation(
     if timeout_s is None and suite.evaluate_options.timeout_ms:
         timeout_s = suite.evaluate_options.timeout_ms / 1000.0
     options.tags = tags
-    selection = {
-        "tags": tags,
-        "case_ids": options.case_ids,
-        "agents": options.agents,
-        "shard": options.shard,
-        "salt": options.seed,
-    }
-    plan = build_plan(
-        suite, repeat, repeat_start=previous.repeat if previous is not None else 0, **selection
+    selection = functools.partial(
+        build_plan,
+        suite,
+        tags=tags,
+        case_ids=options.case_ids,
+        agents=options.agents,
+        shard=options.shard,
+        salt=options.seed,
     )
+    plan = selection(repeat, repeat_start=previous.repeat if previous is not None else 0)
     records: list[RunRecord] = []
     store = _store_process(options)
     try:
@@ -179,7 +180,7 @@ def run_evaluation(
                 )
             )
             meta.ended_at = time.time()
-            meta.planned_runs = sum(1 for _ in build_plan(suite, repeat, **selection))
+            meta.planned_runs = sum(1 for _ in selection(repeat))
             meta.stored_runs = len(records)
             meta.status = "complete" if meta.stored_runs >= meta.planned_runs else "incomplete"
             with tracer.evaluation_span("gates"):

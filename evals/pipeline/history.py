@@ -269,7 +269,9 @@ def _stored(store: Any, evaluation_id: str) -> StoredEvaluation:
     return meta
 
 
-def _resolve_candidate(store, candidate_id: str | None, suite_id: str | None) -> StoredEvaluation:
+def _resolve_candidate(
+    store: Any, candidate_id: str | None, suite_id: str | None
+) -> StoredEvaluation:
     if candidate_id:
         return _stored(store, candidate_id)
     metas = store.list_evaluations(suite_id=suite_id, limit=1)

@@ -96,7 +96,9 @@ def golden_path(config: Path, goldens: Path | None) -> Path:
     return folder / f"{config.parent.name}__{config.stem}.json"
 
 
-def promptfoo_golden(config: Path, cli: Path, env: dict[str, str]) -> tuple[dict | None, str]:
+def promptfoo_golden(
+    config: Path, cli: Path, env: dict[str, str]
+) -> tuple[dict[str, Any] | None, str]:
     """promptfoo's trimmed output for `config`, or None and its last error lines."""
     output, proc = run_promptfoo(config.parent, config.name, cli, env)
     if output is None:
@@ -149,7 +151,7 @@ def _prompt_text(label: str) -> str:
     return "".join(text.split())
 
 
-def _pairing_passes(key: tuple, other: tuple) -> list[bool]:
+def _pairing_passes(key: tuple[Any, ...], other: tuple[Any, ...]) -> list[bool]:
     """How well a harness row key fits a promptfoo row key, best test first."""
     same_test = other[3] == key[3] and _same_vars(key[2], other[2])
     same_text = _prompt_text(other[0]) == _prompt_text(key[0])
@@ -160,7 +162,7 @@ def _pairing_passes(key: tuple, other: tuple) -> list[bool]:
     ]
 
 
-def pair_rows(expected: dict, actual: dict) -> tuple[dict, list[str]]:
+def pair_rows(expected: dict[Any, Any], actual: dict[Any, Any]) -> tuple[dict[Any, Any], list[str]]:
     """Pair each promptfoo row with the harness's row for the same test and repeat.
 
     Rows are keyed by (prompt label, provider, vars, repeat). A row whose key is missing is

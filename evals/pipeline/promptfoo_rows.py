@@ -140,12 +140,14 @@ def _vars_key(variables: dict[str, Any]) -> str:
     return json.dumps(canonical, sort_keys=True, ensure_ascii=False)
 
 
-def _keyed(rows: list[tuple[str, str, dict[str, Any], dict[str, Any]]]) -> dict[Key, dict]:
+def _keyed(
+    rows: list[tuple[str, str, dict[str, Any], dict[str, Any]]],
+) -> dict[Key, dict[str, Any]]:
     """Rows keyed by (prompt label, provider, vars, repeat position). A label holding JSON
     is compared compactly: promptfoo's rows carry a JSON prompt's label re-serialized while
     its columns keep the label as written."""
     seen: Counter[tuple[str, str, str]] = Counter()
-    out: dict[Key, dict] = {}
+    out: dict[Key, dict[str, Any]] = {}
     for prompt, provider, variables, row in rows:
         base = (_canonical(prompt), provider, _vars_key(variables))
         out[(*base, seen[base])] = row
@@ -153,12 +155,12 @@ def _keyed(rows: list[tuple[str, str, dict[str, Any], dict[str, Any]]]) -> dict[
     return out
 
 
-def golden_rows(golden: dict[str, Any]) -> dict[Key, dict]:
+def golden_rows(golden: dict[str, Any]) -> dict[Key, dict[str, Any]]:
     """promptfoo's rows, keyed."""
     return _keyed([(r["promptLabel"], r["provider"], r["vars"], r) for r in golden["rows"]])
 
 
-def harness_rows(result: EvaluationResult) -> dict[Key, dict]:
+def harness_rows(result: EvaluationResult) -> dict[Key, dict[str, Any]]:
     """The harness's rows in promptfoo's shape, keyed."""
     suite = result.suite
     records = sorted(result.records, key=lambda r: (r.case_index, r.key.repeat, r.prompt_index))
@@ -206,7 +208,7 @@ def _close(a: float, b: float) -> bool:
     return round(a, 4) == round(b, 4)
 
 
-def row_differences(expected: dict, actual: dict) -> list[str]:
+def row_differences(expected: dict[str, Any], actual: dict[str, Any]) -> list[str]:
     """What differs between a promptfoo row and the harness's row for the same key."""
     out = []
     if expected["success"] != actual["success"]:

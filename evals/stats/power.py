@@ -180,8 +180,8 @@ def minimum_detectable_drop(
 
 
 def simulated_gate_probability(
-    baseline_rates: Sequence[float],
-    candidate_rates: Sequence[float],
+    baseline_rates: Sequence[float] | np.ndarray,
+    candidate_rates: Sequence[float] | np.ndarray,
     n_cases: int,
     repeats: int,
     tolerance: float = 0.0,

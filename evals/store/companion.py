@@ -128,7 +128,7 @@ class Companion:
         answer = self._answers.next(None)
         if answer is None:
             self.fail()
-        status, value = answer  # type: ignore[misc]
+        status, value = answer
         if status != "ok":
             self.failure = f"{self.failure_prefix}: {value}"
             raise HarnessFault(self.failure)

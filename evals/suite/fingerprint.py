@@ -165,8 +165,9 @@ def _origin(name: str) -> Path | None:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):
             spec = None
-        found = spec is not None and spec.origin and spec.origin not in ("built-in", "frozen")
-        _ORIGINS[name] = Path(spec.origin).resolve() if found else None  # type: ignore[union-attr]
+        origin = spec.origin if spec is not None else None
+        found = origin is not None and origin not in ("built-in", "frozen")
+        _ORIGINS[name] = Path(origin).resolve() if found and origin else None
     return _ORIGINS[name]
 
 
