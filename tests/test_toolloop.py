@@ -253,6 +253,24 @@ def test_policy_grader_accepts_the_loops_approval_trail() -> None:
             suite_config=suite,
         )
         assert grade.passed, grade.reason
+    approved = run_tool_loop(
+        ScriptedAdapter([turn(send), turn(text="ok")]),
+        make_registry([]),
+        "q",
+        approve=lambda c: True,
+    )
+    assert any(s.kind == "tool" and s.name == "send" for s in approved.trajectory)
+    approved.trajectory = [s for s in approved.trajectory if s.kind != "approval"]
+    without_trail = grade_case(
+        case,
+        approved,
+        output=approved.output,
+        prompt="q",
+        latency_ms=1.0,
+        suite_root=Path("."),
+        suite_config=suite,
+    )
+    assert not without_trail.passed
 
 
 def test_provider_failure_ends_the_run_with_error() -> None:

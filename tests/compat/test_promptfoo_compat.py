@@ -42,8 +42,13 @@ def local_judge():
         yield judge
 
 
-def test_there_are_at_least_forty_goldens():
+def test_every_config_has_a_golden_with_rows_and_there_are_at_least_forty():
     assert len(NAMES) >= 40
+    folders = [p for p in CONFIGS.iterdir() if p.is_dir() and not p.name.startswith("_")]
+    assert sorted(p.name for p in folders) == NAMES
+    for name in NAMES:
+        golden = json.loads((CONFIGS / name / "golden.json").read_text(encoding="utf-8"))
+        assert golden["rows"], name
 
 
 def _param(name: str):

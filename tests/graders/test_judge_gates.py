@@ -55,8 +55,11 @@ def test_one_sided_labels_leave_kappa_undetermined() -> None:
 
 
 def test_without_a_measurement_no_judge_gate_is_decided() -> None:
-    report = decide(EMPTY, GateConfig(judge_calibration="x", min_judge_kappa=0.5), None)
+    config = GateConfig(judge_calibration="x", min_judge_kappa=0.5)
+    report = decide(EMPTY, config, None)
     assert not [g for g in report.gates if g.name.startswith("judge_")]
+    measured = decide(EMPTY, config, None, Agreement("all", both_pass=20, both_fail=20))
+    assert [g.name for g in measured.gates if g.name.startswith("judge_")] == ["judge_kappa"]
 
 
 def _calibration(tmp: Path) -> None:

@@ -179,9 +179,12 @@ def test_config_problems_fail_at_load(write_suite):
             load_suite(path)
 
 
-def test_check_accepts_a_good_config(tmp_path):
+def test_check_accepts_a_good_config_and_refuses_the_same_without_a_body(tmp_path):
     spec = ProviderSpec(id="http://127.0.0.1:9/x", label="h", config={"method": "GET"})
-    check_http_config(spec, tmp_path)
+    assert check_http_config(spec, tmp_path) is None
+    post = ProviderSpec(id="http://127.0.0.1:9/x", label="h", config={"method": "POST"})
+    with pytest.raises(SuiteError, match="uses POST without a body"):
+        check_http_config(post, tmp_path)
 
 
 def test_render_json_body_parses_rendered_json_leaves():
