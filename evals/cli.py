@@ -443,7 +443,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    from evals.pipeline.staged import DEFAULT_STAGES
+    from evals.model.defaults import DEFAULT_STAGES
 
     parser = argparse.ArgumentParser(
         prog="evals",
@@ -675,7 +675,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_ci(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`evals ci pr` and `evals ci nightly`, the two CI jobs."""
-    from evals.pipeline.staged import DEFAULT_STAGES
+    from evals.model.defaults import DEFAULT_STAGES
 
     ci = sub.add_parser("ci", help="the CI jobs: a pull request's verdict, the nightly baseline")
     jobs = ci.add_subparsers(dest="ci_command", required=True)

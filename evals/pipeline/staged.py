@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
+from evals.model.defaults import DEFAULT_STAGES
 from evals.model.errors import SuiteError
 from evals.stats import spending_shares
 
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
     from evals.model.options import RunOptions
     from evals.model.suite import Suite
     from evals.model.summary import GateReport
-
-DEFAULT_STAGES = (5, 10, 20)
 
 
 def check_stages(stages: Sequence[int]) -> tuple[int, ...]:
