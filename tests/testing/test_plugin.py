@@ -38,7 +38,7 @@ def test_without_evals_a_marked_test_runs_once_as_an_ordinary_test(pytester):
 
 
 def test_a_passing_gate_exits_0_after_every_repeat_of_every_agent(pytester):
-    gates = "min_pass_rate: 0.3\n  margin: 0.6"
+    gates = "min_pass_rate: 0.3\n  margin: 0.6\n  max_error_rate: 0.5"
     write_project(pytester, suite_text=suite(gates=gates, rates=(1.0, 1.0)))
 
     result = _evals(pytester)
