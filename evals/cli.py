@@ -117,6 +117,7 @@ def _run(
         seed=args.seed,
         executor=args.executor,
         ray_address=args.ray_address,
+        pass_env=args.pass_env or None,
         cache=bool(args.cache),
         cache_path=args.cache if isinstance(args.cache, str) else None,
         store_process=store_process,
@@ -528,6 +529,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--ray-address",
         metavar="ADDRESS",
         help="Ray cluster: auto, ray://HOST:10001 (default: a local Ray instance)",
+    )
+    run.add_argument(
+        "--pass-env",
+        action="append",
+        metavar="NAME",
+        help="hand the environment variable NAME to the Ray workers (repeatable; with the "
+        "suite's pass_env:); its value is never stored or logged",
     )
     run.set_defaults(handler=cmd_run)
 

@@ -281,6 +281,7 @@ async def _execute(
         if options.cache
         else None,
         ray_address=options.ray_address,
+        pass_env=options.pass_env,
     )
     from evals.run.progress import Progress
 

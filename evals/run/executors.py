@@ -6,9 +6,11 @@ through `on_record`, so the store, statistics and gates do not know where runs r
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from evals.common.extras import require_extra
+from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta
 from evals.model.protocols import Executor, Tracer
 from evals.model.suite import Suite
@@ -28,16 +30,27 @@ def build_executor(
     trace: bool | None = None,
     cache_path: Path | None = None,
     ray_address: str | None = None,
+    pass_env: list[str] | None = None,
 ) -> Executor:
     """The executor called `name` (`local` or `ray`) for one evaluation of `suite`.
 
     The local executor traces runs with `tracer`; Ray workers open their own tracer for
     the evaluation `meta` with the same `trace` choice, since a tracer cannot travel.
+    Ray workers receive the variables the suite's `pass_env:` and `pass_env` name; each
+    must be set here (a SuiteError otherwise, before any run).
     """
     if name == "ray":
+        require_extra("ray", "--executor ray")
         from evals.run.ray_executor import RayExecutor
 
-        require_extra("ray", "--executor ray")
+        names = tuple(dict.fromkeys([*suite.pass_env, *(pass_env or [])]))
+        missing = [n for n in names if n not in os.environ]
+        if missing:
+            raise SuiteError(
+                f"pass_env names {', '.join(missing)}, not set in this environment",
+                file=str(suite.path),
+                fix="export the variable before running, or leave it out of pass_env",
+            )
         return RayExecutor(
             suite,
             meta=meta,
@@ -46,6 +59,7 @@ def build_executor(
             trace=trace,
             cache_path=cache_path,
             address=ray_address,
+            pass_env=names,
         )
     if name != "local":
         raise ValueError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")
