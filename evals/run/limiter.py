@@ -16,6 +16,8 @@ from typing import Protocol
 
 from evals.model.suite import CallLimit, ProviderSpec
 
+TOKEN_POLL_S = 0.5
+
 
 class Limiter(Protocol):
     """What the runner asks before and tells after each agent call."""
@@ -89,7 +91,8 @@ class CallLimiter:
     async def _wait_for_tokens(self, key: str) -> None:
         per_second = float(self.limits[key].tokens_per_minute or 0) / 60.0
         while (left := self._tokens_left(key)) <= 0:
-            await asyncio.sleep((1.0 - left) / per_second)
+            # look again at least twice a second: the clock is the limiter's to read
+            await asyncio.sleep(min(TOKEN_POLL_S, (1.0 - left) / per_second))
 
     async def acquire(self, keys: tuple[str, ...]) -> None:
         """Take a slot under each key, wait for tokens, then for the next paced start."""

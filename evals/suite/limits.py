@@ -34,15 +34,17 @@ def _positive(value: Any, integer: bool) -> float | None:
     return value
 
 
-def parse_limits(raw: Any, file: str) -> dict[str, CallLimit]:
-    """`limits:` as a `CallLimit` per key; a bad entry is a SuiteError naming its line."""
+def parse_limits(suite: dict[str, Any], file: str) -> dict[str, CallLimit]:
+    """The suite's `limits:` as a `CallLimit` per key; a bad entry is a SuiteError naming
+    its line."""
+    raw = suite.get("limits")
     if raw is None:
         return {}
     if not isinstance(raw, dict):
         raise SuiteError(
             "limits must be a mapping of provider to caps",
             file=file,
-            line=line_of(raw),
+            line=line_of(suite, "limits"),
             fix="write limits: {openai: {concurrency: 8, requests_per_minute: 500}}",
         )
     out: dict[str, CallLimit] = {}
@@ -78,8 +80,9 @@ def parse_limits(raw: Any, file: str) -> dict[str, CallLimit]:
     return out
 
 
-def parse_pass_env(raw: Any, file: str) -> list[str]:
-    """`pass_env:` as a list of environment variable names."""
+def parse_pass_env(suite: dict[str, Any], file: str) -> list[str]:
+    """The suite's `pass_env:` as a list of environment variable names."""
+    raw = suite.get("pass_env")
     if raw is None:
         return []
     names = raw if isinstance(raw, list) else None
@@ -87,7 +90,7 @@ def parse_pass_env(raw: Any, file: str) -> list[str]:
         raise SuiteError(
             "pass_env must be a list of environment variable names",
             file=file,
-            line=line_of(raw),
+            line=line_of(suite, "pass_env"),
             fix="write pass_env: [OPENAI_API_KEY]",
         )
     return list(names)

@@ -157,8 +157,8 @@ class _Loader:
         gates = parse_gates(raw.get("gates"), labels, file=str(self.path), line=line_of(raw))
         from evals.suite.limits import parse_limits, parse_pass_env
 
-        limits = parse_limits(raw.get("limits"), str(self.path))
-        pass_env = parse_pass_env(raw.get("pass_env"), str(self.path))
+        limits = parse_limits(raw, str(self.path))
+        pass_env = parse_pass_env(raw, str(self.path))
         version = raw.get("version")
         suite_files = expand_python_imports(f for f in self.files if f != self.path)
         for case in cases:
