@@ -173,17 +173,17 @@ def test_passed_variables_reach_every_worker_and_are_never_stored(
 
 def test_requests_per_minute_hold_across_nodes(tmp_path: Path, cluster: Cluster) -> None:
     limits = "limits: {sleepy: {requests_per_minute: 300}}\npass_env: [EVALS_TEST_KEY]"
-    folder = _suite(tmp_path / "paced", cases=12, repeat=2, extra=limits, sleep=0.05)
+    folder = _suite(tmp_path / "paced", cases=18, repeat=2, extra=limits, sleep=0.05)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("EVALS_TEST_KEY", SECRET)
         result = run_evaluation(load_suite(folder), _options(tmp_path, "paced", concurrency=8))
     assert {r.status for r in result.records} == {"pass"}
     starts = sorted(call["start"] for call in _calls(folder))
-    assert len(starts) == 24
+    assert len(starts) == 36
     assert len({call["node"] for call in _calls(folder)}) == 2
     rate = (len(starts) - 1) / (starts[-1] - starts[0])
     print(f"measured {rate:.2f} requests/s under a limit of 5/s")
-    assert rate <= 5.0 * 1.05
+    assert rate <= 5.0 * 1.05  # the starts are seen at the agent, after a round trip
     # in any one-second window, at most the 5 paced starts (and one for a late grant)
     assert max(sum(1 for s in starts if t <= s < t + 1.0) for t in starts) <= 6
 
@@ -252,3 +252,15 @@ def _meta(suite):
     from evals.pipeline.evaluation import new_meta
 
     return new_meta(suite, RunOptions(), 2)
+
+
+def test_workers_that_cannot_start_give_infra_rows_that_fail_the_build(
+    tmp_path: Path, cluster: Cluster
+) -> None:
+    folder = _suite(tmp_path / "broken", cases=3, repeat=2)
+    (folder / "agent.py").write_text("import module_only_on_the_driver\n")
+    result = run_evaluation(load_suite(folder), _options(tmp_path, "broken"))
+    assert len(result.records) == 6
+    assert {r.error_kind for r in result.records} == {"infra"}
+    assert all("module_only_on_the_driver" in (r.error or "") for r in result.records)
+    assert exit_code(result) == 1
