@@ -176,14 +176,18 @@ class RunWorker:
         self.limiter = limiter
         self.cache = cache
         self.runner: Runner | None = None
+        self.planned: list[PlannedRun] = []
         self._resources = contextlib.ExitStack()
 
-    async def start(self, env: dict[str, str], representatives: list[PlannedRun]) -> str | None:
-        """Take the passed environment, check the shipped files, build the agents.
+    async def start(self, env: dict[str, str], planned: list[PlannedRun]) -> str | None:
+        """Take the passed environment and the plan, check the shipped files, build the
+        agents the plan calls.
 
         Returns None when ready, or why this worker cannot run anything.
         """
         os.environ.update(env)
+        self.planned = planned
+        representatives = list({run.agent_key: run for run in planned}.values())
         try:
             problem = verify_bundle(Path.cwd(), self.bundle.digest)
             if problem is not None:
@@ -209,11 +213,12 @@ class RunWorker:
             return f"worker could not start: {_detail(exc)}"
         return None
 
-    async def execute(self, run: PlannedRun) -> RunRecord:
-        """Run, grade and return one planned run."""
+    async def execute(self, position: int) -> RunRecord:
+        """Run, grade and return the plan's run at `position` (the plan travelled once,
+        at start; each call carries only its position)."""
         if self.runner is None:
             raise RuntimeError("execute called on a worker that did not start")
-        return await self.runner.execute(run)
+        return await self.runner.execute(self.planned[position])
 
     async def node(self) -> str:
         """The id of the node this worker runs on."""
@@ -354,10 +359,12 @@ class RayExecutor:
 
     async def _start(self, workers: list[Any], planned: list[PlannedRun]) -> tuple[set[int], str]:
         """Start every worker; the ones ready, and why the others are not."""
+        import ray
+
         env = {name: os.environ[name] for name in self.pass_env if name in os.environ}
-        representatives = list({run.agent_key: run for run in planned}.values())
+        plan = ray.put(planned)  # stored once in the cluster, read by every worker
         starting = {
-            asyncio.wrap_future(worker.start.remote(env, representatives).future()): index
+            asyncio.wrap_future(worker.start.remote(env, plan).future()): index
             for index, worker in enumerate(workers)
         }
         done, pending = await asyncio.wait(starting, timeout=START_TIMEOUT_S)
@@ -405,19 +412,19 @@ class _Dispatch:
         self.capacity = executor.concurrency
         self.max_attempts = executor.max_attempts
         self.load = dict.fromkeys(live, 0)
-        self.attempts: dict[Any, int] = {}
-        self.queue: deque[PlannedRun] = deque()
-        self.inflight: dict[asyncio.Future[RunRecord], tuple[PlannedRun, int]] = {}
+        self.attempts: dict[int, int] = {}
+        self.queue: deque[int] = deque()
+        self.inflight: dict[asyncio.Future[RunRecord], tuple[int, int]] = {}
 
     def _submit(self) -> None:
         while self.queue and self.live:
             index = min(self.live, key=lambda i: self.load[i])
             if self.load[index] >= self.capacity:
                 return
-            run = self.queue.popleft()
-            self.attempts[run.key.as_tuple()] = self.attempts.get(run.key.as_tuple(), 0) + 1
-            future = asyncio.wrap_future(self.workers[index].execute.remote(run).future())
-            self.inflight[future] = (run, index)
+            position = self.queue.popleft()
+            self.attempts[position] = self.attempts.get(position, 0) + 1
+            future = asyncio.wrap_future(self.workers[index].execute.remote(position).future())
+            self.inflight[future] = (position, index)
             self.load[index] += 1
 
     def _lose(self, index: int) -> None:
@@ -432,12 +439,12 @@ class _Dispatch:
     async def run(self, planned: list[PlannedRun], on_record: OnRecord) -> None:
         from ray.exceptions import RayError, RayTaskError
 
-        self.queue.extend(planned)
+        self.queue.extend(range(len(planned)))
         self._submit()
         while self.inflight:
             done, _ = await asyncio.wait(self.inflight, return_when=asyncio.FIRST_COMPLETED)
             for future in done:
-                run, index = self.inflight.pop(future)
+                position, index = self.inflight.pop(future)
                 self.load[index] -= 1
                 try:
                     record = future.result()
@@ -445,14 +452,15 @@ class _Dispatch:
                     raise  # the harness's own fault on the worker, as it would be locally
                 except RayError as exc:
                     self._lose(index)
-                    if self.attempts[run.key.as_tuple()] < self.max_attempts:
-                        self.queue.appendleft(run)
+                    tries = self.attempts[position]
+                    if tries < self.max_attempts:
+                        self.queue.appendleft(position)
                     else:
-                        tries = self.attempts[run.key.as_tuple()]
-                        on_record(infra_record(run, f"{_detail(exc)} (tried {tries} times)"))
+                        message = f"{_detail(exc)} (tried {tries} times)"
+                        on_record(infra_record(planned[position], message))
                     continue
                 on_record(record)
             self._submit()
-        for run in self.queue:
-            on_record(infra_record(run, f"no live Ray worker: {self.problem}"))
+        for position in self.queue:
+            on_record(infra_record(planned[position], f"no live Ray worker: {self.problem}"))
         self.queue.clear()
