@@ -385,7 +385,9 @@ class RayExecutor:
 
     async def _shutdown(self, ray: Any, workers: list[Any], helpers: tuple[Any, Any]) -> None:
         stopping = [asyncio.wrap_future(worker.stop.remote().future()) for worker in workers]
-        await asyncio.wait(stopping, timeout=STOP_TIMEOUT_S)
+        stopped, _ = await asyncio.wait(stopping, timeout=STOP_TIMEOUT_S)
+        for future in stopped:
+            future.exception()  # a dead worker cannot stop: nothing to report
         for actor in [*workers, *helpers]:
             if actor is not None:
                 ray.kill(actor)
