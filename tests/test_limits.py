@@ -131,3 +131,23 @@ def test_tokens_per_minute_hold_new_calls_until_the_allowance_refills() -> None:
         return waits
 
     assert asyncio.run(scenario()) == [0.0, 0.0, 1.0]
+
+
+def test_an_unset_passed_variable_stops_the_run_before_any_store_or_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("ray")
+    from evals.cli import main
+
+    monkeypatch.delenv("EVALS_SURELY_UNSET", raising=False)
+    suite = _suite(tmp_path, "pass_env: [EVALS_SURELY_UNSET]")
+    store = tmp_path / "store.db"
+    code = main(["run", str(suite), "--executor", "ray", "--store", str(store), "--no-progress"])
+    assert code == 2
+    assert "pass_env names EVALS_SURELY_UNSET, not set" in capsys.readouterr().err
+    assert not store.exists()
+    (tmp_path / "plain").mkdir()
+    plain = _suite(tmp_path / "plain", "")
+    code = main(["run", str(plain), "--executor", "ray", "--pass-env", "EVALS_SURELY_UNSET"])
+    assert code == 2
+    assert "EVALS_SURELY_UNSET" in capsys.readouterr().err

@@ -19,6 +19,26 @@ from evals.run.local import LocalExecutor
 EXECUTORS = ("local", "ray")
 
 
+def check_executor(name: str, suite: Suite, pass_env: list[str] | None) -> tuple[str, ...]:
+    """The variables the executor `name` hands to its workers (the suite's `pass_env:`
+    and `pass_env`); a SuiteError (exit code 2, before any run) when the executor's extra
+    is missing or a named variable is not set here."""
+    if name not in EXECUTORS:
+        raise ValueError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")
+    if name != "ray":
+        return ()
+    require_extra("ray", "--executor ray")
+    names = tuple(dict.fromkeys([*suite.pass_env, *(pass_env or [])]))
+    missing = [n for n in names if n not in os.environ]
+    if missing:
+        raise SuiteError(
+            f"pass_env names {', '.join(missing)}, not set in this environment",
+            file=str(suite.path),
+            fix="export the variable before running, or leave it out of pass_env",
+        )
+    return names
+
+
 def build_executor(
     name: str,
     suite: Suite,
@@ -39,18 +59,10 @@ def build_executor(
     Ray workers receive the variables the suite's `pass_env:` and `pass_env` name; each
     must be set here (a SuiteError otherwise, before any run).
     """
+    names = check_executor(name, suite, pass_env)
     if name == "ray":
-        require_extra("ray", "--executor ray")
         from evals.run.ray_executor import RayExecutor
 
-        names = tuple(dict.fromkeys([*suite.pass_env, *(pass_env or [])]))
-        missing = [n for n in names if n not in os.environ]
-        if missing:
-            raise SuiteError(
-                f"pass_env names {', '.join(missing)}, not set in this environment",
-                file=str(suite.path),
-                fix="export the variable before running, or leave it out of pass_env",
-            )
         return RayExecutor(
             suite,
             meta=meta,
@@ -61,8 +73,6 @@ def build_executor(
             address=ray_address,
             pass_env=names,
         )
-    if name != "local":
-        raise ValueError(f"unknown executor {name!r}; use one of {', '.join(EXECUTORS)}")
     return LocalExecutor(
         suite, concurrency=concurrency, timeout_s=timeout_s, tracer=tracer, cache_path=cache_path
     )
