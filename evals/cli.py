@@ -52,6 +52,27 @@ def _stages(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _add_executor(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="where runs execute: this process (default) or a Ray cluster's workers",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="Ray cluster: auto, ray://HOST:10001 (default: a local Ray instance)",
+    )
+    parser.add_argument(
+        "--pass-env",
+        action="append",
+        metavar="NAME",
+        help="hand the environment variable NAME to the Ray workers (repeatable; with the "
+        "suite's pass_env:); its value is never stored or logged",
+    )
+
+
 def _add_store(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store",
@@ -117,6 +138,7 @@ def _run(
         seed=args.seed,
         executor=args.executor,
         ray_address=args.ray_address,
+        pass_env=args.pass_env or None,
         cache=bool(args.cache),
         cache_path=args.cache if isinstance(args.cache, str) else None,
         store_process=store_process,
@@ -383,6 +405,9 @@ def cmd_ci_nightly(args: argparse.Namespace) -> int:
             seed=args.seed,
             concurrency=args.concurrency,
             timeout_s=args.timeout,
+            executor=args.executor,
+            ray_address=args.ray_address,
+            pass_env=args.pass_env or None,
         )
     )
     return _ci_finish(outcome, Path(args.out), args.quiet)
@@ -518,17 +543,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="answer calls an unchanged agent already answered (same request and seed) from "
         "the response cache, .evals/cache/responses.db or PATH (off by default)",
     )
-    run.add_argument(
-        "--executor",
-        choices=["local", "ray"],
-        default="local",
-        help="where runs execute: this process (default) or Ray tasks",
-    )
-    run.add_argument(
-        "--ray-address",
-        metavar="ADDRESS",
-        help="Ray cluster: auto, ray://HOST:10001 (default: a local Ray instance)",
-    )
+    _add_executor(run)
     run.set_defaults(handler=cmd_run)
 
     merge = sub.add_parser("merge", help="merge the shards of an evaluation into one")
@@ -732,6 +747,7 @@ def _add_ci(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     nightly.add_argument("--repeat", "-r", type=int, help="repeats (default: the nightly's)")
     nightly.add_argument("--seed", type=int, default=0, help="seed salt")
     _add_store(nightly)
+    _add_executor(nightly)
     nightly.set_defaults(handler=cmd_ci_nightly)
     for job in (pr, nightly):
         job.add_argument("--concurrency", "-j", type=int, help="runs in flight at once")

@@ -19,8 +19,9 @@ class RunOptions:
     `spend` is the build's false-failure budget the gates may use in this decision (a
     staged run's share for one look); None spends the whole of 1 - confidence.
     `cache` answers calls from the response cache (`cache_path`, by default
-    `.evals/cache/responses.db`). `branch` is recorded instead of git's (`evals ci` sets it
-    from the trusted CI event).
+    `.evals/cache/responses.db`). `pass_env` names environment variables handed to Ray
+    workers (with the suite's `pass_env:`; their values are never stored). `branch` is
+    recorded instead of git's (`evals ci` sets it from the trusted CI event).
     """
 
     repeat: int | None = None
@@ -40,6 +41,7 @@ class RunOptions:
     spend: float | None = None
     executor: str = "local"
     ray_address: str | None = None
+    pass_env: list[str] | None = None
     cache: bool = False
     cache_path: str | None = None
     trace: bool | None = None

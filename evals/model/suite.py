@@ -113,6 +113,20 @@ class EvaluateOptions:
     delay_ms: float = 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class CallLimit:
+    """A cap on the agent calls of the providers a `limits:` key names, over every worker.
+
+    `concurrency`: calls in flight at once; `requests_per_minute`: calls started, evenly
+    spaced (60 / rate seconds apart); `tokens_per_minute`: tokens the calls reported,
+    after which new calls wait until the minute's allowance refills. None: no cap.
+    """
+
+    concurrency: int | None = None
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+
+
 @dataclass(slots=True)
 class Suite:
     """A loaded, validated suite: everything a run needs, plus its identity.
@@ -142,6 +156,8 @@ class Suite:
     options: dict[str, Any] = field(default_factory=dict)
     derived_metrics: list[tuple[str, str]] = field(default_factory=list)
     prompts_fingerprint: str = ""
+    limits: dict[str, CallLimit] = field(default_factory=dict)
+    pass_env: list[str] = field(default_factory=list)
 
     @property
     def root(self) -> Path:

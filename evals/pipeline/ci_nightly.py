@@ -33,6 +33,7 @@ class NightlyOptions:
 
     `shards` are shard stores or `.json` reports, or folders holding them. `keep` prunes
     the store to the newest evaluations of each suite after storing tonight's.
+    `executor`, `ray_address` and `pass_env` run tonight's runs on a Ray cluster.
     """
 
     suite: Path
@@ -45,6 +46,9 @@ class NightlyOptions:
     seed: int = 0
     concurrency: int | None = None
     timeout_s: float | None = None
+    executor: str = "local"
+    ray_address: str | None = None
+    pass_env: list[str] | None = None
 
 
 def shard_files(paths: list[str]) -> list[str]:
@@ -83,6 +87,9 @@ def _tonight(
                 evaluation_id=options.evaluation_id,
                 seed=options.seed,
                 branch=branch,
+                executor=options.executor,
+                ray_address=options.ray_address,
+                pass_env=options.pass_env,
             ),
         )
     from evals.pipeline.merge import merge_shards, store_merged

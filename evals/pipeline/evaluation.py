@@ -127,6 +127,9 @@ def run_evaluation(
     from evals.grade.groups import refuse_shards
 
     refuse_shards(suite, options.shard)
+    from evals.run.executors import check_executor
+
+    check_executor(options.executor, suite, options.pass_env)
     gate_config = suite.gates.for_environment(options.environment)
     if options.grader:
         from evals.graders.judge import apply_grader
@@ -281,6 +284,7 @@ async def _execute(
         if options.cache
         else None,
         ray_address=options.ray_address,
+        pass_env=options.pass_env,
     )
     from evals.run.progress import Progress
 

@@ -14,6 +14,7 @@ main's agent is not paid for twice when its fingerprint is the nightly's.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import sqlite3
 import threading
@@ -201,12 +202,13 @@ class CachedAgent:
             context.seed,
             context.repeat,
         )
-        cached = self.cache.get(key)
+        # the cache may be a file or a remote actor: neither blocks the event loop
+        cached = await asyncio.to_thread(self.cache.get, key)
         if cached is not None:
             return cached
         response = await self.agent.call(prompt, context)
         if response.error is None:
-            self.cache.put(key, response)
+            await asyncio.to_thread(self.cache.put, key, response)
         return response
 
     async def aclose(self) -> None:

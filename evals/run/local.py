@@ -7,25 +7,57 @@ from pathlib import Path
 from evals.agents.base import Agent
 from evals.agents.registry import build_agent
 from evals.model.plan import PlannedRun
-from evals.model.protocols import OnRecord, Tracer
+from evals.model.protocols import OnRecord, ResponseCache, Tracer
 from evals.model.suite import Suite
+from evals.run.limiter import CallLimiter, Limiter
 from evals.run.runner import Runner
 
 
 def build_agents(
-    suite: Suite, planned: list[PlannedRun], cache_path: Path | None = None
+    suite: Suite, planned: list[PlannedRun], cache: ResponseCache | None = None
 ) -> dict[str, Agent]:
     """The agents the planned runs call, by `agent_key`; behind the response cache when given."""
     specs = {run.agent_key: run.caller for run in planned}
     agents: dict[str, Agent] = {
         label: build_agent(spec, suite.root) for label, spec in specs.items()
     }
-    if cache_path is None:
+    if cache is None:
         return agents
-    from evals.run.cache import CachedAgent, SqliteResponseCache
+    from evals.run.cache import CachedAgent
 
-    cache = SqliteResponseCache(cache_path)
     return {label: CachedAgent(agents[label], specs[label], cache) for label in agents}
+
+
+def file_cache(cache_path: Path | None) -> ResponseCache | None:
+    """The response cache in the SQLite file `cache_path`, or None without one."""
+    if cache_path is None:
+        return None
+    from evals.run.cache import SqliteResponseCache
+
+    return SqliteResponseCache(cache_path)
+
+
+def suite_runner(
+    suite: Suite,
+    agents: dict[str, Agent],
+    *,
+    concurrency: int,
+    timeout_s: float | None,
+    tracer: Tracer,
+    limiter: Limiter | None,
+) -> Runner:
+    """The runner of `suite`'s runs over built `agents`, in this process or on a worker."""
+    return Runner(
+        agents,
+        suite_id=suite.suite_id,
+        suite_root=suite.root,
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+        suite_config=suite.raw,
+        tracer=tracer,
+        latency_source=suite.gates.latency,
+        limiter=limiter,
+    )
 
 
 async def execute_planned(
@@ -38,17 +70,12 @@ async def execute_planned(
     tracer: Tracer,
     cache_path: Path | None = None,
 ) -> None:
-    """Run, grade and report every planned run with at most `concurrency` in flight."""
-    agents = build_agents(suite, planned, cache_path)
-    runner = Runner(
-        agents,
-        suite_id=suite.suite_id,
-        suite_root=suite.root,
-        concurrency=concurrency,
-        timeout_s=timeout_s,
-        suite_config=suite.raw,
-        tracer=tracer,
-        latency_source=suite.gates.latency,
+    """Run, grade and report every planned run with at most `concurrency` in flight,
+    under the suite's `limits:`."""
+    agents = build_agents(suite, planned, file_cache(cache_path))
+    limiter = CallLimiter(suite.limits) if suite.limits else None
+    runner = suite_runner(
+        suite, agents, concurrency=concurrency, timeout_s=timeout_s, tracer=tracer, limiter=limiter
     )
     try:
         await runner.run(planned, on_record)

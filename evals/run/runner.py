@@ -24,6 +24,7 @@ from evals.grade.grading import AssertionRaised, grade_case_async
 from evals.model.plan import PlannedRun
 from evals.model.protocols import RunTrace, Tracer
 from evals.model.results import AgentResponse, ErrorKind, RunRecord
+from evals.run.limiter import Limiter, limit_keys
 from evals.tracing import NULL_TRACER
 
 
@@ -105,6 +106,19 @@ def _error_record(
     )
 
 
+def infra_record(run: PlannedRun, message: str) -> RunRecord:
+    """The error row of a run the infrastructure failed (its worker or node died, its
+    worker could not start): a failed run, counted by the error-rate gate."""
+    return _error_record(run, "", "infra", message, time.time())
+
+
+def _tokens_used(response: AgentResponse | None) -> int:
+    if response is None:
+        return 0
+    total = response.token_usage.get("total") if response.token_usage else None
+    return int(total) if isinstance(total, int | float) else 0
+
+
 def _response_error(
     run: PlannedRun,
     prompt: str,
@@ -134,8 +148,10 @@ class Runner:
         suite_config: dict[str, Any] | None = None,
         tracer: Tracer = NULL_TRACER,
         latency_source: str = "wall",
+        limiter: Limiter | None = None,
     ) -> None:
         self.agents = agents
+        self.limiter = limiter
         self.suite_id = suite_id
         self.suite_root = suite_root
         self.concurrency = max(1, concurrency)
@@ -185,6 +201,11 @@ class Runner:
             traceparent=traced.traceparent,
             extra=dict(traced.extra),
         )
+        limiter = self.limiter if run.case.provider_output is None else None
+        keys = () if limiter is None else limit_keys(run.caller, run.provider.label, limiter.names)
+        if limiter is not None and keys:
+            await limiter.acquire(keys)
+        response: AgentResponse | None = None
         t0 = time.perf_counter()
         try:
             if run.case.provider_output is not None:
@@ -210,6 +231,9 @@ class Runner:
         except Exception as exc:
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             return _error_record(run, prompt, "agent_error", f"agent raised {detail}", started)
+        finally:
+            if limiter is not None and keys:
+                await limiter.release(keys, _tokens_used(response))
         latency_ms = (time.perf_counter() - t0) * 1000.0
         delay_s = run.caller.delay_ms / 1000.0 or self.default_delay_s
         if delay_s > 0 and not response.cached:

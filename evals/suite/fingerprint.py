@@ -235,9 +235,14 @@ def fingerprint(files: Iterable[Path], root: Path, document: Any = None) -> str:
     return digest.hexdigest()[:16]
 
 
+# Top-level keys that say how runs execute, not what is measured.
+_EXECUTION_SECTIONS = ("providers", "targets", "limits", "pass_env")
+
+
 def suite_document(raw: dict[str, Any]) -> dict[str, Any]:
-    """The suite mapping without what belongs to the agents (providers, targets)."""
-    return {k: v for k, v in raw.items() if k not in ("providers", "targets")}
+    """The suite mapping without what belongs to the agents (providers, targets) or to
+    how runs execute (limits, pass_env)."""
+    return {k: v for k, v in raw.items() if k not in _EXECUTION_SECTIONS}
 
 
 def _behaviour_config(config: Any) -> Any:
@@ -286,6 +291,14 @@ def command_files(provider_id: str, root: Path) -> list[Path]:
     return [t for t in targets if t.is_file() and t.is_relative_to(base)]
 
 
+def agent_code(spec: ProviderSpec, root: Path, files: Iterable[Path] = ()) -> list[Path]:
+    """The provider's code: the files its id, config or transform name (and an `exec:`
+    command's script), plus `files`, closed over the project's Python imports."""
+    named = referenced_files([spec.id, spec.config, spec.transform], root)
+    named += command_files(spec.id, root)
+    return expand_python_imports([*named, *files], project_root(root))
+
+
 def agent_fingerprint(spec: ProviderSpec, root: Path, files: Iterable[Path] = ()) -> str:
     """What the provider is: id, config (without credentials), transform, and its code.
 
@@ -295,9 +308,7 @@ def agent_fingerprint(spec: ProviderSpec, root: Path, files: Iterable[Path] = ()
     imports changes the fingerprint.
     """
     project = project_root(root)
-    named = referenced_files([spec.id, spec.config, spec.transform], root)
-    named += command_files(spec.id, root)
-    code = expand_python_imports([*named, *files], project)
+    code = agent_code(spec, root, files)
     document = {
         "id": spec.id,
         "config": _behaviour_config(spec.config),

@@ -59,6 +59,8 @@ KNOWN_TOP_LEVEL = {
     "trace",
     "id",
     "name",
+    "limits",
+    "pass_env",
 }
 
 
@@ -153,6 +155,10 @@ class _Loader:
         from evals.suite.gates import parse_gates
 
         gates = parse_gates(raw.get("gates"), labels, file=str(self.path), line=line_of(raw))
+        from evals.suite.limits import parse_limits, parse_pass_env
+
+        limits = parse_limits(raw, str(self.path))
+        pass_env = parse_pass_env(raw, str(self.path))
         version = raw.get("version")
         suite_files = expand_python_imports(f for f in self.files if f != self.path)
         for case in cases:
@@ -182,6 +188,8 @@ class _Loader:
                 self.root,
                 [(p.id, p.label, p.raw) for p in prompts],
             ),
+            limits=limits,
+            pass_env=pass_env,
         )
 
     def suite_id_default(self) -> str:

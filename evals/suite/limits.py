@@ -1,0 +1,96 @@
+"""The suite's execution settings for shared providers: `limits:` and `pass_env:`.
+
+`limits:` caps the agent calls of the providers each key names, over every worker of
+the evaluation (one process, or every node of a Ray cluster):
+
+    limits:
+      openai: {concurrency: 8, requests_per_minute: 500, tokens_per_minute: 200000}
+      candidate: {concurrency: 2}
+
+A key names the providers whose label, id, or id's scheme (`openai` for
+`openai:gpt-4o-mini`) it equals; `"*"` names every provider. `pass_env:` lists
+environment variables handed to Ray workers (their values are never stored). Neither
+changes what a suite measures, so neither enters the suite fingerprint.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from evals.model.errors import SuiteError
+from evals.model.suite import CallLimit
+from evals.suite.yaml_lines import line_of
+
+_LIMIT_KEYS = ("concurrency", "requests_per_minute", "tokens_per_minute")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _positive(value: Any, integer: bool) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    if integer and int(value) != value:
+        return None
+    return value
+
+
+def parse_limits(suite: dict[str, Any], file: str) -> dict[str, CallLimit]:
+    """The suite's `limits:` as a `CallLimit` per key; a bad entry is a SuiteError naming
+    its line."""
+    raw = suite.get("limits")
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise SuiteError(
+            "limits must be a mapping of provider to caps",
+            file=file,
+            line=line_of(suite, "limits"),
+            fix="write limits: {openai: {concurrency: 8, requests_per_minute: 500}}",
+        )
+    out: dict[str, CallLimit] = {}
+    for key, caps in raw.items():
+        if not isinstance(caps, dict) or not caps:
+            raise SuiteError(
+                f"limits.{key} must be a mapping with {', '.join(_LIMIT_KEYS)}",
+                file=file,
+                line=line_of(raw, key),
+                fix=f"write limits: {{{key}: {{concurrency: 4}}}}",
+            )
+        for name, value in caps.items():
+            if name not in _LIMIT_KEYS:
+                raise SuiteError(
+                    f"limits.{key} has an unknown key {name!r}",
+                    file=file,
+                    line=line_of(caps, name),
+                    fix=f"use {', '.join(_LIMIT_KEYS)}",
+                )
+            if _positive(value, integer=name == "concurrency") is None:
+                kind = "a positive whole number" if name == "concurrency" else "a positive number"
+                raise SuiteError(
+                    f"limits.{key}.{name} must be {kind}, not {value!r}",
+                    file=file,
+                    line=line_of(caps, name),
+                    fix=f"set {name} to {kind}",
+                )
+        out[str(key)] = CallLimit(
+            concurrency=None if caps.get("concurrency") is None else int(caps["concurrency"]),
+            requests_per_minute=caps.get("requests_per_minute"),
+            tokens_per_minute=caps.get("tokens_per_minute"),
+        )
+    return out
+
+
+def parse_pass_env(suite: dict[str, Any], file: str) -> list[str]:
+    """The suite's `pass_env:` as a list of environment variable names."""
+    raw = suite.get("pass_env")
+    if raw is None:
+        return []
+    names = raw if isinstance(raw, list) else None
+    if names is None or not all(isinstance(n, str) and _ENV_NAME.match(n) for n in names):
+        raise SuiteError(
+            "pass_env must be a list of environment variable names",
+            file=file,
+            line=line_of(suite, "pass_env"),
+            fix="write pass_env: [OPENAI_API_KEY]",
+        )
+    return list(names)
