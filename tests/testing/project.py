@@ -64,8 +64,14 @@ def test_echoes(evals_agent, word):
 """
 
 
-def suite(gates: str = "min_pass_rate: 0.3", rates: tuple[float, ...] = (1.0,)) -> str:
-    """A suite file: one provider per rate (labels a0, a1, ...), the gates, 3 repeats."""
+DEFAULT_GATES = "min_pass_rate: 0.3\n  max_error_rate: 0.5"
+
+
+def suite(gates: str = DEFAULT_GATES, rates: tuple[float, ...] = (1.0,)) -> str:
+    """A suite file: one provider per rate (labels a0, a1, ...), the gates, 3 repeats.
+
+    The default error-rate limit is one that 18 error-free runs can show to hold, so a
+    passing session reads PASS rather than undetermined."""
     providers = "".join(
         f"  - id: file://agent.py:agent\n    label: a{i}\n    config: {{rate: {rate}}}\n"
         for i, rate in enumerate(rates)
