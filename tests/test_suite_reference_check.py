@@ -43,7 +43,9 @@ FORBIDDEN_PUBLISH_PAGE = "Forbidden tool(s) were used: publish_page"
 REQUIRED_VALIDATE_APA = "[required] validate_apa: missing validate_apa (a required step)"
 DENIED_PUBLISH_PAGE = "[denylist] publish_page: forbidden publish_page (the tool is denied)"
 CHAPTER_REASONS = ("missing validate_apa", "forbidden publish_page")
-UNAPPROVED_PUBLISH = "publish_page: approval_required (risk 0.400, acción persistente en producción)"
+UNAPPROVED_PUBLISH = (
+    "publish_page: approval_required (risk 0.400, acción persistente en producción)"
+)
 TRACE_REASON = "trace 0.8: tool sin resultado: publish_page"
 OVER_COST = "cost 0.132 over 0.08"
 OVER_LATENCY = "latency (agent) 9100 ms over 6000 ms"
