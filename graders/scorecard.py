@@ -30,6 +30,7 @@ suite's ``budget:`` limits), ``min_scores`` (defaults for every case) and ``min_
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -285,14 +286,4 @@ def apply_scorecard(
     if robustness is not None:
         summary["robustness"] = robustness
     metadata = {**grade.metadata, "scorecard": summary}
-    return Grade(
-        passed=passed,
-        score=grade.score,
-        reason=reason,
-        assertion=grade.assertion,
-        named_scores=grade.named_scores,
-        component_results=grade.component_results,
-        tokens_used=grade.tokens_used,
-        policy_violation=grade.policy_violation,
-        metadata=metadata,
-    )
+    return dataclasses.replace(grade, passed=passed, reason=reason, metadata=metadata)

@@ -170,19 +170,19 @@ def _single_agent_table(result: EvaluationResult) -> Table:
     return table
 
 
+def _titled(title: str) -> Table:
+    """A summary table with its title on the left and a simple header rule."""
+    return Table(title=title, title_justify="left", pad_edge=False, box=box.SIMPLE_HEAD)
+
+
 def _tag_table(result: EvaluationResult) -> Table | None:
     comparison = result.summary.comparison
     if comparison is None or not comparison.tags:
         return None
-    table = Table(
-        title=(
-            "Suite and tags (mean per-case pass rate; Δ in points with its t interval at the "
-            "level shown: the confidence for the suite, Holm's deciding step for a tag; "
-            "q: Holm-adjusted p across tags)"
-        ),
-        title_justify="left",
-        pad_edge=False,
-        box=box.SIMPLE_HEAD,
+    table = _titled(
+        "Suite and tags (mean per-case pass rate; Δ in points with its t interval at the "
+        "level shown: the confidence for the suite, Holm's deciding step for a tag; "
+        "q: Holm-adjusted p across tags)"
     )
     table.add_column("Tag", no_wrap=True, overflow="ellipsis", max_width=16)
     for name in ("Cases", comparison.baseline, comparison.candidate, "Δ [interval]"):
@@ -235,14 +235,9 @@ def _scorecard_table(result: EvaluationResult) -> Table | None:
     if not cards:
         return None
     layers = [layer for layer in LAYERS if any(layer in c.layers for c in cards)]
-    table = Table(
-        title=(
-            "Scorecard (mean layer scores; S: the combined score; <min: runs below a "
-            "minimum; spans: missing_span_rate)"
-        ),
-        title_justify="left",
-        pad_edge=False,
-        box=box.SIMPLE_HEAD,
+    table = _titled(
+        "Scorecard (mean layer scores; S: the combined score; <min: runs below a "
+        "minimum; spans: missing_span_rate)"
     )
     table.add_column("Agent", no_wrap=True, overflow="ellipsis", max_width=16)
     for name in ("Runs", *layers, "S", "<min", "spans"):
