@@ -14,9 +14,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from evals.graders.scorecard import LAYERS
 from evals.model.evaluation import EvaluationResult
-from evals.model.summary import CaseAgentStats, RunShare
+from evals.model.summary import CaseAgentStats
 from evals.reports import text
 from evals.reports.view import (
     case_comparisons,
@@ -25,6 +24,8 @@ from evals.reports.view import (
     explanations,
     gate_settings,
     notes,
+    robustness_lines,
+    scorecard_table,
     undetermined_gates,
 )
 
@@ -226,41 +227,20 @@ def _gate_table(result: EvaluationResult) -> Table | None:
     return table
 
 
-def _share(share: RunShare) -> str:
-    return f"{share.hits}/{share.runs}" if share.runs else "—"
-
-
 def _scorecard_table(result: EvaluationResult) -> Table | None:
-    cards = result.summary.scorecards
-    if not cards:
+    columns, rows = scorecard_table(result)
+    if not columns:
         return None
-    layers = [layer for layer in LAYERS if any(layer in c.layers for c in cards)]
     table = _titled(
         "Scorecard (mean layer scores; S: the combined score; <min: runs below a "
         "minimum; spans: missing_span_rate)"
     )
-    table.add_column("Agent", no_wrap=True, overflow="ellipsis", max_width=16)
-    for name in ("Runs", *layers, "S", "<min", "spans"):
+    table.add_column(columns[0], no_wrap=True, overflow="ellipsis", max_width=16)
+    for name in columns[1:]:
         table.add_column(name, no_wrap=True, justify="right")
-    for card in cards:
-        table.add_row(
-            card.agent,
-            str(card.runs),
-            *(f"{card.layers[layer]:.3g}" if layer in card.layers else "—" for layer in layers),
-            "—" if card.score is None else f"{card.score:.3g}",
-            str(card.min_score_failures),
-            text.percent(card.missing_span_rate),
-        )
+    for row in rows:
+        table.add_row(*row)
     return table
-
-
-def _robustness_lines(result: EvaluationResult) -> list[str]:
-    return [
-        f"{card.agent}: retry_success {_share(card.retry_success)}, fallback_correct "
-        f"{_share(card.fallback_correct)}, partial_task_handled "
-        f"{_share(card.partial_task_handled)}, timeout_rate {_share(card.timeouts)}"
-        for card in result.summary.scorecards
-    ]
 
 
 def render_terminal(result: EvaluationResult, console: Console | None = None) -> None:
@@ -278,7 +258,7 @@ def render_terminal(result: EvaluationResult, console: Console | None = None) ->
     scorecard = _scorecard_table(result)
     if scorecard is not None:
         console.print(scorecard)
-        for line in _robustness_lines(result):
+        for line in robustness_lines(result):
             console.print(Text(line, style="dim"))
     tags = _tag_table(result)
     if tags is not None:

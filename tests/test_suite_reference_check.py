@@ -284,6 +284,10 @@ def test_the_summary_and_reports_show_the_scorecard(
     render_terminal(result, console)
     shown = console.export_text()
     assert "Scorecard" in shown and "timeout_rate 0/" in shown
+    write_report(tmp_path / "r.md", result)
+    markdown = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "### Scorecard" in markdown
+    assert "| agent-v3 | " in markdown and "- agent-v3: retry_success" in markdown
     write_report(tmp_path / "r.json", result)
     document = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     stored = {c["agent"]: c for c in document["evals"]["summary"]["scorecards"]}
