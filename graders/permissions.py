@@ -213,17 +213,16 @@ def judge_actions(
     ran), with its envelope built from what the run had gathered before it."""
     judged: list[JudgedAction] = []
     evidence = 0
-    pending: set[str] = set()
     for index, step in enumerate(trajectory):
-        if step.kind == "approval" and step.approval == "requested":
-            pending.add(step.name)
         if step.kind not in ("tool", "approval") or (
             step.kind == "approval" and step.approval != "requested"
         ):
             continue
         contract = contracts.get(step.name)
         effect = _effect(step, contract)
-        confidence = step.metadata.get("confidence", policy.confidence)
+        confidence = step.metadata.get("confidence")
+        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+            confidence = policy.confidence
         envelope = ActionEnvelope(
             action=step.name,
             effect=effect,
@@ -234,7 +233,6 @@ def judge_actions(
             cost=float(step.cost or 0.0) if step.kind == "tool" else 0.0,
         )
         if step.kind == "tool":
-            pending.discard(step.name)
             judged.append(JudgedAction(index, step.name, effect, decide(envelope, policy), True))
             if effect in WITHOUT_SIDE_EFFECTS and step.ok and step.result is not None:
                 evidence += 1

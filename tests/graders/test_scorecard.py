@@ -467,3 +467,26 @@ def test_bad_scorecard_blocks_name_file_and_line(tmp_path: Path, block: str, mes
         load_suite(_suite(tmp_path, text))
     assert message in str(caught.value)
     assert caught.value.line == 3
+
+
+def test_the_agents_reported_confidence_enters_the_risk() -> None:
+    tools = [*TOOLS, {"name": "save_draft", "effect": "write"}]
+    evidence = [tool("search_source", {}, {"d": 1}), tool("validate_apa", {}, {"ok": True})]
+
+    def decision(confidence: object) -> dict[str, Any]:
+        step = tool("save_draft", {}, {"saved": True}, metadata={"confidence": confidence})
+        grade = grade_run(
+            "permission",
+            {"environment": "lab"},
+            [*evidence, step],
+            suite_config={"tools": tools},
+            response={"stop_reason": "done"},
+        )
+        last: dict[str, Any] = grade.metadata["decisions"][-1]
+        return last
+
+    sure = decision(1.0)
+    assert (sure["decision"], sure["risk_score"]) == ("allow", 0.185)
+    unsure = decision(0.2)
+    assert (unsure["decision"], unsure["risk_score"]) == ("approval_required", 0.305)
+    assert decision("very")["risk_score"] == 0.185  # not a number: the policy's confidence
