@@ -84,7 +84,9 @@ tests:
     metadata:
       min_scores: {final: 0.80, trajectory: 0.90, trace: 0.95}
     assert:
-      - {type: icontains-all, value: [autor, año, url]}
+      - {type: icontains, value: autor}
+      - {type: icontains, value: año}
+      - {type: icontains, value: url}
       - {type: trajectory:tool-used, value: [search_source, validate_apa]}
       - {type: not-trajectory:tool-used, value: publish_page}
       - {type: permission, value: {require_approval: false}}
@@ -356,9 +358,9 @@ def test_the_chapters_bad_run_fails_on_the_chapters_layers(tmp_path: Path) -> No
     assert card["failures"] == ["final 0 < 0.8", "trajectory 0 < 0.9", "trace 0.8 < 0.95"]
     assert (card["cost_n"], card["latency_n"]) == (1.0, 1.0)
     assert card["score"] == pytest.approx(-0.2)
-    permission_grade = grade.component_results[3]
+    permission_grade = grade.component_results[5]
     assert permission_grade.metadata["approval_score"] == 1.0  # the chapter's approval: 1.0
-    trace_grade = grade.component_results[4]
+    trace_grade = grade.component_results[6]
     assert trace_grade.reason == "trace 0.8: tool sin resultado: publish_page"
 
 
@@ -418,6 +420,15 @@ def test_combined_score_is_bounded_and_monotone(
     better = combined_score({**scores, layer: 1.0}, w, (0.1, 0.1), cost_n, latency_n)
     assert better >= s - 1e-12
     assert combined_score(scores, w, (0.1, 0.1), 1.0, latency_n) <= s + 1e-12
+
+
+def test_the_final_layer_is_the_chapters_share_of_fragments(tmp_path: Path) -> None:
+    """One `icontains` per fragment: the final layer is the chapter's final_answer_score."""
+    grade = _grade_chapter_run(tmp_path, GOOD_RUN, "Autor y año, sin enlace.", 0.041, 4200)
+    card = grade.metadata["scorecard"]
+    assert card["layers"]["final"] == pytest.approx(2 / 3)
+    assert card["failures"] == ["final 0.667 < 0.8"]
+    assert not grade.passed and grade.reason == "Scorecard: final 0.667 < 0.8"
 
 
 def test_min_scores_let_a_layer_pass_on_its_score(tmp_path: Path) -> None:
