@@ -184,21 +184,19 @@ def scorecard_enabled(suite_config: dict[str, Any], case_metadata: dict[str, Any
     return "scorecard" in suite_config or "min_scores" in case_metadata
 
 
+def _weighted_mean(pairs: list[tuple[float, float]]) -> float:
+    weight = sum(w for _, w in pairs)
+    if weight > 0:
+        return sum(score * w for score, w in pairs) / weight
+    return sum(score for score, _ in pairs) / len(pairs)
+
+
 def layer_scores(grades: list[tuple[Assertion, Grade]]) -> dict[str, float]:
     """Each graded layer's weighted mean score (a layer whose weights sum to 0: plain mean)."""
-    sums: dict[str, list[float]] = {}
+    grouped: dict[str, list[tuple[float, float]]] = {}
     for assertion, grade in grades:
-        entry = sums.setdefault(layer_of(assertion), [0.0, 0.0, 0.0, 0.0])
-        entry[0] += grade.score * assertion.weight
-        entry[1] += assertion.weight
-        entry[2] += grade.score
-        entry[3] += 1
-    return {
-        layer: (total / weight if weight > 0 else plain / count)
-        for layer in LAYERS
-        if layer in sums
-        for total, weight, plain, count in [sums[layer]]
-    }
+        grouped.setdefault(layer_of(assertion), []).append((grade.score, assertion.weight))
+    return {layer: _weighted_mean(grouped[layer]) for layer in LAYERS if layer in grouped}
 
 
 def combined_score(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy
 import pytest
 from chapter_oracles import (
     book_approval_score,
@@ -33,6 +34,8 @@ from evals.graders.scorecard import (
     ScorecardConfig,
     apply_scorecard,
     combined_score,
+    layer_of,
+    layer_scores,
 )
 from evals.graders.scoring import combine
 from evals.model.errors import SuiteError
@@ -501,3 +504,25 @@ def test_the_agents_reported_confidence_enters_the_risk() -> None:
     unsure = decision(0.2)
     assert (unsure["decision"], unsure["risk_score"]) == ("approval_required", 0.305)
     assert decision("very")["risk_score"] == 0.185  # not a number: the policy's confidence
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["contains", "trajectory:tool-used", "policy", "budget"]),
+            st.floats(0, 1, allow_nan=False),
+            st.floats(0.1, 5, allow_nan=False),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_layer_scores_are_weighted_means(rows: list[tuple[str, float, float]]) -> None:
+    grades = [(Assertion(kind, weight=w), Grade(True, score, "")) for kind, score, w in rows]
+    layers = layer_scores(grades)
+    for layer in layers:
+        members = [
+            (s, w) for (a, g), (_, s, w) in zip(grades, rows, strict=True) if layer_of(a) == layer
+        ]
+        expected = numpy.average([s for s, _ in members], weights=[w for _, w in members])
+        assert layers[layer] == pytest.approx(expected)
