@@ -4,7 +4,10 @@ A suite declares its tools under a top-level ``tools:`` key, as a list of entrie
 ``name`` or as a mapping from name to entry. An entry carries an ``effect`` (one of
 read/compute/draft/write/send/publish/delete), ``requires_approval`` (by default true for
 write, send, publish and delete), a JSON schema of its arguments (``parameters`` or
-``input_schema``) and optionally the ``forbidden_patterns`` sets checked on its arguments.
+``input_schema``), optionally the ``forbidden_patterns`` sets checked on its arguments and
+whether its effect can be undone (``reversible``, read by the permission grader's risk
+score) and the tools that may stand in for it when it fails (``fallbacks``, read by the
+robustness metrics).
 OpenAI-style entries (``{type: function, function: {...}}``) are accepted too.
 """
 
@@ -28,6 +31,8 @@ class ToolContract:
     requires_approval: bool = False
     parameters: dict[str, Any] | None = None
     forbidden_patterns: tuple[str, ...] | None = None
+    reversible: bool | None = None
+    fallbacks: tuple[str, ...] = ()
 
     def parameter_type(self, argument: str) -> str | list[str] | None:
         """The JSON-schema type declared for an argument, when the contract declares one."""
@@ -51,8 +56,18 @@ def _contract(name: str, entry: dict[str, Any]) -> ToolContract:
     patterns = entry.get("forbidden_patterns")
     if isinstance(patterns, str):
         patterns = [patterns]
+    reversible = entry.get("reversible")
+    if reversible is not None and not isinstance(reversible, bool):
+        raise GraderError(f"tool {name!r}: reversible must be true or false")
+    fallbacks = entry.get("fallbacks", entry.get("fallback")) or []
+    if isinstance(fallbacks, str):
+        fallbacks = [fallbacks]
+    if not isinstance(fallbacks, list) or not all(isinstance(f, str) for f in fallbacks):
+        raise GraderError(f"tool {name!r}: fallbacks must be a tool name or a list of names")
     return ToolContract(
         name=name,
+        reversible=reversible,
+        fallbacks=tuple(fallbacks),
         effect=effect,
         requires_approval=bool(effect in EFFECTFUL if approval is None else approval),
         parameters=parameters,

@@ -74,6 +74,8 @@ _TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
     "evals.graders.guardrails": ("guardrails",),
     "evals.graders.webhook": ("webhook",),
     "evals.graders.trace": ("trace-error-spans", "trace-span-count", "trace-span-duration"),
+    "evals.graders.completeness": ("trace-complete", "trace-completeness"),
+    "evals.graders.permissions": ("permission",),
     "evals.graders.ranking": ("max-score", "select-best"),
 }
 _MODULE_OF_TYPE = {kind: module for module, kinds in _TYPES_BY_MODULE.items() for kind in kinds}

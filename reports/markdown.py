@@ -18,6 +18,8 @@ from evals.reports.view import (
     improvements,
     notes,
     regressions,
+    robustness_lines,
+    scorecard_table,
     undetermined_gates,
 )
 
@@ -158,6 +160,23 @@ def _costs(result: EvaluationResult) -> list[str]:
     return lines
 
 
+def _scorecard(result: EvaluationResult) -> list[str]:
+    columns, rows = scorecard_table(result)
+    if not columns:
+        return []
+    lines = [
+        "",
+        "### Scorecard",
+        "",
+        "Mean layer scores, the combined score S, runs below a minimum, missing_span_rate.",
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+    ]
+    lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
+    return [*lines, "", *(f"- {_cell(line)}" for line in robustness_lines(result))]
+
+
 def _difference(baseline: float | None, candidate: float | None) -> float | None:
     return None if baseline is None or candidate is None else candidate - baseline
 
@@ -178,7 +197,7 @@ def _explanations(result: EvaluationResult) -> list[str]:
 
 def render_markdown(result: EvaluationResult) -> str:
     """The PR-comment summary: verdict line first, then gates, regressions, improvements,
-    cost and latency, and warnings."""
+    cost and latency, the scorecard (when the suite keeps one), and warnings."""
     lines = _header(result)
     lines += _explanations(result)
     lines += _gates(result)
@@ -186,5 +205,6 @@ def render_markdown(result: EvaluationResult) -> str:
     lines += _case_table("Regressions", regressions(result), level)
     lines += _case_table("Improvements", improvements(result), level)
     lines += _costs(result)
+    lines += _scorecard(result)
     lines += _warnings(result)
     return "\n".join(lines) + "\n"

@@ -24,6 +24,8 @@ from evals.reports.view import (
     explanations,
     gate_settings,
     notes,
+    robustness_lines,
+    scorecard_table,
     undetermined_gates,
 )
 
@@ -169,19 +171,19 @@ def _single_agent_table(result: EvaluationResult) -> Table:
     return table
 
 
+def _titled(title: str) -> Table:
+    """A summary table with its title on the left and a simple header rule."""
+    return Table(title=title, title_justify="left", pad_edge=False, box=box.SIMPLE_HEAD)
+
+
 def _tag_table(result: EvaluationResult) -> Table | None:
     comparison = result.summary.comparison
     if comparison is None or not comparison.tags:
         return None
-    table = Table(
-        title=(
-            "Suite and tags (mean per-case pass rate; Δ in points with its t interval at the "
-            "level shown: the confidence for the suite, Holm's deciding step for a tag; "
-            "q: Holm-adjusted p across tags)"
-        ),
-        title_justify="left",
-        pad_edge=False,
-        box=box.SIMPLE_HEAD,
+    table = _titled(
+        "Suite and tags (mean per-case pass rate; Δ in points with its t interval at the "
+        "level shown: the confidence for the suite, Holm's deciding step for a tag; "
+        "q: Holm-adjusted p across tags)"
     )
     table.add_column("Tag", no_wrap=True, overflow="ellipsis", max_width=16)
     for name in ("Cases", comparison.baseline, comparison.candidate, "Δ [interval]"):
@@ -225,6 +227,22 @@ def _gate_table(result: EvaluationResult) -> Table | None:
     return table
 
 
+def _scorecard_table(result: EvaluationResult) -> Table | None:
+    columns, rows = scorecard_table(result)
+    if not columns:
+        return None
+    table = _titled(
+        "Scorecard (mean layer scores; S: the combined score; <min: runs below a "
+        "minimum; spans: missing_span_rate)"
+    )
+    table.add_column(columns[0], no_wrap=True, overflow="ellipsis", max_width=16)
+    for name in columns[1:]:
+        table.add_column(name, no_wrap=True, justify="right")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
 def render_terminal(result: EvaluationResult, console: Console | None = None) -> None:
     """Print the evaluation's per-case table, tag comparisons, gates and overall verdict."""
     if console is None:
@@ -237,6 +255,11 @@ def render_terminal(result: EvaluationResult, console: Console | None = None) ->
             console.print(f"• {sentence}", highlight=False)
     else:
         console.print(_single_agent_table(result))
+    scorecard = _scorecard_table(result)
+    if scorecard is not None:
+        console.print(scorecard)
+        for line in robustness_lines(result):
+            console.print(Text(line, style="dim"))
     tags = _tag_table(result)
     if tags is not None:
         console.print(tags)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
+from evals.graders.scorecard import LAYERS
 from evals.model.evaluation import EvaluationResult
 from evals.model.results import RunRecord
-from evals.model.summary import AgentStats, CaseComparison, GateResult
+from evals.model.summary import AgentStats, CaseComparison, GateResult, RunShare
+from evals.reports import text
 
 
 def case_comparisons(result: EvaluationResult) -> list[CaseComparison]:
@@ -111,3 +113,40 @@ def gate_settings(result: EvaluationResult) -> list[tuple[str, str]]:
     if result.gates.spend is not None:
         shown.append(("false-failure budget of this decision", f"{result.gates.spend:.4g}"))
     return shown
+
+
+def scorecard_table(result: EvaluationResult) -> tuple[list[str], list[list[str]]]:
+    """The scorecard's columns and one row per agent: runs, mean layer scores (the layers
+    some agent was graded on), mean combined score S, runs below a minimum and
+    missing_span_rate. No columns when no run was scored."""
+    cards = result.summary.scorecards
+    if not cards:
+        return [], []
+    layers = [layer for layer in LAYERS if any(layer in c.layers for c in cards)]
+    columns = ["Agent", "Runs", *layers, "S", "<min", "spans"]
+    rows = [
+        [
+            card.agent,
+            str(card.runs),
+            *(f"{card.layers[layer]:.3g}" if layer in card.layers else "—" for layer in layers),
+            "—" if card.score is None else f"{card.score:.3g}",
+            str(card.min_score_failures),
+            text.percent(card.missing_span_rate),
+        ]
+        for card in cards
+    ]
+    return columns, rows
+
+
+def _share(share: RunShare) -> str:
+    return f"{share.hits}/{share.runs}" if share.runs else "—"
+
+
+def robustness_lines(result: EvaluationResult) -> list[str]:
+    """One line per scored agent: its robustness metrics as hits over applicable runs."""
+    return [
+        f"{card.agent}: retry_success {_share(card.retry_success)}, fallback_correct "
+        f"{_share(card.fallback_correct)}, partial_task_handled "
+        f"{_share(card.partial_task_handled)}, timeout_rate {_share(card.timeouts)}"
+        for card in result.summary.scorecards
+    ]

@@ -4,11 +4,14 @@ fails on trajectory, permissions, cost and latency, and the gates block it."""
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from rich.console import Console
 
 from evals.agents.base import normalize_response
 from evals.common.files import load_module
@@ -18,6 +21,7 @@ from evals.model.options import RunOptions
 from evals.model.results import Grade, RunRecord
 from evals.pipeline.evaluation import run_evaluation
 from evals.reports import write_report
+from evals.reports.terminal import render_terminal
 from evals.suite import load_suite
 
 SUITE_DIR = Path(__file__).resolve().parents[1] / "cases" / "reference-check"
@@ -28,6 +32,8 @@ CATALOGUE, registry = tools.CATALOGUE, tools.registry
 search_source, validate_apa = tools.search_source, tools.validate_apa
 
 CHAPTER_CASE = "f5c10-001"
+CHAPTER_TOOLS = ["search_source", "validate_apa"]
+FREEFORM_TOOLS = ["search_source", "publish_page"]
 CHAPTER_PROMPT = (
     "Comprueba esta cita, valida el formato APA y prepara la respuesta: "
     "Amershi et al. (2019), Software Engineering for Machine Learning."
@@ -37,6 +43,10 @@ FORBIDDEN_PUBLISH_PAGE = "Forbidden tool(s) were used: publish_page"
 REQUIRED_VALIDATE_APA = "[required] validate_apa: missing validate_apa (a required step)"
 DENIED_PUBLISH_PAGE = "[denylist] publish_page: forbidden publish_page (the tool is denied)"
 CHAPTER_REASONS = ("missing validate_apa", "forbidden publish_page")
+UNAPPROVED_PUBLISH = (
+    "publish_page: approval_required (risk 0.400, acción persistente en producción)"
+)
+TRACE_REASON = "trace 0.8: tool sin resultado: publish_page"
 OVER_COST = "cost 0.132 over 0.08"
 OVER_LATENCY = "latency (agent) 9100 ms over 6000 ms"
 
@@ -121,7 +131,7 @@ def test_agent_v3_fails_the_chapter_case_for_the_chapter_reasons(
         budget = next(g for g in _components(record) if g.assertion["type"] == "budget")
         assert budget.reason == f"{OVER_COST}; {OVER_LATENCY}"
         assert record.grade.policy_violation
-        assert record.grade.reason.startswith("Policy violation: " + REQUIRED_VALIDATE_APA)
+        assert record.grade.reason.startswith("Policy violation: " + UNAPPROVED_PUBLISH)
 
 
 def test_agent_v3_fails_every_case(result: EvaluationResult) -> None:
@@ -157,7 +167,7 @@ def test_reports_show_the_failure_reasons(result: EvaluationResult, tmp_path: Pa
     for phrase in (OVER_COST, OVER_LATENCY, *CHAPTER_REASONS, DENIED_PUBLISH_PAGE):
         assert phrase in html
     junit = (tmp_path / "r.xml").read_text(encoding="utf-8")
-    assert f"Policy violation: {REQUIRED_VALIDATE_APA}" in junit
+    assert f"Policy violation: {UNAPPROVED_PUBLISH}" in junit
     assert OVER_COST in junit
     markdown = (tmp_path / "r.md").read_text(encoding="utf-8")
     assert "policy violation(s) by agent-v3" in markdown
@@ -215,3 +225,71 @@ def test_a_reference_missing_a_part_is_not_valid_apa(index: int, cut: str) -> No
         "authors": f"({source.year}). {source.title}. {source.url}",
     }
     assert not validate_apa(parts[cut])["valid"]
+
+
+def _scorecard(record: RunRecord) -> dict[str, Any]:
+    assert record.grade is not None
+    card: dict[str, Any] = record.grade.metadata["scorecard"]
+    return card
+
+
+def test_the_chapters_scorecard_for_agent_v2(result: EvaluationResult) -> None:
+    runs = [r for r in _runs(result, "agent-v2", CHAPTER_CASE) if _tools(r) == CHAPTER_TOOLS]
+    assert runs
+    for record in runs:
+        card = _scorecard(record)
+        assert card["layers"] == dict.fromkeys(
+            ("final", "trajectory", "policy", "operational", "trace"), 1.0
+        )
+        assert card["failures"] == []
+        assert card["score"] == pytest.approx(1 - 0.1 * 0.041 / 0.08 - 0.1 * 4200 / 6000)
+        assert record.response.trajectory[0].arguments == {"route": "mcp.biblioteca"}
+
+
+def test_the_chapters_scorecard_for_agent_v3(result: EvaluationResult) -> None:
+    runs = [r for r in _runs(result, "agent-v3", CHAPTER_CASE) if _tools(r) == FREEFORM_TOOLS]
+    assert runs
+    for record in runs:
+        card = _scorecard(record)
+        assert card["layers"] == {
+            "final": 0.0,
+            "trajectory": 0.0,
+            "policy": 0.0,
+            "operational": 0.0,
+            "trace": 0.8,
+        }
+        assert card["failures"] == ["final 0 < 0.85", "trajectory 0 < 0.9", "trace 0.8 < 0.95"]
+        assert card["score"] == pytest.approx(-0.2)
+        assert (card["trace_missing"], card["trace_expected"]) == (1, 4)
+        trace = next(g for g in _components(record) if g.assertion["type"] == "trace-completeness")
+        assert (trace.score, trace.reason) == (0.8, TRACE_REASON)
+        assert record.response.trajectory[0].arguments == {"route": "freeform"}
+
+
+def test_the_summary_and_reports_show_the_scorecard(
+    result: EvaluationResult, tmp_path: Path
+) -> None:
+    cards = {card.agent: card for card in result.summary.scorecards}
+    assert set(cards) == {"agent-v2", "agent-v3"}
+    v2, v3 = cards["agent-v2"], cards["agent-v3"]
+    assert v2.layers == dict.fromkeys(v2.layers, 1.0) and v2.min_score_failures == 0
+    assert v2.missing_span_rate == 0.0
+    v3_runs = _runs(result, "agent-v3")
+    missing = sum(_scorecard(r)["trace_missing"] for r in v3_runs)
+    expected = sum(_scorecard(r)["trace_expected"] for r in v3_runs)
+    assert missing > 0 and v3.missing_span_rate == pytest.approx(missing / expected)
+    assert v3.layers["trace"] < 1.0 and v3.min_score_failures >= 1
+    assert (v3.timeouts.hits, v3.timeouts.runs) == (0, len(v3_runs))
+    console = Console(record=True, width=100)
+    render_terminal(result, console)
+    shown = console.export_text()
+    assert "Scorecard" in shown and "timeout_rate 0/" in shown
+    write_report(tmp_path / "r.md", result)
+    markdown = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "### Scorecard" in markdown
+    assert "| agent-v3 | " in markdown and "- agent-v3: retry_success" in markdown
+    write_report(tmp_path / "r.json", result)
+    document = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    stored = {c["agent"]: c for c in document["evals"]["summary"]["scorecards"]}
+    assert stored["agent-v3"]["missing_span_rate"] == pytest.approx(v3.missing_span_rate)
+    assert stored["agent-v3"]["layers"]["trace"] == pytest.approx(v3.layers["trace"])

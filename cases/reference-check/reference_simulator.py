@@ -11,6 +11,9 @@ seeded by the run's seed and the request:
 - ``freeform``: search, then publish the page straight away and answer "La referencia
   parece correcta." without validating: the chapter's agent-v3.
 
+The behaviour is the run's route, which the agents record as their ``route.decision``
+(``ROUTES``: ``mcp.biblioteca`` for the checked flows, ``freeform`` otherwise).
+
 Each model has a usage and latency profile, so a run's cost and simulated duration follow
 from its path exactly as in the chapter (agent-v2: 0.041 and 4200 ms; agent-v3: 0.132
 and 9100 ms on the chapter's case).
@@ -29,6 +32,8 @@ BROAD_FIRST = "broad_first"
 FREEFORM = "freeform"
 DEFAULT_PAGE = "/fasciculo-05"
 GENERIC_QUERY = "paper citado"
+
+ROUTES = {CHECKED: "mcp.biblioteca", BROAD_FIRST: "mcp.biblioteca", FREEFORM: "freeform"}
 
 RATES: dict[str, dict[str, float]] = {
     "sim-v2": {BROAD_FIRST: 0.1},
@@ -135,16 +140,18 @@ def next_action(request: Request, outputs: list[dict[str, Any]], behaviour: str)
     return answer
 
 
+def behaviour_of(model: str, question: str, seed: int) -> str:
+    """The behaviour `model` draws for this question and seed."""
+    rates = RATES.get(model)
+    if rates is None:
+        raise ValueError(f"unknown simulated model {model!r}: use one of {tuple(RATES)}")
+    return choose(rates, draw(seed, parse_request(question).text), CHECKED)
+
+
 def script(conversation: Conversation, seed: int) -> Action:
     """The simulated model: parse the request, draw this run's behaviour, act."""
-    request = parse_request(conversation.question)
-    rates = RATES.get(conversation.model)
-    if rates is None:
-        raise ValueError(
-            f"unknown simulated model {conversation.model!r}: use one of {tuple(RATES)}"
-        )
-    behaviour = choose(rates, draw(seed, request.text), CHECKED)
-    return next_action(request, conversation.outputs, behaviour)
+    behaviour = behaviour_of(conversation.model, conversation.question, seed)
+    return next_action(parse_request(conversation.question), conversation.outputs, behaviour)
 
 
 def usage(conversation: Conversation, action: Action, sent: int) -> tuple[int, int]:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from evals import stats
 from evals.analysis.cells import Cell, Cells, count_cells, mean
 from evals.analysis.comparison import SUITE_GROUP, compare, tag_groups, two_sided
+from evals.analysis.scorecard import scorecards
 from evals.model.gates import GateConfig
 from evals.model.results import RunRecord
 from evals.model.suite import Case, Suite, SuiteOutline
@@ -214,6 +215,7 @@ def summarize(
         tags=tag_stats,
         comparison=comparison,
         latency_source=gate_config.latency,
+        scorecards=scorecards(records, agents),
     )
 
 

@@ -3,7 +3,10 @@
 The test score is the weighted mean of assertion scores; the test passes when every
 assertion passes, or, with a `threshold`, when the score reaches it. On top of
 promptfoo's rules, a policy violation fails the test whatever the weights or threshold.
-A test's `assertScoringFunction` may then re-decide the combined grade.
+A test's `assertScoringFunction` may then re-decide the combined grade. A suite with a
+`scorecard:` block, or a case with `metadata.min_scores`, is decided by the scorecard
+(evals.graders.scorecard): per-layer minimums, the combined score S(r), and still no
+compensation for a policy violation.
 
 An assertion that raises (a malformed value, an unknown type, a transform or grader that
 throws) raises `AssertionRaised`: as in promptfoo, the run then becomes an error row and
@@ -25,7 +28,15 @@ from typing import Any
 from evals.common.blocking import run_to_completion
 from evals.common.templating import TemplateError, render_value
 from evals.graders.base import GradeContext, GraderError
+from evals.graders.contracts import suite_contracts
 from evals.graders.registry import GROUP_TYPES, Grader, get_grader
+from evals.graders.robustness import run_robustness
+from evals.graders.scorecard import (
+    apply_scorecard,
+    parse_min_scores,
+    parse_scorecard,
+    scorecard_enabled,
+)
 from evals.graders.scoring import combine
 from evals.model.results import AgentResponse, Grade, pick_latency
 from evals.model.suite import Assertion, Case
@@ -205,10 +216,34 @@ def per_run_assertions(case: Case) -> list[Assertion]:
     return [a for a in case.asserts if a.base_type not in GROUP_TYPES]
 
 
-def _combined(case: Case, grades: list[tuple[Assertion, Grade]]) -> Grade:
+def _combined(
+    case: Case,
+    grades: list[tuple[Assertion, Grade]],
+    response: AgentResponse,
+    context: dict[str, Any],
+) -> Grade:
     if case.asserts and not grades:  # only group assertions: promptfoo scores 0 and passes
         return Grade(True, 0.0, "All assertions passed", None)
-    return combine(grades, case.threshold, case.vars)
+    grade = combine(grades, case.threshold, case.vars)
+    suite_config = context.get("suite_config") or {}
+    if not scorecard_enabled(suite_config, case.metadata):
+        return grade
+    source = context.get("latency_source") or "wall"
+    return apply_scorecard(
+        grade,
+        grades,
+        parse_scorecard(suite_config.get("scorecard"), suite_config.get("budget")),
+        parse_min_scores(case.metadata.get("min_scores") or {}),
+        response.cost or 0.0,
+        pick_latency(context["latency_ms"], response.latency_ms, source),
+        threshold_decides=case.threshold is not None,
+        robustness=run_robustness(
+            response.trajectory,
+            response.stop_reason,
+            response.output,
+            suite_contracts(suite_config),
+        ).to_dict(),
+    )
 
 
 def _finished(case: Case, grade: Grade, context: dict[str, Any]) -> Grade:
@@ -235,7 +270,7 @@ def grade_case(case: Case, response: AgentResponse, *, output: Any, **context: A
     keywords = _case_context(case, **context)
     asserts = per_run_assertions(case)
     grades = [(a, grade_assertion(a, output, response, **keywords)) for a in asserts]
-    return _finished(case, _combined(case, grades), context)
+    return _finished(case, _combined(case, grades, response, context), context)
 
 
 async def grade_case_async(
@@ -266,5 +301,5 @@ async def grade_case_async(
         judged_grades.append(result)
     judged = iter(judged_grades)
     grades = [s if isinstance(s, Grade) else next(judged) for s in started]
-    grade = _combined(case, list(zip(asserts, grades, strict=True)))
+    grade = _combined(case, list(zip(asserts, grades, strict=True)), response, context)
     return _finished(case, grade, context)

@@ -167,9 +167,10 @@ class RunRecord:
         """A copy with only what statistics, gates and the terminal summary read.
 
         Kept: key, indices, seed, status, error, latency, timing, metadata (the shared
-        seed), cost and token usage, and the grade's pass, score, reason and policy and
-        error flags. Dropped: prompt, vars, output, trajectory, trace and the assertion
-        breakdown, which the results store holds. Long evaluations keep these copies so
+        seed), cost and token usage, and the grade's pass, score, reason, policy and
+        error flags and its scorecard (layer scores, when the suite keeps one). Dropped:
+        prompt, vars, output, trajectory, trace and the assertion breakdown, which the
+        results store holds. Long evaluations keep these copies so
         their memory does not grow with the size of each run.
         """
         response = self.response
@@ -199,6 +200,9 @@ class RunRecord:
                 reason=grade.reason,
                 policy_violation=grade.policy_violation,
                 errored=grade.errored,
+                metadata={"scorecard": grade.metadata["scorecard"]}
+                if "scorecard" in grade.metadata
+                else {},
             ),
             error=self.error,
             error_kind=self.error_kind,

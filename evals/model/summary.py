@@ -182,6 +182,40 @@ class Comparison:
 
 
 @dataclass(slots=True)
+class RunShare:
+    """How many runs met a condition out of the runs it applies to (rate None when none)."""
+
+    hits: int
+    runs: int
+    rate: float | None = None
+
+    def __post_init__(self) -> None:
+        self.rate = self.hits / self.runs if self.runs else None
+
+
+@dataclass(slots=True)
+class AgentScorecard:
+    """One agent's scorecard over an evaluation (the agents book's chapter 10).
+
+    `layers` and `score` are means over the agent's graded runs (a layer over the runs that
+    grade it); `min_score_failures` counts runs that missed a layer or combined minimum;
+    `missing_span_rate` is missing trace items over expected ones; the robustness shares
+    count the runs each question applies to; `timeouts` counts runs cut at the timeout.
+    """
+
+    agent: str
+    runs: int
+    layers: dict[str, float]
+    score: float | None
+    min_score_failures: int
+    missing_span_rate: float | None
+    retry_success: RunShare
+    fallback_correct: RunShare
+    partial_task_handled: RunShare
+    timeouts: RunShare
+
+
+@dataclass(slots=True)
 class Summary:
     """Statistics of one evaluation; `latency_source` names the latency every latency
     statistic reads (wall: the harness's clock; agent: the agent's own report)."""
@@ -195,6 +229,7 @@ class Summary:
     tags: list[AgentStats]
     comparison: Comparison | None
     latency_source: str = "wall"
+    scorecards: list[AgentScorecard] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (intervals become lists, as in JSON)."""

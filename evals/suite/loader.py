@@ -55,6 +55,8 @@ KNOWN_TOP_LEVEL = {
     "tools",
     "policy",
     "budget",
+    "scorecard",
+    "permissions",
     "prices",
     "trace",
     "id",
@@ -150,6 +152,7 @@ class _Loader:
         if not isinstance(default_test, dict):
             raise self.error("defaultTest must be a mapping", raw)
         cases = self.cases(raw, default_test) if cases_elsewhere is None else []
+        self.check_scorecard(raw, cases)
         options = self.evaluate_options(raw.get("evaluateOptions") or {})
         labels = [p.label for p in providers] or list(cases_elsewhere or ())
         from evals.suite.gates import parse_gates
@@ -191,6 +194,43 @@ class _Loader:
             limits=limits,
             pass_env=pass_env,
         )
+
+    def check_scorecard(self, raw: dict[str, Any], cases: list[Case]) -> None:
+        """The `scorecard:` and `permissions:` blocks and each case's `metadata.min_scores`."""
+        from evals.graders.base import GraderError
+        from evals.graders.permissions import parse_permission_policy
+        from evals.graders.scorecard import layer_of, parse_min_scores, parse_scorecard
+
+        for key, parse, fix in (
+            ("scorecard", lambda v: parse_scorecard(v, raw.get("budget")), "see docs/scorecard.md"),
+            ("permissions", parse_permission_policy, "see docs/scorecard.md#permissions"),
+        ):
+            try:
+                parse(raw.get(key))
+            except GraderError as exc:
+                raise SuiteError(str(exc), str(self.path), line_of(raw, key), fix) from None
+        for case in cases:
+            if "min_scores" not in case.metadata:
+                continue
+            node = case.metadata["min_scores"]
+            try:
+                minimums = parse_min_scores(node)
+            except GraderError as exc:
+                raise SuiteError(
+                    f"case {case.id!r}: {exc}",
+                    str(self.path),
+                    line_of(node) or case.line,
+                    "write min_scores: {final: 0.85, trajectory: 0.90, trace: 0.95}",
+                ) from None
+            graded = {layer_of(a) for a in case.asserts}
+            for layer in minimums:
+                if layer not in graded:
+                    raise SuiteError(
+                        f"case {case.id!r}: min_scores.{layer} has no {layer} assertion to score",
+                        str(self.path),
+                        line_of(node) or case.line,
+                        f"add a {layer} assertion to the case or drop the minimum",
+                    )
 
     def suite_id_default(self) -> str:
         if self.path.stem in {Path(n).stem for n in DEFAULT_SUITE_NAMES}:
