@@ -7,11 +7,11 @@ store's listings; they select, rank and join, and never estimate anything.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pandas as pd
 
+from evals.dashboard.frames import evidence_key, priority_rank
 from evals.dashboard.history import Onset
 from evals.dashboard.theme import when
 
@@ -40,23 +40,6 @@ CHANGE_COLUMNS = [
     "last_good_evaluation",
     "last_good_verdict",
 ]
-
-
-def priority_rank(priority: str | None) -> tuple[int, str]:
-    """Sort key of a priority: P0 before P1 before P2 ..., named ones after, none last."""
-    if not priority:
-        return (2, "")
-    match = re.fullmatch(r"[Pp](\d+)", priority.strip())
-    return (0, f"{int(match.group(1)):06d}") if match else (1, priority)
-
-
-def _evidence(group: dict[str, Any]) -> tuple[float, float, float]:
-    q, p, difference = group.get("p_adjusted"), group.get("p_value"), group.get("difference")
-    return (
-        q if q is not None else 2.0,
-        p if p is not None else 2.0,
-        -abs(difference) if difference is not None else 0.0,
-    )
 
 
 def failing_gates(gates: dict[str, Any]) -> list[dict[str, Any]]:
@@ -103,10 +86,12 @@ def changes(
     cases by priority then evidence, each with its interval, q, reason, the failing
     assertion (cases) and when the verdict began (`onsets`)."""
     records = []
-    tags = sorted((t for t in comparison.get("tags", []) if t["verdict"] == verdict), key=_evidence)
+    tags = sorted(
+        (t for t in comparison.get("tags", []) if t["verdict"] == verdict), key=evidence_key
+    )
     cases = sorted(
         (c for c in comparison.get("cases", []) if c["verdict"] == verdict),
-        key=lambda c: (priority_rank(c.get("priority")), _evidence(c)),
+        key=lambda c: (priority_rank(c.get("priority")), evidence_key(c)),
     )
     for kind, group in [("tag", t) for t in tags] + [("case", c) for c in cases]:
         name = group["group"] if kind == "tag" else group["case_id"]
@@ -138,9 +123,7 @@ def changes(
     return pd.DataFrame.from_records(records, columns=CHANGE_COLUMNS)
 
 
-def case_set_changes(
-    current: list[str], previous: list[str] | None
-) -> tuple[list[str], list[str]]:
+def case_set_changes(current: list[str], previous: list[str] | None) -> tuple[list[str], list[str]]:
     """(new, removed) case ids of an evaluation against the one before it."""
     if previous is None:
         return [], []

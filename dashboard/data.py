@@ -161,4 +161,3 @@ def case_assertion_types(url: str, evaluation_id: str) -> list[dict[str, Any]]:
 def run_metrics(url: str, evaluation_id: str) -> list[dict[str, Any]]:
     """One light row per run of an evaluation: outcome, cost, tokens, latency, steps."""
     return _store(url).aggregates.run_metrics(evaluation_id)
-

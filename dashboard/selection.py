@@ -235,9 +235,7 @@ def view_params(**extra: str) -> dict[str, str]:
 
 def sides_params(baseline: Side, candidate: Side, **extra: str) -> dict[str, str]:
     """The query string of a view of one comparison."""
-    return view_params(
-        **{BASELINE: side_text(baseline), CANDIDATE: side_text(candidate)}, **extra
-    )
+    return view_params(**{BASELINE: side_text(baseline), CANDIDATE: side_text(candidate)}, **extra)
 
 
 def url_list(key: str) -> list[str]:

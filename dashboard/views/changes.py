@@ -76,9 +76,7 @@ with st.container(border=True):
     for warning in gates.get("warnings", []):
         st.warning(warning, icon="⚠️")
 
-previous = data.previous_evaluation(
-    url, suite_id, environment, latest["started_at"], latest["id"]
-)
+previous = data.previous_evaluation(url, suite_id, environment, latest["started_at"], latest["id"])
 names = data.group_names(url, latest["id"])
 new_cases, removed_cases = changes.case_set_changes(
     names["case"], data.group_names(url, previous["id"])["case"] if previous else None
