@@ -10,11 +10,17 @@ actions (acknowledging a regression, say) belong to the page that shows the thin
 from __future__ import annotations
 
 import streamlit as st
+from PIL import Image
 from sqlalchemy.engine import make_url
 
-from evals.dashboard import data, selection
+from evals.dashboard import data, selection, theme
 
-st.set_page_config(page_title="evals · regressions", page_icon=":material/science:", layout="wide")
+# The favicon is drawn here: a Material icon would make the browser fetch it from the internet.
+st.set_page_config(
+    page_title="evals · regressions",
+    page_icon=Image.new("RGB", (32, 32), theme.BLUE),
+    layout="wide",
+)
 
 PAGES = [
     st.Page(

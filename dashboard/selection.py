@@ -88,15 +88,8 @@ def default_sides(
     )
 
 
-def default_suite(suites: list[dict[str, Any]], verdicts: list[dict[str, Any]]) -> str:
-    """The suite a first visit opens: the most recently run suite whose newest evaluation
-    (in any environment) failed its gates, else the most recently run suite."""
-    failed = {}
-    for row in verdicts:
-        if row["verdict"] == "fail":
-            failed[row["suite_id"]] = max(failed.get(row["suite_id"], 0.0), row["started_at"])
-    if failed:
-        return max(failed, key=lambda s: failed[s])
+def default_suite(suites: list[dict[str, Any]]) -> str:
+    """The suite a first visit opens: the most recently evaluated one."""
     return max(suites, key=lambda s: s["last_started_at"] or 0.0)["suite_id"]
 
 
@@ -124,7 +117,7 @@ def pick_suite() -> str | None:
     names = [row["suite_id"] for row in suites]
     wanted = _wanted(SUITE)
     if wanted not in names:
-        wanted = default_suite(suites, data.latest_verdicts(url))
+        wanted = default_suite(suites)
     chosen = st.sidebar.selectbox("Suite", names, index=names.index(wanted), key="suite_picker")
     previous = st.session_state.get(SUITE)
     if previous is not None and chosen != previous:

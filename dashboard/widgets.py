@@ -64,19 +64,25 @@ def export(frame: pd.DataFrame, name: str, key: str) -> None:
 
 def _cell(value: Any, tinted: bool) -> str:
     text = "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
+    short = ' class="short"' if len(text) <= SHORT_CELL else ""
     if tinted and text:
         return (
-            f'<td><span class="tag" style="background:{theme.hex_colour(text)}">'
+            f'<td{short}><span class="tag" style="background:{theme.hex_colour(text)}">'
             f"{html.escape(text)}</span></td>"
         )
-    return f"<td>{html.escape(text)}</td>"
+    return f"<td{short}>{html.escape(text)}</td>"
+
+
+# Cells this short (names, statuses, numbers) never wrap, so long ones (reasons) take the width.
+SHORT_CELL = 24
 
 
 TABLE_STYLE = (
     "<style>.evals-table{border-collapse:collapse;width:100%;font-size:0.9rem}"
     ".evals-table th,.evals-table td{border-bottom:1px solid #e3e5e8;padding:6px 8px;"
     "text-align:left;vertical-align:top;white-space:pre-wrap;word-break:break-word}"
-    ".evals-table th{font-weight:600;color:#555}"
+    ".evals-table th{font-weight:600;color:#555;white-space:nowrap}"
+    ".evals-table td.short{white-space:nowrap}"
     ".evals-table .tag{color:white;border-radius:4px;padding:1px 6px;font-weight:600}</style>"
 )
 

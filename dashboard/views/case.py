@@ -96,22 +96,25 @@ if not failed:
 else:
     first = failed[0]
     kind = first["failed_type"] or ("run error: " + (first["error_kind"] or "error"))
+    grouped: dict[tuple[str, str], list[int]] = {}
+    for row in failed:
+        label = row["failed_type"] or f"run error ({row['error_kind'] or 'error'})"
+        grouped.setdefault((label, row["failed_reason"] or ""), []).append(row["repeat"] + 1)
     reasons = pd.DataFrame(
         [
             {
-                "repeat": row["repeat"] + 1,
-                "status": row["status"],
-                "failing assertion": row["failed_type"] or row["error_kind"] or "",
-                "reason": row["failed_reason"] or "",
+                "failing assertion": label,
+                "repeats": ", ".join(str(r) for r in repeats),
+                "reason": reason,
             }
-            for row in failed
+            for (label, reason), repeats in grouped.items()
         ]
     )
-    st.markdown(
-        f"**Failing assertion: `{kind}`** — in {len(failed)} of {len(cand_rows)} runs of "
-        f"{candidate.agent}"
-    )
-    widgets.text_table(reasons, tinted=["status"])
+    widgets.text_table(reasons)
+
+
+def _who(role: str, side: Side) -> str:
+    return role if side.agent == role else f"{role} {side.agent}"
 
 
 def _label(row: dict[str, Any], many_prompts: bool) -> str:
@@ -155,7 +158,7 @@ with picker[1]:
 st.query_params[AGAINST] = "baseline" if against == BASELINE_REPEAT else OTHER
 chosen = by_key[chosen_key]
 right = _run(candidate, chosen)
-right_title = f"candidate {candidate.agent} · {_label(chosen, many)}"
+right_title = f"{_who('candidate', candidate)} · {_label(chosen, many)}"
 if against == BASELINE_REPEAT:
     same = [
         r
@@ -164,7 +167,7 @@ if against == BASELINE_REPEAT:
     ]
     left_row = same[0] if same else None
     left = _run(baseline, left_row) if left_row else None
-    left_title = f"baseline {baseline.agent} · {_label(left_row, many)}" if left_row else "baseline"
+    left_title = f"{_who('baseline', baseline)} · {_label(left_row, many)}" if left_row else "baseline"
 else:
     others = [k for k in keys if k != chosen_key]
     if not others:
@@ -183,7 +186,7 @@ else:
     st.query_params[OTHER] = other_key
     left_row = by_key[other_key]
     left = _run(candidate, left_row)
-    left_title = f"candidate {candidate.agent} · {_label(left_row, many)}"
+    left_title = f"{_who('candidate', candidate)} · {_label(left_row, many)}"
 
 if right is None or left is None:
     widgets.no_data("One of the two runs is not stored.")

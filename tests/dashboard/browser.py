@@ -1,0 +1,98 @@
+"""Serving `evals dashboard` and driving it in headless Chromium, for the browser tests."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_until_serving(port: int, process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"evals dashboard exited with {process.returncode}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"evals dashboard did not listen on port {port}")
+
+
+@contextmanager
+def serve(store_url: str, timeout_s: float = 60) -> Iterator[str]:
+    """Run `evals dashboard` on `store_url`; yields its address, stops it on exit."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "evals", "dashboard", "--store", store_url, "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_until_serving(port, process, timeout_s)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def settle(page: Any, timeout_ms: float = 120_000) -> None:
+    """Wait until the page's script has run to the end: a title, no running indicator."""
+    page.wait_for_selector("[data-testid='stMain'] h1", timeout=timeout_ms)
+    page.wait_for_load_state("networkidle", timeout=timeout_ms)
+    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=timeout_ms)
+    page.wait_for_timeout(500)
+
+
+class ConsoleErrors:
+    """Console errors of a page, less Streamlit's own probes of `<page>/_stcore/...`.
+
+    Opened at a page's address (`/case`), Streamlit first asks `/case/_stcore/health`
+    and `/case/_stcore/host-config`, gets 404, then asks the server root: each such 404
+    also logs one "Failed to load resource" console error, which is not the page's.
+    """
+
+    def __init__(self, page: Any) -> None:
+        self.messages: list[str] = []
+        self.probes = 0
+        page.on("console", self._console)
+        page.on("response", self._response)
+
+    def _console(self, message: Any) -> None:
+        if message.type == "error":
+            self.messages.append(message.text)
+
+    def _response(self, response: Any) -> None:
+        if response.status == 404 and "/_stcore/" in response.url:
+            self.probes += 1
+
+    def unexpected(self) -> list[str]:
+        """The console errors left once each Streamlit probe's 404 is accounted for."""
+        left, probes = [], self.probes
+        for message in self.messages:
+            if probes and "status of 404" in message:
+                probes -= 1
+                continue
+            left.append(message)
+        return left

@@ -1,0 +1,134 @@
+"""The morning question in headless Chromium: on a multi-day store whose candidate starts
+regressing on tag `noticias` at a known nightly, the landing page names the regression and
+its first commit, two clicks reach the failing assertion's reason and the trajectory, and
+a Compare address with filters reproduces the same view. No page logs a console error.
+
+Skipped unless EVALS_TEST_CHROMIUM names a Chromium binary.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from benchmarks.synthetic_history import REGRESSION_NIGHT, commit, morning_history
+from tests.dashboard.browser import CHROMIUM_ARGS, ConsoleErrors, serve, settle
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = os.environ.get("EVALS_TEST_CHROMIUM")
+if not CHROMIUM:
+    pytest.skip("set EVALS_TEST_CHROMIUM to a Chromium binary", allow_module_level=True)
+
+# The reason the synthetic candidate's `contains` assertion gives once it follows headlines.
+FULL_REASON = (
+    "Expected output to contain '6.45 %' computed from the closing prices the precio tool "
+    "returned for 2024-03-15 (25.88) and 2024-03-22 (27.55); the output gives 27.88 % taken "
+    "from a headline, and never called precio for the end date"
+)
+
+
+@pytest.fixture(scope="module")
+def dashboard_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`evals dashboard` serving the morning history (16 evaluations over 8 days)."""
+    store = f"sqlite:///{tmp_path_factory.mktemp('morning')}/s.db"
+    morning_history(store)
+    with serve(store) as address:
+        yield address
+
+
+@pytest.fixture(scope="module")
+def browser(dashboard_url: str) -> Iterator[Any]:
+    """A headless Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[tuple[Any, ConsoleErrors]]:
+    """A fresh page at desktop size and the console errors it logs (none expected)."""
+    page = browser.new_page(viewport={"width": 1440, "height": 1800})
+    page.set_default_timeout(120_000)
+    errors = ConsoleErrors(page)
+    yield page, errors
+    page.close()
+    assert errors.unexpected() == []
+
+
+def _main(page: Any) -> Any:
+    return page.locator("[data-testid='stMain']")
+
+
+def test_landing_names_the_regression_and_its_first_commit(tab, dashboard_url: str) -> None:
+    page, _ = tab
+    page.goto(dashboard_url)
+    settle(page)
+    text = _main(page).inner_text()
+    assert "What changed · trading-research · nightly" in text
+    assert "gates: fail" in text
+    assert "p0_regressions" in text
+    assert text.index("Regressions") < text.index("tag noticias") < text.index("Improvements")
+    card = text[text.index("tag noticias") :].split("When:", 1)[1].split("\n", 1)[0]
+    assert commit(REGRESSION_NIGHT)[:10] in card
+    assert f"tr-nightly-{REGRESSION_NIGHT}" in card
+    assert f"tr-nightly-{REGRESSION_NIGHT - 1}" in card
+
+
+def test_two_clicks_reach_the_failing_reason_and_trajectory(tab, dashboard_url: str) -> None:
+    page, _ = tab
+    page.goto(dashboard_url)
+    settle(page)
+    page.get_by_role("link", name="Open case").first.click()
+    page.get_by_role("heading", name="Case").wait_for()
+    settle(page)
+    main = _main(page)
+    assert main.get_by_text("Failing assertion:").is_visible()
+    assert main.get_by_text(FULL_REASON, exact=True).first.is_visible()
+    assert main.get_by_text("tool buscar_noticias", exact=True).first.is_visible()
+    assert "/case?" in page.url and "case=" in page.url
+
+
+def test_compare_opens_on_the_gates_comparison_regressions_first(tab, dashboard_url: str) -> None:
+    page, _ = tab
+    page.goto(f"{dashboard_url}/compare")
+    settle(page)
+    text = _main(page).inner_text()
+    newest = "tr-nightly-8"
+    assert f"Baseline: {newest}:baseline · Candidate: {newest}:candidate" in text
+    assert "Regressed cases (3)" in text
+
+
+def test_a_permalink_reproduces_a_filtered_compare_view(tab, browser, dashboard_url: str) -> None:
+    page, _ = tab
+    page.goto(f"{dashboard_url}/compare")
+    settle(page)
+    verdict = page.locator("[data-testid='stMultiSelect']").filter(has_text="Verdict")
+    verdict.click()
+    page.get_by_role("option", name="regression").click()
+    page.keyboard.press("Escape")
+    settle(page)
+    search = page.get_by_label("Search")
+    search.fill("busi")
+    search.press("Enter")
+    settle(page)
+    assert "verdict=regression" in page.url and "q=busi" in page.url
+    filtered = _main(page).inner_text()
+    assert "regression: 1" in filtered and "inconclusive: 0" in filtered
+
+    other = browser.new_page(viewport={"width": 1440, "height": 1800})
+    errors = ConsoleErrors(other)
+    other.goto(page.url)
+    settle(other)
+    reopened = _main(other).inner_text()
+    assert "regression: 1" in reopened and "inconclusive: 0" in reopened
+    assert "titulares-citados-busi-2024-03-18-2024-03-20" in reopened
+    assert other.get_by_label("Search").input_value() == "busi"
+    other.close()
+    assert errors.unexpected() == []
