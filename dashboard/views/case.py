@@ -167,7 +167,9 @@ if against == BASELINE_REPEAT:
     ]
     left_row = same[0] if same else None
     left = _run(baseline, left_row) if left_row else None
-    left_title = f"{_who('baseline', baseline)} · {_label(left_row, many)}" if left_row else "baseline"
+    left_title = (
+        f"{_who('baseline', baseline)} · {_label(left_row, many)}" if left_row else "baseline"
+    )
 else:
     others = [k for k in keys if k != chosen_key]
     if not others:

@@ -65,6 +65,51 @@ def settle(page: Any, timeout_ms: float = 120_000) -> None:
     page.wait_for_timeout(500)
 
 
+def script_finished(payload: Any) -> bool:
+    """Whether a websocket frame from the server says the page's script finished."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    if isinstance(payload, str):
+        return False
+    message = ForwardMsg()
+    message.ParseFromString(payload)
+    return message.WhichOneof("type") == "script_finished"
+
+
+class ScriptRuns:
+    """Counts the page's script runs the server reports finished, to wait for the next."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.finished: list[float] = []
+        page.on("websocket", self._watch)
+
+    def _watch(self, socket: Any) -> None:
+        socket.on(
+            "framereceived",
+            lambda payload: (
+                self.finished.append(time.perf_counter()) if script_finished(payload) else None
+            ),
+        )
+
+    def after(self, action: Any, timeout_s: float = 300) -> float:
+        """Do `action` (a navigation, a click), wait until a script run finishes after it
+        and the page is quiet; returns the seconds until that first run finished."""
+        seen = len(self.finished)
+        began = time.perf_counter()
+        action()
+        while len(self.finished) <= seen:
+            if time.perf_counter() - began > timeout_s:
+                raise TimeoutError(f"no script run finished within {timeout_s:.0f} s")
+            self.page.wait_for_timeout(20)
+        first = self.finished[seen] - began
+        while True:
+            count = len(self.finished)
+            self.page.wait_for_timeout(700)
+            if len(self.finished) == count:
+                return first
+
+
 class ConsoleErrors:
     """Console errors of a page, less Streamlit's own probes of `<page>/_stcore/...`.
 

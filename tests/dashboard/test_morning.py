@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from benchmarks.synthetic_history import REGRESSION_NIGHT, commit, morning_history
-from tests.dashboard.browser import CHROMIUM_ARGS, ConsoleErrors, serve, settle
+from tests.dashboard.browser import CHROMIUM_ARGS, ConsoleErrors, ScriptRuns, serve
 
 pytestmark = pytest.mark.browser
 
@@ -51,13 +51,17 @@ def browser(dashboard_url: str) -> Iterator[Any]:
         launched.close()
 
 
-@pytest.fixture
-def tab(browser: Any) -> Iterator[tuple[Any, ConsoleErrors]]:
-    """A fresh page at desktop size and the console errors it logs (none expected)."""
+def _open(browser: Any) -> tuple[Any, ScriptRuns, ConsoleErrors]:
     page = browser.new_page(viewport={"width": 1440, "height": 1800})
     page.set_default_timeout(120_000)
-    errors = ConsoleErrors(page)
-    yield page, errors
+    return page, ScriptRuns(page), ConsoleErrors(page)
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[tuple[Any, ScriptRuns]]:
+    """A fresh page at desktop size, its script runs; it must log no console error."""
+    page, runs, errors = _open(browser)
+    yield page, runs
     page.close()
     assert errors.unexpected() == []
 
@@ -67,14 +71,13 @@ def _main(page: Any) -> Any:
 
 
 def test_landing_names_the_regression_and_its_first_commit(tab, dashboard_url: str) -> None:
-    page, _ = tab
-    page.goto(dashboard_url)
-    settle(page)
+    page, runs = tab
+    runs.after(lambda: page.goto(dashboard_url))
     text = _main(page).inner_text()
     assert "What changed · trading-research · nightly" in text
     assert "gates: fail" in text
     assert "p0_regressions" in text
-    assert text.index("Regressions") < text.index("tag noticias") < text.index("Improvements")
+    assert text.index("Regressions") < text.index("tag noticias") < text.rindex("Improvements")
     card = text[text.index("tag noticias") :].split("When:", 1)[1].split("\n", 1)[0]
     assert commit(REGRESSION_NIGHT)[:10] in card
     assert f"tr-nightly-{REGRESSION_NIGHT}" in card
@@ -82,23 +85,20 @@ def test_landing_names_the_regression_and_its_first_commit(tab, dashboard_url: s
 
 
 def test_two_clicks_reach_the_failing_reason_and_trajectory(tab, dashboard_url: str) -> None:
-    page, _ = tab
-    page.goto(dashboard_url)
-    settle(page)
-    page.get_by_role("link", name="Open case").first.click()
-    page.get_by_role("heading", name="Case").wait_for()
-    settle(page)
+    page, runs = tab
+    runs.after(lambda: page.goto(dashboard_url))
+    runs.after(lambda: page.get_by_role("link", name="Open case").first.click())
     main = _main(page)
-    assert main.get_by_text("Failing assertion:").is_visible()
+    assert main.get_by_role("heading", name="Case").is_visible()
+    assert main.get_by_text("Failing assertion:").first.is_visible()
     assert main.get_by_text(FULL_REASON, exact=True).first.is_visible()
     assert main.get_by_text("tool buscar_noticias", exact=True).first.is_visible()
     assert "/case?" in page.url and "case=" in page.url
 
 
 def test_compare_opens_on_the_gates_comparison_regressions_first(tab, dashboard_url: str) -> None:
-    page, _ = tab
-    page.goto(f"{dashboard_url}/compare")
-    settle(page)
+    page, runs = tab
+    runs.after(lambda: page.goto(f"{dashboard_url}/compare"))
     text = _main(page).inner_text()
     newest = "tr-nightly-8"
     assert f"Baseline: {newest}:baseline · Candidate: {newest}:candidate" in text
@@ -106,29 +106,23 @@ def test_compare_opens_on_the_gates_comparison_regressions_first(tab, dashboard_
 
 
 def test_a_permalink_reproduces_a_filtered_compare_view(tab, browser, dashboard_url: str) -> None:
-    page, _ = tab
-    page.goto(f"{dashboard_url}/compare")
-    settle(page)
-    verdict = page.locator("[data-testid='stMultiSelect']").filter(has_text="Verdict")
-    verdict.click()
-    page.get_by_role("option", name="regression").click()
+    page, runs = tab
+    runs.after(lambda: page.goto(f"{dashboard_url}/compare"))
+    page.locator("[data-testid='stMultiSelect']").filter(has_text="Verdict").click()
+    runs.after(lambda: page.get_by_role("option", name="regression").click())
     page.keyboard.press("Escape")
-    settle(page)
-    search = page.get_by_label("Search")
+    search = page.locator("input[aria-label='Search']")
     search.fill("busi")
-    search.press("Enter")
-    settle(page)
+    runs.after(lambda: search.press("Enter"))
     assert "verdict=regression" in page.url and "q=busi" in page.url
     filtered = _main(page).inner_text()
     assert "regression: 1" in filtered and "inconclusive: 0" in filtered
 
-    other = browser.new_page(viewport={"width": 1440, "height": 1800})
-    errors = ConsoleErrors(other)
-    other.goto(page.url)
-    settle(other)
+    other, other_runs, errors = _open(browser)
+    other_runs.after(lambda: other.goto(page.url))
     reopened = _main(other).inner_text()
     assert "regression: 1" in reopened and "inconclusive: 0" in reopened
     assert "titulares-citados-busi-2024-03-18-2024-03-20" in reopened
-    assert other.get_by_label("Search").input_value() == "busi"
+    assert other.locator("input[aria-label='Search']").input_value() == "busi"
     other.close()
     assert errors.unexpected() == []
