@@ -458,3 +458,12 @@ def group_trend_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             "q",
         ],
     )
+
+
+def clip_upper(frame: pd.DataFrame, field: str, quantile: float) -> tuple[pd.DataFrame, int]:
+    """The rows whose `field` is at most its `quantile`, and how many were above it."""
+    if frame.empty:
+        return frame, 0
+    limit = frame[field].quantile(quantile)
+    kept = frame[frame[field] <= limit]
+    return kept, len(frame) - len(kept)

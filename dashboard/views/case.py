@@ -94,8 +94,6 @@ st.subheader("Why the candidate fails")
 if not failed:
     widgets.no_data(f"Every run of {candidate.agent} on this case passed.")
 else:
-    first = failed[0]
-    kind = first["failed_type"] or ("run error: " + (first["error_kind"] or "error"))
     grouped: dict[tuple[str, str], list[int]] = {}
     for row in failed:
         label = row["failed_type"] or f"run error ({row['error_kind'] or 'error'})"
@@ -109,6 +107,11 @@ else:
             }
             for (label, reason), repeats in grouped.items()
         ]
+    )
+    (label, reason), repeats = next(iter(grouped.items()))
+    st.markdown(
+        f"**Failing assertion: `{label}`** — in {len(failed)} of {len(cand_rows)} runs of "
+        f"{candidate.agent}"
     )
     widgets.text_table(reasons)
 

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -67,13 +69,15 @@ def settle(page: Any, timeout_ms: float = 120_000) -> None:
 
 def script_finished(payload: Any) -> bool:
     """Whether a websocket frame from the server says the page's script finished."""
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
     if isinstance(payload, str):
         return False
     message = ForwardMsg()
     message.ParseFromString(payload)
     return message.WhichOneof("type") == "script_finished"
+
+
+# True once no element of the page is still a placeholder awaiting its component's code.
+SKELETONS_GONE = "document.querySelectorAll('[data-testid=\"stSkeleton\"]').length === 0"
 
 
 class ScriptRuns:
@@ -93,8 +97,9 @@ class ScriptRuns:
         )
 
     def after(self, action: Any, timeout_s: float = 300) -> float:
-        """Do `action` (a navigation, a click), wait until a script run finishes after it
-        and the page is quiet; returns the seconds until that first run finished."""
+        """Do `action` (a navigation, a click), wait until a script run finishes after it,
+        the page is quiet and every element is drawn (no loading skeleton left); returns
+        the seconds until the page was drawn."""
         seen = len(self.finished)
         began = time.perf_counter()
         action()
@@ -102,12 +107,13 @@ class ScriptRuns:
             if time.perf_counter() - began > timeout_s:
                 raise TimeoutError(f"no script run finished within {timeout_s:.0f} s")
             self.page.wait_for_timeout(20)
-        first = self.finished[seen] - began
         while True:
             count = len(self.finished)
+            self.page.wait_for_function(SKELETONS_GONE, timeout=timeout_s * 1000)
+            drawn = time.perf_counter() - began
             self.page.wait_for_timeout(700)
             if len(self.finished) == count:
-                return first
+                return drawn
 
 
 class ConsoleErrors:

@@ -3,6 +3,8 @@ when a verdict began, and diffing two texts."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -142,3 +144,12 @@ def test_the_diff_escapes_what_the_agent_wrote() -> None:
     rendered = diffs.side_by_side_html("<b>6.45 %</b>", "<script>x</script>", "a", "b")
     assert "<script>" not in rendered and "&lt;script&gt;" in rendered
     assert "<b>6.45" not in rendered
+
+
+@given(st.lists(st.floats(0, 1e6), min_size=1, max_size=200), st.floats(0.5, 1.0))
+def test_clipping_keeps_the_runs_up_to_the_quantile(values: list[float], quantile: float) -> None:
+    frame = pd.DataFrame({"latency_ms": values})
+    kept, cut = frames.clip_upper(frame, "latency_ms", quantile)
+    assert len(kept) + cut == len(values)
+    limit = float(np.quantile(values, quantile))
+    assert sorted(kept["latency_ms"]) == sorted(v for v in values if v <= limit)
