@@ -7,6 +7,7 @@ q-values, since when they hold and a link to each case; new, removed and errored
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -136,7 +137,7 @@ if comparison is not None:
     )
 
 
-def _change_card(row: dict) -> None:
+def _change_card(row: dict[str, Any]) -> None:
     with st.container(border=True):
         left, right = st.columns([6, 1])
         with left:
@@ -194,7 +195,7 @@ def _section(title: str, frame: pd.DataFrame, key: str, empty: str) -> None:
         widgets.no_data(empty)
         return
     for row in frame.head(SHOWN).to_dict("records"):
-        _change_card(row)
+        _change_card({str(key): value for key, value in row.items()})
     if len(frame) > SHOWN:
         st.caption(f"{len(frame) - SHOWN} more in the table below.")
     with st.expander(f"All {len(frame)} as a table"):

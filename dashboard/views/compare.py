@@ -118,8 +118,8 @@ if gate_table.empty:
     widgets.no_data("The suite defines no gates.")
 else:
     gate_table["blocking"] = gate_table["blocking"].map({True: "yes", False: "no"})
-    for column in ("measured", "threshold", "fail_limit", "pass_limit"):
-        gate_table[column] = gate_table[column].map(
+    for field in ("measured", "threshold", "fail_limit", "pass_limit"):
+        gate_table[field] = gate_table[field].map(
             lambda v: "" if v is None or pd.isna(v) else f"{v:.3f}"
         )
     widgets.text_table(

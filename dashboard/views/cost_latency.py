@@ -62,11 +62,14 @@ if runs.empty:
     st.stop()
 answered, errored = runs[runs["status"] != "error"], runs[runs["status"] == "error"]
 if not errored.empty:
-    counts = errored.groupby(["agent", "error_kind"], dropna=False).size()
+    counts = errored.groupby(["agent", "error_kind"], dropna=False).size().reset_index(name="n")
     st.warning(
         f"{len(errored):,} errored runs are left out of the distributions below (they did "
         "not answer, so their time and cost say nothing of the agent's): "
-        + "; ".join(f"{agent} {kind or 'error'} ×{n}" for (agent, kind), n in counts.items()),
+        + "; ".join(
+            f"{row['agent']} {row['error_kind'] or 'error'} ×{row['n']}"
+            for row in counts.to_dict("records")
+        ),
         icon="⚠️",
     )
 left, right = st.columns(2)

@@ -238,7 +238,7 @@ class DashboardQueries:
 
     def _window(
         self, suite_id: str, environment: str | None, fingerprint: str | None, until: float | None
-    ) -> Select:
+    ) -> Select[Any]:
         """Complete, unsharded evaluations of a suite in one environment (None: runs without
         one), of one fingerprint when given, started no later than `until`."""
         environment_is = (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,8 @@ pytestmark = pytest.mark.browser
 CHROMIUM = os.environ.get("EVALS_TEST_CHROMIUM")
 if not CHROMIUM:
     pytest.skip("set EVALS_TEST_CHROMIUM to a Chromium binary", allow_module_level=True)
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 
 # The reason the synthetic candidate's `contains` assertion gives once it follows headlines.
 FULL_REASON = (
@@ -66,6 +69,11 @@ def tab(browser: Any) -> Iterator[tuple[Any, ScriptRuns]]:
     assert errors.unexpected() == []
 
 
+def _shoot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+
 def _main(page: Any) -> Any:
     return page.locator("[data-testid='stMain']")
 
@@ -82,6 +90,7 @@ def test_landing_names_the_regression_and_its_first_commit(tab, dashboard_url: s
     assert commit(REGRESSION_NIGHT)[:10] in card
     assert f"tr-nightly-{REGRESSION_NIGHT}" in card
     assert f"tr-nightly-{REGRESSION_NIGHT - 1}" in card
+    _shoot(page, "what-changed")
 
 
 def test_two_clicks_reach_the_failing_reason_and_trajectory(tab, dashboard_url: str) -> None:
@@ -94,6 +103,7 @@ def test_two_clicks_reach_the_failing_reason_and_trajectory(tab, dashboard_url: 
     assert main.get_by_text(FULL_REASON, exact=True).first.is_visible()
     assert main.get_by_text("tool buscar_noticias", exact=True).first.is_visible()
     assert "/case?" in page.url and "case=" in page.url
+    _shoot(page, "case")
 
 
 def test_compare_opens_on_the_gates_comparison_regressions_first(tab, dashboard_url: str) -> None:
@@ -103,6 +113,7 @@ def test_compare_opens_on_the_gates_comparison_regressions_first(tab, dashboard_
     newest = "tr-nightly-8"
     assert f"Baseline: {newest}:baseline · Candidate: {newest}:candidate" in text
     assert "Regressed cases (3)" in text
+    _shoot(page, "compare")
 
 
 def test_a_permalink_reproduces_a_filtered_compare_view(tab, browser, dashboard_url: str) -> None:
