@@ -19,8 +19,12 @@ def _agent_colour(agents: list[str]) -> alt.Color:
     return alt.Color("agent:N", title="agent", scale=alt.Scale(domain=agents, range=palette))
 
 
-# Dates on every time axis: a nightly at 03:00 reads as "Dec 05 03:00", never as "03 AM".
-DATE_AXIS = alt.Axis(format="%b %d %H:%M", labelAngle=-30, labelOverlap=True, title=None)
+# Dates on every time axis, in UTC whatever the browser's zone: a nightly at 03:00 UTC
+# reads as "Dec 05 03:00", never as "03 AM".
+DATE_AXIS = alt.Axis(
+    format="%b %d %H:%M", formatType="utc", labelAngle=-30, labelOverlap=True, title=None
+)
+UTC = alt.Scale(type="utc")
 
 
 def trend_with_band(
@@ -41,9 +45,9 @@ def trend_with_band(
     """
     agents = list(dict.fromkeys(frame["agent"]))
     colour = _agent_colour(agents)
-    x = alt.X("started:T", axis=DATE_AXIS)
+    x = alt.X("started:T", axis=DATE_AXIS, scale=UTC)
     tooltip = [
-        alt.Tooltip("started:T", title="started (UTC)", format="%Y-%m-%d %H:%M"),
+        alt.Tooltip("started:T", title="started (UTC)", format="%Y-%m-%d %H:%M", formatType="utc"),
         alt.Tooltip("evaluation:N"),
         alt.Tooltip("commit:N"),
         alt.Tooltip("agent:N"),
@@ -72,12 +76,14 @@ def errored_runs(frame: pd.DataFrame, *, title: str) -> alt.Chart:
         alt.Chart(frame)
         .mark_bar(size=8)
         .encode(
-            x=alt.X("started:T", axis=DATE_AXIS),
+            x=alt.X("started:T", axis=DATE_AXIS, scale=UTC),
             xOffset="agent:N",
             y=alt.Y("errors:Q", title="errored runs"),
             color=_agent_colour(agents),
             tooltip=[
-                alt.Tooltip("started:T", title="started (UTC)", format="%Y-%m-%d %H:%M"),
+                alt.Tooltip(
+                    "started:T", title="started (UTC)", format="%Y-%m-%d %H:%M", formatType="utc"
+                ),
                 alt.Tooltip("evaluation:N"),
                 alt.Tooltip("commit:N"),
                 alt.Tooltip("agent:N"),

@@ -68,6 +68,13 @@ _LISTED_COLUMNS = (
 )
 
 
+def _environment_is(environment: str | None) -> ColumnElement[bool]:
+    """Evaluations run in `environment`; None selects those run without one."""
+    if environment is None:
+        return evaluations.c.environment.is_(None)
+    return evaluations.c.environment == environment
+
+
 def _verdict() -> Any:
     return JsonMember(evaluations.c.gates, "verdict").label("verdict")
 
@@ -138,7 +145,8 @@ class DashboardQueries:
     def trend(
         self, suite_id: str, environment: str | None = None, limit: int = 60
     ) -> list[dict[str, Any]]:
-        """The last `limit` complete evaluations of a suite, oldest first.
+        """The last `limit` complete evaluations of a suite in one environment (None: those
+        run without one), oldest first.
 
         Each row carries the evaluation's provenance, its verdict and `agents`: the list of
         per-agent statistics (`AgentStats` as stored by the run that produced them).
@@ -156,9 +164,9 @@ class DashboardQueries:
             evaluations.c.status == "complete",
             evaluations.c.shard.is_(None),
         )
-        if environment is not None:
-            query = query.where(evaluations.c.environment == environment)
-        query = query.order_by(evaluations.c.started_at.desc(), evaluations.c.id.desc())
+        query = query.where(_environment_is(environment)).order_by(
+            evaluations.c.started_at.desc(), evaluations.c.id.desc()
+        )
         rows = self._rows(query.limit(limit))
         for row in rows:
             row["agents"] = json.loads(row["agents"]) if row["agents"] else []
@@ -241,11 +249,6 @@ class DashboardQueries:
     ) -> Select[Any]:
         """Complete, unsharded evaluations of a suite in one environment (None: runs without
         one), of one fingerprint when given, started no later than `until`."""
-        environment_is = (
-            evaluations.c.environment.is_(None)
-            if environment is None
-            else evaluations.c.environment == environment
-        )
         query = select(
             evaluations.c.id,
             evaluations.c.started_at,
@@ -254,7 +257,7 @@ class DashboardQueries:
             evaluations.c.fingerprint,
         ).where(
             evaluations.c.suite_id == suite_id,
-            environment_is,
+            _environment_is(environment),
             evaluations.c.status == "complete",
             evaluations.c.shard.is_(None),
         )
