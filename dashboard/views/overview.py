@@ -115,31 +115,41 @@ st.altair_chart(
     ),
     width="stretch",
 )
-left, right = st.columns(2)
-left.altair_chart(
-    charts.trend_with_band(
-        trend,
-        value="cost_per_accepted",
-        low="cpa_low",
-        high="cpa_high",
-        title="Cost per accepted task (USD) with its interval",
-        axis_title="cost per accepted task (USD)",
-        axis_format="$.4f",
+# (value, interval low, interval high, title, axis title, axis format) of the two
+# smaller charts; latency only where the agent had no errored run.
+SIDE_CHARTS = (
+    (
+        "cost_per_accepted",
+        "cpa_low",
+        "cpa_high",
+        "Cost per accepted task (USD) with its interval",
+        "cost per accepted task (USD)",
+        "$.4f",
     ),
-    width="stretch",
-)
-right.altair_chart(
-    charts.trend_with_band(
-        trend.dropna(subset=["p95_latency_ms"]),
-        value="p95_latency_ms",
-        low="p95_low",
-        high="p95_high",
-        title="p95 latency (ms), evaluations without errored runs",
-        axis_title="p95 latency (ms)",
-        axis_format=",.0f",
+    (
+        "p95_latency_ms",
+        "p95_low",
+        "p95_high",
+        "p95 latency (ms), evaluations without errored runs",
+        "p95 latency (ms)",
+        ",.0f",
     ),
-    width="stretch",
 )
+for column, (value, low, high, title, axis_title, axis_format) in zip(
+    st.columns(2), SIDE_CHARTS, strict=True
+):
+    column.altair_chart(
+        charts.trend_with_band(
+            trend.dropna(subset=[value]),
+            value=value,
+            low=low,
+            high=high,
+            title=title,
+            axis_title=axis_title,
+            axis_format=axis_format,
+        ),
+        width="stretch",
+    )
 errored = trend[trend["errors"] > 0]
 if not errored.empty:
     st.altair_chart(
