@@ -22,7 +22,10 @@ def _agent_colour(agents: list[str]) -> alt.Color:
 # Dates on every time axis, in UTC whatever the browser's zone: a nightly at 03:00 UTC
 # reads as "Dec 05 03:00", never as "03 AM".
 DATE_AXIS = alt.Axis(
-    format="%b %d %H:%M", formatType="utc", labelAngle=-30, labelOverlap=True, title=None
+    labelExpr="utcFormat(datum.value, '%b %d %H:%M')",
+    labelAngle=-30,
+    labelOverlap=True,
+    title=None,
 )
 UTC = alt.Scale(type="utc")
 
@@ -39,15 +42,16 @@ def trend_with_band(
 ) -> alt.LayerChart:
     """A value per agent over time: a line with points over its interval band.
 
-    `frame` has `started` (datetime), `agent`, `evaluation`, `commit`, `verdict` and the
-    three value columns. Points and band carry the same tooltip: the value, its interval
-    (labelled as such), the evaluation, its commit and its gate verdict.
+    `frame` has `started` (datetime), `when` (its UTC text), `agent`, `evaluation`,
+    `commit`, `verdict` and the three value columns. Points and band carry the same
+    tooltip: the value, its interval (labelled as such), the evaluation, its commit and its
+    gate verdict.
     """
     agents = list(dict.fromkeys(frame["agent"]))
     colour = _agent_colour(agents)
     x = alt.X("started:T", axis=DATE_AXIS, scale=UTC)
     tooltip = [
-        alt.Tooltip("started:T", title="started (UTC)", format="%Y-%m-%d %H:%M", formatType="utc"),
+        alt.Tooltip("when:N", title="started (UTC)"),
         alt.Tooltip("evaluation:N"),
         alt.Tooltip("commit:N"),
         alt.Tooltip("agent:N"),
@@ -69,7 +73,7 @@ def trend_with_band(
 
 def errored_runs(frame: pd.DataFrame, *, title: str) -> alt.Chart:
     """Errored runs per agent and evaluation over time, as bars: what latency and cost
-    statistics leave out. `frame` has `started`, `agent`, `evaluation`, `commit`, `errors`,
+    statistics leave out. `frame` has `started`, `when`, `agent`, `evaluation`, `commit`, `errors`,
     `runs`."""
     agents = list(dict.fromkeys(frame["agent"]))
     return (
@@ -81,9 +85,7 @@ def errored_runs(frame: pd.DataFrame, *, title: str) -> alt.Chart:
             y=alt.Y("errors:Q", title="errored runs"),
             color=_agent_colour(agents),
             tooltip=[
-                alt.Tooltip(
-                    "started:T", title="started (UTC)", format="%Y-%m-%d %H:%M", formatType="utc"
-                ),
+                alt.Tooltip("when:N", title="started (UTC)"),
                 alt.Tooltip("evaluation:N"),
                 alt.Tooltip("commit:N"),
                 alt.Tooltip("agent:N"),

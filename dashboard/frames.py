@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from evals.dashboard.theme import when
 from evals.model.results import RunRecord
 
 SUITE_GROUP = "suite"
@@ -39,6 +40,7 @@ def trend_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             records.append(
                 {
                     "started": pd.to_datetime(row["started_at"], unit="s", utc=True),
+                    "when": when(row["started_at"]),
                     "evaluation": row["id"],
                     "commit": (row.get("git_commit") or "")[:10],
                     "environment": row["environment"] or "no environment",
@@ -425,6 +427,7 @@ def group_trend_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     records = [
         {
             "started": pd.to_datetime(row["started_at"], unit="s", utc=True),
+            "when": when(row["started_at"]),
             "evaluation": row["evaluation"],
             "commit": (row.get("git_commit") or "")[:10],
             "verdict": row.get("gate_verdict") or "",
@@ -444,6 +447,7 @@ def group_trend_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         records,
         columns=[
             "started",
+            "when",
             "evaluation",
             "commit",
             "verdict",
