@@ -59,14 +59,6 @@ def serve(store_url: str, timeout_s: float = 60) -> Iterator[str]:
         process.wait(timeout=20)
 
 
-def settle(page: Any, timeout_ms: float = 120_000) -> None:
-    """Wait until the page's script has run to the end: a title, no running indicator."""
-    page.wait_for_selector("[data-testid='stMain'] h1", timeout=timeout_ms)
-    page.wait_for_load_state("networkidle", timeout=timeout_ms)
-    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=timeout_ms)
-    page.wait_for_timeout(500)
-
-
 def script_finished(payload: Any) -> bool:
     """Whether a websocket frame from the server says the page's script finished."""
     if isinstance(payload, str):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dashboard.browser import CHROMIUM_ARGS, serve, settle
+from tests.dashboard.browser import CHROMIUM_ARGS, ScriptRuns, serve
 from tests.dashboard.conftest import run_demo
 
 pytestmark = pytest.mark.browser
@@ -44,7 +44,7 @@ def page(dashboard_url: str) -> Iterator:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_page(viewport={"width": 1440, "height": 2200})
-        tab.set_default_timeout(30_000)
+        tab.set_default_timeout(120_000)
         yield tab
         browser.close()
 
@@ -54,10 +54,12 @@ def _shoot(page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
+def _open(page, address: str) -> None:
+    ScriptRuns(page).after(lambda: page.goto(address))
+
+
 def test_overview_shows_verdicts_and_trends(page, dashboard_url: str) -> None:
-    page.goto(f"{dashboard_url}/")
-    page.get_by_role("heading", name="Overview").wait_for()
-    settle(page)
+    _open(page, f"{dashboard_url}/overview")
     assert page.get_by_text("Latest verdict per environment").is_visible()
     assert page.locator("[data-testid='stVegaLiteChart']").count() >= 3
     assert "trading-research" in page.content()
@@ -65,9 +67,7 @@ def test_overview_shows_verdicts_and_trends(page, dashboard_url: str) -> None:
 
 
 def test_compare_badges_the_regressed_case(page, dashboard_url: str) -> None:
-    page.goto(f"{dashboard_url}/compare")
-    page.get_by_role("heading", name="Compare").wait_for()
-    settle(page)
+    _open(page, f"{dashboard_url}/compare")
     assert page.locator("[data-testid='stVegaLiteChart']").count() >= 1
     assert page.get_by_text("regression:", exact=False).first.is_visible()
     count = page.get_by_text("regression:", exact=False).first.inner_text()
@@ -79,9 +79,7 @@ def test_compare_badges_the_regressed_case(page, dashboard_url: str) -> None:
 
 def test_case_shows_the_trajectory_of_a_regressed_case(page, dashboard_url: str) -> None:
     case = "instrucción-inyectada-en-un-titular-busi"
-    page.goto(f"{dashboard_url}/case?case={case}")
-    page.get_by_role("heading", name="Case").wait_for()
-    settle(page)
+    _open(page, f"{dashboard_url}/case?case={case}")
     body = page.locator("[data-testid='stMain']")
     assert body.get_by_text("regression", exact=True).first.is_visible()
     assert body.get_by_text("Why the candidate fails").is_visible()
@@ -90,9 +88,7 @@ def test_case_shows_the_trajectory_of_a_regressed_case(page, dashboard_url: str)
 
 
 def test_cost_and_latency_page(page, dashboard_url: str) -> None:
-    page.goto(f"{dashboard_url}/cost_latency")
-    page.get_by_role("heading", name="Cost and latency").wait_for()
-    settle(page)
+    _open(page, f"{dashboard_url}/cost_latency")
     assert page.get_by_text("p95 latency", exact=False).first.is_visible()
     assert page.get_by_text("Flaky cases, most flaky first").is_visible()
     assert page.locator("[data-testid='stVegaLiteChart']").count() >= 4
