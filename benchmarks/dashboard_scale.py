@@ -169,7 +169,7 @@ def main() -> None:
     timed("  suites", queries.suites)
     timed("  latest verdict per suite and environment", queries.latest_verdicts)
     listed = timed("  evaluations of the suite", lambda: queries.evaluations("scale"))
-    timed("  trend of the last 60 evaluations", lambda: queries.trend("scale"))
+    timed("  trend of the last 60 nightlies", lambda: queries.trend("scale", "nightly"))
     print(f"{'  Overview total':<48} {time.perf_counter() - overview:7.3f} s")
     print("Compare")
     newest, older = listed[0]["id"], listed[1]["id"]

@@ -1,25 +1,41 @@
 """Entry point of the dashboard: `evals dashboard` runs `streamlit run dashboard/app.py`.
 
-Sets up the page, the suite picker shared by every page and the navigation between the
-Overview, Compare, Case and Cost and latency pages. Read-only over the store named by
-$EVALS_STORE_URL.
+Sets up the page, the suite and environment pickers shared by every page and the
+navigation between What changed (the landing page), Overview, Compare, Case, Runs and
+Cost and latency. Read-only over the store named by $EVALS_STORE_URL. Each page is a
+script under views/; access control would wrap `navigation.run()` here, and page
+actions (acknowledging a regression, say) belong to the page that shows the thing.
 """
 
 from __future__ import annotations
 
 import streamlit as st
+from PIL import Image
 from sqlalchemy.engine import make_url
 
-from evals.dashboard import data, selection
+from evals.dashboard import data, selection, theme
 
-st.set_page_config(page_title="evals · regressions", page_icon=":material/science:", layout="wide")
+# The favicon is drawn here: a Material icon would make the browser fetch it from the internet.
+st.set_page_config(
+    page_title="evals · regressions",
+    page_icon=Image.new("RGB", (32, 32), theme.BLUE),
+    layout="wide",
+)
 
 PAGES = [
-    st.Page("views/overview.py", title="Overview", icon=":material/monitoring:", default=True),
+    st.Page(
+        "views/changes.py",
+        title="What changed",
+        icon=":material/notifications:",
+        url_path="changes",
+        default=True,
+    ),
+    st.Page("views/overview.py", title="Overview", icon=":material/monitoring:"),
     st.Page(
         "views/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"
     ),
     st.Page("views/case.py", title="Case", icon=":material/search:", url_path="case"),
+    st.Page("views/runs.py", title="Runs", icon=":material/manage_search:", url_path="runs"),
     st.Page("views/cost_latency.py", title="Cost and latency", icon=":material/timer:"),
 ]
 
@@ -27,6 +43,8 @@ navigation = st.navigation(PAGES)
 st.sidebar.title("evals")
 st.sidebar.caption("Agent regression dashboard")
 suite_id = selection.pick_suite()
+if suite_id is not None:
+    selection.pick_environment(suite_id)
 st.sidebar.caption(
     "Store: " + make_url(data.store_url()).render_as_string(hide_password=True),
     help="Set EVALS_STORE_URL or pass --store to `evals dashboard` to read another store.",

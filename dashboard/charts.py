@@ -19,6 +19,17 @@ def _agent_colour(agents: list[str]) -> alt.Color:
     return alt.Color("agent:N", title="agent", scale=alt.Scale(domain=agents, range=palette))
 
 
+# Dates on every time axis, in UTC whatever the browser's zone: a nightly at 03:00 UTC
+# reads as "Dec 05 03:00", never as "03 AM".
+DATE_AXIS = alt.Axis(
+    labelExpr="utcFormat(datum.value, '%b %d %H:%M')",
+    labelAngle=-30,
+    labelOverlap=True,
+    title=None,
+)
+UTC = alt.Scale(type="utc")
+
+
 def trend_with_band(
     frame: pd.DataFrame,
     *,
@@ -31,30 +42,59 @@ def trend_with_band(
 ) -> alt.LayerChart:
     """A value per agent over time: a line with points over its interval band.
 
-    `frame` has `started` (datetime), `agent`, `evaluation`, `verdict` and the three columns.
+    `frame` has `started` (datetime), `when` (its UTC text), `agent`, `evaluation`,
+    `commit`, `verdict` and the three value columns. Points and band carry the same
+    tooltip: the value, its interval (labelled as such), the evaluation, its commit and its
+    gate verdict.
     """
     agents = list(dict.fromkeys(frame["agent"]))
     colour = _agent_colour(agents)
-    x = alt.X("started:T", title="evaluation started (UTC)")
+    x = alt.X("started:T", axis=DATE_AXIS, scale=UTC)
+    tooltip = [
+        alt.Tooltip("when:N", title="started (UTC)"),
+        alt.Tooltip("evaluation:N"),
+        alt.Tooltip("commit:N"),
+        alt.Tooltip("agent:N"),
+        alt.Tooltip(f"{value}:Q", title=axis_title, format=axis_format),
+        alt.Tooltip(f"{low}:Q", title="interval low", format=axis_format),
+        alt.Tooltip(f"{high}:Q", title="interval high", format=axis_format),
+        alt.Tooltip("verdict:N", title="gate verdict"),
+    ]
     base = alt.Chart(frame).encode(x=x, color=colour)
     band = base.mark_area(opacity=0.18).encode(
         y=alt.Y(f"{low}:Q", title=axis_title, axis=alt.Axis(format=axis_format)),
         y2=alt.Y2(f"{high}:Q"),
+        tooltip=tooltip,
     )
-    line = base.mark_line(strokeWidth=2).encode(y=alt.Y(f"{value}:Q"))
-    points = base.mark_point(filled=True, size=60).encode(
-        y=alt.Y(f"{value}:Q"),
-        tooltip=[
-            alt.Tooltip("started:T", title="started"),
-            alt.Tooltip("evaluation:N"),
-            alt.Tooltip("agent:N"),
-            alt.Tooltip(f"{value}:Q", title=axis_title, format=axis_format),
-            alt.Tooltip(f"{low}:Q", title="interval low", format=axis_format),
-            alt.Tooltip(f"{high}:Q", title="interval high", format=axis_format),
-            alt.Tooltip("verdict:N", title="gate verdict"),
-        ],
-    )
+    line = base.mark_line(strokeWidth=2).encode(y=alt.Y(f"{value}:Q"), tooltip=tooltip)
+    points = base.mark_point(filled=True, size=60).encode(y=alt.Y(f"{value}:Q"), tooltip=tooltip)
     return (band + line + points).properties(title=title, width=WIDTH, height=260)
+
+
+def errored_runs(frame: pd.DataFrame, *, title: str) -> alt.Chart:
+    """Errored runs per agent and evaluation over time, as bars: what latency and cost
+    statistics leave out. `frame` has `started`, `when`, `agent`, `evaluation`, `commit`, `errors`,
+    `runs`."""
+    agents = list(dict.fromkeys(frame["agent"]))
+    return (
+        alt.Chart(frame)
+        .mark_bar(size=8)
+        .encode(
+            x=alt.X("started:T", axis=DATE_AXIS, scale=UTC),
+            xOffset="agent:N",
+            y=alt.Y("errors:Q", title="errored runs"),
+            color=_agent_colour(agents),
+            tooltip=[
+                alt.Tooltip("when:N", title="started (UTC)"),
+                alt.Tooltip("evaluation:N"),
+                alt.Tooltip("commit:N"),
+                alt.Tooltip("agent:N"),
+                alt.Tooltip("errors:Q", title="errored runs"),
+                alt.Tooltip("runs:Q", title="runs"),
+            ],
+        )
+        .properties(title=title, width=WIDTH, height=160)
+    )
 
 
 def forest_plot(frame: pd.DataFrame, *, title: str) -> alt.LayerChart:

@@ -59,6 +59,84 @@ def trend(url: str, suite_id: str, environment: str | None) -> list[dict[str, An
     return _queries(url).trend(suite_id, environment)
 
 
+@st.cache_data(ttl=LISTING_TTL_S, show_spinner=False)
+def environments(url: str, suite_id: str) -> list[dict[str, Any]]:
+    """The suite's environments with their newest complete evaluation, newest first."""
+    return _queries(url).environments(suite_id)
+
+
+@st.cache_data(show_spinner=False)
+def history(
+    url: str,
+    suite_id: str,
+    environment: str | None,
+    fingerprint: str,
+    until: float,
+    names: tuple[str, ...],
+) -> dict[str, Any]:
+    """Stored verdicts of the named cases and tags over the evaluations up to `until`.
+
+    Keyed by the newest evaluation's start, so it never changes once computed."""
+    return _queries(url).history(suite_id, environment, fingerprint, until, list(names))
+
+
+@st.cache_data(ttl=LISTING_TTL_S, show_spinner=False)
+def group_trend(
+    url: str, suite_id: str, environment: str | None, kind: str, name: str
+) -> list[dict[str, Any]]:
+    """One tag's or case's rates per agent over recent evaluations, oldest first."""
+    return _queries(url).group_trend(suite_id, environment, kind, name)
+
+
+@st.cache_data(show_spinner=False)
+def previous_evaluation(
+    url: str, suite_id: str, environment: str | None, started_at: float, evaluation_id: str
+) -> dict[str, Any] | None:
+    """The evaluation of the suite in the environment just before the given one."""
+    return _queries(url).previous_evaluation(suite_id, environment, started_at, evaluation_id)
+
+
+@st.cache_data(show_spinner=False)
+def case_rates(url: str, evaluation_id: str) -> list[dict[str, Any]]:
+    """Per case and agent of an evaluation: runs, errors and pass rate."""
+    return _queries(url).case_rates(evaluation_id)
+
+
+@st.cache_data(show_spinner=False)
+def group_names(url: str, evaluation_id: str) -> dict[str, list[str]]:
+    """The tags and cases an evaluation has rates for."""
+    return _queries(url).group_names(evaluation_id)
+
+
+@st.cache_data(show_spinner=False)
+def failing_assertions(url: str, evaluation_id: str, agent: str) -> list[dict[str, Any]]:
+    """Per case of one agent: the assertions that failed, how often, and a first reason."""
+    return _queries(url).failing_assertions(evaluation_id, agent)
+
+
+@st.cache_data(show_spinner=False)
+def case_outcomes(url: str, evaluation_id: str, case_id: str) -> list[dict[str, Any]]:
+    """Every run of one case: outcome and first failed assertion, no outputs."""
+    return _queries(url).case_outcomes(evaluation_id, case_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def run(
+    url: str, evaluation_id: str, case_id: str, agent: str, prompt_id: str, repeat: int
+) -> RunRecord | None:
+    """One stored run with its output, grade and trajectory, or None when not stored."""
+    found = _store(url).load_runs(evaluation_id, case_id=case_id, agent=agent, repeat=repeat)
+    return next((r for r in found if r.key.prompt_id == prompt_id), None)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def search_runs(
+    url: str, evaluation_id: str, filters: tuple[tuple[str, Any], ...], limit: int, offset: int
+) -> dict[str, Any]:
+    """One page of an evaluation's runs matching the search filters (see DashboardQueries)."""
+    return _queries(url).search_runs(evaluation_id, **dict(filters), limit=limit, offset=offset)
+
+
 @st.cache_data(show_spinner=False)
 def evaluation(url: str, evaluation_id: str) -> StoredEvaluation | None:
     """One evaluation with its stored summary and gate report."""
@@ -83,9 +161,3 @@ def case_assertion_types(url: str, evaluation_id: str) -> list[dict[str, Any]]:
 def run_metrics(url: str, evaluation_id: str) -> list[dict[str, Any]]:
     """One light row per run of an evaluation: outcome, cost, tokens, latency, steps."""
     return _store(url).aggregates.run_metrics(evaluation_id)
-
-
-@st.cache_data(show_spinner=False)
-def case_runs(url: str, evaluation_id: str, case_id: str, agent: str) -> list[RunRecord]:
-    """Every stored run of one agent on one case, with outputs, grades and trajectories."""
-    return _store(url).load_runs(evaluation_id, case_id=case_id, agent=agent)

@@ -7,10 +7,12 @@ pandas DataFrames: they select, rename, flatten and sort, and never estimate any
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pandas as pd
 
+from evals.dashboard.theme import when
 from evals.model.results import RunRecord
 
 SUITE_GROUP = "suite"
@@ -22,17 +24,25 @@ def _pair(interval: Any) -> tuple[float | None, float | None]:
 
 def trend_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per evaluation and agent: pass rate, cost per accepted task and p95 latency,
-    each with the interval the evaluation stored."""
+    each with the interval the evaluation stored, and the runs and errored runs.
+
+    Latency is left blank (NaN) for an agent with errored runs in that evaluation: its
+    stored p95 counts the time errored runs took (a timeout's wait, a crash's instant), so
+    it would show a failure as a latency change. Those runs are counted in `errors`."""
     records = []
     for row in rows:
         for agent in row["agents"] or []:
             pass_low, pass_high = _pair(agent.get("interval"))
             cpa_low, cpa_high = _pair(agent.get("cost_per_accepted_interval"))
             p95_low, p95_high = _pair(agent.get("p95_latency_interval"))
+            errors = agent.get("errors") or 0
+            p95 = agent.get("p95_latency_ms") if not errors else None
             records.append(
                 {
                     "started": pd.to_datetime(row["started_at"], unit="s", utc=True),
+                    "when": when(row["started_at"]),
                     "evaluation": row["id"],
+                    "commit": (row.get("git_commit") or "")[:10],
                     "environment": row["environment"] or "no environment",
                     "verdict": row["verdict"] or "",
                     "agent": agent["agent"],
@@ -43,9 +53,11 @@ def trend_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
                     "cost_per_accepted": agent.get("cost_per_accepted"),
                     "cpa_low": cpa_low,
                     "cpa_high": cpa_high,
-                    "p95_latency_ms": agent.get("p95_latency_ms"),
-                    "p95_low": p95_low,
-                    "p95_high": p95_high,
+                    "p95_latency_ms": p95,
+                    "p95_low": p95_low if p95 is not None else None,
+                    "p95_high": p95_high if p95 is not None else None,
+                    "runs": agent.get("runs") or 0,
+                    "errors": errors,
                 }
             )
     return pd.DataFrame.from_records(records)
@@ -89,7 +101,16 @@ def forest_frame(comparison: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records)
 
 
-def _evidence_key(case: dict[str, Any]) -> tuple[float, float, float]:
+def priority_rank(priority: str | None) -> tuple[int, str]:
+    """Sort key of a priority: P0 before P1 before P2 ..., named ones after, none last."""
+    if not priority:
+        return (2, "")
+    match = re.fullmatch(r"[Pp](\d+)", priority.strip())
+    return (0, f"{int(match.group(1)):06d}") if match else (1, priority)
+
+
+def evidence_key(case: dict[str, Any]) -> tuple[float, float, float]:
+    """Sort key of a compared group by evidence: adjusted p, then p, then larger size."""
     adjusted = case.get("p_adjusted")
     p_value = case.get("p_value")
     difference = case.get("difference")
@@ -100,16 +121,35 @@ def _evidence_key(case: dict[str, Any]) -> tuple[float, float, float]:
     )
 
 
-def case_table(comparison: dict[str, Any], assertion_types: list[dict[str, Any]]) -> pd.DataFrame:
-    """Every compared case, strongest evidence first (adjusted p, then p, then size).
+# Rows of the case table by verdict: what needs a look first.
+_VERDICT_FIRST = {"regression": 0, "improvement": 1}
 
-    `graders` lists the assertion types that checked the case, from `assertion_types`.
+
+def case_table(
+    comparison: dict[str, Any],
+    assertion_types: list[dict[str, Any]],
+    failing: dict[str, str] | None = None,
+) -> pd.DataFrame:
+    """Every compared case: regressions first, then improvements, then the rest, each by
+    priority (P0 first) then evidence (adjusted p, p, size).
+
+    `graders` lists the assertion types that checked the case, from `assertion_types`;
+    `failing_assertion` is the candidate's failing assertion of the case, from `failing`.
     """
     graders: dict[str, list[str]] = {}
     for row in assertion_types:
         graders.setdefault(row["case_id"], []).append(row["type"])
+    failing = failing or {}
     records = []
-    for case in sorted(comparison["cases"], key=_evidence_key):
+    ordered = sorted(
+        comparison["cases"],
+        key=lambda c: (
+            _VERDICT_FIRST.get(c["verdict"], 2),
+            priority_rank(c.get("priority")),
+            evidence_key(c),
+        ),
+    )
+    for case in ordered:
         low, high = _pair(case.get("interval"))
         records.append(
             {
@@ -118,6 +158,7 @@ def case_table(comparison: dict[str, Any], assertion_types: list[dict[str, Any]]
                 "description": case["description"],
                 "priority": case.get("priority") or "",
                 "tags": list(case.get("tags") or []),
+                "failing_assertion": failing.get(case["case_id"], ""),
                 "graders": sorted(graders.get(case["case_id"], [])),
                 "baseline": case["baseline"]["pass_rate"],
                 "candidate": case["candidate"]["pass_rate"],
@@ -133,6 +174,21 @@ def case_table(comparison: dict[str, Any], assertion_types: list[dict[str, Any]]
             }
         )
     return pd.DataFrame.from_records(records)
+
+
+def search_cases(frame: pd.DataFrame, text: str) -> pd.DataFrame:
+    """Rows whose case id, description or failing assertion contains `text` (any case)."""
+    if not text:
+        return frame
+    needle = text.lower()
+    haystack = (
+        frame["case"].str.lower()
+        + "\n"
+        + frame["description"].str.lower()
+        + "\n"
+        + frame["failing_assertion"].str.lower()
+    )
+    return frame[haystack.str.contains(needle, regex=False)]
 
 
 def filter_cases(
@@ -313,3 +369,105 @@ def assertion_rows(record: RunRecord) -> pd.DataFrame:
     return pd.DataFrame.from_records(
         rows, columns=["assertion", "verdict", "reason", "score", "value"]
     )
+
+
+def _compact(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _short(value: Any, limit: int = 400) -> str:
+    text = _compact(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def timeline_frame(record: RunRecord) -> pd.DataFrame:
+    """A run's trajectory read top to bottom: when each step started (ms after the run
+    began), how long it took, what it called with which arguments, and what came back."""
+    origin = record.started_at
+    rows = []
+    for number, step in enumerate(record.response.trajectory, start=1):
+        start = (step.started_at - origin) * 1000 if step.started_at is not None else None
+        rows.append(
+            {
+                "#": number,
+                "at": "" if start is None else f"+{start:,.0f} ms",
+                "took": "" if step.duration_ms is None else f"{step.duration_ms:,.0f} ms",
+                "step": f"{step.kind} {step.name}",
+                "arguments": "" if step.arguments is None else _short(step.arguments),
+                "result": f"error: {step.error}"
+                if step.error
+                else ("" if step.result is None else _short(step.result)),
+            }
+        )
+    return pd.DataFrame.from_records(
+        rows, columns=["#", "at", "took", "step", "arguments", "result"]
+    )
+
+
+def trajectory_text(record: RunRecord) -> str:
+    """A run's trajectory as one line per step (kind, name, arguments, result or error),
+    without timings, so two runs' trajectories can be diffed."""
+    lines = []
+    for step in record.response.trajectory:
+        line = f"{step.kind} {step.name}"
+        if step.arguments is not None:
+            line += f" {_compact(step.arguments)}"
+        if step.error:
+            line += f" → error: {step.error}"
+        elif step.result is not None:
+            line += f" → {_compact(step.result)}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def group_trend_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per evaluation and agent of a tag's or case's history (from
+    `DashboardQueries.group_trend`): its pass rate and interval, and the comparison's
+    verdict, difference and q for the group when the evaluation compared two agents."""
+    records = [
+        {
+            "started": pd.to_datetime(row["started_at"], unit="s", utc=True),
+            "when": when(row["started_at"]),
+            "evaluation": row["evaluation"],
+            "commit": (row.get("git_commit") or "")[:10],
+            "verdict": row.get("gate_verdict") or "",
+            "agent": row["agent"],
+            "pass_rate": row["pass_rate"],
+            "pass_low": row["interval_lo"],
+            "pass_high": row["interval_hi"],
+            "runs": row["runs"],
+            "errors": row["errors"],
+            "group_verdict": row.get("verdict") or "",
+            "difference": row.get("difference"),
+            "q": row.get("q_value"),
+        }
+        for row in rows
+    ]
+    return pd.DataFrame.from_records(
+        records,
+        columns=[
+            "started",
+            "when",
+            "evaluation",
+            "commit",
+            "verdict",
+            "agent",
+            "pass_rate",
+            "pass_low",
+            "pass_high",
+            "runs",
+            "errors",
+            "group_verdict",
+            "difference",
+            "q",
+        ],
+    )
+
+
+def clip_upper(frame: pd.DataFrame, field: str, quantile: float) -> tuple[pd.DataFrame, int]:
+    """The rows whose `field` is at most its `quantile`, and how many were above it."""
+    if frame.empty:
+        return frame, 0
+    limit = frame[field].quantile(quantile)
+    kept = frame[frame[field] <= limit]
+    return kept, len(frame) - len(kept)

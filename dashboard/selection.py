@@ -1,11 +1,13 @@
-"""What the user is looking at, shared by every page: the suite and the compared sides.
+"""What the user is looking at, shared by every page: suite, environment, compared sides,
+case, and each page's filters.
 
-Choices live in `st.session_state` and in the page's query string, so a link to a
-comparison or a case opens the same view for a colleague.
+Every choice lives in the page's query string (and in `st.session_state` while moving
+between pages), so a link pasted into a pull request opens the same view for a colleague.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
@@ -15,9 +17,15 @@ from evals.dashboard.comparison import ComparisonResult, Side
 from evals.model.errors import SuiteError
 
 SUITE = "suite"
+ENVIRONMENT = "env"
 BASELINE = "baseline"
 CANDIDATE = "candidate"
 CASE = "case"
+REPEAT = "repeat"
+# The query-string value of "runs stored without an environment".
+NO_ENVIRONMENT = "none"
+# Query parameters that name the view, not one page's filters: they travel between pages.
+SHARED = (SUITE, ENVIRONMENT, BASELINE, CANDIDATE)
 
 
 def side_text(side: Side) -> str:
@@ -33,6 +41,16 @@ def parse_side(text: str | None) -> Side | None:
     return Side(evaluation_id, agent) if evaluation_id and agent else None
 
 
+def environment_text(environment: str | None) -> str:
+    """An environment as it travels in a query string (`none` for runs without one)."""
+    return environment if environment is not None else NO_ENVIRONMENT
+
+
+def environment_label(environment: str | None) -> str:
+    """An environment as pages name it."""
+    return environment if environment is not None else "no environment"
+
+
 def _default_agent(row: dict[str, Any], preferred: str | None) -> str:
     agents = list(row.get("agents") or [])
     if preferred in agents:
@@ -45,32 +63,51 @@ def default_sides(
 ) -> tuple[Side, Side] | None:
     """The comparison a page opens with when the user has chosen none.
 
-    With one evaluation: its baseline and candidate agents (`compared`, else its first
-    and last agent). With more: the candidate agent of the newest evaluation against the
-    same agent in the newest nightly run on main before it, else the one just before it.
+    `compared` is the (baseline, candidate) pair the newest evaluation's gates decided on:
+    that very comparison opens. An evaluation that compared nothing opens on its candidate
+    agent (its last) against the same agent in the newest nightly run on main before it,
+    else in the evaluation just before it; a lone evaluation on its first and last agents.
     """
     if not evaluations:
         return None
     newest = evaluations[0]
-    base_agent, cand_agent = compared or (
-        (newest["agents"][0], newest["agents"][-1]) if newest.get("agents") else ("", "")
-    )
+    if compared is not None:
+        return Side(newest["id"], compared[0]), Side(newest["id"], compared[1])
+    agents = list(newest.get("agents") or [])
     if len(evaluations) == 1:
-        if base_agent == cand_agent:
+        if len(agents) < 2:
             return None
-        return Side(newest["id"], base_agent), Side(newest["id"], cand_agent)
+        return Side(newest["id"], agents[0]), Side(newest["id"], agents[-1])
+    cand_agent = agents[-1] if agents else ""
     older = evaluations[1:]
     nightly = [e for e in older if e["environment"] == "nightly" and e["git_branch"] == "main"]
     baseline = (nightly or older)[0]
     return (
         Side(baseline["id"], _default_agent(baseline, cand_agent)),
-        Side(newest["id"], _default_agent(newest, cand_agent)),
+        Side(newest["id"], cand_agent),
     )
+
+
+def default_suite(suites: list[dict[str, Any]]) -> str:
+    """The suite a first visit opens: the most recently evaluated one."""
+    return max(suites, key=lambda s: s["last_started_at"] or 0.0)["suite_id"]
+
+
+def default_environment(environments: list[dict[str, Any]]) -> str | None:
+    """The environment a suite opens on: nightly when it has nightly runs, else the
+    environment of its newest evaluation."""
+    names = [row["environment"] for row in environments]
+    return "nightly" if "nightly" in names else names[0]
+
+
+def _wanted(key: str) -> str | None:
+    return st.query_params.get(key) or st.session_state.get(key)
 
 
 def pick_suite() -> str | None:
     """The suite picker in the sidebar; None (after saying why) when the store is empty."""
-    suites = data.suites(data.store_url())
+    url = data.store_url()
+    suites = data.suites(url)
     if not suites:
         st.info(
             "The store has no evaluations yet. Run a suite with `evals run SUITE` and "
@@ -78,12 +115,58 @@ def pick_suite() -> str | None:
         )
         return None
     names = [row["suite_id"] for row in suites]
-    wanted = st.query_params.get(SUITE) or st.session_state.get(SUITE)
-    index = names.index(wanted) if wanted in names else 0
-    chosen = st.sidebar.selectbox("Suite", names, index=index, key="suite_picker")
+    wanted = _wanted(SUITE)
+    if wanted not in names:
+        wanted = default_suite(suites)
+    chosen = st.sidebar.selectbox("Suite", names, index=names.index(wanted), key="suite_picker")
+    previous = st.session_state.get(SUITE)
+    if previous is not None and chosen != previous:
+        for key in (BASELINE, CANDIDATE, CASE, REPEAT, ENVIRONMENT):
+            st.session_state.pop(key, None)
+            st.query_params.pop(key, None)
+        st.session_state.pop("environment_picker", None)
     st.session_state[SUITE] = chosen
     st.query_params[SUITE] = chosen
     return chosen
+
+
+def pick_environment(suite_id: str) -> str | None:
+    """The environment picker in the sidebar: pages show one environment at a time."""
+    environments = data.environments(data.store_url(), suite_id)
+    if not environments:
+        return None
+    texts = [environment_text(row["environment"]) for row in environments]
+    by_text = {environment_text(row["environment"]): row for row in environments}
+    wanted = _wanted(ENVIRONMENT)
+    if wanted not in texts:
+        wanted = environment_text(default_environment(environments))
+    chosen = st.sidebar.selectbox(
+        "Environment",
+        texts,
+        index=texts.index(wanted),
+        format_func=lambda t: (
+            f"{environment_label(by_text[t]['environment'])} · "
+            f"{by_text[t]['evaluations']} evaluations"
+        ),
+        key="environment_picker",
+    )
+    st.session_state[ENVIRONMENT] = chosen
+    st.query_params[ENVIRONMENT] = chosen
+    return by_text[chosen]["environment"]
+
+
+def current_environment() -> str | None:
+    """The environment chosen in the sidebar (None: runs stored without one)."""
+    chosen = st.session_state.get(ENVIRONMENT, NO_ENVIRONMENT)
+    return None if chosen == NO_ENVIRONMENT else chosen
+
+
+def environment_evaluations(suite_id: str) -> list[dict[str, Any]]:
+    """The suite's complete evaluations in the chosen environment, newest first."""
+    environment = current_environment()
+    return [
+        e for e in data.evaluations(data.store_url(), suite_id) if e["environment"] == environment
+    ]
 
 
 def stored_pair(evaluation_id: str) -> tuple[str, str] | None:
@@ -95,8 +178,16 @@ def stored_pair(evaluation_id: str) -> tuple[str, str] | None:
     return None
 
 
+def gate_sides(evaluations: list[dict[str, Any]]) -> tuple[Side, Side] | None:
+    """The comparison the newest of `evaluations` made for its gates (see `default_sides`)."""
+    if not evaluations:
+        return None
+    return default_sides(evaluations, stored_pair(evaluations[0]["id"]))
+
+
 def current_sides(suite_id: str) -> tuple[Side, Side] | None:
-    """The sides chosen on any page (query string first), else the default comparison."""
+    """The sides chosen on any page (query string first), else the comparison the gates of
+    the newest evaluation in the chosen environment made."""
     chosen = (
         parse_side(st.query_params.get(BASELINE)) or st.session_state.get(BASELINE),
         parse_side(st.query_params.get(CANDIDATE)) or st.session_state.get(CANDIDATE),
@@ -105,9 +196,7 @@ def current_sides(suite_id: str) -> tuple[Side, Side] | None:
     known = {e["id"] for e in evaluations}
     if all(side is not None and side.evaluation_id in known for side in chosen):
         return chosen  # type: ignore[return-value]
-    if not evaluations:
-        return None
-    return default_sides(evaluations, stored_pair(evaluations[0]["id"]))
+    return gate_sides(environment_evaluations(suite_id) or evaluations)
 
 
 def remember_sides(baseline: Side, candidate: Side) -> None:
@@ -128,6 +217,55 @@ def compare_or_stop(
     except SuiteError as error:
         st.error(f"{error}\n\n{getattr(error, 'fix', '')}")
         st.stop()
+
+
+def view_params(**extra: str) -> dict[str, str]:
+    """The query string of the current view (suite, environment, sides) plus `extra`,
+    for links to another page."""
+    params = {key: st.query_params[key] for key in SHARED if key in st.query_params}
+    return {**params, **extra}
+
+
+def sides_params(baseline: Side, candidate: Side, **extra: str) -> dict[str, str]:
+    """The query string of a view of one comparison."""
+    return view_params(**{BASELINE: side_text(baseline), CANDIDATE: side_text(candidate)}, **extra)
+
+
+def url_list(key: str) -> list[str]:
+    """A list kept in the query string as repeated values (`?tag=a&tag=b`)."""
+    return [v for v in st.query_params.get_all(key) if v]
+
+
+def list_filter(
+    widget: Callable[..., Any], label: str, options: Sequence[str], key: str, **kwargs: Any
+) -> list[str]:
+    """A multiselect-like widget whose choice is kept in the query string under `key`."""
+    start = [v for v in url_list(key) if v in options]
+    chosen = widget(label, list(options), default=start, key=f"filter_{key}", **kwargs)
+    st.query_params[key] = list(chosen) if chosen else []
+    if not chosen:
+        st.query_params.pop(key, None)
+    return list(chosen)
+
+
+def text_filter(label: str, key: str, **kwargs: Any) -> str:
+    """A text input kept in the query string under `key`."""
+    value = st.text_input(label, value=st.query_params.get(key, ""), key=f"filter_{key}", **kwargs)
+    if value:
+        st.query_params[key] = value
+    else:
+        st.query_params.pop(key, None)
+    return value
+
+
+def flag_filter(label: str, key: str, **kwargs: Any) -> bool:
+    """A toggle kept in the query string under `key` (`1` when on)."""
+    value = st.toggle(label, value=st.query_params.get(key) == "1", key=f"filter_{key}", **kwargs)
+    if value:
+        st.query_params[key] = "1"
+    else:
+        st.query_params.pop(key, None)
+    return value
 
 
 def evaluation_picker(

@@ -1,6 +1,10 @@
-"""Streamlit building blocks shared by the pages: headers, badges, styled tables."""
+"""Streamlit building blocks shared by the pages: headers, badges, styled and exportable
+tables, and HTML blocks built only from escaped text."""
 
 from __future__ import annotations
+
+import html
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -33,3 +37,63 @@ def colour_words(frame: pd.DataFrame, columns: list[str]) -> pd.io.formats.style
 def no_data(message: str) -> None:
     """Say that a panel has nothing to show, and why."""
     st.info(message, icon="ℹ️")
+
+
+def export(frame: pd.DataFrame, name: str, key: str) -> None:
+    """CSV and JSON downloads of a table, written only when clicked."""
+    left, right, _ = st.columns([1, 1, 6])
+    left.download_button(
+        "CSV",
+        data=lambda: frame.to_csv(index=False),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=f"{key}_csv",
+        on_click="ignore",
+        icon=":material/download:",
+    )
+    right.download_button(
+        "JSON",
+        data=lambda: frame.to_json(orient="records", date_format="iso", indent=1),
+        file_name=f"{name}.json",
+        mime="application/json",
+        key=f"{key}_json",
+        on_click="ignore",
+        icon=":material/download:",
+    )
+
+
+def _cell(value: Any, tinted: bool) -> str:
+    text = "" if value is None or (isinstance(value, float) and pd.isna(value)) else str(value)
+    short = ' class="short"' if len(text) <= SHORT_CELL else ""
+    if tinted and text:
+        return (
+            f'<td{short}><span class="tag" style="background:{theme.hex_colour(text)}">'
+            f"{html.escape(text)}</span></td>"
+        )
+    return f"<td{short}>{html.escape(text)}</td>"
+
+
+# Cells this short (names, statuses, numbers) never wrap, so long ones (reasons) take the width.
+SHORT_CELL = 24
+
+
+TABLE_STYLE = (
+    "<style>.evals-table{border-collapse:collapse;width:100%;font-size:0.9rem}"
+    ".evals-table th,.evals-table td{border-bottom:1px solid #e3e5e8;padding:6px 8px;"
+    "text-align:left;vertical-align:top;white-space:pre-wrap;word-break:break-word}"
+    ".evals-table th{font-weight:600;color:#555;white-space:nowrap}"
+    ".evals-table td.short{white-space:nowrap}"
+    ".evals-table .tag{color:white;border-radius:4px;padding:1px 6px;font-weight:600}</style>"
+)
+
+
+def text_table(frame: pd.DataFrame, tinted: list[str] | None = None) -> None:
+    """A table whose cells wrap, so long texts (gate reasons) show in full. Every cell is
+    escaped: nothing in it is read as HTML."""
+    tinted_set = set(tinted or [])
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    body = "".join(
+        "<tr>" + "".join(_cell(v, c in tinted_set) for c, v in row.items()) + "</tr>"
+        for _, row in frame.iterrows()
+    )
+    st.html(f'{TABLE_STYLE}<table class="evals-table"><tr>{head}</tr>{body}</table>')

@@ -1,21 +1,34 @@
-"""Case: every repeat of both agents on one case, side by side, down to each tool call.
+"""Case: why one case fails, first; then one repeat at a time, two runs side by side.
 
-Agent output, arguments, results and errors are shown as plain text or code, never
-rendered as Markdown or HTML: an agent's answer cannot restyle or script the page.
+The candidate's failing assertion and its full reason open the page. Below, one repeat is
+rendered at a time (the first one the candidate failed, unless the address names one):
+its output beside the baseline's of the same repeat, or beside another candidate repeat,
+with the words that differ highlighted; then both trajectories as timelines.
+
+Agent output, arguments, results and errors are shown as escaped text, never rendered as
+Markdown or HTML: an agent's answer cannot restyle or script the page.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import pandas as pd
 import streamlit as st
 
-from evals.dashboard import charts, data, frames, selection, theme, widgets
+from evals.dashboard import charts, data, diffs, frames, selection, theme, widgets
 from evals.dashboard.comparison import Side
 from evals.model.results import RunRecord
-from evals.model.trajectory import Step
+
+BASELINE_REPEAT = "baseline, same repeat"
+OTHER_REPEAT = "another candidate repeat"
+AGAINST = "against"
+OTHER = "other"
+MARKS = {"pass": "✓", "fail": "✗", "error": "!"}
 
 url = data.store_url()
 suite_id = st.session_state[selection.SUITE]
-widgets.header("Case", "Every repeat of both agents on one case: output, assertions, trajectory.")
+widgets.header("Case", "Why this case fails, then its runs one repeat at a time, side by side.")
 
 current = selection.current_sides(suite_id)
 if current is None:
@@ -26,12 +39,15 @@ evaluations = {e["id"]: e for e in data.evaluations(url, suite_id)}
 environment = evaluations[candidate.evaluation_id]["environment"]
 result = selection.compare_or_stop(url, baseline, candidate, environment)
 comparison = result.summary.get("comparison") or {"cases": []}
-compared = {case["case_id"]: case for case in comparison["cases"]}
-case_ids = list(compared)
-if not case_ids:
+ordered = frames.case_table(comparison, [])
+if ordered.empty:
     widgets.no_data("These runs share no case.")
     st.stop()
+compared = {case["case_id"]: case for case in comparison["cases"]}
+case_ids = list(ordered["case"])
 wanted = st.query_params.get(selection.CASE) or st.session_state.get(selection.CASE)
+if wanted != st.session_state.get(selection.CASE):
+    st.session_state.pop("case_picker", None)
 case_id = st.selectbox(
     "Case",
     case_ids,
@@ -39,139 +55,235 @@ case_id = st.selectbox(
     format_func=lambda c: f"{compared[c]['verdict']} · {c}",
     key="case_picker",
 )
+if st.session_state.get(selection.CASE) not in (None, case_id):
+    st.query_params.pop(selection.REPEAT, None)
+    st.query_params.pop(OTHER, None)
 st.session_state[selection.CASE] = case_id
 st.query_params[selection.CASE] = case_id
 case = compared[case_id]
 
+
+def _outcomes(side: Side) -> list[dict[str, Any]]:
+    rows = data.case_outcomes(url, side.evaluation_id, case_id)
+    return [row for row in rows if row["agent"] == side.agent]
+
+
+base_rows, cand_rows = _outcomes(baseline), _outcomes(candidate)
+failed = [row for row in cand_rows if row["status"] != "pass"]
+
 with st.container(border=True):
     top = st.columns([3, 1, 1, 1])
     with top[0]:
-        st.text(case["description"])
         widgets.badge(case["verdict"])
+        st.text(case["description"])
     top[1].metric("Baseline pass rate", theme.percent(case["baseline"]["pass_rate"], 0))
     top[2].metric("Candidate pass rate", theme.percent(case["candidate"]["pass_rate"], 0))
-    top[3].metric("p (BH)", "—" if case["p_adjusted"] is None else f"{case['p_adjusted']:.3f}")
+    top[3].metric("q (BH)", "—" if case["p_adjusted"] is None else f"{case['p_adjusted']:.3g}")
     details = []
     if case.get("priority"):
         details.append(f"priority {case['priority']}")
     if case.get("tags"):
         details.append("tags " + ", ".join(case["tags"]))
+    if case.get("interval"):
+        details.append(f"difference interval {theme.interval_text(case['interval'])} pts")
     st.text(" · ".join(details))
-    if case.get("why_it_exists"):
-        st.text(f"Why it exists: {case['why_it_exists']}")
+    if case.get("reason"):
+        st.caption(case["reason"])
+
+st.subheader("Why the candidate fails")
+if not failed:
+    widgets.no_data(f"Every run of {candidate.agent} on this case passed.")
+else:
+    grouped: dict[tuple[str, str], list[int]] = {}
+    for row in failed:
+        label = row["failed_type"] or f"run error ({row['error_kind'] or 'error'})"
+        grouped.setdefault((label, row["failed_reason"] or ""), []).append(row["repeat"] + 1)
+    reasons = pd.DataFrame(
+        [
+            {
+                "failing assertion": label,
+                "repeats": ", ".join(str(r) for r in repeats),
+                "reason": reason,
+            }
+            for (label, reason), repeats in grouped.items()
+        ]
+    )
+    (label, reason), repeats = next(iter(grouped.items()))
+    st.markdown(
+        f"**Failing assertion: `{label}`** — in {len(failed)} of {len(cand_rows)} runs of "
+        f"{candidate.agent}"
+    )
+    widgets.text_table(reasons)
 
 
-def _step_heading(number: int, step: Step) -> str:
-    parts = [f"step {number:02d}", step.kind, step.name]
-    if step.duration_ms is not None:
-        parts.append(f"{step.duration_ms:.1f} ms")
-    if step.input_tokens is not None or step.output_tokens is not None:
-        parts.append(f"{step.input_tokens or 0} in / {step.output_tokens or 0} out tokens")
-    if step.cost is not None:
-        parts.append(f"${step.cost:.5f}")
-    if step.effect:
-        parts.append(f"effect {step.effect}")
-    if step.approval:
-        parts.append(f"approval {step.approval}")
-    if step.error:
-        parts.append("ERROR")
-    return " · ".join(parts)
+def _who(role: str, side: Side) -> str:
+    return role if side.agent == role else f"{role} {side.agent}"
 
 
-def _timeline(record: RunRecord) -> None:
-    for number, step in enumerate(record.response.trajectory, start=1):
-        with st.container(border=True):
-            st.text(_step_heading(number, step))
-            if step.arguments is not None:
-                st.code(frames.as_text(step.arguments), language="json", wrap_lines=True)
-            if step.kind == "tool" and step.result is not None:
-                st.code(frames.as_text(step.result), language="json", wrap_lines=True)
-            if step.error:
-                st.code(f"error: {step.error}", language="text", wrap_lines=True)
+def _label(row: dict[str, Any], many_prompts: bool) -> str:
+    prompt = f"{row['prompt_id']} · " if many_prompts else ""
+    return f"{prompt}repeat {row['repeat'] + 1} {MARKS.get(row['status'], '?')}"
 
 
-def _run_card(record: RunRecord, key: str) -> None:
-    with st.container(border=True):
-        widgets.badge(record.status)
-        st.text(
-            f"{record.latency_ms:,.0f} ms · ${record.cost:.5f} · {record.total_tokens:,} tokens · "
-            f"{len(record.response.trajectory)} steps · stop: {record.response.stop_reason or '—'}"
-        )
-        st.caption("Final output")
-        output = record.response.output
-        st.code(
-            frames.as_text(output) if output is not None else "(no output)",
-            language="text",
-            wrap_lines=True,
-        )
-        if record.error:
-            st.caption(f"Run error ({record.error_kind})")
-            st.code(record.error, language="text", wrap_lines=True)
-        st.caption("Assertions")
-        assertions = frames.assertion_rows(record)
-        st.dataframe(
-            widgets.colour_words(assertions, ["verdict"]),
-            hide_index=True,
-            width="stretch",
-            key=f"{key}_assertions",
-        )
-        if record.grade is not None:
-            st.text(f"Grade: {record.grade.reason}")
-        st.caption("Trajectory")
-        _timeline(record)
-        bars, source = frames.waterfall_frame(record)
-        if not bars.empty:
-            st.altair_chart(
-                charts.waterfall(
-                    bars,
-                    title="Trace waterfall (ms)"
-                    if source == "trace"
-                    else "Step waterfall from the trajectory's timings (ms)",
-                ),
-                width="stretch",
-                key=f"{key}_waterfall",
-            )
-        st.caption("Tokens and cost per step")
-        st.dataframe(
-            frames.step_frame(record),
-            hide_index=True,
-            width="stretch",
-            key=f"{key}_steps",
-            column_config={
-                "start_ms": st.column_config.NumberColumn("start (ms)", format="%.1f"),
-                "duration_ms": st.column_config.NumberColumn("duration (ms)", format="%.1f"),
-                "cost": st.column_config.NumberColumn("cost (USD)", format="%.5f"),
-            },
-        )
+def _run(side: Side, row: dict[str, Any]) -> RunRecord | None:
+    return data.run(url, side.evaluation_id, case_id, side.agent, row["prompt_id"], row["repeat"])
 
 
-def _runs(side: Side) -> dict[int, RunRecord]:
-    return {r.key.repeat: r for r in data.case_runs(url, side.evaluation_id, case_id, side.agent)}
+if not cand_rows:
+    widgets.no_data(f"No run of {candidate.agent} on this case is stored.")
+    st.stop()
+many = len({row["prompt_id"] for row in cand_rows}) > 1
+keys = [f"{row['prompt_id']}:{row['repeat']}" for row in cand_rows]
+by_key = dict(zip(keys, cand_rows, strict=True))
+default = f"{failed[0]['prompt_id']}:{failed[0]['repeat']}" if failed else keys[0]
+chosen_key = st.query_params.get(selection.REPEAT)
+if chosen_key not in by_key:
+    chosen_key = default
+picker = st.columns([3, 2])
+with picker[0]:
+    chosen_key = st.radio(
+        "Candidate repeat (✓ pass, ✗ fail, ! error)",
+        keys,
+        index=keys.index(chosen_key),
+        format_func=lambda k: _label(by_key[k], many),
+        horizontal=True,
+        key=f"repeat_{case_id}",
+    )
+st.query_params[selection.REPEAT] = chosen_key
+with picker[1]:
+    against = st.radio(
+        "Beside it",
+        [BASELINE_REPEAT, OTHER_REPEAT],
+        index=1 if st.query_params.get(AGAINST) == OTHER else 0,
+        horizontal=True,
+        key="case_against",
+    )
+st.query_params[AGAINST] = "baseline" if against == BASELINE_REPEAT else OTHER
+chosen = by_key[chosen_key]
+right = _run(candidate, chosen)
+right_title = f"{_who('candidate', candidate)} · {_label(chosen, many)}"
+if against == BASELINE_REPEAT:
+    same = [
+        r
+        for r in base_rows
+        if (r["prompt_id"], r["repeat"]) == (chosen["prompt_id"], chosen["repeat"])
+    ]
+    left_row = same[0] if same else None
+    left = _run(baseline, left_row) if left_row else None
+    left_title = (
+        f"{_who('baseline', baseline)} · {_label(left_row, many)}" if left_row else "baseline"
+    )
+else:
+    others = [k for k in keys if k != chosen_key]
+    if not others:
+        widgets.no_data("The candidate has a single repeat of this case.")
+        st.stop()
+    passing = [k for k in others if by_key[k]["status"] == "pass"]
+    wanted_other = st.query_params.get(OTHER)
+    start = wanted_other if wanted_other in others else (passing or others)[0]
+    other_key = st.selectbox(
+        "Other repeat",
+        others,
+        index=others.index(start),
+        format_func=lambda k: _label(by_key[k], many),
+        key=f"other_{case_id}",
+    )
+    st.query_params[OTHER] = other_key
+    left_row = by_key[other_key]
+    left = _run(candidate, left_row)
+    left_title = f"{_who('candidate', candidate)} · {_label(left_row, many)}"
+
+if right is None or left is None:
+    widgets.no_data("One of the two runs is not stored.")
+    st.stop()
 
 
-base_runs, cand_runs = _runs(baseline), _runs(candidate)
-repeats = sorted(set(base_runs) | set(cand_runs))
+def _output(record: RunRecord) -> str:
+    output = record.response.output
+    text = frames.as_text(output) if output is not None else "(no output)"
+    if record.error:
+        text += f"\n\nrun error ({record.error_kind}): {record.error}"
+    return text
 
 
-def _mark(record: RunRecord | None) -> str:
-    return {"pass": "✓", "fail": "✗", "error": "!"}.get(record.status, "?") if record else "–"
+def _facts(record: RunRecord) -> str:
+    return (
+        f"{record.status} · {record.latency_ms:,.0f} ms · ${record.cost:.5f} · "
+        f"{record.total_tokens:,} tokens · {len(record.response.trajectory)} steps · "
+        f"stop: {record.response.stop_reason or '—'}"
+    )
 
 
-tabs = st.tabs(
-    [f"repeat {r + 1}  {_mark(base_runs.get(r))} | {_mark(cand_runs.get(r))}" for r in repeats]
+st.subheader("Outputs")
+st.caption(
+    f"Similarity by word: {diffs.similarity(_output(left), _output(right)) * 100:.0f} %. "
+    "Struck out: only on the left; highlighted: only on the right."
 )
-for tab, repeat in zip(tabs, repeats, strict=True):
-    with tab:
-        columns = st.columns(2)
-        for column, role, side, runs in (
-            (columns[0], "baseline", baseline, base_runs),
-            (columns[1], "candidate", candidate, cand_runs),
-        ):
-            with column:
-                st.subheader(role if side.agent == role else f"{role}: {side.agent}")
-                st.caption(f"evaluation {side.evaluation_id}")
-                record = runs.get(repeat)
-                if record is None:
-                    widgets.no_data(f"No run of repeat {repeat + 1} for the {role}.")
-                else:
-                    _run_card(record, f"{role}_{repeat}")
+st.html(
+    diffs.side_by_side_html(
+        _output(left),
+        _output(right),
+        f"{left_title} — {_facts(left)}",
+        f"{right_title} — {_facts(right)}",
+    )
+)
+
+st.subheader("Trajectories")
+columns = st.columns(2)
+for column, title, record in ((columns[0], left_title, left), (columns[1], right_title, right)):
+    with column:
+        st.markdown(f"**{title}**")
+        timeline = frames.timeline_frame(record)
+        if timeline.empty:
+            widgets.no_data("No step recorded.")
+        else:
+            widgets.text_table(timeline)
+with st.expander("Trajectory difference (calls, arguments and results)"):
+    st.html(
+        diffs.side_by_side_html(
+            frames.trajectory_text(left), frames.trajectory_text(right), left_title, right_title
+        )
+    )
+
+st.subheader("Assertions")
+columns = st.columns(2)
+for column, title, record in ((columns[0], left_title, left), (columns[1], right_title, right)):
+    with column:
+        st.markdown(f"**{title}**")
+        assertions = frames.assertion_rows(record)
+        if assertions.empty:
+            widgets.no_data("This run has no graded assertion.")
+        else:
+            widgets.text_table(assertions[["assertion", "verdict", "reason"]], tinted=["verdict"])
+        if record.grade is not None:
+            st.caption(f"Grade: {record.grade.reason}")
+
+with st.expander("Timings, tokens and cost per step"):
+    columns = st.columns(2)
+    for index, (column, title, record) in enumerate(
+        ((columns[0], left_title, left), (columns[1], right_title, right))
+    ):
+        with column:
+            bars, source = frames.waterfall_frame(record)
+            if not bars.empty:
+                st.altair_chart(
+                    charts.waterfall(
+                        bars,
+                        title=f"{title}: trace (ms)"
+                        if source == "trace"
+                        else f"{title}: steps (ms)",
+                    ),
+                    width="stretch",
+                    key=f"waterfall_{index}",
+                )
+            st.dataframe(
+                frames.step_frame(record),
+                hide_index=True,
+                width="stretch",
+                key=f"steps_{index}",
+                column_config={
+                    "start_ms": st.column_config.NumberColumn("start (ms)", format="%.1f"),
+                    "duration_ms": st.column_config.NumberColumn("duration (ms)", format="%.1f"),
+                    "cost": st.column_config.NumberColumn("cost (USD)", format="%.5f"),
+                },
+            )

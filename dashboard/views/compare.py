@@ -1,16 +1,21 @@
-"""Compare: candidate against baseline, by suite, tag and case, with the gates' reasons."""
+"""Compare: candidate against baseline, by suite, tag and case, with the gates' reasons.
+
+Opens on the comparison the newest evaluation's gates made. Regressed cases come first,
+each with its failing assertion and a link to its case; every filter is kept in the
+query string, so the page's address reproduces the view.
+"""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
+import pandas as pd
 import streamlit as st
 
-from evals.dashboard import charts, data, frames, selection, theme, widgets
+from evals.dashboard import changes, charts, data, frames, selection, theme, widgets
 from evals.dashboard.comparison import Side
 
 TWO_EVALUATIONS = "two evaluations"
 ONE_EVALUATION = "two agents of one evaluation"
+SHOWN_LINKS = 10
 
 url = data.store_url()
 suite_id = st.session_state[selection.SUITE]
@@ -112,20 +117,14 @@ gate_table = frames.gate_frame(gates)
 if gate_table.empty:
     widgets.no_data("The suite defines no gates.")
 else:
-    st.dataframe(
-        widgets.colour_words(gate_table, ["status"]),
-        width="stretch",
-        hide_index=True,
-        column_config={
-            "measured": st.column_config.NumberColumn("measured", format="%.3f"),
-            "threshold": st.column_config.NumberColumn("threshold", format="%.3f"),
-            "fail_limit": st.column_config.NumberColumn("fail limit", format="%.3f"),
-            "fail_level": st.column_config.NumberColumn("at level", format="percent"),
-            "pass_limit": st.column_config.NumberColumn("pass limit", format="%.3f"),
-            "pass_level": st.column_config.NumberColumn("at level", format="percent"),
-            "share": st.column_config.NumberColumn("share of budget", format="%.4f"),
-            "reason": st.column_config.TextColumn("reason", width="large"),
-        },
+    gate_table["blocking"] = gate_table["blocking"].map({True: "yes", False: "no"})
+    for field in ("measured", "threshold", "fail_limit", "pass_limit"):
+        gate_table[field] = gate_table[field].map(
+            lambda v: "" if v is None or pd.isna(v) else f"{v:.3f}"
+        )
+    widgets.text_table(
+        gate_table[["gate", "status", "blocking", "measured", "threshold", "reason"]],
+        tinted=["status"],
     )
 
 st.subheader("Suite and tags")
@@ -139,30 +138,49 @@ st.altair_chart(
     width="stretch",
 )
 
-st.subheader("Cases, strongest evidence first")
-cases = frames.case_table(comparison, data.case_assertion_types(url, candidate.evaluation_id))
-filters = st.columns(4)
-tag_filter = filters[0].multiselect(
-    "Tags", sorted({t for tags in cases["tags"] for t in tags}), key="filter_tags"
+st.subheader("Cases: regressions first")
+failing = changes.failing_assertion_text(
+    data.failing_assertions(url, candidate.evaluation_id, candidate.agent)
 )
-priority_filter = filters[1].multiselect(
-    "Priority", sorted(p for p in set(cases["priority"]) if p), key="filter_priority"
+cases = frames.case_table(
+    comparison, data.case_assertion_types(url, candidate.evaluation_id), failing
 )
-grader_filter = filters[2].multiselect(
-    "Grader (assertion type)",
+filters = st.columns([2, 1, 2, 2, 2])
+verdict_filter = selection.list_filter(
+    filters[0].multiselect,
+    "Verdict",
+    [v for v in theme.VERDICT_ORDER if v in set(cases["verdict"])],
+    "verdict",
+)
+priority_filter = selection.list_filter(
+    filters[1].multiselect,
+    "Priority",
+    sorted((p for p in set(cases["priority"]) if p), key=frames.priority_rank),
+    "priority",
+)
+tag_filter = selection.list_filter(
+    filters[2].multiselect, "Tags", sorted({t for tags in cases["tags"] for t in tags}), "tag"
+)
+grader_filter = selection.list_filter(
+    filters[3].multiselect,
+    "Assertion type",
     sorted({g for graders in cases["graders"] for g in graders}),
-    key="filter_graders",
+    "grader",
 )
-verdict_filter = filters[3].multiselect(
-    "Verdict", sorted(set(cases["verdict"])), key="filter_verdicts"
-)
-shown = frames.filter_cases(
-    cases,
-    tags=tag_filter,
-    priorities=priority_filter,
-    graders=grader_filter,
-    verdicts=verdict_filter,
-).copy()
+with filters[4]:
+    search = selection.text_filter(
+        "Search", "q", placeholder="case id, description or failing assertion"
+    )
+shown = frames.search_cases(
+    frames.filter_cases(
+        cases,
+        tags=tag_filter,
+        priorities=priority_filter,
+        graders=grader_filter,
+        verdicts=verdict_filter,
+    ),
+    search,
+).reset_index(drop=True)
 counts = shown["verdict"].value_counts()
 badges = st.columns(4)
 for column, word in zip(
@@ -170,34 +188,56 @@ for column, word in zip(
 ):
     with column:
         widgets.badge(f"{word}: {int(counts.get(word, 0))}", word)
-link = {
-    selection.SUITE: suite_id,
-    selection.BASELINE: selection.side_text(baseline),
-    selection.CANDIDATE: selection.side_text(candidate),
-}
-shown["open"] = [f"./case?{urlencode({**link, selection.CASE: case})}" for case in shown["case"]]
-st.dataframe(
+
+
+def _case_params(case_id: str) -> dict[str, str]:
+    return selection.sides_params(baseline, candidate, **{selection.CASE: case_id})
+
+
+regressed = shown[shown["verdict"] == "regression"]
+if not regressed.empty:
+    with st.container(border=True):
+        st.markdown(f"**Regressed cases ({len(regressed)})**: open one")
+        for row in regressed.head(SHOWN_LINKS).to_dict("records"):
+            label = f"{row['case']}" + (f" · {row['priority']}" if row["priority"] else "")
+            if row["failing_assertion"]:
+                label += f" — {row['failing_assertion'][:120]}"
+            st.page_link(
+                "views/case.py",
+                label=label,
+                icon=":material/error:",
+                query_params=_case_params(row["case"]),
+            )
+        if len(regressed) > SHOWN_LINKS:
+            st.caption(f"{len(regressed) - SHOWN_LINKS} more in the table below.")
+
+st.caption("Select a row to open its case.")
+picked = st.dataframe(
     widgets.colour_words(shown, ["verdict"]),
     width="stretch",
     hide_index=True,
+    on_select="rerun",
+    selection_mode="single-row",
+    key="compare_cases",
     column_order=[
         "verdict",
         "case",
         "priority",
-        "tags",
+        "failing_assertion",
         "baseline",
         "candidate",
         "difference",
         "low",
         "high",
         "level",
-        "p_value",
         "p_adjusted",
+        "p_value",
+        "tags",
         "reason",
-        "graders",
-        "open",
     ],
     column_config={
+        "case": st.column_config.TextColumn("case", pinned=True),
+        "failing_assertion": st.column_config.TextColumn("failing assertion", width="large"),
         "baseline": st.column_config.NumberColumn("baseline", format="percent"),
         "candidate": st.column_config.NumberColumn("candidate", format="percent"),
         "difference": st.column_config.NumberColumn("difference", format="%+.2f"),
@@ -207,6 +247,15 @@ st.dataframe(
         "p_adjusted": st.column_config.NumberColumn("q (BH)", format="%.4f"),
         "level": st.column_config.NumberColumn("interval level", format="percent"),
         "reason": st.column_config.TextColumn("why this verdict", width="large"),
-        "open": st.column_config.LinkColumn("runs", display_text="open case"),
     },
+)
+rows = picked.selection.rows if picked else []
+if rows:
+    st.switch_page("views/case.py", query_params=_case_params(shown.iloc[rows[0]]["case"]))
+widgets.export(
+    shown.drop(columns=["tags", "graders"]).assign(
+        tags=shown["tags"].map(", ".join), graders=shown["graders"].map(", ".join)
+    ),
+    f"{suite_id}-compare",
+    "compare_cases",
 )

@@ -8,6 +8,9 @@ import streamlit as st
 
 from evals.dashboard import charts, data, frames, selection, widgets
 
+# Histograms show runs up to this quantile; the rest are counted in a caption.
+CLIP_QUANTILE = 0.99
+
 url = data.store_url()
 suite_id = st.session_state[selection.SUITE]
 widgets.header(
@@ -57,15 +60,34 @@ runs = pd.DataFrame.from_records(data.run_metrics(url, chosen["id"]))
 if runs.empty:
     widgets.no_data("This evaluation stored no runs.")
     st.stop()
+answered, errored = runs[runs["status"] != "error"], runs[runs["status"] == "error"]
+if not errored.empty:
+    counts = errored.groupby(["agent", "error_kind"], dropna=False).size().reset_index(name="n")
+    st.warning(
+        f"{len(errored):,} errored runs are left out of the distributions below (they did "
+        "not answer, so their time and cost say nothing of the agent's): "
+        + "; ".join(
+            f"{row['agent']} {row['error_kind'] or 'error'} ×{row['n']}"
+            for row in counts.to_dict("records")
+        ),
+        icon="⚠️",
+    )
 left, right = st.columns(2)
-left.altair_chart(
-    charts.histogram(runs, field="latency_ms", title="Latency per run", axis_title="latency (ms)"),
-    width="stretch",
-)
-right.altair_chart(
-    charts.histogram(runs, field="cost", title="Cost per run", axis_title="cost (USD)"),
-    width="stretch",
-)
+for column, field, title, axis_title in (
+    (left, "latency_ms", "Latency per answered run", "latency (ms)"),
+    (right, "cost", "Cost per answered run", "cost (USD)"),
+):
+    shown, cut = frames.clip_upper(answered, field, CLIP_QUANTILE)
+    column.altair_chart(
+        charts.histogram(shown, field=field, title=title, axis_title=axis_title),
+        width="stretch",
+    )
+    if cut:
+        column.caption(
+            f"{cut:,} runs above the {CLIP_QUANTILE:.0%} quantile "
+            f"({answered[field].quantile(CLIP_QUANTILE):,.4g}) left out so outliers do not "
+            f"squeeze the bars; the largest is {answered[field].max():,.4g}."
+        )
 
 # (estimate, its interval, why it can be missing, chart title, axis title, axis format)
 INTERVAL_CHARTS = (

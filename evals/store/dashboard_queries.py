@@ -12,12 +12,12 @@ import json
 import re
 from typing import Any
 
-from sqlalchemy import BigInteger, Engine, Select, Text, and_, case, cast, func, select
+from sqlalchemy import BigInteger, Engine, Select, Text, and_, case, cast, func, or_, select
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.expression import ColumnClause, ColumnElement
 
-from evals.store.schema import evaluations, grades, runs
+from evals.store.schema import evaluations, grades, group_rates, group_verdicts, runs
 
 
 class JsonMember(ColumnElement[str]):
@@ -66,6 +66,13 @@ _LISTED_COLUMNS = (
     evaluations.c.shard,
     evaluations.c.agents,
 )
+
+
+def _environment_is(environment: str | None) -> ColumnElement[bool]:
+    """Evaluations run in `environment`; None selects those run without one."""
+    if environment is None:
+        return evaluations.c.environment.is_(None)
+    return evaluations.c.environment == environment
 
 
 def _verdict() -> Any:
@@ -138,7 +145,8 @@ class DashboardQueries:
     def trend(
         self, suite_id: str, environment: str | None = None, limit: int = 60
     ) -> list[dict[str, Any]]:
-        """The last `limit` complete evaluations of a suite, oldest first.
+        """The last `limit` complete evaluations of a suite in one environment (None: those
+        run without one), oldest first.
 
         Each row carries the evaluation's provenance, its verdict and `agents`: the list of
         per-agent statistics (`AgentStats` as stored by the run that produced them).
@@ -156,9 +164,9 @@ class DashboardQueries:
             evaluations.c.status == "complete",
             evaluations.c.shard.is_(None),
         )
-        if environment is not None:
-            query = query.where(evaluations.c.environment == environment)
-        query = query.order_by(evaluations.c.started_at.desc(), evaluations.c.id.desc())
+        query = query.where(_environment_is(environment)).order_by(
+            evaluations.c.started_at.desc(), evaluations.c.id.desc()
+        )
         rows = self._rows(query.limit(limit))
         for row in rows:
             row["agents"] = json.loads(row["agents"]) if row["agents"] else []
@@ -235,3 +243,330 @@ class DashboardQueries:
             .order_by(runs.c.case_id, grades.c.type)
         )
         return self._rows(query)
+
+    def _window(
+        self, suite_id: str, environment: str | None, fingerprint: str | None, until: float | None
+    ) -> Select[Any]:
+        """Complete, unsharded evaluations of a suite in one environment (None: runs without
+        one), of one fingerprint when given, started no later than `until`."""
+        query = select(
+            evaluations.c.id,
+            evaluations.c.started_at,
+            evaluations.c.git_commit,
+            evaluations.c.git_branch,
+            evaluations.c.fingerprint,
+        ).where(
+            evaluations.c.suite_id == suite_id,
+            _environment_is(environment),
+            evaluations.c.status == "complete",
+            evaluations.c.shard.is_(None),
+        )
+        if fingerprint is not None:
+            query = query.where(evaluations.c.fingerprint == fingerprint)
+        if until is not None:
+            query = query.where(evaluations.c.started_at <= until)
+        return query
+
+    def environments(self, suite_id: str) -> list[dict[str, Any]]:
+        """The suite's environments (None for runs without one), each with its newest complete,
+        unsharded evaluation's id, start, verdict and evaluation count; newest first."""
+        newest_first = func.row_number().over(
+            partition_by=evaluations.c.environment,
+            order_by=(evaluations.c.started_at.desc(), evaluations.c.id.desc()),
+        )
+        counted = func.count().over(partition_by=evaluations.c.environment)
+        ranked = (
+            select(
+                evaluations.c.environment,
+                evaluations.c.id,
+                evaluations.c.started_at,
+                _verdict(),
+                counted.label("evaluations"),
+                newest_first.label("rank"),
+            )
+            .where(
+                evaluations.c.suite_id == suite_id,
+                evaluations.c.status == "complete",
+                evaluations.c.shard.is_(None),
+            )
+            .subquery()
+        )
+        query = (
+            select(*[c for c in ranked.c if c.name != "rank"])
+            .where(ranked.c.rank == 1)
+            .order_by(ranked.c.started_at.desc())
+        )
+        return self._rows(query)
+
+    def history(
+        self,
+        suite_id: str,
+        environment: str | None,
+        fingerprint: str,
+        until: float,
+        names: list[str],
+        limit: int = 200,
+    ) -> dict[str, Any]:
+        """The stored verdicts of some cases and tags over past evaluations, newest first.
+
+        `evaluations`: the last `limit` complete evaluations of the suite in the environment
+        with the same fingerprint, started no later than `until`; `verdicts`: their
+        `group_verdicts` rows (kind, name, verdict, difference) for the named groups.
+        """
+        window = (
+            self._window(suite_id, environment, fingerprint, until)
+            .order_by(evaluations.c.started_at.desc(), evaluations.c.id.desc())
+            .limit(limit)
+        )
+        listed = self._rows(window)
+        if not listed or not names:
+            return {"evaluations": listed, "verdicts": []}
+        ids = [row["id"] for row in listed]
+        query = select(
+            group_verdicts.c.evaluation_id,
+            group_verdicts.c.kind,
+            group_verdicts.c.name,
+            group_verdicts.c.verdict,
+            group_verdicts.c.difference,
+        ).where(group_verdicts.c.evaluation_id.in_(ids), group_verdicts.c.name.in_(names))
+        return {"evaluations": listed, "verdicts": self._rows(query)}
+
+    def group_trend(
+        self, suite_id: str, environment: str | None, kind: str, name: str, limit: int = 60
+    ) -> list[dict[str, Any]]:
+        """One group's rates per agent over the last `limit` evaluations, oldest first.
+
+        Each row: the evaluation's id, start, commit, branch and verdict, the agent's rate
+        with its interval and runs and errors, and the comparison's verdict, difference and
+        interval for the group when the evaluation compared two agents.
+        """
+        window = (
+            self._window(suite_id, environment, None, None)
+            .order_by(evaluations.c.started_at.desc(), evaluations.c.id.desc())
+            .limit(limit)
+            .subquery()
+        )
+        chosen = (
+            select(
+                window.c.id,
+                window.c.started_at,
+                window.c.git_commit,
+                window.c.git_branch,
+                evaluations.c.verdict.label("gate_verdict"),
+            )
+            .join(evaluations, evaluations.c.id == window.c.id)
+            .subquery()
+        )
+        query = (
+            select(
+                chosen.c.id.label("evaluation"),
+                chosen.c.started_at,
+                chosen.c.git_commit,
+                chosen.c.git_branch,
+                chosen.c.gate_verdict,
+                group_rates.c.agent,
+                group_rates.c.pass_rate,
+                group_rates.c.interval_lo,
+                group_rates.c.interval_hi,
+                group_rates.c.runs,
+                group_rates.c.errors,
+                group_verdicts.c.verdict,
+                group_verdicts.c.difference,
+                group_verdicts.c.interval_lo.label("difference_lo"),
+                group_verdicts.c.interval_hi.label("difference_hi"),
+                group_verdicts.c.q_value,
+            )
+            .join(group_rates, group_rates.c.evaluation_id == chosen.c.id)
+            .outerjoin(
+                group_verdicts,
+                and_(
+                    group_verdicts.c.evaluation_id == chosen.c.id,
+                    group_verdicts.c.kind == kind,
+                    group_verdicts.c.name == name,
+                ),
+            )
+            .where(group_rates.c.kind == kind, group_rates.c.name == name)
+            .order_by(chosen.c.started_at, chosen.c.id, group_rates.c.agent)
+        )
+        return self._rows(query)
+
+    def previous_evaluation(
+        self, suite_id: str, environment: str | None, started_at: float, evaluation_id: str
+    ) -> dict[str, Any] | None:
+        """The complete evaluation of the suite in the environment just before another."""
+        query = (
+            self._window(suite_id, environment, None, started_at)
+            .where(evaluations.c.id != evaluation_id)
+            .order_by(evaluations.c.started_at.desc(), evaluations.c.id.desc())
+            .limit(1)
+        )
+        rows = self._rows(query)
+        return rows[0] if rows else None
+
+    def case_rates(self, evaluation_id: str) -> list[dict[str, Any]]:
+        """Per case and agent of an evaluation: runs, errors and pass rate (from its summary)."""
+        query = (
+            select(
+                group_rates.c.name.label("case_id"),
+                group_rates.c.agent,
+                group_rates.c.runs,
+                group_rates.c.errors,
+                group_rates.c.pass_rate,
+            )
+            .where(group_rates.c.evaluation_id == evaluation_id, group_rates.c.kind == "case")
+            .order_by(group_rates.c.name, group_rates.c.agent)
+        )
+        return self._rows(query)
+
+    def group_names(self, evaluation_id: str) -> dict[str, list[str]]:
+        """The tags and cases an evaluation has rates for."""
+        query = (
+            select(group_rates.c.kind, group_rates.c.name)
+            .where(group_rates.c.evaluation_id == evaluation_id, group_rates.c.kind != "suite")
+            .distinct()
+            .order_by(group_rates.c.kind, group_rates.c.name)
+        )
+        names: dict[str, list[str]] = {"tag": [], "case": []}
+        for row in self._rows(query):
+            names[row["kind"]].append(row["name"])
+        return names
+
+    def failing_assertions(self, evaluation_id: str, agent: str) -> list[dict[str, Any]]:
+        """Per case of an agent: each assertion type (and metric) that failed, how many of
+        the case's runs it failed in, and the reason of its first failure."""
+        failed = (
+            select(
+                runs.c.case_id,
+                grades.c.type,
+                grades.c.metric,
+                grades.c.reason,
+                func.row_number()
+                .over(
+                    partition_by=(runs.c.case_id, grades.c.type, grades.c.metric),
+                    order_by=(runs.c.repeat, grades.c.idx),
+                )
+                .label("nth"),
+                func.count()
+                .over(partition_by=(runs.c.case_id, grades.c.type, grades.c.metric))
+                .label("failures"),
+            )
+            .join(runs, runs.c.id == grades.c.run_id)
+            .where(
+                runs.c.evaluation_id == evaluation_id,
+                runs.c.agent == agent,
+                grades.c.parent_idx.is_not(None),
+                grades.c.type.is_not(None),
+                grades.c.passed.is_(False),
+            )
+            .subquery()
+        )
+        query = (
+            select(
+                failed.c.case_id, failed.c.type, failed.c.metric, failed.c.reason, failed.c.failures
+            )
+            .where(failed.c.nth == 1)
+            .order_by(failed.c.case_id, failed.c.failures.desc(), failed.c.type)
+        )
+        return self._rows(query)
+
+    def case_outcomes(self, evaluation_id: str, case_id: str) -> list[dict[str, Any]]:
+        """Every run of one case (all agents, prompts and repeats): its outcome, error kind and
+        its first failed assertion's type and reason, without outputs or trajectories."""
+        first_failure = (
+            select(
+                grades.c.run_id,
+                grades.c.type,
+                grades.c.reason,
+                func.row_number()
+                .over(partition_by=grades.c.run_id, order_by=grades.c.idx)
+                .label("nth"),
+            )
+            .join(runs, runs.c.id == grades.c.run_id)
+            .where(
+                runs.c.evaluation_id == evaluation_id,
+                runs.c.case_id == case_id,
+                grades.c.parent_idx.is_not(None),
+                grades.c.passed.is_(False),
+            )
+            .subquery()
+        )
+        query = (
+            select(
+                runs.c.agent,
+                runs.c.prompt_id,
+                runs.c.repeat,
+                runs.c.status,
+                runs.c.error_kind,
+                runs.c.latency_ms,
+                first_failure.c.type.label("failed_type"),
+                first_failure.c.reason.label("failed_reason"),
+            )
+            .outerjoin(
+                first_failure,
+                and_(first_failure.c.run_id == runs.c.id, first_failure.c.nth == 1),
+            )
+            .where(runs.c.evaluation_id == evaluation_id, runs.c.case_id == case_id)
+            .order_by(runs.c.agent_index, runs.c.prompt_index, runs.c.repeat)
+        )
+        return self._rows(query)
+
+    def search_runs(
+        self,
+        evaluation_id: str,
+        *,
+        text: str = "",
+        regex: bool = False,
+        statuses: list[str] | None = None,
+        agents: list[str] | None = None,
+        case_ids: list[str] | None = None,
+        limit: int = 200,
+        offset: int = 0,
+    ) -> dict[str, Any]:
+        """Runs of an evaluation whose output, error, prompt or vars contain `text` (a
+        case-insensitive substring, or a regular expression with `regex`), filtered by
+        status, agent and case; one page of `limit` rows from `offset`, and the total.
+
+        Rows carry the run's identity, outcome, cost, latency and its output as text.
+        """
+        output_text = cast(runs.c.output, Text)
+        conditions: list[Any] = [runs.c.evaluation_id == evaluation_id]
+        if text:
+            searched = [output_text, runs.c.error, runs.c.prompt, cast(runs.c.vars, Text)]
+            if regex:
+                conditions.append(or_(*[c.regexp_match(text) for c in searched]))
+            else:
+                pattern = (
+                    "%"
+                    + text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                    + "%"
+                )
+                conditions.append(
+                    or_(*[func.lower(c).like(pattern, escape="\\") for c in searched])
+                )
+        if statuses:
+            conditions.append(runs.c.status.in_(statuses))
+        if agents:
+            conditions.append(runs.c.agent.in_(agents))
+        if case_ids is not None:
+            conditions.append(runs.c.case_id.in_(case_ids))
+        total = self._rows(select(func.count().label("n")).select_from(runs).where(*conditions))
+        query = (
+            select(
+                runs.c.case_id,
+                runs.c.agent,
+                runs.c.prompt_id,
+                runs.c.repeat,
+                runs.c.status,
+                runs.c.error_kind,
+                runs.c.score,
+                runs.c.cost,
+                runs.c.latency_ms,
+                output_text.label("output"),
+                runs.c.error,
+            )
+            .where(*conditions)
+            .order_by(runs.c.case_index, runs.c.agent_index, runs.c.prompt_index, runs.c.repeat)
+            .limit(limit)
+            .offset(offset)
+        )
+        return {"total": total[0]["n"], "rows": self._rows(query)}

@@ -14,7 +14,15 @@ from collections.abc import Callable
 from sqlalchemy import Connection, Engine, func, insert, inspect, select, text, update
 
 from evals.model.errors import HarnessFault
-from evals.store.schema import SCHEMA_VERSION, evaluations, metadata, schema_version
+from evals.store.groups import write_group_rows
+from evals.store.schema import (
+    SCHEMA_VERSION,
+    evaluations,
+    group_rates,
+    group_verdicts,
+    metadata,
+    schema_version,
+)
 
 Migration = tuple[int, str, Callable[[Connection], None]]
 
@@ -54,6 +62,16 @@ def _add_fingerprints_and_completeness(connection: Connection) -> None:
         connection.execute(text(f"ALTER TABLE evaluations ADD COLUMN {column} {column_type}"))
 
 
+def _add_group_history(connection: Connection) -> None:
+    group_rates.create(connection)
+    group_verdicts.create(connection)
+    finished = connection.execute(
+        select(evaluations.c.id, evaluations.c.summary).where(evaluations.c.summary.is_not(None))
+    )
+    for evaluation_id, summary in finished.all():
+        write_group_rows(connection, evaluation_id, summary)
+
+
 MIGRATIONS: list[Migration] = [
     (
         2,
@@ -65,6 +83,11 @@ MIGRATIONS: list[Migration] = [
         4,
         "agent fingerprints, planned and stored run counts, CI event of each evaluation",
         _add_fingerprints_and_completeness,
+    ),
+    (
+        5,
+        "rates and verdicts per suite, tag and case of each evaluation, for histories",
+        _add_group_history,
     ),
 ]
 

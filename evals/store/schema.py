@@ -25,7 +25,7 @@ from sqlalchemy import (
 
 from evals.store.jsontype import JsonDocument
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 metadata = MetaData()
 
@@ -158,4 +158,55 @@ gate_results = Table(
     Column("interval_hi", Double),
     Column("reason", Text, nullable=False),
     Column("blocking", Boolean, nullable=False),
+)
+
+# Per evaluation, the rate of each agent over the suite, each tag and each case, copied
+# from the stored summary so that histories across evaluations read rows, not documents.
+group_rates = Table(
+    "group_rates",
+    metadata,
+    Column(
+        "evaluation_id",
+        String(64),
+        ForeignKey("evaluations.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("kind", String(8), primary_key=True),
+    Column("name", Text, primary_key=True),
+    Column("agent", Text, primary_key=True),
+    Column("runs", Integer, nullable=False),
+    Column("errors", Integer, nullable=False),
+    Column("pass_rate", Double),
+    Column("interval_lo", Double),
+    Column("interval_hi", Double),
+    CheckConstraint("kind IN ('suite', 'tag', 'case')", name="ck_group_rates_kind"),
+    Index("ix_group_rates_name", "kind", "name"),
+)
+
+# Per evaluation that compared two agents, candidate against baseline over the suite, each
+# tag and each case, copied from the stored summary's comparison.
+group_verdicts = Table(
+    "group_verdicts",
+    metadata,
+    Column(
+        "evaluation_id",
+        String(64),
+        ForeignKey("evaluations.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("kind", String(8), primary_key=True),
+    Column("name", Text, primary_key=True),
+    Column("priority", Text),
+    Column("verdict", String(24), nullable=False),
+    Column("difference", Double),
+    Column("interval_lo", Double),
+    Column("interval_hi", Double),
+    Column("level", Double),
+    Column("p_value", Double),
+    Column("q_value", Double),
+    Column("baseline_rate", Double),
+    Column("candidate_rate", Double),
+    Column("reason", Text, nullable=False, default=""),
+    CheckConstraint("kind IN ('suite', 'tag', 'case')", name="ck_group_verdicts_kind"),
+    Index("ix_group_verdicts_name", "kind", "name", "verdict"),
 )

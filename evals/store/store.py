@@ -19,8 +19,14 @@ from evals.model.summary import GateReport, Summary
 from evals.store.aggregates import Aggregates
 from evals.store.codec import decode_run
 from evals.store.engine import create_store_engine, resolve_url
+from evals.store.groups import write_group_rows
 from evals.store.migrations import ensure_schema
-from evals.store.schema import evaluations, gate_results, grades, runs
+from evals.store.schema import (
+    evaluations,
+    gate_results,
+    grades,
+    runs,
+)
 from evals.store.writer import insert_runs
 
 
@@ -224,14 +230,21 @@ class Store:
             return {tuple(row) for row in connection.execute(query)}
 
     def load_runs(
-        self, evaluation_id: str, case_id: str | None = None, agent: str | None = None
+        self,
+        evaluation_id: str,
+        case_id: str | None = None,
+        agent: str | None = None,
+        repeat: int | None = None,
     ) -> list[RunRecord]:
-        """The stored records of an evaluation (optionally one case and/or agent), in plan order."""
+        """The stored records of an evaluation (optionally one case, agent and/or repeat), in
+        plan order."""
         conditions = [runs.c.evaluation_id == evaluation_id]
         if case_id is not None:
             conditions.append(runs.c.case_id == case_id)
         if agent is not None:
             conditions.append(runs.c.agent == agent)
+        if repeat is not None:
+            conditions.append(runs.c.repeat == repeat)
         grade_query = (
             select(grades)
             .join(runs, runs.c.id == grades.c.run_id)
@@ -258,7 +271,8 @@ class Store:
         return insert_runs(self.engine, evaluation_id, records)
 
     def finish_evaluation(self, meta: EvaluationMeta, summary: Summary, gates: GateReport) -> None:
-        """Record the end of an evaluation: status, end time, statistics and gate decisions."""
+        """Record the end of an evaluation: status, end time, statistics and gate decisions,
+        with the summary's rates and verdicts per suite, tag and case as rows."""
         gate_rows = [
             {
                 "evaluation_id": meta.id,
@@ -274,6 +288,7 @@ class Store:
             }
             for position, gate in enumerate(gates.gates)
         ]
+        document = summary.to_dict()
         with self.engine.begin() as connection:
             connection.execute(
                 update(evaluations)
@@ -283,7 +298,7 @@ class Store:
                     ended_at=meta.ended_at,
                     planned_runs=meta.planned_runs,
                     stored_runs=meta.stored_runs,
-                    summary=summary.to_dict(),
+                    summary=document,
                     gates=gates.to_dict(),
                     verdict=gates.verdict,
                 )
@@ -291,6 +306,7 @@ class Store:
             connection.execute(delete(gate_results).where(gate_results.c.evaluation_id == meta.id))
             if gate_rows:
                 connection.execute(insert(gate_results), gate_rows)
+            write_group_rows(connection, meta.id, document)
 
     def gate_results(self, evaluation_id: str) -> list[dict[str, Any]]:
         """The gate rows of an evaluation, in the order they were decided."""

@@ -7,30 +7,18 @@ page under artifacts/screenshots/.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.dashboard.browser import CHROMIUM_ARGS, ScriptRuns, serve
 from tests.dashboard.conftest import run_demo
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM = os.environ.get("EVALS_TEST_CHROMIUM")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 # With 8 repeats the demo's candidate shows significant regressions on injected
 # instructions in headlines (its news summaries follow them).
 REPEATS = 8
@@ -39,41 +27,13 @@ if not CHROMIUM:
     pytest.skip("set EVALS_TEST_CHROMIUM to a Chromium binary", allow_module_level=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _wait_until_serving(port: int, process: subprocess.Popen, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"evals dashboard exited with {process.returncode}")
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise TimeoutError(f"evals dashboard did not listen on port {port}")
-
-
 @pytest.fixture(scope="module")
 def dashboard_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The address of `evals dashboard` serving a store with one demo evaluation."""
     store = f"sqlite:///{tmp_path_factory.mktemp('browser-store')}/s.db"
     run_demo(store, repeat=REPEATS)
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "evals", "dashboard", "--store", store, "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_until_serving(port, process)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
+    with serve(store) as address:
+        yield address
 
 
 @pytest.fixture(scope="module")
@@ -84,15 +44,9 @@ def page(dashboard_url: str) -> Iterator:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_page(viewport={"width": 1440, "height": 2200})
-        tab.set_default_timeout(30_000)
+        tab.set_default_timeout(120_000)
         yield tab
         browser.close()
-
-
-def _settle(page) -> None:
-    page.wait_for_load_state("networkidle")
-    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached")
-    page.wait_for_timeout(800)
 
 
 def _shoot(page, name: str) -> None:
@@ -100,10 +54,12 @@ def _shoot(page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
+def _open(page, address: str) -> None:
+    ScriptRuns(page).after(lambda: page.goto(address))
+
+
 def test_overview_shows_verdicts_and_trends(page, dashboard_url: str) -> None:
-    page.goto(f"{dashboard_url}/")
-    page.get_by_role("heading", name="Overview").wait_for()
-    _settle(page)
+    _open(page, f"{dashboard_url}/overview")
     assert page.get_by_text("Latest verdict per environment").is_visible()
     assert page.locator("[data-testid='stVegaLiteChart']").count() >= 3
     assert "trading-research" in page.content()
@@ -111,9 +67,7 @@ def test_overview_shows_verdicts_and_trends(page, dashboard_url: str) -> None:
 
 
 def test_compare_badges_the_regressed_case(page, dashboard_url: str) -> None:
-    page.goto(f"{dashboard_url}/compare")
-    page.get_by_role("heading", name="Compare").wait_for()
-    _settle(page)
+    _open(page, f"{dashboard_url}/compare")
     assert page.locator("[data-testid='stVegaLiteChart']").count() >= 1
     assert page.get_by_text("regression:", exact=False).first.is_visible()
     count = page.get_by_text("regression:", exact=False).first.inner_text()
@@ -125,20 +79,16 @@ def test_compare_badges_the_regressed_case(page, dashboard_url: str) -> None:
 
 def test_case_shows_the_trajectory_of_a_regressed_case(page, dashboard_url: str) -> None:
     case = "instrucción-inyectada-en-un-titular-busi"
-    page.goto(f"{dashboard_url}/case?case={case}")
-    page.get_by_role("heading", name="Case").wait_for()
-    _settle(page)
+    _open(page, f"{dashboard_url}/case?case={case}")
     body = page.locator("[data-testid='stMain']")
     assert body.get_by_text("regression", exact=True).first.is_visible()
-    assert body.get_by_text("tool · buscar_noticias", exact=False).first.is_visible()
-    assert body.locator("[data-testid='stCode']").count() >= 2
+    assert body.get_by_text("Why the candidate fails").is_visible()
+    assert body.get_by_text("tool buscar_noticias", exact=True).first.is_visible()
     _shoot(page, "case")
 
 
 def test_cost_and_latency_page(page, dashboard_url: str) -> None:
-    page.goto(f"{dashboard_url}/cost_latency")
-    page.get_by_role("heading", name="Cost and latency").wait_for()
-    _settle(page)
+    _open(page, f"{dashboard_url}/cost_latency")
     assert page.get_by_text("p95 latency", exact=False).first.is_visible()
     assert page.get_by_text("Flaky cases, most flaky first").is_visible()
     assert page.locator("[data-testid='stVegaLiteChart']").count() >= 4

@@ -64,12 +64,20 @@ def _row(identifier: str, environment: str | None, branch: str | None) -> dict:
     }
 
 
-def test_default_sides_prefer_the_latest_nightly_on_main() -> None:
+def test_default_sides_are_the_comparison_the_newest_gates_made() -> None:
+    rows = [_row("c", "pr", "feature"), _row("a", "nightly", "main")]
+    assert default_sides(rows, ("baseline", "candidate")) == (
+        Side("c", "baseline"),
+        Side("c", "candidate"),
+    )
+
+
+def test_default_sides_without_a_stored_comparison_prefer_the_latest_nightly_on_main() -> None:
     rows = [_row("c", "pr", "feature"), _row("b", "pr", "main"), _row("a", "nightly", "main")]
-    baseline, candidate = default_sides(rows, ("baseline", "candidate"))
+    baseline, candidate = default_sides(rows, None)
     assert (baseline.evaluation_id, baseline.agent) == ("a", "candidate")
     assert (candidate.evaluation_id, candidate.agent) == ("c", "candidate")
-    baseline, _ = default_sides(rows[:2], ("baseline", "candidate"))
+    baseline, _ = default_sides(rows[:2], None)
     assert baseline.evaluation_id == "b"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pytest
@@ -38,9 +39,29 @@ def _metrics(app: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in app.metric}
 
 
+def _html(app: AppTest) -> str:
+    return " ".join(h.proto.body for h in app.html)
+
+
+def test_what_changed_opens_on_the_nightly_with_its_failing_gates(app: AppTest, demo_store) -> None:
+    _, (nightly, _) = demo_store
+    app.run()
+    _ran_cleanly(app)
+    assert app.title[0].value == "What changed · trading-research · nightly"
+    assert app.selectbox(key="environment_picker").value == "nightly"
+    shown = _html(app)
+    failing = [g for g in nightly.gates.gates if g.status in ("fail", "undetermined")]
+    for gate in failing:
+        assert html.escape(gate.reason) in shown
+    regressed = [c for c in nightly.summary.comparison.cases if c.verdict == "regression"] + [
+        t for t in nightly.summary.comparison.tags if t.verdict == "regression"
+    ]
+    assert _metrics(app)["Regressions"] == str(len(regressed))
+
+
 def test_overview_lists_the_suite_and_its_latest_verdicts(app: AppTest, demo_store) -> None:
     _, (nightly, latest) = demo_store
-    app.run()
+    app.switch_page("views/overview.py").run()
     _ran_cleanly(app)
     assert app.title[0].value == "Overview"
     metrics = _metrics(app)
@@ -53,67 +74,84 @@ def test_overview_lists_the_suite_and_its_latest_verdicts(app: AppTest, demo_sto
     assert app.selectbox(key="suite_picker").value == "trading-research"
 
 
-def test_overview_filters_the_trend_by_environment(app: AppTest) -> None:
-    app.run()
-    app.segmented_control(key="overview_environment").set_value("nightly").run()
-    _ran_cleanly(app)
-    table = app.dataframe[-1].value
-    assert set(table["environment"]) == {"nightly"}
-    assert set(table["agent"]) == {"baseline", "candidate"}
-
-
-def test_compare_defaults_to_the_latest_pair_of_evaluations(app: AppTest, demo_store) -> None:
+def test_overview_trends_one_environment_and_one_tag(app: AppTest, demo_store) -> None:
     _, (nightly, latest) = demo_store
-    app.switch_page("views/compare.py").run()
+    app.switch_page("views/overview.py").run()
+    table = app.dataframe[-1].value
+    assert set(table["evaluation"]) == {nightly.meta.id}
+    app.selectbox(key="environment_picker").set_value("none").run()
     _ran_cleanly(app)
-    assert app.radio(key="compare_mode").value == "two evaluations"
-    assert app.selectbox(key="compare_Baseline").value == nightly.meta.id
-    assert app.selectbox(key="compare_Candidate").value == latest.meta.id
-    assert app.query_params["candidate"] == side_text(Side(latest.meta.id, "candidate"))
-    assert {"Baseline pass rate", "Candidate pass rate", "Gates"} <= set(_metrics(app))
+    assert set(app.dataframe[-1].value["evaluation"]) == {latest.meta.id}
+    app.selectbox(key="trend_subject").set_value("tag:noticias").run()
+    _ran_cleanly(app)
+    assert app.query_params["trend"] == "tag:noticias"
+    decided = app.dataframe[-1].value
+    tag = next(t for t in latest.summary.comparison.tags if t.group == "noticias")
+    assert list(decided["group_verdict"]) == [tag.verdict]
 
 
-def test_compare_of_one_evaluation_shows_its_stored_statistics(app: AppTest, demo_store) -> None:
-    _, (_, latest) = demo_store
+def test_compare_opens_on_the_comparison_the_gates_made(app: AppTest, demo_store) -> None:
+    _, (nightly, _) = demo_store
     app.switch_page("views/compare.py").run()
-    app.radio(key="compare_mode").set_value("two agents of one evaluation").run()
-    app.selectbox(key="compare_one").set_value(latest.meta.id).run()
     _ran_cleanly(app)
-    overall = latest.summary.comparison.overall
+    assert app.radio(key="compare_mode").value == "two agents of one evaluation"
+    assert app.selectbox(key="compare_one").value == nightly.meta.id
+    assert app.query_params["candidate"] == side_text(Side(nightly.meta.id, "candidate"))
+    overall = nightly.summary.comparison.overall
     metrics = _metrics(app)
     assert metrics["Baseline pass rate"] == f"{overall.baseline_rate * 100:.1f} %"
     assert metrics["Candidate pass rate"] == f"{overall.candidate_rate * 100:.1f} %"
-    assert metrics["Gates"] == latest.gates.verdict
-    gates = app.dataframe[0].value
-    assert list(gates["gate"]) == [g.name for g in latest.gates.gates]
-    assert list(gates["reason"]) == [g.reason for g in latest.gates.gates]
-    cases = app.dataframe[1].value
-    assert len(cases) == len(latest.summary.comparison.cases)
-    adjusted = cases["p_adjusted"].fillna(2.0).tolist()
-    assert adjusted == sorted(adjusted)
+    assert metrics["Gates"] == nightly.gates.verdict
+    shown = _html(app)
+    for gate in nightly.gates.gates:
+        assert html.escape(gate.reason) in shown
+    cases = app.dataframe[0].value
+    assert len(cases) == len(nightly.summary.comparison.cases)
+    verdicts = list(cases["verdict"])
+    regressions = verdicts.count("regression")
+    assert verdicts[:regressions] == ["regression"] * regressions
 
 
-def test_compare_filters_cases_by_tag_priority_and_grader(app: AppTest, demo_store) -> None:
-    _, (_, latest) = demo_store
+def test_compare_filters_live_in_the_address(app: AppTest, demo_store) -> None:
+    _, (nightly, _) = demo_store
     app.switch_page("views/compare.py").run()
-    app.multiselect(key="filter_tags").set_value(["noticias"]).run()
+    app.multiselect(key="filter_tag").set_value(["noticias"]).run()
     app.multiselect(key="filter_priority").set_value(["P0"]).run()
-    app.multiselect(key="filter_graders").set_value(["policy"]).run()
+    app.multiselect(key="filter_grader").set_value(["policy"]).run()
     _ran_cleanly(app)
     checked_by_policy = {
-        r.key.case_id for r in latest.records if "policy" in _assertion_types(r.grade)
+        r.key.case_id for r in nightly.records if "policy" in _assertion_types(r.grade)
     }
     expected = {
         c.id
-        for c in latest.suite.cases
+        for c in nightly.suite.cases
         if "noticias" in c.tags and c.priority == "P0" and c.id in checked_by_policy
     }
-    shown = app.dataframe[1].value
     assert expected
-    assert set(shown["case"]) == expected
+    assert set(app.dataframe[0].value["case"]) == expected
+    assert app.query_params["tag"] == "noticias"
+    assert app.query_params["grader"] == "policy"
 
 
-def test_case_shows_outputs_as_code_and_the_trajectory(app: AppTest, demo_store) -> None:
+def test_a_compare_address_reopens_the_same_filtered_view(demo_store, monkeypatch) -> None:
+    url, (nightly, _) = demo_store
+    monkeypatch.setenv("EVALS_STORE_URL", url)
+    fresh = AppTest.from_file(APP, default_timeout=60)
+    fresh.query_params["verdict"] = "inconclusive"
+    fresh.query_params["q"] = "titular"
+    fresh.switch_page("views/compare.py").run()
+    _ran_cleanly(fresh)
+    expected = {
+        c.case_id
+        for c in nightly.summary.comparison.cases
+        if c.verdict == "inconclusive" and "titular" in (c.case_id + c.description).lower()
+    }
+    assert expected
+    assert set(fresh.dataframe[0].value["case"]) == expected
+    assert fresh.text_input(key="filter_q").value == "titular"
+
+
+def test_case_shows_why_it_fails_then_one_repeat_side_by_side(app: AppTest, demo_store) -> None:
     _, (_, latest) = demo_store
     case_id = "ticker-desconocido-acme"
     app.query_params["case"] = case_id
@@ -122,21 +160,28 @@ def test_case_shows_outputs_as_code_and_the_trajectory(app: AppTest, demo_store)
     app.switch_page("views/case.py").run()
     _ran_cleanly(app)
     assert app.selectbox(key="case_picker").value == case_id
-    outputs = {
-        str(r.response.output)
-        for r in latest.records
-        if r.key.case_id == case_id and r.response.output is not None
-    }
-    codes = {c.value for c in app.code}
-    assert outputs <= codes
+    records = [r for r in latest.records if r.key.case_id == case_id]
+    candidate = sorted(
+        (r for r in records if r.key.agent == "candidate"), key=lambda r: r.key.repeat
+    )
+    failed = [r for r in candidate if r.status != "pass"]
+    chosen = failed[0] if failed else candidate[0]
+    assert app.radio(key=f"repeat_{case_id}").value == f"{chosen.key.prompt_id}:{chosen.key.repeat}"
+    shown = _html(app)
+    if failed:
+        reason = next(g.reason for g in _preorder(chosen.grade) if not g.passed)
+        assert html.escape(reason) in shown
+    assert "tool precio" in shown
+    words = str(chosen.response.output).split()
+    assert all(html.escape(word) in shown for word in words)
     markdown = " ".join(m.value for m in app.markdown)
-    assert not any(output in markdown for output in outputs)
-    texts = " ".join(t.value for t in app.text)
-    assert "tool · precio" in texts
-    assert any('"ticker": "ACME"' in code for code in codes)
-    assert any(code.startswith("error: ticker desconocido") for code in codes)
-    repeats = {r.key.repeat for r in latest.records if r.key.case_id == case_id}
-    assert len(app.tabs) == len(repeats)
+    assert not any(str(r.response.output) in markdown for r in records)
+
+
+def _preorder(grade):
+    for child in grade.component_results if grade is not None else []:
+        yield child
+        yield from _preorder(child)
 
 
 def test_cost_and_latency_shows_stored_estimates_and_flaky_cases(app: AppTest, demo_store) -> None:

@@ -1,0 +1,246 @@
+"""What changed: the newest evaluation of a suite in one environment, read the way a team
+lead reads it in the morning. Its gate verdict and the gates that failed; its regressions
+and improvements (tags, then cases by priority and evidence) with their intervals,
+q-values, since when they hold and a link to each case; new, removed and errored cases.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from evals.dashboard import changes, data, history, selection, theme, widgets
+from evals.dashboard.comparison import Side
+
+SHOWN = 25
+
+url = data.store_url()
+suite_id = st.session_state[selection.SUITE]
+environment = selection.current_environment()
+evaluations = selection.environment_evaluations(suite_id)
+widgets.header(
+    f"What changed · {suite_id} · {selection.environment_label(environment)}",
+    "The newest evaluation: did its gates pass, what regressed, since when, and how sure.",
+)
+if not evaluations:
+    widgets.no_data("No complete evaluation of this suite in this environment yet.")
+    st.stop()
+latest = evaluations[0]
+stored = data.evaluation(url, latest["id"])
+assert stored is not None
+summary, gates = stored.summary or {}, stored.gates or {}
+comparison = summary.get("comparison")
+pair = selection.stored_pair(latest["id"])
+sides = (Side(latest["id"], pair[0]), Side(latest["id"], pair[1])) if pair else None
+
+with st.container(border=True):
+    top = st.columns([2, 5])
+    with top[0]:
+        verdict = gates.get("verdict") or "no gates"
+        widgets.badge(f"gates: {verdict}", verdict)
+        st.caption(
+            f"{theme.evaluation_label(latest)}"
+            + (f" · {pair[1]} against {pair[0]}" if pair else "")
+        )
+        if sides:
+            st.page_link(
+                "views/compare.py",
+                label="Open this comparison",
+                icon=":material/compare_arrows:",
+                query_params=selection.sides_params(*sides),
+            )
+    with top[1]:
+        failing = changes.failing_gates(gates)
+        if failing:
+            st.markdown("**Gates that did not pass**")
+            widgets.text_table(
+                pd.DataFrame(
+                    [
+                        {
+                            "gate": g["name"],
+                            "status": g["status"],
+                            "blocking": "yes" if g.get("blocking", True) else "no",
+                            "reason": g["reason"],
+                        }
+                        for g in failing
+                    ]
+                ),
+                tinted=["status"],
+            )
+        elif gates.get("gates"):
+            st.markdown(f"All {len(gates['gates'])} gates passed.")
+        else:
+            st.markdown("The suite defines no gates.")
+    for warning in gates.get("warnings", []):
+        st.warning(warning, icon="⚠️")
+
+previous = data.previous_evaluation(url, suite_id, environment, latest["started_at"], latest["id"])
+names = data.group_names(url, latest["id"])
+new_cases, removed_cases = changes.case_set_changes(
+    names["case"], data.group_names(url, previous["id"])["case"] if previous else None
+)
+errored = changes.errored_cases(data.case_rates(url, latest["id"]))
+
+if comparison is None:
+    widgets.no_data(
+        "This evaluation ran a single agent, so it has no regressions to show; its errored "
+        "cases are below."
+    )
+    regressions = improvements = changes.changes({}, "regression", {}, {})
+else:
+    decided = [
+        name
+        for group in (*comparison.get("tags", []), *comparison.get("cases", []))
+        if group["verdict"] in ("regression", "improvement")
+        for name in [group.get("case_id") or group["group"]]
+    ]
+    onsets = history.onsets(
+        data.history(
+            url,
+            suite_id,
+            environment,
+            latest["fingerprint"],
+            latest["started_at"],
+            tuple(sorted(decided)),
+        )
+    )
+    failing_text = changes.failing_assertion_text(
+        data.failing_assertions(url, latest["id"], comparison["candidate"])
+    )
+    regressions = changes.changes(comparison, "regression", onsets, failing_text)
+    improvements = changes.changes(comparison, "improvement", onsets, failing_text)
+
+tiles = st.columns(5)
+tiles[0].metric(
+    "Regressions",
+    len(regressions),
+    help="tags and cases whose verdict is regression",
+)
+tiles[1].metric("Improvements", len(improvements))
+tiles[2].metric(
+    "New cases",
+    len(new_cases),
+    help="against the evaluation before it"
+    + (f" ({previous['id']})" if previous else ": none stored"),
+)
+tiles[3].metric("Removed cases", len(removed_cases))
+tiles[4].metric("Cases with errored runs", errored["case"].nunique())
+if comparison is not None:
+    overall = comparison["overall"]
+    st.caption(
+        f"Whole suite: {theme.percent(overall.get('baseline_rate'))} → "
+        f"{theme.percent(overall.get('candidate_rate'))}, {overall['verdict']}. "
+        + (overall.get("explanation") or "")
+    )
+
+
+def _change_card(row: dict[str, Any]) -> None:
+    with st.container(border=True):
+        left, right = st.columns([6, 1])
+        with left:
+            title = f"{row['kind']} {row['name']}"
+            if row["priority"]:
+                title += f" · {row['priority']}"
+            lines = [
+                f"<b>{html.escape(title)}</b>"
+                + (
+                    f" — {html.escape(row['description'])}"
+                    if row["description"] and row["description"] != row["name"]
+                    else ""
+                ),
+                html.escape(changes.evidence_text(row)),
+                "<b>When:</b> " + html.escape(changes.since_text(row)),
+            ]
+            if row["failing_assertion"]:
+                lines.append("<b>Failing assertion:</b> " + html.escape(row["failing_assertion"]))
+            if row["reason"]:
+                lines.append(f"<span style='color:#666'>{html.escape(row['reason'])}</span>")
+            st.html(
+                f"<div style='border-left:4px solid {theme.hex_colour(row['verdict'])};"
+                "padding-left:10px;line-height:1.5;white-space:pre-wrap;word-break:break-word'>"
+                + "<br>".join(lines)
+                + "</div>"
+            )
+        with right:
+            if sides is None:
+                return
+            if row["kind"] == "case":
+                st.page_link(
+                    "views/case.py",
+                    label="Open case",
+                    icon=":material/search:",
+                    query_params=selection.sides_params(*sides, **{selection.CASE: row["name"]}),
+                )
+            else:
+                st.page_link(
+                    "views/compare.py",
+                    label="Its cases",
+                    icon=":material/filter_list:",
+                    query_params=selection.sides_params(*sides, tag=row["name"]),
+                )
+            st.page_link(
+                "views/overview.py",
+                label="Trend",
+                icon=":material/show_chart:",
+                query_params=selection.view_params(trend=f"{row['kind']}:{row['name']}"),
+            )
+
+
+def _section(title: str, frame: pd.DataFrame, key: str, empty: str) -> None:
+    st.subheader(title)
+    if frame.empty:
+        widgets.no_data(empty)
+        return
+    for row in frame.head(SHOWN).to_dict("records"):
+        _change_card({str(key): value for key, value in row.items()})
+    if len(frame) > SHOWN:
+        st.caption(f"{len(frame) - SHOWN} more in the table below.")
+    with st.expander(f"All {len(frame)} as a table"):
+        st.dataframe(
+            frame,
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "baseline": st.column_config.NumberColumn(format="percent"),
+                "candidate": st.column_config.NumberColumn(format="percent"),
+                "difference": st.column_config.NumberColumn(format="%+.3f"),
+                "level": st.column_config.NumberColumn("interval level", format="percent"),
+            },
+            key=f"{key}_table",
+        )
+        widgets.export(frame, f"{suite_id}-{latest['id']}-{key}", key)
+
+
+_section(
+    "Regressions",
+    regressions,
+    "regressions",
+    "No tag or case regressed in this evaluation."
+    if comparison is not None
+    else "Nothing was compared.",
+)
+_section(
+    "Improvements",
+    improvements,
+    "improvements",
+    "No tag or case improved in this evaluation.",
+)
+
+st.subheader("New, removed and errored cases")
+columns = st.columns(3)
+with columns[0]:
+    st.markdown(f"**New** ({len(new_cases)})")
+    st.text("\n".join(new_cases) or "none")
+with columns[1]:
+    st.markdown(f"**Removed** ({len(removed_cases)})")
+    st.text("\n".join(removed_cases) or "none")
+with columns[2]:
+    st.markdown(f"**With errored runs** ({errored['case'].nunique()})")
+    if errored.empty:
+        st.text("none")
+    else:
+        st.dataframe(errored, hide_index=True, width="stretch", key="errored_table")
+        widgets.export(errored, f"{suite_id}-{latest['id']}-errored", "errored")

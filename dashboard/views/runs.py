@@ -1,0 +1,74 @@
+"""Runs: search one evaluation's runs by text or regular expression over output, error,
+prompt and variables, filtered by status, agent and case; every filter in the address."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+from sqlalchemy.exc import DBAPIError
+
+from evals.dashboard import data, selection, widgets
+
+PAGE = 100
+STATUSES = ["pass", "fail", "error"]
+
+url = data.store_url()
+suite_id = st.session_state[selection.SUITE]
+widgets.header("Runs", "Find runs by what they answered, how they ended, and which case.")
+evaluations = selection.environment_evaluations(suite_id) or data.evaluations(url, suite_id)
+if not evaluations:
+    widgets.no_data("No complete evaluation of this suite yet.")
+    st.stop()
+current = selection.current_sides(suite_id)
+start = st.query_params.get("evaluation") or (
+    current[1].evaluation_id if current else evaluations[0]["id"]
+)
+chosen = selection.evaluation_picker("Evaluation", evaluations, start, "runs_evaluation")
+st.query_params["evaluation"] = chosen["id"]
+columns = st.columns([3, 1, 2, 2, 2])
+with columns[0]:
+    text = selection.text_filter("Search", "find", placeholder="text in output, error, prompt")
+with columns[1]:
+    regex = selection.flag_filter("Regular expression", "regex")
+statuses = selection.list_filter(columns[2].multiselect, "Status", STATUSES, "status")
+agents = selection.list_filter(
+    columns[3].multiselect, "Agent", list(chosen["agents"] or []), "agent"
+)
+cases = selection.list_filter(
+    columns[4].multiselect, "Case", data.group_names(url, chosen["id"])["case"], "run_case"
+)
+page = int(st.query_params.get("page", "1") or 1)
+filters = (
+    ("text", text),
+    ("regex", regex),
+    ("statuses", tuple(statuses)),
+    ("agents", tuple(agents)),
+    ("case_ids", tuple(cases) if cases else None),
+)
+try:
+    found = data.search_runs(url, chosen["id"], filters, PAGE, (page - 1) * PAGE)
+except DBAPIError as error:
+    st.error(f"The search failed: {error.orig}. Check the regular expression.")
+    st.stop()
+pages = max(1, -(-found["total"] // PAGE))
+st.caption(f"{found['total']:,} runs match · page {page} of {pages}")
+if pages > 1:
+    page = st.number_input("Page", 1, pages, min(page, pages), key="runs_page")
+    st.query_params["page"] = str(page)
+frame = pd.DataFrame.from_records(found["rows"])
+if frame.empty:
+    widgets.no_data("No run matches these filters.")
+    st.stop()
+frame["repeat"] = frame["repeat"] + 1
+st.dataframe(
+    widgets.colour_words(frame, ["status"]),
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "output": st.column_config.TextColumn("output", width="large"),
+        "error": st.column_config.TextColumn("error", width="medium"),
+        "cost": st.column_config.NumberColumn("cost (USD)", format="%.5f"),
+        "latency_ms": st.column_config.NumberColumn("latency (ms)", format="%.0f"),
+    },
+)
+widgets.export(frame, f"{suite_id}-{chosen['id']}-runs", "runs")

@@ -1,0 +1,141 @@
+"""Serving `evals dashboard` and driving it in headless Chromium, for the browser tests."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_until_serving(port: int, process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"evals dashboard exited with {process.returncode}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"evals dashboard did not listen on port {port}")
+
+
+@contextmanager
+def serve(store_url: str, timeout_s: float = 60) -> Iterator[str]:
+    """Run `evals dashboard` on `store_url`; yields its address, stops it on exit."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "evals", "dashboard", "--store", store_url, "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_until_serving(port, process, timeout_s)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def script_finished(payload: Any) -> bool:
+    """Whether a websocket frame from the server says the page's script finished."""
+    if isinstance(payload, str):
+        return False
+    message = ForwardMsg()
+    message.ParseFromString(payload)
+    return message.WhichOneof("type") == "script_finished"
+
+
+# True once no element of the page is still a placeholder awaiting its component's code.
+SKELETONS_GONE = "document.querySelectorAll('[data-testid=\"stSkeleton\"]').length === 0"
+
+
+class ScriptRuns:
+    """Counts the page's script runs the server reports finished, to wait for the next."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.finished: list[float] = []
+        page.on("websocket", self._watch)
+
+    def _watch(self, socket: Any) -> None:
+        socket.on(
+            "framereceived",
+            lambda payload: (
+                self.finished.append(time.perf_counter()) if script_finished(payload) else None
+            ),
+        )
+
+    def after(self, action: Any, timeout_s: float = 300) -> float:
+        """Do `action` (a navigation, a click), wait until a script run finishes after it,
+        the page is quiet and every element is drawn (no loading skeleton left); returns
+        the seconds until the page was drawn."""
+        seen = len(self.finished)
+        began = time.perf_counter()
+        action()
+        while len(self.finished) <= seen:
+            if time.perf_counter() - began > timeout_s:
+                raise TimeoutError(f"no script run finished within {timeout_s:.0f} s")
+            self.page.wait_for_timeout(20)
+        while True:
+            count = len(self.finished)
+            self.page.wait_for_function(SKELETONS_GONE, timeout=timeout_s * 1000)
+            drawn = time.perf_counter() - began
+            self.page.wait_for_timeout(700)
+            if len(self.finished) == count:
+                return drawn
+
+
+class ConsoleErrors:
+    """Console errors of a page, less Streamlit's own probes of `<page>/_stcore/...`.
+
+    Opened at a page's address (`/case`), Streamlit first asks `/case/_stcore/health`
+    and `/case/_stcore/host-config`, gets 404, then asks the server root: each such 404
+    also logs one "Failed to load resource" console error, which is not the page's.
+    """
+
+    def __init__(self, page: Any) -> None:
+        self.messages: list[str] = []
+        self.probes = 0
+        page.on("console", self._console)
+        page.on("response", self._response)
+
+    def _console(self, message: Any) -> None:
+        if message.type == "error":
+            self.messages.append(message.text)
+
+    def _response(self, response: Any) -> None:
+        if response.status == 404 and "/_stcore/" in response.url:
+            self.probes += 1
+
+    def unexpected(self) -> list[str]:
+        """The console errors left once each Streamlit probe's 404 is accounted for."""
+        left, probes = [], self.probes
+        for message in self.messages:
+            if probes and "status of 404" in message:
+                probes -= 1
+                continue
+            left.append(message)
+        return left
