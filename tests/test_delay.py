@@ -1,8 +1,9 @@
-"""A provider `delay` waits after each call; `evaluateOptions.delay` also runs one call at a time."""
+"""A provider `delay` waits after each call; `evaluateOptions.delay` runs one call at a time."""
 
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import pytest
 
@@ -41,7 +42,7 @@ def _calls(write_suite, config: str, concurrency: int | None) -> list[list[float
 def test_evaluate_options_delay_runs_calls_one_at_a_time_and_apart(write_suite, concurrency):
     config = "prompts: ['{{q}}']\nproviders: [file://agent.py:timed]\n"
     calls = _calls(write_suite, config + "evaluateOptions: {delay: 150}\n", concurrency)
-    gaps = [later[0] - earlier[1] for earlier, later in zip(calls, calls[1:])]
+    gaps = [later[0] - earlier[1] for earlier, later in pairwise(calls)]
     assert min(gaps) >= 0.14
 
 
@@ -49,5 +50,5 @@ def test_provider_delay_waits_after_each_call(write_suite):
     config = "prompts: ['{{q}}']\nproviders:\n  - {id: file://agent.py:timed, delay: 150}\n"
     config += "evaluateOptions: {maxConcurrency: 1}\n"
     calls = _calls(write_suite, config, None)
-    gaps = [later[0] - earlier[1] for earlier, later in zip(calls, calls[1:])]
+    gaps = [later[0] - earlier[1] for earlier, later in pairwise(calls)]
     assert min(gaps) >= 0.14
