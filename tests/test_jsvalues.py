@@ -14,6 +14,7 @@ _scalars = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-(2**64), 2**64),
+    st.sampled_from([10**400, -(10**400)]),
     st.floats(allow_nan=False, allow_infinity=False),
     st.sampled_from([1e-5, 1e-7, 1e21, 123456789e-15, 2.0**60, -0.0]),
     _text,

@@ -25,7 +25,11 @@ def _number(value: float | int) -> str:
     """A number as JSON.stringify writes it (non-finite ones are null)."""
     if isinstance(value, int) and abs(value) <= 2**53:
         return str(value)
-    return _number_string(float(value)) if math.isfinite(value) else "null"
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond the largest double is Infinity in JavaScript
+        return "null"
+    return _number_string(number) if math.isfinite(number) else "null"
 
 
 def _encode(value: Any, indent: int | None, depth: int) -> str:
