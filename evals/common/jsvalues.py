@@ -14,26 +14,60 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return None
-        return int(value) if value.is_integer() and abs(value) < 1e21 else value
+def _is_index(key: str) -> bool:
+    """An array-index key, which JavaScript objects list first, in ascending order."""
+    if not (key.isascii() and key.isdigit()) or (key[0] == "0" and key != "0"):
+        return False
+    return int(key) < 2**32 - 1
+
+
+def _number(value: float | int) -> str:
+    """A number as JSON.stringify writes it (non-finite ones are null)."""
+    if isinstance(value, int) and abs(value) <= 2**53:
+        return str(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond the largest double is Infinity in JavaScript
+        return "null"
+    return _number_string(number) if math.isfinite(number) else "null"
+
+
+def _encode(value: Any, indent: int | None, depth: int) -> str:
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, (int, float)):
+        return _number(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        keys = [str(k) for k in value]
+        order = sorted((k for k in keys if _is_index(k)), key=int)
+        order += [k for k in keys if not _is_index(k)]
+        items = dict(zip(keys, value.values(), strict=True))
+        colon = ": " if indent is not None else ":"
+        parts = [
+            f"{_encode(k, None, 0)}{colon}{_encode(items[k], indent, depth + 1)}" for k in order
+        ]
+        return _join(parts, "{", "}", indent, depth)
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return str(value)
+        return _join([_encode(v, indent, depth + 1) for v in value], "[", "]", indent, depth)
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _join(parts: list[str], opening: str, closing: str, indent: int | None, depth: int) -> str:
+    if not parts:
+        return opening + closing
+    if indent is None:
+        return opening + ",".join(parts) + closing
+    inner = "\n" + " " * (indent * (depth + 1))
+    return opening + inner + ("," + inner).join(parts) + "\n" + " " * (indent * depth) + closing
 
 
 def js_stringify(value: Any, indent: int | None = None) -> str:
-    """`JSON.stringify(value, null, indent)`: integral floats without `.0`, compact
-    separators (or `indent` spaces per level)."""
-    if indent is not None:
-        return json.dumps(_jsonable(value), ensure_ascii=False, indent=indent)
-    return json.dumps(_jsonable(value), ensure_ascii=False, separators=(",", ":"))
+    """`JSON.stringify(value, null, indent)`: numbers as JavaScript writes them (integral
+    floats without `.0`, `0.00001` not `1e-05`, integers beyond 2^53 as doubles), array-index
+    keys first, compact separators (or `indent` spaces per level)."""
+    return _encode(value, indent if indent else None, 0)
 
 
 def _reject_constant(name: str) -> Any:

@@ -144,6 +144,8 @@ def run_evaluation(
     tags = options.tags if named else gate_config.tags
     repeat = options.repeat or gate_config.repeat or suite.evaluate_options.repeat
     concurrency = options.concurrency or suite.evaluate_options.max_concurrency
+    if suite.evaluate_options.delay_ms > 0:
+        concurrency = 1  # promptfoo runs one call at a time when a delay is asked between calls
     timeout_s = options.timeout_s
     if timeout_s is None and suite.evaluate_options.timeout_ms:
         timeout_s = suite.evaluate_options.timeout_ms / 1000.0

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -307,6 +308,13 @@ def check(
         raise SuiteError(
             "no promptfoo config found under the paths given",
             fix="name config files or folders holding them (prompts, providers and tests)",
+        )
+    needs_cli = refresh or any(not golden_path(c, goldens).exists() for c in configs)
+    if needs_cli and shutil.which(str(cli)) is None:
+        raise SuiteError(
+            f"the promptfoo CLI {str(cli)!r} was not found, and configs have no golden yet",
+            fix="install promptfoo (npm install promptfoo@0.121) and name it with --promptfoo "
+            "or $EVALS_PROMPTFOO, or point --goldens at goldens already made",
         )
     outcomes = [evaluate(config, cli, goldens, refresh, env or {}) for config in configs]
     root = Path(os.path.commonpath([str(c.parent) for c in configs]))

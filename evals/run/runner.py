@@ -250,6 +250,10 @@ class Runner:
             output = transformed_output(run, response.output, self.suite_root)
         except TransformError as exc:
             return _response_error(run, prompt, response, "agent_error", f"Error: {exc}", started)
+        if output is not response.output:
+            # as in promptfoo, the transformed output is the run's output from here on:
+            # reports, the store and comparisons across a test's outputs show it
+            response = replace(response, output=output)
         try:
             with traced.stage("grade"):
                 grade = await grade_case_async(

@@ -109,3 +109,11 @@ def test_a_difference_is_counted_and_listed(tmp_path, capsys):
     assert (data["rows"], data["agreeing"]) == (2, 0)
     assert "cost" in data["by_type"] and data["by_type"]["cost"] == {"differ": 2}
     assert "pass False != True" in capsys.readouterr().out
+
+
+def test_a_missing_promptfoo_cli_is_an_input_error_when_a_golden_is_needed(tmp_path, capsys):
+    config, _ = _staged(tmp_path, "prefix_suffix")
+    missing = str(tmp_path / "no-promptfoo")
+    args = ["compat-check", str(config), "--goldens", str(tmp_path / "empty"), "--promptfoo"]
+    assert main([*args, missing]) == 2
+    assert "promptfoo CLI" in capsys.readouterr().err

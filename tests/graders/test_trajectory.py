@@ -134,7 +134,7 @@ def test_tool_args_match(value: dict, passed: bool) -> None:
 
 
 # promptfoo compares an `ignore` entry without wildcards to the argument name exactly, and a
-# default with JavaScript's strict deep equality (true is not 1). The harness does not yet.
+# default with JavaScript's strict deep equality (true is not 1), as the harness does.
 def test_tool_args_ignore_without_wildcards_is_case_sensitive() -> None:
     value = {
         "name": "calculadora",
