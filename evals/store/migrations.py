@@ -14,7 +14,13 @@ from collections.abc import Callable
 from sqlalchemy import Connection, Engine, func, insert, inspect, select, text, update
 
 from evals.model.errors import HarnessFault
-from evals.store.schema import SCHEMA_VERSION, evaluations, metadata, schema_version
+from evals.store.schema import (
+    SCHEMA_VERSION,
+    evaluations,
+    metadata,
+    schema_version,
+    triage_actions,
+)
 
 Migration = tuple[int, str, Callable[[Connection], None]]
 
@@ -54,6 +60,10 @@ def _add_fingerprints_and_completeness(connection: Connection) -> None:
         connection.execute(text(f"ALTER TABLE evaluations ADD COLUMN {column} {column_type}"))
 
 
+def _add_triage_actions(connection: Connection) -> None:
+    triage_actions.create(connection)
+
+
 MIGRATIONS: list[Migration] = [
     (
         2,
@@ -65,6 +75,11 @@ MIGRATIONS: list[Migration] = [
         4,
         "agent fingerprints, planned and stored run counts, CI event of each evaluation",
         _add_fingerprints_and_completeness,
+    ),
+    (
+        5,
+        "triage actions: acknowledgements, quarantines, accepted disagreements",
+        _add_triage_actions,
     ),
 ]
 

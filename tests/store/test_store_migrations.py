@@ -80,7 +80,7 @@ def test_a_version_1_store_is_upgraded_with_its_data(store_url: str) -> None:
         applied = connection.execute(
             schema_version.select().order_by(schema_version.c.version)
         ).all()
-    assert [row.version for row in applied] == [1, 2, 3, 4]
+    assert [row.version for row in applied] == [1, 2, 3, 4, 5]
     evaluation = store.get_evaluation("ev-1")
     assert evaluation is not None and evaluation.verdict == "fail"
     assert evaluation.agent_fingerprints == {}
