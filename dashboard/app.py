@@ -10,9 +10,10 @@ from __future__ import annotations
 import streamlit as st
 from sqlalchemy.engine import make_url
 
-from evals.dashboard import data, selection
+from evals.dashboard import auth, data, selection
 
 st.set_page_config(page_title="evals · regressions", page_icon=":material/science:", layout="wide")
+person = auth.visitor()
 
 PAGES = [
     st.Page("views/overview.py", title="Overview", icon=":material/monitoring:", default=True),
@@ -21,11 +22,13 @@ PAGES = [
     ),
     st.Page("views/case.py", title="Case", icon=":material/search:", url_path="case"),
     st.Page("views/cost_latency.py", title="Cost and latency", icon=":material/timer:"),
+    *auth.pages(person),
 ]
 
 navigation = st.navigation(PAGES)
 st.sidebar.title("evals")
 st.sidebar.caption("Agent regression dashboard")
+auth.sidebar(person)
 suite_id = selection.pick_suite()
 st.sidebar.caption(
     "Store: " + make_url(data.store_url()).render_as_string(hide_password=True),

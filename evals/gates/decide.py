@@ -310,7 +310,7 @@ def decide(
     for this decision (default 1 - confidence; a staged run passes each look's share).
     `judge` is `measure_judge`'s result; without it the judge gates are not decided.
     `quarantines` are triage actions; those in force in `environment` at `now` (needed
-    with them) take their cases out of the regression and P0 gates, which then decide
+    with them) on cases of the summary take their cases out of the regression and P0 gates, which then decide
     over the other cases. A quarantined case is still in the summary with its interval;
     the report lists the quarantines. An expired quarantine is not in force: its case
     blocks again.
@@ -320,7 +320,8 @@ def decide(
     config = config.for_environment(environment)
     budget = 1 - config.confidence if spend is None else spend
     subject = _subject(summary, config)
-    held = in_force(quarantines, environment, now or 0.0) if quarantines else []
+    measured = {c.case_id for c in summary.case_stats}
+    held = [q for q in in_force(quarantines, environment, now or 0.0) if q.case_id in measured]
     quarantined = [q.case_id for q in held if q.case_id is not None]
     compared = summary.comparison
     if compared is not None and quarantined:

@@ -132,7 +132,27 @@ def new_action(
 
 
 def record(store: Store, action: TriageAction) -> TriageAction:
-    """Append a checked action to the store's triage log; returns it with its id."""
+    """Append a checked action to the store's triage log; returns it with its id.
+
+    The suite must have an evaluation in the store, and a case must be one of the
+    suite's latest evaluation, so a mistyped id is refused rather than never matching.
+    """
+    latest = store.list_evaluations(suite_id=action.suite_id, limit=1)
+    if not latest:
+        raise SuiteError(
+            f"the store has no evaluation of suite {action.suite_id!r}",
+            fix="see `evals history` for the suite ids",
+        )
+    if action.case_id is not None:
+        stored = store.get_evaluation(latest[0].id)
+        cases = [c.id for c in stored.suite_outline().cases] if stored else []
+        if action.case_id not in cases:
+            shown = ", ".join(cases[:8]) + (", ..." if len(cases) > 8 else "")
+            raise SuiteError(
+                f"suite {action.suite_id!r} has no case {action.case_id!r} in its latest "
+                f"evaluation {latest[0].id}",
+                fix=f"use one of: {shown}",
+            )
     return store.triage.record(action)
 
 
