@@ -310,10 +310,10 @@ def decide(
     for this decision (default 1 - confidence; a staged run passes each look's share).
     `judge` is `measure_judge`'s result; without it the judge gates are not decided.
     `quarantines` are triage actions; those in force in `environment` at `now` (needed
-    with them) on cases of the summary take their cases out of the regression and P0 gates, which then decide
-    over the other cases. A quarantined case is still in the summary with its interval;
-    the report lists the quarantines. An expired quarantine is not in force: its case
-    blocks again.
+    with them) on cases of the summary take their cases out of the regression and P0
+    gates, which then decide over the other cases. A quarantined case is still in the
+    summary with its interval; the report lists the quarantines. An expired quarantine
+    is not in force: its case blocks again.
     """
     if quarantines and now is None:
         raise ValueError("deciding with quarantines needs the time they are judged at")

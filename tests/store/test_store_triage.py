@@ -59,9 +59,9 @@ def test_the_viewer_connection_cannot_write(store_url: str) -> None:
     try:
         assert viewer.get_evaluation("ev-1") is not None
         assert len(viewer.triage.current(None, now=NOW)) == 1
-        with pytest.raises(DBAPIError, match="(?i)read.?only"):
+        with pytest.raises(DBAPIError, match=r"(?i)read.?only"):
             viewer.triage.record(_quarantine("c2", NOW + 100))
-        with pytest.raises(DBAPIError, match="(?i)read.?only"), viewer.engine.begin() as c:
+        with pytest.raises(DBAPIError, match=r"(?i)read.?only"), viewer.engine.begin() as c:
             c.execute(text("DELETE FROM evaluations"))
     finally:
         viewer.close()
