@@ -4,56 +4,22 @@ is listed in its report, and fails it again once expired or removed."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
 from evals.cli import main
-
-AGENTS = """
-def steady(prompt, options, context):
-    return {"output": "yes"}
-
-
-def broke_zero(prompt, options, context):
-    return {"output": "no" if context["vars"]["n"] == 0 else "yes"}
-"""
+from tests.triage_suite import run_triage_suite, stored_suite_id, write_triage_suite
 
 
 @pytest.fixture
-def suite(write_suite) -> str:
-    tests = "\n".join(
-        f"  - vars: {{n: {n}}}\n"
-        f"    metadata: {{priority: {'P0' if n == 0 else 'P1'}}}\n"
-        "    assert: [{type: contains, value: 'yes'}]"
-        for n in range(6)
-    )
-    path = write_suite(
-        "description: triaged\n"
-        "prompts: ['{{n}}']\n"
-        "providers:\n"
-        "  - {id: file://agents.py:steady, label: base}\n"
-        "  - {id: file://agents.py:broke_zero, label: cand}\n"
-        "evaluateOptions: {repeat: 6}\n"
-        "gates: {baseline: base, candidate: cand, max_error_rate: null, max_regression: 0.5}\n"
-        f"tests:\n{tests}\n",
-        files={"agents.py": AGENTS},
-    )
-    return str(path)
+def suite(tmp_path) -> str:
+    return str(write_triage_suite(tmp_path))
 
 
 def _run(suite: str, store: str, capsys) -> tuple[int, str]:
-    code = main(["run", suite, "--store", store, "--no-progress", "--env", "pr"])
+    code = run_triage_suite(Path(suite), store)
     return code, " ".join(capsys.readouterr().out.split())
-
-
-def _suite_id(store: str) -> str:
-    from evals.store import open_store
-
-    opened = open_store(store)
-    try:
-        return opened.list_evaluations(limit=1)[0].suite_id
-    finally:
-        opened.close()
 
 
 def test_a_quarantine_stops_blocking_until_it_expires(suite, tmp_path, capsys, monkeypatch):
@@ -61,7 +27,7 @@ def test_a_quarantine_stops_blocking_until_it_expires(suite, tmp_path, capsys, m
     code, out = _run(suite, store, capsys)
     assert code == 1, out
     assert "quarantined" not in out
-    suite_id = _suite_id(store)
+    suite_id = stored_suite_id(store)
 
     monkeypatch.setenv("EVALS_TRIAGE_ACTOR", "ci-bot")
     add = ["triage", "add", "quarantine", "--suite", suite_id, "--case"]
@@ -126,7 +92,7 @@ def test_a_quarantine_stops_blocking_until_it_expires(suite, tmp_path, capsys, m
 def test_a_removed_quarantine_blocks_again_and_stays_in_the_log(suite, tmp_path, capsys):
     store = f"sqlite:///{tmp_path / 'store.db'}"
     assert _run(suite, store, capsys)[0] == 1
-    suite_id = _suite_id(store)
+    suite_id = stored_suite_id(store)
     assert (
         main(
             [
@@ -207,7 +173,7 @@ def test_removing_an_unknown_action_exits_2(tmp_path, capsys):
 def test_a_mistyped_case_is_refused(suite, tmp_path, capsys):
     store = f"sqlite:///{tmp_path / 'store.db'}"
     _run(suite, store, capsys)
-    suite_id = _suite_id(store)
+    suite_id = stored_suite_id(store)
     arguments = ["--suite", suite_id, "--case", "case-9", "--until", "1d", "--reason", "r"]
     assert main(["triage", "add", "quarantine", *arguments, "--store", store]) == 2
     err = capsys.readouterr().err

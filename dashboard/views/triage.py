@@ -120,9 +120,9 @@ with st.form("withdraw_form", clear_on_submit=True):
         key="withdraw_id",
     )
     why = st.text_input("Why remove it", key="withdraw_reason")
-    if st.form_submit_button("Remove"):
+    if st.form_submit_button("Remove") and target is not None:
         try:
-            triage.withdraw(person, url, int(target), why)
+            triage.withdraw(person, url, target, why)
         except SuiteError as exc:
             st.error(exc.render())
         else:
