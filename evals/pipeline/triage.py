@@ -191,9 +191,15 @@ def opened(store_url: str | None) -> Iterator[Store]:
 
 
 def quarantines(store_url: str | None, suite_id: str, now: float) -> list[TriageAction]:
-    """The suite's quarantines not removed nor expired at `now` (any environment)."""
-    with opened(store_url) as store:
+    """The suite's quarantines not removed nor expired at `now` (any environment), read
+    on a read-only connection."""
+    from evals.store import open_store
+
+    store = open_store(store_url, read_only=True)
+    try:
         return [a for a in store.triage.current(suite_id, now=now) if a.kind == "quarantine"]
+    finally:
+        store.close()
 
 
 def listing(

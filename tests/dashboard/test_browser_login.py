@@ -139,6 +139,14 @@ def test_a_viewer_sees_the_pages_but_no_triage_controls(browser, served) -> None
     tab.goto(f"{url}/triage")
     _settle(tab)
     assert tab.get_by_role("button", name="Record").count() == 0
+    tab.goto(url)
+    tab.get_by_role("heading", name="Overview").wait_for()
+    _settle(tab)
+    tab.locator("[data-testid='stSidebar']").get_by_role("button", name="Log out").click()
+    tab.get_by_role("button", name="End session").click()  # the provider's end of session
+    tab.goto(f"{url}/audit")
+    tab.get_by_role("button", name="Log in").wait_for()
+    assert tab.get_by_role("heading", name="Audit trail").count() == 0
     tab.context.close()
 
 
