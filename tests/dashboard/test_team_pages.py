@@ -67,15 +67,18 @@ def test_a_triager_quarantines_a_case_and_the_audit_trail_shows_it(
     assert _shown_as_markup(app) == []
 
 
-def test_the_audit_export_quotes_formulas(app: AppTest, team_store: str) -> None:
+def test_the_audit_export_quotes_formulas_and_keeps_text() -> None:
     from evals.dashboard.triage import csv_bytes, frame
+    from evals.model.triage import TriageAction
 
-    store = open_store(team_store)
-    actions = store.triage.history()
-    store.close()
-    exported = csv_bytes(frame(actions, 0.0)).decode()
-    assert "'=HYPERLINK" not in exported  # the reason starts with '<', not a formula
-    assert ",'=x" in csv_bytes(frame(actions, 0.0).assign(why="=x")).decode()
+    actions = [
+        TriageAction("acknowledge", "s", "=cmd|' /C calc'!A0", HOSTILE, 0.0, gate="regression"),
+        TriageAction("acknowledge", "s", "bob", "+1 known", 0.0, gate="regression"),
+    ]
+    rows = csv_bytes(frame(actions, 0.0)).decode().splitlines()
+    assert ",'=cmd|' /C calc'!A0," in rows[1]
+    assert f",{HOSTILE}," in rows[1]
+    assert ",'+1 known," in rows[2]
 
 
 def test_anonymous_viewers_get_no_triage_controls(
