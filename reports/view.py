@@ -92,7 +92,7 @@ def notes(result: EvaluationResult) -> list[str]:
 
 
 def quarantine_notes(result: EvaluationResult) -> list[str]:
-    """"N case(s) quarantined, M expiring within a day", then each quarantined case with
+    """ "N case(s) quarantined, M expiring within a day", then each quarantined case with
     its expiry, who and why, and its own comparison (it ran and is measured, but the
     regression and P0 gates left it out)."""
     held = result.gates.quarantines

@@ -4,17 +4,23 @@ in another environment, or once removed."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.console import Console
+from rich.text import Text
 
 from evals.gates.decide import decide, in_force
-from evals.model.evaluation import EvaluationResult
+from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
 from evals.model.summary import GateReport, GateResult
 from evals.model.triage import TriageAction, quarantine_sentence
 from evals.pipeline.evaluation import analyse
+from evals.reports.html import render_html
+from evals.reports.markdown import render_markdown
 from evals.reports.view import notes
 from validation.beta_binomial import case_rates, outcome_records, simulated_suite, tagged_cases
 
@@ -137,6 +143,23 @@ def test_the_regression_gate_over_quarantined_cases_equals_one_over_the_other_ca
         assert ours.pass_limit == pytest.approx(theirs.pass_limit)
 
 
+def _meta() -> EvaluationMeta:
+    return EvaluationMeta(
+        id="e1",
+        suite_id="simulated",
+        suite_version=None,
+        fingerprint="fp",
+        description="",
+        environment="pr",
+        git_commit=None,
+        git_branch=None,
+        started_at=NOW,
+        ended_at=NOW + 1,
+        agents=["base", "cand"],
+        status="complete",
+    )
+
+
 def test_the_report_lists_quarantines_with_their_expiry_and_interval():
     cases, records = _p0_records()
     held = [quarantine("c2", NOW + 3600), quarantine("c7", NOW + 5 * DAY)]
@@ -144,9 +167,30 @@ def test_the_report_lists_quarantines_with_their_expiry_and_interval():
     assert quarantine_sentence(report.quarantines, NOW) == (
         "2 case(s) quarantined, 1 expiring within a day"
     )
-    result = EvaluationResult(simulated_suite(cases), None, records, summary, report, CONFIG, 40)
+    result = EvaluationResult(simulated_suite(cases), _meta(), records, summary, report, CONFIG, 40)
     lines = notes(result)
     assert lines[-3].startswith("2 case(s) quarantined, 1 expiring within a day")
     assert lines[-2].startswith("quarantined c2 until ")
     assert "by alice@example.com: flaky upstream quote feed" in lines[-2]
     assert "candidate 0/40 vs baseline 40/40, difference -1.00 [" in lines[-2]
+
+
+def test_triage_text_is_escaped_in_every_report():
+    hostile = "<script>alert(1)</script> [x](javascript:alert(1)) @everyone **b**"
+    cases, records = _p0_records()
+    held = [replace(quarantine("c2", NOW + 3600), reason=hostile, actor="<b>eve</b>")]
+    summary, report = _decided(cases, records, held)
+    result = EvaluationResult(simulated_suite(cases), _meta(), records, summary, report, CONFIG, 40)
+    markdown = render_markdown(result)
+    (line,) = [row for row in markdown.splitlines() if "quarantined c2" in row]
+    assert "<" not in line.replace("\\<", "") and "](" not in line.replace("\\](", "")
+    assert "\\@everyone" in line and "\\*\\*b\\*\\*" in line
+    page = render_html(result)
+    assert "<script>alert(1)</script>" not in page and "<b>eve</b>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    console = Console(record=True, width=400)
+    for note in notes(result):
+        console.print(Text(note))
+    assert "by <b>eve</b>: <script>alert(1)</script> [x](javascript:alert(1))" in (
+        console.export_text()
+    )
