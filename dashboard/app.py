@@ -13,7 +13,7 @@ import streamlit as st
 from PIL import Image
 from sqlalchemy.engine import make_url
 
-from evals.dashboard import data, selection, theme
+from evals.dashboard import auth, data, selection, theme
 
 # The favicon is drawn here: a Material icon would make the browser fetch it from the internet.
 st.set_page_config(
@@ -21,6 +21,7 @@ st.set_page_config(
     page_icon=Image.new("RGB", (32, 32), theme.BLUE),
     layout="wide",
 )
+person = auth.visitor()
 
 PAGES = [
     st.Page(
@@ -37,11 +38,13 @@ PAGES = [
     st.Page("views/case.py", title="Case", icon=":material/search:", url_path="case"),
     st.Page("views/runs.py", title="Runs", icon=":material/manage_search:", url_path="runs"),
     st.Page("views/cost_latency.py", title="Cost and latency", icon=":material/timer:"),
+    *auth.pages(person),
 ]
 
 navigation = st.navigation(PAGES)
 st.sidebar.title("evals")
 st.sidebar.caption("Agent regression dashboard")
+auth.sidebar(person)
 suite_id = selection.pick_suite()
 if suite_id is not None:
     selection.pick_environment(suite_id)

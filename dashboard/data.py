@@ -14,7 +14,7 @@ import streamlit as st
 
 from evals.dashboard.comparison import ComparisonResult, Side, compare_sides
 from evals.model.results import RunRecord
-from evals.store import Store, StoredEvaluation, open_store
+from evals.store import Store, StoredEvaluation, open_viewer_store
 from evals.store.dashboard_queries import DashboardQueries
 from evals.store.engine import resolve_url
 
@@ -28,7 +28,7 @@ def store_url() -> str:
 
 @st.cache_resource(show_spinner=False)
 def _store(url: str) -> Store:
-    return open_store(url)
+    return open_viewer_store(url)
 
 
 def _queries(url: str) -> DashboardQueries:

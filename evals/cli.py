@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import gc
+import getpass
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -295,6 +297,39 @@ def cmd_history(args: argparse.Namespace) -> int:
     return int(ExitCode.OK)
 
 
+def cmd_triage(args: argparse.Namespace) -> int:
+    """`evals triage list|add|remove`: the triage log from the command line."""
+    from evals.pipeline import triage
+
+    now = time.time()
+    if args.action == "list":
+        triage.print_actions(triage.listing(args.store, args.suite, args.all, now), now)
+        return int(ExitCode.OK)
+    actor = args.by or os.environ.get("EVALS_TRIAGE_ACTOR") or getpass.getuser()
+    if args.action == "remove":
+        with triage.opened(args.store) as store:
+            removal = triage.withdraw(store, args.id, actor, args.reason)
+        print(f"removed triage action {args.id} (recorded as {removal.id})")
+        return int(ExitCode.OK)
+    action = triage.new_action(
+        args.kind.replace("-", "_"),
+        args.suite,
+        actor,
+        args.reason,
+        now=now,
+        case_id=args.case,
+        environment=args.env,
+        evaluation_id=args.evaluation,
+        gate=args.gate,
+        until=triage.parse_until(args.until, now) if args.until else None,
+        link=args.link,
+    )
+    with triage.opened(args.store) as store:
+        stored = triage.record(store, action)
+    triage.print_actions([stored], now)
+    return int(ExitCode.OK)
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """Compare two stored evaluations (baseline then candidate) and gate the candidate."""
     from evals.pipeline.history import compare_stored
@@ -438,12 +473,17 @@ def cmd_store_prune(args: argparse.Namespace) -> int:
 def cmd_dashboard(args: argparse.Namespace) -> int:
     """Launch the Streamlit dashboard over the store (read-only, localhost by default).
 
+    A non-loopback --host needs OpenID Connect login configured, or --insecure-no-auth.
+
     Streamlit replaces this process, so a signal that stops `evals dashboard` stops the
     server itself and no orphan keeps the port.
     """
     require_extra("dashboard", "evals dashboard")
+    from evals.pipeline.serving import launch
+
+    extra, settings = launch(args.host, args.insecure_no_auth, os.environ, Path.cwd(), Path.home())
     app = Path(__file__).resolve().parent / "dashboard" / "app.py"
-    env = dict(os.environ)
+    env = {**os.environ, **settings}
     if args.store:
         env["EVALS_STORE_URL"] = args.store
     command = [
@@ -460,6 +500,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         "true",
         "--browser.gatherUsageStats",
         "false",
+        *extra,
     ]
     sys.stdout.flush()
     sys.stderr.flush()
@@ -635,6 +676,33 @@ def build_parser() -> argparse.ArgumentParser:
     _add_store(history)
     history.set_defaults(handler=cmd_history)
 
+    triage = sub.add_parser("triage", help="acknowledge, quarantine, accept: the triage log")
+    triage_sub = triage.add_subparsers(dest="action", required=True)
+    listed = triage_sub.add_parser("list", help="triage actions in force, newest first")
+    listed.add_argument("--suite", help="only this suite id")
+    listed.add_argument(
+        "--all", action="store_true", help="the whole log: removed and expired actions too"
+    )
+    _add_store(listed)
+    added = triage_sub.add_parser("add", help="record a triage action")
+    added.add_argument("kind", choices=["acknowledge", "quarantine", "accept-disagreement"])
+    added.add_argument("--suite", required=True, help="suite id")
+    added.add_argument("--case", help="case id (a quarantine needs one)")
+    added.add_argument("--env", choices=["pr", "nightly", "release"], help="default: every one")
+    added.add_argument("--until", help="a quarantine's expiry: 7d, 12h, 2026-12-24, ISO time")
+    added.add_argument("--evaluation", help="the evaluation it concerns")
+    added.add_argument("--gate", help="the gate it concerns (acknowledge)")
+    added.add_argument("--reason", required=True, help="why (stored and shown)")
+    added.add_argument("--link", help="an https:// link: the issue, the fix")
+    added.add_argument("--by", help="who (default: $EVALS_TRIAGE_ACTOR, else the user name)")
+    _add_store(added)
+    removed = triage_sub.add_parser("remove", help="withdraw an action (recorded, not deleted)")
+    removed.add_argument("id", type=int, help="the action's id (`evals triage list`)")
+    removed.add_argument("--reason", required=True, help="why")
+    removed.add_argument("--by", help="who (default: $EVALS_TRIAGE_ACTOR, else the user name)")
+    _add_store(removed)
+    triage.set_defaults(handler=cmd_triage)
+
     compare = sub.add_parser("compare", help="compare two stored evaluations")
     compare.add_argument(
         "baseline", nargs="?", help="baseline evaluation id (default: latest nightly on main)"
@@ -683,6 +751,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--host", default="127.0.0.1", help="bind address (default localhost only)"
     )
     dashboard.add_argument("--port", type=int, default=8501)
+    dashboard.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="serve a non-loopback address without login (trusted networks only)",
+    )
     _add_store(dashboard)
     dashboard.set_defaults(handler=cmd_dashboard)
     return parser

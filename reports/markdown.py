@@ -6,6 +6,8 @@ and cost and latency changes: what a reviewer needs before opening the full repo
 
 from __future__ import annotations
 
+import re
+
 from evals.model.evaluation import EvaluationResult
 from evals.model.summary import CaseComparison
 from evals.reports import text
@@ -29,6 +31,15 @@ MAX_CASE_ROWS = 10
 def _cell(value: object) -> str:
     """Table-safe text: pipes escaped and newlines flattened."""
     return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+_MARKUP = re.compile(r"([\\`*\[\]!<>&@|~])")
+
+
+def _plain(value: object) -> str:
+    """Text that renders as itself: no HTML, links, images, mentions or emphasis from
+    users' words (triage reasons and names among the warnings)."""
+    return _MARKUP.sub(r"\\\1", str(value)).replace("\n", " ")
 
 
 def _header(result: EvaluationResult) -> list[str]:
@@ -185,7 +196,7 @@ def _warnings(result: EvaluationResult) -> list[str]:
     warnings = notes(result)
     if not warnings:
         return []
-    return ["", "### Warnings", "", *(f"- {_cell(w)}" for w in warnings)]
+    return ["", "### Warnings", "", *(f"- {_plain(w)}" for w in warnings)]
 
 
 def _explanations(result: EvaluationResult) -> list[str]:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from datetime import UTC, datetime
 
 from evals.graders.scorecard import LAYERS
 from evals.model.evaluation import EvaluationResult
 from evals.model.results import RunRecord
 from evals.model.summary import AgentStats, CaseComparison, GateResult, RunShare
+from evals.model.triage import quarantine_sentence
 from evals.reports import text
 
 
@@ -87,7 +89,33 @@ def notes(result: EvaluationResult) -> list[str]:
                 f"{agent.agent}: {agent.excluded} errored run(s) of kind {kinds} left out of "
                 "the pass rates (gates.exclude_errors); the error rate counts them"
             )
+    found += quarantine_notes(result)
     return list(dict.fromkeys(found))
+
+
+def quarantine_notes(result: EvaluationResult) -> list[str]:
+    """ "N case(s) quarantined, M expiring within a day", then each quarantined case with
+    its expiry, who and why, and its own comparison (it ran and is measured, but the
+    regression and P0 gates left it out)."""
+    held = result.gates.quarantines
+    if not held:
+        return []
+    now = result.gates.decided_at or 0.0
+    rows = {c.case_id: c for c in case_comparisons(result)}
+    lines = [quarantine_sentence(held, now) + " (left out of the regression and P0 gates)"]
+    for action in held:
+        until = datetime.fromtimestamp(action.until or 0.0, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        line = f"quarantined {action.case_id} until {until} by {action.actor}: {action.reason}"
+        row = rows.get(action.case_id or "")
+        if row is not None and row.difference is not None:
+            line += (
+                f"; candidate {row.candidate.passes}/{row.candidate.counted} vs baseline "
+                f"{row.baseline.passes}/{row.baseline.counted}, difference {row.difference:+.2f}"
+            )
+            if row.interval is not None:
+                line += f" [{row.interval[0]:+.2f}, {row.interval[1]:+.2f}] ({row.verdict})"
+        lines.append(line)
+    return lines
 
 
 def undetermined_gates(result: EvaluationResult) -> list[GateResult]:

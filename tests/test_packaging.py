@@ -177,7 +177,9 @@ def test_an_installed_wheel_runs_a_suite_from_another_directory(
 
 PYTEST_PROJECT = {
     "agent.py": "def agent(prompt, options, context):\n    return {'output': prompt}\n",
-    "suite.yaml": "providers: [file://agent.py:agent]\ngates: {min_pass_rate: 0.2}\n",
+    "suite.yaml": (
+        "providers: [file://agent.py:agent]\ngates: {min_pass_rate: 0.2, max_error_rate: 0.5}\n"
+    ),
     "pytest.ini": "[pytest]\nevals_suite = suite.yaml\n",
     "test_agent.py": (
         "import os, pytest, evals\n"

@@ -20,7 +20,8 @@ cases" apart from "interval too wide". docs/statistics.md gives the references.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import replace
 
 from evals import stats
 from evals.analysis.cells import Cell, Cells
@@ -241,6 +242,39 @@ def compare(
         cases=results,
         warnings=_warnings(results, one_sided),
         paired_cases=sum(1 for r in results if r.paired),
+    )
+
+
+def without_cases(
+    comparison: Comparison, case_ids: Collection[str], config: GateConfig
+) -> Comparison:
+    """The comparison with `case_ids` left out: their rows dropped and the suite and tag
+    groups computed again, as `compare` computes them, over the other cases' counts.
+
+    What the gates decide on while cases are quarantined; the reported comparison keeps
+    every case.
+    """
+    if not case_ids:
+        return comparison
+    kept = [row for row in comparison.cases if row.case_id not in case_ids]
+    cells: Cells = {}
+    shared: list[Case] = []
+    for row in kept:
+        if row.difference is None:
+            continue
+        for side in (row.candidate, row.baseline):
+            cells[(side.agent, row.case_id)] = Cell(
+                passes=side.passes, fails=side.fails, errors=side.errors, excluded=side.excluded
+            )
+        metadata = {"tags": row.tags, "priority": row.priority}
+        shared.append(Case(len(shared), row.case_id, row.description, {}, [], metadata=metadata))
+    tags = [compare_group(tag, tagged, cells, config) for tag, tagged in tag_groups(shared)]
+    _decide_tags(tags, config)
+    return replace(
+        comparison,
+        overall=compare_group(SUITE_GROUP, shared, cells, config),
+        tags=tags,
+        cases=kept,
     )
 
 

@@ -16,11 +16,12 @@ gate on the agreement the evaluation measured over the gates' calibration file
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from evals.analysis.comparison import without_cases
 from evals.gates.comparative import p0_gate, ratio_gate, regression_gates
 from evals.gates.families import (
     Hypothesis,
@@ -34,7 +35,8 @@ from evals.gates.rates import cost_per_accepted_gate, error_rate_gate, flake_gat
 from evals.model.errors import SuiteError
 from evals.model.gates import GateConfig
 from evals.model.suite import Suite, SuiteOutline
-from evals.model.summary import AgentStats, GateReport, GateResult, Summary
+from evals.model.summary import AgentStats, Comparison, GateReport, GateResult, Summary
+from evals.model.triage import TriageAction
 from evals.stats import alpha_shares
 
 if TYPE_CHECKING:
@@ -135,8 +137,9 @@ def _rate_checks(summary: Summary, config: GateConfig, subject: AgentStats | Non
     return checks
 
 
-def _comparison_checks(summary: Summary, config: GateConfig) -> list[_Check]:
-    comparison = summary.comparison
+def _comparison_checks(
+    summary: Summary, comparison: Comparison | None, config: GateConfig
+) -> list[_Check]:
     if comparison is None:
         return []
     checks = [
@@ -262,25 +265,70 @@ def _judge_checks(config: GateConfig, judge: Agreement | None) -> list[_Check]:
     return checks
 
 
+def in_force(
+    quarantines: Sequence[TriageAction], environment: str | None, now: float
+) -> list[TriageAction]:
+    """The quarantines that hold in `environment` at `now`, one per case (the longest)."""
+    chosen: dict[str, TriageAction] = {}
+    for action in quarantines:
+        if action.kind != "quarantine" or action.case_id is None:
+            continue
+        if not (action.applies_to(environment) and action.is_active(now)):
+            continue
+        known = chosen.get(action.case_id)
+        if known is None or (known.until or 0.0) < (action.until or 0.0):
+            chosen[action.case_id] = action
+    return [chosen[case_id] for case_id in sorted(chosen)]
+
+
+def _quarantine_note(gates: list[GateResult], quarantined: list[str]) -> list[GateResult]:
+    """The comparative gates' reasons name the quarantined cases they left out."""
+    if not quarantined:
+        return gates
+    shown = ", ".join(quarantined[:5]) + (", ..." if len(quarantined) > 5 else "")
+    note = f"; {len(quarantined)} quarantined case(s) left out: {shown}"
+    return [
+        replace(g, reason=g.reason + note)
+        if g.name == "p0_regressions" or g.name.startswith("regression")
+        else g
+        for g in gates
+    ]
+
+
 def decide(
     summary: Summary,
     config: GateConfig,
     environment: str | None,
     judge: Agreement | None = None,
     spend: float | None = None,
+    quarantines: Sequence[TriageAction] = (),
+    now: float | None = None,
 ) -> GateReport:
     """Every configured gate's decision, with its threshold, limits, levels and reason.
 
     `config` is applied for `environment`. `spend` is the build's false-failure budget
     for this decision (default 1 - confidence; a staged run passes each look's share).
     `judge` is `measure_judge`'s result; without it the judge gates are not decided.
+    `quarantines` are triage actions; those in force in `environment` at `now` (needed
+    with them) on cases of the summary take their cases out of the regression and P0
+    gates, which then decide over the other cases. A quarantined case is still in the
+    summary with its interval; the report lists the quarantines. An expired quarantine
+    is not in force: its case blocks again.
     """
+    if quarantines and now is None:
+        raise ValueError("deciding with quarantines needs the time they are judged at")
     config = config.for_environment(environment)
     budget = 1 - config.confidence if spend is None else spend
     subject = _subject(summary, config)
+    measured = {c.case_id for c in summary.case_stats}
+    held = [q for q in in_force(quarantines, environment, now or 0.0) if q.case_id in measured]
+    quarantined = [q.case_id for q in held if q.case_id is not None]
+    compared = summary.comparison
+    if compared is not None and quarantined:
+        compared = without_cases(compared, quarantined, config)
     checks = [
         *_rate_checks(summary, config, subject),
-        *_comparison_checks(summary, config),
+        *_comparison_checks(summary, compared, config),
         *_judge_checks(config, judge),
     ]
     if config.zero_policy_violations:
@@ -293,12 +341,14 @@ def decide(
         gates += check.decide(Levels(share=share, pass_alpha=budget / 2, spend=budget))
     comparison = summary.comparison
     return GateReport(
-        gates=gates,
+        gates=_quarantine_note(gates, quarantined),
         environment=environment,
         warnings=list(comparison.warnings) if comparison is not None else [],
         on_undetermined=config.on_undetermined or "warn",
         spend=budget,
         config=config.to_dict(),
+        quarantines=held,
+        decided_at=now,
     )
 
 

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 import orjson
 
+from evals.model.triage import TriageAction
+
 
 def _json_ready(value: Any) -> Any:
     """A dataclass tree as plain JSON values; orjson walks it several times faster than
@@ -272,7 +274,9 @@ class GateReport:
     undetermined otherwise; `on_undetermined` (fail, warn or pass) says whether an
     undetermined verdict fails the build. `spend` is the build's false-failure budget this
     decision used (1 - confidence, or a staged run's share for one look); `config` the
-    effective gate configuration it applied.
+    effective gate configuration it applied. `quarantines` are the triage quarantines in
+    force when the gates were decided at `decided_at` (their cases were left out of the
+    regression and P0 gates).
     """
 
     gates: list[GateResult]
@@ -281,6 +285,8 @@ class GateReport:
     on_undetermined: str = "warn"
     spend: float | None = None
     config: dict[str, Any] = field(default_factory=dict)
+    quarantines: list[TriageAction] = field(default_factory=list)
+    decided_at: float | None = None
 
     @property
     def verdict(self) -> str:

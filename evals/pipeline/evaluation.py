@@ -13,6 +13,7 @@ import os
 import subprocess
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from evals.model.protocols import ReportSink, StoreSink, Tracer
 from evals.model.results import RunRecord
 from evals.model.suite import Suite, SuiteOutline
 from evals.model.summary import GateReport, Summary
+from evals.model.triage import TriageAction
 from evals.plan.runs import build_plan
 from evals.tracing import run_tracer
 
@@ -98,17 +100,20 @@ def analyse(
     environment: str | None,
     judge: Agreement | None = None,
     spend: float | None = None,
+    quarantines: Sequence[TriageAction] = (),
+    now: float | None = None,
 ) -> tuple[Summary, GateReport]:
     """Statistics and gate decisions for a set of records (also used on stored runs).
 
     `judge` is the judge's measured agreement for the judge gates (see measure_judge);
-    `spend` the build's false-failure budget for this decision (a staged run's look).
+    `spend` the build's false-failure budget for this decision (a staged run's look);
+    `quarantines` the triage quarantines the gates honour at `now`.
     """
     from evals.analysis.summarize import summarize
     from evals.gates.decide import decide
 
     summary = summarize(records, suite, gate_config)
-    return summary, decide(summary, gate_config, environment, judge, spend)
+    return summary, decide(summary, gate_config, environment, judge, spend, quarantines, now)
 
 
 def run_evaluation(
@@ -189,8 +194,19 @@ def run_evaluation(
             meta.stored_runs = len(records)
             meta.status = "complete" if meta.stored_runs >= meta.planned_runs else "incomplete"
             with tracer.evaluation_span("gates"):
+                from evals.pipeline.triage import quarantines
+
+                now = time.time()
+                held = quarantines(options.store_url, suite.suite_id, now) if store else []
                 summary, gates = analyse(
-                    suite, records, gate_config, options.environment, judge, options.spend
+                    suite,
+                    records,
+                    gate_config,
+                    options.environment,
+                    judge,
+                    options.spend,
+                    held,
+                    now,
                 )
         if store is not None:
             store.finish(meta, summary, gates)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evals.store.store import Store, StoredEvaluation, open_store
+    from evals.store.store import Store, StoredEvaluation, open_store, open_viewer_store
 
-__all__ = ["Store", "StoredEvaluation", "open_store"]
+__all__ = ["Store", "StoredEvaluation", "open_store", "open_viewer_store"]
 
 
 def __getattr__(name: str) -> Any:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
 from evals.common.encoding import dump_json
 from evals.common.extras import require_store_driver
+from evals.model.errors import HarnessFault
 
 DEFAULT_SQLITE_PATH = Path(".evals") / "results.db"
 BUSY_TIMEOUT_MS = 30_000
@@ -60,6 +62,50 @@ def create_store_engine(url: str, *, read_only: bool = False) -> Engine:
     event.listen(engine, "connect", _configure_sqlite)
     event.listen(engine, "begin", _begin_sqlite)
     return engine
+
+
+def create_viewer_engine(url: str) -> Engine:
+    """An engine that cannot write, for viewers of a store (the dashboard).
+
+    A SQLite file opens as a read-only URI (`mode=ro`, and `query_only` on each
+    connection), so SQLite itself refuses every write; PostgreSQL runs every transaction
+    read-only on the server (`default_transaction_read_only`). `check_read_only` proves
+    it on a live connection.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_store_engine(url, read_only=True)
+    database = parsed.database
+    if not database or not Path(database).is_file():
+        raise HarnessFault(
+            f"no results store at {database}: run `evals run` (or point --store at the "
+            "team's store) before opening the dashboard"
+        )
+    engine = create_engine(
+        f"sqlite:///file:{quote(str(Path(database).resolve()))}?mode=ro&uri=true"
+    )
+    event.listen(engine, "connect", _configure_sqlite_viewer)
+    event.listen(engine, "begin", _begin_sqlite)
+    return engine
+
+
+def check_read_only(engine: Engine) -> None:
+    """Raise a HarnessFault unless the engine's connections are read-only."""
+    with engine.connect() as connection:
+        if engine.dialect.name == "sqlite":
+            read_only = connection.exec_driver_sql("PRAGMA query_only").scalar() == 1
+        else:
+            read_only = connection.exec_driver_sql("SHOW transaction_read_only").scalar() == "on"
+    if not read_only:
+        raise HarnessFault("the viewer's connection to the results store could write to it")
+
+
+def _configure_sqlite_viewer(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA query_only = ON")
+    cursor.close()
 
 
 def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:

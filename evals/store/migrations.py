@@ -22,6 +22,7 @@ from evals.store.schema import (
     group_verdicts,
     metadata,
     schema_version,
+    triage_actions,
 )
 
 Migration = tuple[int, str, Callable[[Connection], None]]
@@ -72,6 +73,10 @@ def _add_group_history(connection: Connection) -> None:
         write_group_rows(connection, evaluation_id, summary)
 
 
+def _add_triage_actions(connection: Connection) -> None:
+    triage_actions.create(connection)
+
+
 MIGRATIONS: list[Migration] = [
     (
         2,
@@ -88,6 +93,11 @@ MIGRATIONS: list[Migration] = [
         5,
         "rates and verdicts per suite, tag and case of each evaluation, for histories",
         _add_group_history,
+    ),
+    (
+        6,
+        "triage actions: acknowledgements, quarantines, accepted disagreements",
+        _add_triage_actions,
     ),
 ]
 

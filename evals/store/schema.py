@@ -25,7 +25,7 @@ from sqlalchemy import (
 
 from evals.store.jsontype import JsonDocument
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 metadata = MetaData()
 
@@ -209,4 +209,32 @@ group_verdicts = Table(
     Column("reason", Text, nullable=False, default=""),
     CheckConstraint("kind IN ('suite', 'tag', 'case')", name="ck_group_verdicts_kind"),
     Index("ix_group_verdicts_name", "kind", "name", "verdict"),
+)
+
+TRIAGE_KINDS_SQL = "kind IN ('acknowledge', 'quarantine', 'accept_disagreement', 'remove')"
+
+triage_actions = Table(
+    "triage_actions",
+    metadata,
+    Column("id", RowId, primary_key=True, autoincrement=True),
+    Column("kind", String(24), nullable=False),
+    Column("suite_id", Text, nullable=False),
+    Column("case_id", Text),
+    Column("environment", Text),
+    Column("evaluation_id", String(64)),
+    Column("gate", Text),
+    Column("until", Double),
+    Column("reason", Text, nullable=False),
+    Column("link", Text),
+    Column("actor", Text, nullable=False),
+    Column("created_at", Double, nullable=False),
+    Column("target_id", RowId, ForeignKey("triage_actions.id")),
+    CheckConstraint(TRIAGE_KINDS_SQL, name="ck_triage_kind"),
+    CheckConstraint(
+        "kind <> 'quarantine' OR (until IS NOT NULL AND case_id IS NOT NULL)",
+        name="ck_triage_quarantine",
+    ),
+    CheckConstraint("kind <> 'remove' OR target_id IS NOT NULL", name="ck_triage_remove"),
+    Index("ix_triage_suite_kind", "suite_id", "kind", "until"),
+    Index("ix_triage_created", "created_at"),
 )

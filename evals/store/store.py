@@ -18,15 +18,16 @@ from evals.model.suite import Case, SuiteOutline
 from evals.model.summary import GateReport, Summary
 from evals.store.aggregates import Aggregates
 from evals.store.codec import decode_run
-from evals.store.engine import create_store_engine, resolve_url
+from evals.store.engine import (
+    check_read_only,
+    create_store_engine,
+    create_viewer_engine,
+    resolve_url,
+)
 from evals.store.groups import write_group_rows
 from evals.store.migrations import ensure_schema
-from evals.store.schema import (
-    evaluations,
-    gate_results,
-    grades,
-    runs,
-)
+from evals.store.schema import evaluations, gate_results, grades, runs
+from evals.store.triage import TriageLog
 from evals.store.writer import insert_runs
 
 
@@ -110,6 +111,7 @@ class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.aggregates = Aggregates(engine)
+        self.triage = TriageLog(engine)
 
     @property
     def dialect(self) -> str:
@@ -389,6 +391,22 @@ def open_store(url: str | None = None, *, read_only: bool = False) -> Store:
     engine = create_store_engine(resolved, read_only=read_only)
     try:
         ensure_schema(engine, upgrade=not read_only or engine.dialect.name == "sqlite")
+    except BaseException:
+        engine.dispose()
+        raise
+    return Store(engine)
+
+
+def open_viewer_store(url: str | None = None) -> Store:
+    """Open the store at `url` for viewing only: every write fails in the database.
+
+    Never creates or upgrades the schema (a store of another version is a HarnessFault
+    saying who can upgrade it), and checks on a live connection that it cannot write.
+    """
+    engine = create_viewer_engine(resolve_url(url))
+    try:
+        ensure_schema(engine, upgrade=False)
+        check_read_only(engine)
     except BaseException:
         engine.dispose()
         raise

@@ -44,6 +44,7 @@ evaluateOptions: {repeat: 2, maxConcurrency: 4}
 gates:
   min_pass_rate: 0.5
   max_regression: 0.1
+  per_tag: {news: {max_regression: 0.1}}
   environments:
     pr: {tags: [golden], repeat: 4}
     nightly: {repeat: 4}

@@ -171,17 +171,15 @@ def test_nightly_then_pull_request_steps_in_a_git_project(tmp_path: Path) -> Non
     assert fetched.returncode == 0, fetched.stderr
     assert "store artifact of nightly run 4242" in fetched.stdout
     evaluated = run_step(step(job, "evals"), work, env, bin_dir)
-    assert evaluated.returncode == 1, evaluated.stdout + evaluated.stderr
-
     ci = work / env["EVALS_CI_DIR"]
     comment = (ci / "comment.md").read_text(encoding="utf-8")
+    assert evaluated.returncode == 1, evaluated.stdout + evaluated.stderr + comment
     assert comment.startswith(COMMENT_MARKER) and "evals pull request: FAIL" in comment
-    # The workflow's stages: 3 repeats come from the nightly's 4 and leave the regression
-    # undetermined; 6 need main's agent, run here, 4 of its 6 repeats from the cache.
+    # The workflow's stages: the first look (3 repeats, main's side from the nightly's
+    # stored runs) already shows the news tag's loss beyond its tolerance.
     assert env["EVALS_PR_ARGS"] == "--until-decided 3,6,12"
-    assert "(3 repeat(s): undetermined; 6 repeat(s): fail)" in comment
-    assert "primed with 100 stored response(s) of nightly `nightly-7-1`" in comment
-    assert "96 of 144 runs answered from the cache" in comment
+    assert "staged until decided: 1 of 3 stage(s) (3 repeat(s): fail)" in comment
+    assert "| ❌ | regression[news] |" in comment
     assert "evals pull request: FAIL" in (tmp_path / "pr-summary.md").read_text(encoding="utf-8")
     [junit] = ci.glob("*.junit.xml")
     failures = [

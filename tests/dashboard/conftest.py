@@ -23,6 +23,13 @@ def run_demo(store_url: str, repeat: int, environment: str | None = None) -> Eva
     return run_evaluation(load_suite(str(DEMO_SUITE)), options)
 
 
+@pytest.fixture(autouse=True)
+def _local_dashboard(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages run as `evals dashboard` on a loopback address runs them: the one user is
+    the machine's."""
+    monkeypatch.setenv("EVALS_DASHBOARD_AUTH", "local")
+
+
 @pytest.fixture(scope="session")
 def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list]]:
     """(store URL, [older nightly result, newer result]): two evaluations of the demo."""

@@ -1,0 +1,115 @@
+"""The dashboard's triage data: reads over the viewer's read-only connection, and the
+one audited write path.
+
+Pages read the triage log through a store opened read-only (`open_viewer_store`), like
+every other page. Only `submit` and `withdraw` write, each through
+`evals.pipeline.triage` (the checks `evals triage add` applies) on a separate connection
+(`$EVALS_TRIAGE_STORE_URL`, else the store's URL: for PostgreSQL a role that may only
+insert triage actions), and only for a visitor with the triager role; each action
+records the visitor's identity from the login, never one typed in a form.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from evals.dashboard.auth import Visitor
+from evals.model.triage import TriageAction
+from evals.pipeline import triage
+from evals.store import Store, open_store, open_viewer_store
+
+READ_TTL_S = 10
+# A spreadsheet runs a cell starting with one of these as a formula.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+@st.cache_resource(show_spinner=False)
+def _viewer(url: str) -> Store:
+    return open_viewer_store(url)
+
+
+@st.cache_resource(show_spinner=False)
+def _writer(url: str) -> Store:
+    return open_store(url)
+
+
+def triage_url(url: str) -> str:
+    """The store URL triage actions are written through."""
+    return os.environ.get("EVALS_TRIAGE_STORE_URL") or url
+
+
+@st.cache_data(ttl=READ_TTL_S, show_spinner=False)
+def current(url: str, suite_id: str) -> list[TriageAction]:
+    """The suite's actions in force (not removed, not expired), newest first."""
+    return _viewer(url).triage.current(suite_id, now=time.time())
+
+
+@st.cache_data(ttl=READ_TTL_S, show_spinner=False)
+def history(url: str, suite_id: str | None) -> list[TriageAction]:
+    """Every action (removals too), newest first; every suite for None."""
+    return _viewer(url).triage.history(suite_id)
+
+
+def _refuse(person: Visitor) -> None:
+    if not person.can_triage:
+        raise PermissionError(f"{person.actor} may not record triage actions")
+
+
+def submit(
+    person: Visitor, url: str, kind: str, suite_id: str, reason: str, **fields: Any
+) -> TriageAction:
+    """Record a triage action by `person` (a triager), checked as on the command line."""
+    _refuse(person)
+    action = triage.new_action(kind, suite_id, person.actor, reason, now=time.time(), **fields)
+    stored = triage.record(_writer(triage_url(url)), action)
+    st.cache_data.clear()
+    return stored
+
+
+def withdraw(person: Visitor, url: str, action_id: int, reason: str) -> TriageAction:
+    """Record the removal of an action by `person` (a triager)."""
+    _refuse(person)
+    removal = triage.withdraw(_writer(triage_url(url)), action_id, person.actor, reason)
+    st.cache_data.clear()
+    return removal
+
+
+def _spreadsheet_safe(value: object) -> object:
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def frame(actions: list[TriageAction], now: float) -> pd.DataFrame:
+    """The actions as a table of plain text (shown as text, never as markup)."""
+    rows = [
+        {
+            "id": a.id,
+            "when": triage.when(a.created_at),
+            "who": a.actor,
+            "action": a.kind,
+            "removes": a.target_id,
+            "suite": a.suite_id,
+            "case": a.case_id,
+            "environment": a.environment or ("" if a.kind == "remove" else "all"),
+            "gate": a.gate,
+            "evaluation": a.evaluation_id,
+            "until": triage.when(a.until),
+            "left": triage.remaining(a.until, now),
+            "why": a.reason,
+            "link": a.link,
+        }
+        for a in actions
+    ]
+    return pd.DataFrame(rows, columns=list(rows[0]) if rows else ["id"])
+
+
+def csv_bytes(table: pd.DataFrame) -> bytes:
+    """The table as CSV, with cells a spreadsheet would run as formulas quoted."""
+    safe = table.map(_spreadsheet_safe)
+    return safe.to_csv(index=False).encode("utf-8")

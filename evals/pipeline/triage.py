@@ -1,0 +1,267 @@
+"""Triage from the command line and the dashboard: one validated, audited write path.
+
+`new_action` checks an action before anything is written (a quarantine needs a case and
+an expiry in the future, every action a reason, links are http(s)); `record` appends it
+to the store's triage log with who and when; `withdraw` records a removal. `evals triage
+list|add|remove` and the dashboard's triage controls both go through these, and
+`quarantines` is what `evals run` reads before deciding its gates.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+from urllib.parse import urlparse
+
+from evals.model.errors import SuiteError
+from evals.model.triage import TRIAGE_KINDS, TriageAction, TriageKind
+
+if TYPE_CHECKING:
+    from evals.store import Store
+
+ENVIRONMENTS = ("pr", "nightly", "release")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([dhm])")
+_UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0}
+MAX_TEXT = 4000
+
+
+def parse_until(text: str, now: float) -> float:
+    """An expiry as seconds since the epoch, from a duration after `now` (`7d`, `12h`,
+    `30m`), an ISO date (midnight UTC starting that day) or an ISO date and time (UTC
+    unless it names its offset)."""
+    value = text.strip()
+    duration = _DURATION.fullmatch(value)
+    if duration:
+        return now + float(duration.group(1)) * _UNITS[duration.group(2)]
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise SuiteError(
+            f"cannot read the expiry {text!r}",
+            fix="give a duration (7d, 12h, 30m) or an ISO date or time (2026-12-24, "
+            "2026-12-24T18:00Z)",
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def _text(value: str | None, what: str) -> str | None:
+    if value is None or not value.strip():
+        return None
+    if len(value) > MAX_TEXT:
+        raise SuiteError(f"the {what} is longer than {MAX_TEXT} characters", fix="shorten it")
+    return value.strip()
+
+
+def new_action(
+    kind: str,
+    suite_id: str,
+    actor: str,
+    reason: str,
+    *,
+    now: float,
+    case_id: str | None = None,
+    environment: str | None = None,
+    evaluation_id: str | None = None,
+    gate: str | None = None,
+    until: float | None = None,
+    link: str | None = None,
+) -> TriageAction:
+    """A checked triage action, or a SuiteError saying what to fix.
+
+    Every action needs a reason and an actor; a quarantine needs a case and an expiry
+    after `now`; an acknowledgement names a case, a gate or an evaluation; an accepted
+    judge disagreement names a case. Links must be http(s) URLs, so a shown link can
+    never run script.
+    """
+    if kind not in TRIAGE_KINDS:
+        raise SuiteError(f"unknown triage action {kind!r}", fix=f"use one of {TRIAGE_KINDS}")
+    why = _text(reason, "reason")
+    who = _text(actor, "actor")
+    if why is None or who is None:
+        raise SuiteError("a triage action needs a reason and who took it", fix="give --reason")
+    if environment is not None and environment not in ENVIRONMENTS:
+        raise SuiteError(
+            f"unknown environment {environment!r}", fix=f"use one of {', '.join(ENVIRONMENTS)}"
+        )
+    link = _text(link, "link")
+    if link is not None and (urlparse(link).scheme not in ("http", "https") or " " in link):
+        raise SuiteError(f"the link {link!r} is not an http(s) URL", fix="give an https:// link")
+    case_id, gate, evaluation_id = (
+        _text(case_id, "case id"),
+        _text(gate, "gate"),
+        _text(evaluation_id, "evaluation id"),
+    )
+    if kind == "quarantine":
+        if case_id is None or until is None:
+            raise SuiteError(
+                "a quarantine needs a case and an expiry", fix="give --case and --until"
+            )
+        if until <= now:
+            raise SuiteError(
+                "the quarantine's expiry is not in the future", fix="give a later --until"
+            )
+    elif until is not None:
+        raise SuiteError(f"only a quarantine has an expiry, not {kind}", fix="drop --until")
+    if kind == "acknowledge" and not (case_id or gate or evaluation_id):
+        raise SuiteError(
+            "an acknowledgement names what it acknowledges",
+            fix="give --case, --gate or --evaluation",
+        )
+    if kind == "accept_disagreement" and case_id is None:
+        raise SuiteError("an accepted judge disagreement names its case", fix="give --case")
+    checked: TriageKind = kind  # type: ignore[assignment]
+    return TriageAction(
+        kind=checked,
+        suite_id=suite_id,
+        actor=who,
+        reason=why,
+        created_at=now,
+        case_id=case_id,
+        environment=environment,
+        evaluation_id=evaluation_id,
+        gate=gate,
+        until=until,
+        link=link,
+    )
+
+
+def record(store: Store, action: TriageAction) -> TriageAction:
+    """Append a checked action to the store's triage log; returns it with its id.
+
+    The suite must have an evaluation in the store, and a case must be one of the
+    suite's latest evaluation, so a mistyped id is refused rather than never matching.
+    """
+    latest = store.list_evaluations(suite_id=action.suite_id, limit=1)
+    if not latest:
+        raise SuiteError(
+            f"the store has no evaluation of suite {action.suite_id!r}",
+            fix="see `evals history` for the suite ids",
+        )
+    if action.case_id is not None:
+        stored = store.get_evaluation(latest[0].id)
+        cases = [c.id for c in stored.suite_outline().cases] if stored else []
+        if action.case_id not in cases:
+            shown = ", ".join(cases[:8]) + (", ..." if len(cases) > 8 else "")
+            raise SuiteError(
+                f"suite {action.suite_id!r} has no case {action.case_id!r} in its latest "
+                f"evaluation {latest[0].id}",
+                fix=f"use one of: {shown}",
+            )
+    return store.triage.record(action)
+
+
+def withdraw(store: Store, action_id: int, actor: str, reason: str) -> TriageAction:
+    """Record the removal of action `action_id` (a SuiteError when there is none to remove)."""
+    why, who = _text(reason, "reason"), _text(actor, "actor")
+    if why is None or who is None:
+        raise SuiteError("a removal needs a reason and who took it", fix="give --reason")
+    target = store.triage.get(action_id)
+    if target is None:
+        raise SuiteError(f"no triage action {action_id}", fix="see `evals triage list --all`")
+    removal = TriageAction(
+        kind="remove",
+        suite_id=target.suite_id,
+        actor=who,
+        reason=why,
+        created_at=time.time(),
+        target_id=action_id,
+    )
+    try:
+        return store.triage.record(removal)
+    except ValueError as exc:
+        raise SuiteError(str(exc), fix="see `evals triage list --all`") from None
+
+
+@contextmanager
+def opened(store_url: str | None) -> Iterator[Store]:
+    """The store at `store_url`, closed afterwards."""
+    from evals.store import open_store
+
+    store = open_store(store_url)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def quarantines(store_url: str | None, suite_id: str, now: float) -> list[TriageAction]:
+    """The suite's quarantines not removed nor expired at `now` (any environment), read
+    on a read-only connection."""
+    from evals.store import open_store
+
+    store = open_store(store_url, read_only=True)
+    try:
+        return [a for a in store.triage.current(suite_id, now=now) if a.kind == "quarantine"]
+    finally:
+        store.close()
+
+
+def listing(
+    store_url: str | None, suite_id: str | None, everything: bool, now: float
+) -> list[TriageAction]:
+    """The actions in force (or, with `everything`, the whole log with removals), newest first."""
+    with opened(store_url) as store:
+        if everything:
+            return store.triage.history(suite_id)
+        return store.triage.current(suite_id, now=now)
+
+
+def when(seconds: float | None) -> str:
+    """A time as `YYYY-MM-DD HH:MM UTC` (empty for None)."""
+    if seconds is None:
+        return ""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def remaining(until: float | None, now: float) -> str:
+    """How long until an expiry, to the minute (`2d 3h`, `expired`)."""
+    if until is None:
+        return ""
+    left = until - now
+    if left <= 0:
+        return "expired"
+    span = timedelta(seconds=int(left))
+    hours, rest = divmod(span.seconds, 3600)
+    return f"{span.days}d {hours}h" if span.days else f"{hours}h {rest // 60}m"
+
+
+def print_actions(actions: list[TriageAction], now: float) -> None:
+    """Print triage actions as a table, one line each, newest first."""
+    from rich import box
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("id", "kind", "suite", "case", "env", "until", "left", "by", "when", "reason"):
+        table.add_column(column, overflow="fold")
+    for action in actions:
+        target = f" #{action.target_id}" if action.target_id is not None else ""
+        reason = action.reason + (f" ({action.link})" if action.link else "")
+        table.add_row(
+            *(
+                escape(text)
+                for text in (
+                    str(action.id),
+                    action.kind + target,
+                    action.suite_id,
+                    action.case_id or action.gate or action.evaluation_id or "",
+                    action.environment or "all",
+                    when(action.until),
+                    remaining(action.until, now),
+                    action.actor,
+                    when(action.created_at),
+                    reason,
+                )
+            )
+        )
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=200)
+    console.print(table)
