@@ -138,7 +138,7 @@ def _write(write_suite) -> Path:
     return write_suite(SUITE.format(tests=tests), files={"agents.py": AGENTS})
 
 
-DESIGN = AdaptiveDesign(last=12, first=2, every=2)
+DESIGN = AdaptiveDesign(last=12, first=2, every=2, futility=None)
 
 
 def _stored_looks(store_url: str, evaluation_id: str) -> dict[tuple, int]:
@@ -175,6 +175,24 @@ def test_decided_cases_stop_while_the_undetermined_tag_runs_on(write_suite, tmp_
     gate = next(g for g in adaptive.result.gates.gates if g.name == "regression[steady]")
     assert f"decided at look {steady_look}" in gate.reason
     assert "saved" in adaptive.describe()
+
+
+def test_a_gate_that_cannot_be_decided_stops_its_cases(write_suite):
+    """The shaky tag's loss sits exactly at its tolerance: no number of repeats up to the
+    last look can pass or fail it, so futility stops its cases and the run ends early."""
+    suite = load_suite(_write(write_suite))
+    options = RunOptions(use_store=False, progress=False)
+    without = run_adaptive(suite, options, DESIGN)
+    design = AdaptiveDesign(last=12, first=2, every=2)
+    adaptive = run_adaptive(suite, RunOptions(use_store=False, progress=False), design)
+    shaky = adaptive.state.decided["regression[shaky]"]
+    assert shaky.result.status == "undetermined"
+    assert "cannot be decided by the last look" in shaky.result.reason
+    assert "can still be decided" in adaptive.stop_reason
+    assert adaptive.runs < without.runs
+    assert adaptive.result.gates.verdict == without.result.gates.verdict == "undetermined"
+    final = {g.name: g for g in adaptive.result.gates.gates}
+    assert final["regression[shaky]"] == shaky.result
 
 
 def test_a_resumed_adaptive_run_ends_with_the_uninterrupted_runs(write_suite, tmp_path):

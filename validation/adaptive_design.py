@@ -159,7 +159,8 @@ def adaptive(suite: Suite, build: Build, design: AdaptiveDesign) -> tuple[str, i
         report = settle(
             _decide(suite, records, spend), state.frozen(), look, repeats, len(records)
         )
-        state = advance(state, report, suite.cases, look)
+        futility = design.futility_at(look, suite.gates.confidence)
+        state = advance(state, report, suite.cases, look, futility)
         verdict = report.verdict
         if verdict != "undetermined" or not state.active:
             break

@@ -12,9 +12,11 @@ Pure: gate reports and case lists in, decisions and case ids out.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from evals import stats
 from evals.model.suite import Case
 from evals.model.summary import GateReport, GateResult
 
@@ -89,20 +91,87 @@ def settle(
     return replace(report, gates=gates)
 
 
+@dataclass(frozen=True, slots=True)
+class Futility:
+    """How a look judges whether an undetermined gate can still be decided by the last
+    look: `fraction` of the last look's repeats run, the last look's spend over this
+    look's (`spend_ratio`) and its budget `final_spend`, and the conditional standard
+    deviations the estimate may move (`reach`; see `evals.stats.futility`)."""
+
+    fraction: float
+    spend_ratio: float
+    final_spend: float
+    reach: float = 2.0
+
+    def judge(self, gate: GateResult) -> bool:
+        """True when `gate` cannot be decided by the last look (never for the P0 gate,
+        whose decision is per case, nor for a gate without both limits)."""
+        numbers = (
+            gate.measured,
+            gate.threshold,
+            gate.fail_limit,
+            gate.fail_level,
+            gate.pass_limit,
+            gate.pass_level,
+        )
+        if gate.name == "p0_regressions" or any(n is None for n in numbers):
+            return False
+        measured, threshold, fail_limit, fail_level, pass_limit, pass_level = (
+            float(n) for n in numbers  # type: ignore[arg-type]
+        )
+        if not all(math.isfinite(n) for n in (measured, fail_limit, pass_limit)):
+            return False
+        return stats.futile(
+            measured,
+            threshold,
+            fail_limit,
+            fail_level,
+            pass_limit,
+            pass_level,
+            self.fraction,
+            1 - (1 - fail_level) * self.spend_ratio,
+            1 - self.final_spend / 2,
+            self.reach,
+        )
+
+
+def _futile(gate: GateResult, look: int) -> GateResult:
+    return replace(
+        gate,
+        reason=f"{gate.reason}; cannot be decided by the last look (judged at look {look}), "
+        "so its cases run no further for it",
+    )
+
+
 def advance(
-    state: AdaptiveState, report: GateReport, cases: Sequence[Case], look: int
+    state: AdaptiveState,
+    report: GateReport,
+    cases: Sequence[Case],
+    look: int,
+    futility: Futility | None = None,
 ) -> AdaptiveState:
     """The state after the settled `report` of `look`.
 
-    Blocking statistical gates decided for the first time are frozen with their look; the
-    cases still open are those read by a blocking gate that remains undetermined.
-    Deterministic in its inputs, so a resumed run that sees the same records makes the
-    same choices.
+    Blocking statistical gates decided for the first time are frozen with their look; with
+    `futility`, an undetermined gate that cannot be decided by the last look is frozen as
+    undetermined. The cases still open are those read by a blocking gate neither decided
+    nor frozen. Deterministic in its inputs, so a resumed run that sees the same records
+    makes the same choices.
     """
     decided = dict(state.decided)
     for gate in report.gates:
-        if gate.name not in decided and _freezes(gate):
+        if gate.name in decided:
+            continue
+        if _freezes(gate):
             decided[gate.name] = Decided(gate, look)
+        elif (
+            futility is not None
+            and gate.blocking
+            and gate.status == "undetermined"
+            and gate.name not in _FACTS
+            and futility.judge(gate)
+        ):
+            decided[gate.name] = Decided(_futile(gate, look), look)
     open_gates: Iterable[GateResult] = (
         g
         for g in report.gates

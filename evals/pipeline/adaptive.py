@@ -10,6 +10,9 @@ repeats up to `last`), decides the gates, and
   that decided it (`evals.gates.adaptive`);
 - gives the next batch only to the cases read by a gate still undetermined, so no run
   goes to a case already decided for every gate that reads it;
+- stops running for a gate that cannot be decided by the last look even if the data
+  move favourably (`evals.stats.futile`: non-binding futility, which can only lower the
+  chance of a false failure), keeping it undetermined;
 - never starts a look that would take the runs past `budget_runs`, or the cost (the mean
   cost per run so far times the look's runs) past `budget_cost`.
 
@@ -28,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from evals.gates.adaptive import AdaptiveState, advance
+from evals.gates.adaptive import AdaptiveState, Futility, advance, settle
 from evals.model.errors import SuiteError
 from evals.plan.runs import build_plan, select_cases
 from evals.stats import spending_shares
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
     from evals.model.suite import Suite
 
 DEFAULT_RHO = 3.0
+DEFAULT_REACH = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +52,17 @@ class AdaptiveDesign:
 
     Looks after `first` repeats per case and agent, then every `every` repeats, up to
     `last` (the fixed design it replaces runs `last` repeats). `rho` shapes the spending
-    function alpha·t^rho. `budget_runs` and `budget_cost` cap the runs and the cost.
+    function alpha·t^rho. `futility` is how many conditional standard deviations an
+    undetermined gate's estimate may need to move to be decided by the last look before
+    its cases stop for it (None: never). `budget_runs` and `budget_cost` cap the runs and
+    the cost.
     """
 
     last: int = 10
     first: int = 2
     every: int = 2
     rho: float = DEFAULT_RHO
+    futility: float | None = DEFAULT_REACH
     budget_runs: int | None = None
     budget_cost: float | None = None
 
@@ -79,6 +87,19 @@ class AdaptiveDesign:
         """Each look's share of the budget 1 - confidence: increments of alpha·t^rho."""
         fractions = [k / self.last for k in self.looks()]
         return spending_shares(fractions, 1 - confidence, self.rho)
+
+    def futility_at(self, look: int, confidence: float) -> Futility | None:
+        """How look `look` (1-based) judges whether a gate can still be decided; None at
+        the last look or without futility."""
+        looks, spends = self.looks(), self.spends(confidence)
+        if self.futility is None or look >= len(looks):
+            return None
+        return Futility(
+            fraction=looks[look - 1] / self.last,
+            spend_ratio=spends[-1] / spends[look - 1],
+            final_spend=spends[-1],
+            reach=self.futility,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +238,8 @@ def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> A
         result = run_evaluation(suite, look_options, previous=result)
         runs = _runs_so_far(result.records, repeats)[0]
         before = set(state.decided)
-        state = advance(state, result.gates, cases, number)
+        futility = design.futility_at(number, gate_config.confidence)
+        state = advance(state, result.gates, cases, number, futility)
         looks.append(
             AdaptiveLook(
                 look=number,
@@ -239,7 +261,8 @@ def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> A
             )
             break
         if not state.active:
-            stop = "no undetermined gate reads any runs"
+            result.gates = settle(result.gates, state.frozen(), number, repeats, runs)
+            stop = "no undetermined gate can still be decided by the last look"
             break
     if result is None:
         raise SuiteError(
