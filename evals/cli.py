@@ -161,14 +161,19 @@ def _run(
             fix="choose one: --adaptive looks after every batch and runs only open cases",
         )
     if args.adaptive:
-        return _run_adaptive(suite, options, args)
+        return _run_adaptive(suite, options, args, report_process)
     if args.until_decided:
         return _run_staged(suite, options, args)
     result = run_evaluation(suite, options)
     return _finish(result, args, report_process)
 
 
-def _run_adaptive(suite: Suite, options: RunOptions, args: argparse.Namespace) -> int:
+def _run_adaptive(
+    suite: Suite,
+    options: RunOptions,
+    args: argparse.Namespace,
+    report_process: ReportProcess | None,
+) -> int:
     """`run --adaptive`: look after every batch, run only cases that can still decide."""
     from evals.pipeline.adaptive import AdaptiveDesign, run_adaptive
 
@@ -186,7 +191,7 @@ def _run_adaptive(suite: Suite, options: RunOptions, args: argparse.Namespace) -
     except ValueError as exc:
         raise SuiteError(str(exc), fix="see `evals run --help`") from None
     adaptive = run_adaptive(suite, options, design)
-    code = _finish(adaptive.result, args, options.report_process)
+    code = _finish(adaptive.result, args, report_process)
     if not args.quiet:
         print(adaptive.describe())
     return code

@@ -4,6 +4,7 @@ decisions kept, budgets respected, the look of each run stored, resumable."""
 from __future__ import annotations
 
 import sqlite3
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -44,14 +45,12 @@ def test_design_looks_end_at_the_last_repeat_and_spend_exactly_the_budget(
     design = AdaptiveDesign(last=first + extra, first=first, every=every, rho=rho)
     looks = design.looks()
     assert looks[0] == first and looks[-1] == first + extra
-    assert all(b > a for a, b in zip(looks, looks[1:], strict=False))
-    assert all(b - a <= every for a, b in zip(looks, looks[1:], strict=False))
+    assert all(b > a for a, b in pairwise(looks))
+    assert all(b - a <= every for a, b in pairwise(looks))
     spends = design.spends(0.95)
     assert len(spends) == len(looks) and min(spends) > 0
     assert sum(spends) == pytest.approx(0.05)
-    assert spends == pytest.approx(
-        spending_shares([k / looks[-1] for k in looks], 0.05, rho=rho)
-    )
+    assert spends == pytest.approx(spending_shares([k / looks[-1] for k in looks], 0.05, rho=rho))
 
 
 def test_design_refuses_impossible_schedules_and_caps() -> None:
@@ -85,7 +84,7 @@ def test_open_cases_are_those_of_undetermined_gates_and_decisions_are_kept(
     expected = set().union(*(gate_cases(n, CASES) for n in undetermined))
     assert state.active == expected
     assert set(state.decided) == {n for n in statistical if statuses[n] != "undetermined"}
-    for name, decided in state.decided.items():
+    for decided in state.decided.values():
         assert decided.look == 1
         assert decided.result.reason.endswith("decided at look 1 (2 repeats, 48 runs)")
     # A later look whose data say otherwise keeps every earlier decision.

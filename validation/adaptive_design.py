@@ -1,24 +1,27 @@
 """Compare the fixed, staged and adaptive designs of repeats by simulation (seeded).
 
-    python validation/adaptive_design.py [--runs N] [--seed S]
+    python validation/adaptive_design.py [--runs N] [--seed S] [--drops D ...]
 
-Two agents run C cases (30 or 100) in tags of 10 (30 cases) or 20 (100 cases) cases. Each case has its own true pass rate
-p_c ~ Beta with mean `mu` and intra-class correlation `icc` (the beta-binomial model); the
-candidate's cases in the regressed tag t0 (a third or a fifth of the cases) move by one
-log-odds shift so their mean drops by `drop` (0 for A/A). The gates are the suite's
-`regression` (tolerated loss 0.05) and a `regression[tag]` gate on every tag (tolerated
-loss 0.10), decided by the product's own code (`evals.pipeline.evaluation.analyse`):
+Two agents run C cases: 30 cases in 3 tags of 10, or 100 cases in 5 tags of 20. Each case
+has its own true pass rate p_c ~ Beta with mean `mu` and intra-class correlation `icc`
+(the beta-binomial model); the candidate's cases in tag t0 (a third or a fifth of the
+cases) move by one log-odds shift so their mean drops by `drop` (0 for A/A). The gates are
+the suite's `regression` (tolerated loss 0.05) and a `regression[tag]` gate on every tag
+(tolerated loss 0.10), decided by the product's own code
+(`evals.pipeline.evaluation.analyse`):
 
 - fixed k=10: every case 10 repeats, one decision at the whole budget;
 - staged 5,10,20: `evals run --until-decided`, looks at 5, 10 and 20 repeats for every case
   (`evals.pipeline.staged.look_spends`);
-- adaptive: `evals run --adaptive 10`, looks after every 2 repeats up to 10, spending
-  alpha·t^3, decided gates frozen and only the cases of undetermined gates run on
-  (`evals.pipeline.adaptive.AdaptiveDesign`, `evals.gates.adaptive.settle` and `advance`).
+- adaptive: `evals run --adaptive 10`, looks after every 2 repeats up to 10 spending
+  alpha·t^3, decided gates kept, only the cases of open gates run on, gates that cannot be
+  decided by the last look stopped (futility reach 2, the default, and 1), through
+  `evals.pipeline.adaptive.AdaptiveDesign` and `evals.gates.adaptive.settle`/`advance`.
 
 The per-case verdict table, which none of these gates reads, is left out for speed. Each
 build draws its runs once and every design reads a prefix of them, so the designs are
-compared on the same data. Agent calls count both agents' runs.
+compared on the same data; "fixed verdict" is the share of builds where a design reached
+the fixed design's verdict. Agent calls count both agents' runs.
 """
 
 from __future__ import annotations
@@ -158,9 +161,7 @@ def adaptive(suite: Suite, build: Build, design: AdaptiveDesign) -> tuple[str, i
     ):
         done.update(dict.fromkeys(state.active, repeats))
         records = build.upto(done)
-        report = settle(
-            _decide(suite, records, spend), state.frozen(), look, repeats, len(records)
-        )
+        report = settle(_decide(suite, records, spend), state.frozen(), look, repeats, len(records))
         futility = design.futility_at(look, suite.gates.confidence)
         state = advance(state, report, suite.cases, look, futility)
         verdict = report.verdict
@@ -238,7 +239,8 @@ def main() -> None:
                 )
     print("\nmean agent calls against fixed k=10 over the rows:")
     for name, values in savings.items():
-        print(f"  {name:<21} {-float(np.mean(values)):+.0%} (rows {-max(values):+.0%} to {-min(values):+.0%})")
+        mean, low, high = -float(np.mean(values)), -max(values), -min(values)
+        print(f"  {name:<21} {mean:+.0%} (rows {low:+.0%} to {high:+.0%})")
     print(f"{time.perf_counter() - started:.0f} s")
 
 

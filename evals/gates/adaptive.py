@@ -106,19 +106,20 @@ class Futility:
     def judge(self, gate: GateResult) -> bool:
         """True when `gate` cannot be decided by the last look (never for the P0 gate,
         whose decision is per case, nor for a gate without both limits)."""
-        numbers = (
+        numbers = [
             gate.measured,
             gate.threshold,
             gate.fail_limit,
             gate.fail_level,
             gate.pass_limit,
             gate.pass_level,
-        )
-        if gate.name == "p0_regressions" or any(n is None for n in numbers):
+        ]
+        if gate.name == "p0_regressions":
             return False
-        measured, threshold, fail_limit, fail_level, pass_limit, pass_level = (
-            float(n) for n in numbers  # type: ignore[arg-type]
-        )
+        known = [float(n) for n in numbers if n is not None]
+        if len(known) < len(numbers):
+            return False
+        measured, threshold, fail_limit, fail_level, pass_limit, pass_level = known
         if not all(math.isfinite(n) for n in (measured, fail_limit, pass_limit)):
             return False
         return stats.futile(

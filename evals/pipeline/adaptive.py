@@ -37,8 +37,11 @@ from evals.plan.runs import build_plan, select_cases
 from evals.stats import spending_shares
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from evals.model.evaluation import EvaluationResult
     from evals.model.options import RunOptions
+    from evals.model.plan import PlannedRun
     from evals.model.results import RunRecord
     from evals.model.suite import Suite
 
@@ -162,9 +165,7 @@ def _runs_so_far(records: list[RunRecord], repeats: int) -> tuple[int, float]:
     return len(looked), sum(r.cost for r in looked)
 
 
-def _over_budget(
-    design: AdaptiveDesign, runs: int, cost: float, next_runs: int
-) -> str | None:
+def _over_budget(design: AdaptiveDesign, runs: int, cost: float, next_runs: int) -> str | None:
     if design.budget_runs is not None and runs + next_runs > design.budget_runs:
         return (
             f"the next look's {next_runs} runs would take the {runs} runs so far past "
@@ -201,14 +202,21 @@ def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> A
         )
     gate_config = suite.gates.for_environment(options.environment)
     named = options.tags is not None or bool(options.case_ids)
-    selection = {
-        "tags": options.tags if named else gate_config.tags,
-        "case_ids": options.case_ids,
-        "agents": options.agents,
-        "salt": options.seed,
-    }
-    cases = select_cases(suite.cases, selection["tags"], options.case_ids)
-    fixed_runs = sum(1 for _ in build_plan(suite, design.last, **selection))
+    tags = options.tags if named else gate_config.tags
+    cases = select_cases(suite.cases, tags, options.case_ids)
+
+    def plan(repeats: int, start: int = 0) -> Iterator[PlannedRun]:
+        return build_plan(
+            suite,
+            repeats,
+            tags=tags,
+            case_ids=options.case_ids,
+            agents=options.agents,
+            repeat_start=start,
+            salt=options.seed,
+        )
+
+    fixed_runs = sum(1 for _ in plan(design.last))
     state = AdaptiveState(active=frozenset(c.id for c in cases))
     result: EvaluationResult | None = None
     looks: list[AdaptiveLook] = []
@@ -217,11 +225,7 @@ def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> A
     for number, (repeats, spend) in enumerate(
         zip(design.looks(), design.spends(gate_config.confidence), strict=True), start=1
     ):
-        next_runs = sum(
-            1
-            for run in build_plan(suite, repeats, repeat_start=previous_repeats, **selection)
-            if run.case.id in state.active
-        )
+        next_runs = sum(1 for run in plan(repeats, previous_repeats) if run.case.id in state.active)
         records = result.records if result is not None else []
         over = _over_budget(design, *_runs_so_far(records, previous_repeats), next_runs)
         if over is not None:

@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evals.gates.adaptive import settle
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
@@ -25,7 +26,6 @@ from evals.model.plan import PlannedRun
 from evals.model.protocols import ReportSink, StoreSink, Tracer
 from evals.model.results import RunRecord
 from evals.model.suite import Suite, SuiteOutline
-from evals.gates.adaptive import settle
 from evals.model.summary import GateReport, Summary
 from evals.plan.runs import build_plan
 from evals.tracing import run_tracer

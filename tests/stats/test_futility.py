@@ -51,10 +51,11 @@ def test_futility_is_monotone_in_reach_and_mirrors_for_lower_is_better(
     assert futile(*mirrored, fraction, final_fail, final_pass, reach) == now
 
 
-@given(st.floats(0.01, 0.2), FRACTIONS, LEVELS, st.floats(0.0, 3.0))
-def test_a_gate_already_beyond_either_threshold_is_never_futile(error, fraction, level, reach):
-    for measured in (-0.5, 0.5):  # far below and far above a threshold of 0
+@given(st.floats(0.01, 0.1), FRACTIONS, st.floats(0.9, 0.999), st.floats(0.0, 3.0))
+def test_a_gate_whose_limits_lie_beyond_a_threshold_is_never_futile(error, fraction, level, reach):
+    for measured in (-0.5, 0.5):  # both limits below, or both above, a threshold of 0
         gate = _gate(measured, error, 0.0, level, level)
+        assert (gate[2] < 0 and gate[4] < 0) or (gate[2] > 0 and gate[4] > 0)
         assert not futile(*gate, fraction, level, level, reach)
 
 
