@@ -7,7 +7,7 @@ has its own true pass rate p_c ~ Beta with mean `mu` and intra-class correlation
 (the beta-binomial model); the candidate's cases in tag t0 (a third or a fifth of the
 cases) move by one log-odds shift so their mean drops by `drop` (0 for A/A). The gates are
 the suite's `regression` (tolerated loss 0.05) and a `regression[tag]` gate on every tag
-(tolerated loss 0.10), decided by the product's own code
+(tolerated loss 0.10, or `--tag-tolerance`), decided by the product's own code
 (`evals.pipeline.evaluation.analyse`):
 
 - fixed k=10: every case 10 repeats, one decision at the whole budget;
@@ -58,15 +58,15 @@ def tag_count(cases: int) -> int:
     return 3 if cases < 60 else 5
 
 
-def gate_config(tags: int) -> GateConfig:
-    """The suite's regression gate (tolerated loss 0.05) and one per tag (0.10)."""
+def gate_config(tags: int, tolerance: float) -> GateConfig:
+    """The suite's regression gate (tolerated loss 0.05) and one per tag (`tolerance`)."""
     return GateConfig(
         baseline="base",
         candidate="cand",
         max_regression=0.05,
         max_error_rate=None,
         block_p0_regressions=False,
-        per_tag={f"t{i}": {"max_regression": 0.10} for i in range(tags)},
+        per_tag={f"t{i}": {"max_regression": tolerance} for i in range(tags)},
     )
 
 
@@ -178,12 +178,13 @@ def scenario(
     icc: float,
     drop: float,
     designs: dict[str, Callable[[Suite, Build], tuple[str, int]]],
+    tolerance: float,
 ) -> dict[str, Tally]:
     """Every design on the same `runs` simulated builds; the first design is the reference
     whose verdict the others are compared with."""
     rng = np.random.default_rng(seed)
     suite = simulated_suite(tagged_cases(cases, tag_count(cases)))
-    suite.gates = gate_config(tag_count(cases))
+    suite.gates = gate_config(tag_count(cases), tolerance)
     tallies = {name: Tally() for name in designs}
     for _ in range(runs):
         build = draw_build(rng, suite.cases, mu, icc, drop)
@@ -202,6 +203,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="simulated builds per row")
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--drops", type=float, nargs="+", default=[0.0, 0.05, 0.10, 0.20])
+    parser.add_argument("--tag-tolerance", type=float, default=0.10, help="per-tag gates")
     arguments = parser.parse_args()
     strict = AdaptiveDesign(last=10, first=2, every=2, futility=2.0)
     eager = AdaptiveDesign(last=10, first=2, every=2, futility=1.0)
@@ -214,7 +216,8 @@ def main() -> None:
     started = time.perf_counter()
     print(
         f"{arguments.runs} simulated builds per row, seed {arguments.seed}, build alpha 0.05; "
-        "gates: regression (tolerance 0.05) and regression[tag] on every tag (tolerance 0.10); "
+        "gates: regression (tolerance 0.05) and regression[tag] on every tag (tolerance "
+        f"{arguments.tag_tolerance:g}); "
         f"3 tags at 30 cases, 5 at 100; the drop hits tag {', '.join(REGRESSED)}; adaptive "
         f"looks at {','.join(map(str, strict.looks()))} repeats, rho {strict.rho:g}"
     )
@@ -222,7 +225,9 @@ def main() -> None:
     for number, (cases, mu, icc) in enumerate(SCENARIOS):
         for drop in arguments.drops:
             row_seed = arguments.seed + 100 * number + int(100 * drop)
-            tallies = scenario(arguments.runs, row_seed, cases, mu, icc, drop, designs)
+            tallies = scenario(
+                arguments.runs, row_seed, cases, mu, icc, drop, designs, arguments.tag_tolerance
+            )
             label = "A/A" if drop == 0 else f"drop {drop:.2f} on t0"
             print(f"\n{cases} cases, mu {mu}, icc {icc}, {label}:")
             reference = tallies["fixed k=10"].mean_calls
