@@ -274,3 +274,27 @@ def test_demo_suite_reaches_the_fixed_verdict_with_fewer_runs(tmp_path, capsys):
     assert len(adaptive_runs) < len(fixed_runs) == 2 * 29 * 10
     assert all("look" in r.metadata for r in adaptive_runs)
     assert f"{len(adaptive_runs)} runs against {len(fixed_runs)}" in out
+
+
+def test_budgets_per_environment_are_checked_when_the_suite_loads(write_suite):
+    good = SUITE.replace(
+        "  max_error_rate: null\n", "  environments: {{pr: {{budget_runs: 100}}}}\n"
+    )
+    tests = "  - vars: {n: 1, tag: steady}\n    assert: [{type: contains, value: 'yes'}]"
+    suite = load_suite(write_suite(good.format(tests=tests), files={"agents.py": AGENTS}))
+    assert suite.gates.for_environment("pr").budget_runs == 100
+    assert suite.gates.for_environment(None).budget_runs is None
+    for bad, message in (
+        ("budget_runs: 0", "budget_runs must be a whole number"),
+        ("budget_cost: -1", "budget_cost must be positive"),
+    ):
+        text = SUITE.replace("  max_error_rate: null\n", f"  {bad}\n").format(tests=tests)
+        with pytest.raises(SuiteError, match=message):
+            load_suite(write_suite(text, files={"agents.py": AGENTS}))
+
+
+def test_adaptive_and_staged_looks_cannot_be_combined(write_suite, capsys):
+    path = _write(write_suite)
+    code = main(["run", str(path), "--adaptive", "--until-decided", "--no-store", "-q"])
+    assert code == 2
+    assert "two designs of looks" in capsys.readouterr().err
