@@ -298,3 +298,14 @@ def test_adaptive_and_staged_looks_cannot_be_combined(write_suite, capsys):
     code = main(["run", str(path), "--adaptive", "--until-decided", "--no-store", "-q"])
     assert code == 2
     assert "two designs of looks" in capsys.readouterr().err
+
+
+def test_the_command_line_caps_an_adaptive_run(write_suite, capsys):
+    path = _write(write_suite)
+    command = ["run", str(path), "--adaptive", "12", "--look-every", "4", "--no-store"]
+    assert main([*command, "--budget-runs", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "look 1 (4 repeats, 12 cases, 96 runs)" in out
+    assert "past --budget-runs 100" in out
+    assert main([*command, "--budget-runs", "50"]) == 2
+    assert "first look alone needs more runs" in capsys.readouterr().err
