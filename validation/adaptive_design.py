@@ -161,9 +161,12 @@ def adaptive(suite: Suite, build: Build, design: AdaptiveDesign) -> tuple[str, i
     ):
         done.update(dict.fromkeys(state.active, repeats))
         records = build.upto(done)
-        report = settle(_decide(suite, records, spend), state.frozen(), look, repeats, len(records))
         futility = design.futility_at(look, suite.gates.confidence)
-        state = advance(state, report, suite.cases, look, futility)
+        futile = futility.judge if futility is not None else None
+        report = settle(
+            _decide(suite, records, spend), state.frozen(), look, repeats, len(records), futile
+        )
+        state = advance(state, report, suite.cases, look, futile)
         verdict = report.verdict
         if verdict != "undetermined" or not state.active:
             break

@@ -13,7 +13,7 @@ Pure: gate reports and case lists in, decisions and case ids out.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from evals import stats
@@ -74,23 +74,6 @@ def _freezes(gate: GateResult) -> bool:
     return gate.blocking and gate.name not in _FACTS and gate.status in ("pass", "fail")
 
 
-def settle(
-    report: GateReport, frozen: Mapping[str, GateResult], look: int, repeats: int, runs: int
-) -> GateReport:
-    """`report` as an adaptive look states it: each gate decided at an earlier look keeps
-    that decision (`frozen`), and each blocking gate decided now says at which look, after
-    how many repeats per case and runs in all."""
-    gates = [
-        frozen[g.name]
-        if g.name in frozen
-        else _stamped(g, look, repeats, runs)
-        if _freezes(g)
-        else g
-        for g in report.gates
-    ]
-    return replace(report, gates=gates)
-
-
 @dataclass(frozen=True, slots=True)
 class Futility:
     """How a look judges whether an undetermined gate can still be decided by the last
@@ -144,35 +127,66 @@ def _futile(gate: GateResult, look: int) -> GateResult:
     )
 
 
+Judge = Callable[[GateResult], bool]
+
+
+def _is_futile(gate: GateResult, futile: Judge | None) -> bool:
+    return (
+        futile is not None
+        and gate.blocking
+        and gate.status == "undetermined"
+        and gate.name not in _FACTS
+        and futile(gate)
+    )
+
+
+def settle(
+    report: GateReport,
+    frozen: Mapping[str, GateResult],
+    look: int,
+    repeats: int,
+    runs: int,
+    futile: Judge | None = None,
+) -> GateReport:
+    """`report` as an adaptive look states it: each gate decided at an earlier look keeps
+    that decision (`frozen`), each blocking gate decided now says at which look, after how
+    many repeats per case and runs in all, and each undetermined gate that `futile` (for
+    instance `Futility.judge`) finds cannot be decided by the last look says so."""
+    gates = [
+        frozen[g.name]
+        if g.name in frozen
+        else _stamped(g, look, repeats, runs)
+        if _freezes(g)
+        else _futile(g, look)
+        if _is_futile(g, futile)
+        else g
+        for g in report.gates
+    ]
+    return replace(report, gates=gates)
+
+
 def advance(
     state: AdaptiveState,
     report: GateReport,
     cases: Sequence[Case],
     look: int,
-    futility: Futility | None = None,
+    futile: Judge | None = None,
 ) -> AdaptiveState:
-    """The state after the settled `report` of `look`.
+    """The state after the settled `report` of `look` (settled with the same `futile`).
 
     Blocking statistical gates decided for the first time are frozen with their look; with
-    `futility`, an undetermined gate that cannot be decided by the last look is frozen as
-    undetermined. The cases still open are those read by a blocking gate neither decided
-    nor frozen. Deterministic in its inputs, so a resumed run that sees the same records
-    makes the same choices.
+    `futile`, an undetermined gate that cannot be decided by the last look is frozen as
+    undetermined (its settled reason says so: the judgement reads only the gate's
+    numbers, which settling leaves alone). The cases still open are those read by a
+    blocking gate neither decided nor frozen. Deterministic in its inputs, so a resumed
+    run that sees the same records makes the same choices.
     """
     decided = dict(state.decided)
     for gate in report.gates:
         if gate.name in decided:
             continue
-        if _freezes(gate):
+        if _freezes(gate) or _is_futile(gate, futile):
             decided[gate.name] = Decided(gate, look)
-        elif (
-            futility is not None
-            and gate.blocking
-            and gate.status == "undetermined"
-            and gate.name not in _FACTS
-            and futility.judge(gate)
-        ):
-            decided[gate.name] = Decided(_futile(gate, look), look)
     open_gates: Iterable[GateResult] = (
         g
         for g in report.gates

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from evals.model.protocols import ReportSink, StoreSink
@@ -24,8 +25,9 @@ class RunOptions:
     workers (with the suite's `pass_env:`; their values are never stored). `branch` is
     recorded instead of git's (`evals ci` sets it from the trusted CI event). An adaptive
     run's look sets `look` (recorded in each new run's metadata), `active_cases` (only these
-    cases get the new repeats) and `frozen_gates` (gates decided at earlier looks keep those
-    results).
+    cases get the new repeats), `frozen_gates` (gates decided at earlier looks keep those
+    results) and `futile` (which undetermined gates the look judges can no longer be
+    decided).
     """
 
     repeat: int | None = None
@@ -57,3 +59,4 @@ class RunOptions:
     look: int | None = None
     active_cases: frozenset[str] | None = None
     frozen_gates: dict[str, GateResult] | None = None
+    futile: Callable[[GateResult], bool] | None = None

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from evals.gates.adaptive import AdaptiveState, Futility, advance, settle
+from evals.gates.adaptive import AdaptiveState, Futility, advance
 from evals.model.errors import SuiteError
 from evals.plan.runs import build_plan, select_cases
 from evals.stats import spending_shares
@@ -231,6 +231,8 @@ def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> A
         if over is not None:
             stop = over
             break
+        futility = design.futility_at(number, gate_config.confidence)
+        futile = futility.judge if futility is not None else None
         look_options = replace(
             options,
             repeat=repeats,
@@ -238,12 +240,12 @@ def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> A
             look=number,
             active_cases=state.active,
             frozen_gates=state.frozen(),
+            futile=futile,
         )
         result = run_evaluation(suite, look_options, previous=result)
         runs = _runs_so_far(result.records, repeats)[0]
         before = set(state.decided)
-        futility = design.futility_at(number, gate_config.confidence)
-        state = advance(state, result.gates, cases, number, futility)
+        state = advance(state, result.gates, cases, number, futile)
         looks.append(
             AdaptiveLook(
                 look=number,
@@ -265,7 +267,6 @@ def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> A
             )
             break
         if not state.active:
-            result.gates = settle(result.gates, state.frozen(), number, repeats, runs)
             stop = "no undetermined gate can still be decided by the last look"
             break
     if result is None:

@@ -206,7 +206,7 @@ def run_evaluation(
                 )
             if options.look is not None:
                 frozen = options.frozen_gates or {}
-                gates = settle(gates, frozen, options.look, repeat, len(looked))
+                gates = settle(gates, frozen, options.look, repeat, len(looked), options.futile)
         if store is not None:
             store.finish(meta, summary, gates)
     finally:
