@@ -75,6 +75,16 @@ def _add_executor(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number is needed, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _add_store(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store",
@@ -147,10 +157,46 @@ def _run(
         report_process=report_process,
     )
     _check_outputs(args.output)
+    if args.until_decided and args.adaptive:
+        raise SuiteError(
+            "--until-decided and --adaptive are two designs of looks",
+            fix="choose one: --adaptive looks after every batch and runs only open cases",
+        )
+    if args.adaptive:
+        return _run_adaptive(suite, options, args, report_process)
     if args.until_decided:
         return _run_staged(suite, options, args)
     result = run_evaluation(suite, options)
     return _finish(result, args, report_process)
+
+
+def _run_adaptive(
+    suite: Suite,
+    options: RunOptions,
+    args: argparse.Namespace,
+    report_process: ReportProcess | None,
+) -> int:
+    """`run --adaptive`: look after every batch, run only cases that can still decide."""
+    from evals.pipeline.adaptive import AdaptiveDesign, run_adaptive
+
+    config = suite.gates.for_environment(options.environment)
+    budget_runs = args.budget_runs if args.budget_runs is not None else config.budget_runs
+    budget_cost = args.budget_cost if args.budget_cost is not None else config.budget_cost
+    try:
+        design = AdaptiveDesign(
+            last=args.adaptive,
+            first=min(args.look_every, args.adaptive),
+            every=args.look_every,
+            budget_runs=budget_runs,
+            budget_cost=budget_cost,
+        )
+    except ValueError as exc:
+        raise SuiteError(str(exc), fix="see `evals run --help`") from None
+    adaptive = run_adaptive(suite, options, design)
+    code = _finish(adaptive.result, args, report_process)
+    if not args.quiet:
+        print(adaptive.describe())
+    return code
 
 
 def _run_staged(suite: Suite, options: RunOptions, args: argparse.Namespace) -> int:
@@ -552,6 +598,37 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="STAGES",
         help="run in stages of cumulative repeats (default 5,10,20) and stop once the gates "
         "are decided; each look spends its share of the build's false-failure budget",
+    )
+    run.add_argument(
+        "--adaptive",
+        nargs="?",
+        const=10,
+        type=_positive,
+        metavar="MAX",
+        help="look after every batch of repeats (up to MAX per case, default 10), stop once "
+        "the gates are decided and run only cases an undetermined gate reads",
+    )
+    run.add_argument(
+        "--look-every",
+        type=_positive,
+        default=2,
+        metavar="N",
+        help="with --adaptive: repeats per case between looks (default 2; the first look is "
+        "after N repeats)",
+    )
+    run.add_argument(
+        "--budget-runs",
+        type=_positive,
+        metavar="N",
+        help="with --adaptive: never start a look that would take the runs past N "
+        "(default: the environment's gates.budget_runs)",
+    )
+    run.add_argument(
+        "--budget-cost",
+        type=float,
+        metavar="AMOUNT",
+        help="with --adaptive: never start a look whose projected cost would pass AMOUNT "
+        "(default: the environment's gates.budget_cost)",
     )
     run.add_argument("--evaluation-id", help="id for the new evaluation (shards share one)")
     run.add_argument(

@@ -39,7 +39,8 @@ class GateConfig:
     wall time, or the agent's own report. `judge_calibration` names a calibration file of
     human-labelled outputs on which `min_judge_kappa` / `min_judge_accuracy` gate the
     suite's judge. `environments` holds each environment's overrides: only the keys it
-    sets, applied over the top level by `for_environment`.
+    sets, applied over the top level by `for_environment`. `budget_runs` and `budget_cost`
+    cap an adaptive run's agent calls and their cost in an environment.
     """
 
     baseline: str | None = None
@@ -63,6 +64,8 @@ class GateConfig:
     latency: str = "wall"
     tags: list[str] | None = None
     repeat: int | None = None
+    budget_runs: int | None = None
+    budget_cost: float | None = None
     allow_fingerprint_mismatch: bool = False
     paired: bool = False
     judge_calibration: str | None = None

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from evals.model.protocols import ReportSink, StoreSink
+from evals.model.summary import GateResult
 
 
 @dataclass(slots=True)
@@ -21,7 +23,11 @@ class RunOptions:
     `cache` answers calls from the response cache (`cache_path`, by default
     `.evals/cache/responses.db`). `pass_env` names environment variables handed to Ray
     workers (with the suite's `pass_env:`; their values are never stored). `branch` is
-    recorded instead of git's (`evals ci` sets it from the trusted CI event).
+    recorded instead of git's (`evals ci` sets it from the trusted CI event). An adaptive
+    run's look sets `look` (recorded in each new run's metadata), `active_cases` (only these
+    cases get the new repeats), `frozen_gates` (gates decided at earlier looks keep those
+    results) and `futile` (which undetermined gates the look judges can no longer be
+    decided).
     """
 
     repeat: int | None = None
@@ -50,3 +56,7 @@ class RunOptions:
     store_process: StoreSink | None = None
     report_process: ReportSink | None = None
     branch: str | None = None
+    look: int | None = None
+    active_cases: frozenset[str] | None = None
+    frozen_gates: dict[str, GateResult] | None = None
+    futile: Callable[[GateResult], bool] | None = None

@@ -10,7 +10,7 @@ from evals.model.suite import Case, Prompt, ProviderSpec
 
 @dataclass(slots=True, frozen=True)
 class PlannedRun:
-    """One run to execute."""
+    """One run to execute; `look` is the look of an adaptive run it belongs to."""
 
     key: RunKey
     case: Case
@@ -20,6 +20,7 @@ class PlannedRun:
     agent_index: int
     seed: int
     shared_seed: int
+    look: int | None = None
 
     @property
     def caller(self) -> ProviderSpec:

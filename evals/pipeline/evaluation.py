@@ -14,9 +14,11 @@ import subprocess
 import time
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evals.gates.adaptive import settle
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
@@ -164,7 +166,12 @@ def run_evaluation(
         shard=options.shard,
         salt=options.seed,
     )
-    plan = selection(repeat, repeat_start=previous.repeat if previous is not None else 0)
+    repeat_start = previous.repeat if previous is not None else 0
+    plan = selection(repeat, repeat_start=repeat_start)
+    if options.active_cases is not None:
+        plan = (run for run in plan if run.case.id in options.active_cases)
+    if options.look is not None:
+        plan = (replace(run, look=options.look) for run in plan)
     records: list[RunRecord] = []
     store = _store_process(options)
     try:
@@ -176,10 +183,9 @@ def run_evaluation(
             meta, stored, is_new = _begin(suite, options, repeat)
             meta.config["repeat"] = repeat
             records.extend(stored)
-        if records:
-            done = {r.key.as_tuple() for r in records}
-            plan = (run for run in plan if run.key.as_tuple() not in done)
-        planned = list(plan)
+        look_plan = list(plan)
+        done = {r.key.as_tuple() for r in records}
+        planned = [run for run in look_plan if run.key.as_tuple() not in done]
         if store is not None:
             store.begin(meta, create=is_new)
         sinks = _sinks(suite, meta, records, store, options.report_process)
@@ -190,9 +196,15 @@ def run_evaluation(
                 )
             )
             meta.ended_at = time.time()
-            meta.planned_runs = sum(1 for _ in selection(repeat))
+            if options.active_cases is None:
+                meta.planned_runs = sum(1 for _ in selection(repeat))
+            else:  # an adaptive look: the runs of earlier looks and this look's runs
+                earlier = sum(1 for r in records if r.key.repeat < repeat_start)
+                meta.planned_runs = earlier + len(look_plan)
             meta.stored_runs = len(records)
             meta.status = "complete" if meta.stored_runs >= meta.planned_runs else "incomplete"
+            # A resumed look sees only the repeats run up to it, never those of later looks.
+            looked = [r for r in records if r.key.repeat < repeat]
             with tracer.evaluation_span("gates"):
                 from evals.pipeline.triage import quarantines
 
@@ -200,7 +212,7 @@ def run_evaluation(
                 held = quarantines(options.store_url, suite.suite_id, now) if store else []
                 summary, gates = analyse(
                     suite,
-                    records,
+                    looked,
                     gate_config,
                     options.environment,
                     judge,
@@ -208,6 +220,9 @@ def run_evaluation(
                     held,
                     now,
                 )
+            if options.look is not None:
+                frozen = options.frozen_gates or {}
+                gates = settle(gates, frozen, options.look, repeat, len(looked), options.futile)
         if store is not None:
             store.finish(meta, summary, gates)
     finally:

@@ -84,7 +84,9 @@ def _record(run: PlannedRun, prompt: str, response: AgentResponse, **outcome: An
         prompt=prompt,
         vars=run.case.vars,
         response=response,
-        metadata={"shared_seed": run.shared_seed},
+        metadata={"shared_seed": run.shared_seed}
+        if run.look is None
+        else {"shared_seed": run.shared_seed, "look": run.look},
         **outcome,
     )
 

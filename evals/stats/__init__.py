@@ -30,6 +30,7 @@ from evals.stats.exact import (
     paired_score_statistic,
     score_statistic,
 )
+from evals.stats.futility import futile
 from evals.stats.multiplicity import (
     agreeing_confidence,
     alpha_shares,
@@ -88,6 +89,7 @@ __all__ = [
     "fcr_confidence",
     "flake_probability",
     "flake_rate",
+    "futile",
     "gate_status",
     "holm",
     "holm_confidences",

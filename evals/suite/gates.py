@@ -29,6 +29,7 @@ _NUMBER_KEYS = {
     "max_cost_per_accepted",
     "min_judge_kappa",
     "min_judge_accuracy",
+    "budget_cost",
 }
 _FRACTION_KEYS = {
     "confidence",
@@ -104,6 +105,16 @@ def _parse_values(
                     line,
                     "write judge_calibration: file://calibration.yaml",
                 )
+        elif key == "budget_runs":
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value < 1
+            ):
+                raise SuiteError(
+                    f"{where}.budget_runs must be a whole number of runs, at least 1",
+                    file,
+                    line,
+                    "write budget_runs: 400, or null for no cap",
+                )
         elif key == "tags":
             value = [str(v) for v in value] if isinstance(value, list) else [str(value)]
         elif key == "environments":
@@ -122,6 +133,8 @@ def _number(key: str, value: Any, file: str | None, line: int | None, where: str
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise SuiteError(f"{where}.{key} must be a number", file, line)
     value = float(value)
+    if key == "budget_cost" and value <= 0:
+        raise SuiteError(f"{where}.{key} must be positive", file, line, "or null for no cap")
     if key == "min_judge_kappa" and not -1 <= value <= 1:
         raise SuiteError(f"{where}.{key} must be between -1 and 1", file, line)
     if key in _FRACTION_KEYS and not 0 <= value <= 1:

@@ -1,0 +1,256 @@
+"""Compare the fixed, staged and adaptive designs of repeats by simulation (seeded).
+
+    python validation/adaptive_design.py [--runs N] [--seed S] [--drops D ...]
+
+Two agents run C cases: 30 cases in 3 tags of 10, or 100 cases in 5 tags of 20. Each case
+has its own true pass rate p_c ~ Beta with mean `mu` and intra-class correlation `icc`
+(the beta-binomial model); the candidate's cases in tag t0 (a third or a fifth of the
+cases) move by one log-odds shift so their mean drops by `drop` (0 for A/A). The gates are
+the suite's `regression` (tolerated loss 0.05) and a `regression[tag]` gate on every tag
+(tolerated loss 0.10, or `--tag-tolerance`), decided by the product's own code
+(`evals.pipeline.evaluation.analyse`):
+
+- fixed k=10: every case 10 repeats, one decision at the whole budget;
+- staged 5,10,20: `evals run --until-decided`, looks at 5, 10 and 20 repeats for every case
+  (`evals.pipeline.staged.look_spends`);
+- adaptive: `evals run --adaptive 10`, looks after every 2 repeats up to 10 spending
+  alpha·t^3, decided gates kept, only the cases of open gates run on, gates that cannot be
+  decided by the last look stopped (futility reach 2, the default, and 1), through
+  `evals.pipeline.adaptive.AdaptiveDesign` and `evals.gates.adaptive.settle`/`advance`.
+
+The per-case verdict table, which none of these gates reads, is left out for speed. Each
+build draws its runs once and every design reads a prefix of them, so the designs are
+compared on the same data; "fixed verdict" is the share of builds where a design reached
+the fixed design's verdict. Agent calls count both agents' runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from beta_binomial import case_rates, outcome_records, simulated_suite, tagged_cases
+
+from evals.analysis import comparison
+from evals.gates.adaptive import AdaptiveState, advance, settle
+from evals.model.gates import GateConfig
+from evals.model.results import RunRecord
+from evals.model.suite import Case, Suite
+from evals.model.summary import GateReport
+from evals.pipeline.adaptive import AdaptiveDesign
+from evals.pipeline.evaluation import analyse
+from evals.pipeline.staged import look_spends
+
+# No gate here reads the per-case verdict table (each case's exact test and interval,
+# most of a summary's time), so it is left out: every case's p-value is "not tested".
+comparison.case_p_value = lambda candidate, baseline, pair: None  # type: ignore[assignment]
+
+REGRESSED = ("t0",)
+MAX_REPEATS = 20
+
+
+def tag_count(cases: int) -> int:
+    """Tags of 10 cases at 30 cases, of 20 cases at 100."""
+    return 3 if cases < 60 else 5
+
+
+def gate_config(tags: int, tolerance: float) -> GateConfig:
+    """The suite's regression gate (tolerated loss 0.05) and one per tag (`tolerance`)."""
+    return GateConfig(
+        baseline="base",
+        candidate="cand",
+        max_regression=0.05,
+        max_error_rate=None,
+        block_p0_regressions=False,
+        per_tag={f"t{i}": {"max_regression": tolerance} for i in range(tags)},
+    )
+
+
+@dataclass
+class Tally:
+    """Verdicts, agreement with the fixed design and agent calls over simulated builds."""
+
+    builds: int = 0
+    verdicts: dict[str, int] = field(default_factory=dict)
+    calls: int = 0
+    agreed: int = 0
+
+    def add(self, verdict: str, calls: int, fixed_verdict: str) -> None:
+        self.builds += 1
+        self.verdicts[verdict] = self.verdicts.get(verdict, 0) + 1
+        self.calls += calls
+        self.agreed += verdict == fixed_verdict
+
+    def share(self, verdict: str) -> float:
+        return self.verdicts.get(verdict, 0) / self.builds
+
+    @property
+    def mean_calls(self) -> float:
+        return self.calls / self.builds
+
+
+def shifted(rates: np.ndarray, drop: float) -> np.ndarray:
+    """`rates` moved by one log-odds shift so that their mean falls by `drop`."""
+    if drop == 0:
+        return rates
+    logits = np.log(np.clip(rates, 1e-9, 1 - 1e-9) / np.clip(1 - rates, 1e-9, 1))
+    target = max(rates.mean() - drop, 1e-6)
+    low, high = -30.0, 0.0
+    for _ in range(60):
+        middle = (low + high) / 2
+        if (1 / (1 + np.exp(-(logits + middle)))).mean() > target:
+            high = middle
+        else:
+            low = middle
+    return 1 / (1 + np.exp(-(logits + (low + high) / 2)))
+
+
+@dataclass
+class Build:
+    """One simulated build: both agents' outcomes for up to MAX_REPEATS repeats."""
+
+    records: list[RunRecord]
+
+    def upto(self, repeats: dict[str, int]) -> list[RunRecord]:
+        """The records of the first repeats[case] repeats of each case."""
+        return [r for r in self.records if r.key.repeat < repeats[r.key.case_id]]
+
+
+def draw_build(
+    rng: np.random.Generator, cases: Sequence[Case], mu: float, icc: float, drop: float
+) -> Build:
+    rates = case_rates(rng, len(cases), mu, icc)
+    regressed = np.array([bool(set(c.tags) & set(REGRESSED)) for c in cases])
+    candidate = rates.copy()
+    candidate[regressed] = shifted(rates[regressed], drop)
+    base = rng.random((len(cases), MAX_REPEATS)) < rates[:, None]
+    cand = rng.random((len(cases), MAX_REPEATS)) < candidate[:, None]
+    return Build([*outcome_records("base", base), *outcome_records("cand", cand)])
+
+
+def _decide(suite: Suite, records: list[RunRecord], spend: float) -> GateReport:
+    return analyse(suite, records, suite.gates, None, spend=spend)[1]
+
+
+def fixed(suite: Suite, build: Build, repeats: int = 10) -> tuple[str, int]:
+    records = build.upto(dict.fromkeys((c.id for c in suite.cases), repeats))
+    return _decide(suite, records, 1 - suite.gates.confidence).verdict, len(records)
+
+
+def staged(suite: Suite, build: Build, stages: tuple[int, ...] = (5, 10, 20)) -> tuple[str, int]:
+    for repeats, spend in zip(stages, look_spends(suite.gates.confidence, stages), strict=True):
+        records = build.upto(dict.fromkeys((c.id for c in suite.cases), repeats))
+        verdict = _decide(suite, records, spend).verdict
+        if verdict != "undetermined":
+            break
+    return verdict, len(records)
+
+
+def adaptive(suite: Suite, build: Build, design: AdaptiveDesign) -> tuple[str, int]:
+    """The adaptive run of `evals.pipeline.adaptive.run_adaptive` on simulated data."""
+    state = AdaptiveState(active=frozenset(c.id for c in suite.cases))
+    done = dict.fromkeys((c.id for c in suite.cases), 0)
+    verdict = "undetermined"
+    records: list[RunRecord] = []
+    for look, (repeats, spend) in enumerate(
+        zip(design.looks(), design.spends(suite.gates.confidence), strict=True), start=1
+    ):
+        done.update(dict.fromkeys(state.active, repeats))
+        records = build.upto(done)
+        futility = design.futility_at(look, suite.gates.confidence)
+        futile = futility.judge if futility is not None else None
+        report = settle(
+            _decide(suite, records, spend), state.frozen(), look, repeats, len(records), futile
+        )
+        state = advance(state, report, suite.cases, look, futile)
+        verdict = report.verdict
+        if verdict != "undetermined" or not state.active:
+            break
+    return verdict, len(records)
+
+
+def scenario(
+    runs: int,
+    seed: int,
+    cases: int,
+    mu: float,
+    icc: float,
+    drop: float,
+    designs: dict[str, Callable[[Suite, Build], tuple[str, int]]],
+    tolerance: float,
+) -> dict[str, Tally]:
+    """Every design on the same `runs` simulated builds; the first design is the reference
+    whose verdict the others are compared with."""
+    rng = np.random.default_rng(seed)
+    suite = simulated_suite(tagged_cases(cases, tag_count(cases)))
+    suite.gates = gate_config(tag_count(cases), tolerance)
+    tallies = {name: Tally() for name in designs}
+    for _ in range(runs):
+        build = draw_build(rng, suite.cases, mu, icc, drop)
+        outcomes = {name: design(suite, build) for name, design in designs.items()}
+        reference = next(iter(outcomes.values()))[0]
+        for name, (verdict, calls) in outcomes.items():
+            tallies[name].add(verdict, calls, reference)
+    return tallies
+
+
+SCENARIOS = ((30, 0.7, 0.3), (30, 0.85, 0.5), (100, 0.7, 0.3))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20, help="simulated builds per row")
+    parser.add_argument("--seed", type=int, default=20261201)
+    parser.add_argument("--drops", type=float, nargs="+", default=[0.0, 0.05, 0.10, 0.20])
+    parser.add_argument("--tag-tolerance", type=float, default=0.10, help="per-tag gates")
+    arguments = parser.parse_args()
+    strict = AdaptiveDesign(last=10, first=2, every=2, futility=2.0)
+    eager = AdaptiveDesign(last=10, first=2, every=2, futility=1.0)
+    designs: dict[str, Callable[[Suite, Build], tuple[str, int]]] = {
+        "fixed k=10": fixed,
+        "staged 5,10,20": staged,
+        "adaptive, futility 2": lambda s, b: adaptive(s, b, strict),
+        "adaptive, futility 1": lambda s, b: adaptive(s, b, eager),
+    }
+    started = time.perf_counter()
+    print(
+        f"{arguments.runs} simulated builds per row, seed {arguments.seed}, build alpha 0.05; "
+        "gates: regression (tolerance 0.05) and regression[tag] on every tag (tolerance "
+        f"{arguments.tag_tolerance:g}); "
+        f"3 tags at 30 cases, 5 at 100; the drop hits tag {', '.join(REGRESSED)}; adaptive "
+        f"looks at {','.join(map(str, strict.looks()))} repeats, rho {strict.rho:g}"
+    )
+    savings: dict[str, list[float]] = {name: [] for name in designs}
+    for number, (cases, mu, icc) in enumerate(SCENARIOS):
+        for drop in arguments.drops:
+            row_seed = arguments.seed + 100 * number + int(100 * drop)
+            tallies = scenario(
+                arguments.runs, row_seed, cases, mu, icc, drop, designs, arguments.tag_tolerance
+            )
+            label = "A/A" if drop == 0 else f"drop {drop:.2f} on t0"
+            print(f"\n{cases} cases, mu {mu}, icc {icc}, {label}:")
+            reference = tallies["fixed k=10"].mean_calls
+            for name, tally in tallies.items():
+                fail = tally.share("fail")
+                se = math.sqrt(fail * (1 - fail) / tally.builds)
+                what = "false failure" if drop == 0 else "power"
+                saving = 1 - tally.mean_calls / reference
+                savings[name].append(saving)
+                print(
+                    f"  {name:<21} {what} {fail:.3f} (MC SE {se:.3f}), passes "
+                    f"{tally.share('pass'):.3f}, fixed verdict {tally.agreed / tally.builds:.2f}; "
+                    f"agent calls {tally.mean_calls:6.0f} ({-saving:+.0%})"
+                )
+    print("\nmean agent calls against fixed k=10 over the rows:")
+    for name, values in savings.items():
+        mean, low, high = -float(np.mean(values)), -max(values), -min(values)
+        print(f"  {name:<21} {mean:+.0%} (rows {low:+.0%} to {high:+.0%})")
+    print(f"{time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
