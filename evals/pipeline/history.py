@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evals.analysis.comparability import agent_change, suite_differences
 from evals.model.errors import SuiteError
@@ -24,7 +24,7 @@ from evals.pipeline.evaluation import analyse
 from evals.suite import load_suite
 
 if TYPE_CHECKING:
-    from evals.store import StoredEvaluation
+    from evals.store import Store, StoredEvaluation
 
 
 def print_history(
@@ -259,7 +259,7 @@ def compare_stored(
     )
 
 
-def _stored(store: Any, evaluation_id: str) -> StoredEvaluation:
+def _stored(store: Store, evaluation_id: str) -> StoredEvaluation:
     meta = store.get_evaluation(evaluation_id)
     if meta is None:
         raise SuiteError(
@@ -270,7 +270,7 @@ def _stored(store: Any, evaluation_id: str) -> StoredEvaluation:
 
 
 def _resolve_candidate(
-    store: Any, candidate_id: str | None, suite_id: str | None
+    store: Store, candidate_id: str | None, suite_id: str | None
 ) -> StoredEvaluation:
     if candidate_id:
         return _stored(store, candidate_id)
@@ -286,7 +286,7 @@ LATEST_NIGHTLY = "latest"
 
 
 def latest_nightly(
-    store: Any, candidate: EvaluationMeta, branch: str = "main", any_suite_version: bool = False
+    store: Store, candidate: EvaluationMeta, branch: str = "main", any_suite_version: bool = False
 ) -> StoredEvaluation | None:
     """The newest baseline-eligible nightly of `branch` started before the candidate.
 
@@ -302,7 +302,7 @@ def latest_nightly(
 
 
 def _resolve_baseline(
-    store: Any,
+    store: Store,
     baseline_id: str | None,
     candidate: EvaluationMeta,
     branch: str,
