@@ -19,13 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.dashboard.test_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    _free_port,
-    _settle,
-    _wait_until_serving,
-)
+from tests.dashboard.browser import CHROMIUM_ARGS, _wait_until_serving, free_port
+from tests.dashboard.test_browser import CHROMIUM
 from tests.triage_suite import P0_CASE, run_triage_suite, write_triage_suite
 
 pytestmark = pytest.mark.browser
@@ -66,7 +61,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         ),
     ]
     with run_server_in_thread(port=0, user_claims=users) as provider:
-        port = _free_port()
+        port = free_port()
         (folder / ".streamlit").mkdir()
         (folder / ".streamlit" / "secrets.toml").write_text(
             SECRETS.format(port=port, provider=f"http://localhost:{provider.server_port}"),
@@ -82,11 +77,17 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
             stderr=subprocess.DEVNULL,
         )
         try:
-            _wait_until_serving(port, process)
+            _wait_until_serving(port, process, 60)
             yield f"http://localhost:{port}", suite, store
         finally:
             process.terminate()
             process.wait(timeout=20)
+
+
+def _settle(page) -> None:
+    page.wait_for_load_state("networkidle")
+    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached")
+    page.wait_for_timeout(800)
 
 
 def _run(suite: Path, store: str) -> int:
@@ -110,10 +111,11 @@ def _log_in(browser, url: str, who: str):
     tab.set_default_timeout(30_000)
     tab.goto(url)
     tab.get_by_role("button", name="Log in").wait_for()
-    assert tab.get_by_role("heading", name="Overview").count() == 0
+    assert tab.get_by_text("Log in to see the results store.").is_visible()
     tab.get_by_role("button", name="Log in").click()
     tab.get_by_role("button", name=who, exact=True).click()  # the provider's page
-    tab.get_by_role("heading", name="Overview").wait_for()
+    sidebar = tab.locator("[data-testid='stSidebar']")
+    sidebar.get_by_text(f"{who}@example.com", exact=False).wait_for()
     _settle(tab)
     return tab
 
@@ -140,7 +142,7 @@ def test_a_viewer_sees_the_pages_but_no_triage_controls(browser, served) -> None
     _settle(tab)
     assert tab.get_by_role("button", name="Record").count() == 0
     tab.goto(url)
-    tab.get_by_role("heading", name="Overview").wait_for()
+    tab.locator("[data-testid='stSidebar']").get_by_role("button", name="Log out").wait_for()
     _settle(tab)
     tab.locator("[data-testid='stSidebar']").get_by_role("button", name="Log out").click()
     tab.get_by_role("button", name="End session").click()  # the provider's end of session
