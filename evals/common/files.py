@@ -98,13 +98,14 @@ def load_function(path: Path, name: str, what: str, arguments: str = "") -> Call
 
     `what` says what the function is for (`provider`, `transformVars`, ...) and
     `arguments` what it is called with, for the fix; a missing file, an import that fails
-    or a missing function is a SuiteError naming the file.
+    (whatever it raises, `SystemExit` and `KeyboardInterrupt` included) or a missing
+    function is a SuiteError naming the file.
     """
     if not path.is_file():
         raise SuiteError(f"the {what} file does not exist", file=str(path))
     try:
         target: Any = load_module(path)
-    except Exception as exc:
+    except BaseException as exc:  # SystemExit or KeyboardInterrupt at import: the file's fault
         raise SuiteError(
             f"importing the {what} failed: {type(exc).__name__}: {exc}",
             file=str(path),

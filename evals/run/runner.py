@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evals.agents.base import Agent, CallContext, MalformedResponse
+from evals.agents.base import Agent, AgentExited, CallContext, MalformedResponse, guarded_call
 from evals.common import jsengine
 from evals.common.transforms import TransformError
 from evals.grade.grading import AssertionRaised, grade_case_async
@@ -215,9 +215,11 @@ class Runner:
                     cost=0.0,
                 )
             elif self.timeout_s:
-                response = await asyncio.wait_for(agent.call(prompt, context), self.timeout_s)
+                response = await asyncio.wait_for(
+                    guarded_call(agent.call(prompt, context)), self.timeout_s
+                )
             else:
-                response = await agent.call(prompt, context)
+                response = await guarded_call(agent.call(prompt, context))
         except TimeoutError:
             return _error_record(
                 run, prompt, "timeout", f"agent timed out after {self.timeout_s:g} s", started
@@ -226,6 +228,8 @@ class Runner:
             return _error_record(
                 run, prompt, "malformed", f"malformed agent response: {exc}", started
             )
+        except AgentExited as exc:
+            return _error_record(run, prompt, "agent_exit", str(exc), started)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

@@ -315,10 +315,14 @@ class _Loader:
 
     def providers(self, value: Any, parent: Any) -> list[ProviderSpec]:
 
-        if value is None:
-            raise self.error(
-                "no providers: nothing to evaluate",
-                parent,
+        if value is None or value == []:
+            key = "targets" if "targets" in parent and "providers" not in parent else "providers"
+            raise SuiteError(
+                f"{key}: [] lists no provider: nothing to evaluate"
+                if value == []
+                else "no providers: nothing to evaluate",
+                file=str(self.path),
+                line=line_of(parent, key),
                 fix="add providers: [file://agent.py] (or echo to try the suite)",
             )
         # Files the providers name are the agents' (their fingerprints), not the suite's.
@@ -413,6 +417,13 @@ class _Loader:
 
     def cases(self, raw: dict[str, Any], default_test: dict[str, Any]) -> list[Case]:
         tests = raw.get("tests")
+        if tests == [] and not raw.get("scenarios"):
+            raise SuiteError(
+                "tests: [] lists no test: nothing to evaluate",
+                file=str(self.path),
+                line=line_of(raw, "tests"),
+                fix="add a test (- vars: {...}), or leave tests: out for one test without vars",
+            )
         items = self.test_items(tests, raw) if tests or not raw.get("scenarios") else []
         for index, test in enumerate(items):
             if not isinstance(test, dict):
