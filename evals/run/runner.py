@@ -26,6 +26,7 @@ from evals.model.protocols import RunTrace, Tracer
 from evals.model.results import AgentResponse, ErrorKind, RunRecord
 from evals.run.limiter import Limiter, limit_keys
 from evals.tracing import NULL_TRACER
+from evals.tracing.redact import Redactor
 
 
 def render_prompt(
@@ -149,6 +150,7 @@ class Runner:
         tracer: Tracer = NULL_TRACER,
         latency_source: str = "wall",
         limiter: Limiter | None = None,
+        secrets: frozenset[str] = frozenset(),
     ) -> None:
         self.agents = agents
         self.limiter = limiter
@@ -159,6 +161,7 @@ class Runner:
         self.suite_config = suite_config or {}
         self.tracer = tracer
         self.latency_source = latency_source
+        self.redactor = Redactor(secrets=secrets)
         suite_env = {str(k): str(v) for k, v in (self.suite_config.get("env") or {}).items()}
         self.template_env = {**os.environ, **suite_env}
         evaluate_options = self.suite_config.get("evaluateOptions") or {}
@@ -171,11 +174,15 @@ class Runner:
         """Call the agent once and grade the result; never raises for agent faults.
 
         The run executes inside its trace's root span; the spans end up on the record.
+        Secrets (known values, key shapes, URL credentials) are masked in the record
+        returned: its prompt, vars, output, error, trajectory and grade.
         """
         async with self.tracer.run_span(run) as traced:
             record = await self._execute(run, traced)
             traced.finish(record)
-        return record
+        # Graded on what the agent said; stored and reported with secrets masked.
+        scrubbed: RunRecord = self.redactor.scrub(record)
+        return scrubbed
 
     async def _execute(self, run: PlannedRun, traced: RunTrace) -> RunRecord:
         prompt = ""
@@ -185,7 +192,9 @@ class Runner:
             if variables is not run.case.vars:
                 run = replace(run, case=replace(run.case, vars=variables))
         except Exception as exc:
-            return _error_record(run, prompt, "infra", f"prompt template error: {exc}", started)
+            return _error_record(
+                run, prompt, "template_error", f"prompt template error: {exc}", started
+            )
         agent = self.agents[run.agent_key]
         context = CallContext(
             vars=run.case.vars,

@@ -28,6 +28,7 @@ from evals.suite.test_cases import check_templates, expand_tests
 from evals.suite.tests_files import test_entries
 from evals.suite.vars import render_env_refs
 from evals.suite.yaml_lines import kind_name, line_of, load_yaml
+from evals.tracing.redact import secret_values
 
 DEFAULT_SUITE_NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml", "suite.yaml", "evals.yaml")
 KNOWN_TOP_LEVEL = {
@@ -186,6 +187,7 @@ class _Loader:
             fingerprint=fingerprint(suite_files, self.root, document),
             default_test=default_test,
             derived_metrics=self.derived_metrics(raw.get("derivedMetrics"), raw),
+            secrets=secret_values(self.env, [p.config for p in providers]),
             prompts_fingerprint=fingerprint(
                 [Path(p.path) for p in prompts if p.path],
                 self.root,
