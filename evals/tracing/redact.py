@@ -175,10 +175,10 @@ class Redactor:
                     updates[f.name] = new
             if not updates:
                 return value
-            copied = copy.copy(value)
+            clone = copy.copy(value)
             for name, new in updates.items():
-                object.__setattr__(copied, name, new)
-            return copied
+                object.__setattr__(clone, name, new)
+            return clone
         return value
 
     def redacts_key(self, key: str) -> bool:
