@@ -20,6 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeGuard
 
+from evals.common.interrupts import watch_sigint
 from evals.model.errors import SuiteError
 
 FILE_PREFIX = "file://"
@@ -104,8 +105,11 @@ def load_function(path: Path, name: str, what: str, arguments: str = "") -> Call
     if not path.is_file():
         raise SuiteError(f"the {what} file does not exist", file=str(path))
     try:
-        target: Any = load_module(path)
+        with watch_sigint() as sigint:
+            target: Any = load_module(path)
     except BaseException as exc:  # SystemExit or KeyboardInterrupt at import: the file's fault
+        if sigint.received:  # Ctrl-C of the harness while importing: an interruption
+            raise
         raise SuiteError(
             f"importing the {what} failed: {type(exc).__name__}: {exc}",
             file=str(path),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.common.files import is_python_ref, load_function, split_ref
+from evals.common.interrupts import watch_sigint
 from evals.model.errors import SuiteError
 from evals.suite.csv_tests import read_csv_tests
 from evals.suite.yaml_lines import load_yaml
@@ -35,8 +36,11 @@ def _generated_tests(
     (path,) = resolve_files("file://" + path_text, node, "tests generator")
     generator = load_function(path, fn_name or "generate_tests", "tests generator")
     try:
-        tests = generator() if config is None else generator(config)
+        with watch_sigint() as sigint:
+            tests = generator() if config is None else generator(config)
     except BaseException as exc:  # SystemExit or KeyboardInterrupt too: the generator's fault
+        if sigint.received:  # Ctrl-C of the harness while generating: an interruption
+            raise
         raise SuiteError(
             f"the tests generator raised {type(exc).__name__}: {exc}",
             file=str(path),

@@ -179,7 +179,6 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
     ),
     "cli-numbers": (
         "cli/repeat-zero",
-        "cli/repeat-negative",
         "cli/concurrency-zero",
         "cli/concurrency-negative",
         "cli/timeout-negative",
@@ -208,7 +207,6 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
     ),
     "subcommands": (
         "cli/history-limit-negative",
-        "cli/merge-missing-shard",
         "cli/merge-garbage-report",
         "cli/calibrate-missing-file",
         "cli/dashboard-port-out-of-range",
