@@ -45,6 +45,7 @@ from evals.reports.promptfoo_format import (
 )
 from evals.store.codec import decode_encoded, encode_run
 from evals.store.companion import Companion, Inbox, answer, answer_failure, frame
+from evals.tracing.redact import Redactor
 
 
 @dataclass(slots=True)
@@ -62,12 +63,13 @@ class ReportPlan:
 def report_plan(suite: Suite, meta: EvaluationMeta, paths: list[Path]) -> ReportPlan:
     """The plan of an evaluation's streamed report."""
     cols = suite_columns(suite, meta.agents)
+    redactor = Redactor(secrets=suite.secrets)
     return ReportPlan(
         evaluation_id=meta.id,
         paths=[str(Path(p).resolve()) for p in paths],
-        columns=cols,
+        columns=redactor.scrub(cols),
         where=column_index(suite, cols),
-        tests={case.index: test_case(case) for case in suite.cases},
+        tests=redactor.scrub({case.index: test_case(case) for case in suite.cases}),
         derived=list(suite.derived_metrics),
     )
 
@@ -113,7 +115,7 @@ class ReportProcess:
 
     def finish(self, result: EvaluationResult) -> None:
         """Write the report files of `result` (waits until they are written)."""
-        head = document_head(result, ROWS_MARK)
+        head = Redactor(secrets=result.suite.secrets).scrub(document_head(result, ROWS_MARK))
         self._request(("finish", head, duration_ms(result), result.repeat))
 
     def close(self) -> None:

@@ -22,6 +22,7 @@ from evals.model.evaluation import EvaluationResult
 from evals.model.results import RunRecord
 from evals.model.suite import Case, Prompt, ProviderSpec, Suite
 from evals.reports.text import timestamp
+from evals.tracing.redact import Redactor
 
 RESULTS_VERSION = 3
 PASS, ASSERT_FAILURE, ERROR_FAILURE = 0, 1, 2
@@ -443,7 +444,7 @@ def document_head(result: EvaluationResult, rows: Any) -> dict[str, Any]:
             "results": rows,
             "stats": None,
         },
-        "config": result.suite.raw,
+        "config": Redactor(secrets=result.suite.secrets).config(result.suite.raw),
         "shareableUrl": None,
         "metadata": {
             "evalsVersion": _producer_version(),

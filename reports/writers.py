@@ -8,6 +8,7 @@ from pathlib import Path
 
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationResult
+from evals.tracing.redact import Redactor
 
 Renderer = Callable[[EvaluationResult], str]
 
@@ -39,8 +40,12 @@ def renderer_for(path: Path) -> Renderer:
 
 
 def write_report(path: Path, result: EvaluationResult) -> None:
-    """Write `result` to `path` in the format its extension names (parents are created)."""
+    """Write `result` to `path` in the format its extension names (parents are created).
+
+    The text written passes the evaluation's redactor once more: the suite's prompts,
+    vars and config hold the values of its `{{ env.X }}` references.
+    """
     path = Path(path)
-    content = renderer_for(path)(result)
+    content = Redactor(secrets=result.suite.secrets).text(renderer_for(path)(result))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(content, encoding="utf-8")

@@ -21,6 +21,7 @@ from judge_server import base_url, judge_server
 
 AGENT = """
 import os
+import signal
 
 
 async def call_api(prompt, options, context):
@@ -30,7 +31,7 @@ async def call_api(prompt, options, context):
             log.write(prompt + "\\n")
         with open(calls) as log:
             if os.environ.get("CRASH_AT") == str(len(log.readlines())):
-                raise KeyboardInterrupt
+                os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C of the harness
     return {"output": prompt.upper()}
 """
 
@@ -119,7 +120,8 @@ def test_killed_run_resumes_to_the_uninterrupted_verdicts(
         suite, RunOptions(store_url=f"sqlite:///{tmp_path / 'a.db'}", progress=False)
     )
     url = f"sqlite:///{tmp_path / 'b.db'}"
-    # The loud agent's 6th call is the last run of the first soup group (plan order).
+    # The loud agent's 6th call, which interrupts the harness, is the last run of the first
+    # soup group (plan order).
     monkeypatch.setenv("CALLS_FILE", str(tmp_path / "calls.txt"))
     monkeypatch.setenv("CRASH_AT", "6")
     options = RunOptions(store_url=url, progress=False, evaluation_id="k")

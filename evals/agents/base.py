@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import traceback
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -68,6 +71,44 @@ class Agent(Protocol):
 
 class MalformedResponse(Exception):
     """The agent returned something that is not a provider response."""
+
+
+class AgentExited(Exception):
+    """The agent raised a BaseException that is not an Exception (`SystemExit`,
+    `KeyboardInterrupt`, `GeneratorExit`, a `CancelledError` of its own, a custom one).
+
+    Such an exception would end the harness (with the agent's exit code, or as if the
+    user pressed Ctrl-C); it is carried as an ordinary exception instead, and the run
+    becomes an `agent_exit` row.
+    """
+
+
+def exit_detail(exc: BaseException) -> str:
+    """`SystemExit: 3`: the class and message of what the agent raised."""
+    return traceback.format_exception_only(type(exc), exc)[-1].strip()
+
+
+def is_agent_exit(exc: BaseException) -> bool:
+    """True for what an agent may raise that is not an Exception, except the harness's own
+    cancellation: a `CancelledError` counts only when nobody cancelled the current task."""
+    if isinstance(exc, Exception):
+        return False
+    if isinstance(exc, asyncio.CancelledError):
+        task = asyncio.current_task()
+        return task is None or task.cancelling() == 0
+    return True
+
+
+async def guarded_call(call: Awaitable[AgentResponse]) -> AgentResponse:
+    """Await an agent's call, turning what it raises that is not an Exception into
+    `AgentExited`, so it never reaches the event loop (where `SystemExit` and
+    `KeyboardInterrupt` would stop the harness)."""
+    try:
+        return await call
+    except BaseException as exc:
+        if is_agent_exit(exc):
+            raise AgentExited(f"agent raised {exit_detail(exc)}") from None
+        raise
 
 
 _USAGE_KEYS = {

@@ -75,8 +75,28 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
                 line=spec.line,
                 fix="point file:// at a .py file (optionally with :function)",
             )
-        loader.file_ref(rel, None, f"provider {spec.label!r}")
+        path = loader.file_ref(rel, None, f"provider {spec.label!r}")
+        _import_agent(spec, path)
     _check_config(kind, spec, loader)
+
+
+def _import_agent(spec: ProviderSpec, path: Path) -> None:
+    """Import an in-process Python agent and find its function while the suite loads, so
+    a missing function or an import that fails (or calls `sys.exit`) is exit 2 before
+    anything is stored. A worker agent is imported in its own process, at its first call.
+    """
+    from evals.agents.worker_client import wants_worker
+    from evals.common.files import load_function
+
+    if wants_worker(spec.config):
+        return
+    fn_name = split_ref(spec.id)[1] or "call_api"
+    try:
+        load_function(path, fn_name, "provider", "prompt, options, context")
+    except SuiteError as exc:
+        raise SuiteError(
+            f"provider {spec.label!r} ({path.name}): {exc.message}", line=spec.line, fix=exc.fix
+        ) from None
 
 
 def _check_config(kind: str, spec: ProviderSpec, loader: _FileChecker) -> None:

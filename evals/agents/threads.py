@@ -19,6 +19,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from evals.agents.base import AgentExited, exit_detail
+
 _Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
 
 
@@ -69,8 +71,10 @@ class ThreadCalls:
                 outcome: _Outcome = (future, context.run(fn, *args), None)
             except StopIteration as exc:  # a future cannot hold StopIteration itself
                 outcome = (future, None, RuntimeError(f"the agent raised StopIteration: {exc}"))
-            except BaseException as exc:  # handed to the awaiting run, as to_thread does
+            except Exception as exc:  # handed to the awaiting run, as to_thread does
                 outcome = (future, None, exc)
+            except BaseException as exc:  # SystemExit, KeyboardInterrupt: never the loop's
+                outcome = (future, None, AgentExited(f"agent raised {exit_detail(exc)}"))
             with self._lock:
                 self._finished.append(outcome)
                 wake = not self._wake_pending

@@ -3,7 +3,8 @@
 Run as `python worker.py AGENT_FILE FUNCTION`. It imports the file once, then reads one
 JSON request per line on stdin (`{"id", "prompt", "options", "context"}`, or
 `{"cancel": id}`) and writes one JSON reply per line on its own copy of stdout
-(`{"id", "result"}` or `{"id", "error", "kind"}`). Calls run concurrently: sync functions
+(`{"id", "result"}` or `{"id", "error", "kind"}`, kind `exit` for a BaseException
+that is not an Exception). Calls run concurrently: sync functions
 in their own threads, async functions on one event loop. Anything the agent prints goes
 to stderr, so it can never corrupt the protocol. Standard library only, so the worker
 also runs under another interpreter (`pythonExecutable`).
@@ -56,6 +57,14 @@ def to_wire(result: Any) -> Any:
     return result
 
 
+def _outcome(pair: tuple[Any, BaseException | None]) -> Any:
+    """The result of an async call, or what it raised, raised again."""
+    result, error = pair
+    if error is not None:
+        raise error
+    return result
+
+
 class Worker:
     """Serves calls to one function over the JSON-lines protocol."""
 
@@ -80,9 +89,10 @@ class Worker:
         """Run one call and send its result or its failure."""
         try:
             result = produce()
-        except BaseException as exc:
+        except BaseException as exc:  # SystemExit included: it ends this call, not the worker
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            self.send({"id": call_id, "error": detail, "kind": "exception"})
+            kind = "exception" if isinstance(exc, Exception) else "exit"
+            self.send({"id": call_id, "error": detail, "kind": kind})
             return
         try:
             line = json.dumps({"id": call_id, "result": to_wire(result)}, ensure_ascii=False)
@@ -103,14 +113,27 @@ class Worker:
             )
             thread.start()
             return
-        future = asyncio.run_coroutine_threadsafe(self.fn(*args), self.loop)
+        future = asyncio.run_coroutine_threadsafe(self._call(args), self.loop)
         self.tasks[call_id] = future
         future.add_done_callback(lambda f: self._finish_async(call_id, f))
+
+    async def _call(self, args: tuple[Any, ...]) -> tuple[Any, BaseException | None]:
+        """(result, None) or (None, what the function raised): a SystemExit or
+        KeyboardInterrupt must not reach the loop, which would stop serving every call."""
+        try:
+            return await self.fn(*args), None
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            return None, exc
+        except BaseException as exc:
+            return None, exc
 
     def _finish_async(self, call_id: Any, future: Any) -> None:
         self.tasks.pop(call_id, None)
         if not future.cancelled():
-            self.reply(call_id, future.result)
+            self.reply(call_id, lambda: _outcome(future.result()))
 
     def cancel(self, call_id: Any) -> None:
         """Cancel an async call the harness gave up on (sync calls cannot be interrupted)."""
@@ -130,7 +153,8 @@ def main(argv: list[str]) -> None:
         fn = load_function(argv[1], argv[2])
     except BaseException as exc:
         detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        out.write(json.dumps({"fatal": f"importing the provider failed: {detail}"}) + "\n")
+        fatal = {"fatal": f"importing the provider failed: {detail}"}
+        out.write(json.dumps({**fatal, "exit": not isinstance(exc, Exception)}) + "\n")
         out.flush()
         os._exit(1)
     worker = Worker(fn, out)

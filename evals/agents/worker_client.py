@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.agents import worker
-from evals.agents.base import CallContext, MalformedResponse, normalize_response
+from evals.agents.base import AgentExited, CallContext, MalformedResponse, normalize_response
 from evals.agents.processes import kill_group, start_agent_process, tail
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
@@ -47,6 +47,7 @@ class _Session:
         self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.stderr: deque[str] = deque(maxlen=_STDERR_LINES)
         self.fatal: str | None = None
+        self.fatal_exit = False
         self.stderr_reader = asyncio.create_task(self._read_stderr())
         self.reply_reader = asyncio.create_task(self._read_replies())
 
@@ -65,6 +66,7 @@ class _Session:
             message = json.loads(line)
             if "fatal" in message:
                 self.fatal = message["fatal"]
+                self.fatal_exit = bool(message.get("exit"))
                 continue
             future = self.pending.pop(message["id"], None)
             if future is not None and not future.done():
@@ -77,11 +79,13 @@ class _Session:
                 future.set_exception(crash)
         self.pending.clear()
 
-    def crash(self) -> WorkerCrashed:
-        """Why the worker ended, with the tail of what it wrote on stderr."""
+    def crash(self) -> WorkerCrashed | AgentExited:
+        """Why the worker ended, with the tail of what it wrote on stderr (`AgentExited`
+        when importing the agent raised SystemExit or another non-Exception)."""
         reason = self.fatal or f"python worker exited with code {self.proc.returncode}"
         detail = tail("".join(self.stderr))
-        return WorkerCrashed(f"{reason}: {detail}" if detail else reason)
+        message = f"{reason}: {detail}" if detail else reason
+        return AgentExited(message) if self.fatal_exit else WorkerCrashed(message)
 
     async def send(self, message: dict[str, Any]) -> None:
         """Write one request line."""
@@ -161,6 +165,8 @@ class WorkerAgent:
             return normalize_response(reply["result"])
         if reply.get("kind") == "malformed":
             raise MalformedResponse(reply["error"])
+        if reply.get("kind") == "exit":
+            raise AgentExited(f"agent raised {reply['error']}")
         raise AgentCallFailed(reply["error"])
 
     async def aclose(self) -> None:

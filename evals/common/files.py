@@ -20,6 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeGuard
 
+from evals.common.interrupts import watch_sigint
 from evals.model.errors import SuiteError
 
 FILE_PREFIX = "file://"
@@ -98,13 +99,17 @@ def load_function(path: Path, name: str, what: str, arguments: str = "") -> Call
 
     `what` says what the function is for (`provider`, `transformVars`, ...) and
     `arguments` what it is called with, for the fix; a missing file, an import that fails
-    or a missing function is a SuiteError naming the file.
+    (whatever it raises, `SystemExit` and `KeyboardInterrupt` included) or a missing
+    function is a SuiteError naming the file.
     """
     if not path.is_file():
         raise SuiteError(f"the {what} file does not exist", file=str(path))
     try:
-        target: Any = load_module(path)
-    except Exception as exc:
+        with watch_sigint() as sigint:
+            target: Any = load_module(path)
+    except BaseException as exc:  # SystemExit or KeyboardInterrupt at import: the file's fault
+        if sigint.received:  # Ctrl-C of the harness while importing: an interruption
+            raise
         raise SuiteError(
             f"importing the {what} failed: {type(exc).__name__}: {exc}",
             file=str(path),

@@ -8,7 +8,16 @@ from typing import Any, Literal
 from evals.model.trajectory import Step
 
 RunStatus = Literal["pass", "fail", "error"]
-ErrorKind = Literal["agent_error", "timeout", "malformed", "infra", "grader_error", "cancelled"]
+ErrorKind = Literal[
+    "agent_error",
+    "agent_exit",
+    "timeout",
+    "malformed",
+    "template_error",
+    "infra",
+    "grader_error",
+    "cancelled",
+]
 
 
 def pick_latency(wall_ms: float, reported_ms: float | None, source: str) -> float:

@@ -158,6 +158,7 @@ class Suite:
     prompts_fingerprint: str = ""
     limits: dict[str, CallLimit] = field(default_factory=dict)
     pass_env: list[str] = field(default_factory=list)
+    secrets: frozenset[str] = field(default_factory=frozenset)
 
     @property
     def root(self) -> Path:

@@ -29,7 +29,7 @@ from evals.model.results import RunRecord
 from evals.model.suite import Suite, SuiteOutline
 from evals.model.summary import GateReport, Summary
 from evals.model.triage import TriageAction
-from evals.plan.runs import build_plan
+from evals.plan.runs import build_plan, refuse_empty_plan
 from evals.tracing import run_tracer
 
 if TYPE_CHECKING:
@@ -157,6 +157,16 @@ def run_evaluation(
     if timeout_s is None and suite.evaluate_options.timeout_ms:
         timeout_s = suite.evaluate_options.timeout_ms / 1000.0
     options.tags = tags
+    if previous is None:
+        refuse_empty_plan(
+            suite,
+            repeat,
+            tags=tags,
+            case_ids=options.case_ids,
+            agents=options.agents,
+            shard=options.shard,
+            tags_from="--tag" if named else f"the tags of environment {options.environment!r}",
+        )
     selection = functools.partial(
         build_plan,
         suite,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 
+from evals.model.errors import SuiteError
 from evals.model.plan import PlannedRun
 from evals.model.results import RunKey
 from evals.model.suite import Case, Suite
@@ -124,3 +125,65 @@ def build_plan(
                         seed=derive_seed(suite.suite_id, case.id, provider.label, r, salt),
                         shared_seed=shared_seed,
                     )
+
+
+def refuse_empty_plan(
+    suite: Suite,
+    repeat: int,
+    *,
+    tags: list[str] | None = None,
+    case_ids: list[str] | None = None,
+    agents: list[str] | None = None,
+    shard: tuple[int, int] | None = None,
+    tags_from: str = "--tag",
+) -> None:
+    """Raise SuiteError, naming the filter or section that emptied it, when the plan has no
+    run: an evaluation without runs must not be stored as a passing one.
+
+    `tags_from` says where `tags` came from (`--tag`, or an environment's `tags:`).
+    """
+    if repeat < 1:
+        raise SuiteError(
+            f"repeat is {repeat}: nothing would run", fix="repeat a case at least once (1 or more)"
+        )
+    plan = build_plan(suite, repeat, tags=tags, case_ids=case_ids, agents=agents, shard=shard)
+    if next(plan, None) is not None:
+        return
+    labels = ", ".join(p.label for p in suite.providers)
+    if agents is not None and not any(p.label in agents for p in suite.providers):
+        raise SuiteError(
+            f"--agent {', '.join(agents)} matches no provider of the suite",
+            fix=f"name a provider label: {labels}",
+        )
+    ids = [c.id for c in suite.cases]
+    known_tags = sorted({t for c in suite.cases for t in c.tags})
+    if tags and not select_cases(suite.cases, tags, None):
+        raise SuiteError(
+            f"{tags_from} {', '.join(tags)} matches no case of the suite",
+            fix=f"use a tag the cases have: {', '.join(known_tags[:20]) or '(no case has tags)'}",
+        )
+    if case_ids and not select_cases(suite.cases, None, case_ids):
+        raise SuiteError(
+            f"--case {', '.join(case_ids)} matches no case of the suite",
+            fix=f"use a case id: {', '.join(ids[:20])}{' ...' if len(ids) > 20 else ''}",
+        )
+    if tags and case_ids and not select_cases(suite.cases, tags, case_ids):
+        raise SuiteError(
+            f"--case {', '.join(case_ids)} and {tags_from} {', '.join(tags)} together select "
+            "no case: no selected case has a selected tag",
+            fix="drop one of the two filters, or pick cases that have the tag",
+        )
+    if shard is not None:
+        whole = sum(
+            1 for _ in build_plan(suite, repeat, tags=tags, case_ids=case_ids, agents=agents)
+        )
+        raise SuiteError(
+            f"--shard {shard[0]}/{shard[1]} selects no run: the plan has {whole} run(s)",
+            fix=f"use at most {whole} shards",
+        )
+    raise SuiteError(
+        "the suite plans no run: each test's providers: or prompts: filter excludes every "
+        "provider or prompt",
+        file=str(suite.path),
+        fix="make each test's providers:/prompts: name a provider label or prompt of the suite",
+    )

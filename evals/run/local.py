@@ -57,6 +57,7 @@ def suite_runner(
         tracer=tracer,
         latency_source=suite.gates.latency,
         limiter=limiter,
+        secrets=suite.secrets,
     )
 
 

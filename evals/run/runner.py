@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evals.agents.base import Agent, CallContext, MalformedResponse
+from evals.agents.base import Agent, AgentExited, CallContext, MalformedResponse, guarded_call
 from evals.common import jsengine
 from evals.common.transforms import TransformError
 from evals.grade.grading import AssertionRaised, grade_case_async
@@ -26,6 +26,7 @@ from evals.model.protocols import RunTrace, Tracer
 from evals.model.results import AgentResponse, ErrorKind, RunRecord
 from evals.run.limiter import Limiter, limit_keys
 from evals.tracing import NULL_TRACER
+from evals.tracing.redact import Redactor
 
 
 def render_prompt(
@@ -151,6 +152,7 @@ class Runner:
         tracer: Tracer = NULL_TRACER,
         latency_source: str = "wall",
         limiter: Limiter | None = None,
+        secrets: frozenset[str] = frozenset(),
     ) -> None:
         self.agents = agents
         self.limiter = limiter
@@ -161,6 +163,7 @@ class Runner:
         self.suite_config = suite_config or {}
         self.tracer = tracer
         self.latency_source = latency_source
+        self.redactor = Redactor(secrets=secrets)
         suite_env = {str(k): str(v) for k, v in (self.suite_config.get("env") or {}).items()}
         self.template_env = {**os.environ, **suite_env}
         evaluate_options = self.suite_config.get("evaluateOptions") or {}
@@ -173,11 +176,15 @@ class Runner:
         """Call the agent once and grade the result; never raises for agent faults.
 
         The run executes inside its trace's root span; the spans end up on the record.
+        Secrets (known values, key shapes, URL credentials) are masked in the record
+        returned: its prompt, vars, output, error, trajectory and grade.
         """
         async with self.tracer.run_span(run) as traced:
             record = await self._execute(run, traced)
             traced.finish(record)
-        return record
+        # Graded on what the agent said; stored and reported with secrets masked.
+        scrubbed: RunRecord = self.redactor.scrub(record)
+        return scrubbed
 
     async def _execute(self, run: PlannedRun, traced: RunTrace) -> RunRecord:
         prompt = ""
@@ -187,7 +194,9 @@ class Runner:
             if variables is not run.case.vars:
                 run = replace(run, case=replace(run.case, vars=variables))
         except Exception as exc:
-            return _error_record(run, prompt, "infra", f"prompt template error: {exc}", started)
+            return _error_record(
+                run, prompt, "template_error", f"prompt template error: {exc}", started
+            )
         agent = self.agents[run.agent_key]
         context = CallContext(
             vars=run.case.vars,
@@ -217,9 +226,11 @@ class Runner:
                     cost=0.0,
                 )
             elif self.timeout_s:
-                response = await asyncio.wait_for(agent.call(prompt, context), self.timeout_s)
+                response = await asyncio.wait_for(
+                    guarded_call(agent.call(prompt, context)), self.timeout_s
+                )
             else:
-                response = await agent.call(prompt, context)
+                response = await guarded_call(agent.call(prompt, context))
         except TimeoutError:
             return _error_record(
                 run, prompt, "timeout", f"agent timed out after {self.timeout_s:g} s", started
@@ -228,6 +239,8 @@ class Runner:
             return _error_record(
                 run, prompt, "malformed", f"malformed agent response: {exc}", started
             )
+        except AgentExited as exc:
+            return _error_record(run, prompt, "agent_exit", str(exc), started)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

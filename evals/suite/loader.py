@@ -28,6 +28,7 @@ from evals.suite.test_cases import check_templates, expand_tests
 from evals.suite.tests_files import test_entries
 from evals.suite.vars import render_env_refs
 from evals.suite.yaml_lines import kind_name, line_of, load_yaml
+from evals.tracing.redact import secret_values
 
 DEFAULT_SUITE_NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml", "suite.yaml", "evals.yaml")
 KNOWN_TOP_LEVEL = {
@@ -186,6 +187,7 @@ class _Loader:
             fingerprint=fingerprint(suite_files, self.root, document),
             default_test=default_test,
             derived_metrics=self.derived_metrics(raw.get("derivedMetrics"), raw),
+            secrets=secret_values(self.env, [p.config for p in providers]),
             prompts_fingerprint=fingerprint(
                 [Path(p.path) for p in prompts if p.path],
                 self.root,
@@ -315,10 +317,14 @@ class _Loader:
 
     def providers(self, value: Any, parent: Any) -> list[ProviderSpec]:
 
-        if value is None:
-            raise self.error(
-                "no providers: nothing to evaluate",
-                parent,
+        if value is None or value == []:
+            key = "targets" if "targets" in parent and "providers" not in parent else "providers"
+            raise SuiteError(
+                f"{key}: [] lists no provider: nothing to evaluate"
+                if value == []
+                else "no providers: nothing to evaluate",
+                file=str(self.path),
+                line=line_of(parent, key),
                 fix="add providers: [file://agent.py] (or echo to try the suite)",
             )
         # Files the providers name are the agents' (their fingerprints), not the suite's.
@@ -413,6 +419,13 @@ class _Loader:
 
     def cases(self, raw: dict[str, Any], default_test: dict[str, Any]) -> list[Case]:
         tests = raw.get("tests")
+        if tests == [] and not raw.get("scenarios"):
+            raise SuiteError(
+                "tests: [] lists no test: nothing to evaluate",
+                file=str(self.path),
+                line=line_of(raw, "tests"),
+                fix="add a test (- vars: {...}), or leave tests: out for one test without vars",
+            )
         items = self.test_items(tests, raw) if tests or not raw.get("scenarios") else []
         for index, test in enumerate(items):
             if not isinstance(test, dict):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.common.files import is_python_ref, load_function, split_ref
+from evals.common.interrupts import watch_sigint
 from evals.model.errors import SuiteError
 from evals.suite.csv_tests import read_csv_tests
 from evals.suite.yaml_lines import load_yaml
@@ -34,12 +35,28 @@ def _generated_tests(
     path_text = path_text if path_text.endswith(".py") else path_text + ".py"
     (path,) = resolve_files("file://" + path_text, node, "tests generator")
     generator = load_function(path, fn_name or "generate_tests", "tests generator")
-    tests = generator() if config is None else generator(config)
+    try:
+        with watch_sigint() as sigint:
+            tests = generator() if config is None else generator(config)
+    except BaseException as exc:  # SystemExit or KeyboardInterrupt too: the generator's fault
+        if sigint.received:  # Ctrl-C of the harness while generating: an interruption
+            raise
+        raise SuiteError(
+            f"the tests generator raised {type(exc).__name__}: {exc}",
+            file=str(path),
+            fix=f"call {generator.__name__}() on its own to see the full error",
+        ) from None
     if not isinstance(tests, list):
         raise SuiteError(
             f"the tests generator returned {type(tests).__name__}, not a list",
             file=str(path),
             fix="return a list of test mappings ({'vars': ..., 'assert': [...]})",
+        )
+    if not tests:
+        raise SuiteError(
+            "the tests generator returned no test",
+            file=str(path),
+            fix="return at least one test mapping ({'vars': ..., 'assert': [...]})",
         )
     return tests
 
@@ -103,7 +120,15 @@ def read_test_ref(
         return _generated_tests(ref, resolve_files, node, config)
     tests: list[Any] = []
     for path in resolve_files(ref, node, "tests"):
-        tests.extend(_csv_descriptions(path, tests_in_file(path)))
+        found = tests_in_file(path)
+        if not found:
+            raise SuiteError(
+                "the tests file holds no test",
+                file=str(path),
+                fix="add a test to the file (a CSV needs a row under its header), "
+                "or remove it from tests:",
+            )
+        tests.extend(_csv_descriptions(path, found))
     return tests
 
 

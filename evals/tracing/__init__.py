@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from evals.tracing.null import NULL_TRACER, NullRunTrace, NullTracer
@@ -39,7 +40,9 @@ def run_tracer(
     `enabled` (the `--trace/--no-trace` choice) overrides the suite's `trace.enabled`;
     left None, the default described in `evals.tracing.options` applies.
     """
-    options = decide_trace_options(suite.providers, suite.raw, enabled)
+    options = replace(
+        decide_trace_options(suite.providers, suite.raw, enabled), secrets=suite.secrets
+    )
     if not options.enabled:
         yield NULL_TRACER
         return

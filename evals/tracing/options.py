@@ -33,6 +33,7 @@ class TraceOptions:
     receiver: bool
     export: bool
     redact: list[str] = field(default_factory=list)
+    secrets: frozenset[str] = frozenset()
 
 
 def _is_in_process(spec: ProviderSpec) -> bool:

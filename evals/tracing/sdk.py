@@ -409,7 +409,7 @@ def open_run_tracer(
     options: TraceOptions, *, suite_id: str, suite_version: str | None, evaluation_id: str
 ) -> Iterator[RunTracer]:
     """A run tracer for one evaluation, with its receiver and exporter, closed at exit."""
-    redactor = Redactor(options.redact)
+    redactor = Redactor(options.redact, options.secrets)
     exporter: SpanProcessor | None = None
     if options.export:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter

@@ -21,18 +21,6 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
         "suites/trace-redact-number",
         "suites/trace-string",
     ),
-    "zero-runs": (
-        "suites/providers-empty",
-        "suites/tests-empty",
-        "datasets/csv-empty-file",
-        "datasets/csv-header-only",
-        "datasets/generator-returns-nothing",
-        "cli/tag-matches-nothing",
-        "cli/case-matches-nothing",
-        "cli/agent-matches-nothing",
-        "cli/tag-and-case-disjoint",
-        "cli/shard-empty",
-    ),
     "numbers": (
         "suites/repeat-zero",
         "suites/repeat-negative",
@@ -110,22 +98,10 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
         "datasets/json-latin1",
         "datasets/yaml-dataset-latin1",
     ),
-    "late-agent-import": (
-        "suites/provider-file-missing-function",
-        "suites/provider-function-not-callable",
-        "suites/agent-syntax-error",
-        "suites/agent-import-raises",
-        "agents/sys-exit-at-import",
-        "agents/keyboard-interrupt-at-import",
-    ),
     "template-limits": (
         "suites/prompt-loop-from-author-times-out",
         "datasets/csv-range-bomb-in-cell",
         "datasets/csv-output-size-bomb-in-cell",
-    ),
-    "template-sandbox": (
-        "datasets/csv-env-reference-has-no-env",
-        "datasets/yaml-dataset-env-reference-has-no-env",
     ),
     "csv": (
         "datasets/csv-unclosed-quote",
@@ -146,35 +122,6 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
     "var-types": (
         "datasets/yaml-dataset-binary-tag",
         "datasets/yaml-dataset-set-var",
-    ),
-    "user-code-at-load": (
-        "datasets/generator-raises",
-        "datasets/generator-calls-sys-exit",
-        "datasets/generator-keyboard-interrupt",
-    ),
-    "agent-base-exception": (
-        "agents/system-exit-0-sync",
-        "agents/system-exit-0-async",
-        "agents/system-exit-3-sync",
-        "agents/system-exit-3-async",
-        "agents/sys-exit-message-sync",
-        "agents/sys-exit-message-async",
-        "agents/keyboard-interrupt-sync",
-        "agents/keyboard-interrupt-async",
-        "agents/generator-exit-sync",
-        "agents/generator-exit-async",
-        "agents/custom-base-exception-sync",
-        "agents/custom-base-exception-async",
-        "agents/cancelled-error-from-agent",
-    ),
-    "worker-base-exception": (
-        "agents/system-exit-0-worker",
-        "agents/system-exit-3-worker",
-        "agents/sys-exit-message-worker",
-        "agents/keyboard-interrupt-worker",
-        "agents/generator-exit-worker",
-        "agents/custom-base-exception-worker",
-        "agents/worker-sys-exit-at-import",
     ),
     "async-blocking": (
         "agents/async-busy-loop",
@@ -232,7 +179,6 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
     ),
     "cli-numbers": (
         "cli/repeat-zero",
-        "cli/repeat-negative",
         "cli/concurrency-zero",
         "cli/concurrency-negative",
         "cli/timeout-negative",
@@ -261,7 +207,6 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
     ),
     "subcommands": (
         "cli/history-limit-negative",
-        "cli/merge-missing-shard",
         "cli/merge-garbage-report",
         "cli/calibrate-missing-file",
         "cli/dashboard-port-out-of-range",

@@ -88,46 +88,6 @@ CAUSES: dict[str, RootCause] = {
         "evals/suite/yaml_lines.py (_EventBuilder.mapping, _construct_mapping)",
         "refuse a duplicate key with both lines",
     ),
-    "zero-runs": RootCause(
-        "zero planned runs stored as PASS",
-        "an evaluation with zero planned runs (no providers, no tests, an empty dataset, a "
-        "filter that matches nothing, an empty shard) is stored as complete and PASS, exit 0",
-        "evals/pipeline/evaluation.py (run_evaluation), "
-        "evals/plan/runs.py (build_plan, select_cases)",
-        "count the plan before the store begins; zero runs is SuiteError naming the "
-        "section or the filter (--tag/--case/--agent/--shard) that emptied it",
-    ),
-    "late-agent-import": RootCause(
-        "Python agents imported after the store began",
-        "in-process agents are imported (and their function looked up) after the store "
-        "began: a missing function, a syntax error or an import that raises exits 2 but "
-        "leaves a `running` evaluation; SystemExit/KeyboardInterrupt at import end the "
-        "harness with the agent's code (0, 130)",
-        "evals/agents/python_provider.py (PythonAgent.__init__), "
-        "evals/common/files.py (load_function), "
-        "evals/agents/registry.py (check_provider)",
-        "import and resolve Python agents while loading the suite (check_provider), "
-        "catching BaseException as SuiteError naming the file",
-    ),
-    "user-code-at-load": RootCause(
-        "generator exceptions and exits unguarded",
-        "user code run while loading (test generators) is not guarded: an exception is a "
-        "traceback, SystemExit ends the harness with its code, KeyboardInterrupt reads as "
-        "Ctrl-C (130)",
-        "evals/suite/tests_files.py (_generated_tests), evals/common/files.py (load_function)",
-        "call user code at load through one guard turning any BaseException into "
-        "SuiteError naming the file",
-    ),
-    "template-sandbox": RootCause(
-        "unsandboxed Jinja2 with env in scope",
-        "templates render in an unsandboxed Jinja2 environment with `env` in scope: data "
-        "values run code (`cycler.__init__.__globals__.os`) and read secrets",
-        "evals/common/templating.py (environment), evals/run/runner.py (render_prompt: scope gets "
-        "env), evals/suite/vars.py (render_prompt_text)",
-        "ImmutableSandboxedEnvironment for every template; `env` only where the suite file "
-        "wrote `{{ env.X }}` (substituted at load); data vars rendered without env; a "
-        "SecurityError is a `template_error` row",
-    ),
     "template-limits": RootCause(
         "rendering unbounded, outside the timeout",
         "prompt rendering has no time or size limit and runs outside the run's timeout: "
@@ -167,23 +127,6 @@ CAUSES: dict[str, RootCause] = {
         "evals/suite/test_cases.py, evals/suite/vars.py",
         "vars must be strings, numbers, booleans, null, lists or mappings (dates become "
         "ISO strings): SuiteError otherwise",
-    ),
-    "agent-base-exception": RootCause(
-        "BaseException from an agent ends the harness",
-        "a BaseException from an in-process agent (SystemExit, KeyboardInterrupt, "
-        "GeneratorExit, CancelledError it raised itself, custom) escapes the run: the "
-        "harness exits with the agent's code, 130, or a traceback, leaving `running`",
-        "evals/run/runner.py (Runner._execute catches Exception only), "
-        "evals/agents/python_provider.py, evals/agents/threads.py",
-        "catch BaseException around the agent call (re-raising only the harness's own "
-        "cancellation, told apart by Task.cancelling()) and record an `agent_exit` row",
-    ),
-    "worker-base-exception": RootCause(
-        "worker BaseException is a plain agent_error",
-        "a worker agent's BaseException (in a call or at import) is a plain `agent_error`",
-        "evals/agents/worker.py (Worker.reply, main), evals/agents/worker_client.py",
-        "report the exception's class in the reply and record `agent_exit` for "
-        "BaseExceptions that are not Exceptions",
     ),
     "response-validation": RootCause(
         "garbage responses accepted",
@@ -345,18 +288,6 @@ CAUSES: dict[str, RootCause] = {
         "a billion runs in memory",
         "evals/pipeline/evaluation.py (run_evaluation: planned = list(plan))",
         "stream the plan to the runner; count it lazily for progress and zero-run checks",
-    ),
-    "redaction": RootCause(
-        "secrets reach the store, reports and traces",
-        "secrets leave the process: the JSON/YAML reports copy the provider config with env "
-        "values substituted; error messages, outputs and the rendered prompt are stored and "
-        "reported as they are; span redaction knows key shapes only",
-        "evals/run/runner.py (_error_record), evals/store/codec.py, reports/promptfoo_format.py "
-        "(config: result.suite.raw), reports/data_files.py, reports/junit.py, "
-        "reports/html.py, evals/tracing/redact.py",
-        "one Redactor applied where data leaves the process (store encode, every report "
-        "writer, traces, logs): key shapes, secret header and config names, and every "
-        "value that came from an {{ env.X }} reference",
     ),
 }
 

@@ -29,7 +29,6 @@ from tests.hostile.harness import (
     query,
     run_evals,
 )
-from tests.hostile.rootcauses import cause
 
 # Each payload touches @OUTSIDE@/<name> if it runs; `id` prints uid=...
 PAYLOADS = {
@@ -172,7 +171,10 @@ def _nothing_ran(result: dict[str, Any]) -> None:
     assert TRACEBACK not in streams, result["stderr"][-2000:]
 
 
-def _literal_or_rejected(result: dict[str, Any], dataset: str) -> None:
+def _literal_or_rejected(result: dict[str, Any], dataset: str, masked: str = "") -> None:
+    """Each payload is stored literally or its run rejected; the payload named `masked`
+    (the suite file's own `{{ env.X }}` references, which the author may write) is
+    substituted and stored with the values masked."""
     if result["code"] == 2:
         assert dataset in result["stderr"], result["stderr"][-500:]
         return
@@ -182,22 +184,16 @@ def _literal_or_rejected(result: dict[str, Any], dataset: str) -> None:
     for name, run in by_case.items():
         literal = payload(name).replace(OUTSIDE_DIR, str(result["ws"].outside))
         rejected = run["status"] == "error" and run["error_kind"] == "template_error"
+        if name == masked:
+            assert "[REDACTED]" in run["prompt"] and "{{" not in run["prompt"], run["prompt"]
+            continue
         assert rejected or literal in run["prompt"], (
             f"{name}: neither literal nor rejected: {run['status']} {run['error_kind']} "
             f"{run['prompt'][:200]!r}"
         )
 
 
-DATA_CAUSE = cause("template-sandbox")
-
-
-@pytest.mark.parametrize(
-    "source",
-    [
-        pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=DATA_CAUSE))
-        for s in DATA_SOURCES
-    ],
-)
+@pytest.mark.parametrize("source", list(DATA_SOURCES))
 def test_dataset_payloads_never_run(tmp_path: Path, hostile_url: str, source: str) -> None:
     name, content = DATA_SOURCES[source]
     result = _run(
@@ -207,10 +203,6 @@ def test_dataset_payloads_never_run(tmp_path: Path, hostile_url: str, source: st
     _literal_or_rejected(result, name)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=f"{cause('template-sandbox')}; and {cause('redaction')}",
-)
 def test_suite_file_payloads_never_run(tmp_path: Path, hostile_url: str) -> None:
     """Even the suite author's templates render in the sandbox (env only where written)."""
     result = _run(
@@ -219,7 +211,7 @@ def test_suite_file_payloads_never_run(tmp_path: Path, hostile_url: str) -> None
         {"suite.yaml": INLINE_SUITE % _inline_tests(), "good.py": GOOD},
     )
     _nothing_ran(result)
-    _literal_or_rejected(result, "suite.yaml")
+    _literal_or_rejected(result, "suite.yaml", masked="env-read")
 
 
 def test_agent_output_payloads_never_run(tmp_path: Path, hostile_url: str) -> None:

@@ -29,7 +29,6 @@ from tests.hostile.harness import (
     run_evals,
     workspace_at,
 )
-from tests.hostile.rootcauses import cause
 from tests.hostile.server import RECEIVED
 
 SUITE = """\
@@ -197,32 +196,19 @@ def test_error_messages_keep_their_meaning(scenario: Scenario) -> None:
     assert "auth failed for token" in errors["leaky-command"]
 
 
-@pytest.mark.xfail(strict=True, reason=cause("redaction"))
 def test_store_is_clean(scenario: Scenario) -> None:
     store = b"".join(p.read_bytes() for p in scenario.ws.case.glob("store.db*"))
     leaks = [s for s in ALL_SECRETS if s.encode() in store]
     assert not leaks, f"secrets in the store: {leaks}"
 
 
-@pytest.mark.xfail(strict=True, reason=cause("redaction"))
 def test_trace_spans_are_clean(scenario: Scenario) -> None:
     traces = "\n".join(str(t) for (t,) in _stored(scenario, "SELECT trace FROM runs"))
     assert "traceId" in traces or "trace_id" in traces or "spans" in traces, "no trace stored"
     assert not _found(traces), _found(traces)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            name,
-            marks=[]
-            if name == "report.md"
-            else pytest.mark.xfail(strict=True, reason=cause("redaction")),
-        )
-        for name in REPORTS
-    ],
-)
+@pytest.mark.parametrize("name", REPORTS)
 def test_report_is_clean(scenario: Scenario, name: str) -> None:
     report = (scenario.ws.case / name).read_text(encoding="utf-8")
     assert report.strip(), f"{name} is empty"
