@@ -31,6 +31,8 @@ from evals.suite.yaml_lines import kind_name, line_of, load_yaml
 from evals.tracing.redact import secret_values
 
 DEFAULT_SUITE_NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml", "suite.yaml", "evals.yaml")
+PRIORITIES = ("P0", "P1", "P2", "P3")
+"""The priority levels of `metadata.priority` the gates read (P0 cases block on their own)."""
 KNOWN_TOP_LEVEL = {
     "description",
     "prompts",
@@ -447,9 +449,30 @@ class _Loader:
             cases.append(case)
         return cases
 
+    def check_priority(self, metadata: Any, test: Any) -> None:
+        """A `metadata.priority` written as a priority level must be one the gates know.
+
+        Free-form values (promptfoo metadata such as `priority: high`) are kept as they are;
+        `P9` or `p0` look like levels but no gate would read them, so they are refused.
+        """
+        if not isinstance(metadata, dict):
+            return
+        value = metadata.get("priority")
+        if not isinstance(value, str) or not re.fullmatch(r"[Pp]\d+", value.strip()):
+            return
+        if value.strip() in PRIORITIES:
+            return
+        raise SuiteError(
+            f"metadata.priority {value!r} is not a priority level the gates read",
+            file=str(self.path),
+            line=line_of(metadata, "priority") or line_of(metadata) or line_of(test),
+            fix=f"write priority: one of {', '.join(PRIORITIES)} (P0 cases block on their own)",
+        )
+
     def case(self, index: int, test: dict[str, Any], test_vars: dict[str, Any]) -> Case:
         """A case from a test already merged with defaultTest, for one vars combination."""
         metadata = dict(test.get("metadata") or {})
+        self.check_priority(test.get("metadata"), test)
         description = str(test.get("description") or "")
         case_id = str(metadata.get("id") or slug(description) or f"case-{index + 1}")
         threshold = test.get("threshold")

@@ -340,6 +340,7 @@ def run_inprocess(case: Case, ws: Workspace, monkeypatch: Any, capfd: Any) -> Ou
     timed_out = False
     code: int | None
     escaped = ""
+    environment = dict(os.environ)  # an agent may change it; later tests must not see that
     try:
         with time_limit(case.limit_s):
             try:
@@ -353,6 +354,9 @@ def run_inprocess(case: Case, ws: Workspace, monkeypatch: Any, capfd: Any) -> Ou
                 escaped = f"{TRACEBACK}:\n  {type(exc).__name__} escaped evals.cli.main\n"
     except CaseTimedOut:
         code, timed_out = None, True
+    finally:
+        os.environ.clear()
+        os.environ.update(environment)
     seconds = time.monotonic() - started
     captured = capfd.readouterr()
     return Outcome(code, captured.out, captured.err + escaped, seconds, timed_out, ws)
