@@ -44,7 +44,6 @@ evaluateOptions: {repeat: 2, maxConcurrency: 4}
 gates:
   min_pass_rate: 0.5
   max_regression: 0.1
-  per_tag: {news: {max_regression: 0.1}}
   environments:
     pr: {tags: [golden], repeat: 4}
     nightly: {repeat: 4}
@@ -80,12 +79,15 @@ def git(repo: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def make_project(repo: Path) -> Path:
-    """A git repository on `main` holding the suite and its agent; returns the suite path."""
+def make_project(repo: Path, gates: str = "") -> Path:
+    """A git repository on `main` holding the suite and its agent; returns the suite path.
+
+    `gates` adds lines to the suite's `gates:` block (indented two spaces)."""
     suite_dir = repo / "evals-suite"
     suite_dir.mkdir(parents=True)
     (suite_dir / "agent.py").write_text(AGENT, encoding="utf-8")
-    (suite_dir / "promptfooconfig.yaml").write_text(suite_text(), encoding="utf-8")
+    text = suite_text().replace("  max_regression: 0.1\n", f"  max_regression: 0.1\n{gates}", 1)
+    (suite_dir / "promptfooconfig.yaml").write_text(text, encoding="utf-8")
     (repo / ".gitignore").write_text(".evals/\n", encoding="utf-8")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", ".")

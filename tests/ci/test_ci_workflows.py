@@ -127,7 +127,8 @@ def _run_nightly(work: Path, bin_dir: Path, suite: str, shards: list[int]) -> tu
 def test_nightly_then_pull_request_steps_in_a_git_project(tmp_path: Path) -> None:
     work, bin_dir = tmp_path / "repo", tmp_path / "bin"
     work.mkdir()
-    suite = make_project(work)
+    # A team that cares about one tag gates it on its own: the regression is on that tag.
+    suite = make_project(work, gates="  per_tag: {news: {max_regression: 0.1}}\n")
     code, store = _run_nightly(work, bin_dir, str(suite.parent.relative_to(work)), [1, 2, 3, 4])
     assert code == 0
     reader = open_store(str(store))
