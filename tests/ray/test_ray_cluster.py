@@ -255,10 +255,16 @@ def _meta(suite):
 
 
 def test_workers_that_cannot_start_give_infra_rows_that_fail_the_build(
-    tmp_path: Path, cluster: Cluster
+    tmp_path: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = _suite(tmp_path / "broken", cases=3, repeat=2)
-    (folder / "agent.py").write_text("import module_only_on_the_driver\n")
+    agent = "import module_only_on_the_driver\n\n\ndef call_api(prompt, options, context):\n"
+    (folder / "agent.py").write_text(agent + "    return {'output': prompt}\n")
+    # The driver imports the agent while loading the suite; the workers' bundle lacks the module.
+    driver_only = tmp_path / "driver-only"
+    driver_only.mkdir()
+    (driver_only / "module_only_on_the_driver.py").write_text("")
+    monkeypatch.syspath_prepend(str(driver_only))
     result = run_evaluation(load_suite(folder), _options(tmp_path, "broken"))
     assert len(result.records) == 6
     assert {r.error_kind for r in result.records} == {"infra"}
