@@ -33,6 +33,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,6 +45,7 @@ from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
 from evals.model.results import RunRecord
 from evals.model.suite import Suite
+from evals.model.triage import TriageAction
 from evals.pipeline.checkout import (
     SuiteIdentity,
     base_checkout,
@@ -60,6 +62,7 @@ from evals.pipeline.evaluation import run_evaluation
 from evals.pipeline.history import Side, compare_sides
 from evals.pipeline.provenance import CiContext, ci_context
 from evals.pipeline.staged import is_decided, look_spends
+from evals.pipeline.triage import quarantines
 from evals.plan.runs import select_cases
 
 if TYPE_CHECKING:
@@ -118,6 +121,14 @@ class _Baseline:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "agent"
+
+
+def _held_quarantines(store_url: str | None, suite: Suite, now: float) -> list[TriageAction]:
+    """The team store's quarantines of the suite in force at `now`, read only; none without
+    a store (the gates then decide over every case)."""
+    if not store_url or ("://" not in store_url and not Path(store_url).is_file()):
+        return []
+    return quarantines(store_url, suite.suite_id, now)
 
 
 def _read_nightly(
@@ -377,6 +388,8 @@ class _PullRequest:
             list(look_spends(self.config.confidence, stages)) if len(stages) > 1 else [None]
         )
         config = self.config
+        now = time.time()
+        held = _held_quarantines(self.options.store, self.head, now)
         head_result: EvaluationResult | None = None
         baseline: _Baseline | None = None
         looks: list[str] = []
@@ -422,6 +435,8 @@ class _PullRequest:
                     allow_suite_change=True,
                     labels=(f"{agent}@base", f"{agent}@head"),
                     spend=spend,
+                    quarantines=held,
+                    now=now,
                 )
                 for agent in agents
             ]

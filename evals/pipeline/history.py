@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,7 @@ from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
 from evals.model.results import RunKey, RunRecord
 from evals.model.suite import ProviderSpec, Suite, SuiteOutline
+from evals.model.triage import TriageAction
 from evals.pipeline.evaluation import analyse
 from evals.suite import load_suite
 
@@ -117,12 +119,15 @@ def compare_sides(
     allow_suite_change: bool = False,
     labels: tuple[str, str] = ("baseline", "candidate"),
     spend: float | None = None,
+    quarantines: Sequence[TriageAction] = (),
+    now: float | None = None,
 ) -> EvaluationResult:
     """Analyse one agent of a candidate evaluation against one agent of a baseline.
 
     The runs are relabelled `labels` and analysed with `gate_config` (whose baseline and
     candidate become those labels), spending `spend` of the build's false-failure budget
-    (a staged look's share; None spends all of it). A change of agent code is the point of
+    (a staged look's share; None spends all of it), with the triage `quarantines` in force
+    at `now`. A change of agent code is the point of
     a comparison and is reported; a change of the suite is refused unless
     `allow_suite_change`, and then only the cases both suites define alike are compared,
     the differences listed.
@@ -150,7 +155,9 @@ def compare_sides(
         agent_labels=[base_label, cand_label],
     )
     config = dataclasses.replace(gate_config, baseline=base_label, candidate=cand_label)
-    summary, gates = analyse(outline, records, config, environment, spend=spend)
+    summary, gates = analyse(
+        outline, records, config, environment, spend=spend, quarantines=quarantines, now=now
+    )
     notes = [
         *differences.lines(),
         agent_change(

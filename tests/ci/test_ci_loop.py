@@ -282,3 +282,45 @@ def test_the_night_after_an_agent_change_compares_with_the_night_before(
     assert any(w.startswith("agent agent: changed (fingerprint") for w in drift["warnings"])
     assert "history kept to the newest 1 evaluation(s) per suite (1 pruned)" in outcome["notes"]
     assert _evaluations(history) == [("nightly-2", "nightly", "main", "complete")]
+
+
+def test_the_pull_request_gate_honours_the_team_stores_quarantines(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evals.suite import load_suite
+
+    history = _nightly_then_branch(project, monkeypatch, "regression", REGRESSION)
+    code, outcome, _ = _pull_request(project, monkeypatch, history, "regression")
+    assert (code, outcome["verdict"]) == (1, "fail")
+
+    suite = load_suite(project / "evals-suite")
+    news = [case.id for case in suite.cases if "news" in case.tags]
+    for case_id in news:
+        added = main(
+            [
+                "triage",
+                "add",
+                "quarantine",
+                "--suite",
+                suite.suite_id,
+                "--case",
+                case_id,
+                "--env",
+                "pr",
+                "--until",
+                "7d",
+                "--reason",
+                "news feed fix in progress",
+                "--by",
+                "lead@example.com",
+                "--store",
+                str(history),
+            ]
+        )
+        assert added == 0
+    code, outcome, comment = _pull_request(project, monkeypatch, history, "regression")
+
+    gates = {g["name"]: g["status"] for g in outcome["results"][0]["gates"]["gates"]}
+    assert gates["regression"] != "fail", comment
+    assert code == 0, comment
+    assert f"{len(news)} case(s) quarantined" in comment
