@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import fnmatch
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -98,6 +99,12 @@ def _values_under_secret_keys(value: Any, depth: int) -> Iterable[str]:
             yield from _values_under_secret_keys(item, depth + 1)
 
 
+@functools.cache
+def _field_names(kind: type) -> tuple[str, ...]:
+    """The field names of a dataclass type, looked up once per type."""
+    return tuple(f.name for f in dataclasses.fields(kind))
+
+
 class Redactor:
     """Removes secrets (and, in spans, suite-chosen attributes) from what leaves the process."""
 
@@ -113,6 +120,8 @@ class Redactor:
 
     def text(self, text: str) -> str:
         """`text` with known secrets, key shapes and URL credentials masked."""
+        if len(text) < MIN_SECRET_LENGTH:  # too short to hold any secret it would mask
+            return text
         if self._known is not None:
             text = self._known.sub(REDACTED, text)
         if _may_hold_secret(text):
@@ -168,11 +177,11 @@ class Redactor:
             return copied
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             updates = {}
-            for f in dataclasses.fields(value):
-                old = getattr(value, f.name)
+            for name in _field_names(type(value)):
+                old = getattr(value, name)
                 new = self.scrub(old, depth + 1)
                 if new is not old:
-                    updates[f.name] = new
+                    updates[name] = new
             if not updates:
                 return value
             clone = copy.copy(value)
