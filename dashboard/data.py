@@ -7,7 +7,6 @@ minute. The store URL is part of every key, so one server never mixes two stores
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import streamlit as st
@@ -16,14 +15,14 @@ from evals.dashboard.comparison import ComparisonResult, Side, compare_sides
 from evals.model.results import RunRecord
 from evals.store import Store, StoredEvaluation, open_viewer_store
 from evals.store.dashboard_queries import DashboardQueries
-from evals.store.engine import resolve_url
+from evals.store.location import resolve_url
 
 LISTING_TTL_S = 60
 
 
 def store_url() -> str:
     """The store the dashboard reads: $EVALS_STORE_URL, else `.evals/results.db`."""
-    return resolve_url(os.environ.get("EVALS_STORE_URL"))
+    return resolve_url(None)
 
 
 @st.cache_resource(show_spinner=False)

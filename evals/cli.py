@@ -12,6 +12,7 @@ import argparse
 import gc
 import getpass
 import json
+import math
 import os
 import sys
 import time
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evals import __version__
-from evals.common.extras import require_extra, require_store_driver
+from evals.common.extras import require_extra
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from evals.store.process import StoreProcess
 
 Command = Callable[[argparse.Namespace], int]
+# The store's id columns hold 64 characters.
+MAX_EVALUATION_ID = 64
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -75,14 +78,61 @@ def _add_executor(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive(text: str) -> int:
+def _whole(text: str, minimum: int, maximum: int | None = None) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"a whole number is needed, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < minimum or (maximum is not None and value > maximum):
+        upper = f" and at most {maximum}" if maximum is not None else ""
+        raise argparse.ArgumentTypeError(f"must be at least {minimum}{upper}, got {value}")
     return value
+
+
+def _positive(text: str) -> int:
+    """A whole number of at least 1 (repeats, runs in flight, evaluations to keep)."""
+    return _whole(text, 1)
+
+
+def _non_negative(text: str) -> int:
+    """A whole number of at least 0 (how many evaluations to list)."""
+    return _whole(text, 0)
+
+
+def _port(text: str) -> int:
+    """A TCP port to listen on, 1 to 65535."""
+    return _whole(text, 1, 65535)
+
+
+def _seconds(text: str) -> float:
+    """A duration in seconds: a finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of seconds is needed, not {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a finite number of seconds above 0, for example 30, got {text!r}"
+        )
+    return value
+
+
+def _evaluation_id(text: str) -> str:
+    """An evaluation id: 1 to 64 printable characters, no spaces at either end."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "an evaluation id cannot be empty; use for example nightly-42"
+        )
+    if len(text) > MAX_EVALUATION_ID:
+        raise argparse.ArgumentTypeError(
+            f"an evaluation id has at most {MAX_EVALUATION_ID} characters, this one has {len(text)}"
+        )
+    if not text.isprintable() or text != text.strip():
+        raise argparse.ArgumentTypeError(
+            f"an evaluation id is printable characters without spaces at either end, not "
+            f"{text!r}; use for example nightly-42"
+        )
+    return text
 
 
 def _add_store(parser: argparse.ArgumentParser) -> None:
@@ -102,10 +152,13 @@ def _streamed_reports(outputs: Sequence[str] | None) -> list[Path]:
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a suite, write reports, print the verdict, and exit by the gates."""
     store_process = report_process = None
+    _check_run_options(args)
+    args.output = _check_outputs(args.output)
     if not args.no_store:
+        from evals.store.location import resolve_url
         from evals.store.process import StoreProcess
 
-        require_store_driver(args.store)
+        resolve_url(args.store)
         store_process = StoreProcess(args.store)  # starts while the suite loads
     streamed = _streamed_reports(args.output)
     try:
@@ -118,6 +171,25 @@ def cmd_run(args: argparse.Namespace) -> int:
         for process in (report_process, store_process):
             if process is not None:
                 process.close()
+
+
+def _check_run_options(args: argparse.Namespace) -> None:
+    """Refuse contradictory options of `evals run` before anything starts."""
+    if args.resume and args.no_store:
+        raise SuiteError(
+            "--resume continues an evaluation from the store, and --no-store turns it off",
+            fix="drop --no-store to resume, or drop --resume to run without a store",
+        )
+    _check_ray_address(args)
+
+
+def _check_ray_address(args: argparse.Namespace) -> None:
+    """--ray-address only means something with --executor ray."""
+    if args.ray_address and args.executor != "ray":
+        raise SuiteError(
+            "--ray-address names a Ray cluster, but runs execute in this process",
+            fix="add --executor ray, or drop --ray-address",
+        )
 
 
 def _run(
@@ -156,7 +228,6 @@ def _run(
         store_process=store_process,
         report_process=report_process,
     )
-    _check_outputs(args.output)
     if args.until_decided and args.adaptive:
         raise SuiteError(
             "--until-decided and --adaptive are two designs of looks",
@@ -244,12 +315,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return int(ExitCode.OK)
 
 
-def _check_outputs(outputs: Sequence[str] | None) -> None:
-    """Reject an unknown report extension before any run, not after."""
-    from evals.reports.writers import renderer_for
+def _check_outputs(outputs: Sequence[str] | None) -> list[str]:
+    """The `-o` files as absolute paths, each checked writable before any run, not after
+    (an unknown format, a directory, a path under a file are exit 2)."""
+    from evals.reports.writers import checked_report_path
 
-    for out in outputs or []:
-        renderer_for(Path(out))
+    return [str(checked_report_path(out)) for out in outputs or []]
 
 
 def _finish(
@@ -380,6 +451,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """Compare two stored evaluations (baseline then candidate) and gate the candidate."""
     from evals.pipeline.history import compare_stored
 
+    args.output = _check_outputs(args.output)
     result = compare_stored(
         args.store,
         baseline_id=args.baseline,
@@ -402,11 +474,14 @@ def cmd_merge(args: argparse.Namespace) -> int:
     """
     from evals.pipeline.merge import REPORT_SUFFIXES, merge_shards, store_merged
 
-    _check_outputs(args.output)
+    to_report = args.out.lower().endswith(REPORT_SUFFIXES) and "://" not in args.out
+    args.output = _check_outputs([args.out, *(args.output or [])] if to_report else args.output)
+    if not to_report:
+        from evals.store.location import resolve_url
+
+        resolve_url(args.out, option="OUT")
     result = merge_shards(args.shards, suite_path=args.suite, evaluation_id=args.evaluation_id)
-    if args.out.lower().endswith(REPORT_SUFFIXES) and "://" not in args.out:
-        args.output = [args.out, *(args.output or [])]
-    else:
+    if not to_report:
         store_merged(result, args.out)
         print(
             f"stored evaluation {result.meta.id} ({result.meta.status}) in {args.out}",
@@ -424,6 +499,7 @@ def cmd_regrade(args: argparse.Namespace) -> int:
     """Grade a stored evaluation's responses again with the suite's current assertions."""
     from evals.pipeline.regrade import regrade
 
+    args.output = _check_outputs(args.output)
     result = regrade(args.store, args.evaluation, args.suite)
     print(f"stored evaluation {result.meta.id} (regraded {args.evaluation})", file=sys.stderr)
     return _finish(result, args)
@@ -474,6 +550,7 @@ def cmd_ci_nightly(args: argparse.Namespace) -> int:
     """The nightly job: run or merge the suite, store the baseline, compare with last night."""
     from evals.pipeline.ci_nightly import NightlyOptions, run_nightly
 
+    _check_ray_address(args)
     outcome = run_nightly(
         NightlyOptions(
             suite=Path(args.suite),
@@ -505,8 +582,6 @@ def cmd_store_prune(args: argparse.Namespace) -> int:
     """Delete all but the newest evaluations of each suite (and compact a SQLite file)."""
     from evals.store import open_store
 
-    if args.keep < 1:
-        raise SuiteError("--keep must be at least 1", fix="keep at least the newest evaluation")
     store = open_store(args.store)
     try:
         deleted = store.prune(args.keep)
@@ -574,10 +649,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="report file; format by extension: .json .jsonl .csv .yaml .md .xml .html",
     )
     run.add_argument(
-        "--repeat", "-r", type=int, help="runs per (case, agent); default from the suite"
+        "--repeat", "-r", type=_positive, help="runs per (case, agent); default from the suite"
     )
-    run.add_argument("--concurrency", "-j", type=int, help="runs in flight at once")
-    run.add_argument("--timeout", type=float, metavar="SECONDS", help="per-run timeout")
+    run.add_argument("--concurrency", "-j", type=_positive, help="runs in flight at once")
+    run.add_argument("--timeout", type=_seconds, metavar="SECONDS", help="per-run timeout")
     run.add_argument("--env", choices=["pr", "nightly", "release"], help="gate environment")
     run.add_argument("--tag", "-t", action="append", help="only cases with this tag (repeatable)")
     run.add_argument("--case", action="append", help="only this case id (repeatable)")
@@ -586,6 +661,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--resume",
         nargs="?",
         const=True,
+        type=_evaluation_id,
         metavar="EVALUATION_ID",
         help="continue an interrupted evaluation (latest one of this suite by default)",
     )
@@ -630,7 +706,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --adaptive: never start a look whose projected cost would pass AMOUNT "
         "(default: the environment's gates.budget_cost)",
     )
-    run.add_argument("--evaluation-id", help="id for the new evaluation (shards share one)")
+    run.add_argument(
+        "--evaluation-id",
+        type=_evaluation_id,
+        help="id for the new evaluation, 1 to 64 printable characters (shards share one)",
+    )
     run.add_argument(
         "--trace",
         action=argparse.BooleanOptionalAction,
@@ -677,7 +757,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="shard results stores (SQLite files or URLs) or shard .json reports",
     )
     merge.add_argument("--suite", help="suite file (default: the one the shards ran)")
-    merge.add_argument("--evaluation-id", help="merge only this evaluation's shards")
+    merge.add_argument(
+        "--evaluation-id", type=_evaluation_id, help="merge only this evaluation's shards"
+    )
     merge.add_argument("-o", "--output", action="append", metavar="FILE")
     merge.add_argument("--quiet", "-q", action="store_true")
     merge.set_defaults(handler=cmd_merge)
@@ -749,7 +831,9 @@ def build_parser() -> argparse.ArgumentParser:
     history = sub.add_parser("history", help="list stored evaluations")
     history.add_argument("--suite", help="only this suite id")
     history.add_argument("--env", help="only this environment")
-    history.add_argument("--limit", type=int, default=20)
+    history.add_argument(
+        "--limit", type=_non_negative, default=20, help="list at most N (default 20)"
+    )
     _add_store(history)
     history.set_defaults(handler=cmd_history)
 
@@ -811,14 +895,14 @@ def build_parser() -> argparse.ArgumentParser:
     prune = store_commands.add_parser(
         "prune", help="keep the newest N evaluations of each suite (and the latest baseline)"
     )
-    prune.add_argument("--keep", type=int, required=True, metavar="N")
+    prune.add_argument("--keep", type=_positive, required=True, metavar="N")
     _add_store(prune)
     prune.set_defaults(handler=cmd_store_prune)
 
     calibration = sub.add_parser("calibrate", help="measure an LLM judge against human labels")
     calibration.add_argument("file", help="calibration file (.yaml with items: or .jsonl)")
     calibration.add_argument("--grader", metavar="PROVIDER_ID", help="judge provider to measure")
-    calibration.add_argument("--concurrency", "-j", type=int, default=4)
+    calibration.add_argument("--concurrency", "-j", type=_positive, default=4)
     calibration.add_argument("--min-kappa", type=float, help="fail below this Cohen's kappa")
     calibration.add_argument("--min-accuracy", type=float, help="fail below this agreement")
     calibration.set_defaults(handler=cmd_calibrate)
@@ -827,7 +911,9 @@ def build_parser() -> argparse.ArgumentParser:
     dashboard.add_argument(
         "--host", default="127.0.0.1", help="bind address (default localhost only)"
     )
-    dashboard.add_argument("--port", type=int, default=8501)
+    dashboard.add_argument(
+        "--port", type=_port, default=8501, help="port to listen on, 1-65535 (default 8501)"
+    )
     dashboard.add_argument(
         "--insecure-no-auth",
         action="store_true",
@@ -858,14 +944,16 @@ def _add_ci(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--base", metavar="REF", help="base branch (default origin/$GITHUB_BASE_REF, else main)"
     )
     pr.add_argument("--agent", action="append", help="compare this agent (default: changed ones)")
-    pr.add_argument("--repeat", "-r", type=int, help="repeats per case and agent")
+    pr.add_argument("--repeat", "-r", type=_positive, help="repeats per case and agent")
     pr.add_argument(
         "--effect",
         type=float,
         metavar="D",
         help="take the repeats the power plan needs to detect a difference D in pass rate",
     )
-    pr.add_argument("--max-repeats", type=int, default=20, help="cap for --effect (default 20)")
+    pr.add_argument(
+        "--max-repeats", type=_positive, default=20, help="cap for --effect (default 20)"
+    )
     pr.add_argument(
         "--until-decided",
         nargs="?",
@@ -875,7 +963,9 @@ def _add_ci(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="run in stages of cumulative repeats (default 5,10,20) until the gates decide",
     )
     pr.add_argument("--seed", type=int, help="seed salt (default: the nightly's)")
-    pr.add_argument("--evaluation-id", help="id of the pull request's evaluation")
+    pr.add_argument(
+        "--evaluation-id", type=_evaluation_id, help="id of the pull request's evaluation"
+    )
     pr.add_argument("--out", default=".evals/ci", help="output folder (default .evals/ci)")
     pr.add_argument("--nightly-branch", help="branch of the stored nightly (default: the base)")
     pr.add_argument("--report-url", help="link to the HTML report (default: the workflow run)")
@@ -891,17 +981,19 @@ def _add_ci(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="PATH",
         help="merge these shard stores or .json reports (or folders of them) instead of running",
     )
-    nightly.add_argument("--keep", type=int, metavar="N", help="prune the store to N per suite")
-    nightly.add_argument("--evaluation-id", help="id of tonight's evaluation")
+    nightly.add_argument(
+        "--keep", type=_positive, metavar="N", help="prune the store to N per suite"
+    )
+    nightly.add_argument("--evaluation-id", type=_evaluation_id, help="id of tonight's evaluation")
     nightly.add_argument("--out", default=".evals/nightly", help="output folder")
-    nightly.add_argument("--repeat", "-r", type=int, help="repeats (default: the nightly's)")
+    nightly.add_argument("--repeat", "-r", type=_positive, help="repeats (default: the nightly's)")
     nightly.add_argument("--seed", type=int, default=0, help="seed salt")
     _add_store(nightly)
     _add_executor(nightly)
     nightly.set_defaults(handler=cmd_ci_nightly)
     for job in (pr, nightly):
-        job.add_argument("--concurrency", "-j", type=int, help="runs in flight at once")
-        job.add_argument("--timeout", type=float, metavar="SECONDS", help="per-run timeout")
+        job.add_argument("--concurrency", "-j", type=_positive, help="runs in flight at once")
+        job.add_argument("--timeout", type=_seconds, metavar="SECONDS", help="per-run timeout")
         job.add_argument("--quiet", "-q", action="store_true", help="do not print the summary")
 
 

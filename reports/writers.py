@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,6 +38,26 @@ def renderer_for(path: Path) -> Renderer:
             return getattr(importlib.import_module(module), function)
     known = ", ".join(sorted(FORMATS))
     raise SuiteError(f"unknown report format for {path.name!r}", fix=f"use one of: {known}")
+
+
+def checked_report_path(text: str) -> Path:
+    """An `-o` file as an absolute path that can be written, checked before any run.
+
+    Resolved against the working directory now, so an agent that changes directory does
+    not move the report; refused (SuiteError naming the path) when its format is unknown,
+    it is a directory, it lies under a file, or its directory cannot be written.
+    """
+    path = Path(text).expanduser().absolute()
+    renderer_for(path)
+    fix = "give -o a file path in a directory you can write (missing directories are created)"
+    if path.is_dir():
+        raise SuiteError(f"-o {text}: {path} is a directory, not a file", fix=fix)
+    above = next(p for p in path.parents if p.exists())
+    if not above.is_dir():
+        raise SuiteError(f"-o {text}: {above} is a file, not a directory", fix=fix)
+    if not os.access(above, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise SuiteError(f"-o {text}: {path} cannot be written (permission denied)", fix=fix)
+    return path
 
 
 def write_report(path: Path, result: EvaluationResult) -> None:

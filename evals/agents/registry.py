@@ -54,14 +54,9 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
     """Reject unknown provider ids and missing provider files before any run."""
     kind = _kind(spec.id)
     if kind is None:
-        close = difflib.get_close_matches(spec.id, list(_KINDS), n=1)
-        hint = (
-            f"did you mean {close[0]!r}?"
-            if close
-            else "use file://agent.py, exec:, http(s)://, openai:, anthropic:, "
-            "openai-agents:, langgraph:, pydantic-ai: or echo"
+        raise SuiteError(
+            f"unknown provider id {spec.id!r}", file=None, line=spec.line, fix=_hint(spec.id)
         )
-        raise SuiteError(f"unknown provider id {spec.id!r}", file=None, line=spec.line, fix=hint)
     module_name = _KINDS[kind].split(":")[0]
     if importlib.util.find_spec(module_name) is None:
         raise SuiteError(
@@ -78,6 +73,40 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
         path = loader.file_ref(rel, None, f"provider {spec.label!r}")
         _import_agent(spec, path)
     _check_config(kind, spec, loader)
+
+
+def _hint(provider_id: str) -> str:
+    close = difflib.get_close_matches(provider_id, list(_KINDS), n=1)
+    if close:
+        return f"did you mean {close[0]!r}?"
+    return (
+        "use file://agent.py, exec:, http(s)://, openai:, anthropic:, "
+        "openai-agents:, langgraph:, pydantic-ai: or echo"
+    )
+
+
+def check_grader(provider_id: str, root: Path) -> None:
+    """`--grader ID`: refuse an unknown provider id, a kind this installation lacks, or a
+    Python file that does not exist (relative to the suite's folder `root`), before any run
+    rather than in every graded run."""
+    kind = _kind(provider_id)
+    if kind is None:
+        raise SuiteError(f"--grader {provider_id!r} is not a provider id", fix=_hint(provider_id))
+    module_name = _KINDS[kind].split(":")[0]
+    if importlib.util.find_spec(module_name) is None:
+        raise SuiteError(
+            f"--grader {provider_id!r}: provider kind {kind!r} is not available in this "
+            "installation",
+            fix="install the extra that provides it, or choose another grader",
+        )
+    if kind in (FILE_PREFIX, "python:"):
+        rel, _ = split_ref(provider_id)
+        target = (root / rel).resolve()
+        if not target.is_file():
+            raise SuiteError(
+                f"--grader {provider_id!r}: file {rel} not found",
+                fix=f"create {target} or correct the path (relative to {root})",
+            )
 
 
 def _import_agent(spec: ProviderSpec, path: Path) -> None:

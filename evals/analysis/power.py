@@ -318,7 +318,7 @@ def existing_store_url(store_url: str | None) -> str | None:
     SQLite file when it already exists (planning never creates a store)."""
     if store_url or os.environ.get("EVALS_STORE_URL"):
         return store_url or os.environ["EVALS_STORE_URL"]
-    from evals.store.engine import DEFAULT_SQLITE_PATH
+    from evals.store.location import DEFAULT_SQLITE_PATH
 
     default = Path.cwd() / DEFAULT_SQLITE_PATH
     return str(default) if default.is_file() else None

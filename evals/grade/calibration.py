@@ -80,13 +80,27 @@ class CalibrationFile:
 
 
 def load_calibration(path: Path) -> CalibrationFile:
-    """Read a YAML or JSONL calibration file."""
-    text = path.read_text(encoding="utf-8")
+    """Read a YAML or JSONL calibration file (a missing, unreadable or malformed file is a
+    SuiteError naming it, with the line where the text is known)."""
+    text = _read_text(path)
     if path.suffix == ".jsonl":
         header: dict[str, Any] = {}
-        raw_items = [json.loads(line) for line in text.splitlines() if line.strip()]
+        raw_items = [
+            _json_line(line, path, number)
+            for number, line in enumerate(text.splitlines(), 1)
+            if line.strip()
+        ]
     else:
-        header = yaml.safe_load(text) or {}
+        try:
+            header = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise SuiteError(
+                f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
+                file=str(path),
+                line=mark.line + 1 if mark is not None else None,
+                fix="correct the YAML at that line",
+            ) from None
         if not isinstance(header, dict) or not isinstance(header.get("items"), list):
             raise SuiteError(f"{path}: a calibration file needs an `items:` list")
         raw_items = header["items"]
@@ -116,6 +130,37 @@ def load_calibration(path: Path) -> CalibrationFile:
         header.get("min_accuracy"),
         path.parent,
     )
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SuiteError(
+            f"calibration file {path} not found",
+            fix="give the path of a .yaml file with items: or a .jsonl file of labelled items",
+        ) from None
+    except UnicodeDecodeError:
+        raise SuiteError(
+            "the calibration file is not UTF-8 text", file=str(path), fix="save it as UTF-8"
+        ) from None
+    except OSError as exc:
+        raise SuiteError(
+            f"calibration file {path} cannot be read ({exc.strerror})",
+            fix="give the path of a readable calibration file",
+        ) from None
+
+
+def _json_line(line: str, path: Path, number: int) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise SuiteError(
+            f"not valid JSON: {exc.msg}",
+            file=str(path),
+            line=number,
+            fix="write one JSON object per line",
+        ) from None
 
 
 async def judge_calibration(

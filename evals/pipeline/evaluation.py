@@ -11,6 +11,7 @@ import asyncio
 import functools
 import os
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Sequence
@@ -139,8 +140,10 @@ def run_evaluation(
     check_executor(options.executor, suite, options.pass_env)
     gate_config = suite.gates.for_environment(options.environment)
     if options.grader:
+        from evals.agents.registry import check_grader
         from evals.graders.judge import apply_grader
 
+        check_grader(options.grader, suite.root)
         apply_grader(suite.cases, suite.default_test, options.grader)
     from evals.pipeline.calibration import measure_judge
 
@@ -149,8 +152,12 @@ def run_evaluation(
     # Cases named explicitly are run whatever the environment's tags would choose.
     named = options.tags is not None or bool(options.case_ids)
     tags = options.tags if named else gate_config.tags
-    repeat = options.repeat or gate_config.repeat or suite.evaluate_options.repeat
-    concurrency = options.concurrency or suite.evaluate_options.max_concurrency
+    repeat = options.repeat
+    if repeat is None:
+        repeat = gate_config.repeat or suite.evaluate_options.repeat
+    concurrency = options.concurrency
+    if concurrency is None:
+        concurrency = suite.evaluate_options.max_concurrency
     if suite.evaluate_options.delay_ms > 0:
         concurrency = 1  # promptfoo runs one call at a time when a delay is asked between calls
     timeout_s = options.timeout_s
@@ -296,9 +303,31 @@ def _begin(
                 ) from None
             if meta is not None:
                 return meta, store.load_runs(meta.id), False
+            if resume_id is not None:
+                raise _unknown_resume(store, suite, resume_id)
         finally:
             store.close()
+        print(
+            f"nothing to resume for suite {suite.suite_id}: no interrupted evaluation of "
+            "this suite and these agents; starting a new evaluation",
+            file=sys.stderr,
+        )
     return new_meta(suite, options, repeat), [], True
+
+
+def _unknown_resume(store: Any, suite: Suite, resume_id: str) -> SuiteError:
+    """--resume ID names no stored evaluation: the error lists what could be resumed."""
+    unfinished = [
+        e.id
+        for e in store.list_evaluations(suite_id=suite.suite_id, limit=None)
+        if e.status != "complete"
+    ]
+    if unfinished:
+        shown = ", ".join(unfinished[:10]) + (", ..." if len(unfinished) > 10 else "")
+        fix = f"resume one of {shown} (--resume alone takes the latest), or drop --resume"
+    else:
+        fix = f"suite {suite.suite_id} has no evaluation to resume: run without --resume"
+    return SuiteError(f"--resume {resume_id}: the store holds no evaluation {resume_id}", fix=fix)
 
 
 async def _execute(

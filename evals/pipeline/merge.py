@@ -86,11 +86,29 @@ def record_from_row(row: dict[str, Any]) -> RunRecord:
 
 
 def read_json_shard(path: Path) -> Shard:
-    """A shard from the promptfoo-format `.json` report `evals run -o` wrote."""
-    document = json.loads(path.read_text(encoding="utf-8"))
-    section = document.get("evals")
+    """A shard from the promptfoo-format `.json` report `evals run -o` wrote; anything
+    else (unreadable, not JSON, another report) is a SuiteError naming the file."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _not_a_report(path, str(exc)) from None
+    section = document.get("evals") if isinstance(document, dict) else None
     if not isinstance(section, dict):
-        raise SuiteError(f"{path} is not a report written by `evals run -o FILE.json`")
+        raise _not_a_report(path, "it has no evals section")
+    try:
+        return _json_shard(path, document, section)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise _not_a_report(path, f"its evals section lacks or garbles {exc}") from None
+
+
+def _not_a_report(path: Path, why: str) -> SuiteError:
+    return SuiteError(
+        f"{path} is not a report written by `evals run -o FILE.json` ({why})",
+        fix="merge the .json reports (or stores) that `evals run --shard I/N` wrote",
+    )
+
+
+def _json_shard(path: Path, document: dict[str, Any], section: dict[str, Any]) -> Shard:
     suite = section["suite"]
     meta = EvaluationMeta(
         id=section["evaluationId"],
@@ -130,7 +148,11 @@ def read_store_shard(url: str, evaluation_id: str | None) -> list[Shard]:
     A store that holds no shard of the evaluation is refused, naming what it holds.
     """
     from evals.store import open_store
+    from evals.store.location import resolve_url, sqlite_file
 
+    database = sqlite_file(resolve_url(url, option="SHARD"))
+    if database is not None and not database.is_file():
+        raise SuiteError(f"shard store {url} does not exist", fix="check the shard paths")
     store = open_store(url, read_only=True)
     try:
         if evaluation_id is not None:

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
-from evals.model.errors import HarnessFault
+from evals.model.errors import HarnessFault, SuiteError
 
 _HEADER = struct.Struct(">I")
 # Room in a pipe for messages on their way (Linux lets a pipe grow to this).
@@ -33,14 +33,22 @@ def frame(message: tuple[Any, ...]) -> bytes:
 
 
 def answer(out: IO[bytes], *message: Any) -> None:
-    """A companion's answer to the harness: `("ok", value)` or `("error", text)`."""
+    """A companion's answer to the harness: `("ok", value)`, `("error", text)` or
+    `("invalid", SuiteError fields)`."""
     out.write(frame(message))
     out.flush()
 
 
 def answer_failure(out: IO[bytes], exc: Exception) -> int:
-    """Tell the harness why the companion stopped; its exit code."""
-    answer(out, "error", f"{type(exc).__name__}: {exc}")
+    """Tell the harness why the companion stopped; its exit code.
+
+    A SuiteError (an input the user can fix: a store of a newer schema, an evaluation id
+    taken) travels as itself, so the harness raises it again and exits 2.
+    """
+    if isinstance(exc, SuiteError):
+        answer(out, "invalid", (exc.message, exc.file, exc.line, exc.fix))
+    else:
+        answer(out, "error", f"{type(exc).__name__}: {exc}")
     return 1
 
 
@@ -129,15 +137,25 @@ class Companion:
         if answer is None:
             self.fail()
         status, value = answer
+        if status == "invalid":
+            self._refused(value)
         if status != "ok":
             self.failure = f"{self.failure_prefix}: {value}"
             raise HarnessFault(self.failure)
         return value
 
+    def _refused(self, fields: tuple[str, str | None, int | None, str | None]) -> NoReturn:
+        """Raise the SuiteError the child refused an input with; the child is done."""
+        error = SuiteError(*fields)
+        self.failure = f"{self.failure_prefix}: {error.message}"
+        raise error
+
     def fail(self) -> NoReturn:
         """Raise the child's failure: its error answer, or how it exited and its stderr."""
         answer = self._answers.next(None)
         self.process.wait()
+        if answer is not None and answer[0] == "invalid":
+            self._refused(answer[1])
         if answer is not None and answer[0] == "error":
             self.failure = f"{self.failure_prefix}: {answer[1]}"
         else:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -11,27 +10,9 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
 from evals.common.encoding import dump_json
-from evals.common.extras import require_store_driver
 from evals.model.errors import HarnessFault
 
-DEFAULT_SQLITE_PATH = Path(".evals") / "results.db"
 BUSY_TIMEOUT_MS = 30_000
-
-
-def resolve_url(url: str | None) -> str:
-    """The store URL: `url`, else $EVALS_STORE_URL, else `.evals/results.db` under the cwd.
-
-    A bare path means a SQLite file; `postgres://` and `postgresql://` use psycopg 3 (the
-    `[postgres]` extra: a SuiteError names it when it is missing).
-    """
-    chosen = url or os.environ.get("EVALS_STORE_URL") or str(Path.cwd() / DEFAULT_SQLITE_PATH)
-    if "://" not in chosen:
-        return f"sqlite:///{Path(chosen).expanduser().resolve()}"
-    require_store_driver(chosen)
-    for prefix in ("postgres://", "postgresql://"):
-        if chosen.startswith(prefix):
-            return "postgresql+psycopg://" + chosen[len(prefix) :]
-    return chosen
 
 
 def create_store_engine(url: str, *, read_only: bool = False) -> Engine:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from sqlalchemy import Connection, Engine, func, insert, inspect, select, text, update
 
-from evals.model.errors import HarnessFault
+from evals.model.errors import HarnessFault, SuiteError
 from evals.store.groups import write_group_rows
 from evals.store.schema import (
     SCHEMA_VERSION,
@@ -111,6 +111,15 @@ def stored_version(connection: Connection) -> int | None:
     return connection.execute(select(func.max(schema_version.c.version))).scalar()
 
 
+def newer_schema(found: int) -> SuiteError:
+    """The error for a store whose schema is newer than this harness: exit 2, upgrade."""
+    return SuiteError(
+        f"this store was written by a newer evals (schema {found}; this evals reads schema "
+        f"{SCHEMA_VERSION})",
+        fix="upgrade evals (pip install -U evals-harness), or point --store at another store",
+    )
+
+
 def ensure_schema(engine: Engine, *, upgrade: bool = True) -> int:
     """Create or upgrade the store schema; returns the version found (0 for a new store).
 
@@ -121,6 +130,8 @@ def ensure_schema(engine: Engine, *, upgrade: bool = True) -> int:
         found = stored_version(connection)
     if found == SCHEMA_VERSION:
         return found
+    if found is not None and found > SCHEMA_VERSION:
+        raise newer_schema(found)
     if not upgrade:
         raise HarnessFault(
             f"the results store has schema version {found or 'none'} and this harness "
@@ -138,10 +149,7 @@ def ensure_schema(engine: Engine, *, upgrade: bool = True) -> int:
 
 def _upgrade(connection: Connection, found: int | None) -> None:
     if found is not None and found > SCHEMA_VERSION:
-        raise HarnessFault(
-            f"the results store has schema version {found}, newer than this harness "
-            f"understands ({SCHEMA_VERSION}); upgrade the evals package"
-        )
+        raise newer_schema(found)
     if found is None:
         metadata.create_all(connection)
         _record(connection, SCHEMA_VERSION, "create current schema")

@@ -11,20 +11,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine, Row, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
+from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta
 from evals.model.results import RunRecord
 from evals.model.suite import Case, SuiteOutline
 from evals.model.summary import GateReport, Summary
 from evals.store.aggregates import Aggregates
 from evals.store.codec import decode_run
-from evals.store.engine import (
-    check_read_only,
-    create_store_engine,
-    create_viewer_engine,
-    resolve_url,
-)
+from evals.store.engine import check_read_only, create_store_engine, create_viewer_engine
 from evals.store.groups import write_group_rows
+from evals.store.location import resolve_url
 from evals.store.migrations import ensure_schema
 from evals.store.schema import evaluations, gate_results, grades, runs
 from evals.store.triage import TriageLog
@@ -119,9 +117,22 @@ class Store:
         return self.engine.dialect.name
 
     def create_evaluation(self, meta: EvaluationMeta) -> None:
-        """Record a new evaluation (status usually `running`)."""
-        with self.engine.begin() as connection:
-            connection.execute(insert(evaluations).values(**_evaluation_values(meta)))
+        """Record a new evaluation (status usually `running`).
+
+        An id the store already holds (given twice, or by two runs at once: the unique key
+        decides) is a SuiteError naming --evaluation-id, never a database error.
+        """
+        try:
+            with self.engine.begin() as connection:
+                connection.execute(insert(evaluations).values(**_evaluation_values(meta)))
+        except IntegrityError:
+            if self.get_evaluation(meta.id) is None:
+                raise
+            raise SuiteError(
+                f"--evaluation-id {meta.id}: the store already holds an evaluation {meta.id}",
+                fix="choose a new id (or leave --evaluation-id out for a generated one); "
+                "to continue that evaluation, use --resume " + meta.id,
+            ) from None
 
     def get_evaluation(self, evaluation_id: str) -> StoredEvaluation | None:
         """One evaluation by id, or None when the store has no such evaluation."""

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from evals.store import open_store
-from evals.store.engine import BUSY_TIMEOUT_MS, create_store_engine, resolve_url
+from evals.store.engine import BUSY_TIMEOUT_MS, create_store_engine
+from evals.store.location import resolve_url
 
 
 def test_without_a_url_the_store_is_a_sqlite_file_under_the_working_directory(

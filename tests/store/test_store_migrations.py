@@ -10,7 +10,8 @@ from sqlalchemy import insert, inspect
 from evals.model.errors import HarnessFault
 from evals.store import open_store
 from evals.store.codec import encode_run
-from evals.store.engine import create_store_engine, resolve_url
+from evals.store.engine import create_store_engine
+from evals.store.location import resolve_url
 from evals.store.migrations import ensure_schema, stored_version
 from evals.store.schema import SCHEMA_VERSION, metadata, schema_version
 
