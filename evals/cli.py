@@ -155,10 +155,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_run_options(args)
     args.output = _check_outputs(args.output)
     if not args.no_store:
-        from evals.store.location import resolve_url
+        from evals.store.location import check_store_settings
         from evals.store.process import StoreProcess
 
-        resolve_url(args.store)
+        check_store_settings(args.store)
         store_process = StoreProcess(args.store)  # starts while the suite loads
     streamed = _streamed_reports(args.output)
     try:
@@ -477,9 +477,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
     to_report = args.out.lower().endswith(REPORT_SUFFIXES) and "://" not in args.out
     args.output = _check_outputs([args.out, *(args.output or [])] if to_report else args.output)
     if not to_report:
-        from evals.store.location import resolve_url
+        from evals.store.location import check_store_settings
 
-        resolve_url(args.out, option="OUT")
+        check_store_settings(args.out, option="OUT")
     result = merge_shards(args.shards, suite_path=args.suite, evaluation_id=args.evaluation_id)
     if not to_report:
         store_merged(result, args.out)

@@ -44,31 +44,44 @@ def resolve_url(url: str | None, *, option: str = "--store") -> str:
     return f"sqlite:///{Path.cwd() / DEFAULT_SQLITE_PATH}"
 
 
-def checked_url(chosen: str, source: str) -> str:
+def check_store_settings(url: str | None, *, option: str = "--store") -> str:
+    """`resolve_url`, checked when a command starts; an $EVALS_STORE_URL that `url`
+    overrides must still have a usable form, since every command run without the option
+    would trip on it."""
+    from_env = os.environ.get("EVALS_STORE_URL")
+    if url and from_env:
+        checked_url(from_env, "EVALS_STORE_URL", form_only=True)
+    return resolve_url(url, option=option)
+
+
+def checked_url(chosen: str, source: str, *, form_only: bool = False) -> str:
     """`chosen` (given by the option or variable `source`) as a URL the store can open.
 
     Refused, as a SuiteError with the accepted forms: another scheme (mysql://, ...), an
     in-memory SQLite database, a SQLite path that is a directory, lies under a file, or is
-    a file that is not a SQLite database.
+    a file that is not a SQLite database. `form_only` checks the URL's form alone (not the
+    file system, not the installed driver).
     """
     scheme, sep, rest = chosen.partition("://")
     if not sep:
         if chosen.strip() == ":memory:":
             raise _unusable(chosen, source, _IN_MEMORY)
         path = Path(chosen).expanduser().resolve()
-        check_sqlite_path(path, chosen, source)
+        if not form_only:
+            check_sqlite_path(path, chosen, source)
         return f"sqlite:///{path}"
     scheme = scheme.lower()
     if scheme in SQLITE_SCHEMES:
         database = rest[1:].partition("?")[0] if rest.startswith("/") else ""
         if not database or database == ":memory:" or "mode=memory" in rest:
             raise _unusable(chosen, source, _IN_MEMORY)
-        if not database.startswith("file:"):
+        if not database.startswith("file:") and not form_only:
             check_sqlite_path(Path(database).expanduser(), chosen, source)
         return chosen
     if scheme not in POSTGRES_SCHEMES:
         raise _unusable(chosen, source, f"{scheme}:// is not a store the harness supports")
-    require_store_driver(chosen)
+    if not form_only:
+        require_store_driver(chosen)
     if scheme in ("postgres", "postgresql"):
         return "postgresql+psycopg://" + rest
     return chosen

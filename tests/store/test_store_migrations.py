@@ -7,7 +7,7 @@ import schema_v1
 from records import make_meta, make_records
 from sqlalchemy import insert, inspect
 
-from evals.model.errors import HarnessFault
+from evals.model.errors import HarnessFault, SuiteError
 from evals.store import open_store
 from evals.store.codec import encode_run
 from evals.store.engine import create_store_engine
@@ -102,9 +102,12 @@ def test_opening_a_current_store_changes_nothing(store_url: str) -> None:
     engine.dispose()
 
 
-def test_a_store_from_a_newer_harness_is_refused(sqlite_url: str) -> None:
-    open_store(sqlite_url).close()
-    engine = create_store_engine(resolve_url(sqlite_url))
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_store_from_a_newer_harness_is_refused_as_an_input_error(
+    store_url: str, read_only: bool
+) -> None:
+    open_store(store_url).close()
+    engine = create_store_engine(resolve_url(store_url))
     with engine.begin() as connection:
         connection.execute(
             insert(schema_version).values(
@@ -112,8 +115,12 @@ def test_a_store_from_a_newer_harness_is_refused(sqlite_url: str) -> None:
             )
         )
 
-    with pytest.raises(HarnessFault, match="newer"):
-        open_store(sqlite_url)
+    newer = f"written by a newer evals \\(schema {SCHEMA_VERSION + 1}"
+    with pytest.raises(SuiteError, match=newer) as refused:
+        open_store(store_url, read_only=read_only)
+    assert refused.value.fix is not None and "upgrade evals" in refused.value.fix
+    with engine.connect() as connection:
+        assert stored_version(connection) == SCHEMA_VERSION + 1
     engine.dispose()
 
 
