@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from records import make_meta
 
+from evals.model.errors import SuiteError
 from evals.model.summary import GateReport, GateResult, Summary
-from evals.store import Store
+from evals.store import Store, open_store
 
 
 def _summary() -> Summary:
@@ -199,3 +202,31 @@ def test_prune_keeps_the_newest_evaluations_of_each_suite_and_the_latest_baselin
     assert store.prune(keep=3) == []
     with pytest.raises(ValueError):
         store.prune(keep=0)
+
+
+def test_two_creators_of_one_id_at_once_leave_one_evaluation_and_one_input_error(
+    store_url: str,
+) -> None:
+    stores = [open_store(store_url) for _ in range(2)]
+    start = threading.Barrier(2)
+    outcomes: list[str] = []
+
+    def create(store: Store) -> None:
+        start.wait()
+        try:
+            store.create_evaluation(make_meta("same-id"))
+            outcomes.append("created")
+        except SuiteError as exc:
+            assert "--evaluation-id same-id" in exc.message
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=create, args=(s,)) for s in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(outcomes) == ["created", "refused"]
+    assert [e.id for e in stores[0].list_evaluations()] == ["same-id"]
+    for store in stores:
+        store.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from records import make_meta, make_record, make_records, wait_until_gone
 
-from evals.model.errors import HarnessFault
+from evals.model.errors import HarnessFault, SuiteError
 from evals.model.summary import GateReport, Summary
 from evals.store import open_store
 from evals.store.process import StoreProcess
@@ -178,3 +178,29 @@ def test_an_evaluation_run_stores_every_run_in_each_dialect(store_url: str, tmp_
     assert len(stored) == 12 and all(r.status == "pass" for r in stored)
     assert {r.key.as_tuple() for r in stored} == {r.key.as_tuple() for r in result.records}
     assert (evaluation.status, evaluation.verdict) == ("complete", result.gates.verdict)
+
+
+def test_an_evaluation_id_the_store_holds_is_refused_at_begin(store_url: str) -> None:
+    first = StoreProcess(store_url)
+    first.begin(make_meta("ev-taken"), create=True)
+    first.close()
+    second = StoreProcess(store_url)
+
+    with pytest.raises(SuiteError, match="--evaluation-id ev-taken") as refused:
+        second.begin(make_meta("ev-taken"), create=True)
+    second.close()
+    assert refused.value.fix is not None and "--resume ev-taken" in refused.value.fix
+
+
+def test_a_store_of_a_newer_schema_is_an_input_error_in_the_harness(sqlite_url: str) -> None:
+    store = open_store(sqlite_url)
+    with store.engine.begin() as connection:
+        connection.exec_driver_sql("INSERT INTO schema_version VALUES (999, 'later', 0)")
+    store.engine.dispose()
+    process = StoreProcess(sqlite_url)
+
+    with pytest.raises(SuiteError, match=r"newer evals \(schema 999"):
+        process.begin(make_meta("ev-1"), create=True)
+    with pytest.raises(HarnessFault, match="newer evals"):
+        process.add(make_record(0, 0, 0))
+    process.close()
