@@ -109,3 +109,21 @@ def test_jsonl_items_and_judge_errors_are_counted_apart(tmp_path: Path) -> None:
         path.write_text(json.dumps(line) + "\n", encoding="utf-8")
         _, rows = calibrate(path)
     assert rows[-1].errors == 1 and rows[-1].n == 0
+
+
+def test_a_missing_or_malformed_calibration_file_is_an_input_error(tmp_path: Path) -> None:
+    from evals.grade.calibration import load_calibration
+    from evals.model.errors import SuiteError
+
+    with pytest.raises(SuiteError, match="not found"):
+        load_calibration(tmp_path / "absent.yaml")
+    lines = tmp_path / "labels.jsonl"
+    lines.write_text('{"output": "a", "human": "pass"}\n\n{broken\n')
+    with pytest.raises(SuiteError) as broken:
+        load_calibration(lines)
+    assert (broken.value.file, broken.value.line) == (str(lines), 3)
+    unclosed = tmp_path / "labels.yaml"
+    unclosed.write_text("items:\n  - [unclosed\n")
+    with pytest.raises(SuiteError) as refused:
+        load_calibration(unclosed)
+    assert refused.value.file == str(unclosed) and refused.value.line is not None
