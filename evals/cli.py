@@ -601,6 +601,9 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     """
     require_extra("dashboard", "evals dashboard")
     from evals.pipeline.serving import launch
+    from evals.store.location import check_store_settings
+
+    check_store_settings(args.store)
 
     extra, settings = launch(args.host, args.insecure_no_auth, os.environ, Path.cwd(), Path.home())
     app = Path(__file__).resolve().parent / "dashboard" / "app.py"

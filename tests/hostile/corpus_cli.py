@@ -393,6 +393,14 @@ STORE_CASES = [
         category="store",
     ),
     cli(
+        "dashboard-store-mysql",
+        ("dashboard", "--store", "mysql://u@127.0.0.1/db"),
+        option("--store", "mysql"),
+        mode="subprocess",
+        limit_s=8,
+        category="store",
+    ),
+    cli(
         "history-newer-schema",
         ("history", "--store", STORE),
         option("newer"),
