@@ -136,3 +136,20 @@ def test_resume_of_an_unknown_id_lists_what_can_be_resumed(
 
     assert main(["run", "s.yaml", "-q", "--resume"]) == ExitCode.OK
     assert "nothing to resume" in capsys.readouterr().err
+
+
+def test_resume_of_an_unknown_id_names_the_unfinished_evaluations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sqlite3
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("EVALS_STORE_URL", raising=False)
+    (tmp_path / "s.yaml").write_text(SUITE)
+    assert main(["run", "s.yaml", "-q", "--evaluation-id", "cut-short"]) == ExitCode.OK
+    with sqlite3.connect(tmp_path / ".evals" / "results.db") as connection:
+        connection.execute("UPDATE evaluations SET status = 'running'")
+    capsys.readouterr()
+
+    assert main(["run", "s.yaml", "-q", "--resume", "nope"]) == ExitCode.INVALID_INPUT
+    assert "resume one of cut-short" in capsys.readouterr().err
