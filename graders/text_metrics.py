@@ -16,6 +16,7 @@ from typing import Any
 import regex
 
 from evals.common.jsvalues import js_string, to_fixed, utf16_units
+from evals.graders import porter_stemmer, wordnet
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import at_most, invariant
 from evals.graders.output import output_string
@@ -325,21 +326,33 @@ def _match(cand: _Words, ref: _Words) -> tuple[list[tuple[int, int]], _Words, _W
     return pairs, cand, ref
 
 
+def _match_synonyms(cand: _Words, ref: _Words) -> list[tuple[int, int]]:
+    """Pair a word with a WordNet synonym of it, scanning from the end as promptfoo does."""
+    ref = list(ref)
+    pairs = []
+    for i in range(len(cand) - 1, -1, -1):
+        synonyms = wordnet.synonyms(cand[i][1])
+        for j in range(len(ref) - 1, -1, -1):
+            if ref[j][1] in synonyms:
+                pairs.append((cand[i][0], ref[j][0]))
+                del ref[j]
+                break
+    return pairs
+
+
 def _single_meteor(
     ref_words: list[str], cand_words: list[str], params: tuple[float, float, float]
 ) -> float:
-    from nltk.stem.porter import PorterStemmer
-
     alpha, beta, gamma = params
     cand = [(i, w.lower()) for i, w in enumerate(cand_words)]
     ref = [(i, w.lower()) for i, w in enumerate(ref_words)]
     exact, cand_left, ref_left = _match(cand, ref)
-    stemmer = PorterStemmer(PorterStemmer.ORIGINAL_ALGORITHM)
-    stems, _, _ = _match(
-        [(i, stemmer.stem(w, to_lowercase=False)) for i, w in cand_left],
-        [(i, stemmer.stem(w, to_lowercase=False)) for i, w in ref_left],
+    stems, cand_left, ref_left = _match(
+        [(i, porter_stemmer.stem(w)) for i, w in cand_left],
+        [(i, porter_stemmer.stem(w)) for i, w in ref_left],
     )
-    matches = sorted(exact + stems, key=lambda m: m[0])
+    synonyms = _match_synonyms(cand_left, ref_left)
+    matches = sorted(exact + stems + synonyms, key=lambda m: m[0])
     if not matches or not cand or not ref:
         return 0.0
     precision, recall = len(matches) / len(cand), len(matches) / len(ref)
@@ -354,7 +367,11 @@ def _single_meteor(
 def meteor_score(
     candidate: str, references: list[str], params: tuple[float, float, float] = (0.9, 3, 0.5)
 ) -> float:
-    """METEOR with exact and Porter-stem matching; the best reference wins."""
+    """METEOR with exact, Porter-stem and WordNet-synonym matching; the best reference wins.
+
+    promptfoo's stages: words equal after lower-casing, then stems equal (natural's Porter
+    stemmer), then a remaining stem that WordNet lists as a synonym of a remaining stem.
+    """
     if not candidate or not references:
         raise GraderError("Invalid inputs")
     cand = _meteor_words(candidate)
