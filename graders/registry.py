@@ -6,7 +6,6 @@ import difflib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from evals.common.extras import require_extra
 from evals.common.files import is_file_ref
 from evals.graders.base import GradeContext
 from evals.model.errors import SuiteError
@@ -80,9 +79,6 @@ _TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
 }
 _MODULE_OF_TYPE = {kind: module for module, kinds in _TYPES_BY_MODULE.items() for kind in kinds}
 _loaded = False
-
-EXTRA_BY_TYPE = {"meteor": "nlp"}
-"""Assertion types whose grader needs a package extra (evals.common.extras)."""
 
 GROUP_TYPES = frozenset({"select-best", "max-score"})
 """Assertion types that grade the outputs of one test and repeat together."""
@@ -166,8 +162,6 @@ def check_assertion_type(kind: str, file: str | None = None, line: int | None = 
             raise SuiteError(f"unsupported assertion type {kind!r}", file, line, NEGATED_GROUP_HINT)
         return
     if get_grader(base) is not None:
-        if base in EXTRA_BY_TYPE:
-            require_extra(EXTRA_BY_TYPE[base], f"assertion type {kind!r}", file=file, line=line)
         return
     close = difflib.get_close_matches(base, known_types(), n=1)
     hint = f"did you mean {close[0]!r}?" if close else "see docs/graders.md for the list"

@@ -2,7 +2,7 @@
 
 `pip install evals-harness` installs what `evals run` needs. Features that need more are
 extras: the dashboard (`[dashboard]`), a PostgreSQL store (`[postgres]`), Ray execution
-(`[ray]`), the METEOR metric (`[nlp]`), and the agent frameworks. A suite or a command that
+(`[ray]`), and the agent frameworks. A suite or a command that
 needs a missing extra fails before any run with exit code 2, naming the extra to install.
 """
 
@@ -17,7 +17,6 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "dashboard": ("streamlit", "altair", "pandas"),
     "postgres": ("psycopg",),
     "ray": ("ray",),
-    "nlp": ("nltk",),
 }
 """Each extra and the modules it makes importable."""
 
