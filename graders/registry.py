@@ -83,6 +83,13 @@ _loaded = False
 GROUP_TYPES = frozenset({"select-best", "max-score"})
 """Assertion types that grade the outputs of one test and repeat together."""
 
+COMBINATOR_HINT = (
+    "the `and` / `or` combinators are not part of promptfoo 0.121 (which turns every row "
+    "using them into an 'Unknown assertion type' error); write `and` as `type: assert-set` "
+    "(it passes when all its assertions pass) and `or` as one assertion that accepts each "
+    "alternative (`contains-any`, a regex with `|`, `javascript`)"
+)
+
 NEGATED_GROUP_HINT = (
     "select-best and max-score pick one winner among the outputs of a test and have no "
     "`not-` form; write the assertion without `not-`"
@@ -165,6 +172,8 @@ def check_assertion_type(kind: str, file: str | None = None, line: int | None = 
         return
     close = difflib.get_close_matches(base, known_types(), n=1)
     hint = f"did you mean {close[0]!r}?" if close else "see docs/graders.md for the list"
+    if base in ("and", "or"):
+        hint = COMBINATOR_HINT
     raise SuiteError(f"unknown assertion type {kind!r}", file, line, hint)
 
 

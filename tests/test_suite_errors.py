@@ -45,6 +45,13 @@ providers:
             id="unknown-assertion-type-suggests-the-close-one",
         ),
         pytest.param(
+            ECHO_HEAD + "tests:\n  - assert:\n      - type: or\n        assert: []\n",
+            "unknown assertion type 'or'",
+            5,
+            "write `and` as `type: assert-set`",
+            id="and-or-combinators-point-to-assert-set-and-alternatives",
+        ),
+        pytest.param(
             "prompts: ['{{q}}']\nproviders:\n"
             "  - id: file://agents/missing.py\n    label: baseline\n"
             "tests: [{vars: {q: hi}}]\n",
