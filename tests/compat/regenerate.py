@@ -9,6 +9,10 @@ through OPENAI_BASE_URL. Needs node, the promptfoo package and python3 on PATH (
 providers, asserts and transforms):
 
     python tests/compat/regenerate.py [NAME ...] [--cli path/to/promptfoo]
+
+promptfoo 0.121 grades `meteor` only when its `import("natural")` sees natural's named
+exports: `meteor_wordnet` was written with a promptfoo whose node_modules/natural re-exports
+natural 8.1.1 as an ES module (docs/promptfoo.md, "`meteor` and promptfoo 0.121").
 """
 
 from __future__ import annotations
