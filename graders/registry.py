@@ -83,11 +83,14 @@ _loaded = False
 GROUP_TYPES = frozenset({"select-best", "max-score"})
 """Assertion types that grade the outputs of one test and repeat together."""
 
+COMBINATORS = frozenset({"and", "or"})
+"""Assertion types of later promptfoo versions that promptfoo 0.121 runs as error rows."""
+
 COMBINATOR_HINT = (
-    "the `and` / `or` combinators are not part of promptfoo 0.121 (which turns every row "
-    "using them into an 'Unknown assertion type' error); write `and` as `type: assert-set` "
-    "(it passes when all its assertions pass) and `or` as one assertion that accepts each "
-    "alternative (`contains-any`, a regex with `|`, `javascript`)"
+    "the `and` / `or` combinators are not part of promptfoo 0.121, which turns every row "
+    "using them into an 'Unknown assertion type' error row, and so does evals; write `and` "
+    "as `type: assert-set` (it passes when all its assertions pass) and `or` as one "
+    "assertion that accepts each alternative (`contains-any`, a regex with `|`, `javascript`)"
 )
 
 NEGATED_GROUP_HINT = (
@@ -162,18 +165,20 @@ def known_types() -> list[str]:
 
 
 def check_assertion_type(kind: str, file: str | None = None, line: int | None = None) -> None:
-    """Raise a SuiteError with a suggestion when `kind` is not a known assertion type."""
+    """Raise a SuiteError with a suggestion when `kind` is not a known assertion type.
+
+    `and` / `or` pass: promptfoo 0.121 runs them as error rows, and so do the graders
+    (`evals validate` warns of them).
+    """
     base = kind[4:] if kind.startswith("not-") else kind
     if base in GROUP_TYPES:
         if base != kind:
             raise SuiteError(f"unsupported assertion type {kind!r}", file, line, NEGATED_GROUP_HINT)
         return
-    if get_grader(base) is not None:
+    if base in COMBINATORS or get_grader(base) is not None:
         return
     close = difflib.get_close_matches(base, known_types(), n=1)
     hint = f"did you mean {close[0]!r}?" if close else "see docs/graders.md for the list"
-    if base in ("and", "or"):
-        hint = COMBINATOR_HINT
     raise SuiteError(f"unknown assertion type {kind!r}", file, line, hint)
 
 

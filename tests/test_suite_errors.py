@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from evals.cli import main
@@ -43,13 +45,6 @@ providers:
             6,
             "contains",
             id="unknown-assertion-type-suggests-the-close-one",
-        ),
-        pytest.param(
-            ECHO_HEAD + "tests:\n  - assert:\n      - type: or\n        assert: []\n",
-            "unknown assertion type 'or'",
-            5,
-            "write `and` as `type: assert-set`",
-            id="and-or-combinators-point-to-assert-set-and-alternatives",
         ),
         pytest.param(
             "prompts: ['{{q}}']\nproviders:\n"
@@ -116,3 +111,28 @@ def test_cli_exits_with_invalid_suite_code_and_writes_nothing(tmp_path, body, ca
     assert str(suite) in err
     assert err.count("\n") <= 3
     assert not store.exists()
+
+
+def test_and_or_combinators_are_error_rows_as_in_promptfoo_and_validate_warns(tmp_path, capsys):
+    """promptfoo 0.121 runs `and` / `or` as error rows; evals matches it and warns at load."""
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        ECHO_HEAD
+        + "tests:\n"
+        + "  - vars: {q: hello world}\n    assert:\n      - type: or\n        assert:\n"
+        + "          - {type: contains, value: hello}\n"
+        + "  - vars: {q: hi}\n    assert: [{type: contains, value: hi}]\n",
+        encoding="utf-8",
+    )
+    assert main(["validate", str(suite)]) == 0
+    warned = capsys.readouterr()
+    assert "write `and` as `type: assert-set`" in warned.out + warned.err
+    assert "'assert' is silently dropped" not in warned.out + warned.err
+    out = tmp_path / "out.json"
+    main(["run", str(suite), "--no-store", "--no-progress", "-o", str(out)])
+    rows = json.loads(out.read_text(encoding="utf-8"))["results"]["results"]
+    by_prompt = {row["vars"]["q"]: row for row in rows}
+    assert by_prompt["hello world"]["success"] is False
+    assert by_prompt["hello world"]["score"] == 0
+    assert "Unknown assertion type: or" in by_prompt["hello world"]["error"]
+    assert by_prompt["hi"]["success"] is True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evals.graders.registry import COMBINATOR_HINT, COMBINATORS
 from evals.model.suite import Suite
 from evals.suite.loader import KNOWN_TOP_LEVEL
 
@@ -48,6 +49,9 @@ def lint_suite(suite: Suite) -> list[str]:
                     warnings.append(f"test #{number}: key {key!r} is silently dropped by promptfoo")
             for item in test.get("assert") or []:
                 if isinstance(item, dict):
+                    if str(item.get("type")) in COMBINATORS:
+                        warnings.append(f"test #{number}: {COMBINATOR_HINT}")
+                        continue
                     for key in item:
                         if key not in _ASSERT_KEYS:
                             warnings.append(
