@@ -124,3 +124,66 @@ def load_function(path: Path, name: str, what: str, arguments: str = "") -> Call
             fix=f"define {name}({arguments}) in the file, or name another function after ':'",
         )
     return target
+
+
+_UTF_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+SAVE_AS_UTF8 = "save the file as UTF-8 (in most editors: Save As, encoding UTF-8)"
+
+
+def read_text(path: Path, what: str = "the file") -> str:
+    """The text of a file the suite reads (the suite, datasets, prompts, var files).
+
+    Files are UTF-8; a leading byte-order mark is dropped and line endings read as
+    `\n` (as `Path.read_text` reads them). Anything else is a SuiteError
+    naming the file, the line and byte of the first bad byte, and the fix, so no reader
+    of user files ever shows a UnicodeDecodeError. `what` names the file in messages.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SuiteError(
+            f"{what} does not exist", file=str(path), fix="check the path (relative to the suite)"
+        ) from None
+    except IsADirectoryError:
+        raise SuiteError(
+            f"{what} is a directory", file=str(path), fix="name a file, not a directory"
+        ) from None
+    except OSError as exc:
+        raise SuiteError(
+            f"{what} cannot be read: {exc.strerror or exc}",
+            file=str(path),
+            fix="check the file's permissions",
+        ) from None
+    for bom, encoding in _UTF_BOMS:
+        if data.startswith(bom):
+            raise SuiteError(
+                f"{what} is {encoding} text, not UTF-8", file=str(path), fix=SAVE_AS_UTF8
+            )
+    if len(data) >= 2 and (data[0] == 0) != (data[1] == 0):
+        raise SuiteError(
+            f"{what} looks like UTF-16 text (NUL bytes between its letters), not UTF-8",
+            file=str(path),
+            fix=SAVE_AS_UTF8,
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        start = exc.start
+        line = data.count(b"\n", 0, start) + 1
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        raise SuiteError(
+            f"{what} is not valid UTF-8: byte 0x{data[start]:02x} at line {line}, "
+            f"column {column} (byte offset {start}); it looks like another encoding "
+            "(Latin-1, Windows-1252, UTF-16) or a binary file",
+            file=str(path),
+            line=line,
+            fix=SAVE_AS_UTF8,
+        ) from None
+    if "\r" in text:  # universal newlines, as Path.read_text reads them
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text

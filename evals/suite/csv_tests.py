@@ -14,8 +14,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from evals.common.files import is_file_ref, is_python_ref
+from evals.common.files import is_file_ref, is_python_ref, read_text
 from evals.model.errors import SuiteError
+from evals.suite.yaml_lines import LineDict
 
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
 _LIST_TYPES = {"contains-all", "contains-any", "icontains-all", "icontains-any"}
@@ -36,6 +37,7 @@ _THRESHOLD_TYPES = {
 }
 _SIMILAR_DEFAULT_THRESHOLD = 0.8
 _THRESHOLD_DEFAULT = 0.75
+_FIELD_SIZE_LIMIT = 2**31 - 1  # no limit of its own: a cell is as long as the file allows
 
 
 def parse_finite_number(value: str | None) -> float | None:
@@ -130,6 +132,13 @@ def test_from_row(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
             metric = value
         elif key == "__threshold":
             threshold = parse_finite_number(value)
+            if threshold is None and value.strip():
+                raise SuiteError(
+                    f"column __threshold needs a number, got {value[:80]!r}",
+                    file=str(path),
+                    line=line,
+                    fix="write the pass threshold as a number (0.75), or leave the cell empty",
+                )
             if threshold is not None:
                 test["threshold"] = threshold
         elif key.startswith("__metadata:"):
@@ -165,16 +174,34 @@ def test_from_row(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
     return test
 
 
+def _unclosed_quote(text: str, start_line: int) -> bool:
+    """Whether the row starting at `start_line` (the file's last) ends inside a quoted cell:
+    the lenient reader would take the rest of the file as that cell."""
+    tail = "".join(text.splitlines(keepends=True)[start_line - 1 :])
+    try:
+        for _ in csv.reader(io.StringIO(tail), strict=True):
+            pass
+    except csv.Error as exc:
+        return "unexpected end of data" in str(exc)
+    return False
+
+
 def read_csv_tests(path: Path) -> list[dict[str, Any]]:
-    """Every row of a CSV test file as a test; a ragged row is a SuiteError at its line."""
-    text = path.read_text(encoding="utf-8-sig")
+    """Every row of a CSV test file as a test (a LineDict at the row's first line).
+
+    A ragged row, or a quote left open at the end of the file, is a SuiteError at its line.
+    Cells have no size limit of their own (the csv module's default is 128 kB).
+    """
+    text = read_text(path, "the tests file")
+    csv.field_size_limit(max(csv.field_size_limit(), _FIELD_SIZE_LIMIT))
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
     if not header:
         return []
     tests: list[dict[str, Any]] = []
+    start = last = reader.line_num + 1
     for cells in reader:
-        line = reader.line_num
+        line, start = start, reader.line_num + 1
         if not cells or (len(cells) == 1 and not cells[0].strip() and len(header) > 1):
             continue
         if len(cells) != len(header):
@@ -184,5 +211,15 @@ def read_csv_tests(path: Path) -> list[dict[str, Any]]:
                 line=line,
                 fix='quote cells that contain commas ("contains-any:a,b") or add the missing cells',
             )
-        tests.append(test_from_row(dict(zip(header, cells, strict=True)), path, line))
+        test = LineDict(test_from_row(dict(zip(header, cells, strict=True)), path, line))
+        test.line, test.key_lines = line, {}
+        tests.append(test)
+        last = line
+    if tests and _unclosed_quote(text, last):
+        raise SuiteError(
+            "a quote opened in this row is never closed: the rest of the file would be one cell",
+            file=str(path),
+            line=last,
+            fix='close the quote, and write a quote inside a quoted cell as two ("")',
+        )
     return tests

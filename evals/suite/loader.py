@@ -27,7 +27,7 @@ from evals.suite.prompts import load_prompts
 from evals.suite.test_cases import check_templates, expand_tests
 from evals.suite.tests_files import test_entries
 from evals.suite.vars import render_env_refs
-from evals.suite.yaml_lines import kind_name, line_of, load_yaml
+from evals.suite.yaml_lines import file_of, kind_name, line_of, load_yaml
 from evals.tracing.redact import secret_values
 
 DEFAULT_SUITE_NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml", "suite.yaml", "evals.yaml")
@@ -97,7 +97,11 @@ class _Loader:
         self.provider_files: dict[str, list[Path]] = {}
 
     def error(self, message: str, node: Any = None, fix: str | None = None) -> SuiteError:
-        return SuiteError(message, file=str(self.path), line=line_of(node), fix=fix)
+        return SuiteError(message, file=self.file_of(node), line=line_of(node), fix=fix)
+
+    def file_of(self, node: Any) -> str:
+        """The file a node was read from: a dataset's for its tests, else the suite."""
+        return file_of(node) or str(self.path)
 
     def file_ref(self, ref: str, node: Any, what: str) -> Path:
         """Resolve a `file://` reference relative to the suite and record it."""
@@ -242,7 +246,18 @@ class _Loader:
         return self.path.stem
 
     def prompts(self, value: Any, parent: Any) -> list[Prompt]:
-        out = load_prompts(value, self.resolve_files, self.root, str(self.path))
+        try:
+            out = load_prompts(value, self.resolve_files, self.root, str(self.path))
+        except SuiteError as exc:
+            if exc.file in (None, str(self.path)):
+                raise
+            where = f"{exc.file}:{exc.line}" if exc.line else exc.file
+            raise SuiteError(
+                f"prompt file {where}: {exc.message}",
+                str(self.path),
+                line_of(parent, "prompts"),
+                exc.fix,
+            ) from None
         if not out:
             raise self.error("prompts is empty", parent, fix="add at least one prompt")
         check_templates(out, str(self.path))
@@ -436,7 +451,7 @@ class _Loader:
                     raw,
                     fix="each test is a mapping with vars: and assert:",
                 )
-        merged = expand_tests(items, raw.get("scenarios"), default_test, self.root)
+        merged = expand_tests(items, raw.get("scenarios"), default_test, self.root, str(self.path))
         cases: list[Case] = []
         seen_ids: dict[str, int] = {}
         for index, (test, test_vars) in enumerate(merged):
@@ -464,7 +479,7 @@ class _Loader:
             return
         raise SuiteError(
             f"metadata.priority {value!r} is not a priority level the gates read",
-            file=str(self.path),
+            file=self.file_of(test),
             line=line_of(metadata, "priority") or line_of(metadata) or line_of(test),
             fix=f"write priority: one of {', '.join(PRIORITIES)} (P0 cases block on their own)",
         )
@@ -530,7 +545,7 @@ class _Loader:
         try:
             check_transform(source, OUTPUT_PARAMS, self.root, "options.transform")
         except SuiteError as exc:
-            exc.file = exc.file or str(self.path)
+            exc.file = exc.file or self.file_of(test)
             exc.line = exc.line or line_of(test)
             raise
 
@@ -544,9 +559,10 @@ class _Loader:
                 fix="write - type: contains\n         value: expected text",
             )
         kind = str(item["type"])
-        check_assertion_type(kind, file=str(self.path), line=line_of(item))
+        where = self.file_of(item)
+        check_assertion_type(kind, file=where, line=line_of(item))
         value = item.get("value")
-        check_assertion_value(kind, value, file=str(self.path), line=line_of(item))
+        check_assertion_value(kind, value, file=where, line=line_of(item))
         if is_file_ref(value):
             self.file_ref(value, item, "assertion")
         if item.get("transform") is not None:
@@ -555,7 +571,7 @@ class _Loader:
             try:
                 check_transform(item["transform"], OUTPUT_PARAMS, self.root, "assertion transform")
             except SuiteError as exc:
-                exc.file, exc.line = exc.file or str(self.path), exc.line or line_of(item)
+                exc.file, exc.line = exc.file or where, exc.line or line_of(item)
                 raise
         return Assertion(
             type=kind,

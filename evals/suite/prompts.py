@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from evals.common.files import is_file_ref
+from evals.common.files import is_file_ref, read_text
 from evals.common.yaml12 import load_yaml_text
 from evals.model.errors import SuiteError
 from evals.model.suite import Prompt
@@ -43,7 +43,7 @@ def split_text_prompts(text: str) -> list[str]:
 
 
 def _structured_file_text(path: Path) -> str:
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "the prompt file")
     try:
         loaded = json.loads(text) if path.suffix == ".json" else load_yaml_text(text)
     except (ValueError, yaml.YAMLError):
@@ -54,7 +54,7 @@ def _structured_file_text(path: Path) -> str:
 def csv_prompts(path: Path, shown: str, label: str | None) -> list[Prompt]:
     """promptfoo's processCsvPrompts: a `prompt` column (and `label`), or one prompt a line
     when the file has no comma."""
-    text = path.read_text(encoding="utf-8-sig")
+    text = read_text(path, "the prompt file")
     if "," not in text:
         lines = [line for line in re.split(r"\r?\n", text) if line.strip()]
         start = 1 if lines and lines[0].strip().lower() == "prompt" else 0
@@ -79,7 +79,7 @@ def prompts_from_file(path: Path, shown: str, label: str | None) -> list[Prompt]
     if path.suffix == ".csv":
         return csv_prompts(path, shown, label)
     if path.suffix == ".jsonl":
-        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line]
+        lines = [line for line in read_text(path, "the prompt file").splitlines() if line]
         many = len(lines) > 1
         return [
             Prompt(
@@ -94,7 +94,7 @@ def prompts_from_file(path: Path, shown: str, label: str | None) -> list[Prompt]
         raw = _structured_file_text(path)
         cut = raw if path.suffix == ".json" else raw[:80]
         return [Prompt(id=f"file://{shown}", label=label or f"{shown}: {cut}", raw=raw)]
-    parts = split_text_prompts(path.read_text(encoding="utf-8"))
+    parts = split_text_prompts(read_text(path, "the prompt file"))
     return [
         Prompt(
             id=f"file://{shown}#{i}" if len(parts) > 1 else f"file://{shown}",

@@ -17,8 +17,8 @@ from typing import Any
 
 from evals.model.errors import SuiteError
 from evals.model.suite import Prompt
-from evals.suite.vars import var_combinations
-from evals.suite.yaml_lines import keep_lines
+from evals.suite.vars import check_file_vars, json_vars, var_combinations
+from evals.suite.yaml_lines import file_of, keep_lines
 
 
 def _merged_scenario_test(
@@ -111,15 +111,35 @@ def merge_default(test: dict[str, Any], default_test: dict[str, Any]) -> dict[st
     return keep_lines(test, merged)
 
 
+def _with_json_vars(test: dict[str, Any], where: str) -> dict[str, Any]:
+    """The test with its vars checked as JSON values (`json_vars`), rebuilt if they changed."""
+    variables = test.get("vars")
+    checked = json_vars(variables, file_of(test) or where)
+    if checked is variables:
+        return test
+    return keep_lines(test, type(test)({**test, "vars": checked}))
+
+
 def expand_tests(
-    tests: list[dict[str, Any]], scenarios: Any, default_test: dict[str, Any], root: Path
+    tests: list[dict[str, Any]],
+    scenarios: Any,
+    default_test: dict[str, Any],
+    root: Path,
+    where: str = "",
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(merged test, vars) for every concrete case, in promptfoo's order."""
+    """(merged test, vars) for every concrete case, in promptfoo's order.
+
+    Vars are checked on the way (`json_vars`, `check_file_vars`); errors name the file
+    each test came from, `where` (the suite) for its own tests.
+    """
     from evals.common.transforms import apply_vars_transform
 
+    default_test = _with_json_vars(default_test, where)
     default_transform = (default_test.get("options") or {}).get("transformVars")
     expanded: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    checked_files: set[Path] = set()
     for test in [*tests, *scenario_tests(scenarios, default_test)]:
+        test = _with_json_vars(test, where)
         merged = merge_default(test, default_test)
         variables = merged["vars"]
         transform = (test.get("options") or {}).get("transformVars") or default_transform
@@ -129,6 +149,8 @@ def expand_tests(
             combinations = [variables]
         else:
             combinations = var_combinations(variables, root)
+        for combination in combinations:
+            check_file_vars(combination, root, test, where, checked_files)
         expanded.extend((merged, combo) for combo in combinations)
     return expanded
 

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evals.common.files import is_python_ref, load_function, split_ref
+from evals.common.files import is_python_ref, load_function, read_text, split_ref
 from evals.common.interrupts import watch_sigint
 from evals.model.errors import SuiteError
 from evals.suite.csv_tests import read_csv_tests
-from evals.suite.yaml_lines import load_yaml
+from evals.suite.yaml_lines import kind_name, load_yaml, mark_origin
 
 ResolveFiles = Callable[[str, Any, str], list[Path]]
 
@@ -61,33 +61,48 @@ def _generated_tests(
     return tests
 
 
+def _json(text: str, path: Path, line: int | None = None) -> Any:
+    """One JSON document of a tests file; invalid or too deeply nested JSON is a SuiteError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        problem, fix = "JSON nested too deep to read", "nest the values less deeply"
+    except ValueError as exc:
+        problem, fix = f"invalid JSON: {exc}", "write the tests as a JSON list of test objects"
+    raise SuiteError(problem, file=str(path), line=line, fix=fix)
+
+
 def _json_lines(path: Path) -> list[Any]:
     tests = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_text(path, "the tests file").splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            tests.append(json.loads(line))
-        except ValueError as exc:
+        test = _json(line, path, number)
+        if not isinstance(test, dict):
             raise SuiteError(
-                f"invalid JSON on this line: {exc}", file=str(path), line=number
-            ) from None
+                f"each line must be a test object (a JSON mapping), not {kind_name(test)}",
+                file=str(path),
+                line=number,
+                fix='write one test per line: {"vars": {...}, "assert": [...]}',
+            )
+        tests.append(mark_origin(test, str(path), number))
     return tests
 
 
 def tests_in_file(path: Path) -> list[Any]:
-    """The tests a single file holds, by extension; a lone mapping counts as one test."""
+    """The tests a single file holds, by extension; a lone mapping counts as one test.
+
+    Every test is a mapping that names the file it came from (and its line when the
+    format gives one), so errors about it point into the file, not the suite.
+    """
     if path.suffix == ".csv":
-        return read_csv_tests(path)
+        return [mark_origin(test, str(path)) for test in read_csv_tests(path)]
     if path.suffix == ".jsonl":
         return _json_lines(path)
     if path.suffix == ".json":
-        try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise SuiteError(f"invalid JSON: {exc}", file=str(path)) from None
+        loaded = _json(read_text(path, "the tests file"), path)
     elif path.suffix in (".yaml", ".yml"):
-        loaded = load_yaml(path)
+        loaded = load_yaml(path, "the tests file")
     else:
         raise SuiteError(
             f"unsupported tests file type {path.suffix!r}",
@@ -95,14 +110,21 @@ def tests_in_file(path: Path) -> list[Any]:
             fix="use .yaml, .yml, .json, .jsonl, .csv or a Python generator file://gen.py:fn",
         )
     if isinstance(loaded, dict):
-        return [loaded]
+        loaded = [loaded]
     if not isinstance(loaded, list):
         raise SuiteError(
             "a tests file must hold a list of tests",
             file=str(path),
             fix="make the top level a list ('- vars: ...')",
         )
-    return loaded
+    for number, test in enumerate(loaded, start=1):
+        if not isinstance(test, dict):
+            raise SuiteError(
+                f"test #{number} must be a mapping, not {kind_name(test)}",
+                file=str(path),
+                fix="each test is a mapping with vars: and assert:",
+            )
+    return [mark_origin(test, str(path)) for test in loaded]
 
 
 def _csv_descriptions(path: Path, tests: list[Any]) -> list[Any]:

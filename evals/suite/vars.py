@@ -4,10 +4,17 @@ A var whose value is a list of strings stands for one test per item, and several
 vars give their cartesian product; a list whose first item is not a string is one value.
 At render time a `file://` var is replaced by the file's content (text trimmed, YAML as
 JSON, a Python file by its `get_var(var_name, prompt, other_vars)` output).
+
+At load, vars are checked: every value must be a JSON value (dates become ISO strings,
+keys strings as js-yaml makes them), and every `file://` var must name a file that
+exists and reads as UTF-8 (YAML that parses). A `file://` var that came from a dataset
+(data, not the suite's author) may only name a file inside the suite's folder or the
+dataset's own folder: data cannot make the harness read other files of the host.
 """
 
 from __future__ import annotations
 
+import datetime
 import functools
 import glob
 import json
@@ -16,12 +23,11 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-from evals.common.files import is_file_ref, ref_body
+from evals.common.files import is_file_ref, read_text, ref_body
 from evals.common.jsvalues import js_string, js_stringify, json_parse
 from evals.common.templating import render, render_value
-from evals.common.yaml12 import load_yaml_text
 from evals.model.errors import SuiteError
-from evals.suite.yaml_lines import keep_lines
+from evals.suite.yaml_lines import file_of, keep_lines, line_of, parse_yaml_file_text
 
 
 def _file_choices(name: str, ref: str, root: Path | None) -> list[str]:
@@ -76,10 +82,115 @@ def load_var_file(ref: str, name: str, prompt: str, variables: dict[str, Any], r
     path = root / ref_body(ref)
     if path.suffix == ".py":
         return _python_var(path, name, prompt, variables)
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, f"the file of var {name!r}")
     if path.suffix in (".yaml", ".yml"):
-        return json.dumps(load_yaml_text(text), ensure_ascii=False, separators=(",", ":"))
+        value = parse_yaml_file_text(text, path)
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     return text.strip()
+
+
+_NOT_JSON_KINDS: dict[type, str] = {
+    bytes: "binary data (a !!binary value)",
+    set: "a set (a !!set value)",
+    tuple: "ordered pairs (a !!omap or !!pairs value)",
+}
+
+
+def _json_value(value: Any) -> Any:
+    """`value` as a JSON value (dates as ISO strings, keys as strings); TypeError naming
+    what is not one."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, list):
+        items = [_json_value(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    if isinstance(value, dict):
+        pairs = {js_string(k): _json_value(v) for k, v in value.items()}
+        same = all(isinstance(k, str) and pairs[k] is v for k, v in value.items())
+        return value if same else keep_lines(value, type(value)(pairs))
+    raise TypeError(_NOT_JSON_KINDS.get(type(value), f"a {type(value).__name__}"))
+
+
+def json_vars(variables: Any, where: str) -> Any:
+    """A test's vars with every value a JSON value: strings, numbers, booleans, null,
+    lists and mappings (dates become ISO strings). Anything else (YAML's !!binary,
+    !!set, !!omap) is a SuiteError at the var's line in `where` (the file the vars came
+    from). Returns `variables` itself when nothing changes; non-mappings pass through."""
+    if not isinstance(variables, dict):
+        return variables
+    try:
+        return _json_value(variables)
+    except TypeError:
+        pass
+    for name, value in variables.items():
+        try:
+            _json_value(value)
+        except TypeError as exc:
+            raise SuiteError(
+                f"var {js_string(name)!r} is {exc}, not a JSON value",
+                file=file_of(variables) or where,
+                line=line_of(variables, str(name)),
+                fix="write the var as a string, number, boolean, list or mapping",
+            ) from None
+    return variables
+
+
+def _inside(path: Path, folders: tuple[Path, ...]) -> bool:
+    return any(path == folder or folder in path.parents for folder in folders)
+
+
+def check_file_vars(
+    variables: dict[str, Any],
+    root: Path,
+    test: Any,
+    where: str,
+    checked: set[Path],
+) -> None:
+    """Check at load the `file://` vars of one case (after array and glob expansion).
+
+    The file must exist and read as UTF-8 (YAML must parse, within the alias limit); a
+    `.py` file is only checked to exist (it runs at render time). A var the test took
+    from a dataset may only name a file inside the suite's folder or the dataset's:
+    absolute paths and `..` leading elsewhere are refused. `test` is the test the vars
+    came from, `where` the suite file; `checked` holds files already read.
+    """
+    origin = file_of(test)
+    own = test.get("vars") if isinstance(test, dict) else None
+    from_data = set(own) if origin is not None and isinstance(own, dict) else set()
+    for name, value in variables.items():
+        if not is_file_ref(value):
+            continue
+        path = (root / ref_body(value)).resolve()
+        file = origin if name in from_data and origin is not None else where
+        line = line_of(own, name) or line_of(test)
+        if name in from_data and origin is not None:
+            folders = (root.resolve(), Path(origin).resolve().parent)
+            if not _inside(path, folders):
+                raise SuiteError(
+                    f"var {name!r} names {value}, which is outside the suite's folder: "
+                    "a dataset may only name files inside the suite's or its own folder",
+                    file=file,
+                    line=line,
+                    fix="copy the file next to the suite and name it relative to the suite "
+                    "(file://docs/file.txt)",
+                )
+        if path in checked:
+            continue
+        if not path.is_file():
+            raise SuiteError(
+                f"var {name!r} names {value}, which does not exist"
+                + (" or is not a file" if path.exists() else ""),
+                file=file,
+                line=line,
+                fix=f"create {path} or correct the path (relative to {root})",
+            )
+        if path.suffix != ".py":
+            text = read_text(path, f"the file of var {name!r}")
+            if path.suffix in (".yaml", ".yml"):
+                parse_yaml_file_text(text, path)
+        checked.add(path)
 
 
 def resolve_vars(variables: dict[str, Any], prompt: str, root: Path) -> dict[str, Any]:

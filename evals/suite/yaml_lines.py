@@ -9,33 +9,147 @@ tree is several times larger than the data it describes. Anything the event buil
 not handle (custom tags, recursive anchors, complex keys, several documents,
 `<<` merge keys, errors) goes through PyYAML's own composer and constructor, which
 also gives the error message.
+
+Both paths refuse what js-yaml (and so promptfoo) refuses and what would make later
+steps hang: a mapping key written twice (the error names both lines), and aliases that
+stand for more than `MAX_ALIAS_NODES` nodes in all (an "alias bomb": a few hundred bytes
+of nested aliases that expand to billions of values when the suite is walked or stored).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from evals.common.files import read_text
+from evals.common.jsvalues import js_string
 from evals.common.yaml12 import CoreLoader
 from evals.model.errors import SuiteError
 
+MAX_ALIAS_NODES = 1_000_000
+"""Most nodes the aliases of one YAML file may stand for, all aliases together."""
+
+
+class YAMLLimitError(yaml.MarkedYAMLError):
+    """A document refused for its aliases or a duplicate key; `line` is 1-based."""
+
+    def __init__(self, problem: str, line: int, fix: str) -> None:
+        super().__init__(problem=problem)
+        self.line = line
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.problem}"
+
+
+def _key_text(key: Any) -> str:
+    """A mapping key as js-yaml compares keys: as JavaScript's String() of the value."""
+    return key if isinstance(key, str) else js_string(key)
+
+
+def _duplicate_key(key: Any, first: int, again: int) -> YAMLLimitError:
+    return YAMLLimitError(
+        f"duplicate key {_key_text(key)!r} (first at line {first}, again at line {again}); "
+        "YAML keeps only one of them",
+        again,
+        "remove one of the two, or merge them into one key",
+    )
+
+
+class _AliasBudget:
+    """Counts the nodes that aliases stand for and refuses a document beyond the budget."""
+
+    def __init__(self) -> None:
+        self.expanded = 0
+        self.first_line = 0
+
+    def add(self, size: int, line: int, name: str | None) -> None:
+        self.first_line = self.first_line or line
+        self.expanded += size
+        if self.expanded > MAX_ALIAS_NODES:
+            raise YAMLLimitError(
+                f"YAML aliases expand to more than {MAX_ALIAS_NODES:,} values (an alias bomb: "
+                f"aliases from line {self.first_line} on, the limit reached at *{name} on "
+                f"line {line})",
+                self.first_line,
+                "write the values out, or use fewer nested aliases (*name)",
+            )
+
 
 class LineDict(dict[Any, Any]):
-    """A dict that knows the 1-based line it started on, and the line of each key."""
+    """A dict that knows the 1-based line it started on, and the line of each key.
 
-    __slots__ = ("key_lines", "line")
+    `file`, when set, is the file it was read from when that is not the suite (a
+    dataset), so errors about it name that file.
+    """
+
+    __slots__ = ("file", "key_lines", "line")
     line: int
     key_lines: dict[str, int]
+    file: str | None
 
 
 class _LineLoader(CoreLoader):
     """The core-schema safe loader (libyaml's C parser) whose mappings are LineDicts."""
 
+    def get_single_node(self) -> Any:
+        """The document's node graph, refused when its aliases stand for too many nodes."""
+        node = super().get_single_node()
+        if node is not None:
+            _count_aliases(node)
+        return node
+
+
+def _count_aliases(root: yaml.Node) -> None:
+    """Walk a composed node graph (an alias is its anchor's node, shared) and charge every
+    further reference to a collection to the alias budget. Iterative, for deep documents;
+    a node inside itself (a recursive anchor) counts once and is left to the constructor."""
+    budget = _AliasBudget()
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+    frames: list[tuple[yaml.Node, Iterator[yaml.Node], list[int]]] = []
+
+    def enter(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            line = node.start_mark.line + 1
+            budget.add(sizes[key], line, getattr(node, "anchor", None) or "alias")
+            return sizes[key]
+        if key in active or not isinstance(node, yaml.CollectionNode):
+            return 1
+        active.add(key)
+        items = node.value
+        is_mapping = isinstance(node, yaml.MappingNode)
+        children = (c for pair in items for c in pair) if is_mapping else iter(items)
+        frames.append((node, children, [1]))
+        return 0
+
+    enter(root)
+    while frames:
+        node, children, total = frames[-1]
+        child = next(children, None)
+        if child is not None:
+            total[0] += enter(child)
+            continue
+        frames.pop()
+        active.discard(id(node))
+        sizes[id(node)] = total[0]
+        if frames:
+            frames[-1][2][0] += total[0]
+
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
+    seen: dict[str, int] = {}
+    for key, _ in node.value:
+        if isinstance(key, yaml.ScalarNode) and key.tag != _MERGE_TAG:
+            text = _key_text(loader.construct_object(key))
+            line = key.start_mark.line + 1
+            if text in seen:
+                raise _duplicate_key(text, seen[text], line)
+            seen[text] = line
     loader.flatten_mapping(node)
     mapping = LineDict(loader.construct_pairs(node, deep=True))
     mapping.line = node.start_mark.line + 1
@@ -63,6 +177,9 @@ class _EventBuilder:
     def __init__(self, loader: _LineLoader) -> None:
         self.loader = loader
         self.anchors: dict[str | None, Any] = {}
+        self.anchor_sizes: dict[str | None, int] = {}
+        self.nodes = 0  # nodes built so far, those aliases stand for included
+        self.budget = _AliasBudget()
         # Suites repeat the same keys and values; each resolves to the same tag.
         self.tags: dict[tuple[str, Any], str] = {}
 
@@ -79,15 +196,20 @@ class _EventBuilder:
         return value
 
     def node(self, event: Any) -> Any:
+        self.nodes += 1
         if isinstance(event, yaml.ScalarEvent) and event.anchor is None:
             return self.scalar(event)
         if isinstance(event, yaml.AliasEvent):
             value = self.anchors.get(event.anchor, _Unsupported)
             if value is _Unsupported:  # unknown, or an alias inside its own anchor
                 raise _Unsupported
+            size = self.anchor_sizes[event.anchor]
+            self.budget.add(size, _line(event), event.anchor)
+            self.nodes += size - 1
             return value
         if event.anchor in self.anchors:
             raise _Unsupported  # PyYAML reports the duplicate anchor
+        start = self.nodes - 1
         if isinstance(event, yaml.ScalarEvent):
             value = self.scalar(event)
         elif isinstance(event, yaml.SequenceStartEvent):
@@ -98,6 +220,7 @@ class _EventBuilder:
             raise _Unsupported
         if event.anchor is not None:
             self.anchors[event.anchor] = value
+            self.anchor_sizes[event.anchor] = self.nodes - start
         return value
 
     def scalar(self, event: yaml.ScalarEvent) -> Any:
@@ -135,10 +258,12 @@ class _EventBuilder:
     def mapping(self, event: yaml.MappingStartEvent) -> LineDict:
         pairs: list[tuple[Any, Any]] = []
         key_lines: dict[str, int] = {}
+        seen: dict[str, int] = {}
         next_event = self.loader.get_event
         while not isinstance(key_event := next_event(), yaml.MappingEndEvent):
+            line = _line(key_event)
             if isinstance(key_event, yaml.ScalarEvent):
-                key_lines[key_event.value] = _line(key_event)
+                key_lines[key_event.value] = line
                 if key_event.tag is None:
                     kind = self.tags.get((key_event.value, key_event.implicit))
                     if kind is None:
@@ -150,6 +275,10 @@ class _EventBuilder:
             key = self.node(key_event)
             if isinstance(key, (dict, list)):
                 raise _Unsupported
+            text = _key_text(key)
+            if text in seen:
+                raise _duplicate_key(text, seen[text], line)
+            seen[text] = line
             pairs.append((key, self.node(next_event())))
         mapping = LineDict(pairs)
         mapping.line = _line(event)
@@ -167,6 +296,8 @@ def parse_yaml_text(text: str) -> Any:
     loader = _LineLoader(text)
     try:
         return _EventBuilder(loader).document()
+    except YAMLLimitError:
+        raise
     except (_Unsupported, yaml.YAMLError, TypeError, ValueError):
         pass
     finally:
@@ -192,9 +323,37 @@ def kind_name(value: Any) -> str:
 def keep_lines(source: Any, target: dict[Any, Any]) -> dict[Any, Any]:
     """Give a mapping rebuilt from `source` the YAML lines of `source` (when it has any)."""
     if isinstance(source, LineDict) and isinstance(target, LineDict):
-        target.line = source.line
+        target.line = getattr(source, "line", 0)
         target.key_lines = getattr(source, "key_lines", {})
+        target.file = getattr(source, "file", None)
     return target
+
+
+def file_of(value: Any) -> str | None:
+    """The file a mapping was read from, when that is not the suite (see `LineDict`)."""
+    return getattr(value, "file", None)
+
+
+def mark_origin(value: Any, file: str, line: int = 0) -> Any:
+    """`value` with every mapping in it a LineDict that names `file` (a dataset's tests).
+
+    Mappings read from YAML keep their lines; others (JSON, CSV) get `line` for the
+    outermost one when known. Lists are rebuilt only around rebuilt mappings.
+    """
+    if isinstance(value, list):
+        items = [mark_origin(item, file) for item in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    if not isinstance(value, dict):
+        return value
+    marked = value if isinstance(value, LineDict) else LineDict(value)
+    if marked is not value:
+        marked.line = line
+        marked.key_lines = {}
+    marked.file = file
+    for key, item in marked.items():
+        if isinstance(item, (dict, list)):
+            marked[key] = mark_origin(item, file)
+    return marked
 
 
 def line_of(value: Any, key: str | None = None) -> int | None:
@@ -206,23 +365,43 @@ def line_of(value: Any, key: str | None = None) -> int | None:
     return getattr(value, "line", None)
 
 
-def load_yaml(path: Path) -> Any:
-    """Parse a YAML file, turning syntax errors into a SuiteError at the right line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SuiteError(
-            "file not found", file=str(path), fix="check the path (relative to the suite)"
-        ) from None
+def load_yaml(path: Path, what: str = "the file") -> Any:
+    """Parse a YAML file, turning every problem into a SuiteError at the right line.
+
+    The file must be UTF-8 (`read_text`); characters YAML does not allow (NUL, other
+    control characters), syntax errors, duplicate keys, alias bombs and nesting too deep
+    for the parser are refused with the line and the fix.
+    """
+    return parse_yaml_file_text(read_text(path, what), path)
+
+
+def parse_yaml_file_text(text: str, path: Path) -> Any:
+    """`parse_yaml_text` for the text of `path`, its errors as SuiteErrors naming the file."""
     try:
         return parse_yaml_text(text)
+    except YAMLLimitError as exc:
+        raise SuiteError(str(exc.problem), file=str(path), line=exc.line, fix=exc.fix) from None
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1])
+        raise SuiteError(
+            f"YAML does not allow the character U+{code:04X} ({exc.reason}) at line {line}",
+            file=str(path),
+            line=line,
+            fix='remove the character, or write it as an escape inside double quotes ("\\0")',
+        ) from None
+    except RecursionError:
+        raise SuiteError(
+            "YAML nested too deep to read",
+            file=str(path),
+            fix="flatten the structure (a suite needs no more than a few levels of nesting)",
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
         problem = exc.problem or str(exc)
         raise SuiteError(
             f"YAML syntax error: {problem}",
             file=str(path),
-            line=line,
+            line=mark.line + 1 if mark else None,
             fix="fix the indentation or quoting at that line (quote strings containing ': ')",
         ) from None
