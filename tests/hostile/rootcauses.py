@@ -52,25 +52,6 @@ CAUSES: dict[str, RootCause] = {
         "give every SuiteError the offending node's line (lists and scalars too: keep "
         "their marks in yaml_lines) and a fix; JSON errors carry exc.lineno",
     ),
-    "file-reading": RootCause(
-        "non-UTF-8 or too-deep files: tracebacks",
-        "reading a suite, dataset or prompt file that is not UTF-8 (Latin-1, UTF-16, NUL "
-        "bytes) or is nested too deep raises UnicodeDecodeError / ReaderError / "
-        "RecursionError: a traceback and exit 3, or a message with no fix",
-        "evals/suite/yaml_lines.py (load_yaml), evals/suite/csv_tests.py (read_csv_tests), "
-        "evals/suite/tests_files.py (tests_in_file), evals/suite/prompts.py",
-        "one text-file reader for suites, datasets and prompts: UTF-8 (BOM allowed), errors "
-        "as SuiteError with the line of the bad byte and 'save the file as UTF-8'",
-    ),
-    "yaml-aliases": RootCause(
-        "YAML aliases not limited: hangs",
-        "YAML aliases are not limited: a 500-byte alias bomb expands to billions of nodes "
-        "when the suite, a dataset or a var file is walked or stored; evals hangs",
-        "evals/suite/yaml_lines.py (parse_yaml_text, _EventBuilder), evals/suite/vars.py "
-        "(load_var_file)",
-        "count the nodes aliases stand for while building the document and refuse beyond "
-        "a budget (e.g. 100,000) with the alias's line",
-    ),
     "extension-blocks": RootCause(
         "budget/prices/tools/policy/trace not validated at load",
         "the harness's own top-level blocks (budget, prices, tools, policy, trace) are "
@@ -81,13 +62,6 @@ CAUSES: dict[str, RootCause] = {
         "parse every block at load with the graders' own option parsers; SuiteError at the "
         "key's line",
     ),
-    "yaml-duplicates": RootCause(
-        "duplicate YAML keys accepted",
-        "duplicate mapping keys are accepted and the last one wins (js-yaml, and so "
-        "promptfoo, refuses them)",
-        "evals/suite/yaml_lines.py (_EventBuilder.mapping, _construct_mapping)",
-        "refuse a duplicate key with both lines",
-    ),
     "template-limits": RootCause(
         "rendering unbounded, outside the timeout",
         "prompt rendering has no time or size limit and runs outside the run's timeout: "
@@ -97,36 +71,6 @@ CAUSES: dict[str, RootCause] = {
         "render inside the run's timeout (in a worker thread with a deadline checked by the "
         "sandbox's call hooks) and cap the output size; over a limit is a `template_error` "
         "or `timeout` row",
-    ),
-    "data-file-vars": RootCause(
-        "file:// vars from data unconfined, read late",
-        "file:// var values from datasets are read at render time from anywhere on the "
-        "host (absolute paths, ..), so data reads files; missing or undecodable files "
-        "become `infra` rows instead of load errors",
-        "evals/suite/vars.py (load_var_file, resolve_vars)",
-        "resolve file:// vars at load; from datasets only inside the suite's directory; "
-        "errors as SuiteError naming the dataset row",
-    ),
-    "dataset-origin": RootCause(
-        "dataset errors name the suite file",
-        "errors in a test read from a dataset name the suite file, not the dataset and row",
-        "evals/suite/loader.py (cases, case), evals/suite/tests_files.py",
-        "keep each test's source file and line from the reader and use them in SuiteError",
-    ),
-    "csv": RootCause(
-        "CSV quote, threshold and field-size edge cases",
-        "CSV edge cases: an unclosed quote swallows the rest of the file, a non-numeric "
-        "__threshold is dropped, cells over 128 kB raise csv.Error (traceback)",
-        "evals/suite/csv_tests.py (read_csv_tests)",
-        "raise csv.field_size_limit, detect a quote open at end of file, validate "
-        "__threshold, all as SuiteError with the row's line",
-    ),
-    "var-types": RootCause(
-        "non-JSON vars accepted",
-        "vars that are not JSON values (YAML !!binary bytes, !!set) are accepted",
-        "evals/suite/test_cases.py, evals/suite/vars.py",
-        "vars must be strings, numbers, booleans, null, lists or mappings (dates become "
-        "ISO strings): SuiteError otherwise",
     ),
     "response-validation": RootCause(
         "garbage responses accepted",
