@@ -29,6 +29,7 @@ from evals.model.protocols import ResponseCache
 from evals.model.results import AgentResponse, RunRecord
 from evals.model.suite import ProviderSpec
 from evals.model.trajectory import Step
+from evals.tracing.redact import Redactor
 
 DEFAULT_CACHE_PATH = Path(".evals") / "cache" / "responses.db"
 
@@ -184,13 +185,22 @@ class CachedAgent:
     """An agent answered from the response cache when it can, and filling it when not.
 
     Errored responses are never cached, so a transient failure is retried next time.
+    The cache file holds responses as the results store does: with `secrets` (the
+    suite's known secret values) and key shapes masked. Its keys are hashes.
     """
 
-    def __init__(self, agent: Agent, provider: ProviderSpec, cache: ResponseCache) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        provider: ProviderSpec,
+        cache: ResponseCache,
+        secrets: frozenset[str] = frozenset(),
+    ) -> None:
         self.agent = agent
         self.provider = provider
         self.cache = cache
         self.label = agent.label
+        self.redactor = Redactor(secrets=secrets)
 
     async def call(self, prompt: str, context: CallContext) -> AgentResponse:
         """The cached response of this call, or the agent's (then cached)."""
@@ -208,7 +218,7 @@ class CachedAgent:
             return cached
         response = await self.agent.call(prompt, context)
         if response.error is None:
-            await asyncio.to_thread(self.cache.put, key, response)
+            await asyncio.to_thread(self.cache.put, key, self.redactor.scrub(response))
         return response
 
     async def aclose(self) -> None:

@@ -25,7 +25,9 @@ def build_agents(
         return agents
     from evals.run.cache import CachedAgent
 
-    return {label: CachedAgent(agents[label], specs[label], cache) for label in agents}
+    return {
+        label: CachedAgent(agents[label], specs[label], cache, suite.secrets) for label in agents
+    }
 
 
 def file_cache(cache_path: Path | None) -> ResponseCache | None:

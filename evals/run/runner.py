@@ -186,13 +186,29 @@ class Runner:
         scrubbed: RunRecord = self.redactor.scrub(record)
         return scrubbed
 
+    async def _render(self, run: PlannedRun) -> tuple[str, dict[str, Any]]:
+        """The run's prompt and vars, rendered in a worker thread within the run's timeout.
+
+        The event loop keeps serving other runs meanwhile; a render still going at the
+        timeout raises TimeoutError (its thread stops at the sandbox's time limit, which
+        is no longer than the timeout), and the sandbox's memory and output limits make an
+        oversized template a TemplateError.
+        """
+        rendering = asyncio.to_thread(render_prompt, run, self.suite_root, self.template_env)
+        if not self.timeout_s:
+            return await rendering
+        return await asyncio.wait_for(rendering, self.timeout_s)
+
     async def _execute(self, run: PlannedRun, traced: RunTrace) -> RunRecord:
         prompt = ""
         started = time.time()
         try:
-            prompt, variables = render_prompt(run, self.suite_root, self.template_env)
+            prompt, variables = await self._render(run)
             if variables is not run.case.vars:
                 run = replace(run, case=replace(run.case, vars=variables))
+        except TimeoutError:
+            message = f"rendering the prompt took longer than the timeout of {self.timeout_s:g} s"
+            return _error_record(run, prompt, "timeout", message, started)
         except Exception as exc:
             return _error_record(
                 run, prompt, "template_error", f"prompt template error: {exc}", started

@@ -26,7 +26,7 @@ from evals.suite.fingerprint import (
 from evals.suite.prompts import load_prompts
 from evals.suite.test_cases import check_templates, expand_tests
 from evals.suite.tests_files import test_entries
-from evals.suite.vars import render_env_refs
+from evals.suite.vars import env_ref_names, render_env_refs
 from evals.suite.yaml_lines import file_of, kind_name, line_of, load_yaml
 from evals.tracing.redact import secret_values
 
@@ -148,6 +148,7 @@ class _Loader:
         document = suite_document(raw)
         config_env = {str(k): str(v) for k, v in (raw.get("env") or {}).items()}
         self.env = {**os.environ, **config_env}
+        referenced = env_ref_names(raw)
         raw = render_env_refs(raw, self.env)
         self.register_filters(raw.get("nunjucksFilters"), raw)
         prompts = self.prompts(raw.get("prompts", ["{{prompt}}"]), raw)
@@ -193,7 +194,7 @@ class _Loader:
             fingerprint=fingerprint(suite_files, self.root, document),
             default_test=default_test,
             derived_metrics=self.derived_metrics(raw.get("derivedMetrics"), raw),
-            secrets=secret_values(self.env, [p.config for p in providers]),
+            secrets=secret_values(self.env, [p.config for p in providers], referenced),
             prompts_fingerprint=fingerprint(
                 [Path(p.path) for p in prompts if p.path],
                 self.root,

@@ -351,6 +351,22 @@ def render_prompt_text(
 _ENV_REF = re.compile(r"\{\{\s*env\.(\w+)\s*\}\}")
 
 
+def env_ref_names(value: Any) -> set[str]:
+    """The names of the environment variables a config reads as `{{ env.NAME }}`."""
+    names: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "env." in item:
+                names.update(_ENV_REF.findall(item))
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return names
+
+
 def render_env_refs(value: Any, env: dict[str, str]) -> Any:
     """Replace `{{ env.NAME }}` in every string of a config, as promptfoo does at load.
 

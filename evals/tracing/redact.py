@@ -6,7 +6,8 @@ like provider keys (`sk-...`) or bearer credentials anywhere inside a value; cre
 in URLs (`?api_key=...`, `user:password@`); and every value the harness knows to be a
 secret (`secret_values`: environment variables with secret-looking names, which is what
 `{{ env.X }}` references and the SDK key variables read, and the values under secret keys
-of the providers' configs), wherever it appears. A suite adds its own span key patterns
+of the providers' configs; from 4 characters on when the suite reads it as
+`{{ env.X }}`, from 8 otherwise), wherever it appears. A suite adds its own span key patterns
 with `trace: {redact: ["gen_ai.input.messages", "*.email"]}`.
 """
 
@@ -59,7 +60,12 @@ _URL_USERINFO = re.compile(r"(://[^/\s:@]+:)[^/\s@]+@")
 
 MIN_SECRET_LENGTH = 8
 """Known secret values shorter than this are not masked: masking `1` or `true` everywhere
-would destroy the data and protect nothing."""
+would destroy the data and protect nothing. Texts shorter than the shortest secret to
+mask are passed over unread (the common short strings cost nothing)."""
+
+MIN_REFERENCED_SECRET_LENGTH = 4
+"""A secret the suite reads through `{{ env.X }}` is masked from this length on: the
+suite put it into requests, so it is masked even when shorter than MIN_SECRET_LENGTH."""
 
 _MAX_DEPTH = 200
 _SECRET_NAME = re.compile(
@@ -74,14 +80,31 @@ def is_secret_name(name: str) -> bool:
     return _SECRET_NAME.fullmatch(name) is not None
 
 
-def secret_values(environ: Mapping[str, str], configs: Iterable[Any] = ()) -> frozenset[str]:
+def secret_values(
+    environ: Mapping[str, str], configs: Iterable[Any] = (), referenced: Iterable[str] = ()
+) -> frozenset[str]:
     """The values to mask wherever they appear: environment variables with secret-looking
     names (what `{{ env.X }}` and the SDK providers read) and the string values under
-    secret keys of `configs` (the providers' configs, headers included)."""
+    secret keys of `configs` (the providers' configs, headers included), from
+    MIN_SECRET_LENGTH characters on.
+
+    `referenced` names the variables the suite reads as `{{ env.X }}`: the value of such a
+    variable is masked from MIN_REFERENCED_SECRET_LENGTH characters on when its name looks
+    secret or it ends up under a secret key of a config (a short key or password).
+    """
     found = {value for name, value in environ.items() if is_secret_name(name)}
+    under_keys: set[str] = set()
     for config in configs:
-        found.update(_values_under_secret_keys(config, 0))
-    return frozenset(v for v in found if isinstance(v, str) and len(v) >= MIN_SECRET_LENGTH)
+        under_keys.update(_values_under_secret_keys(config, 0))
+    found.update(under_keys)
+    long = {v for v in found if isinstance(v, str) and len(v) >= MIN_SECRET_LENGTH}
+    for name in referenced:
+        value = environ.get(name)
+        if not isinstance(value, str) or len(value) < MIN_REFERENCED_SECRET_LENGTH:
+            continue
+        if is_secret_name(name) or value in under_keys:
+            long.add(value)
+    return frozenset(long)
 
 
 def _values_under_secret_keys(value: Any, depth: int) -> Iterable[str]:
@@ -115,12 +138,16 @@ class Redactor:
             "|".join(fnmatch.translate(p) for p in self.patterns), re.IGNORECASE
         )
         self._verdicts: dict[str, bool] = {}
-        known = sorted({s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
+        known = sorted(
+            {s for s in secrets if len(s) >= MIN_REFERENCED_SECRET_LENGTH}, key=len, reverse=True
+        )
         self._known = re.compile("|".join(map(re.escape, known))) if known else None
+        # texts shorter than this hold nothing to mask (`secret_values` chooses the secrets)
+        self._shortest = min([MIN_SECRET_LENGTH, *map(len, known)])
 
     def text(self, text: str) -> str:
         """`text` with known secrets, key shapes and URL credentials masked."""
-        if len(text) < MIN_SECRET_LENGTH:  # too short to hold any secret it would mask
+        if len(text) < self._shortest:  # too short to hold any secret it would mask
             return text
         if self._known is not None:
             text = self._known.sub(REDACTED, text)

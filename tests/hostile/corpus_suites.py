@@ -88,12 +88,12 @@ ALIAS_BOMB_IN_METADATA = HEAD + dedent(
     """
 )
 
-PROMPT_LOOP = HEAD + dedent(
-    """
-    tests:
-      - vars:
-          q: "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
-    """
+# The author's prompt loops 10^10 times. (In a var, the loop would not render at all: the
+# var reads `i` and `j`, which no test defines, so promptfoo leaves it as written.)
+PROMPT_LOOP = (
+    "prompts: ['{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}"
+    "{% endfor %}{{q}}']\n"
+    "providers:\n  - {id: file://good.py, label: good}\n" + TEST
 )
 
 # Types and ranges of every key of docs (evaluateOptions, env, scenarios, vars, gates...).
@@ -644,6 +644,39 @@ CASES = [
         "file://agent.py",
         "agent.py",
         files={"agent.py": "raise ImportError('no module named secret_sdk')\n"},
+    ),
+    bad_suite(
+        "yaml-duplicate-key-in-vars",
+        HEAD + "tests:\n  - vars:\n      q: hi\n      q: again\n",
+        "q: again",
+        "duplicate",
+    ),
+    bad_suite(
+        "yaml-alias-bomb-with-merge-key",
+        "base: &base {x: 1}\nmerged: {<<: *base}\n" + ALIAS_BOMB,
+        "a: &a",  # read by PyYAML's composer (merge keys): the line of the first anchor
+        "alias",
+        mode="subprocess",
+        limit_s=10,
+    ),
+    bad_suite(
+        "prompt-file-latin1",
+        "prompts: [file://prompt.txt]\nproviders: [{id: file://good.py, label: good}]\n" + TEST,
+        "prompts",
+        "prompt.txt",
+        "UTF-8",
+        files={"prompt.txt": "caf\xe9 {{q}}".encode("latin-1")},
+    ),
+    Case(
+        id="prompt-range-bomb",
+        category="suites",
+        files={
+            "suite.yaml": HEAD.replace("'{{q}}'", "'{% for i in range(10**12) %}x{% endfor %}'")
+            + TEST
+            + "gates: {}\n",
+            "good.py": GOOD_AGENT,
+        },
+        expect=ErrorRow("template_error", message="range()"),
     ),
     Case(
         id="prompt-loop-from-author-times-out",

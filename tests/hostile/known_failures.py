@@ -79,11 +79,6 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
         "datasets/json-invalid",
         "datasets/json-huge-integer-var",
     ),
-    "template-limits": (
-        "suites/prompt-loop-from-author-times-out",
-        "datasets/csv-range-bomb-in-cell",
-        "datasets/csv-output-size-bomb-in-cell",
-    ),
     "async-blocking": (
         "agents/async-busy-loop",
         "agents/async-blocking-sleep",

@@ -62,16 +62,6 @@ CAUSES: dict[str, RootCause] = {
         "parse every block at load with the graders' own option parsers; SuiteError at the "
         "key's line",
     ),
-    "template-limits": RootCause(
-        "rendering unbounded, outside the timeout",
-        "prompt rendering has no time or size limit and runs outside the run's timeout: "
-        "loops and huge strings hang or exhaust memory",
-        "evals/run/runner.py (Runner._execute: render_prompt before wait_for), "
-        "evals/common/templating.py",
-        "render inside the run's timeout (in a worker thread with a deadline checked by the "
-        "sandbox's call hooks) and cap the output size; over a limit is a `template_error` "
-        "or `timeout` row",
-    ),
     "response-validation": RootCause(
         "garbage responses accepted",
         "garbage in a provider response is accepted: NaN/infinite/negative/boolean cost, "

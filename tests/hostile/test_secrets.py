@@ -31,9 +31,14 @@ from tests.hostile.harness import (
 )
 from tests.hostile.server import RECEIVED
 
+# A short secret (under the 8 characters from which unreferenced known values are masked)
+# that the suite reads through `{{ env.X }}`: masked all the same. Planted here only, not
+# in every case's environment.
+SHORT_SECRETS = {"HOSTILE_PASSWD": "Zq9k#w"}
+
 SUITE = """\
 description: secrets everywhere
-prompts: ['Answer {{q}} for account {{ env.HOSTILE_PLAIN_SECRET }}']
+prompts: ['Answer {{q}} for account {{ env.HOSTILE_PLAIN_SECRET }} pin {{ env.HOSTILE_PASSWD }}']
 providers:
   - id: https
     label: http-agent
@@ -73,7 +78,8 @@ def fails(prompt, options, context):
 
 
 def answers(prompt, options, context):
-    return {"output": f"my key is {os.environ['HOSTILE_API_KEY']}; {prompt}"}
+    short = os.environ["HOSTILE_PASSWD"]
+    return {"output": f"my key is {os.environ['HOSTILE_API_KEY']}, pin {short}; {prompt}"}
 """
 
 LEAKY_COMMAND = """\
@@ -82,6 +88,7 @@ sys.stderr.write(f"auth failed for token {os.environ['HOSTILE_TOKEN']}\\n")
 sys.exit(1)
 """
 
+CACHE = "responses.db"
 REPORTS = (
     "report.json",
     "report.jsonl",
@@ -113,10 +120,11 @@ def _run_scenario(root: Path, hostile_url: str) -> dict:
     )
     ws = make_workspace(root, case, hostile_url)
     argv = ["run", "suite.yaml", "--store", str(ws.store), "--trace", "--no-progress"]
+    argv += ["--cache", str(ws.case / CACHE)]
     for name in REPORTS:
         argv += ["-o", name]
     already = len(RECEIVED)
-    done = run_evals(ws, *argv)
+    done = run_evals(ws, *argv, env=SHORT_SECRETS)
     return {
         "root": str(root),
         "inputs": sorted(str(p) for p in ws.inputs),
@@ -161,7 +169,7 @@ def _stored(scenario: Scenario, sql: str) -> list:
 
 
 def _found(text: str) -> list[str]:
-    return [s for s in ALL_SECRETS if s in text]
+    return [s for s in (*ALL_SECRETS, *SHORT_SECRETS.values()) if s in text]
 
 
 def test_the_secrets_reached_their_destinations(scenario: Scenario) -> None:
@@ -198,8 +206,31 @@ def test_error_messages_keep_their_meaning(scenario: Scenario) -> None:
 
 def test_store_is_clean(scenario: Scenario) -> None:
     store = b"".join(p.read_bytes() for p in scenario.ws.case.glob("store.db*"))
-    leaks = [s for s in ALL_SECRETS if s.encode() in store]
+    leaks = [s for s in (*ALL_SECRETS, *SHORT_SECRETS.values()) if s.encode() in store]
     assert not leaks, f"secrets in the store: {leaks}"
+
+
+def test_short_referenced_secret_reached_the_agent_and_is_masked(scenario: Scenario) -> None:
+    """Not vacuous: the short value was in the prompt the echo server received."""
+    assert SHORT_SECRETS["HOSTILE_PASSWD"] in json.dumps(scenario.received)
+    prompts = " ".join(str(p) for (p,) in _stored(scenario, "SELECT prompt FROM runs"))
+    assert "pin [REDACTED]" in prompts
+
+
+def test_response_cache_is_clean(scenario: Scenario) -> None:
+    """The opt-in cache holds the leaky agent's answer, with its keys masked."""
+    import sqlite3
+
+    files = sorted(scenario.ws.case.glob(CACHE + "*"))
+    connection = sqlite3.connect(scenario.ws.case / CACHE)
+    try:
+        (rows,) = connection.execute("SELECT count(*) FROM responses").fetchone()
+    finally:
+        connection.close()
+    assert rows >= 1, "nothing was cached: the check below would prove nothing"
+    data = b"".join(p.read_bytes() for p in files).decode("utf-8", "replace")
+    assert "my key is" in data, "the leaky answer is not in the cache"
+    assert not _found(data), _found(data)
 
 
 def test_trace_spans_are_clean(scenario: Scenario) -> None:

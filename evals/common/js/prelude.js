@@ -151,9 +151,32 @@
     if (nunjucksEnvs[index] === null) {
       var made = new global.nunjucks.Environment([], { autoescape: false });
       made.addFilter("load", function (text) { return parse(text); });
+      made.addGlobal("range", boundedRange(made.globals.range));
       nunjucksEnvs[index] = made;
     }
     return nunjucksEnvs[index];
+  }
+
+  // Nunjucks's range() builds its whole list first: range(10**12) would fill the memory
+  // limit before the first item renders. Lists longer than MAX_RANGE_ITEMS are refused.
+  var MAX_RANGE_ITEMS = 1000000;
+  function boundedRange(range) {
+    return function (start, stop, step) {
+      var from = start, to = stop, by = step;
+      if (to === undefined) {
+        to = from;
+        from = 0;
+        by = 1;
+      } else if (!by) {
+        by = 1;
+      }
+      var count = by > 0 ? (to - from) / by : (from - to) / -by;
+      if (count > MAX_RANGE_ITEMS) {
+        throw new RangeError("range() of " + Math.ceil(count) + " items is longer than the " +
+          "limit of " + MAX_RANGE_ITEMS);
+      }
+      return range(start, stop, step);
+    };
   }
 
   function template(source, withFilters) {
