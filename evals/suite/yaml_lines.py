@@ -29,7 +29,7 @@ from evals.common.jsvalues import js_string
 from evals.common.yaml12 import CoreLoader
 from evals.model.errors import SuiteError
 
-MAX_ALIAS_NODES = 1_000_000
+MAX_ALIAS_NODES = 100_000
 """Most nodes the aliases of one YAML file may stand for, all aliases together."""
 
 
