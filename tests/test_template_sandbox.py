@@ -139,24 +139,25 @@ def test_limits_stop_javascript_assertions_and_the_next_call_starts_clean(write_
 
 
 def test_env_reaches_author_templates_only(write_suite, monkeypatch):
-    monkeypatch.setenv("EVALS_TEST_SECRET", "s3cret")
+    # a name that does not look secret: the value is configuration and is shown unmasked
+    monkeypatch.setenv("EVALS_TEST_REGION", "eu-west")
     path = write_suite(
         """\
-        prompts: ['{{ env.EVALS_TEST_SECRET }}|{{ question }}']
+        prompts: ['{{ env.EVALS_TEST_REGION }}|{{ question }}']
         providers: [echo]
         tests:
           - file://data.csv
           - file://more.yaml
         """,
         files={
-            "data.csv": "question\n{{ env.EVALS_TEST_SECRET }}\n",
-            "more.yaml": "- vars: {question: 'x{{ env.EVALS_TEST_SECRET }}'}\n",
+            "data.csv": "question\n{{ env.EVALS_TEST_REGION }}\n",
+            "more.yaml": "- vars: {question: 'x{{ env.EVALS_TEST_REGION }}'}\n",
         },
     )
     outputs = sorted(r.response.output for r in _run(path).records)
     assert outputs == [
-        "s3cret|x{{ env.EVALS_TEST_SECRET }}",
-        "s3cret|{{ env.EVALS_TEST_SECRET }}",
+        "eu-west|x{{ env.EVALS_TEST_REGION }}",
+        "eu-west|{{ env.EVALS_TEST_REGION }}",
     ]
 
 

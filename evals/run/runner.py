@@ -41,7 +41,8 @@ def render_prompt(
     variables = run.case.vars
     raw = run.prompt.raw
     env = dict(os.environ) if env is None else env
-    if not isinstance(raw, str):
+    template = prompt_template(run)
+    if template is None:
         import json
 
         from evals.common.templating import render_value
@@ -50,11 +51,18 @@ def render_prompt(
         return json.dumps(rendered, ensure_ascii=False), variables
     from evals.suite.vars import render_prompt_text, resolve_vars
 
-    options = run.case.options
-    template = f"{options.get('prefix') or ''}{raw}{options.get('suffix') or ''}"
     if root is not None:
         variables = resolve_vars(variables, raw, root)
     return render_prompt_text(template, variables, env), variables
+
+
+def prompt_template(run: PlannedRun) -> str | None:
+    """The run's text prompt with the test's `prefix`/`suffix`; None for a chat prompt."""
+    raw = run.prompt.raw
+    if not isinstance(raw, str):
+        return None
+    options = run.case.options
+    return f"{options.get('prefix') or ''}{raw}{options.get('suffix') or ''}"
 
 
 def transformed_output(run: PlannedRun, output: Any, root: Path) -> Any:
@@ -189,11 +197,18 @@ class Runner:
     async def _render(self, run: PlannedRun) -> tuple[str, dict[str, Any]]:
         """The run's prompt and vars, rendered in a worker thread within the run's timeout.
 
-        The event loop keeps serving other runs meanwhile; a render still going at the
+        A plain prompt (`{{ name }}` slots over vars holding no template or file) is filled
+        in place. Otherwise the event loop keeps serving other runs meanwhile; a render
+        still going at the
         timeout raises TimeoutError (its thread stops at the sandbox's time limit, which
         is no longer than the timeout), and the sandbox's memory and output limits make an
         oversized template a TemplateError.
         """
+        from evals.suite.vars import fills_in_python
+
+        template = prompt_template(run)
+        if template is not None and fills_in_python(template, run.case.vars):
+            return render_prompt(run, self.suite_root, self.template_env)  # microseconds
         rendering = asyncio.to_thread(render_prompt, run, self.suite_root, self.template_env)
         if not self.timeout_s:
             return await rendering

@@ -330,6 +330,20 @@ def _rendered_var(value: Any, variables: dict[str, Any]) -> Any:
     return _render_wrapped(value, variables, None, test_data=True)
 
 
+def fills_in_python(template: str, variables: dict[str, Any]) -> bool:
+    """Whether rendering `template` is a plain fill in Python: `{{ name }}` slots only, over
+    vars that hold no template and name no file. Such a render takes microseconds and
+    cannot loop, so it needs neither the sandbox nor a thread."""
+    from evals.common.templating import placeholders
+
+    if placeholders(template) is None:
+        return False
+    return not any(
+        isinstance(v, str) and ("{{" in v or "{%" in v or v.startswith("file://"))
+        for v in variables.values()
+    )
+
+
 def render_prompt_text(
     template: str, variables: dict[str, Any], env: dict[str, str] | None = None
 ) -> str:
