@@ -654,7 +654,7 @@ CASES = [
     bad_suite(
         "yaml-alias-bomb-with-merge-key",
         "base: &base {x: 1}\nmerged: {<<: *base}\n" + ALIAS_BOMB,
-        "a: &a",  # read by PyYAML's composer (merge keys): the line of the first anchor
+        "base: &base",  # PyYAML's composer (merge keys): the first aliased anchor
         "alias",
         mode="subprocess",
         limit_s=10,
