@@ -17,24 +17,30 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evals.common.encoding import dump_json
 from evals.dashboard.comparison import Side, compare_sides
 from evals.model.evaluation import EvaluationMeta
 from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
-from evals.model.suite import Case
+from evals.model.suite import Case, Suite
 from evals.model.trajectory import Step
 from evals.pipeline.evaluation import analyse
 from evals.store import Store, open_store
+from evals.store.codec import GRADE_COLUMNS, EncodedRun, encode_run
 from evals.store.dashboard_queries import DashboardQueries
+from evals.store.jsontype import JsonDocument
+from evals.store.schema import runs
 from evals.suite import load_suite
 
 SUITE = Path(__file__).resolve().parents[1] / "cases" / "trading-research"
 AGENTS = ("baseline", "candidate")
 
 
-def _record(case: int, agent: int, repeat: int, rng: random.Random, started: float) -> RunRecord:
-    passed = rng.random() < (0.7 + 0.1 * agent - 0.002 * (case % 50))
-    cost = 0.004 + 0.002 * rng.random()
-    latency = rng.lognormvariate(5.0, 0.6)
+Draw = tuple[bool, float, float, int]
+
+
+def _record(case: int, agent: int, repeat: int, draw: Draw, started: float) -> RunRecord:
+    """A full run as an agent and the graders would produce it, for a drawn outcome."""
+    passed, cost, latency, seed = draw
     grade = Grade(
         passed,
         1.0 if passed else 0.0,
@@ -78,7 +84,7 @@ def _record(case: int, agent: int, repeat: int, rng: random.Random, started: flo
         case_index=case,
         prompt_index=0,
         agent_index=agent,
-        seed=rng.randrange(2**31),
+        seed=seed,
         prompt="¿Cuánto cambió BUSI?",
         vars={"question": "¿Cuánto cambió BUSI?"},
         response=AgentResponse(
@@ -96,8 +102,114 @@ def _record(case: int, agent: int, repeat: int, rng: random.Random, started: flo
     )
 
 
-def fill(store: Store, evaluations: int, cases: int, repeats: int) -> None:
-    """Write the synthetic evaluations, each finished with its analysed summary and gates."""
+def _outcome(case: int, agent: int, rng: random.Random) -> Draw:
+    """One run's random draw: passed, cost, latency and seed."""
+    passed = rng.random() < (0.7 + 0.1 * agent - 0.002 * (case % 50))
+    return passed, 0.004 + 0.002 * rng.random(), rng.lognormvariate(5.0, 0.6), rng.randrange(2**31)
+
+
+# Values no run draws, written into the template runs and replaced in their JSON per run.
+_SENTINEL_STARTED = 9_000_000_001.0
+_SENTINEL_COST = 0.5
+
+
+class _RunTemplates:
+    """The stored form of a passing and a failing run, and the cheap per-run edits of it.
+
+    `_record` makes the template runs and `encode_run` encodes them, exactly as a real
+    evaluation stores runs; each run then changes its key, outcome, seed, cost, latency
+    and times (inside the trajectory document too) from the template of its outcome.
+    """
+
+    def __init__(self, paramstyle: str) -> None:
+        self.columns = tuple(c.name for c in runs.columns)
+        self.json_columns = {c.name for c in runs.columns if isinstance(c.type, JsonDocument)}
+        self.encoded: dict[bool, EncodedRun] = {}
+        self.records: dict[bool, RunRecord] = {}
+        for passed in (True, False):
+            record = _record(0, 0, 0, (passed, _SENTINEL_COST, 100.0, 0), _SENTINEL_STARTED)
+            self.records[passed] = record
+            self.encoded[passed] = encode_run("", record)
+        self.trajectory = {
+            passed: dump_json(encoded[0]["trajectory"]) for passed, encoded in self.encoded.items()
+        }
+        self.static = {
+            passed: {
+                name: dump_json(value) if name in self.json_columns and value is not None else value
+                for name, value in encoded[0].items()
+            }
+            for passed, encoded in self.encoded.items()
+        }
+        mark = "?" if paramstyle == "qmark" else "%s"
+        self.run_sql = (
+            f"INSERT INTO runs ({', '.join(_quoted(c) for c in self.columns)}) "
+            f"VALUES ({', '.join([mark] * len(self.columns))})"
+        )
+        self.grade_sql = (
+            f"INSERT INTO grades ({', '.join(GRADE_COLUMNS)}) "
+            f"VALUES ({', '.join([mark] * len(GRADE_COLUMNS))})"
+        )
+
+    def trajectory_json(self, passed: bool, started: float, cost: float) -> str:
+        """The template trajectory with this run's start time and cost."""
+        text = self.trajectory[passed]
+        for offset in (0.1, 0.06, 0.05, 0.0):  # longest first: 1.0 prefixes 1.05
+            text = text.replace(repr(_SENTINEL_STARTED + offset), repr(started + offset))
+        return text.replace(repr(_SENTINEL_COST / 2), repr(cost / 2))
+
+    def row(self, values: dict[str, Any], passed: bool) -> tuple[Any, ...]:
+        """A `runs` row in column order: the template's values updated by `values`."""
+        merged = {**self.static[passed], **values}
+        return tuple(merged[name] for name in self.columns)
+
+
+def _quoted(name: str) -> str:
+    return f'"{name}"'
+
+
+def _light_record(
+    templates: _RunTemplates, case: int, agent: int, repeat: int, draw: Draw
+) -> RunRecord:
+    """What the statistics read of a run (`analyse` reads no output or trajectory)."""
+    passed, cost, latency, seed = draw
+    template = templates.records[passed]
+    return RunRecord(
+        key=RunKey("p0", f"case-{case:04d}", AGENTS[agent], repeat),
+        case_index=case,
+        prompt_index=0,
+        agent_index=agent,
+        seed=seed,
+        prompt=template.prompt,
+        vars=template.vars,
+        response=AgentResponse(cost=cost, token_usage=template.response.token_usage),
+        status="pass" if passed else "fail",
+        grade=template.grade,
+        latency_ms=latency,
+    )
+
+
+def _bulk_insert(store: Store, statements: list[tuple[str, list[tuple[Any, ...]]]]) -> None:
+    """Run each statement over its rows with `executemany`, all in one transaction.
+
+    On SQLite the connection skips fsync while it fills (`synchronous = OFF`): a crash
+    mid-fill may corrupt the benchmark's store, which is then filled again.
+    """
+    raw = store.engine.raw_connection()
+    try:
+        cursor = raw.cursor()
+        if store.dialect == "sqlite":
+            cursor.execute("PRAGMA synchronous = OFF")
+            cursor.execute("BEGIN")
+        for sql, rows in statements:
+            cursor.executemany(sql, rows)
+        raw.commit() if store.dialect != "sqlite" else cursor.execute("COMMIT")
+        cursor.close()
+    finally:
+        raw.close()
+
+
+def scale_suite(cases: int) -> Suite:
+    """The trading-research suite with `cases` synthetic cases, in 8 tags, every 25th P0."""
     suite = load_suite(str(SUITE))
     suite.cases = [
         Case(
@@ -110,8 +222,28 @@ def fill(store: Store, evaluations: int, cases: int, repeats: int) -> None:
         )
         for i in range(cases)
     ]
+    return suite
+
+
+def fill(store: Store, evaluations: int, cases: int, repeats: int) -> None:
+    """Write the synthetic evaluations, each finished with its analysed summary and gates.
+
+    Runs are written in bulk (`executemany`, one transaction per evaluation) from the
+    stored form of a template run per outcome, then each evaluation is finished the way
+    `evals run` finishes one: `analyse` over its runs, `finish_evaluation` storing the
+    summary, gates and per-group rows.
+    """
+    suite = scale_suite(cases)
     config = suite.gates.for_environment("nightly")
     rng = random.Random(7)
+    with store.engine.connect() as connection:
+        next_id = (
+            int(connection.exec_driver_sql("SELECT coalesce(max(id), 0) FROM runs").scalar_one())
+            + 1
+        )
+        paramstyle = connection.dialect.paramstyle
+    templates = _RunTemplates(paramstyle)
+    grade_rows = {passed: templates.encoded[passed][1] for passed in (True, False)}
     for number in range(evaluations):
         started = 1_700_000_000.0 + number * 86_400
         meta = EvaluationMeta(
@@ -128,14 +260,38 @@ def fill(store: Store, evaluations: int, cases: int, repeats: int) -> None:
             config={"repeat": repeats, "suite_path": str(SUITE / "promptfooconfig.yaml")},
         )
         store.create_evaluation(meta)
-        records = [
-            _record(case, agent, repeat, rng, started)
-            for case in range(cases)
-            for agent in range(len(AGENTS))
-            for repeat in range(repeats)
-        ]
-        for start in range(0, len(records), 5000):
-            store.add_runs(meta.id, records[start : start + 5000])
+        run_rows: list[tuple[Any, ...]] = []
+        grades_of_runs: list[tuple[Any, ...]] = []
+        records: list[RunRecord] = []
+        for case in range(cases):
+            for agent in range(len(AGENTS)):
+                for repeat in range(repeats):
+                    draw = _outcome(case, agent, rng)
+                    passed, cost, latency, seed = draw
+                    run_rows.append(
+                        templates.row(
+                            {
+                                "id": next_id,
+                                "evaluation_id": meta.id,
+                                "case_id": f"case-{case:04d}",
+                                "case_index": case,
+                                "agent": AGENTS[agent],
+                                "agent_index": agent,
+                                "repeat": repeat,
+                                "seed": seed,
+                                "cost": cost,
+                                "latency_ms": latency,
+                                "trajectory": templates.trajectory_json(passed, started, cost),
+                                "started_at": started,
+                                "ended_at": started + latency / 1000,
+                            },
+                            passed,
+                        )
+                    )
+                    grades_of_runs.extend((next_id, *row) for row in grade_rows[passed])
+                    records.append(_light_record(templates, case, agent, repeat, draw))
+                    next_id += 1
+        _bulk_insert(store, [(templates.run_sql, run_rows), (templates.grade_sql, grades_of_runs)])
         summary, gates = analyse(suite, records, config, meta.environment)
         meta.status, meta.ended_at = "complete", started + 3600
         store.finish_evaluation(meta, summary, gates)
