@@ -165,18 +165,27 @@ def waterfall(frame: pd.DataFrame, *, title: str) -> alt.Chart:
     return chart.properties(title=title, width=WIDTH, height=max(80, 22 * len(frame)))
 
 
-def histogram(frame: pd.DataFrame, *, field: str, title: str, axis_title: str) -> alt.Chart:
-    """How a per-run quantity is distributed, one colour per agent, bars side by side."""
+def histogram(frame: pd.DataFrame, *, title: str, axis_title: str) -> alt.Chart:
+    """How a per-run quantity is distributed, one colour per agent, bars side by side.
+
+    `frame` holds the counts already binned (`evals.dashboard.frames.bin_counts`): `agent`,
+    `low`, `high`, `runs` and the agent's slice of the bin, `left` to `right`.
+    """
     agents = list(dict.fromkeys(frame["agent"]))
     return (
         alt.Chart(frame)
-        .mark_bar(opacity=0.75)
+        .mark_bar(opacity=0.85)
         .encode(
-            x=alt.X(f"{field}:Q", bin=alt.Bin(maxbins=30), title=axis_title),
-            y=alt.Y("count():Q", title="runs", stack=None),
+            x=alt.X("left:Q", title=axis_title),
+            x2="right:Q",
+            y=alt.Y("runs:Q", title="runs", stack=None),
             color=_agent_colour(agents),
-            xOffset="agent:N",
-            tooltip=[alt.Tooltip("agent:N"), alt.Tooltip("count():Q", title="runs")],
+            tooltip=[
+                alt.Tooltip("agent:N"),
+                alt.Tooltip("low:Q", title="from", format=",.4g"),
+                alt.Tooltip("high:Q", title="to", format=",.4g"),
+                alt.Tooltip("runs:Q", title="runs"),
+            ],
         )
         .properties(title=title, width=WIDTH, height=240)
     )

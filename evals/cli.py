@@ -613,7 +613,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     command = [
         sys.executable,
         "-m",
-        "streamlit",
+        "evals.dashboard.server",
         "run",
         str(app),
         "--server.address",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evals.dashboard import changes, charts, data, frames, selection, theme, widgets
+from evals.dashboard import changes, data, figures, frames, selection, theme, widgets
 from evals.dashboard.comparison import Side
 
 TWO_EVALUATIONS = "two evaluations"
@@ -128,15 +128,7 @@ else:
     )
 
 st.subheader("Suite and tags")
-forest = frames.forest_frame(comparison)
-st.altair_chart(
-    charts.forest_plot(
-        forest.dropna(subset=["difference"]),
-        title="Pass-rate difference (candidate − baseline), suite at the confidence level, "
-        "tags at their Holm level",
-    ),
-    width="stretch",
-)
+st.vega_lite_chart(figures.forest(url, baseline, candidate, environment), width="stretch")
 
 st.subheader("Cases: regressions first")
 failing = changes.failing_assertion_text(

@@ -3,13 +3,9 @@ intervals, and the flakiest cases."""
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from evals.dashboard import charts, data, frames, selection, widgets
-
-# Histograms show runs up to this quantile; the rest are counted in a caption.
-CLIP_QUANTILE = 0.99
+from evals.dashboard import data, figures, frames, selection, widgets
 
 url = data.store_url()
 suite_id = st.session_state[selection.SUITE]
@@ -56,37 +52,28 @@ for column, stats in zip(tiles, agents, strict=False):
             help="chance that two repeats of a case disagree, mean over cases",
         )
 
-runs = pd.DataFrame.from_records(data.run_metrics(url, chosen["id"]))
-if runs.empty:
+distributions = figures.distributions(url, chosen["id"])
+if not distributions["runs"]:
     widgets.no_data("This evaluation stored no runs.")
     st.stop()
-answered, errored = runs[runs["status"] != "error"], runs[runs["status"] == "error"]
-if not errored.empty:
-    counts = errored.groupby(["agent", "error_kind"], dropna=False).size().reset_index(name="n")
+if distributions["errored"]:
+    errored = distributions["errored"]
     st.warning(
-        f"{len(errored):,} errored runs are left out of the distributions below (they did "
-        "not answer, so their time and cost say nothing of the agent's): "
+        f"{sum(row['n'] for row in errored):,} errored runs are left out of the distributions "
+        "below (they did not answer, so their time and cost say nothing of the agent's): "
         + "; ".join(
-            f"{row['agent']} {row['error_kind'] or 'error'} ×{row['n']}"
-            for row in counts.to_dict("records")
+            f"{row['agent']} {row['error_kind'] or 'error'} ×{row['n']}" for row in errored
         ),
         icon="⚠️",
     )
-left, right = st.columns(2)
-for column, field, title, axis_title in (
-    (left, "latency_ms", "Latency per answered run", "latency (ms)"),
-    (right, "cost", "Cost per answered run", "cost (USD)"),
-):
-    shown, cut = frames.clip_upper(answered, field, CLIP_QUANTILE)
-    column.altair_chart(
-        charts.histogram(shown, field=field, title=title, axis_title=axis_title),
-        width="stretch",
-    )
-    if cut:
+for column, (field, _, _) in zip(st.columns(2), figures.DISTRIBUTIONS, strict=True):
+    shown = distributions[field]
+    column.vega_lite_chart(shown["spec"], width="stretch")
+    if shown["cut"]:
         column.caption(
-            f"{cut:,} runs above the {CLIP_QUANTILE:.0%} quantile "
-            f"({answered[field].quantile(CLIP_QUANTILE):,.4g}) left out so outliers do not "
-            f"squeeze the bars; the largest is {answered[field].max():,.4g}."
+            f"{shown['cut']:,} runs above the {figures.CLIP_QUANTILE:.0%} quantile "
+            f"({shown['limit']:,.4g}) left out so outliers do not squeeze the bars; the "
+            f"largest is {shown['largest']:,.4g}."
         )
 
 # (estimate, its interval, why it can be missing, chart title, axis title, axis format)
@@ -111,16 +98,13 @@ INTERVAL_CHARTS = (
 for column, (estimate, interval, missing, title, axis_title, axis_format) in zip(
     st.columns(2), INTERVAL_CHARTS, strict=True
 ):
-    estimates = frames.agent_estimates(summary, estimate, interval)
-    if estimates.empty:
+    spec = figures.estimates(
+        url, chosen["id"], estimate, interval, title, (axis_title, axis_format)
+    )
+    if spec is None:
         column.info(missing)
     else:
-        column.altair_chart(
-            charts.estimate_with_interval(
-                estimates, title=title, axis_title=axis_title, axis_format=axis_format
-            ),
-            width="stretch",
-        )
+        column.vega_lite_chart(spec, width="stretch")
 
 st.subheader("Flaky cases, most flaky first")
 flaky = frames.flaky_cases(summary)
