@@ -488,7 +488,7 @@ def bin_counts(frame: pd.DataFrame, field: str, bins: int = 30) -> pd.DataFrame:
     edges = np.histogram_bin_edges(values.to_numpy(dtype=float), bins=bins)
     groups = list(frame.dropna(subset=[field]).groupby("agent", sort=False))
     share = 1 / len(groups)
-    records = []
+    records: list[dict[str, Any]] = []
     for position, (agent, rows) in enumerate(groups):
         counts, _ = np.histogram(rows[field].to_numpy(dtype=float), bins=edges)
         records.extend(
