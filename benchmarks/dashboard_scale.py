@@ -91,6 +91,7 @@ def _record(case: int, agent: int, repeat: int, draw: Draw, started: float) -> R
             output="6.45 %" if passed else "27.88 %",
             token_usage={"prompt": 700, "completion": 70, "total": 770},
             cost=cost,
+            metadata={"model": f"sim-{agent + 1}"},
             trajectory=steps,
             stop_reason="final",
         ),
@@ -114,31 +115,35 @@ _SENTINEL_COST = 0.5
 
 
 class _RunTemplates:
-    """The stored form of a passing and a failing run, and the cheap per-run edits of it.
+    """The stored form of a passing and a failing run of each agent, and the cheap per-run
+    edits of it.
 
     `_record` makes the template runs and `encode_run` encodes them, exactly as a real
     evaluation stores runs; each run then changes its key, outcome, seed, cost, latency
-    and times (inside the trajectory document too) from the template of its outcome.
+    and times (inside the trajectory document too) from the template of its agent and
+    outcome, keyed `(passed, agent)`.
     """
 
     def __init__(self, paramstyle: str) -> None:
         self.columns = tuple(c.name for c in runs.columns)
         self.json_columns = {c.name for c in runs.columns if isinstance(c.type, JsonDocument)}
-        self.encoded: dict[bool, EncodedRun] = {}
-        self.records: dict[bool, RunRecord] = {}
+        self.encoded: dict[tuple[bool, int], EncodedRun] = {}
+        self.records: dict[tuple[bool, int], RunRecord] = {}
         for passed in (True, False):
-            record = _record(0, 0, 0, (passed, _SENTINEL_COST, 100.0, 0), _SENTINEL_STARTED)
-            self.records[passed] = record
-            self.encoded[passed] = encode_run("", record)
+            for agent in range(len(AGENTS)):
+                draw = (passed, _SENTINEL_COST, 100.0, 0)
+                record = _record(0, agent, 0, draw, _SENTINEL_STARTED)
+                self.records[passed, agent] = record
+                self.encoded[passed, agent] = encode_run("", record)
         self.trajectory = {
-            passed: dump_json(encoded[0]["trajectory"]) for passed, encoded in self.encoded.items()
+            key: dump_json(encoded[0]["trajectory"]) for key, encoded in self.encoded.items()
         }
         self.static = {
-            passed: {
+            key: {
                 name: dump_json(value) if name in self.json_columns and value is not None else value
                 for name, value in encoded[0].items()
             }
-            for passed, encoded in self.encoded.items()
+            for key, encoded in self.encoded.items()
         }
         mark = "?" if paramstyle == "qmark" else "%s"
         self.run_sql = (
@@ -150,16 +155,16 @@ class _RunTemplates:
             f"VALUES ({', '.join([mark] * len(GRADE_COLUMNS))})"
         )
 
-    def trajectory_json(self, passed: bool, started: float, cost: float) -> str:
+    def trajectory_json(self, key: tuple[bool, int], started: float, cost: float) -> str:
         """The template trajectory with this run's start time and cost."""
-        text = self.trajectory[passed]
+        text = self.trajectory[key]
         for offset in (0.1, 0.06, 0.05, 0.0):  # longest first: 1.0 prefixes 1.05
             text = text.replace(repr(_SENTINEL_STARTED + offset), repr(started + offset))
         return text.replace(repr(_SENTINEL_COST / 2), repr(cost / 2))
 
-    def row(self, values: dict[str, Any], passed: bool) -> tuple[Any, ...]:
+    def row(self, values: dict[str, Any], key: tuple[bool, int]) -> tuple[Any, ...]:
         """A `runs` row in column order: the template's values updated by `values`."""
-        merged = {**self.static[passed], **values}
+        merged = {**self.static[key], **values}
         return tuple(merged[name] for name in self.columns)
 
 
@@ -172,7 +177,7 @@ def _light_record(
 ) -> RunRecord:
     """What the statistics read of a run (`analyse` reads no output or trajectory)."""
     passed, cost, latency, seed = draw
-    template = templates.records[passed]
+    template = templates.records[passed, agent]
     return RunRecord(
         key=RunKey("p0", f"case-{case:04d}", AGENTS[agent], repeat),
         case_index=case,
@@ -235,6 +240,7 @@ def fill(store: Store, evaluations: int, cases: int, repeats: int) -> None:
     """
     suite = scale_suite(cases)
     config = suite.gates.for_environment("nightly")
+    outline = suite.outline().to_dict()
     rng = random.Random(7)
     with store.engine.connect() as connection:
         next_id = (
@@ -243,7 +249,7 @@ def fill(store: Store, evaluations: int, cases: int, repeats: int) -> None:
         )
         paramstyle = connection.dialect.paramstyle
     templates = _RunTemplates(paramstyle)
-    grade_rows = {passed: templates.encoded[passed][1] for passed in (True, False)}
+    grade_rows = {key: encoded[1] for key, encoded in templates.encoded.items()}
     for number in range(evaluations):
         started = 1_700_000_000.0 + number * 86_400
         meta = EvaluationMeta(
@@ -258,6 +264,7 @@ def fill(store: Store, evaluations: int, cases: int, repeats: int) -> None:
             started_at=started,
             agents=list(AGENTS),
             config={"repeat": repeats, "suite_path": str(SUITE / "promptfooconfig.yaml")},
+            outline=outline,
         )
         store.create_evaluation(meta)
         run_rows: list[tuple[Any, ...]] = []
@@ -281,14 +288,16 @@ def fill(store: Store, evaluations: int, cases: int, repeats: int) -> None:
                                 "seed": seed,
                                 "cost": cost,
                                 "latency_ms": latency,
-                                "trajectory": templates.trajectory_json(passed, started, cost),
+                                "trajectory": templates.trajectory_json(
+                                    (passed, agent), started, cost
+                                ),
                                 "started_at": started,
                                 "ended_at": started + latency / 1000,
                             },
-                            passed,
+                            (passed, agent),
                         )
                     )
-                    grades_of_runs.extend((next_id, *row) for row in grade_rows[passed])
+                    grades_of_runs.extend((next_id, *row) for row in grade_rows[passed, agent])
                     records.append(_light_record(templates, case, agent, repeat, draw))
                     next_id += 1
         _bulk_insert(store, [(templates.run_sql, run_rows), (templates.grade_sql, grades_of_runs)])

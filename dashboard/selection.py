@@ -231,6 +231,49 @@ def sides_params(baseline: Side, candidate: Side, **extra: str) -> dict[str, str
     return view_params(**{BASELINE: side_text(baseline), CANDIDATE: side_text(candidate)}, **extra)
 
 
+def parse_metadata(text: str) -> list[tuple[str, str]]:
+    """`key=value` pairs separated by commas (`priority=P0, model=gpt-4o`) as (key, value).
+
+    Raises ValueError naming the piece that is not `key=value` or whose key is empty or
+    holds a double quote."""
+    pairs = []
+    for piece in (p.strip() for p in text.split(",")):
+        if not piece:
+            continue
+        key, equals, value = piece.partition("=")
+        key, value = key.strip(), value.strip()
+        if not equals or not key or '"' in key:
+            raise ValueError(
+                f"'{piece}' is not key=value: write metadata filters as key=value, separated "
+                "by commas, with a key that holds no double quote"
+            )
+        pairs.append((key, value))
+    return pairs
+
+
+def picked_evaluation(event: Any, name: str) -> str | None:
+    """The evaluation of the point a chart's selection `name` holds, if one was clicked."""
+    points = (getattr(event, "selection", None) or {}).get(name) or []
+    return next((p["evaluation"] for p in points if p.get("evaluation")), None)
+
+
+def open_evaluation(evaluation_id: str, case_id: str | None = None, **extra: str) -> None:
+    """Go to an evaluation's own comparison (its Case page for `case_id`) on Compare, or to
+    its runs when it compared no two agents; `extra` adds to the query string."""
+    listed = {e["id"]: e for e in data.evaluations(data.store_url(), st.session_state[SUITE])}
+    agents = list((listed.get(evaluation_id) or {}).get("agents") or [])
+    pair = stored_pair(evaluation_id) or ((agents[0], agents[-1]) if len(agents) > 1 else None)
+    if pair is None:
+        st.switch_page("views/runs.py", query_params=view_params(evaluation=evaluation_id))
+    baseline, candidate = Side(evaluation_id, pair[0]), Side(evaluation_id, pair[1])
+    remember_sides(baseline, candidate)
+    if case_id is not None:
+        st.switch_page(
+            "views/case.py", query_params=sides_params(baseline, candidate, **{CASE: case_id})
+        )
+    st.switch_page("views/compare.py", query_params=sides_params(baseline, candidate, **extra))
+
+
 def url_list(key: str) -> list[str]:
     """A list kept in the query string as repeated values (`?tag=a&tag=b`)."""
     return [v for v in st.query_params.get_all(key) if v]

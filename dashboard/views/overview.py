@@ -3,6 +3,8 @@ moved over time in one environment (the sidebar's)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from evals.dashboard import charts, data, frames, selection, theme, widgets
@@ -10,6 +12,17 @@ from evals.dashboard import charts, data, frames, selection, theme, widgets
 ENVIRONMENTS = ["nightly", "pr", "release"]
 TREND = "trend"
 SUITE_TREND = "suite"
+
+
+def trend_chart(chart: Any, key: str, case_id: str | None = None, **extra: str) -> None:
+    """Draw a trend; a click on (or nearest to) a point opens that evaluation."""
+    event = st.altair_chart(
+        chart, width="stretch", on_select="rerun", selection_mode=charts.PICK, key=key
+    )
+    picked = selection.picked_evaluation(event, charts.PICK)
+    if picked is not None:
+        selection.open_evaluation(picked, case_id, **extra)
+
 
 url = data.store_url()
 suite_id = st.session_state[selection.SUITE]
@@ -61,7 +74,10 @@ label = selection.environment_label(environment)
 st.subheader(
     f"Trend of {suite_id}" if subject == SUITE_TREND else f"Trend of {subject.replace(':', ' ', 1)}"
 )
-st.caption(f"Environment {label} only (choose another in the sidebar). Times in UTC.")
+st.caption(
+    f"Environment {label} only (choose another in the sidebar). Times in UTC. Click a point "
+    "to open that evaluation's comparison."
+)
 
 if subject != SUITE_TREND:
     kind, name = subject.split(":", 1)
@@ -69,7 +85,7 @@ if subject != SUITE_TREND:
     if group.empty:
         widgets.no_data(f"No evaluation in {label} stored rates for this {kind}.")
         st.stop()
-    st.altair_chart(
+    trend_chart(
         charts.trend_with_band(
             group,
             value="pass_rate",
@@ -79,7 +95,9 @@ if subject != SUITE_TREND:
             axis_title="pass rate",
             axis_format=".0%",
         ),
-        width="stretch",
+        "trend_group",
+        name if kind == "case" else None,
+        **({"tag": name} if kind == "tag" else {}),
     )
     decided = group.dropna(subset=["difference"]).drop_duplicates("evaluation")
     with st.expander("Evaluations in this chart", expanded=True):
@@ -103,7 +121,7 @@ trend = frames.trend_frame(data.trend(url, suite_id, environment))
 if trend.empty:
     widgets.no_data(f"No complete evaluation of this suite in {label} yet.")
     st.stop()
-st.altair_chart(
+trend_chart(
     charts.trend_with_band(
         trend,
         value="pass_rate",
@@ -113,7 +131,7 @@ st.altair_chart(
         axis_title="pass rate",
         axis_format=".0%",
     ),
-    width="stretch",
+    "trend_suite",
 )
 # (value, interval low, interval high, title, axis title, axis format) of the two
 # smaller charts; latency only where the agent had no errored run.
@@ -138,18 +156,19 @@ SIDE_CHARTS = (
 for column, (value, low, high, title, axis_title, axis_format) in zip(
     st.columns(2), SIDE_CHARTS, strict=True
 ):
-    column.altair_chart(
-        charts.trend_with_band(
-            trend.dropna(subset=[value]),
-            value=value,
-            low=low,
-            high=high,
-            title=title,
-            axis_title=axis_title,
-            axis_format=axis_format,
-        ),
-        width="stretch",
-    )
+    with column:
+        trend_chart(
+            charts.trend_with_band(
+                trend.dropna(subset=[value]),
+                value=value,
+                low=low,
+                high=high,
+                title=title,
+                axis_title=axis_title,
+                axis_format=axis_format,
+            ),
+            f"trend_{value}",
+        )
 errored = trend[trend["errors"] > 0]
 if not errored.empty:
     st.altair_chart(

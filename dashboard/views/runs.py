@@ -1,5 +1,6 @@
 """Runs: search one evaluation's runs by text or regular expression over output, error,
-prompt and variables, filtered by status, agent and case; every filter in the address."""
+prompt and variables, filtered by status, agent, case and run or case metadata
+(`key=value`); every filter in the address."""
 
 from __future__ import annotations
 
@@ -37,6 +38,16 @@ agents = selection.list_filter(
 cases = selection.list_filter(
     columns[4].multiselect, "Case", data.group_names(url, chosen["id"])["case"], "run_case"
 )
+metadata_text = selection.text_filter(
+    "Metadata",
+    "meta",
+    placeholder="key=value, key=value: the run's or its case's metadata (priority=P0)",
+)
+try:
+    metadata = selection.parse_metadata(metadata_text)
+except ValueError as error:
+    st.error(str(error))
+    st.stop()
 page = int(st.query_params.get("page", "1") or 1)
 filters = (
     ("text", text),
@@ -44,6 +55,7 @@ filters = (
     ("statuses", tuple(statuses)),
     ("agents", tuple(agents)),
     ("case_ids", tuple(cases) if cases else None),
+    ("metadata", tuple(metadata) if metadata else None),
 )
 try:
     found = data.search_runs(url, chosen["id"], filters, PAGE, (page - 1) * PAGE)

@@ -12,7 +12,19 @@ import json
 import re
 from typing import Any
 
-from sqlalchemy import BigInteger, Engine, Select, Text, and_, case, cast, func, or_, select
+from sqlalchemy import (
+    BigInteger,
+    Engine,
+    Select,
+    Text,
+    and_,
+    case,
+    cast,
+    func,
+    literal,
+    or_,
+    select,
+)
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.expression import ColumnClause, ColumnElement
@@ -50,6 +62,55 @@ def _json_member_postgresql(element: JsonMember, compiler: SQLCompiler, **kw: An
         f"THEN ({document})::json ->> '{element.key}' "
         f"ELSE (({document})::json -> '{element.key}')::text END"
     )
+
+
+class JsonMemberText(ColumnElement[str]):
+    """`document[outer][key]` as text, for matching a metadata value typed in a search box.
+
+    Strings come back bare, numbers as written, booleans as `true`/`false`; a missing key
+    is NULL. The key travels as a bound parameter (it may not hold a double quote).
+    """
+
+    type = Text()
+    inherit_cache = False
+
+    def __init__(self, document: ColumnClause[Any], outer: str, member: str) -> None:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", outer):
+            raise ValueError(f"not a plain JSON member name: {outer!r}")
+        if '"' in member:
+            raise ValueError(f"a metadata key cannot hold a double quote: {member!r}")
+        self.document = document
+        self.outer = outer
+        self.member = member
+
+
+@compiles(JsonMemberText)
+def _json_member_text_sqlite(element: JsonMemberText, compiler: SQLCompiler, **kw: Any) -> str:
+    document = compiler.process(element.document, **kw)
+    path = compiler.process(literal(f'$.{element.outer}."{element.member}"'), **kw)
+    return (
+        f"CASE json_type({document}, {path}) WHEN 'true' THEN 'true' "
+        f"WHEN 'false' THEN 'false' ELSE CAST(json_extract({document}, {path}) AS TEXT) END"
+    )
+
+
+@compiles(JsonMemberText, "postgresql")
+def _json_member_text_postgresql(element: JsonMemberText, compiler: SQLCompiler, **kw: Any) -> str:
+    document = compiler.process(element.document, **kw)
+    key = compiler.process(literal(element.member), **kw)
+    return f"(({document})::json -> '{element.outer}' ->> {key})"
+
+
+def case_metadata_matches(metadata: dict[str, Any], key: str, value: str) -> bool:
+    """Whether a case's metadata has `key` equal to `value` (or, for a list, holding it),
+    values compared as text the way `JsonMemberText` renders them."""
+    held = metadata.get(key)
+    items = held if isinstance(held, list) else [held]
+    return any(item is not None and _as_text(item) == value for item in items)
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 _LISTED_COLUMNS = (
@@ -519,12 +580,19 @@ class DashboardQueries:
         statuses: list[str] | None = None,
         agents: list[str] | None = None,
         case_ids: list[str] | None = None,
+        metadata: list[tuple[str, str]] | None = None,
         limit: int = 200,
         offset: int = 0,
     ) -> dict[str, Any]:
         """Runs of an evaluation whose output, error, prompt or vars contain `text` (a
         case-insensitive substring, or a regular expression with `regex`), filtered by
-        status, agent and case; one page of `limit` rows from `offset`, and the total.
+        status, agent, case and `metadata`; one page of `limit` rows from `offset`, and the
+        total.
+
+        Each `(key, value)` of `metadata` must hold: the run's metadata (what the agent
+        reported with its response, or what the harness recorded of the run) or its
+        case's metadata in the suite has `key` equal to `value`, compared as text (a list,
+        such as a case's tags, holds `value`).
 
         Rows carry the run's identity, outcome, cost, latency and its output as text.
         """
@@ -549,6 +617,8 @@ class DashboardQueries:
             conditions.append(runs.c.agent.in_(agents))
         if case_ids is not None:
             conditions.append(runs.c.case_id.in_(case_ids))
+        if metadata:
+            conditions.extend(self._metadata_conditions(evaluation_id, metadata))
         total = self._rows(select(func.count().label("n")).select_from(runs).where(*conditions))
         query = (
             select(
@@ -570,3 +640,23 @@ class DashboardQueries:
             .offset(offset)
         )
         return {"total": total[0]["n"], "rows": self._rows(query)}
+
+    def _metadata_conditions(
+        self, evaluation_id: str, metadata: list[tuple[str, str]]
+    ) -> list[ColumnElement[bool]]:
+        """One condition per `(key, value)`: run metadata in SQL, case metadata from the
+        outline stored with the evaluation."""
+        outline = self._rows(select(evaluations.c.outline).where(evaluations.c.id == evaluation_id))
+        stored = (outline[0]["outline"] if outline else None) or {}
+        cases = [case for case in stored.get("cases", []) if isinstance(case, dict)]
+        conditions: list[ColumnElement[bool]] = []
+        for key, value in metadata:
+            matching = [str(c["id"]) for c in cases if case_metadata_matches(c, key, value)]
+            conditions.append(
+                or_(
+                    JsonMemberText(runs.c.extra, "metadata", key) == value,
+                    JsonMemberText(runs.c.extra, "run_metadata", key) == value,
+                    runs.c.case_id.in_(matching),
+                )
+            )
+        return conditions
