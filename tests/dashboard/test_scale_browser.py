@@ -1,0 +1,118 @@
+"""Pages of a 500-case suite in headless Chromium: number axes never repeat a label, a
+click on a trend point opens that evaluation's comparison, and Runs filters by metadata.
+
+Skipped unless EVALS_TEST_CHROMIUM names a Chromium binary.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from benchmarks.dashboard_scale import fill
+from evals.store import open_store
+from tests.dashboard.browser import CHROMIUM_ARGS, ConsoleErrors, ScriptRuns, serve
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = os.environ.get("EVALS_TEST_CHROMIUM")
+if not CHROMIUM:
+    pytest.skip("set EVALS_TEST_CHROMIUM to a Chromium binary", allow_module_level=True)
+
+CASES = 500
+
+
+@pytest.fixture(scope="module")
+def dashboard_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`evals dashboard` on 4 evaluations of a 500-case suite (nightly: scale-0001, -0002)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('scale')}/s.db"
+    store = open_store(url)
+    fill(store, evaluations=4, cases=CASES, repeats=1)
+    store.close()
+    with serve(url) as address:
+        yield address
+
+
+@pytest.fixture(scope="module")
+def browser(dashboard_url: str) -> Iterator[Any]:
+    """A headless Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[tuple[Any, ScriptRuns]]:
+    """A fresh page at desktop size, its script runs; it must log no console error."""
+    page = browser.new_page(viewport={"width": 1440, "height": 1800})
+    page.set_default_timeout(120_000)
+    runs, errors = ScriptRuns(page), ConsoleErrors(page)
+    yield page, runs
+    page.close()
+    assert errors.unexpected() == []
+
+
+def _number_axes(page: Any) -> list[tuple[str, list[str]]]:
+    """(description, tick labels) of every number axis of every chart on the page."""
+    axes = []
+    for axis in page.locator("[data-testid='stVegaLiteChart'] g.role-axis").all():
+        label = axis.get_attribute("aria-label") or ""
+        if "linear scale" in label:
+            texts = [t.text_content() for t in axis.locator("g.role-axis-label text").all()]
+            axes.append((label, texts))
+    return axes
+
+
+@pytest.mark.parametrize("path", ["overview", "compare", "cost_latency"])
+def test_number_axes_never_repeat_a_label(tab, dashboard_url: str, path: str) -> None:
+    page, runs = tab
+    runs.after(lambda: page.goto(f"{dashboard_url}/{path}"))
+    axes = _number_axes(page)
+    assert axes, "the page drew no number axis"
+    for description, labels in axes:
+        assert len(labels) >= 2, description
+        assert len(set(labels)) == len(labels), (description, labels)
+
+
+def test_a_click_on_a_trend_point_opens_its_evaluation(tab, dashboard_url: str) -> None:
+    page, runs = tab
+    runs.after(lambda: page.goto(f"{dashboard_url}/overview"))
+    trend = page.locator("[data-testid='stVegaLiteChart']").first
+    points = [p.bounding_box() for p in trend.locator("g.mark-symbol path").all()]
+    oldest = min(points, key=lambda box: box["x"])
+    centre = (oldest["x"] + oldest["width"] / 2, oldest["y"] + oldest["height"] / 2)
+    runs.after(lambda: page.mouse.click(*centre))
+    page.wait_for_url(re.compile(r"/compare\?"))
+    # The page opens on the newest nightly (scale-0002); the oldest point is scale-0001.
+    opened = "Baseline: scale-0001:baseline · Candidate: scale-0001:candidate"
+    page.get_by_text(opened).wait_for()
+    assert "baseline=scale-0001" in page.url
+
+
+def test_runs_filter_by_case_and_run_metadata(tab, dashboard_url: str) -> None:
+    page, runs = tab
+    address = f"{dashboard_url}/runs?evaluation=scale-0002&meta={quote('priority=P0')}"
+    runs.after(lambda: page.goto(address))
+    main = page.locator("[data-testid='stMain']")
+    p0_runs = (CASES // 25) * 2  # every 25th case is P0; two agents, one repeat
+    assert f"{p0_runs:,} runs match" in main.inner_text()
+    box = page.locator("input[aria-label='Metadata']")
+    assert box.input_value() == "priority=P0"
+    box.fill("priority=P0, model=sim-2")
+    runs.after(lambda: box.press("Enter"))
+    assert f"{p0_runs // 2:,} runs match" in main.inner_text()
+    assert "meta=" in page.url
+    box.fill("model=sim-1")
+    runs.after(lambda: box.press("Enter"))
+    assert f"{CASES:,} runs match" in main.inner_text()
+    box.fill("priority")
+    runs.after(lambda: box.press("Enter"))
+    assert "'priority' is not key=value" in main.inner_text()
