@@ -153,3 +153,26 @@ def test_clipping_keeps_the_runs_up_to_the_quantile(values: list[float], quantil
     assert len(kept) + cut == len(values)
     limit = float(np.quantile(values, quantile))
     assert sorted(kept["latency_ms"]) == sorted(v for v in values if v <= limit)
+
+
+@given(
+    digits=st.integers(0, 4),
+    percent=st.booleans(),
+    start=st.integers(-10_000, 10_000),
+    gaps=st.lists(st.integers(1, 50), min_size=1, max_size=20),
+)
+def test_ticks_a_label_step_apart_never_share_a_label(
+    digits: int, percent: bool, start: int, gaps: list[int]
+) -> None:
+    """Ticks at multiples of `label_step` print differently (Python's formatter, which
+    rounds like d3's for these formats)."""
+    from evals.dashboard.charts import label_step
+
+    axis_format = f".{digits}{'%' if percent else 'f'}"
+    step = label_step(axis_format)
+    assert step == 10.0 ** -(digits + (2 if percent else 0))
+    positions = [start]
+    for gap in gaps:
+        positions.append(positions[-1] + gap)
+    labels = [format(p * step, axis_format) for p in positions]
+    assert len(set(labels)) == len(labels)
