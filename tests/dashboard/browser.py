@@ -59,6 +59,17 @@ def serve(store_url: str, timeout_s: float = 60) -> Iterator[str]:
         process.wait(timeout=20)
 
 
+@contextmanager
+def chromium(executable: str) -> Iterator[Any]:
+    """A headless Chromium launched by Playwright from `executable`; closed on exit."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
 def script_finished(payload: Any) -> bool:
     """Whether a websocket frame from the server says the page's script finished."""
     if isinstance(payload, str):

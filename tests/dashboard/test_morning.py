@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from benchmarks.synthetic_history import REGRESSION_NIGHT, commit, morning_history
-from tests.dashboard.browser import CHROMIUM_ARGS, ConsoleErrors, ScriptRuns, serve
+from tests.dashboard.browser import ConsoleErrors, ScriptRuns, chromium, serve
 
 pytestmark = pytest.mark.browser
 
@@ -46,12 +46,9 @@ def dashboard_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def browser(dashboard_url: str) -> Iterator[Any]:
     """A headless Chromium."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    assert CHROMIUM is not None
+    with chromium(CHROMIUM) as launched:
         yield launched
-        launched.close()
 
 
 def _open(browser: Any) -> tuple[Any, ScriptRuns, ConsoleErrors]:

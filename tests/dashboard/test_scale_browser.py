@@ -16,7 +16,7 @@ import pytest
 
 from benchmarks.dashboard_scale import fill
 from evals.store import open_store
-from tests.dashboard.browser import CHROMIUM_ARGS, ConsoleErrors, ScriptRuns, serve
+from tests.dashboard.browser import ConsoleErrors, ScriptRuns, chromium, serve
 
 pytestmark = pytest.mark.browser
 
@@ -41,12 +41,9 @@ def dashboard_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def browser(dashboard_url: str) -> Iterator[Any]:
     """A headless Chromium."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    assert CHROMIUM is not None
+    with chromium(CHROMIUM) as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture
