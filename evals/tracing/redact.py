@@ -17,8 +17,9 @@ import copy
 import dataclasses
 import fnmatch
 import functools
+import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 REDACTED = "[REDACTED]"
@@ -41,14 +42,24 @@ ALWAYS_REDACTED_KEYS = (
 `http.request.header.x-auth-token` but not the `gen_ai.usage.*_tokens` counts."""
 
 SECRET_VALUE = re.compile(
-    r"(?:\bsk-[A-Za-z0-9_\-]{16,}"
-    r"|\bBearer\s+[A-Za-z0-9._~+/=\-]{8,}"
-    r"|\bBasic\s+[A-Za-z0-9+/=]{8,}"
-    r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
-    r"|\bxox[abpr]-[A-Za-z0-9\-]{10,}"
-    r"|\bAKIA[0-9A-Z]{16}\b)",
+    r"\b(?:sk-[A-Za-z0-9_\-]{16,}"
+    r"|Bearer\s+[A-Za-z0-9._~+/=\-]{8,}"
+    r"|Basic\s+[A-Za-z0-9+/=]{8,}"
+    r"|gh[pousr]_[A-Za-z0-9]{20,}"
+    r"|xox[abpr]-[A-Za-z0-9\-]{10,}"
+    r"|AKIA[0-9A-Z]{16}\b)",
     re.IGNORECASE,
 )
+"""Provider keys and credentials by their shape (the word boundary that starts each shape
+is tested once per position, before the alternatives)."""
+
+SHAPE_MARKERS = ("sk-", "bearer", "basic", "gh", "xox", "akia")
+"""Every match of `SECRET_VALUE`, lower-cased, contains one of these."""
+
+UNLOWERED = "\u0130\u0131\u017f"
+"""The characters `re.IGNORECASE` matches to a letter of `SHAPE_MARKERS` that `str.lower`
+does not turn into that letter (İ and ı match `i`, ſ matches `s`); a text holding one of
+them is matched against `SECRET_VALUE` without the marker test."""
 
 
 _URL_QUERY_CREDENTIAL = re.compile(
@@ -123,9 +134,33 @@ def _values_under_secret_keys(value: Any, depth: int) -> Iterable[str]:
 
 
 @functools.cache
-def _field_names(kind: type) -> tuple[str, ...]:
-    """The field names of a dataclass type, looked up once per type."""
-    return tuple(f.name for f in dataclasses.fields(kind))
+def _fields_of(kind: type) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]:
+    """The field names of a dataclass type and a function reading all of them from an
+    instance at once, built once per type."""
+    names = tuple(f.name for f in dataclasses.fields(kind))
+    if len(names) > 1:
+        return names, operator.attrgetter(*names)
+    if names:
+        one = operator.attrgetter(names[0])
+        return names, lambda instance: (one(instance),)
+    return names, lambda instance: ()
+
+
+SHORTEST_MASKED = 6
+"""No string shorter than this can hold a match of the patterns `Redactor.text` masks:
+the shortest matches are a URL query credential such as `?key=x` (6 characters), URL user
+info `://a:b@` (7) and a key shape (`Basic ` and 8 characters, 14); a redactor also
+lowers its own bound to its shortest known secret. `tests/test_redact_shortcuts.py`
+checks this bound against each pattern's shortest match."""
+
+_ATOMS = frozenset({int, float, bool, type(None), bytes})
+"""Types `scrub` returns as they are (exact types: a subclass takes the general path)."""
+
+_CACHE_CHARS = 256
+_CACHE_ENTRIES = 4096
+"""Scrubbed strings up to `_CACHE_CHARS` long are remembered, at most `_CACHE_ENTRIES` of
+them (then the memory starts afresh): a suite's assertion values, grade reasons and vars
+recur in every repeat of every run."""
 
 
 class Redactor:
@@ -142,16 +177,38 @@ class Redactor:
             {s for s in secrets if len(s) >= MIN_REFERENCED_SECRET_LENGTH}, key=len, reverse=True
         )
         self._known = re.compile("|".join(map(re.escape, known))) if known else None
+        self._secrets = tuple(known)
         # texts shorter than this hold nothing to mask (`secret_values` chooses the secrets)
-        self._shortest = min([MIN_SECRET_LENGTH, *map(len, known)])
+        self._shortest = min([SHORTEST_MASKED, *map(len, known)])
+        self._clean: set[str] = set()
+        self._masked: dict[str, str] = {}
 
     def text(self, text: str) -> str:
         """`text` with known secrets, key shapes and URL credentials masked."""
-        if len(text) < self._shortest:  # too short to hold any secret it would mask
+        if len(text) < self._shortest:  # too short to hold anything masked
             return text
-        if self._known is not None:
+        if text in self._clean:
+            return text
+        masked = self._masked.get(text)
+        if masked is not None:
+            return masked
+        masked = self._mask(text)
+        if len(text) <= _CACHE_CHARS:
+            if len(self._clean) + len(self._masked) >= _CACHE_ENTRIES:
+                self._clean.clear()
+                self._masked.clear()
+            if masked is text:
+                self._clean.add(text)
+            else:
+                self._masked[text] = masked
+        return masked
+
+    def _mask(self, text: str) -> str:
+        """Each pattern substituted in turn, skipped when the text lacks something every
+        match of it contains (a known secret, a marker of a key shape, `=`, `://` and `@`)."""
+        if self._known is not None and any(secret in text for secret in self._secrets):
             text = self._known.sub(REDACTED, text)
-        if _may_hold_secret(text):
+        if may_hold_shape(text):
             text = SECRET_VALUE.sub(REDACTED, text)
         if "=" in text:
             text = _URL_QUERY_CREDENTIAL.sub(r"\1" + REDACTED, text)
@@ -182,40 +239,66 @@ class Redactor:
         mappings and dataclass instances (a run record); unchanged parts are the same
         objects, changed dataclasses are shallow copies. Structures deeper than 200 levels
         are not walked further (the agent-output checks refuse them)."""
-        if isinstance(value, str):
+        kind: type = type(value)
+        if kind is str:
             return self.text(value)
-        if depth > _MAX_DEPTH or value is None or isinstance(value, (int, float, bytes)):
+        if kind in _ATOMS or depth > _MAX_DEPTH:
             return value
-        if isinstance(value, (list, tuple)):
-            items = [self.scrub(item, depth + 1) for item in value]
-            if all(a is b for a, b in zip(items, value, strict=True)):
-                return value
-            return type(value)(items) if isinstance(value, tuple) else items
-        if isinstance(value, dict):
-            changed = {}
-            for key, item in value.items():
-                new = self.scrub(item, depth + 1)
-                if new is not item:
-                    changed[key] = new
-            if not changed:
-                return value
-            copied = copy.copy(value)
-            copied.update(changed)
-            return copied
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            updates = {}
-            for name in _field_names(type(value)):
-                old = getattr(value, name)
-                new = self.scrub(old, depth + 1)
-                if new is not old:
-                    updates[name] = new
-            if not updates:
-                return value
-            clone = copy.copy(value)
-            for name, new in updates.items():
-                object.__setattr__(clone, name, new)
-            return clone
+        return _walk_of(kind)(self, value, depth)
+
+    def _changes(self, pairs: Iterable[tuple[Any, Any]], depth: int) -> dict[Any, Any]:
+        """The members of a container (`(key, member)` pairs) that `scrub` changes, with
+        their scrubbed values; what cannot change (numbers, short or known-clean strings,
+        empty containers) costs no call."""
+        changed = {}
+        clean, shortest = self._clean, self._shortest
+        for key, item in pairs:
+            kind = type(item)
+            if kind is str:
+                if len(item) < shortest or item in clean:
+                    continue
+                new = self.text(item)
+            elif kind in _ATOMS or (not item and (kind is dict or kind is list)):
+                continue
+            else:
+                new = self.scrub(item, depth)
+            if new is not item:
+                changed[key] = new
+        return changed
+
+    def _string(self, value: str, depth: int) -> str:
+        return self.text(value)
+
+    def _same(self, value: Any, depth: int) -> Any:
         return value
+
+    def _sequence(self, value: list[Any] | tuple[Any, ...], depth: int) -> Any:
+        changed = self._changes(enumerate(value), depth + 1)
+        if not changed:
+            return value
+        items = list(value)
+        for index, new in changed.items():
+            items[index] = new
+        return type(value)(items) if isinstance(value, tuple) else items
+
+    def _mapping(self, value: dict[Any, Any], depth: int) -> dict[Any, Any]:
+        changed = self._changes(value.items(), depth + 1)
+        if not changed:
+            return value
+        copied = copy.copy(value)
+        copied.update(changed)
+        return copied
+
+    def _dataclass(self, value: Any, depth: int) -> Any:
+        kind: type = type(value)
+        names, values = _fields_of(kind)
+        changed = self._changes(zip(names, values(value), strict=True), depth + 1)
+        if not changed:
+            return value
+        clone = copy.copy(value)
+        for name, new in changed.items():
+            object.__setattr__(clone, name, new)
+        return clone
 
     def redacts_key(self, key: str) -> bool:
         """True when an attribute with this key is replaced entirely."""
@@ -256,6 +339,24 @@ class Redactor:
         return redacted
 
 
-def _may_hold_secret(text: str) -> bool:
+@functools.cache
+def _walk_of(kind: type) -> Callable[[Redactor, Any, int], Any]:
+    """How `Redactor.scrub` walks a value of type `kind`, decided once per type."""
+    if issubclass(kind, str):
+        return Redactor._string
+    if issubclass(kind, (list, tuple)):
+        return Redactor._sequence
+    if issubclass(kind, dict):
+        return Redactor._mapping
+    if dataclasses.is_dataclass(kind) and not issubclass(kind, type):
+        return Redactor._dataclass
+    return Redactor._same
+
+
+def may_hold_shape(text: str) -> bool:
+    """False only when `SECRET_VALUE` cannot match `text`: no shape marker in its lower
+    case, and none of the characters `str.lower` leaves apart from the letter they match."""
     lowered = text.lower()
-    return any(marker in lowered for marker in ("sk-", "bearer", "basic", "gh", "xox", "akia"))
+    return any(marker in lowered for marker in SHAPE_MARKERS) or any(
+        char in text for char in UNLOWERED
+    )

@@ -1,0 +1,203 @@
+"""The redactor's shortcuts mask exactly what its patterns mask.
+
+`Redactor.text` skips short strings, remembers strings it has scrubbed and applies each
+pattern only when the text holds something every match of it contains; `Redactor.scrub`
+walks records without a call per number. Each shortcut is checked here against a plain
+reference: every pattern substituted in turn over every string, with the shapes'
+original expression, walking every value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from typing import Any
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
+from evals.model.trajectory import Step
+from evals.tracing.redact import (
+    _CACHE_CHARS,
+    _CACHE_ENTRIES,
+    MIN_REFERENCED_SECRET_LENGTH,
+    MIN_SECRET_LENGTH,
+    REDACTED,
+    SECRET_VALUE,
+    SHAPE_MARKERS,
+    SHORTEST_MASKED,
+    UNLOWERED,
+    Redactor,
+)
+
+# The key shapes as first written: a word boundary inside each alternative.
+REFERENCE_SHAPES = re.compile(
+    r"(?:\bsk-[A-Za-z0-9_\-]{16,}"
+    r"|\bBearer\s+[A-Za-z0-9._~+/=\-]{8,}"
+    r"|\bBasic\s+[A-Za-z0-9+/=]{8,}"
+    r"|\bgh[pousr]_[A-Za-z0-9]{20,}"
+    r"|\bxox[abpr]-[A-Za-z0-9\-]{10,}"
+    r"|\bAKIA[0-9A-Z]{16}\b)",
+    re.IGNORECASE,
+)
+URL_QUERY = re.compile(
+    r"([?&](?:api[_-]?key|apikey|key|token|access[_-]?token|auth|password|secret|sig|signature)=)"
+    r"[^&#\s'\"]+",
+    re.IGNORECASE,
+)
+URL_USERINFO = re.compile(r"(://[^/\s:@]+:)[^/\s@]+@")
+
+SECRETS = ("hunter2-hunter2", "Zq9!x7$k", "sk-known-value-123456", "pw42")
+
+
+def reference_text(text: str, secrets: tuple[str, ...] = SECRETS) -> str:
+    """Every pattern substituted, in order, with no shortcut."""
+    known = sorted(
+        {s for s in secrets if len(s) >= MIN_REFERENCED_SECRET_LENGTH}, key=len, reverse=True
+    )
+    if known:
+        text = re.sub("|".join(map(re.escape, known)), REDACTED, text)
+    text = REFERENCE_SHAPES.sub(REDACTED, text)
+    text = URL_QUERY.sub(r"\1" + REDACTED, text)
+    return URL_USERINFO.sub(r"\1" + REDACTED + "@", text)
+
+
+def reference_scrub(value: Any) -> Any:
+    """Every string of `value` through `reference_text`, every container rebuilt."""
+    if isinstance(value, str):
+        return reference_text(value)
+    if isinstance(value, list):
+        return [reference_scrub(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(reference_scrub(v) for v in value)
+    if isinstance(value, dict):
+        return {k: reference_scrub(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {
+            f.name: reference_scrub(getattr(value, f.name)) for f in dataclasses.fields(value)
+        }
+        return dataclasses.replace(value, **changes)
+    return value
+
+
+FRAGMENTS = st.sampled_from(
+    [
+        "sk-",
+        "SK-",
+        "\u017fk-",
+        "Bearer ",
+        "bearer\t",
+        "BASIC ",
+        "bas\u0131c ",
+        "bas\u0130c ",
+        "ghp_",
+        "gh",
+        "xoxb-",
+        "AKIA",
+        "ak\u0131a",
+        "\u212aey",
+        "?",
+        "&",
+        "key=",
+        "api_key=",
+        "SIG=",
+        "=",
+        "://",
+        "user:",
+        "@",
+        " ",
+        "\n",
+        "-",
+        "_",
+        "A1b2C3d4",
+        "0123456789ABCDEF",
+        "abcdefghij",
+        *SECRETS,
+        "hunter2",
+    ]
+)
+TEXTS = st.lists(st.one_of(FRAGMENTS, st.text(max_size=6)), max_size=14).map("".join)
+
+
+@settings(max_examples=200)
+@given(text=TEXTS)
+@example(text="pw42")  # a short secret the suite reads: shorter than any pattern's match
+@example(text="\u017fk-0123456789ABCDEF0")  # ſ matches s: a shape that lower() hides
+@example(text="token: bas\u0131c A1b2C3d4A1b2C3d4")
+@example(text="AK\u0130A0123456789ABCDEF, then ?key=x")
+@example(text="Bearer A1b2C3d4 at https://user:pw@host/?api_key=hunter2-hunter2&x=1")
+def test_text_masks_what_every_pattern_in_turn_masks(text: str) -> None:
+    redactor = Redactor(secrets=SECRETS)
+    assert redactor.text(text) == reference_text(text)
+    assert redactor.text(text) == reference_text(text)  # the remembered answer too
+
+
+@settings(max_examples=200)
+@given(texts=st.lists(TEXTS, min_size=1, max_size=6))
+@example(texts=["pw42", "pw42 and hunter2-hunter2"])
+def test_scrub_of_a_record_matches_the_plain_walk(texts: list[str]) -> None:
+    first, *rest = texts
+    step = Step("tool", "fetch", {"url": first, "n": 3, "nested": [rest, {"x": first}]})
+    component = Grade(True, 1.0, first, {"type": "equals", "value": first})
+    record = RunRecord(
+        key=RunKey("", "case-1", "agent", 0),
+        case_index=0,
+        prompt_index=0,
+        agent_index=0,
+        seed=1,
+        prompt=first,
+        vars={"q": first, "more": tuple(rest), "empty": {}},
+        response=AgentResponse(output={"text": rest}, error=first, trajectory=[step]),
+        status="pass",
+        grade=Grade(True, 1.0, "ok", component_results=[component]),
+        metadata={"shared_seed": 3, "note": first},
+    )
+    redactor = Redactor(secrets=SECRETS)
+    assert redactor.scrub(record) == reference_scrub(record)
+
+
+def test_scrub_keeps_unchanged_parts_and_leaves_the_input_alone() -> None:
+    redactor = Redactor(secrets=SECRETS)
+    clean = {"a": "plain words here", "b": [1, 2.5, None, True], "c": {"d": "more plain text"}}
+    assert redactor.scrub(clean) is clean
+    leaky = {"keep": clean["c"], "leak": ["fine", "key hunter2-hunter2 inside"]}
+    scrubbed = redactor.scrub(leaky)
+    assert scrubbed["keep"] is clean["c"]
+    assert scrubbed["leak"] == ["fine", f"key {REDACTED} inside"]
+    assert leaky["leak"][1] == "key hunter2-hunter2 inside"
+
+
+def test_no_shorter_string_can_hold_a_masked_match() -> None:
+    """`SHORTEST_MASKED` is at most the shortest match of every pattern text applies."""
+    from re import _parser  # type: ignore[attr-defined]
+
+    shortest = [
+        _parser.parse(p.pattern, p.flags).getwidth()[0]
+        for p in (SECRET_VALUE, REFERENCE_SHAPES, URL_QUERY, URL_USERINFO)
+    ]
+    assert min([*shortest, MIN_SECRET_LENGTH]) == SHORTEST_MASKED
+    assert Redactor().text("?key=x") == f"?key={REDACTED}"
+
+
+def test_the_marker_test_sees_every_case_variant_the_shapes_match() -> None:
+    """A character that `re.IGNORECASE` matches to a marker's letter either lower-cases to
+    that letter (so the marker test finds it) or is one of `UNLOWERED`."""
+    letters = sorted({c for marker in SHAPE_MARKERS for c in marker if c.isalpha()})
+    any_letter = re.compile("[" + "".join(letters) + "]", re.IGNORECASE)
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        if any_letter.fullmatch(char):
+            assert char.lower() in letters or char in UNLOWERED, hex(code)
+
+
+def test_remembered_strings_are_forgotten_beyond_the_bound() -> None:
+    redactor = Redactor(secrets=SECRETS)
+    for index in range(10_000):
+        assert redactor.text(f"harmless line {index}") == f"harmless line {index}"
+        assert len(redactor._clean) + len(redactor._masked) <= _CACHE_ENTRIES
+    assert redactor.text("x" * (_CACHE_CHARS + 1)) == "x" * (_CACHE_CHARS + 1)
+    assert "x" * (_CACHE_CHARS + 1) not in redactor._clean
+    assert redactor.text("the key hunter2-hunter2") == f"the key {REDACTED}"
+    assert redactor.text("the key hunter2-hunter2") == f"the key {REDACTED}"
