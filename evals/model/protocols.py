@@ -18,6 +18,7 @@ from evals.model.plan import PlannedRun
 from evals.model.results import AgentResponse, RunRecord
 from evals.model.suite import Suite
 from evals.model.summary import GateReport, Summary
+from evals.model.triage import TriageAction
 
 OnRecord = Callable[[RunRecord], None]
 """Called with each graded record as soon as its run completes."""
@@ -86,6 +87,10 @@ class StoreSink(Protocol):
 
     def tee(self, receiver: Callable[[bytes], None] | None) -> None:
         """Also hand each batch of runs, as sent to the store, to `receiver`."""
+        ...
+
+    def quarantines(self, suite_id: str, now: float) -> list[TriageAction]:
+        """The suite's quarantines in force at `now`, from the store being written."""
         ...
 
 

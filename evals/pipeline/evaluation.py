@@ -223,10 +223,8 @@ def run_evaluation(
             # A resumed look sees only the repeats run up to it, never those of later looks.
             looked = [r for r in records if r.key.repeat < repeat]
             with tracer.evaluation_span("gates"):
-                from evals.pipeline.triage import quarantines
-
                 now = time.time()
-                held = quarantines(options.store_url, suite.suite_id, now) if store else []
+                held = store.quarantines(suite.suite_id, now) if store else []
                 summary, gates = analyse(
                     suite,
                     looked,

@@ -197,7 +197,7 @@ def quarantines(store_url: str | None, suite_id: str, now: float) -> list[Triage
 
     store = open_store(store_url, read_only=True)
     try:
-        return [a for a in store.triage.current(suite_id, now=now) if a.kind == "quarantine"]
+        return store.triage.quarantines(suite_id, now=now)
     finally:
         store.close()
 

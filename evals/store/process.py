@@ -14,7 +14,8 @@ store error (unreachable server, full disk) comes back as a `HarnessFault`, rais
 harness on its next call.
 
 Messages are length-prefixed pickles of plain tuples from the harness; the store process
-answers `begin`, `flush` and `finish` with `("ok", runs_stored)` or `("error", message)`.
+answers `begin`, `flush` and `finish` with `("ok", runs_stored)`, `quarantines` with
+`("ok", actions)`, or any of them with `("error", message)`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from evals.model.errors import HarnessFault
 from evals.model.evaluation import EvaluationMeta
 from evals.model.results import RunRecord
 from evals.model.summary import GateReport, Summary
+from evals.model.triage import TriageAction
 from evals.store.codec import EncodedRun, encode_run
 from evals.store.companion import Companion, Inbox, answer, answer_failure, frame
 
@@ -139,6 +141,13 @@ class StoreProcess:
         """
         return self._request(("finish", meta, summary, gates))
 
+    def quarantines(self, suite_id: str, now: float) -> list[TriageAction]:
+        """The suite's quarantines in force at `now`, read by the store process from the
+        store it has open (the harness itself never loads the database layer)."""
+        self.send()
+        held: list[TriageAction] = self._child.request(("quarantines", suite_id, now))
+        return held
+
     def close(self) -> None:
         """Let the store process store what it holds and exit; wait for it."""
         if self._closed:
@@ -195,6 +204,11 @@ def serve(
             elif kind == "finish":
                 _, meta, summary, gates = message
                 store.finish_evaluation(meta, summary, gates)  # type: ignore[union-attr]
+            elif kind == "quarantines":
+                _, suite_id, now = message
+                held = store.triage.quarantines(suite_id, now=now)  # type: ignore[union-attr]
+                answer(answers, "ok", held)
+                continue
             if kind != "runs":
                 answer(answers, "ok", stored)
     except Exception as exc:  # every store failure goes back to the harness as a message

@@ -113,3 +113,7 @@ class TriageLog:
         query = query.order_by(triage_actions.c.created_at.desc(), triage_actions.c.id.desc())
         with self.engine.connect() as connection:
             return [_action(row) for row in connection.execute(query)]
+
+    def quarantines(self, suite_id: str, *, now: float) -> list[TriageAction]:
+        """The suite's quarantines not removed nor expired at `now` (any environment)."""
+        return [a for a in self.current(suite_id, now=now) if a.kind == "quarantine"]
