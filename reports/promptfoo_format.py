@@ -15,7 +15,6 @@ import platform
 import sys
 import uuid
 from dataclasses import dataclass
-from importlib import metadata as package_metadata
 from typing import Any
 
 from evals.model.evaluation import EvaluationResult
@@ -364,6 +363,9 @@ def _evals_section(result: EvaluationResult) -> dict[str, Any]:
 
 
 def _producer_version() -> str:
+    # Imported here: the report process, which never writes the head, does without it.
+    from importlib import metadata as package_metadata
+
     try:
         return package_metadata.version("evals")
     except package_metadata.PackageNotFoundError:

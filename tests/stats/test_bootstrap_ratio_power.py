@@ -122,3 +122,24 @@ def test_bootstrap_quantiles_equal_numpys_linear_quantiles(
     ours = _linear_quantiles(samples, quantiles)
 
     assert np.allclose(ours, np.quantile(samples, quantiles), rtol=1e-12, atol=1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.floats(min_value=0, max_value=1e3), min_size=1, max_size=6),
+        min_size=2,
+        max_size=40,
+    ),
+    st.sampled_from([1, 7, 64, 4_000_000]),
+)
+def test_the_bootstrap_does_not_depend_on_its_block_size(groups, cells):
+    """Resamples drawn in blocks of any size give exactly the intervals of one block."""
+    from unittest import mock
+
+    import evals.stats.bootstrap as bootstrap
+
+    with mock.patch.object(bootstrap, "_BLOCK_CELLS", 10**9):
+        whole = cluster_bootstrap_quantile(groups, resamples=200, seed=3)
+    with mock.patch.object(bootstrap, "_BLOCK_CELLS", cells):
+        assert cluster_bootstrap_quantile(groups, resamples=200, seed=3) == whole
