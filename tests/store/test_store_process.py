@@ -204,3 +204,27 @@ def test_a_store_of_a_newer_schema_is_an_input_error_in_the_harness(sqlite_url: 
     with pytest.raises(HarnessFault, match="newer evals"):
         process.add(make_record(0, 0, 0))
     process.close()
+
+
+def test_the_store_process_reads_the_quarantines_in_force(sqlite_url: str) -> None:
+    """The harness asks the store process, not the database, for the gates' quarantines."""
+    from evals.model.triage import TriageAction
+
+    writer = open_store(sqlite_url)
+    made = 1_000.0
+
+    def action(kind: str, case: str, until: float | None = None) -> TriageAction:
+        return TriageAction(kind, "trading", "ana", "flaky", made, case_id=case, until=until)
+
+    held = writer.triage.record(action("quarantine", "c1", until=made + 100))
+    writer.triage.record(action("quarantine", "c2", until=made + 10))  # expired at made + 50
+    writer.triage.record(action("acknowledge", "c3"))
+    writer.triage.record(action("quarantine", "c4", until=made + 1_000))
+    writer.close()
+
+    store = StoreProcess(sqlite_url)
+    store.begin(make_meta("ev-q"), create=True)
+    found = store.quarantines("trading", made + 50)
+    store.close()
+    assert sorted(a.case_id or "" for a in found) == ["c1", "c4"]
+    assert held in found
