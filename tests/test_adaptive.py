@@ -8,8 +8,9 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import norm
 
 from evals.cli import main
 from evals.gates.adaptive import AdaptiveState, advance, gate_cases, settle
@@ -17,7 +18,7 @@ from evals.model.errors import SuiteError
 from evals.model.options import RunOptions
 from evals.model.summary import GateReport, GateResult
 from evals.pipeline.adaptive import AdaptiveDesign, run_adaptive
-from evals.stats import spending_shares
+from evals.stats import crossing_probabilities, spending_shares
 from evals.store import open_store
 from evals.suite import load_suite
 from validation.beta_binomial import tagged_cases
@@ -33,24 +34,32 @@ def _report(statuses: dict[str, str]) -> GateReport:
     )
 
 
+@settings(max_examples=30, deadline=None)
 @given(
     first=st.integers(1, 10),
     every=st.integers(1, 5),
     extra=st.integers(0, 20),
     rho=st.floats(0.5, 4),
+    split=st.integers(2, 12),
 )
 def test_design_looks_end_at_the_last_repeat_and_spend_exactly_the_budget(
-    first: int, every: int, extra: int, rho: float
+    first: int, every: int, extra: int, rho: float, split: int
 ) -> None:
     design = AdaptiveDesign(last=first + extra, first=first, every=every, rho=rho)
     looks = design.looks()
     assert looks[0] == first and looks[-1] == first + extra
     assert all(b > a for a, b in pairwise(looks))
     assert all(b - a <= every for a, b in pairwise(looks))
-    spends = design.spends(0.95)
+    fractions = [k / looks[-1] for k in looks]
+    spends = design.spends(0.95, split)
     assert len(spends) == len(looks) and min(spends) > 0
-    assert sum(spends) == pytest.approx(0.05)
-    assert spends == pytest.approx(spending_shares([k / looks[-1] for k in looks], 0.05, rho=rho))
+    # The finest test's levels cross with exactly its share of alpha over the looks,
+    # and every look's budget is at least the union bound's.
+    boundaries = [float(norm.isf(spend / split)) for spend in spends]
+    assert sum(crossing_probabilities(fractions, boundaries)) == pytest.approx(0.05 / split)
+    union = spending_shares(fractions, 0.05, rho=rho)
+    assert all(s >= u * (1 - 1e-6) for s, u in zip(spends, union, strict=True))
+    assert spends[0] == pytest.approx(union[0])
 
 
 def test_design_refuses_impossible_schedules_and_caps() -> None:
