@@ -16,8 +16,9 @@ from evals.cli import main
 from evals.gates.adaptive import AdaptiveState, advance, gate_cases, settle
 from evals.model.errors import SuiteError
 from evals.model.options import RunOptions
-from evals.model.summary import GateReport, GateResult
+from evals.model.summary import AdaptiveSummary, GateReport, GateResult
 from evals.pipeline.adaptive import AdaptiveDesign, run_adaptive
+from evals.reports.view import gate_settings
 from evals.stats import crossing_probabilities, spending_shares
 from evals.store import open_store
 from evals.suite import load_suite
@@ -183,6 +184,20 @@ def test_decided_cases_stop_while_the_undetermined_tag_runs_on(write_suite, tmp_
     gate = next(g for g in adaptive.result.gates.gates if g.name == "regression[steady]")
     assert f"decided at look {steady_look}" in gate.reason
     assert "saved" in adaptive.describe()
+    # The evaluation stores what the run did with its gates; the reports show it.
+    store = open_store(store_url)
+    try:
+        (stored,) = store.list_evaluations()
+    finally:
+        store.close()
+    assert stored.gates is not None
+    summary = AdaptiveSummary.from_dict(stored.gates["adaptive"])
+    assert summary == adaptive.summary() == adaptive.result.gates.adaptive
+    assert summary.runs == len(looks) and summary.saved == adaptive.saved
+    steady = next(g for g in summary.decided if g.name == "regression[steady]")
+    assert (steady.look, steady.status) == (steady_look, "pass")
+    assert steady.runs == adaptive.looks[steady_look - 1].runs
+    assert ("adaptive run", adaptive.describe()) in gate_settings(adaptive.result)
 
 
 def test_a_gate_that_cannot_be_decided_stops_its_cases(write_suite):
@@ -277,6 +292,8 @@ def test_demo_suite_reaches_the_fixed_verdict_with_fewer_runs(tmp_path, capsys):
         )
         assert fixed.gates is not None and adaptive.gates is not None
         assert adaptive.gates["verdict"] == fixed.gates["verdict"] == "fail"
+        assert adaptive.gates["adaptive"]["runs"] == len(adaptive_runs)
+        assert "adaptive" not in fixed.gates or fixed.gates["adaptive"] is None
     finally:
         for store in stores:
             store.close()

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from evals.gates.adaptive import AdaptiveState, Futility, advance
 from evals.gates.decide import planned_test_split
 from evals.model.errors import SuiteError
+from evals.model.summary import AdaptiveGateRecord, AdaptiveLookRecord, AdaptiveSummary
 from evals.plan.runs import build_plan, select_cases
 from evals.stats import sequential_levels, spending_shares
 
@@ -155,23 +156,27 @@ class AdaptiveResult:
         """Runs saved against the fixed design of `design.last` repeats for every case."""
         return self.fixed_runs - self.runs
 
+    def summary(self) -> AdaptiveSummary:
+        """What the run did, as its evaluation stores it with the gates."""
+        decided = sorted(self.state.decided.items(), key=lambda item: item[1].look)
+        return AdaptiveSummary(
+            looks=[
+                AdaptiveLookRecord(look.look, look.repeats, look.cases, look.runs, look.verdict)
+                for look in self.looks
+            ],
+            decided=[
+                AdaptiveGateRecord(name, d.result.status, d.look, self.looks[d.look - 1].runs)
+                for name, d in decided
+            ],
+            stop_reason=self.stop_reason,
+            last=self.design.last,
+            runs=self.runs,
+            fixed_runs=self.fixed_runs,
+        )
+
     def describe(self) -> str:
         """The looks, why it stopped, the gates with their deciding look, the runs saved."""
-        history = ", ".join(
-            f"look {look.look} ({look.repeats} repeats, {look.cases} cases, {look.runs} runs): "
-            f"{look.verdict}"
-            for look in self.looks
-        )
-        decided = "; ".join(
-            f"{name} {d.result.status} at look {d.look} after {self.looks[d.look - 1].runs} runs"
-            for name, d in sorted(self.state.decided.items(), key=lambda item: item[1].look)
-        )
-        share = self.saved / self.fixed_runs if self.fixed_runs else 0.0
-        return (
-            f"adaptive run: {history}; stopped because {self.stop_reason}. Gates decided: "
-            f"{decided or 'none'}. {self.runs} runs against {self.fixed_runs} for "
-            f"{self.design.last} repeats of every case: {self.saved} saved ({share:.0%})."
-        )
+        return self.summary().describe()
 
 
 def _runs_so_far(records: list[RunRecord], repeats: int) -> tuple[int, float]:
@@ -202,7 +207,7 @@ def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> A
     (`run_metadata.look`). With `options.resume` the stored runs are reused and, since a
     look reads only the repeats up to it, every look makes the choices it made before.
     """
-    from evals.pipeline.evaluation import run_evaluation
+    from evals.pipeline.evaluation import run_evaluation, store_gates
 
     if options.repeat is not None:
         raise SuiteError(
@@ -287,4 +292,7 @@ def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> A
             f"the first look alone needs more runs than the budget allows ({stop})",
             fix="raise --budget-runs or --budget-cost, or lower the first look's repeats",
         )
-    return AdaptiveResult(result, design, looks, state, fixed_runs, stop)
+    adaptive = AdaptiveResult(result, design, looks, state, fixed_runs, stop)
+    result.gates = replace(result.gates, adaptive=adaptive.summary())
+    store_gates(options, result)
+    return adaptive
