@@ -224,6 +224,13 @@ def main() -> None:
         "--aa-runs", type=int, default=None, help="simulated builds per A/A row (default --runs)"
     )
     parser.add_argument("--staged", action="store_true", help="also the staged 5,10,20 design")
+    parser.add_argument(
+        "--scenarios",
+        type=int,
+        nargs="+",
+        default=list(range(len(SCENARIOS))),
+        help="which of the (cases, mu, icc) scenarios to run, by position",
+    )
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--drops", type=float, nargs="+", default=[0.0, 0.05, 0.10, 0.20])
     parser.add_argument("--tag-tolerance", type=float, default=0.10, help="per-tag gates")
@@ -249,6 +256,8 @@ def main() -> None:
     )
     savings: dict[str, list[float]] = {name: [] for name in designs}
     for number, (cases, mu, icc) in enumerate(SCENARIOS):
+        if number not in arguments.scenarios:
+            continue
         for drop in arguments.drops:
             row_seed = arguments.seed + 100 * number + int(100 * drop)
             runs = aa_runs if drop == 0 else arguments.runs
