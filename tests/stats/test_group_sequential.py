@@ -4,7 +4,7 @@ normal and published O'Brien-Fleming and Pocock constants; levels that spend exa
 from __future__ import annotations
 
 import math
-from itertools import pairwise
+from itertools import accumulate, pairwise
 
 import numpy as np
 import pytest
@@ -44,8 +44,10 @@ def test_crossing_probabilities_agree_with_scipys_multivariate_normal(
     fractions: list[float], boundaries: list[float]
 ) -> None:
     bounds = boundaries[: len(fractions)]
-    ours = crossing_probabilities(fractions, bounds)
-    assert ours == pytest.approx(_first_crossings_by_scipy(fractions, bounds), abs=2e-5)
+    ours = list(accumulate(crossing_probabilities(fractions, bounds)))
+    # scipy's CDF is quasi-Monte Carlo: within about 1e-4 in five dimensions.
+    theirs = list(accumulate(_first_crossings_by_scipy(fractions, bounds)))
+    assert ours == pytest.approx(theirs, abs=1e-4)
 
 
 @pytest.mark.parametrize(
@@ -84,7 +86,7 @@ def test_levels_spend_exactly_and_beat_the_union_bound(
     assert crossing_probabilities(fractions, boundaries) == pytest.approx(spends, abs=1e-7)
     assert levels[0] == pytest.approx(spends[0], rel=1e-6)
     assert all(level >= spend * (1 - 1e-6) for level, spend in zip(levels, spends, strict=True))
-    assert sum(_first_crossings_by_scipy(fractions, boundaries)) == pytest.approx(alpha, abs=3e-5)
+    assert sum(_first_crossings_by_scipy(fractions, boundaries)) == pytest.approx(alpha, abs=1e-4)
 
 
 @settings(max_examples=10, deadline=None)
