@@ -140,6 +140,8 @@ def gate_settings(result: EvaluationResult) -> list[tuple[str, str]]:
         shown.append((key, value if isinstance(value, str) else json.dumps(value)))
     if result.gates.spend is not None:
         shown.append(("false-failure budget of this decision", f"{result.gates.spend:.4g}"))
+    if result.gates.adaptive is not None:
+        shown.append(("adaptive run", result.gates.adaptive.describe()))
     return shown
 
 

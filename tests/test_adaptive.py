@@ -8,16 +8,18 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import norm
 
 from evals.cli import main
 from evals.gates.adaptive import AdaptiveState, advance, gate_cases, settle
 from evals.model.errors import SuiteError
 from evals.model.options import RunOptions
-from evals.model.summary import GateReport, GateResult
+from evals.model.summary import AdaptiveSummary, GateReport, GateResult
 from evals.pipeline.adaptive import AdaptiveDesign, run_adaptive
-from evals.stats import spending_shares
+from evals.reports.view import gate_settings
+from evals.stats import crossing_probabilities, spending_shares
 from evals.store import open_store
 from evals.suite import load_suite
 from validation.beta_binomial import tagged_cases
@@ -33,24 +35,32 @@ def _report(statuses: dict[str, str]) -> GateReport:
     )
 
 
+@settings(max_examples=30, deadline=None)
 @given(
     first=st.integers(1, 10),
     every=st.integers(1, 5),
     extra=st.integers(0, 20),
     rho=st.floats(0.5, 4),
+    split=st.integers(2, 12),
 )
 def test_design_looks_end_at_the_last_repeat_and_spend_exactly_the_budget(
-    first: int, every: int, extra: int, rho: float
+    first: int, every: int, extra: int, rho: float, split: int
 ) -> None:
     design = AdaptiveDesign(last=first + extra, first=first, every=every, rho=rho)
     looks = design.looks()
     assert looks[0] == first and looks[-1] == first + extra
     assert all(b > a for a, b in pairwise(looks))
     assert all(b - a <= every for a, b in pairwise(looks))
-    spends = design.spends(0.95)
+    fractions = [k / looks[-1] for k in looks]
+    spends = design.spends(0.95, split)
     assert len(spends) == len(looks) and min(spends) > 0
-    assert sum(spends) == pytest.approx(0.05)
-    assert spends == pytest.approx(spending_shares([k / looks[-1] for k in looks], 0.05, rho=rho))
+    # The finest test's levels cross with exactly its share of alpha over the looks,
+    # and every look's budget is at least the union bound's.
+    boundaries = [float(norm.isf(spend / split)) for spend in spends]
+    assert sum(crossing_probabilities(fractions, boundaries)) == pytest.approx(0.05 / split)
+    union = spending_shares(fractions, 0.05, rho=rho)
+    assert all(s >= u * (1 - 1e-6) for s, u in zip(spends, union, strict=True))
+    assert spends[0] == pytest.approx(union[0])
 
 
 def test_design_refuses_impossible_schedules_and_caps() -> None:
@@ -174,6 +184,20 @@ def test_decided_cases_stop_while_the_undetermined_tag_runs_on(write_suite, tmp_
     gate = next(g for g in adaptive.result.gates.gates if g.name == "regression[steady]")
     assert f"decided at look {steady_look}" in gate.reason
     assert "saved" in adaptive.describe()
+    # The evaluation stores what the run did with its gates; the reports show it.
+    store = open_store(store_url)
+    try:
+        (stored,) = store.list_evaluations()
+    finally:
+        store.close()
+    assert stored.gates is not None
+    summary = AdaptiveSummary.from_dict(stored.gates["adaptive"])
+    assert summary == adaptive.summary() == adaptive.result.gates.adaptive
+    assert summary.runs == len(looks) and summary.saved == adaptive.saved
+    steady = next(g for g in summary.decided if g.name == "regression[steady]")
+    assert (steady.look, steady.status) == (steady_look, "pass")
+    assert steady.runs == adaptive.looks[steady_look - 1].runs
+    assert ("adaptive run", adaptive.describe()) in gate_settings(adaptive.result)
 
 
 def test_a_gate_that_cannot_be_decided_stops_its_cases(write_suite):
@@ -268,6 +292,8 @@ def test_demo_suite_reaches_the_fixed_verdict_with_fewer_runs(tmp_path, capsys):
         )
         assert fixed.gates is not None and adaptive.gates is not None
         assert adaptive.gates["verdict"] == fixed.gates["verdict"] == "fail"
+        assert adaptive.gates["adaptive"]["runs"] == len(adaptive_runs)
+        assert "adaptive" not in fixed.gates or fixed.gates["adaptive"] is None
     finally:
         for store in stores:
             store.close()

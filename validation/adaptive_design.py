@@ -11,12 +11,16 @@ the suite's `regression` (tolerated loss 0.05) and a `regression[tag]` gate on e
 (`evals.pipeline.evaluation.analyse`):
 
 - fixed k=10: every case 10 repeats, one decision at the whole budget;
-- staged 5,10,20: `evals run --until-decided`, looks at 5, 10 and 20 repeats for every case
-  (`evals.pipeline.staged.look_spends`);
-- adaptive: `evals run --adaptive 10`, looks after every 2 repeats up to 10 spending
-  alpha·t^3, decided gates kept, only the cases of open gates run on, gates that cannot be
-  decided by the last look stopped (futility reach 2, the default, and 1), through
-  `evals.pipeline.adaptive.AdaptiveDesign` and `evals.gates.adaptive.settle`/`advance`.
+- staged 5,10,20 (with --staged): `evals run --until-decided`, looks at 5, 10 and 20
+  repeats for every case (`evals.pipeline.staged.look_spends`);
+- adaptive: `evals run --adaptive 10`, looks after every 2 repeats up to 10, the finest
+  test spending alpha·t^3 with exact group-sequential levels
+  (`AdaptiveDesign.spends`), decided gates kept, only the cases of open gates run on,
+  gates that cannot be decided by the last look stopped (futility reach 2, the default,
+  and 1), through `evals.pipeline.adaptive.AdaptiveDesign` and
+  `evals.gates.adaptive.settle`/`advance`;
+- union bound, futility 2: the same with each look's budget equal to its increment of
+  alpha·t^3 (no use of the correlation between looks), the earlier design.
 
 The per-case verdict table, which none of these gates reads, is left out for speed. Each
 build draws its runs once and every design reads a prefix of them, so the designs are
@@ -37,6 +41,7 @@ from beta_binomial import case_rates, outcome_records, simulated_suite, tagged_c
 
 from evals.analysis import comparison
 from evals.gates.adaptive import AdaptiveState, advance, settle
+from evals.gates.decide import planned_test_split
 from evals.model.gates import GateConfig
 from evals.model.results import RunRecord
 from evals.model.suite import Case, Suite
@@ -44,6 +49,7 @@ from evals.model.summary import GateReport
 from evals.pipeline.adaptive import AdaptiveDesign
 from evals.pipeline.evaluation import analyse
 from evals.pipeline.staged import look_spends
+from evals.stats import spending_shares
 
 # No gate here reads the per-case verdict table (each case's exact test and interval,
 # most of a summary's time), so it is left out: every case's p-value is "not tested".
@@ -150,18 +156,28 @@ def staged(suite: Suite, build: Build, stages: tuple[int, ...] = (5, 10, 20)) ->
     return verdict, len(records)
 
 
-def adaptive(suite: Suite, build: Build, design: AdaptiveDesign) -> tuple[str, int]:
-    """The adaptive run of `evals.pipeline.adaptive.run_adaptive` on simulated data."""
+def union_spends(design: AdaptiveDesign, confidence: float) -> list[float]:
+    """The earlier budgets: increments of alpha·t^rho, split across looks by the union bound."""
+    fractions = [k / design.last for k in design.looks()]
+    return spending_shares(fractions, 1 - confidence, design.rho)
+
+
+def adaptive(
+    suite: Suite, build: Build, design: AdaptiveDesign, exact: bool = True
+) -> tuple[str, int]:
+    """The adaptive run of `evals.pipeline.adaptive.run_adaptive` on simulated data, with
+    the exact group-sequential budgets or (exact=False) the union-bound ones."""
     state = AdaptiveState(active=frozenset(c.id for c in suite.cases))
     done = dict.fromkeys((c.id for c in suite.cases), 0)
     verdict = "undetermined"
     records: list[RunRecord] = []
-    for look, (repeats, spend) in enumerate(
-        zip(design.looks(), design.spends(suite.gates.confidence), strict=True), start=1
-    ):
+    confidence = suite.gates.confidence
+    split = planned_test_split(suite, None)
+    spends = design.spends(confidence, split) if exact else union_spends(design, confidence)
+    for look, (repeats, spend) in enumerate(zip(design.looks(), spends, strict=True), start=1):
         done.update(dict.fromkeys(state.active, repeats))
         records = build.upto(done)
-        futility = design.futility_at(look, suite.gates.confidence)
+        futility = design.futility_at(look, spends)
         futile = futility.judge if futility is not None else None
         report = settle(
             _decide(suite, records, spend), state.frozen(), look, repeats, len(records), futile
@@ -204,6 +220,17 @@ SCENARIOS = ((30, 0.7, 0.3), (30, 0.85, 0.5), (100, 0.7, 0.3))
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="simulated builds per row")
+    parser.add_argument(
+        "--aa-runs", type=int, default=None, help="simulated builds per A/A row (default --runs)"
+    )
+    parser.add_argument("--staged", action="store_true", help="also the staged 5,10,20 design")
+    parser.add_argument(
+        "--scenarios",
+        type=int,
+        nargs="+",
+        default=list(range(len(SCENARIOS))),
+        help="which of the (cases, mu, icc) scenarios to run, by position",
+    )
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--drops", type=float, nargs="+", default=[0.0, 0.05, 0.10, 0.20])
     parser.add_argument("--tag-tolerance", type=float, default=0.10, help="per-tag gates")
@@ -212,13 +239,16 @@ def main() -> None:
     eager = AdaptiveDesign(last=10, first=2, every=2, futility=1.0)
     designs: dict[str, Callable[[Suite, Build], tuple[str, int]]] = {
         "fixed k=10": fixed,
-        "staged 5,10,20": staged,
+        **({"staged 5,10,20": staged} if arguments.staged else {}),
+        "union bound, futility 2": lambda s, b: adaptive(s, b, strict, exact=False),
         "adaptive, futility 2": lambda s, b: adaptive(s, b, strict),
         "adaptive, futility 1": lambda s, b: adaptive(s, b, eager),
     }
     started = time.perf_counter()
+    aa_runs = arguments.aa_runs or arguments.runs
     print(
-        f"{arguments.runs} simulated builds per row, seed {arguments.seed}, build alpha 0.05; "
+        f"{arguments.runs} simulated builds per row ({aa_runs} per A/A row), "
+        f"seed {arguments.seed}, build alpha 0.05; "
         "gates: regression (tolerance 0.05) and regression[tag] on every tag (tolerance "
         f"{arguments.tag_tolerance:g}); "
         f"3 tags at 30 cases, 5 at 100; the drop hits tag {', '.join(REGRESSED)}; adaptive "
@@ -226,10 +256,13 @@ def main() -> None:
     )
     savings: dict[str, list[float]] = {name: [] for name in designs}
     for number, (cases, mu, icc) in enumerate(SCENARIOS):
+        if number not in arguments.scenarios:
+            continue
         for drop in arguments.drops:
             row_seed = arguments.seed + 100 * number + int(100 * drop)
+            runs = aa_runs if drop == 0 else arguments.runs
             tallies = scenario(
-                arguments.runs, row_seed, cases, mu, icc, drop, designs, arguments.tag_tolerance
+                runs, row_seed, cases, mu, icc, drop, designs, arguments.tag_tolerance
             )
             label = "A/A" if drop == 0 else f"drop {drop:.2f} on t0"
             print(f"\n{cases} cases, mu {mu}, icc {icc}, {label}:")
@@ -241,14 +274,14 @@ def main() -> None:
                 saving = 1 - tally.mean_calls / reference
                 savings[name].append(saving)
                 print(
-                    f"  {name:<21} {what} {fail:.3f} (MC SE {se:.3f}), passes "
+                    f"  {name:<24} {what} {fail:.3f} (MC SE {se:.3f}), passes "
                     f"{tally.share('pass'):.3f}, fixed verdict {tally.agreed / tally.builds:.2f}; "
                     f"agent calls {tally.mean_calls:6.0f} ({-saving:+.0%})"
                 )
     print("\nmean agent calls against fixed k=10 over the rows:")
     for name, values in savings.items():
         mean, low, high = -float(np.mean(values)), -max(values), -min(values)
-        print(f"  {name:<21} {mean:+.0%} (rows {low:+.0%} to {high:+.0%})")
+        print(f"  {name:<24} {mean:+.0%} (rows {low:+.0%} to {high:+.0%})")
     print(f"{time.perf_counter() - started:.0f} s")
 
 

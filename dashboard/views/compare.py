@@ -12,6 +12,7 @@ import streamlit as st
 
 from evals.dashboard import changes, data, figures, frames, selection, theme, widgets
 from evals.dashboard.comparison import Side
+from evals.model.summary import AdaptiveSummary
 
 TWO_EVALUATIONS = "two evaluations"
 ONE_EVALUATION = "two agents of one evaluation"
@@ -126,6 +127,9 @@ else:
         gate_table[["gate", "status", "blocking", "measured", "threshold", "reason"]],
         tinted=["status"],
     )
+
+if gates.get("adaptive"):
+    st.caption(AdaptiveSummary.from_dict(gates["adaptive"]).describe())
 
 st.subheader("Suite and tags")
 st.vega_lite_chart(figures.forest(url, baseline, candidate, environment), width="stretch")

@@ -378,3 +378,27 @@ def planned_gate_count(suite: Suite | SuiteOutline, environment: str | None) -> 
     if config.judge_calibration:
         count += (config.min_judge_kappa is not None) + (config.min_judge_accuracy is not None)
     return max(int(count), 1)
+
+
+def planned_test_split(suite: Suite | SuiteOutline, environment: str | None) -> int:
+    """Into how many one-sided tests a look's budget is split at the finest: the planned
+    gates times the largest Holm family among them (the tags of the per-tag gates, the P0
+    cases), and at least 2 (the pass side spends half of it).
+
+    A sequential design whose boundaries are computed at the budget over this split is
+    exact for the finest test and conservative for every coarser one
+    (`evals.pipeline.adaptive.AdaptiveDesign.spends`)."""
+    config = (suite.gates or GateConfig()).for_environment(environment)
+    cases = [c for c in suite.cases if not config.tags or set(c.tags) & set(config.tags)]
+    tags = {tag for case in cases for tag in case.tags}
+
+    def tagged(keys: set[str]) -> int:
+        return sum(tag in tags and bool(keys & set(v)) for tag, v in config.per_tag.items())
+
+    compared = config.baseline is not None and config.candidate is not None
+    families = [tagged({"min_pass_rate"})]
+    if compared:
+        families.append(tagged({"max_regression", "margin"}))
+        if config.block_p0_regressions:
+            families.append(sum(c.priority == "P0" for c in cases))
+    return max(planned_gate_count(suite, environment) * max(1, *families), 2)

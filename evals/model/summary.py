@@ -266,6 +266,76 @@ class GateResult:
     adjusted_p: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class AdaptiveLookRecord:
+    """One look of an adaptive run: repeats per case so far, the cases that ran in it,
+    the runs so far and the verdict then."""
+
+    look: int
+    repeats: int
+    cases: int
+    runs: int
+    verdict: str
+
+
+@dataclass(frozen=True, slots=True)
+class AdaptiveGateRecord:
+    """A gate an adaptive run decided (or stopped for futility): at which look, after
+    how many runs."""
+
+    name: str
+    status: str
+    look: int
+    runs: int
+
+
+@dataclass(slots=True)
+class AdaptiveSummary:
+    """What an adaptive run did: its looks, the gates decided with their look and runs,
+    why it stopped, and its runs against the fixed design of `last` repeats of every case."""
+
+    looks: list[AdaptiveLookRecord]
+    decided: list[AdaptiveGateRecord]
+    stop_reason: str
+    last: int
+    runs: int
+    fixed_runs: int
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AdaptiveSummary:
+        """The summary from its stored JSON form (`GateReport.to_dict()["adaptive"]`)."""
+        return cls(
+            looks=[AdaptiveLookRecord(**look) for look in data["looks"]],
+            decided=[AdaptiveGateRecord(**gate) for gate in data["decided"]],
+            stop_reason=data["stop_reason"],
+            last=data["last"],
+            runs=data["runs"],
+            fixed_runs=data["fixed_runs"],
+        )
+
+    @property
+    def saved(self) -> int:
+        """Runs saved against the fixed design."""
+        return self.fixed_runs - self.runs
+
+    def describe(self) -> str:
+        """The looks, why it stopped, the gates with their deciding look, the runs saved."""
+        history = ", ".join(
+            f"look {look.look} ({look.repeats} repeats, {look.cases} cases, {look.runs} runs): "
+            f"{look.verdict}"
+            for look in self.looks
+        )
+        decided = "; ".join(
+            f"{g.name} {g.status} at look {g.look} after {g.runs} runs" for g in self.decided
+        )
+        share = self.saved / self.fixed_runs if self.fixed_runs else 0.0
+        return (
+            f"adaptive run: {history}; stopped because {self.stop_reason}. Gates decided: "
+            f"{decided or 'none'}. {self.runs} runs against {self.fixed_runs} for "
+            f"{self.last} repeats of every case: {self.saved} saved ({share:.0%})."
+        )
+
+
 @dataclass(slots=True)
 class GateReport:
     """All gates of an evaluation, the verdict of the data and what the build does with it.
@@ -276,7 +346,7 @@ class GateReport:
     decision used (1 - confidence, or a staged run's share for one look); `config` the
     effective gate configuration it applied. `quarantines` are the triage quarantines in
     force when the gates were decided at `decided_at` (their cases were left out of the
-    regression and P0 gates).
+    regression and P0 gates). `adaptive` is what an adaptive run did, on its final report.
     """
 
     gates: list[GateResult]
@@ -287,6 +357,7 @@ class GateReport:
     config: dict[str, Any] = field(default_factory=dict)
     quarantines: list[TriageAction] = field(default_factory=list)
     decided_at: float | None = None
+    adaptive: AdaptiveSummary | None = None
 
     @property
     def verdict(self) -> str:

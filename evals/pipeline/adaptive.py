@@ -32,12 +32,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from evals.gates.adaptive import AdaptiveState, Futility, advance
+from evals.gates.decide import planned_test_split
 from evals.model.errors import SuiteError
+from evals.model.summary import AdaptiveGateRecord, AdaptiveLookRecord, AdaptiveSummary
 from evals.plan.runs import build_plan, select_cases
-from evals.stats import spending_shares
+from evals.stats import sequential_levels, spending_shares
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
     from evals.model.evaluation import EvaluationResult
     from evals.model.options import RunOptions
@@ -86,15 +88,28 @@ class AdaptiveDesign:
         """Cumulative repeats per case and agent at each look, ending at `last`."""
         return (*range(self.first, self.last, self.every), self.last)
 
-    def spends(self, confidence: float) -> list[float]:
-        """Each look's share of the budget 1 - confidence: increments of alpha·t^rho."""
-        fractions = [k / self.last for k in self.looks()]
-        return spending_shares(fractions, 1 - confidence, self.rho)
+    def spends(self, confidence: float, split: int = 2) -> list[float]:
+        """Each look's budget, to be split among at most `split` one-sided tests.
 
-    def futility_at(self, look: int, confidence: float) -> Futility | None:
-        """How look `look` (1-based) judges whether a gate can still be decided; None at
-        the last look or without futility."""
-        looks, spends = self.looks(), self.spends(confidence)
+        The finest test's share of the budget 1 - confidence is spent in increments of
+        alpha·t^rho; each look's nominal level for it is the exact group-sequential level
+        of that spending (`evals.stats.sequential_levels`: the chance of first crossing at
+        the look equals its increment under the canonical joint distribution), and the
+        look's budget is that level times `split`. For a coarser test (a larger share) the
+        same budget is conservative, since the gain of the exact levels over the spends
+        grows with the error spent (docs/statistics.md).
+        """
+        if split < 2:
+            raise ValueError(f"split must be at least 2 (the pass side halves), got {split}")
+        fractions = [k / self.last for k in self.looks()]
+        finest = spending_shares(fractions, (1 - confidence) / split, self.rho)
+        return [level * split for level in sequential_levels(fractions, finest)]
+
+    def futility_at(self, look: int, spends: Sequence[float]) -> Futility | None:
+        """How look `look` (1-based) of a run with budgets `spends` (one per look, e.g.
+        `spends`) judges whether a gate can still be decided; None at the last look or
+        without futility."""
+        looks = self.looks()
         if self.futility is None or look >= len(looks):
             return None
         return Futility(
@@ -141,23 +156,27 @@ class AdaptiveResult:
         """Runs saved against the fixed design of `design.last` repeats for every case."""
         return self.fixed_runs - self.runs
 
+    def summary(self) -> AdaptiveSummary:
+        """What the run did, as its evaluation stores it with the gates."""
+        decided = sorted(self.state.decided.items(), key=lambda item: item[1].look)
+        return AdaptiveSummary(
+            looks=[
+                AdaptiveLookRecord(look.look, look.repeats, look.cases, look.runs, look.verdict)
+                for look in self.looks
+            ],
+            decided=[
+                AdaptiveGateRecord(name, d.result.status, d.look, self.looks[d.look - 1].runs)
+                for name, d in decided
+            ],
+            stop_reason=self.stop_reason,
+            last=self.design.last,
+            runs=self.runs,
+            fixed_runs=self.fixed_runs,
+        )
+
     def describe(self) -> str:
         """The looks, why it stopped, the gates with their deciding look, the runs saved."""
-        history = ", ".join(
-            f"look {look.look} ({look.repeats} repeats, {look.cases} cases, {look.runs} runs): "
-            f"{look.verdict}"
-            for look in self.looks
-        )
-        decided = "; ".join(
-            f"{name} {d.result.status} at look {d.look} after {self.looks[d.look - 1].runs} runs"
-            for name, d in sorted(self.state.decided.items(), key=lambda item: item[1].look)
-        )
-        share = self.saved / self.fixed_runs if self.fixed_runs else 0.0
-        return (
-            f"adaptive run: {history}; stopped because {self.stop_reason}. Gates decided: "
-            f"{decided or 'none'}. {self.runs} runs against {self.fixed_runs} for "
-            f"{self.design.last} repeats of every case: {self.saved} saved ({share:.0%})."
-        )
+        return self.summary().describe()
 
 
 def _runs_so_far(records: list[RunRecord], repeats: int) -> tuple[int, float]:
@@ -188,7 +207,7 @@ def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> A
     (`run_metadata.look`). With `options.resume` the stored runs are reused and, since a
     look reads only the repeats up to it, every look makes the choices it made before.
     """
-    from evals.pipeline.evaluation import run_evaluation
+    from evals.pipeline.evaluation import run_evaluation, store_gates
 
     if options.repeat is not None:
         raise SuiteError(
@@ -217,21 +236,20 @@ def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> A
         )
 
     fixed_runs = sum(1 for _ in plan(design.last))
+    spends = design.spends(gate_config.confidence, planned_test_split(suite, options.environment))
     state = AdaptiveState(active=frozenset(c.id for c in cases))
     result: EvaluationResult | None = None
     looks: list[AdaptiveLook] = []
     previous_repeats = 0
     stop = f"the last look ({design.last} repeats) was reached"
-    for number, (repeats, spend) in enumerate(
-        zip(design.looks(), design.spends(gate_config.confidence), strict=True), start=1
-    ):
+    for number, (repeats, spend) in enumerate(zip(design.looks(), spends, strict=True), start=1):
         next_runs = sum(1 for run in plan(repeats, previous_repeats) if run.case.id in state.active)
         records = result.records if result is not None else []
         over = _over_budget(design, *_runs_so_far(records, previous_repeats), next_runs)
         if over is not None:
             stop = over
             break
-        futility = design.futility_at(number, gate_config.confidence)
+        futility = design.futility_at(number, spends)
         futile = futility.judge if futility is not None else None
         look_options = replace(
             options,
@@ -274,4 +292,7 @@ def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> A
             f"the first look alone needs more runs than the budget allows ({stop})",
             fix="raise --budget-runs or --budget-cost, or lower the first look's repeats",
         )
-    return AdaptiveResult(result, design, looks, state, fixed_runs, stop)
+    adaptive = AdaptiveResult(result, design, looks, state, fixed_runs, stop)
+    result.gates = replace(result.gates, adaptive=adaptive.summary())
+    store_gates(options, result)
+    return adaptive

@@ -267,6 +267,20 @@ def _sinks(
     return [store]
 
 
+def store_gates(options: RunOptions, result: EvaluationResult) -> None:
+    """Store `result`'s gate report again, over the one its evaluation ended with: an
+    adaptive run adds its summary once the last look is decided."""
+    store = _store_process(options)
+    if store is None:
+        return
+    try:
+        store.begin(result.meta, create=False)
+        store.finish(result.meta, result.summary, result.gates)
+    finally:
+        if store is not options.store_process:
+            store.close()
+
+
 def _store_process(options: RunOptions) -> Any:
     """The process storing this evaluation's runs: the caller's, a new one, or none."""
     if not options.use_store:

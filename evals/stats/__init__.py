@@ -63,6 +63,7 @@ from evals.stats.proportions import (
 )
 from evals.stats.ratio import normal_limit, ratio_standard_error
 from evals.stats.repeats import case_flake, flake_probability, flake_rate, pass_at_k, pass_hat_k
+from evals.stats.sequential import crossing_probabilities, sequential_levels
 from evals.stats.significance import benjamini_hochberg, holm
 
 __all__ = [
@@ -80,6 +81,7 @@ __all__ = [
     "clopper_pearson_limit",
     "cluster_bootstrap_quantile",
     "clustered_se",
+    "crossing_probabilities",
     "effective_sample_size",
     "effective_wilson_interval",
     "exact_rejection_probability",
@@ -113,6 +115,7 @@ __all__ = [
     "ratio_standard_error",
     "regression_gate_probability",
     "score_statistic",
+    "sequential_levels",
     "shifted_case_rates",
     "simulated_gate_probability",
     "spending_shares",

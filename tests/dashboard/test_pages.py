@@ -199,3 +199,19 @@ def test_cost_and_latency_shows_stored_estimates_and_flaky_cases(app: AppTest, d
         assert list(flaky["case"]) == [s.case_id for s in expected]
     else:
         assert any("nothing is flaky" in i.value for i in app.info)
+
+
+def test_compare_shows_what_an_adaptive_run_did(write_suite, tmp_path, monkeypatch) -> None:
+    from evals.model.options import RunOptions
+    from evals.pipeline.adaptive import run_adaptive
+    from evals.suite import load_suite
+    from tests.test_adaptive import DESIGN, _write
+
+    url = f"sqlite:///{tmp_path / 'adaptive.db'}"
+    options = RunOptions(store_url=url, progress=False, trace=False)
+    adaptive = run_adaptive(load_suite(_write(write_suite)), options, DESIGN)
+    monkeypatch.setenv("EVALS_STORE_URL", url)
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.switch_page("views/compare.py").run()
+    _ran_cleanly(app)
+    assert adaptive.describe() in [caption.value for caption in app.caption]
