@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 
 class SignalSeen:
@@ -43,3 +44,66 @@ def watch_sigint() -> Iterator[SignalSeen]:
         yield seen
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+# Signals that stop an evaluation the way Ctrl-C does.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class _Stop:
+    """The last stop signal the process received (SIGINT until another one came)."""
+
+    signal: int = signal.SIGINT
+
+
+def stop_signal() -> int:
+    """The signal that stopped the process: SIGINT, or SIGTERM/SIGHUP when one of those
+    came; the exit status of an interrupted command is 128 + this number."""
+    return _Stop.signal
+
+
+@contextmanager
+def stop_signals_as_interrupt() -> Iterator[None]:
+    """Run the block with SIGTERM and SIGHUP stopping it as Ctrl-C does (so a CI job's
+    cancel or a closed terminal stores what completed and marks the evaluation
+    interrupted): each is remembered, then turned into SIGINT for whoever handles that
+    (Python's default handler, or asyncio's, which cancels the running evaluation first).
+    Main thread only; the previous handlers are restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _Stop.signal = signal.SIGINT
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        _Stop.signal = signum
+        signal.raise_signal(signal.SIGINT)
+
+    previous = {each: signal.getsignal(each) for each in (signal.SIGTERM, signal.SIGHUP)}
+    for each in previous:
+        signal.signal(each, handler)
+    try:
+        yield
+    finally:
+        _restore(previous)
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Run the block (the harness storing what completed after a stop) deaf to further
+    stop signals, so a second Ctrl-C cannot cut it short. Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {each: signal.getsignal(each) for each in STOP_SIGNALS}
+    for each in STOP_SIGNALS:
+        signal.signal(each, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        _restore(previous)
+
+
+def _restore(handlers: dict[signal.Signals, Any]) -> None:
+    for each, handler in handlers.items():
+        if handler is not None:
+            signal.signal(each, handler)

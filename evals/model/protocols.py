@@ -76,6 +76,10 @@ class StoreSink(Protocol):
         """Store runs that belong together, all or none."""
         ...
 
+    def interrupted(self, meta: EvaluationMeta) -> None:
+        """Store the runs handed over so far and mark the evaluation interrupted."""
+        ...
+
     def finish(self, meta: EvaluationMeta, summary: Summary, gates: GateReport) -> int:
         """Record the end of the evaluation; returns how many runs are stored."""
         ...

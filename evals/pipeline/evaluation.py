@@ -207,11 +207,23 @@ def run_evaluation(
             store.begin(meta, create=is_new)
         sinks = _sinks(suite, meta, records, store, options.report_process)
         with run_tracer(suite, meta, options.trace) as tracer:
-            asyncio.run(
-                _execute(
-                    suite, planned, records, sinks, meta, options, concurrency, timeout_s, tracer
+            try:
+                asyncio.run(
+                    _execute(
+                        suite,
+                        planned,
+                        records,
+                        sinks,
+                        meta,
+                        options,
+                        concurrency,
+                        timeout_s,
+                        tracer,
+                    )
                 )
-            )
+            except KeyboardInterrupt:
+                _mark_interrupted(meta, store)
+                raise
             meta.ended_at = time.time()
             if options.active_cases is None:
                 meta.planned_runs = sum(1 for _ in selection(repeat))
@@ -246,6 +258,19 @@ def run_evaluation(
         if store is not None and store is not options.store_process:
             store.close()
     return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
+
+
+def _mark_interrupted(meta: EvaluationMeta, store: StoreSink | None) -> None:
+    """After a stop signal: store the runs that completed and mark the evaluation
+    `interrupted` (resumable), deaf to a second Ctrl-C meanwhile."""
+    from evals.common.interrupts import signals_held
+
+    meta.status = "interrupted"
+    meta.ended_at = time.time()
+    if store is None:
+        return
+    with signals_held():
+        store.interrupted(meta)
 
 
 def _sinks(
