@@ -9,7 +9,7 @@ through a `StoreSink` (evals.store.process) and streams its JSON report through 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any, Protocol
 
@@ -141,6 +141,6 @@ class ResponseCache(Protocol):
 class Executor(Protocol):
     """Runs planned runs and reports each graded record as soon as it is complete."""
 
-    async def run(self, planned: list[PlannedRun], on_record: OnRecord) -> None:
+    async def run(self, planned: Iterable[PlannedRun], on_record: OnRecord) -> None:
         """Execute every planned run once."""
         ...

@@ -14,12 +14,13 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.gates.adaptive import settle
+from evals.grade.groups import has_group_assertions
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
@@ -30,7 +31,7 @@ from evals.model.results import RunRecord
 from evals.model.suite import Suite, SuiteOutline
 from evals.model.summary import GateReport, Summary
 from evals.model.triage import TriageAction
-from evals.plan.runs import build_plan, refuse_empty_plan
+from evals.plan.runs import build_plan, count_plan, refuse_empty_plan
 from evals.tracing import run_tracer
 
 if TYPE_CHECKING:
@@ -183,6 +184,18 @@ def run_evaluation(
         shard=options.shard,
         salt=options.seed,
     )
+
+    def count(repeats: int, start: int) -> int:
+        return count_plan(
+            suite,
+            repeats,
+            tags=tags,
+            case_ids=options.case_ids,
+            agents=options.agents,
+            shard=options.shard,
+            repeat_start=start,
+        )
+
     repeat_start = previous.repeat if previous is not None else 0
     plan = selection(repeat, repeat_start=repeat_start)
     if options.active_cases is not None:
@@ -200,9 +213,23 @@ def run_evaluation(
             meta, stored, is_new = _begin(suite, options, repeat)
             meta.config["repeat"] = repeat
             records.extend(stored)
-        look_plan = list(plan)
         done = {r.key.as_tuple() for r in records}
-        planned = [run for run in look_plan if run.key.as_tuple() not in done]
+        # The plan streams to the runner (a billion repeats are never made at once), except
+        # where every run must be known first: adaptive looks, groups, a Ray job.
+        streams = (
+            options.active_cases is None
+            and options.executor != "ray"
+            and not any(has_group_assertions(case) for case in suite.cases)
+        )
+        look_plan: list[PlannedRun] = []
+        planned: Iterable[PlannedRun]
+        if streams:
+            planned = (r for r in plan if r.key.as_tuple() not in done)
+            pending = count(repeat, repeat_start) - sum(1 for k in done if k[3] >= repeat_start)
+        else:
+            look_plan = list(plan)
+            planned = [run for run in look_plan if run.key.as_tuple() not in done]
+            pending = len(planned)
         if store is not None:
             store.begin(meta, create=is_new)
         sinks = _sinks(suite, meta, records, store, options.report_process)
@@ -212,6 +239,7 @@ def run_evaluation(
                     _execute(
                         suite,
                         planned,
+                        pending,
                         records,
                         sinks,
                         meta,
@@ -226,7 +254,7 @@ def run_evaluation(
                 raise
             meta.ended_at = time.time()
             if options.active_cases is None:
-                meta.planned_runs = sum(1 for _ in selection(repeat))
+                meta.planned_runs = count(repeat, 0)
             else:  # an adaptive look: the runs of earlier looks and this look's runs
                 earlier = sum(1 for r in records if r.key.repeat < repeat_start)
                 meta.planned_runs = earlier + len(look_plan)
@@ -357,7 +385,8 @@ def _unknown_resume(store: Any, suite: Suite, resume_id: str) -> SuiteError:
 
 async def _execute(
     suite: Suite,
-    planned: list[PlannedRun],
+    planned: Iterable[PlannedRun],
+    pending: int,
     records: list[RunRecord],
     sinks: list[Any],
     meta: EvaluationMeta,
@@ -385,10 +414,10 @@ async def _execute(
     )
     from evals.run.progress import Progress
 
-    progress = Progress(total=len(planned), enabled=options.progress)
+    progress = Progress(total=pending, enabled=options.progress)
     from evals.grade.groups import OutputGroups
 
-    groups = OutputGroups(suite, planned)
+    groups = OutputGroups(suite, planned if isinstance(planned, list) else [])
     deciding: list[asyncio.Future[None]] = []
 
     async def store_group(members: list[RunRecord]) -> None:

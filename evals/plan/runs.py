@@ -127,6 +127,47 @@ def build_plan(
                     )
 
 
+def count_plan(
+    suite: Suite,
+    repeat: int,
+    *,
+    tags: list[str] | None = None,
+    case_ids: list[str] | None = None,
+    agents: list[str] | None = None,
+    shard: tuple[int, int] | None = None,
+    repeat_start: int = 0,
+) -> int:
+    """How many runs `build_plan` yields with the same arguments, counted without making
+    them: a suite repeated a billion times is counted as quickly as one repeated once."""
+    cases = select_cases(suite.cases, tags, case_ids)
+    providers = [p for p in suite.providers if agents is None or p.label in agents]
+    sizes = []  # (runs per repeat, repeats) of each case
+    for case in cases:
+        combos = sum(
+            1
+            for prompt in suite.prompts
+            if _applies(case.prompts, prompt.id, prompt.label)
+            for provider in providers
+            if _applies(case.providers, provider.id, provider.label)
+            and _applies(provider.prompts, prompt.id, prompt.label)
+        )
+        sizes.append((combos, case_repeat(case, repeat)))
+
+    def positions_before(r: int) -> int:
+        return sum(combos * min(repeats, r) for combos, repeats in sizes)
+
+    first = positions_before(repeat_start)
+    end = sum(combos * repeats for combos, repeats in sizes)
+    if shard is None:
+        return max(0, end - first)
+    offset, every = shard[0] - 1, shard[1]
+
+    def kept_below(position: int) -> int:
+        return max(0, (position - offset + every - 1) // every)
+
+    return max(0, kept_below(end) - kept_below(first))
+
+
 def refuse_empty_plan(
     suite: Suite,
     repeat: int,

@@ -79,7 +79,6 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
         "datasets/json-invalid",
         "datasets/json-huge-integer-var",
     ),
-    "plan-streaming": ("signals/repeat-one-billion-streams",),
 }
 
 
