@@ -3,7 +3,7 @@
 Exit codes (docs/cli.md): 0 the build passed (every gate passed, or the verdict is
 undetermined and the environment warns on it); 1 a gate failed, or the verdict is
 undetermined where the environment fails on it; 2 invalid suite or usage; 3 harness
-fault; 130 interrupted (Ctrl-C), 143 stopped by SIGTERM, 129 by SIGHUP.
+fault; 130 interrupted (Ctrl-C, SIGTERM or SIGHUP).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from evals import __version__
 from evals.common.extras import require_extra
-from evals.common.interrupts import stop_signal, stop_signals_as_interrupt
+from evals.common.interrupts import stop_signals_as_interrupt
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
 
 if TYPE_CHECKING:
@@ -1024,7 +1024,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ExitCode.HARNESS_FAULT)
     except KeyboardInterrupt:
         print("interrupted; resume with --resume", file=sys.stderr)
-        return 128 + stop_signal()
+        return int(ExitCode.INTERRUPTED)
     except Exception:  # a bug of the harness must not look like a failed gate (exit 1)
         import traceback
 

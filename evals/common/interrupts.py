@@ -50,32 +50,20 @@ def watch_sigint() -> Iterator[SignalSeen]:
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-class _Stop:
-    """The last stop signal the process received (SIGINT until another one came)."""
-
-    signal: int = signal.SIGINT
-
-
-def stop_signal() -> int:
-    """The signal that stopped the process: SIGINT, or SIGTERM/SIGHUP when one of those
-    came; the exit status of an interrupted command is 128 + this number."""
-    return _Stop.signal
-
-
 @contextmanager
 def stop_signals_as_interrupt() -> Iterator[None]:
     """Run the block with SIGTERM and SIGHUP stopping it as Ctrl-C does (so a CI job's
     cancel or a closed terminal stores what completed and marks the evaluation
-    interrupted): each is remembered, then turned into SIGINT for whoever handles that
-    (Python's default handler, or asyncio's, which cancels the running evaluation first).
-    Main thread only; the previous handlers are restored after."""
+    interrupted, exit 130): each is turned into SIGINT for whoever handles that (Python's
+    default handler, or asyncio's, which cancels the running evaluation first). Main
+    thread only; the previous handlers are restored after."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    _Stop.signal = signal.SIGINT
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        _Stop.signal = signum
+        if not callable(signal.getsignal(signal.SIGINT)):  # SIGINT ignored (a background job)
+            raise KeyboardInterrupt
         signal.raise_signal(signal.SIGINT)
 
     previous = {each: signal.getsignal(each) for each in (signal.SIGTERM, signal.SIGHUP)}
