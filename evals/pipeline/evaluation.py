@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.gates.adaptive import settle
-from evals.grade.groups import has_group_assertions
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
@@ -133,7 +132,7 @@ def run_evaluation(
     staged runs add repeats. `options.spend`, when set, is the share of the build's
     false-failure budget the gates may spend on this look.
     """
-    from evals.grade.groups import refuse_shards
+    from evals.grade.groups import has_group_assertions, refuse_shards
 
     refuse_shards(suite, options.shard)
     from evals.run.executors import check_executor
