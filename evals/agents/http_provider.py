@@ -49,8 +49,10 @@ _ERROR_BODY_CHARS = 500
 MAX_REDIRECTS = 20
 
 
-async def read_body(reply: httpx.Response, limit: int = MAX_REPLY_BYTES) -> bytes:
-    """The body of a streamed reply; MalformedResponse as soon as it passes `limit` bytes."""
+async def read_body(reply: httpx.Response, limit: int | None = None) -> bytes:
+    """The body of a streamed reply; MalformedResponse as soon as it passes `limit` bytes
+    (by default MAX_REPLY_BYTES)."""
+    limit = MAX_REPLY_BYTES if limit is None else limit
     body = bytearray()
     async for chunk in reply.aiter_bytes():
         body += chunk
