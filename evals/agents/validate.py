@@ -33,6 +33,8 @@ _INT_LIMIT = 10**MAX_INT_DIGITS
 # What a scalar or a container's item counts towards the size limit, besides its text.
 _ITEM = 8
 _SCALARS = (bool, float, type(None))
+_NUMBERS = (int, float)
+_INF = math.inf
 
 
 class MalformedResponse(Exception):
@@ -43,7 +45,7 @@ def check_cost(value: Any, where: str = "cost") -> float | None:
     """`value` as a cost in dollars: None, or a finite non-negative number."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, _NUMBERS):
         raise MalformedResponse(f"{where} must be a number, got {value!r:.40}")
     number = float(value) if isinstance(value, float) else _finite_int(value, where)
     if not math.isfinite(number) or number < 0:
@@ -58,7 +60,7 @@ def check_latency(value: Any) -> float | None:
 
 def check_tokens(value: Any, where: str) -> int:
     """`value` as a token count: a whole number from 0 to 2**63 - 1."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, _NUMBERS):
         raise MalformedResponse(f"{where} must be a whole number, got {value!r:.40}")
     if isinstance(value, float):
         if not math.isfinite(value) or value != int(value):
@@ -89,14 +91,21 @@ def check_response(response: AgentResponse) -> None:
             _check_text(output, "output")
     elif output is not None:
         _Walk("output", strict=True).value(output, 0)
-    check_cost(response.cost)
-    check_latency(response.latency_ms)
+    # each number is looked at closely only when it is not a plain value in range
+    cost = response.cost
+    if cost is not None and not (type(cost) is float and 0.0 <= cost < _INF):
+        check_cost(cost)
+    latency = response.latency_ms
+    if latency is not None and not (type(latency) is float and 0.0 <= latency < _INF):
+        check_latency(latency)
     for key, count in response.token_usage.items():
-        check_tokens(count, f"tokenUsage.{key}")
+        if not (type(count) is int and 0 <= count <= MAX_TOKENS):
+            check_tokens(count, f"tokenUsage.{key}")
     if response.metadata:
         _Walk("metadata", strict=False).value(response.metadata, 0)
-    if response.error is not None:
-        _check_text(response.error, "error")
+    error = response.error
+    if error is not None and not error.isascii():
+        _check_text(error, "error")
     for index, step in enumerate(response.trajectory):
         _check_step(step, index)
 
