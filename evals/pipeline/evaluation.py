@@ -8,13 +8,12 @@ stats -> gates; reports are written by the caller from the returned result.
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -164,36 +163,25 @@ def run_evaluation(
     if timeout_s is None and suite.evaluate_options.timeout_ms:
         timeout_s = suite.evaluate_options.timeout_ms / 1000.0
     options.tags = tags
+    filters: dict[str, Any] = {
+        "tags": tags,
+        "case_ids": options.case_ids,
+        "agents": options.agents,
+        "shard": options.shard,
+    }
     if previous is None:
         refuse_empty_plan(
             suite,
             repeat,
-            tags=tags,
-            case_ids=options.case_ids,
-            agents=options.agents,
-            shard=options.shard,
+            **filters,
             tags_from="--tag" if named else f"the tags of environment {options.environment!r}",
         )
-    selection = functools.partial(
-        build_plan,
-        suite,
-        tags=tags,
-        case_ids=options.case_ids,
-        agents=options.agents,
-        shard=options.shard,
-        salt=options.seed,
-    )
+
+    def selection(repeats: int, repeat_start: int = 0) -> Iterator[PlannedRun]:
+        return build_plan(suite, repeats, **filters, repeat_start=repeat_start, salt=options.seed)
 
     def count(repeats: int, start: int) -> int:
-        return count_plan(
-            suite,
-            repeats,
-            tags=tags,
-            case_ids=options.case_ids,
-            agents=options.agents,
-            shard=options.shard,
-            repeat_start=start,
-        )
+        return count_plan(suite, repeats, **filters, repeat_start=start)
 
     repeat_start = previous.repeat if previous is not None else 0
     plan = selection(repeat, repeat_start=repeat_start)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from evals.model.errors import SuiteError
 from evals.model.plan import PlannedRun
 from evals.model.results import RunKey
-from evals.model.suite import Case, Suite
+from evals.model.suite import Case, Prompt, ProviderSpec, Suite
 
 
 def derive_seed(suite_id: str, case_id: str, agent: str, repeat: int, salt: int = 0) -> int:
@@ -99,32 +99,39 @@ def build_plan(
             if r >= repeats[case.index]:
                 continue
             shared_seed = derive_seed(suite.suite_id, case.id, "", r, salt)
-            for pi, prompt in enumerate(suite.prompts):
-                if not _applies(case.prompts, prompt.id, prompt.label):
+            for pi, prompt, ai, provider in _pairs(suite, case, providers):
+                index = position
+                position += 1
+                if r < repeat_start:
                     continue
-                for ai, provider in enumerate(providers):
-                    if not _applies(case.providers, provider.id, provider.label):
-                        continue
-                    if not _applies(provider.prompts, prompt.id, prompt.label):
-                        continue
-                    index = position
-                    position += 1
-                    if r < repeat_start:
-                        continue
-                    if shard is not None and index % shard[1] != shard[0] - 1:
-                        continue
-                    yield PlannedRun(
-                        key=RunKey(
-                            prompt.id if len(suite.prompts) > 1 else "", case.id, provider.label, r
-                        ),
-                        case=case,
-                        prompt=prompt,
-                        provider=provider,
-                        prompt_index=pi,
-                        agent_index=ai,
-                        seed=derive_seed(suite.suite_id, case.id, provider.label, r, salt),
-                        shared_seed=shared_seed,
-                    )
+                if shard is not None and index % shard[1] != shard[0] - 1:
+                    continue
+                yield PlannedRun(
+                    key=RunKey(
+                        prompt.id if len(suite.prompts) > 1 else "", case.id, provider.label, r
+                    ),
+                    case=case,
+                    prompt=prompt,
+                    provider=provider,
+                    prompt_index=pi,
+                    agent_index=ai,
+                    seed=derive_seed(suite.suite_id, case.id, provider.label, r, salt),
+                    shared_seed=shared_seed,
+                )
+
+
+def _pairs(
+    suite: Suite, case: Case, providers: list[ProviderSpec]
+) -> Iterator[tuple[int, Prompt, int, ProviderSpec]]:
+    """The (prompt, provider) pairs `case` runs, with their indexes, in the plan's order."""
+    for pi, prompt in enumerate(suite.prompts):
+        if not _applies(case.prompts, prompt.id, prompt.label):
+            continue
+        for ai, provider in enumerate(providers):
+            if _applies(case.providers, provider.id, provider.label) and _applies(
+                provider.prompts, prompt.id, prompt.label
+            ):
+                yield pi, prompt, ai, provider
 
 
 def count_plan(
@@ -143,15 +150,7 @@ def count_plan(
     providers = [p for p in suite.providers if agents is None or p.label in agents]
     sizes = []  # (runs per repeat, repeats) of each case
     for case in cases:
-        combos = sum(
-            1
-            for prompt in suite.prompts
-            if _applies(case.prompts, prompt.id, prompt.label)
-            for provider in providers
-            if _applies(case.providers, provider.id, provider.label)
-            and _applies(provider.prompts, prompt.id, prompt.label)
-        )
-        sizes.append((combos, case_repeat(case, repeat)))
+        sizes.append((sum(1 for _ in _pairs(suite, case, providers)), case_repeat(case, repeat)))
 
     def positions_before(r: int) -> int:
         return sum(combos * min(repeats, r) for combos, repeats in sizes)
