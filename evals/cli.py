@@ -3,7 +3,7 @@
 Exit codes (docs/cli.md): 0 the build passed (every gate passed, or the verdict is
 undetermined and the environment warns on it); 1 a gate failed, or the verdict is
 undetermined where the environment fails on it; 2 invalid suite or usage; 3 harness
-fault; 130 interrupted.
+fault; 130 interrupted (Ctrl-C, SIGTERM or SIGHUP).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from evals import __version__
 from evals.common.extras import require_extra
+from evals.common.interrupts import stop_signals_as_interrupt
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
 
 if TYPE_CHECKING:
@@ -1013,7 +1014,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.handler(args)
+        with stop_signals_as_interrupt():
+            return int(args.handler(args))
     except SuiteError as exc:
         print(f"error: {exc.render()}", file=sys.stderr)
         return int(ExitCode.INVALID_INPUT)

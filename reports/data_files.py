@@ -53,8 +53,14 @@ def render_json(result: EvaluationResult) -> str:
 
 def render_yaml(result: EvaluationResult) -> str:
     """The same document as the JSON report, in YAML, as promptfoo's `-o out.yaml` writes."""
-    return yaml.safe_dump(
-        jsonable(build_document(result)), sort_keys=False, allow_unicode=True, width=100
+    # libyaml's emitter when PyYAML has it: the pure-Python one takes seconds per megabyte
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return yaml.dump(
+        jsonable(build_document(result)),
+        Dumper=dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
     )
 
 

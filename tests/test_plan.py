@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evals.plan.runs import build_plan, derive_seed, ref_matches
+from evals.plan.runs import build_plan, count_plan, derive_seed, ref_matches
 from evals.suite import load_suite
 
 SUITE = """\
@@ -81,3 +81,39 @@ def test_seeds_are_stable_and_the_shared_seed_ignores_the_agent(suite):
         shared[(run.prompt.label, run.key.repeat)].add(run.shared_seed)
     assert all(len(seeds) == 1 for seeds in shared.values())
     assert len({r.seed for r in runs}) == len({(r.provider.label, r.key.repeat) for r in runs})
+
+
+UNEVEN = SUITE.replace(
+    "  - vars: {q: none}\n",
+    "  - vars: {q: five-times}\n    options: {repeat: 5}\n  - vars: {q: none}\n",
+)
+
+
+@pytest.fixture(scope="module")
+def uneven(tmp_path_factory):
+    path = tmp_path_factory.mktemp("plan") / "suite.yaml"
+    path.write_text(UNEVEN, encoding="utf-8")
+    return load_suite(path)
+
+
+@given(
+    st.integers(1, 7),
+    st.integers(0, 7),
+    st.one_of(
+        st.none(), st.integers(1, 5).flatmap(lambda n: st.tuples(st.integers(1, n), st.just(n)))
+    ),
+    st.sampled_from([None, ["openai:chat:small"], ["nobody"]]),
+)
+def test_the_plan_is_counted_without_being_made(uneven, repeat, start, shard, agents):
+    expected = sum(
+        1 for _ in build_plan(uneven, repeat, shard=shard, repeat_start=start, agents=agents)
+    )
+    counted = count_plan(uneven, repeat, shard=shard, repeat_start=start, agents=agents)
+    assert counted == expected
+
+
+def test_a_billion_repeats_are_counted_at_once(uneven):
+    # past the five repeats of its own case, every repeat adds the same runs
+    step = count_plan(uneven, 7) - count_plan(uneven, 6)
+    assert step == sum(1 for r in build_plan(uneven, 7) if r.key.repeat == 6)
+    assert count_plan(uneven, 10**9) == count_plan(uneven, 7) + (10**9 - 7) * step

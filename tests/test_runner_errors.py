@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
 from evals.suite import load_suite
@@ -104,3 +106,64 @@ def test_a_run_seed_draws_fresh_reproducible_seeds(write_suite):
     assert salted == again
     assert default.keys() == salted.keys()
     assert all(default[key] != salted[key] for key in default)
+
+
+BLOCKING = """\
+import asyncio
+import time
+
+
+async def busy(prompt, options, context):
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        pass
+    return {"output": "ok late"}
+
+
+async def sleeps(prompt, options, context):
+    time.sleep(30)
+    return {"output": "ok late"}
+
+
+async def deaf(prompt, options, context):
+    while True:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            pass
+
+
+def long_error(prompt, options, context):
+    raise RuntimeError("start " + "m" * (1 << 20) + " end")
+"""
+
+BLOCKING_SUITE = """\
+prompts: ['{{q}}']
+providers:
+  - {id: file://agents.py:busy, label: busy}
+  - {id: file://agents.py:sleeps, label: sleeps}
+  - {id: file://agents.py:deaf, label: deaf}
+  - {id: file://agents.py:long_error, label: long_error}
+evaluateOptions: {maxConcurrency: 1, timeoutMs: 300}
+tests:
+  - vars: {q: one}
+"""
+
+
+def test_agents_that_block_the_loop_or_ignore_cancellation_time_out(write_suite):
+    suite = load_suite(write_suite(BLOCKING_SUITE, files={"agents.py": BLOCKING}))
+    started = time.monotonic()
+    result = run_evaluation(suite, RunOptions(use_store=False, progress=False))
+    elapsed = time.monotonic() - started
+    kinds = {r.key.agent: r.error_kind for r in result.records}
+    assert kinds == {
+        "busy": "timeout",
+        "sleeps": "timeout",
+        "deaf": "timeout",
+        "long_error": "agent_error",
+    }
+    assert elapsed < 20, f"the blocked runs held the evaluation {elapsed:.1f} s"
+    (error,) = [r.error for r in result.records if r.key.agent == "long_error"]
+    assert len(error) < 17_000
+    assert error.startswith("agent raised RuntimeError: start") and error.endswith(" end")
+    assert "characters cut" in error

@@ -8,6 +8,8 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from evals.agents.validate import MalformedResponse as MalformedResponse
+from evals.agents.validate import check_cost, check_latency, check_tokens
 from evals.model.results import AgentResponse
 from evals.model.trajectory import Step
 
@@ -69,10 +71,6 @@ class Agent(Protocol):
         ...
 
 
-class MalformedResponse(Exception):
-    """The agent returned something that is not a provider response."""
-
-
 class AgentExited(Exception):
     """The agent raised a BaseException that is not an Exception (`SystemExit`,
     `KeyboardInterrupt`, `GeneratorExit`, a `CancelledError` of its own, a custom one).
@@ -80,6 +78,14 @@ class AgentExited(Exception):
     Such an exception would end the harness (with the agent's exit code, or as if the
     user pressed Ctrl-C); it is carried as an ordinary exception instead, and the run
     becomes an `agent_exit` row.
+    """
+
+
+class AgentBlocked(BaseException):
+    """Raised inside an agent that has blocked the harness's event loop past the run's
+    timeout (a CPU loop or `time.sleep` in an async agent), so the run ends as a `timeout`.
+
+    A BaseException, so the agent's own `except Exception` does not swallow it.
     """
 
 
@@ -91,7 +97,7 @@ def exit_detail(exc: BaseException) -> str:
 def is_agent_exit(exc: BaseException) -> bool:
     """True for what an agent may raise that is not an Exception, except the harness's own
     cancellation: a `CancelledError` counts only when nobody cancelled the current task."""
-    if isinstance(exc, Exception):
+    if isinstance(exc, Exception | AgentBlocked):
         return False
     if isinstance(exc, asyncio.CancelledError):
         task = asyncio.current_task()
@@ -131,8 +137,8 @@ def _usage(raw: Any) -> dict[str, int]:
     usage: dict[str, int] = {}
     for key, value in raw.items():
         name = _USAGE_KEYS.get(key)
-        if name and isinstance(value, (int, float)):
-            usage[name] = int(value)
+        if name and value is not None:
+            usage[name] = check_tokens(value, f"tokenUsage.{key}")
     if "total" not in usage and ("prompt" in usage or "completion" in usage):
         usage["total"] = usage.get("prompt", 0) + usage.get("completion", 0)
     return usage
@@ -167,9 +173,7 @@ def normalize_response(raw: Any) -> AgentResponse:
         )
     if "output" not in raw and "error" not in raw:
         raise MalformedResponse("agent returned a dict with neither 'output' nor 'error'")
-    cost = raw.get("cost")
-    if cost is not None and not isinstance(cost, (int, float)):
-        raise MalformedResponse(f"cost must be a number, got {cost!r:.40}")
+    cost = check_cost(raw.get("cost"))
     error = raw.get("error")
     metadata = raw.get("metadata") or {}
     metadata = dict(metadata) if isinstance(metadata, dict) else {"value": metadata}
@@ -179,12 +183,12 @@ def normalize_response(raw: Any) -> AgentResponse:
         output=raw.get("output"),
         error=None if error in (None, "") else str(error),
         token_usage=_usage(raw.get("tokenUsage") or raw.get("token_usage")),
-        cost=None if cost is None else float(cost),
+        cost=cost,
         metadata=metadata,
         trajectory=_steps(raw.get("trajectory")),
         stop_reason=raw.get("stopReason") or raw.get("stop_reason"),
         finish_reason=raw.get("finishReason"),
-        latency_ms=raw.get("latencyMs"),
+        latency_ms=check_latency(raw.get("latencyMs")),
         cached=bool(raw.get("cached", False)),
         trace=list(raw.get("trace") or []),
     )

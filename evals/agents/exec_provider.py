@@ -15,8 +15,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-from evals.agents.base import CallContext, normalize_response
-from evals.agents.processes import kill_group, start_agent_process, tail
+from evals.agents.base import CallContext, MalformedResponse, normalize_response
+from evals.agents.processes import (
+    MAX_REPLY_BYTES,
+    kill_group,
+    read_at_most,
+    read_tail,
+    start_agent_process,
+    tail,
+)
+from evals.agents.validate import load_json
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
 
@@ -43,7 +51,7 @@ def read_script_output(stdout: str) -> AgentResponse:
     """A provider response when stdout is one, otherwise stdout itself as the output."""
     if stdout.startswith("{"):
         try:
-            parsed = json.loads(stdout)
+            parsed = load_json(stdout, "the command's output")
         except json.JSONDecodeError:
             parsed = None
         if isinstance(parsed, dict) and ("output" in parsed or "error" in parsed):
@@ -83,9 +91,18 @@ class ExecAgent:
             extra_env=self.env,
             stdin=asyncio.subprocess.DEVNULL,
         )
+        assert proc.stdout is not None and proc.stderr is not None
+        errors = asyncio.ensure_future(read_tail(proc.stderr))
         try:
-            out, err = await proc.communicate()
+            out = await read_at_most(proc.stdout, MAX_REPLY_BYTES)
+            if out is None:
+                raise MalformedResponse(
+                    f"command {self.argv[0]!r} printed more than {MAX_REPLY_BYTES >> 20} MiB"
+                )
+            err = await errors
+            await proc.wait()
         except BaseException:
+            errors.cancel()
             await kill_group(proc)
             raise
         stdout = strip_ansi(out.decode("utf-8", errors="replace")).strip()

@@ -23,7 +23,9 @@ from typing import Any
 
 import httpx
 
-from evals.agents.base import CallContext, normalize_response
+from evals.agents.base import CallContext, MalformedResponse, normalize_response
+from evals.agents.processes import MAX_REPLY_BYTES
+from evals.agents.validate import load_json
 from evals.common.templating import render, render_value
 from evals.common.transforms import Transform, TransformError, compile_transform, http_body
 from evals.model.errors import SuiteError
@@ -43,6 +45,20 @@ def _status_body(code: str) -> str:
 
 
 _ERROR_BODY_CHARS = 500
+# Redirects followed at most, as fetch does (promptfoo calls endpoints with fetch).
+MAX_REDIRECTS = 20
+
+
+async def read_body(reply: httpx.Response, limit: int | None = None) -> bytes:
+    """The body of a streamed reply; MalformedResponse as soon as it passes `limit` bytes
+    (by default MAX_REPLY_BYTES)."""
+    limit = MAX_REPLY_BYTES if limit is None else limit
+    body = bytearray()
+    async for chunk in reply.aiter_bytes():
+        body += chunk
+        if len(body) > limit:
+            raise MalformedResponse(f"the HTTP reply is larger than {limit >> 20} MiB")
+    return bytes(body)
 
 
 def endpoint_url(spec: ProviderSpec) -> str | None:
@@ -167,7 +183,11 @@ class HttpAgent:
         )
         timeout_ms = config.get("timeout")
         self.client = (
-            httpx.AsyncClient(timeout=None if timeout_ms is None else float(timeout_ms) / 1000)
+            httpx.AsyncClient(
+                timeout=None if timeout_ms is None else float(timeout_ms) / 1000,
+                follow_redirects=True,
+                max_redirects=MAX_REDIRECTS,
+            )
             if client
             else None
         )
@@ -236,19 +256,20 @@ class HttpAgent:
             headers["traceparent"] = context.traceparent
         params = {k: render(str(v), variables) for k, v in self.query_params.items()}
         try:
-            reply = await self.client.request(
+            async with self.client.stream(
                 render(self.method, variables).upper(),
                 render(self.url, variables),
                 headers=headers,
                 params=params or None,
                 content=self._content(self._request_body(request_prompt, variables)),
-            )
+            ) as reply:
+                body = await read_body(reply)
         except httpx.HTTPError as exc:
             return AgentResponse(error=f"HTTP request failed: {type(exc).__name__}: {exc}")
-        return self._read_reply(reply)
+        return self._read_reply(reply, body)
 
-    def _read_reply(self, reply: httpx.Response) -> AgentResponse:
-        text = reply.text
+    def _read_reply(self, reply: httpx.Response, body: bytes) -> AgentResponse:
+        text = body.decode(reply.encoding or "utf-8", errors="replace")
         http_meta = {
             "status": reply.status_code,
             "statusText": reply.reason_phrase,
@@ -256,15 +277,15 @@ class HttpAgent:
         }
         latency_ms = reply.elapsed.total_seconds() * 1000.0
         if not self._status_ok(reply.status_code):
-            body = text if len(text) <= _ERROR_BODY_CHARS else text[:_ERROR_BODY_CHARS] + "…"
+            shown = text if len(text) <= _ERROR_BODY_CHARS else text[:_ERROR_BODY_CHARS] + "…"
             return AgentResponse(
                 error=f"HTTP call failed with status {reply.status_code} "
-                f"{reply.reason_phrase}: {body}",
+                f"{reply.reason_phrase}: {shown}",
                 metadata={"http": http_meta},
                 latency_ms=latency_ms,
             )
         try:
-            data = json.loads(text) if text else None
+            data = load_json(text, "the HTTP reply") if text else None
         except json.JSONDecodeError:
             data = None
         if self.transform_response is not None:

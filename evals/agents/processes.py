@@ -13,6 +13,9 @@ from typing import Any
 from evals.agents.base import CallContext
 
 STDERR_TAIL_CHARS = 2000
+# The most an agent process may print as its answer (its stdout, or one worker reply).
+MAX_REPLY_BYTES = 64 << 20
+_CHUNK = 1 << 16
 
 
 def agent_env(
@@ -74,3 +77,25 @@ async def kill_group(proc: asyncio.subprocess.Process) -> None:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
     await proc.wait()
+
+
+async def read_at_most(stream: asyncio.StreamReader, limit: int) -> bytes | None:
+    """Everything `stream` holds until it closes; None as soon as it passes `limit` bytes
+    (the caller stops the process rather than hold an answer of any size in memory)."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await stream.read(_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_tail(stream: asyncio.StreamReader, keep: int = 4 * STDERR_TAIL_CHARS) -> bytes:
+    """The last `keep` bytes `stream` held until it closed, reading (and dropping) the rest,
+    so a process printing without end is drained but never held whole."""
+    kept = b""
+    while chunk := await stream.read(_CHUNK):
+        kept = (kept + chunk)[-keep:]
+    return kept

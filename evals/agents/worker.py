@@ -24,6 +24,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any, TextIO
 
+# The longest reply line the harness reads; a larger result is answered as malformed.
+REPLY_LIMIT = 64 << 20
+
 _CAMEL = {
     "token_usage": "tokenUsage",
     "finish_reason": "finishReason",
@@ -96,12 +99,26 @@ class Worker:
             return
         try:
             line = json.dumps({"id": call_id, "result": to_wire(result)}, ensure_ascii=False)
+            if not line.isascii():
+                line.encode("utf-8")  # a lone surrogate cannot be written
+        except RecursionError:
+            self._malformed(call_id, "result is nested too deeply to encode as JSON")
+            return
+        except UnicodeEncodeError:
+            self._malformed(call_id, "result holds a lone surrogate, which is not valid text")
+            return
         except (TypeError, ValueError) as exc:
-            self.send({"id": call_id, "error": f"result is not JSON: {exc}", "kind": "malformed"})
+            self._malformed(call_id, f"result is not JSON: {exc}")
+            return
+        if len(line) > REPLY_LIMIT:
+            self._malformed(call_id, f"result is larger than {REPLY_LIMIT >> 20} MiB as JSON")
             return
         with self.lock:
             self.out.write(line + "\n")
             self.out.flush()
+
+    def _malformed(self, call_id: Any, message: str) -> None:
+        self.send({"id": call_id, "error": message, "kind": "malformed"})
 
     def start(self, request: dict[str, Any]) -> None:
         """Begin one call without waiting for it."""

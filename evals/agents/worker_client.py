@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
 import sys
 from collections import deque
 from pathlib import Path
@@ -21,7 +23,8 @@ from evals.agents.processes import kill_group, start_agent_process, tail
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
 
-_LINE_LIMIT = 64 * 1024 * 1024
+# A reply line may hold the worker's largest reply and its JSON punctuation.
+_LINE_LIMIT = worker.REPLY_LIMIT + (1 << 16)
 _STDERR_LINES = 50
 _SHUTDOWN_GRACE_S = 5.0
 
@@ -48,6 +51,7 @@ class _Session:
         self.stderr: deque[str] = deque(maxlen=_STDERR_LINES)
         self.fatal: str | None = None
         self.fatal_exit = False
+        self.broken: str | None = None
         self.stderr_reader = asyncio.create_task(self._read_stderr())
         self.reply_reader = asyncio.create_task(self._read_replies())
 
@@ -62,15 +66,13 @@ class _Session:
 
     async def _read_replies(self) -> None:
         assert self.proc.stdout is not None
-        async for line in self.proc.stdout:
-            message = json.loads(line)
-            if "fatal" in message:
-                self.fatal = message["fatal"]
-                self.fatal_exit = bool(message.get("exit"))
-                continue
-            future = self.pending.pop(message["id"], None)
-            if future is not None and not future.done():
-                future.set_result(message)
+        try:
+            async for line in self.proc.stdout:
+                self._deliver(json.loads(line))
+        except (ValueError, RecursionError, KeyError, TypeError) as exc:
+            # a line over the limit, or one that is not a reply: the pipe cannot be trusted
+            self.broken = f"the python worker sent a reply it cannot have written: {exc!r:.200}"
+            self.kill_group()
         await self.proc.wait()
         await self.stderr_reader
         crash = self.crash()
@@ -79,9 +81,25 @@ class _Session:
                 future.set_exception(crash)
         self.pending.clear()
 
-    def crash(self) -> WorkerCrashed | AgentExited:
+    def _deliver(self, message: dict[str, Any]) -> None:
+        if "fatal" in message:
+            self.fatal = message["fatal"]
+            self.fatal_exit = bool(message.get("exit"))
+            return
+        future = self.pending.pop(message["id"], None)
+        if future is not None and not future.done():
+            future.set_result(message)
+
+    def kill_group(self) -> None:
+        """Kill the worker's process group: the worker and any process it started."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def crash(self) -> WorkerCrashed | AgentExited | MalformedResponse:
         """Why the worker ended, with the tail of what it wrote on stderr (`AgentExited`
         when importing the agent raised SystemExit or another non-Exception)."""
+        if self.broken is not None:
+            return MalformedResponse(self.broken)
         reason = self.fatal or f"python worker exited with code {self.proc.returncode}"
         detail = tail("".join(self.stderr))
         message = f"{reason}: {detail}" if detail else reason
@@ -95,13 +113,15 @@ class _Session:
         await self.proc.stdin.drain()
 
     async def close(self) -> None:
-        """Close stdin so the worker exits; kill it if it does not."""
+        """Close stdin so the worker exits (kill it if it does not), then kill what it
+        leaves behind in its process group."""
         if self.proc.stdin is not None:
             self.proc.stdin.close()
         try:
             await asyncio.wait_for(self.proc.wait(), _SHUTDOWN_GRACE_S)
         except TimeoutError:
             await kill_group(self.proc)
+        self.kill_group()
         await self.reply_reader
 
 

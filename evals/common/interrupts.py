@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 
 class SignalSeen:
@@ -43,3 +44,54 @@ def watch_sigint() -> Iterator[SignalSeen]:
         yield seen
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+# Signals that stop an evaluation the way Ctrl-C does.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def stop_signals_as_interrupt() -> Iterator[None]:
+    """Run the block with SIGTERM and SIGHUP stopping it as Ctrl-C does (so a CI job's
+    cancel or a closed terminal stores what completed and marks the evaluation
+    interrupted, exit 130): each is turned into SIGINT for whoever handles that (Python's
+    default handler, or asyncio's, which cancels the running evaluation first). Main
+    thread only; the previous handlers are restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if not callable(signal.getsignal(signal.SIGINT)):  # SIGINT ignored (a background job)
+            raise KeyboardInterrupt
+        signal.raise_signal(signal.SIGINT)
+
+    previous = {each: signal.getsignal(each) for each in (signal.SIGTERM, signal.SIGHUP)}
+    for each in previous:
+        signal.signal(each, handler)
+    try:
+        yield
+    finally:
+        _restore(previous)
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Run the block (the harness storing what completed after a stop) deaf to further
+    stop signals, so a second Ctrl-C cannot cut it short. Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {each: signal.getsignal(each) for each in STOP_SIGNALS}
+    for each in STOP_SIGNALS:
+        signal.signal(each, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        _restore(previous)
+
+
+def _restore(handlers: dict[signal.Signals, Any]) -> None:
+    for each, handler in handlers.items():
+        if handler is not None:
+            signal.signal(each, handler)

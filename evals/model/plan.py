@@ -31,6 +31,12 @@ class PlannedRun:
     @property
     def agent_key(self) -> str:
         """The key of the built agent that serves this run."""
-        if self.case.provider is None:
-            return self.provider.label
-        return f"test provider\x1f{self.case.provider.id}\x1f{self.case.provider.label}"
+        return agent_key(self.provider, self.case.provider)
+
+
+def agent_key(provider: ProviderSpec, test_provider: ProviderSpec | None) -> str:
+    """The key of the built agent serving runs of `provider` in a test whose own provider is
+    `test_provider` (None: the test has none)."""
+    if test_provider is None:
+        return provider.label
+    return f"test provider\x1f{test_provider.id}\x1f{test_provider.label}"

@@ -9,7 +9,7 @@ through a `StoreSink` (evals.store.process) and streams its JSON report through 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any, Protocol
 
@@ -77,6 +77,10 @@ class StoreSink(Protocol):
         """Store runs that belong together, all or none."""
         ...
 
+    def interrupted(self, meta: EvaluationMeta) -> None:
+        """Store the runs handed over so far and mark the evaluation interrupted."""
+        ...
+
     def finish(self, meta: EvaluationMeta, summary: Summary, gates: GateReport) -> int:
         """Record the end of the evaluation; returns how many runs are stored."""
         ...
@@ -142,6 +146,6 @@ class ResponseCache(Protocol):
 class Executor(Protocol):
     """Runs planned runs and reports each graded record as soon as it is complete."""
 
-    async def run(self, planned: list[PlannedRun], on_record: OnRecord) -> None:
+    async def run(self, planned: Iterable[PlannedRun], on_record: OnRecord) -> None:
         """Execute every planned run once."""
         ...

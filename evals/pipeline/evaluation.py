@@ -8,13 +8,12 @@ stats -> gates; reports are written by the caller from the returned result.
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +29,7 @@ from evals.model.results import RunRecord
 from evals.model.suite import Suite, SuiteOutline
 from evals.model.summary import GateReport, Summary
 from evals.model.triage import TriageAction
-from evals.plan.runs import build_plan, refuse_empty_plan
+from evals.plan.runs import build_plan, count_plan, refuse_empty_plan
 from evals.tracing import run_tracer
 
 if TYPE_CHECKING:
@@ -132,7 +131,7 @@ def run_evaluation(
     staged runs add repeats. `options.spend`, when set, is the share of the build's
     false-failure budget the gates may spend on this look.
     """
-    from evals.grade.groups import refuse_shards
+    from evals.grade.groups import has_group_assertions, refuse_shards
 
     refuse_shards(suite, options.shard)
     from evals.run.executors import check_executor
@@ -164,25 +163,26 @@ def run_evaluation(
     if timeout_s is None and suite.evaluate_options.timeout_ms:
         timeout_s = suite.evaluate_options.timeout_ms / 1000.0
     options.tags = tags
+    filters: dict[str, Any] = {
+        "tags": tags,
+        "case_ids": options.case_ids,
+        "agents": options.agents,
+        "shard": options.shard,
+    }
     if previous is None:
         refuse_empty_plan(
             suite,
             repeat,
-            tags=tags,
-            case_ids=options.case_ids,
-            agents=options.agents,
-            shard=options.shard,
+            **filters,
             tags_from="--tag" if named else f"the tags of environment {options.environment!r}",
         )
-    selection = functools.partial(
-        build_plan,
-        suite,
-        tags=tags,
-        case_ids=options.case_ids,
-        agents=options.agents,
-        shard=options.shard,
-        salt=options.seed,
-    )
+
+    def selection(repeats: int, repeat_start: int = 0) -> Iterator[PlannedRun]:
+        return build_plan(suite, repeats, **filters, repeat_start=repeat_start, salt=options.seed)
+
+    def count(repeats: int, start: int) -> int:
+        return count_plan(suite, repeats, **filters, repeat_start=start)
+
     repeat_start = previous.repeat if previous is not None else 0
     plan = selection(repeat, repeat_start=repeat_start)
     if options.active_cases is not None:
@@ -200,21 +200,48 @@ def run_evaluation(
             meta, stored, is_new = _begin(suite, options, repeat)
             meta.config["repeat"] = repeat
             records.extend(stored)
-        look_plan = list(plan)
         done = {r.key.as_tuple() for r in records}
-        planned = [run for run in look_plan if run.key.as_tuple() not in done]
+        # The plan streams to the runner (a billion repeats are never made at once), except
+        # where every run must be known first: adaptive looks, groups, a Ray job.
+        streams = (
+            options.active_cases is None
+            and options.executor != "ray"
+            and not any(has_group_assertions(case) for case in suite.cases)
+        )
+        look_plan: list[PlannedRun] = []
+        planned: Iterable[PlannedRun]
+        if streams:
+            planned = (r for r in plan if r.key.as_tuple() not in done)
+            pending = count(repeat, repeat_start) - sum(1 for k in done if k[3] >= repeat_start)
+        else:
+            look_plan = list(plan)
+            planned = [run for run in look_plan if run.key.as_tuple() not in done]
+            pending = len(planned)
         if store is not None:
             store.begin(meta, create=is_new)
         sinks = _sinks(suite, meta, records, store, options.report_process)
         with run_tracer(suite, meta, options.trace) as tracer:
-            asyncio.run(
-                _execute(
-                    suite, planned, records, sinks, meta, options, concurrency, timeout_s, tracer
+            try:
+                asyncio.run(
+                    _execute(
+                        suite,
+                        planned,
+                        pending,
+                        records,
+                        sinks,
+                        meta,
+                        options,
+                        concurrency,
+                        timeout_s,
+                        tracer,
+                    )
                 )
-            )
+            except KeyboardInterrupt:
+                _mark_interrupted(meta, store)
+                raise
             meta.ended_at = time.time()
             if options.active_cases is None:
-                meta.planned_runs = sum(1 for _ in selection(repeat))
+                meta.planned_runs = count(repeat, 0)
             else:  # an adaptive look: the runs of earlier looks and this look's runs
                 earlier = sum(1 for r in records if r.key.repeat < repeat_start)
                 meta.planned_runs = earlier + len(look_plan)
@@ -244,6 +271,19 @@ def run_evaluation(
         if store is not None and store is not options.store_process:
             store.close()
     return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
+
+
+def _mark_interrupted(meta: EvaluationMeta, store: StoreSink | None) -> None:
+    """After a stop signal: store the runs that completed and mark the evaluation
+    `interrupted` (resumable), deaf to a second Ctrl-C meanwhile."""
+    from evals.common.interrupts import signals_held
+
+    meta.status = "interrupted"
+    meta.ended_at = time.time()
+    if store is None:
+        return
+    with signals_held():
+        store.interrupted(meta)
 
 
 def _sinks(
@@ -344,7 +384,8 @@ def _unknown_resume(store: Any, suite: Suite, resume_id: str) -> SuiteError:
 
 async def _execute(
     suite: Suite,
-    planned: list[PlannedRun],
+    planned: Iterable[PlannedRun],
+    pending: int,
     records: list[RunRecord],
     sinks: list[Any],
     meta: EvaluationMeta,
@@ -372,10 +413,10 @@ async def _execute(
     )
     from evals.run.progress import Progress
 
-    progress = Progress(total=len(planned), enabled=options.progress)
+    progress = Progress(total=pending, enabled=options.progress)
     from evals.grade.groups import OutputGroups
 
-    groups = OutputGroups(suite, planned)
+    groups = OutputGroups(suite, planned if isinstance(planned, list) else [])
     deciding: list[asyncio.Future[None]] = []
 
     async def store_group(members: list[RunRecord]) -> None:

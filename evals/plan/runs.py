@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from evals.model.errors import SuiteError
 from evals.model.plan import PlannedRun
 from evals.model.results import RunKey
-from evals.model.suite import Case, Suite
+from evals.model.suite import Case, Prompt, ProviderSpec, Suite
 
 
 def derive_seed(suite_id: str, case_id: str, agent: str, repeat: int, salt: int = 0) -> int:
@@ -99,32 +99,72 @@ def build_plan(
             if r >= repeats[case.index]:
                 continue
             shared_seed = derive_seed(suite.suite_id, case.id, "", r, salt)
-            for pi, prompt in enumerate(suite.prompts):
-                if not _applies(case.prompts, prompt.id, prompt.label):
+            for pi, prompt, ai, provider in _pairs(suite, case, providers):
+                index = position
+                position += 1
+                if r < repeat_start:
                     continue
-                for ai, provider in enumerate(providers):
-                    if not _applies(case.providers, provider.id, provider.label):
-                        continue
-                    if not _applies(provider.prompts, prompt.id, prompt.label):
-                        continue
-                    index = position
-                    position += 1
-                    if r < repeat_start:
-                        continue
-                    if shard is not None and index % shard[1] != shard[0] - 1:
-                        continue
-                    yield PlannedRun(
-                        key=RunKey(
-                            prompt.id if len(suite.prompts) > 1 else "", case.id, provider.label, r
-                        ),
-                        case=case,
-                        prompt=prompt,
-                        provider=provider,
-                        prompt_index=pi,
-                        agent_index=ai,
-                        seed=derive_seed(suite.suite_id, case.id, provider.label, r, salt),
-                        shared_seed=shared_seed,
-                    )
+                if shard is not None and index % shard[1] != shard[0] - 1:
+                    continue
+                yield PlannedRun(
+                    key=RunKey(
+                        prompt.id if len(suite.prompts) > 1 else "", case.id, provider.label, r
+                    ),
+                    case=case,
+                    prompt=prompt,
+                    provider=provider,
+                    prompt_index=pi,
+                    agent_index=ai,
+                    seed=derive_seed(suite.suite_id, case.id, provider.label, r, salt),
+                    shared_seed=shared_seed,
+                )
+
+
+def _pairs(
+    suite: Suite, case: Case, providers: list[ProviderSpec]
+) -> Iterator[tuple[int, Prompt, int, ProviderSpec]]:
+    """The (prompt, provider) pairs `case` runs, with their indexes, in the plan's order."""
+    for pi, prompt in enumerate(suite.prompts):
+        if not _applies(case.prompts, prompt.id, prompt.label):
+            continue
+        for ai, provider in enumerate(providers):
+            if _applies(case.providers, provider.id, provider.label) and _applies(
+                provider.prompts, prompt.id, prompt.label
+            ):
+                yield pi, prompt, ai, provider
+
+
+def count_plan(
+    suite: Suite,
+    repeat: int,
+    *,
+    tags: list[str] | None = None,
+    case_ids: list[str] | None = None,
+    agents: list[str] | None = None,
+    shard: tuple[int, int] | None = None,
+    repeat_start: int = 0,
+) -> int:
+    """How many runs `build_plan` yields with the same arguments, counted without making
+    them: a suite repeated a billion times is counted as quickly as one repeated once."""
+    cases = select_cases(suite.cases, tags, case_ids)
+    providers = [p for p in suite.providers if agents is None or p.label in agents]
+    sizes = []  # (runs per repeat, repeats) of each case
+    for case in cases:
+        sizes.append((sum(1 for _ in _pairs(suite, case, providers)), case_repeat(case, repeat)))
+
+    def positions_before(r: int) -> int:
+        return sum(combos * min(repeats, r) for combos, repeats in sizes)
+
+    first = positions_before(repeat_start)
+    end = sum(combos * repeats for combos, repeats in sizes)
+    if shard is None:
+        return max(0, end - first)
+    offset, every = shard[0] - 1, shard[1]
+
+    def kept_below(position: int) -> int:
+        return max(0, (position - offset + every - 1) // every)
+
+    return max(0, kept_below(end) - kept_below(first))
 
 
 def refuse_empty_plan(

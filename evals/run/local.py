@@ -2,21 +2,51 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from evals.agents.base import Agent
 from evals.agents.registry import build_agent
-from evals.model.plan import PlannedRun
+from evals.model.plan import PlannedRun, agent_key
 from evals.model.protocols import OnRecord, ResponseCache, Tracer
 from evals.model.suite import Suite
 from evals.run.limiter import CallLimiter, Limiter
 from evals.run.runner import Runner
 
 
+class AgentsOnDemand(dict[str, Agent]):
+    """The agents of a suite by `agent_key`, each built when its first run asks for it: a
+    streamed plan is not known in advance, and an agent no run calls is never built."""
+
+    def __init__(self, suite: Suite, cache: ResponseCache | None) -> None:
+        super().__init__()
+        self.suite = suite
+        self.cache = cache
+        self.specs = {agent_key(p, None): p for p in suite.providers}
+        for case in suite.cases:
+            if case.provider is not None:
+                self.specs[agent_key(case.provider, case.provider)] = case.provider
+
+    def __missing__(self, key: str) -> Agent:
+        spec = self.specs[key]
+        agent: Agent = build_agent(spec, self.suite.root)
+        if self.cache is not None:
+            from evals.run.cache import CachedAgent
+
+            agent = CachedAgent(agent, spec, self.cache)
+        self[key] = agent
+        return agent
+
+
 def build_agents(
-    suite: Suite, planned: list[PlannedRun], cache: ResponseCache | None = None
+    suite: Suite, planned: Iterable[PlannedRun], cache: ResponseCache | None = None
 ) -> dict[str, Agent]:
-    """The agents the planned runs call, by `agent_key`; behind the response cache when given."""
+    """The agents the planned runs call, by `agent_key`; behind the response cache when given.
+
+    A plan that is not a list (a streamed one) is not read here: its agents are built on
+    demand (`AgentsOnDemand`)."""
+    if not isinstance(planned, list):
+        return AgentsOnDemand(suite, cache)
     specs = {run.agent_key: run.caller for run in planned}
     agents: dict[str, Agent] = {
         label: build_agent(spec, suite.root) for label, spec in specs.items()
@@ -65,7 +95,7 @@ def suite_runner(
 
 async def execute_planned(
     suite: Suite,
-    planned: list[PlannedRun],
+    planned: Iterable[PlannedRun],
     on_record: OnRecord,
     *,
     concurrency: int,
@@ -105,7 +135,7 @@ class LocalExecutor:
         self.tracer = tracer
         self.cache_path = cache_path
 
-    async def run(self, planned: list[PlannedRun], on_record: OnRecord) -> None:
+    async def run(self, planned: Iterable[PlannedRun], on_record: OnRecord) -> None:
         """Execute every planned run once, reporting each record as it completes."""
         await execute_planned(
             self.suite,

@@ -32,6 +32,7 @@ import os
 import tempfile
 import traceback
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -292,8 +293,9 @@ class RayExecutor:
             runtime_env, include_gitignore=False, scratch_dir=scratch
         )
 
-    async def run(self, planned: list[PlannedRun], on_record: OnRecord) -> None:
+    async def run(self, plan: Iterable[PlannedRun], on_record: OnRecord) -> None:
         """Execute every planned run once, reporting each record as it completes."""
+        planned = list(plan)
         if not planned:
             return
         with (

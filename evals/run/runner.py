@@ -9,15 +9,24 @@ row; only the harness's own faults propagate.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evals.agents.base import Agent, AgentExited, CallContext, MalformedResponse, guarded_call
+from evals.agents.base import (
+    Agent,
+    AgentBlocked,
+    AgentExited,
+    CallContext,
+    MalformedResponse,
+    guarded_call,
+)
+from evals.agents.validate import check_response
 from evals.common import jsengine
 from evals.common.transforms import TransformError
 from evals.grade.grading import AssertionRaised, grade_case_async
@@ -25,6 +34,7 @@ from evals.model.plan import PlannedRun
 from evals.model.protocols import RunTrace, Tracer
 from evals.model.results import AgentResponse, ErrorKind, RunRecord
 from evals.run.limiter import Limiter, limit_keys
+from evals.run.watchdog import LoopWatchdog
 from evals.tracing import NULL_TRACER
 from evals.tracing.redact import Redactor
 
@@ -100,10 +110,26 @@ def _record(run: PlannedRun, prompt: str, response: AgentResponse, **outcome: An
     )
 
 
+# Stored error messages hold at most this many characters: their beginning (the exception's
+# class) and mostly their end (where a traceback's last, most telling lines are).
+MAX_ERROR_CHARS = 16 << 10
+_ERROR_HEAD = 1 << 10
+
+
+def truncate_error(message: str) -> str:
+    """`message` as stored: at most about MAX_ERROR_CHARS characters, the middle cut."""
+    if len(message) <= MAX_ERROR_CHARS:
+        return message
+    tail = MAX_ERROR_CHARS - _ERROR_HEAD
+    cut = len(message) - MAX_ERROR_CHARS
+    return f"{message[:_ERROR_HEAD]} [... {cut} characters cut ...] {message[-tail:]}"
+
+
 def _error_record(
     run: PlannedRun, prompt: str, kind: str, message: str, started: float
 ) -> RunRecord:
     ended = time.time()
+    message = truncate_error(message)
     return _record(
         run,
         prompt,
@@ -140,9 +166,51 @@ def _response_error(
 ) -> RunRecord:
     """An error row that keeps the agent's response (its output, cost and tokens)."""
     record = _error_record(run, prompt, kind, message, started)
+    if response.error is not None and len(response.error) > MAX_ERROR_CHARS:
+        response = replace(response, error=truncate_error(response.error))
     record.response = response
     record.latency_ms = response.latency_ms or record.latency_ms
     return record
+
+
+# How long a timed-out agent call may take to honour its cancellation before the harness
+# stops waiting for it (an agent that swallows CancelledError would otherwise hold its run,
+# and the evaluation, forever).
+CANCEL_GRACE_S = 1.0
+
+
+async def _within(call: Awaitable[AgentResponse], timeout_s: float) -> AgentResponse:
+    """The agent's response, or TimeoutError after `timeout_s`: the call is cancelled and
+    given `CANCEL_GRACE_S` to end; one that ignores the cancellation is closed and left."""
+    task = asyncio.ensure_future(guarded_call(call))
+    try:
+        done, _ = await asyncio.wait((task,), timeout=timeout_s)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if done:
+        return task.result()
+    task.add_done_callback(_quietly)
+    task.cancel()
+    done, _ = await asyncio.wait((task,), timeout=CANCEL_GRACE_S)
+    if not done:
+        _abandon(task)
+    raise TimeoutError
+
+
+def _quietly(task: asyncio.Future[Any]) -> None:
+    """Retrieve what a call the runner gave up on ended with, so nothing logs it."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _abandon(task: asyncio.Task[Any]) -> None:
+    """Close the coroutine of a call that ignored its cancellation (GeneratorExit at the
+    point it waits), then cancel its task, which a closed coroutine cannot refuse: neither
+    the task nor the event loop's shutdown waits for it."""
+    with contextlib.suppress(Exception):
+        task.get_coro().close()
+    task.cancel()
 
 
 class Runner:
@@ -257,12 +325,12 @@ class Runner:
                     cost=0.0,
                 )
             elif self.timeout_s:
-                response = await asyncio.wait_for(
-                    guarded_call(agent.call(prompt, context)), self.timeout_s
-                )
+                response = await _within(agent.call(prompt, context), self.timeout_s)
             else:
                 response = await guarded_call(agent.call(prompt, context))
-        except TimeoutError:
+            if run.case.provider_output is None:
+                check_response(response)
+        except (TimeoutError, AgentBlocked):
             return _error_record(
                 run, prompt, "timeout", f"agent timed out after {self.timeout_s:g} s", started
             )
@@ -339,5 +407,12 @@ class Runner:
                 on_record(record)
                 count += 1
 
-        await asyncio.gather(*(worker() for _ in range(self.concurrency)))
+        watchdog = LoopWatchdog(self.timeout_s) if self.timeout_s else None
+        if watchdog is not None:
+            watchdog.start()
+        try:
+            await asyncio.gather(*(worker() for _ in range(self.concurrency)))
+        finally:
+            if watchdog is not None:
+                watchdog.stop()
         return count

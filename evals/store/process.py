@@ -6,12 +6,12 @@ arrive, and records the end of the evaluation. The harness's own process only en
 each run and writes it to a pipe, so neither the database's CPU time nor SQLAlchemy's
 import sits on the path of the agents.
 
-Nothing is lost when the harness dies: the store process ignores Ctrl-C, stores every run
-it has received once its input closes, and only then exits. A batch goes to the database
-when it holds `batch_size` runs or `max_delay_s` after its first run, whichever comes
-first, so a run is stored within a moment of completing even when runs are slow. A
-store error (unreachable server, full disk) comes back as a `HarnessFault`, raised in the
-harness on its next call.
+Nothing is lost when the harness dies: the store process ignores Ctrl-C, SIGTERM and
+SIGHUP, stores every run it has received once its input closes, and only then exits. A
+batch goes to the database when it holds `batch_size` runs or `max_delay_s` after its
+first run, whichever comes first, so a run is stored within a moment of completing even
+when runs are slow. A store error (unreachable server, full disk) comes back as a
+`HarnessFault`, raised in the harness on its next call.
 
 Messages are length-prefixed pickles of plain tuples from the harness; the store process
 answers `begin`, `flush` and `finish` with `("ok", runs_stored)`, `quarantines` with
@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import pickle
 import signal
 import sys
 import time
@@ -96,7 +97,14 @@ class StoreProcess:
             self.send()
             return
         self._send_scheduled = True
-        loop.call_soon(self.send)
+        loop.call_soon(self._send_later)
+
+    def _send_later(self) -> None:
+        """`send` at the end of a turn of the event loop: a failure of the store process is
+        kept (in the companion) and raised as a HarnessFault by the next `add` or request,
+        never inside the loop's callback."""
+        with contextlib.suppress(HarnessFault):
+            self.send()
 
     def add_group(self, records: list[RunRecord]) -> None:
         """Hand over runs to be stored together, in one transaction (a decided group)."""
@@ -115,7 +123,7 @@ class StoreProcess:
             if self._child.process.poll() is not None:
                 self._child.fail()
         runs, self._outbox = self._outbox, []
-        message = frame(("runs", runs))
+        message = _frame_runs(runs)
         self._child.write(message)
         if self._tee is not None:
             self._tee(message)
@@ -148,6 +156,10 @@ class StoreProcess:
         held: list[TriageAction] = self._child.request(("quarantines", suite_id, now))
         return held
 
+    def interrupted(self, meta: EvaluationMeta) -> None:
+        """Store the runs handed over so far and mark evaluation `meta` interrupted."""
+        self._request(("interrupted", meta))
+
     def close(self) -> None:
         """Let the store process store what it holds and exit; wait for it."""
         if self._closed:
@@ -160,6 +172,36 @@ class StoreProcess:
     def _request(self, message: tuple[Any, ...]) -> int:
         self.send()
         return int(self._child.request(message))
+
+
+def _frame_runs(runs: list[EncodedRun]) -> bytes:
+    """The framed batch; a run the pipe cannot carry (an object that does not pickle in its
+    metadata or trajectory) travels as a `malformed` error row instead of being dropped."""
+    try:
+        return frame(("runs", runs))
+    except Exception:  # pickling fails with many types: PicklingError, TypeError, ...
+        return frame(("runs", [_picklable(run) for run in runs]))
+
+
+def _picklable(run: EncodedRun) -> EncodedRun:
+    try:
+        pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:
+        row, _grades = run
+        detail = f"{type(exc).__name__}: {exc}"[:500]
+        return {
+            **row,
+            "output": None,
+            "trajectory": None,
+            "trace": None,
+            "extra": None,
+            "status": "error",
+            "error_kind": "malformed",
+            "error": f"malformed agent response: the run cannot be stored ({detail})",
+            "score": None,
+            "passed": None,
+        }, []
+    return run
 
 
 def serve(
@@ -201,6 +243,8 @@ def serve(
                 store = store or open_store(url)
                 if create:
                     store.create_evaluation(meta)
+            elif kind == "interrupted":
+                store.mark_interrupted(message[1])  # type: ignore[union-attr]
             elif kind == "finish":
                 _, meta, summary, gates = message
                 store.finish_evaluation(meta, summary, gates)  # type: ignore[union-attr]
@@ -223,7 +267,8 @@ def main() -> int:
 
     An empty URL means the default store.
     """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for stop in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, signal.SIG_IGN)  # the harness stops; this process stores first
     url, batch_size, max_delay_s = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
     return serve(url or None, sys.stdin.fileno(), sys.stdout.buffer, batch_size, max_delay_s)
 

@@ -57,6 +57,9 @@ class StoredEvaluation(EvaluationMeta):
         return SuiteOutline(self.suite_id, self.suite_version, self.fingerprint, self.agents, cases)
 
 
+# Statuses of an evaluation that did not end and may be resumed.
+RESUMABLE = ("running", "interrupted")
+
 _META_COLUMNS = (
     "id",
     "suite_id",
@@ -149,10 +152,10 @@ class Store:
         evaluation_id: str | None = None,
         agent_fingerprints: dict[str, str] | None = None,
     ) -> StoredEvaluation | None:
-        """The evaluation to resume: the one named, or the latest still-running one.
+        """The evaluation to resume: the one named, or the latest unfinished one.
 
         Without an id, only an evaluation of the same suite and fingerprint (same cases,
-        same assertions) with status `running`, whose agents have the given agent
+        same assertions) with status `running` or `interrupted`, whose agents have the given agent
         fingerprints, qualifies. A named evaluation of another suite, fingerprint or
         agent code is refused, since its runs would not be the runs of this plan.
         """
@@ -173,13 +176,27 @@ class Store:
                     f"{', '.join(changed)}; it cannot be resumed with the agents as they are now"
                 )
             return found
-        running = self.list_evaluations(
-            suite_id=suite_id, fingerprint=fingerprint, limit=None, status="running"
-        )
+        found_all = self.list_evaluations(suite_id=suite_id, fingerprint=fingerprint, limit=None)
         return next(
-            (e for e in running if not _changed_agents(e.agent_fingerprints, agent_fingerprints)),
+            (
+                e
+                for e in found_all
+                if e.status in RESUMABLE
+                and not _changed_agents(e.agent_fingerprints, agent_fingerprints)
+            ),
             None,
         )
+
+    def mark_interrupted(self, meta: EvaluationMeta) -> None:
+        """Record that evaluation `meta` stopped on a signal before its end: status
+        `interrupted` (resumable like a `running` one) and the time it stopped."""
+        with self.engine.begin() as connection:
+            connection.execute(
+                update(evaluations)
+                .where(evaluations.c.id == meta.id)
+                .where(evaluations.c.status.in_(RESUMABLE))
+                .values(status="interrupted", ended_at=meta.ended_at)
+            )
 
     def list_evaluations(
         self,

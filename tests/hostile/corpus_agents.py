@@ -186,6 +186,13 @@ GARBAGE = {
     "output-int-5000-digits": "{'output': 10**5000}",
     "output-self-referencing": "loop()",
     "metadata-nested-100k": "{'output': 'ok', 'metadata': nest(100_000)}",
+    "step-cost-nan": (
+        "{'output': 'ok', 'trajectory': [{'kind': 'llm', 'name': 'm', 'cost': float('nan')}]}"
+    ),
+    "tokens-fraction": "{'output': 'ok', 'tokenUsage': {'completion': 2.5}}",
+    "output-tuple-holding-infinity": "{'output': ('ok', float('-inf'))}",
+    "output-dict-with-tuple-key": "{'output': {('a', 1): 'ok'}}",
+    "metadata-int-5000-digits": "{'output': 'ok', 'metadata': {'n': 10**5000}}",
     "trajectory-arguments-nested-100k": (
         "{'output': 'ok', 'trajectory': "
         "[{'kind': 'tool', 'name': 't', 'arguments': {'a': nest(100_000)}}]}"
@@ -260,6 +267,14 @@ WORKER_GARBAGE = [
     agent_case(
         "worker-returns-lone-surrogate",
         _returning("{'output': 'bad \\ud800'}"),
+        error_row("malformed"),
+        worker=True,
+        mode="subprocess",
+        limit_s=8,
+    ),
+    agent_case(
+        "worker-returns-metadata-nested-100k",
+        _returning("{'output': 'ok', 'metadata': {'deep': nest(100_000)}}"),
         error_row("malformed"),
         worker=True,
         mode="subprocess",
@@ -372,6 +387,13 @@ MISC = [
         "exception-message-10-mib",
         _raising("raise RuntimeError('m' * (10 << 20))"),
         error_row("agent_error", "RuntimeError"),
+        limit_s=8,
+    ),
+    agent_case(
+        "error-field-10-mib",
+        "def call_api(prompt, options, context):\n"
+        "    return {'error': 'rate limited ' + 'e' * (10 << 20) + ' retry later'}\n",
+        error_row("agent_error", "retry later"),
         limit_s=8,
     ),
     agent_case(
@@ -504,6 +526,12 @@ EXEC = [
         "json-nan-cost",
         'print(\'{"output": "ok", "cost": NaN}\')\n',
         error_row("malformed"),
+    ),
+    exec_case(
+        "json-nested-100k",
+        "print('{\"output\": ' + '[' * 100_000 + ']' * 100_000 + '}')\n",
+        error_row("malformed"),
+        mode="subprocess",
     ),
     exec_case(
         "json-negative-tokens",

@@ -252,6 +252,16 @@ CASES = [
         driver=signal_after_runs(signal.SIGHUP),
     ),
     signal_case(
+        "sigterm-then-sigint",
+        Correct(
+            "a Ctrl-C after SIGTERM, while completed runs are stored, is no traceback",
+            exit_code=130,
+            status="interrupted",
+            check=_interrupted,
+        ),
+        driver=signal_after_runs(signal.SIGTERM, signal.SIGINT),
+    ),
+    signal_case(
         "sigint-while-loading",
         Correct(
             "interrupted before any run: exit 130, nothing stored",

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from evals.agents.base import MalformedResponse
 from evals.agents.http_provider import HttpAgent, check_http_config, render_json_body
 from evals.common.transforms import compile_transform, http_body
 from evals.model.errors import SuiteError
@@ -213,3 +214,36 @@ def test_transform_results_are_plain_json():
 
 def http_body_of(*params: str):
     return lambda code: http_body(code, params, allow_statements=True)
+
+
+def test_redirects_are_followed_and_a_loop_is_an_error():
+    routes = {
+        "/moved": lambda request: Reply("", status=302, headers={"Location": "/ok"}),
+        "/ok": lambda request: Reply({"output": "arrived"}),
+        "/loop": lambda request: Reply("", status=302, headers={"Location": "/loop"}),
+    }
+    with serve(routes) as server:
+        moved = _call({"url": server.url + "/moved"})
+        loop = _call({"url": server.url + "/loop"})
+        loops = sum(1 for r in server.requests if r.path == "/loop")
+    assert moved.output == "arrived"
+    assert loop.error is not None and "TooManyRedirects" in loop.error
+    assert loops == 21  # the first request and fetch's 20 redirects
+
+
+def test_large_and_deep_bodies_are_malformed(monkeypatch):
+    import evals.agents.http_provider as http_provider
+
+    monkeypatch.setattr(http_provider, "MAX_REPLY_BYTES", 1000)
+    routes = {
+        "/big": lambda request: Reply("x" * 5000),
+        "/small": lambda request: Reply("x" * 1000),
+        "/deep": lambda request: Reply("[" * 100_000 + "]" * 100_000),
+    }
+    with serve(routes) as server:
+        assert _call({"url": server.url + "/small"}).output == "x" * 1000
+        with pytest.raises(MalformedResponse, match="larger than"):
+            _call({"url": server.url + "/big"})
+        monkeypatch.setattr(http_provider, "MAX_REPLY_BYTES", 1 << 20)
+        with pytest.raises(MalformedResponse, match="nested too deeply"):
+            _call({"url": server.url + "/deep"})

@@ -198,3 +198,28 @@ def test_crash_is_an_error_row_and_other_runs_pass(write_suite):
         ("pass", None),
     ]
     assert "exited with code 7" in rows[1].error
+
+
+def test_replies_that_cannot_travel_are_malformed(monkeypatch):
+    import io
+    import json
+
+    from evals.agents import worker
+
+    def nest(depth):
+        value: list = []
+        for _ in range(depth):
+            value = [value]
+        return value
+
+    out = io.StringIO()
+    serving = worker.Worker(lambda *args: None, out)
+    monkeypatch.setattr(worker, "REPLY_LIMIT", 100)
+    serving.reply(1, lambda: {"output": "x" * 200})
+    serving.reply(2, lambda: {"output": "bad \ud800"})
+    serving.reply(3, lambda: {"output": nest(100_000)})
+    serving.reply(4, lambda: {"output": "fits"})
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r["id"] for r in replies] == [1, 2, 3, 4]
+    assert [r.get("kind") for r in replies] == ["malformed"] * 3 + [None]
+    assert replies[3]["result"] == {"output": "fits"}
