@@ -7,7 +7,9 @@ before any run. Nothing here imports SQLAlchemy: the harness's own process never
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -15,7 +17,9 @@ from evals.common.extras import require_store_driver
 from evals.model.errors import SuiteError
 
 DEFAULT_SQLITE_PATH = Path(".evals") / "results.db"
-SQLITE_HEADER = b"SQLite format 3\x00"
+SMALLEST_SQLITE_FILE = 512
+"""A SQLite database file holds whole pages, and the smallest page is 512 bytes."""
+SQLITE_NOTADB = 26
 POSTGRES_SCHEMES = ("postgres", "postgresql", "postgresql+psycopg", "postgresql+psycopg2")
 SQLITE_SCHEMES = ("sqlite", "sqlite+pysqlite")
 ACCEPTED = (
@@ -89,7 +93,12 @@ def checked_url(chosen: str, source: str, *, form_only: bool = False) -> str:
 
 def check_sqlite_path(path: Path, chosen: str, source: str) -> None:
     """Refuse a SQLite store path that is a directory, lies under a file, or is a file that
-    is not a SQLite database (an empty file becomes a new store)."""
+    is not a SQLite database (an empty file becomes a new store).
+
+    The file is probed through SQLite itself, never opened and closed directly: closing any
+    descriptor of a database file drops the POSIX locks every SQLite connection of this
+    process holds on it, which can corrupt a store another connection is writing.
+    """
     if path.is_dir():
         raise _unusable(chosen, source, f"{path} is a directory")
     above = next((p for p in path.parents if p.exists()), None)
@@ -97,13 +106,19 @@ def check_sqlite_path(path: Path, chosen: str, source: str) -> None:
         raise _unusable(chosen, source, f"{above} is a file, not a directory")
     if not path.is_file():
         return
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(len(SQLITE_HEADER))
-    except OSError as exc:
-        raise _unusable(chosen, source, f"{path} cannot be read ({exc.strerror})") from None
-    if header and header != SQLITE_HEADER:
+    size = path.stat().st_size
+    if size == 0:
+        return
+    if size < SMALLEST_SQLITE_FILE:
         raise _unusable(chosen, source, f"{path} is not a SQLite database")
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
+            db.execute("PRAGMA schema_version").fetchall()
+    except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorcode", None) == SQLITE_NOTADB:
+            raise _unusable(chosen, source, f"{path} is not a SQLite database") from None
+        if not os.access(path, os.R_OK):
+            raise _unusable(chosen, source, f"{path} cannot be read ({exc})") from None
 
 
 def sqlite_file(url: str) -> Path | None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,6 @@ from hypothesis import strategies as st
 
 from evals.model.errors import SuiteError
 from evals.store.location import (
-    SQLITE_HEADER,
     check_store_settings,
     checked_url,
     resolve_url,
@@ -69,16 +70,38 @@ def test_sqlite_files_new_empty_and_existing_are_accepted(tmp_path: Path) -> Non
 
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(content=st.binary(min_size=1, max_size=64), name=_NAMES)
-def test_any_file_without_the_sqlite_header_is_refused(
+@given(content=st.binary(min_size=1, max_size=4096), name=_NAMES)
+def test_any_file_that_is_not_a_database_is_refused(
     tmp_path: Path, content: bytes, name: str
 ) -> None:
     target = tmp_path / f"{name}.db"
-    target.write_bytes(content)
-    if content.startswith(SQLITE_HEADER):
-        checked_url(str(target), "--store")
-    else:
-        assert str(target) in _refused(str(target)).message
+    target.write_bytes(b"SQLite format 3\x00" + content if len(content) % 2 else content)
+    assert str(target) in _refused(str(target)).message
+
+
+def test_probing_a_store_keeps_the_locks_of_an_open_connection(tmp_path: Path) -> None:
+    """Opening and closing the file directly would drop this process's SQLite locks, and
+    another process could then write under a transaction in progress."""
+    path = tmp_path / "held.db"
+    held = sqlite3.connect(path)
+    held.execute("CREATE TABLE t (x)")
+    held.commit()
+    held.execute("BEGIN IMMEDIATE")
+    held.execute("INSERT INTO t VALUES (1)")
+    checked_url(str(path), "--store")
+    probe = (
+        "import sqlite3, sys\n"
+        "try:\n"
+        "    sqlite3.connect(sys.argv[1], timeout=0).execute('BEGIN EXCLUSIVE')\n"
+        "    print('acquired')\n"
+        "except sqlite3.OperationalError as exc:\n"
+        "    print(exc)\n"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True
+    )
+    held.close()
+    assert other.stdout.strip() == "database is locked"
 
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
