@@ -312,7 +312,7 @@ def test_budgets_per_environment_are_checked_when_the_suite_loads(write_suite):
     assert suite.gates.for_environment(None).budget_runs is None
     for bad, message in (
         ("budget_runs: 0", "budget_runs must be a whole number"),
-        ("budget_cost: -1", "budget_cost must be positive"),
+        ("budget_cost: -1", "budget_cost must be a positive number"),
     ):
         text = SUITE.replace("  max_error_rate: null\n", f"  {bad}\n").format(tests=tests)
         with pytest.raises(SuiteError, match=message):

@@ -58,9 +58,20 @@ for _tag, _pattern, _first in _RESOLVERS:
     CoreLoader.add_implicit_resolver(_tag, re.compile(_pattern), _first)
 
 
+_INT_DIGITS = 4000
+"""Decimal integers longer than this read as floats (so far beyond 2**53 they are
+infinite, as in JavaScript) without Python's int() digit limit."""
+
+
 def js_integer(value: int) -> int | float:
-    """An integer as a JavaScript number holds it: beyond 2**53 it is a float."""
-    return value if abs(value) <= MAX_SAFE_INTEGER else float(value)
+    """An integer as a JavaScript number holds it: beyond 2**53 it is a float, beyond the
+    largest float an infinity."""
+    if abs(value) <= MAX_SAFE_INTEGER:
+        return value
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | float:
@@ -69,6 +80,8 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | floa
         return js_integer(int(text[2:], 8))
     if text.startswith("0x"):
         return js_integer(int(text[2:], 16))
+    if len(text) > _INT_DIGITS:  # beyond what int() reads: JavaScript's number is infinite
+        return float(text)
     return js_integer(int(text))
 
 

@@ -13,38 +13,37 @@ from evals.model.gates import (
     UNDETERMINED_ACTIONS,
     GateConfig,
 )
+from evals.suite import checks
+from evals.suite.checks import CONFIDENCE, COUNT, FRACTION, NON_NEGATIVE, POSITIVE, Bounds
 from evals.suite.yaml_lines import line_of
 
-_NUMBER_KEYS = {
-    "confidence",
-    "min_pass_rate",
-    "margin",
-    "equivalence_margin",
-    "max_regression",
-    "p0_margin",
-    "max_error_rate",
-    "max_flake_rate",
-    "max_cost_ratio",
-    "max_latency_ratio",
-    "max_cost_per_accepted",
-    "min_judge_kappa",
-    "min_judge_accuracy",
-    "budget_cost",
+# Each numeric key, the numbers it accepts and an example shown in the fix.
+_NUMBERS: dict[str, tuple[Bounds, str]] = {
+    "confidence": (CONFIDENCE, "0.95"),
+    "min_pass_rate": (FRACTION, "0.8 (80 %)"),
+    "margin": (FRACTION, "0.05"),
+    "equivalence_margin": (FRACTION, "0.05"),
+    "max_regression": (FRACTION, "0.05"),
+    "p0_margin": (FRACTION, "0.2"),
+    "max_error_rate": (FRACTION, "0.05"),
+    "max_flake_rate": (FRACTION, "0.2"),
+    "max_cost_ratio": (NON_NEGATIVE, "1.2 (at most 20 % more than the baseline)"),
+    "max_latency_ratio": (NON_NEGATIVE, "1.2 (at most 20 % slower than the baseline)"),
+    "max_cost_per_accepted": (NON_NEGATIVE, "0.25"),
+    "min_judge_kappa": (Bounds(low=-1, high=1), "0.6"),
+    "min_judge_accuracy": (FRACTION, "0.9"),
+    "budget_cost": (POSITIVE, "5.0, or null for no cap"),
 }
-_FRACTION_KEYS = {
-    "confidence",
-    "min_pass_rate",
-    "margin",
-    "equivalence_margin",
-    "max_regression",
-    "p0_margin",
-    "max_error_rate",
-    "max_flake_rate",
-    "min_judge_accuracy",
+# Whole-number keys: at least 1.
+_COUNTS = {
+    "min_repeats": "3",
+    "repeat": "5, or null for the suite's evaluateOptions.repeat",
+    "budget_runs": "400, or null for no cap",
 }
-# Thresholds an environment may switch off with null.
+_FLAGS = ("block_p0_regressions", "zero_policy_violations", "allow_fingerprint_mismatch", "paired")
+# Keys that may be null: thresholds an environment switches off, caps and repeats left unset.
 _OPTIONAL_KEYS = {
-    f.name for f in fields(GateConfig) if f.name in _NUMBER_KEYS and f.default is None
+    f.name for f in fields(GateConfig) if f.name in {*_NUMBERS, *_COUNTS} and f.default is None
 } | {"max_error_rate"}
 _CHOICES = {"on_undetermined": UNDETERMINED_ACTIONS, "latency": LATENCY_SOURCES}
 _ENVIRONMENTS = ("pr", "nightly", "release")
@@ -56,19 +55,12 @@ def _parse_values(
     """The keys `raw` sets, validated and converted: a whole block or an environment's
     overrides."""
     known = {f.name for f in fields(GateConfig)}
+    lines = getattr(raw, "key_lines", None)
+    checks.known_keys(raw, known, where, file=file, lines=lines, line=line_of(raw))
     values: dict[str, Any] = {}
     for key, value in raw.items():
-        line = line_of(raw, key)
-        if key not in known:
-            import difflib
-
-            close = difflib.get_close_matches(key, sorted(known), n=1)
-            raise SuiteError(
-                f"unknown key {key!r} in {where}",
-                file,
-                line,
-                f"did you mean {close[0]!r}?" if close else "see docs/gates.md for the keys",
-            )
+        line = line_of(raw, key) or line_of(raw)
+        name = f"{where}.{key}"
         if key in ("baseline", "candidate"):
             if str(value) not in agents:
                 raise SuiteError(
@@ -78,17 +70,20 @@ def _parse_values(
                     f"use one of the provider labels: {', '.join(agents)}",
                 )
             value = str(value)
-        elif key in _NUMBER_KEYS:
-            value = _number(key, value, file, line, where)
+        elif key in _NUMBERS or key in _COUNTS:
+            value = _number(key, value, file, line, name)
+        elif key in _FLAGS:
+            value = checks.flag(value, name, file=file, line=line)
         elif key in _CHOICES:
             if value not in _CHOICES[key]:
                 raise SuiteError(
-                    f"{where}.{key} must be one of {', '.join(_CHOICES[key])}, not {value!r}",
+                    f"{name} must be one of {', '.join(_CHOICES[key])}, not {value!r}",
                     file,
                     line,
+                    f"write {key}: {_CHOICES[key][0]}",
                 )
         elif key == "exclude_errors":
-            value = [str(v) for v in value] if isinstance(value, list) else [str(value)]
+            value = checks.names(value, name, file=file, line=line, numbers=True)
             unknown = [kind for kind in value if kind not in ERROR_KINDS]
             if unknown:
                 raise SuiteError(
@@ -105,64 +100,78 @@ def _parse_values(
                     line,
                     "write judge_calibration: file://calibration.yaml",
                 )
-        elif key == "budget_runs":
-            if value is not None and (
-                not isinstance(value, int) or isinstance(value, bool) or value < 1
-            ):
-                raise SuiteError(
-                    f"{where}.budget_runs must be a whole number of runs, at least 1",
-                    file,
-                    line,
-                    "write budget_runs: 400, or null for no cap",
-                )
         elif key == "tags":
-            value = [str(v) for v in value] if isinstance(value, list) else [str(value)]
+            value = (
+                None
+                if value is None
+                else checks.names(value, name, file=file, line=line, numbers=True)
+            )
         elif key == "environments":
             value = _environments(value, agents, file, line, where)
         elif key == "per_tag":
-            if not isinstance(value, dict):
-                raise SuiteError(f"{where}.per_tag must map tag names to thresholds", file, line)
-            value = {str(k): dict(v or {}) for k, v in value.items()}
+            value = _per_tag(value, agents, file, line, where)
         values[key] = value
     return values
 
 
-def _number(key: str, value: Any, file: str | None, line: int | None, where: str) -> float | None:
+def _number(key: str, value: Any, file: str | None, line: int | None, name: str) -> Any:
     if value is None and key in _OPTIONAL_KEYS:
         return None
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise SuiteError(f"{where}.{key} must be a number", file, line)
-    value = float(value)
-    if key == "budget_cost" and value <= 0:
-        raise SuiteError(f"{where}.{key} must be positive", file, line, "or null for no cap")
-    if key == "min_judge_kappa" and not -1 <= value <= 1:
-        raise SuiteError(f"{where}.{key} must be between -1 and 1", file, line)
-    if key in _FRACTION_KEYS and not 0 <= value <= 1:
-        raise SuiteError(
-            f"{where}.{key} must be between 0 and 1 (a fraction)", file, line, "write 0.8 for 80 %"
+    if key in _COUNTS:
+        return int(checks.number(value, name, COUNT, file=file, line=line, example=_COUNTS[key]))
+    bounds, example = _NUMBERS[key]
+    return checks.number(value, name, bounds, file=file, line=line, example=example)
+
+
+def _per_tag(
+    value: Any, agents: list[str], file: str | None, line: int | None, where: str
+) -> dict[str, dict[str, Any]]:
+    """Each tag's thresholds, validated as the top level's."""
+    example = "per_tag: {news: {min_pass_rate: 0.9, max_regression: 0.05}}"
+    block = checks.mapping(value, f"{where}.per_tag", file=file, line=line, example=example)
+    out = {}
+    for tag, thresholds in block.items():
+        scope = f"{where}.per_tag.{tag}"
+        tag_line = line_of(block, str(tag)) or line
+        overrides = checks.mapping(
+            {} if thresholds is None else thresholds,
+            scope,
+            file=file,
+            line=tag_line,
+            example=example,
         )
-    return value
+        for nested in ("environments", "per_tag"):
+            if nested in overrides:
+                raise SuiteError(
+                    f"{scope} cannot set {nested}",
+                    file,
+                    line_of(overrides, nested) or tag_line,
+                    "set thresholds only, e.g. " + example,
+                )
+        out[str(tag)] = _parse_values(overrides, agents, file, scope)
+    return out
 
 
 def _environments(
     value: Any, agents: list[str], file: str | None, line: int | None, where: str
 ) -> dict[str, dict[str, Any]]:
     """Each environment's overrides: only the keys it sets, validated."""
-    if not isinstance(value, dict):
-        raise SuiteError(f"{where}.environments must be a mapping", file, line)
+    example = "environments: {pr: {repeat: 3}, release: {repeat: 20}}"
+    checks.mapping(value, f"{where}.environments", file=file, line=line, example=example)
     environments = {}
     for name, block in value.items():
+        env_line = line_of(value, str(name)) or line
         if name not in _ENVIRONMENTS:
             raise SuiteError(
                 f"unknown environment {name!r} in {where}.environments",
                 file,
-                line_of(value),
+                env_line,
                 f"use {', '.join(_ENVIRONMENTS)}",
             )
         scope = f"{where}.environments.{name}"
-        block = block or {}
-        if not isinstance(block, dict):
-            raise SuiteError(f"{scope} must be a mapping of overrides", file, line_of(value))
+        block = checks.mapping(
+            {} if block is None else block, scope, file=file, line=env_line, example=example
+        )
         for key in ("environments", *SUITE_WIDE_KEYS):
             if key in block:
                 raise SuiteError(
@@ -187,8 +196,7 @@ def parse_gates(
     """
     if raw is None:
         raw = {}
-    if not isinstance(raw, dict):
-        raise SuiteError("gates must be a mapping", file, line, "write gates: {min_pass_rate: 0.8}")
+    checks.mapping(raw, "gates", file=file, line=line, example="gates: {min_pass_rate: 0.8}")
     config = GateConfig(**_parse_values(raw, agents, file, "gates"))
     for environment in (None, *config.environments):
         scoped = config.for_environment(environment)

@@ -20,18 +20,15 @@ from typing import Any
 
 from evals.model.errors import SuiteError
 from evals.model.suite import CallLimit
+from evals.suite import checks
+from evals.suite.checks import POSITIVE, Bounds
 from evals.suite.yaml_lines import line_of
 
 _LIMIT_KEYS = ("concurrency", "requests_per_minute", "tokens_per_minute")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def _positive(value: Any, integer: bool) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return None
-    if integer and int(value) != value:
-        return None
-    return value
+_WHOLE_POSITIVE = Bounds(low=0, open_low=True, integer=True)
 
 
 def parse_limits(suite: dict[str, Any], file: str) -> dict[str, CallLimit]:
@@ -40,42 +37,41 @@ def parse_limits(suite: dict[str, Any], file: str) -> dict[str, CallLimit]:
     raw = suite.get("limits")
     if raw is None:
         return {}
-    if not isinstance(raw, dict):
-        raise SuiteError(
-            "limits must be a mapping of provider to caps",
-            file=file,
-            line=line_of(suite, "limits"),
-            fix="write limits: {openai: {concurrency: 8, requests_per_minute: 500}}",
-        )
+    line = line_of(suite, "limits")
+    checks.mapping(
+        raw,
+        "limits",
+        file=file,
+        line=line,
+        example="limits: {openai: {concurrency: 8, requests_per_minute: 500}}",
+    )
     out: dict[str, CallLimit] = {}
     for key, caps in raw.items():
+        name, key_line = f"limits.{key}", line_of(raw, str(key)) or line
         if not isinstance(caps, dict) or not caps:
             raise SuiteError(
-                f"limits.{key} must be a mapping with {', '.join(_LIMIT_KEYS)}",
+                f"{name} must be a mapping with {', '.join(_LIMIT_KEYS)}",
                 file=file,
-                line=line_of(raw, key),
+                line=key_line,
                 fix=f"write limits: {{{key}: {{concurrency: 4}}}}",
             )
-        for name, value in caps.items():
-            if name not in _LIMIT_KEYS:
-                raise SuiteError(
-                    f"limits.{key} has an unknown key {name!r}",
-                    file=file,
-                    line=line_of(caps, name),
-                    fix=f"use {', '.join(_LIMIT_KEYS)}",
-                )
-            if _positive(value, integer=name == "concurrency") is None:
-                kind = "a positive whole number" if name == "concurrency" else "a positive number"
-                raise SuiteError(
-                    f"limits.{key}.{name} must be {kind}, not {value!r}",
-                    file=file,
-                    line=line_of(caps, name),
-                    fix=f"set {name} to {kind}",
-                )
+        lines = getattr(caps, "key_lines", None)
+        checks.known_keys(caps, _LIMIT_KEYS, name, file=file, lines=lines, line=key_line)
+        values = {
+            cap: checks.optional_number(
+                caps.get(cap),
+                f"{name}.{cap}",
+                _WHOLE_POSITIVE if cap == "concurrency" else POSITIVE,
+                file=file,
+                line=line_of(caps, cap) or key_line,
+            )
+            for cap in _LIMIT_KEYS
+        }
+        concurrency = values["concurrency"]
         out[str(key)] = CallLimit(
-            concurrency=None if caps.get("concurrency") is None else int(caps["concurrency"]),
-            requests_per_minute=caps.get("requests_per_minute"),
-            tokens_per_minute=caps.get("tokens_per_minute"),
+            concurrency=None if concurrency is None else int(concurrency),
+            requests_per_minute=values["requests_per_minute"],
+            tokens_per_minute=values["tokens_per_minute"],
         )
     return out
 

@@ -10,12 +10,16 @@ from __future__ import annotations
 import glob
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from evals.common.files import is_file_ref, is_python_ref, ref_body, split_ref
 from evals.model.errors import SuiteError
 from evals.model.suite import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
+from evals.suite import checks
+from evals.suite.checks import COUNT, FINITE, NON_NEGATIVE
 from evals.suite.fingerprint import (
     agent_fingerprint,
     case_fingerprint,
@@ -103,6 +107,18 @@ class _Loader:
         """The file a node was read from: a dataset's for its tests, else the suite."""
         return file_of(node) or str(self.path)
 
+    @contextmanager
+    def located(self, line: int | None) -> Iterator[None]:
+        """Errors about the suite file raised inside, without a line of their own, get `line`
+        (the line of the section being read)."""
+        try:
+            yield
+        except SuiteError as exc:
+            if exc.file in (None, str(self.path)):
+                exc.file = str(self.path)
+                exc.line = exc.line or line
+            raise
+
     def file_ref(self, ref: str, node: Any, what: str) -> Path:
         """Resolve a `file://` reference relative to the suite and record it."""
         rel, _ = split_ref(ref)
@@ -142,30 +158,37 @@ class _Loader:
         its settings: no cases are read and providers may be absent."""
         raw = load_yaml(self.path)
         if not isinstance(raw, dict):
-            raise self.error(
-                "the suite must be a YAML mapping", fix="start with keys such as prompts:, tests:"
+            raise SuiteError(
+                f"the suite must be a YAML mapping, not {kind_name(raw)}",
+                file=str(self.path),
+                line=line_of(raw) or (None if raw is None else 1),
+                fix="start with keys such as prompts:, providers:, tests: (not '- ' items)",
             )
         document = suite_document(raw)
-        config_env = {str(k): str(v) for k, v in (raw.get("env") or {}).items()}
-        self.env = {**os.environ, **config_env}
+        self.env = {**os.environ, **self.config_env(raw)}
         referenced = env_ref_names(raw)
         raw = render_env_refs(raw, self.env)
-        self.register_filters(raw.get("nunjucksFilters"), raw)
-        prompts = self.prompts(raw.get("prompts", ["{{prompt}}"]), raw)
+        from evals.suite.blocks import check_blocks
+
+        check_blocks(raw, str(self.path))
+        with self.located(line_of(raw, "nunjucksFilters")):
+            self.register_filters(raw.get("nunjucksFilters"), raw)
+        with self.located(line_of(raw, "prompts")):
+            prompts = self.prompts(raw.get("prompts", ["{{prompt}}"]), raw)
         declared = raw.get("providers", raw.get("targets"))
         providers: list[ProviderSpec] = []
         if cases_elsewhere is None or declared is not None:
             providers = self.providers(declared, raw)
-        default_test = self.mapping_file(raw.get("defaultTest"), raw, "defaultTest") or {}
-        if not isinstance(default_test, dict):
-            raise self.error("defaultTest must be a mapping", raw)
+        default_test = self.default_test(raw)
         cases = self.cases(raw, default_test) if cases_elsewhere is None else []
         self.check_scorecard(raw, cases)
-        options = self.evaluate_options(raw.get("evaluateOptions") or {})
+        options = self.evaluate_options(raw)
         labels = [p.label for p in providers] or list(cases_elsewhere or ())
         from evals.suite.gates import parse_gates
 
-        gates = parse_gates(raw.get("gates"), labels, file=str(self.path), line=line_of(raw))
+        gates = parse_gates(
+            raw.get("gates"), labels, file=str(self.path), line=line_of(raw, "gates")
+        )
         from evals.suite.limits import parse_limits, parse_pass_env
 
         limits = parse_limits(raw, str(self.path))
@@ -203,6 +226,116 @@ class _Loader:
             limits=limits,
             pass_env=pass_env,
         )
+
+    def config_env(self, raw: dict[str, Any]) -> dict[str, str]:
+        """The suite's `env:` block: variable names mapped to single values."""
+        value = raw.get("env")
+        if value is None:
+            return {}
+        block = checks.mapping(
+            value,
+            "env",
+            file=str(self.path),
+            line=line_of(raw, "env"),
+            example="env: {API_BASE: https://example.com, RETRIES: 3}",
+        )
+        for name, item in block.items():
+            if isinstance(item, (dict, list)):
+                raise SuiteError(
+                    f"env.{name} must be a single value (text, number or boolean), "
+                    f"not {kind_name(item)}",
+                    file=str(self.path),
+                    line=line_of(block, str(name)) or line_of(raw, "env"),
+                    fix=f"write env: {{{name}: value}}, one value per variable",
+                )
+        return {str(k): str(v) for k, v in block.items()}
+
+    def default_test(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """`defaultTest:` (inline or `file://`), shaped as a test; empty when absent."""
+        line = line_of(raw, "defaultTest")
+        with self.located(line):
+            value = self.mapping_file(raw.get("defaultTest"), raw, "defaultTest")
+        if value is None:
+            return {}
+        default_test = checks.mapping(
+            value,
+            "defaultTest",
+            file=str(self.path),
+            line=line_of(value) or line,
+            example="defaultTest: {vars: {language: en}, assert: [{type: is-json}]}",
+        )
+        self.check_test(default_test, "defaultTest", line)
+        return default_test
+
+    def check_test(self, test: dict[str, Any], name: str, line: int | None) -> None:
+        """The shape of a test's sections: vars, options and metadata are mappings, assert
+        a list, threshold a finite number; `line` is used where the test has none."""
+        file = self.file_of(test)
+        line = line_of(test) or (line if file == str(self.path) else None)
+        for key, example in (
+            ("vars", "vars: {question: What is 2 + 2?}"),
+            ("options", "options: {transform: output.trim()}"),
+            ("metadata", "metadata: {priority: P1, tags: [smoke]}"),
+        ):
+            if test.get(key) is not None:
+                checks.mapping(
+                    test[key],
+                    f"{name}.{key}",
+                    file=file,
+                    line=line_of(test, key) or line,
+                    example=example,
+                )
+        if test.get("assert") is not None:
+            checks.sequence(
+                test["assert"],
+                f"{name}.assert",
+                file=file,
+                line=line_of(test, "assert") or line,
+                example="assert: [{type: contains, value: Paris}] (a list: each item after '- ')",
+            )
+        checks.optional_number(
+            test.get("threshold"),
+            f"{name}.threshold",
+            FINITE,
+            file=file,
+            line=line_of(test, "threshold") or line,
+            example="0.8",
+        )
+
+    def check_scenarios(self, raw: dict[str, Any]) -> None:
+        """`scenarios:` is a list of {config: [...], tests: [...]} whose entries are tests."""
+        value = raw.get("scenarios")
+        if value is None:
+            return
+        file, line = str(self.path), line_of(raw, "scenarios")
+        example = "scenarios: [{config: [{vars: {lang: en}}], tests: [{vars: {q: hi}}]}]"
+        scenarios = checks.sequence(value, "scenarios", file=file, line=line, example=example)
+        for number, scenario in enumerate(scenarios, start=1):
+            name = f"scenario #{number}"
+            checks.mapping(
+                scenario, name, file=file, line=line_of(scenario) or line, example=example
+            )
+            for key in ("config", "tests"):
+                if scenario.get(key) is None:
+                    continue
+                key_line = line_of(scenario, key) or line_of(scenario) or line
+                entries = checks.sequence(
+                    scenario[key],
+                    f"{name}.{key}",
+                    file=file,
+                    line=key_line,
+                    example=f"{key}: [{{vars: {{lang: en}}}}] (a list of mappings)",
+                )
+                for index, entry in enumerate(entries, start=1):
+                    entry_name = f"{name}.{key} #{index}"
+                    checks.mapping(
+                        entry,
+                        entry_name,
+                        file=file,
+                        line=line_of(entry) or key_line,
+                        example=f"{key}: [{{vars: {{lang: en}}}}] (a list of mappings)",
+                    )
+                    self.check_test(entry, entry_name, key_line)
 
     def check_scorecard(self, raw: dict[str, Any], cases: list[Case]) -> None:
         """The `scorecard:` and `permissions:` blocks and each case's `metadata.min_scores`."""
@@ -260,7 +393,12 @@ class _Loader:
                 exc.fix,
             ) from None
         if not out:
-            raise self.error("prompts is empty", parent, fix="add at least one prompt")
+            raise SuiteError(
+                "prompts is empty",
+                file=str(self.path),
+                line=line_of(parent, "prompts") or line_of(parent),
+                fix="add at least one prompt",
+            )
         check_templates(out, str(self.path))
         return out
 
@@ -273,9 +411,10 @@ class _Loader:
         if not value:
             return
         if not isinstance(value, dict):
-            raise self.error(
+            raise SuiteError(
                 "nunjucksFilters must map filter names to JavaScript or Python files",
-                parent,
+                file=str(self.path),
+                line=line_of(parent, "nunjucksFilters"),
                 fix="write nunjucksFilters: {shout: filters/shout.js}",
             )
         from evals.common.files import load_function
@@ -315,9 +454,10 @@ class _Loader:
         if not isinstance(value, list) or not all(
             isinstance(m, dict) and "name" in m and "value" in m for m in value
         ):
-            raise self.error(
+            raise SuiteError(
                 "derivedMetrics must be a list of {name, value} mappings",
-                value if line_of(value) else parent,
+                file=str(self.path),
+                line=line_of(value) or line_of(parent, "derivedMetrics"),
                 fix="write derivedMetrics: [{name: f1, value: '2 * p * r / (p + r)'}]",
             )
         metrics = []
@@ -348,6 +488,7 @@ class _Loader:
         # Files the providers name are the agents' (their fingerprints), not the suite's.
         suite_files = len(self.files)
         items: list[Any] = []
+        key_line = line_of(parent, "providers") or line_of(parent, "targets")
         for item in value if isinstance(value, list) else [value]:
             if is_file_ref(item) and item.endswith((".yaml", ".yml", ".json")):
                 loaded = load_yaml(self.file_ref(item, parent, "providers"))
@@ -358,18 +499,21 @@ class _Loader:
         out: list[ProviderSpec] = []
         for item in items:
             named = len(self.files)
-            spec = self.checked_provider(item, parent)
+            with self.located(line_of(item) or key_line):
+                spec = self.checked_provider(item, parent)
             self.provider_files[spec.label] = self.files[named:]
             out.append(spec)
         del self.files[suite_files:]
-        labels = [p.label for p in out]
-        dupes = sorted({label for label in labels if labels.count(label) > 1})
-        if dupes:
-            raise self.error(
-                f"two providers share the label {dupes[0]!r}",
-                parent,
-                fix="give each provider a distinct label: (for example baseline, candidate)",
-            )
+        seen: set[str] = set()
+        for spec in out:
+            if spec.label in seen:
+                raise SuiteError(
+                    f"two providers share the label {spec.label!r}",
+                    file=str(self.path),
+                    line=spec.line or key_line,
+                    fix="give each provider a distinct label: (for example baseline, candidate)",
+                )
+            seen.add(spec.label)
         return out
 
     def checked_provider(self, item: Any, parent: Any) -> ProviderSpec:
@@ -398,24 +542,51 @@ class _Loader:
             return self.provider_options(str(item["id"]), item, item)
         if isinstance(item, dict) and len(item) == 1:
             ((pid, opts),) = item.items()
-            return self.provider_options(str(pid), opts or {}, item)
-        raise self.error(
-            "a provider must be a string or a mapping with an id",
-            item if isinstance(item, dict) else parent,
+            return self.provider_options(str(pid), {} if opts is None else opts, item)
+        raise SuiteError(
+            f"a provider must be a string or a mapping with an id, not {kind_name(item)}",
+            file=str(self.path),
+            line=line_of(item) or line_of(parent, "providers") or line_of(parent, "targets"),
             fix="write providers: [{id: file://agent.py, label: baseline}]",
         )
 
-    def provider_options(self, pid: str, opts: dict[str, Any], node: Any) -> ProviderSpec:
+    def provider_options(self, pid: str, opts: Any, node: Any) -> ProviderSpec:
         """A ProviderSpec from a provider's options (label, id, config, transform, delay,
         prompts)."""
+        file, line = str(self.path), line_of(node)
+        opts = checks.mapping(
+            opts,
+            f"the options of provider {pid!r}",
+            file=file,
+            line=line,
+            example=f"providers: [{{{pid}: {{label: baseline, config: {{temperature: 0}}}}}}]",
+        )
+        config = opts.get("config")
+        if config is not None:
+            checks.mapping(
+                config,
+                f"the config of provider {pid!r}",
+                file=file,
+                line=line_of(opts, "config") or line,
+                example="config: {temperature: 0, worker: true}",
+            )
+        delay = checks.optional_number(
+            opts.get("delay"),
+            f"the delay of provider {pid!r}",
+            NON_NEGATIVE,
+            file=file,
+            line=line_of(opts, "delay") or line,
+            example="500 (milliseconds)",
+            key="delay",
+        )
         name = str(opts.get("id") or pid)
         prompts = opts.get("prompts")
         return ProviderSpec(
             id=pid,
             label=str(opts.get("label") or (name if name != pid else default_label(pid))),
-            config=dict(opts.get("config") or {}),
+            config=dict(config or {}),
             transform=opts.get("transform"),
-            delay_ms=float(opts.get("delay") or 0),
+            delay_ms=delay or 0.0,
             line=line_of(node),
             prompts=None if prompts is None else [str(p) for p in _as_list(prompts) or []],
         )
@@ -428,9 +599,10 @@ class _Loader:
                 fix="write tests: as a YAML list, each item starting with '- '",
             )
         if value is not None and not isinstance(value, (list, str, dict)):
-            raise self.error(
+            raise SuiteError(
                 f"tests must be a list, not {kind_name(value)}",
-                parent,
+                file=str(self.path),
+                line=line_of(parent, "tests"),
                 fix="write tests: as a YAML list, each item starting with '- '",
             )
         return test_entries(value, self.resolve_files, parent)
@@ -444,14 +616,18 @@ class _Loader:
                 line=line_of(raw, "tests"),
                 fix="add a test (- vars: {...}), or leave tests: out for one test without vars",
             )
-        items = self.test_items(tests, raw) if tests or not raw.get("scenarios") else []
+        with self.located(line_of(raw, "tests")):
+            items = self.test_items(tests, raw) if tests or not raw.get("scenarios") else []
         for index, test in enumerate(items):
             if not isinstance(test, dict):
-                raise self.error(
+                raise SuiteError(
                     f"test #{index + 1} must be a mapping, not {kind_name(test)}",
-                    raw,
+                    file=str(self.path),
+                    line=line_of(tests) or line_of(raw, "tests"),
                     fix="each test is a mapping with vars: and assert:",
                 )
+            self.check_test(test, f"test #{index + 1}", line_of(raw, "tests"))
+        self.check_scenarios(raw)
         merged = expand_tests(items, raw.get("scenarios"), default_test, self.root, str(self.path))
         cases: list[Case] = []
         seen_ids: dict[str, int] = {}
@@ -564,6 +740,20 @@ class _Loader:
         check_assertion_type(kind, file=where, line=line_of(item))
         value = item.get("value")
         check_assertion_value(kind, value, file=where, line=line_of(item))
+        if kind == "budget" and isinstance(value, dict) and not _templated(value):
+            from evals.suite.blocks import check_budget
+
+            check_budget(value, "value", where, line_of(item, "value") or line_of(item))
+        if kind == "assert-set":
+            children = checks.sequence(
+                item.get("assert"),
+                "the assert of an assert-set",
+                file=where,
+                line=line_of(item, "assert") or line_of(item),
+                example="assert: [{type: contains, value: a}, {type: contains, value: b}]",
+            )
+            for child in children:
+                self.assertion(child, item)
         if is_file_ref(value):
             self.file_ref(value, item, "assertion")
         if item.get("transform") is not None:
@@ -574,35 +764,77 @@ class _Loader:
             except SuiteError as exc:
                 exc.file, exc.line = exc.file or where, exc.line or line_of(item)
                 raise
+        file, line = where, line_of(item)
+        weight = checks.number(
+            item.get("weight", 1.0),
+            f"the weight of the {kind!r} assertion",
+            NON_NEGATIVE,
+            file=file,
+            line=line_of(item, "weight") or line,
+            example="2 (0 counts the assertion for nothing)",
+            key="weight",
+        )
+        threshold = checks.optional_number(
+            item.get("threshold"),
+            f"the threshold of the {kind!r} assertion",
+            FINITE,
+            file=file,
+            line=line_of(item, "threshold") or line,
+            example="0.8",
+            key="threshold",
+        )
+        config = item.get("config")
+        if config is not None:
+            checks.mapping(
+                config,
+                f"the config of the {kind!r} assertion",
+                file=file,
+                line=line_of(item, "config") or line,
+                example="config: {model: gpt-4o-mini}",
+            )
         return Assertion(
             type=kind,
             value=value,
-            threshold=None if item.get("threshold") is None else float(item["threshold"]),
-            weight=float(item.get("weight", 1.0)),
+            threshold=threshold,
+            weight=weight,
             metric=item.get("metric"),
             provider=item.get("provider"),
             transform=item.get("transform"),
-            config=dict(item.get("config") or {}),
+            config=dict(config or {}),
             raw=dict(item),
             line=line_of(item),
         )
 
-    def evaluate_options(self, value: Any) -> EvaluateOptions:
-        if not isinstance(value, dict):
-            raise self.error("evaluateOptions must be a mapping", value)
-        try:
-            return EvaluateOptions(
-                repeat=int(value.get("repeat", 1)),
-                max_concurrency=int(value.get("maxConcurrency", 4)),
-                timeout_ms=None if value.get("timeoutMs") is None else float(value["timeoutMs"]),
-                delay_ms=float(value.get("delay", 0)),
+    def evaluate_options(self, raw: dict[str, Any]) -> EvaluateOptions:
+        """`evaluateOptions:` repeats, concurrency, timeout and delay, each range-checked."""
+        value = raw.get("evaluateOptions")
+        block = checks.mapping(
+            {} if value is None else value,
+            "evaluateOptions",
+            file=str(self.path),
+            line=line_of(raw, "evaluateOptions"),
+            example="evaluateOptions: {repeat: 3, maxConcurrency: 4, timeoutMs: 30000}",
+        )
+
+        def read(key: str, bounds: checks.Bounds, example: str) -> float | None:
+            return checks.optional_number(
+                block.get(key),
+                f"evaluateOptions.{key}",
+                bounds,
+                file=str(self.path),
+                line=line_of(block, key) or line_of(raw, "evaluateOptions"),
+                example=example,
             )
-        except (TypeError, ValueError) as exc:
-            raise self.error(
-                f"evaluateOptions has a non-numeric value: {exc}",
-                value,
-                fix="repeat, maxConcurrency, timeoutMs and delay are numbers",
-            ) from None
+
+        repeat = read("repeat", COUNT, "3")
+        concurrency = read("maxConcurrency", COUNT, "4")
+        delay = read("delay", NON_NEGATIVE, "1000 (milliseconds between calls)")
+        return EvaluateOptions(
+            repeat=1 if repeat is None else int(repeat),
+            max_concurrency=4 if concurrency is None else int(concurrency),
+            timeout_ms=read("timeoutMs", NON_NEGATIVE, "30000 (milliseconds; 0: no timeout)"),
+            delay_ms=delay or 0.0,
+        )
 
 
 def default_label(provider_id: str) -> str:
@@ -615,6 +847,11 @@ def default_label(provider_id: str) -> str:
         if path.endswith(".py"):
             return f"python:{path}:{function or 'default'}"
     return provider_id
+
+
+def _templated(value: dict[Any, Any]) -> bool:
+    """True when a mapping's values use templates: they are known only when graded."""
+    return any(isinstance(v, str) and ("{{" in v or "{%" in v) for v in value.values())
 
 
 def _as_list(value: Any) -> list[str] | None:

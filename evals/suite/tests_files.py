@@ -9,6 +9,8 @@ generator with `config`, as promptfoo does.
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -61,15 +63,51 @@ def _generated_tests(
     return tests
 
 
+def _long_number(text: str) -> re.Match[str] | None:
+    """The first integer in JSON `text` too long for Python to read, with its key if any."""
+    limit = sys.get_int_max_str_digits() or 4300
+    key = r'(?:"((?:[^"\\\n]|\\.)*)"\s*:\s*)?'
+    return re.search(key + rf"-?(\d{{{limit + 1},}})", text)
+
+
+def json_error(exc: ValueError, text: str, path: Path, first_line: int = 1) -> SuiteError:
+    """A JSON parse failure of `text` (starting at `first_line` of `path`) as a SuiteError
+    at the line of the fault; an integer too long to read names its key."""
+    if isinstance(exc, json.JSONDecodeError):
+        return SuiteError(
+            f"invalid JSON: {exc.msg} (column {exc.colno})",
+            file=str(path),
+            line=first_line + exc.lineno - 1,
+            fix="correct the JSON at that line (quote keys and strings, no trailing commas)",
+        )
+    found = _long_number(text)
+    if found is None:
+        return SuiteError(
+            f"invalid JSON: {exc}", file=str(path), line=first_line, fix="correct the JSON"
+        )
+    key = "" if found.group(1) is None else f" under {found.group(1)!r}"
+    return SuiteError(
+        f"the integer{key} has {len(found.group(2))} digits, more than a number may have",
+        file=str(path),
+        line=first_line + text.count("\n", 0, found.start()),
+        fix="write the value as a string (in quotes) if it is an identifier",
+    )
+
+
 def _json(text: str, path: Path, line: int | None = None) -> Any:
-    """One JSON document of a tests file; invalid or too deeply nested JSON is a SuiteError."""
+    """One JSON document of a tests file (starting at `line`); invalid or too deeply nested
+    JSON is a SuiteError at the line of the fault."""
     try:
         return json.loads(text)
     except RecursionError:
-        problem, fix = "JSON nested too deep to read", "nest the values less deeply"
+        raise SuiteError(
+            "JSON nested too deep to read",
+            file=str(path),
+            line=line,
+            fix="nest the values less deeply",
+        ) from None
     except ValueError as exc:
-        problem, fix = f"invalid JSON: {exc}", "write the tests as a JSON list of test objects"
-    raise SuiteError(problem, file=str(path), line=line, fix=fix)
+        raise json_error(exc, text, path, line or 1) from None
 
 
 def _json_lines(path: Path) -> list[Any]:

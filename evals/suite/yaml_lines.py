@@ -92,6 +92,13 @@ class LineDict(dict[Any, Any]):
     file: str | None
 
 
+class LineList(list[Any]):
+    """A list that knows the 1-based line it started on (its first item, or its `[`)."""
+
+    __slots__ = ("line",)
+    line: int
+
+
 class _LineLoader(CoreLoader):
     """The core-schema safe loader (libyaml's C parser) whose mappings are LineDicts."""
 
@@ -159,7 +166,15 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
     return mapping
 
 
+def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> Iterator[LineList]:
+    sequence = LineList()
+    sequence.line = node.start_mark.line + 1
+    yield sequence  # as PyYAML's own constructor: a list may hold itself through an alias
+    sequence.extend(loader.construct_sequence(node))
+
+
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 
 _MAP_TAG = yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG
 _SEQ_TAG = yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG
@@ -248,8 +263,9 @@ class _EventBuilder:
             self.anchors[event.anchor] = _Unsupported  # until built: aliases inside recurse
         return build(event)
 
-    def sequence(self, event: yaml.SequenceStartEvent) -> list[Any]:
-        items = []
+    def sequence(self, event: yaml.SequenceStartEvent) -> LineList:
+        items = LineList()
+        items.line = _line(event)
         next_event = self.loader.get_event
         while not isinstance(item := next_event(), yaml.SequenceEndEvent):
             items.append(self.node(item))
@@ -357,7 +373,8 @@ def mark_origin(value: Any, file: str, line: int = 0) -> Any:
 
 
 def line_of(value: Any, key: str | None = None) -> int | None:
-    """The line of `key` in a mapping (or where the mapping starts), when it came from YAML."""
+    """The line of `key` in a mapping (or where the mapping or list starts), when it came
+    from YAML."""
     if key is not None:
         line = getattr(value, "key_lines", {}).get(key)
         if line is not None:

@@ -14,6 +14,7 @@ ships them); a model is found by its longest known prefix (`gpt-4o-2024-08-06` c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
@@ -71,7 +72,13 @@ class PriceError(ValueError):
 
 
 def _number(value: object) -> TypeGuard[int | float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A price: a finite number, not negative (booleans are not numbers)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value) and value >= 0
+    except OverflowError:  # an int beyond a float
+        return False
 
 
 def find_price(model: str, table: Mapping[str, Price] | None = None) -> Price | None:
@@ -94,7 +101,7 @@ def _per_token(value: object, key: str) -> float | None:
     if value is None:
         return None
     if not _number(value):
-        raise PriceError(f"{key} must be a number (per token), got {value!r}")
+        raise PriceError(f"{key} must be a finite number >= 0 (per token), got {value!r:.40}")
     return float(value) * PER_MILLION
 
 
@@ -133,7 +140,7 @@ def _per_million(entry: object, input_key: str, output_key: str, what: str) -> P
     rate_in = entry.get(input_key, entry.get("prompt"))
     rate_out = entry.get(output_key, entry.get("completion"))
     if not _number(rate_in) or not _number(rate_out):
-        raise PriceError(f"{what} needs numeric {input_key} and {output_key} rates")
+        raise PriceError(f"{what} needs {input_key} and {output_key} rates, finite numbers >= 0")
     return Price(float(rate_in), float(rate_out))
 
 

@@ -8,6 +8,7 @@ from tests.hostile import (
     corpus_agents,
     corpus_cli,
     corpus_datasets,
+    corpus_settings,
     corpus_signals,
     corpus_suites,
 )
@@ -16,6 +17,7 @@ from tests.hostile.rootcauses import CAUSES, cause
 
 _ALL = [
     *corpus_suites.CASES,
+    *corpus_settings.CASES,
     *corpus_datasets.CASES,
     *corpus_agents.CASES,
     *corpus_cli.CASES,

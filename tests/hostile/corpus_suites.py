@@ -410,9 +410,9 @@ CASES = [
         "prompts",
         "prompts",
     ),
-    bad_suite(
+    bad_suite(  # an unclosed block; an unclosed {{ is text (prompt-partial-tag-is-text)
         "prompt-template-unclosed",
-        "prompts: ['{{q']\nproviders: [{id: file://good.py, label: good}]\n" + TEST,
+        "prompts: ['{% if q %}{{q}}']\nproviders: [{id: file://good.py, label: good}]\n" + TEST,
         "prompts",
         "prompt",
     ),

@@ -16,13 +16,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _shape(value: Any) -> Any:
-    """Value, type, mapping and key lines of every node, so equal shapes mean equal loads."""
+    """Value, type, mapping, list and key lines of every node, so equal shapes mean equal
+    loads."""
     if isinstance(value, dict):
         items = [(repr(k), _shape(v)) for k, v in value.items()]
         lines = (getattr(value, "line", None), getattr(value, "key_lines", None))
         return ("map", type(value).__name__, lines, items)
     if isinstance(value, list):
-        return ("seq", [_shape(v) for v in value])
+        return (
+            "seq",
+            type(value).__name__,
+            getattr(value, "line", None),
+            [_shape(v) for v in value],
+        )
     return (type(value).__name__, repr(value))
 
 
@@ -97,3 +103,8 @@ _documents = st.recursive(
 def test_any_dumped_document_loads_identically(document, flow):
     text = yaml.safe_dump(document, default_flow_style=flow, allow_unicode=True)
     assert _ours(text) == _reference(text)
+
+
+def test_lists_know_their_first_line():
+    loaded = parse_yaml_text("a:\n  - 1\n  - [2, 3]\nb: [x]\n")
+    assert (loaded["a"].line, loaded["a"][1].line, loaded["b"].line) == (2, 3, 4)

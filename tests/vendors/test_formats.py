@@ -178,6 +178,14 @@ def test_provider_config_prices_and_overrides():
         provider_price("gpt-4o", {"inputCost": "free"})
 
 
+@pytest.mark.parametrize("rate", [-1, float("nan"), float("inf"), True, 10**400])
+def test_a_price_is_a_finite_number_not_below_zero(rate):
+    with pytest.raises(PriceError, match="finite numbers >= 0"):
+        price_table({"m": {"input": rate, "output": 1}})
+    with pytest.raises(PriceError, match="finite number >= 0"):
+        provider_price("m", {"cost": rate})
+
+
 @given(
     st.floats(0, 100),
     st.floats(0, 100),
