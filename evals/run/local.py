@@ -33,7 +33,7 @@ class AgentsOnDemand(dict[str, Agent]):
         if self.cache is not None:
             from evals.run.cache import CachedAgent
 
-            agent = CachedAgent(agent, spec, self.cache)
+            agent = CachedAgent(agent, spec, self.cache, self.suite.secrets)
         self[key] = agent
         return agent
 
