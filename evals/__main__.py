@@ -1,7 +1,5 @@
 """`python -m evals` runs the command line."""
 
-import sys
+from evals.cli import console
 
-from evals.cli import main
-
-sys.exit(main())
+console()

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from evals import __version__
 from evals.common.extras import require_extra
-from evals.common.interrupts import stop_signals_as_interrupt
+from evals.common.interrupts import exit_at_next_stop, stop_signals_as_interrupt
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
 
 if TYPE_CHECKING:
@@ -1008,8 +1008,26 @@ def _add_ci(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 GC_THRESHOLDS = (20_000, 50, 50)
 
 
+def console() -> None:
+    """Entry point of the `evals` command and `python -m evals`: `main`, then exit. A second
+    stop signal that arrives while the first is handled, or while the process shuts down
+    after it, still ends the process with the interrupted exit code, never a traceback."""
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        code = int(ExitCode.INTERRUPTED)
+    if code == ExitCode.INTERRUPTED:
+        # what completed is stored and marked; the interpreter's teardown would join agent
+        # threads and restore the default signal handlers, where one more Ctrl-C kills
+        exit_at_next_stop(code)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `evals` console script; returns the process exit code."""
+    """Run one command line; returns the process exit code."""
     gc.set_threshold(*GC_THRESHOLDS)
     parser = build_parser()
     args = parser.parse_args(argv)

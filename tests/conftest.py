@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,16 @@ from hypothesis import HealthCheck, settings
 
 from evals.model.errors import SuiteError
 from evals.suite import load_suite
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Run the tests with Ctrl-C's default handling, however they were started: a shell
+    starts background jobs (`cmd &` in a script) with SIGINT ignored, the harness's
+    children inherit that, and the interrupt tests would then wait for a stop that never
+    comes."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 # Speed is measured by the benchmark scripts, not by tests: on a loaded machine a property
 # may take longer than hypothesis's default deadline without being wrong.

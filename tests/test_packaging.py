@@ -114,7 +114,7 @@ def test_the_installed_distribution_exposes_only_evals() -> None:
     assert (distribution.read_text("top_level.txt") or "").split() == ["evals"]
     entry_points = {(e.group, e.name): e.value for e in distribution.entry_points}
     assert entry_points == {
-        ("console_scripts", "evals"): "evals.cli:main",
+        ("console_scripts", "evals"): "evals.cli:console",
         ("pytest11", "evals"): "evals.testing.plugin",
     }
 

@@ -7,6 +7,7 @@ the harness raises the same exception, and must stay an interruption (exit 130).
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -89,6 +90,20 @@ def signals_held() -> Iterator[None]:
         yield
     finally:
         _restore(previous)
+
+
+def exit_at_next_stop(code: int) -> None:
+    """For a process about to exit after an interruption: a further stop signal while it
+    shuts down (threads joined, files flushed) exits at once with `code` instead of raising
+    KeyboardInterrupt where nothing catches it. Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        os._exit(code)
+
+    for each in STOP_SIGNALS:
+        signal.signal(each, handler)
 
 
 def _restore(handlers: dict[signal.Signals, Any]) -> None:
