@@ -39,6 +39,7 @@ Side = Literal["lower", "upper"]
 _TIE = 1e-9
 _GRID = (61, 21, 21)
 _SEARCH_POINTS = 9
+_PEAKS = 3
 _SEARCH_ROUNDS = 6
 _CELLS = 2_000_000
 
@@ -153,16 +154,30 @@ def _binomial(n: int, probability: np.ndarray) -> np.ndarray:
 def _maximize(
     tail: Callable[[np.ndarray], np.ndarray], low: np.ndarray, high: np.ndarray
 ) -> np.ndarray:
-    """Row-wise maximum of `tail` over [low, high]: a grid, then refinements at each peak."""
-    best_value = np.zeros(len(low))
+    """Row-wise maximum of `tail` over [low, high]: a grid, then refinements around each of
+    the grid's highest local peaks (the tail of a nuisance parameter often has several
+    bumps of nearly equal height, and refining only the highest grid point can settle on
+    the lower bump)."""
+    first, *finer = _GRID
+    grid = low[:, None] + (high - low)[:, None] * np.linspace(0.0, 1.0, first)
+    values = tail(grid)
     rows = np.arange(len(low))
-    for points in _GRID:
-        grid = low[:, None] + (high - low)[:, None] * np.linspace(0.0, 1.0, points)
-        values = tail(grid)
-        best = values.argmax(axis=1)
-        best_value = np.maximum(best_value, values[rows, best])
-        low = grid[rows, np.maximum(best - 1, 0)]
-        high = grid[rows, np.minimum(best + 1, points - 1)]
+    best_value = values.max(axis=1)
+    padded = np.pad(values, ((0, 0), (1, 1)), constant_values=-np.inf)
+    peaks = np.where((values >= padded[:, :-2]) & (values >= padded[:, 2:]), values, -np.inf)
+    for rank in range(_PEAKS):
+        peak = np.argsort(-peaks, axis=1, kind="stable")[:, rank]
+        span_low = grid[rows, np.maximum(peak - 1, 0)]
+        span_high = grid[rows, np.minimum(peak + 1, first - 1)]
+        for points in finer:
+            fine = span_low[:, None] + (span_high - span_low)[:, None] * np.linspace(
+                0.0, 1.0, points
+            )
+            fine_values = tail(fine)
+            best = fine_values.argmax(axis=1)
+            best_value = np.maximum(best_value, fine_values[rows, best])
+            span_low = fine[rows, np.maximum(best - 1, 0)]
+            span_high = fine[rows, np.minimum(best + 1, points - 1)]
     return np.minimum(best_value, 1.0)
 
 
