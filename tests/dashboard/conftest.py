@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,6 +13,7 @@ from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
 from evals.suite import load_suite
+from tests.dashboard.browser import chromium
 
 DEMO_SUITE = Path(__file__).resolve().parents[2] / "cases" / "trading-research"
 
@@ -38,3 +41,12 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
     nightly = run_demo(url, repeat=2, environment="nightly")
     latest = run_demo(url, repeat=2)
     yield url, [nightly, latest]
+
+
+@pytest.fixture(scope="module")
+def browser(dashboard_url: str) -> Iterator[Any]:
+    """A headless Chromium, started once the module's dashboard (`dashboard_url`) serves."""
+    path = os.environ.get("EVALS_TEST_CHROMIUM")
+    assert path is not None
+    with chromium(path) as launched:
+        yield launched

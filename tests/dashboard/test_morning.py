@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from benchmarks.synthetic_history import REGRESSION_NIGHT, commit, morning_history
-from tests.dashboard.browser import ConsoleErrors, ScriptRuns, chromium, serve
+from tests.dashboard.browser import ConsoleErrors, ScriptRuns, serve
 
 pytestmark = pytest.mark.browser
 
@@ -41,14 +41,6 @@ def dashboard_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     morning_history(store)
     with serve(store) as address:
         yield address
-
-
-@pytest.fixture(scope="module")
-def browser(dashboard_url: str) -> Iterator[Any]:
-    """A headless Chromium."""
-    assert CHROMIUM is not None
-    with chromium(CHROMIUM) as launched:
-        yield launched
 
 
 def _open(browser: Any) -> tuple[Any, ScriptRuns, ConsoleErrors]:

@@ -16,7 +16,7 @@ import pytest
 
 from benchmarks.dashboard_scale import fill
 from evals.store import open_store
-from tests.dashboard.browser import ConsoleErrors, ScriptRuns, chromium, serve
+from tests.dashboard.browser import ConsoleErrors, ScriptRuns, serve
 
 pytestmark = pytest.mark.browser
 
@@ -36,14 +36,6 @@ def dashboard_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     store.close()
     with serve(url) as address:
         yield address
-
-
-@pytest.fixture(scope="module")
-def browser(dashboard_url: str) -> Iterator[Any]:
-    """A headless Chromium."""
-    assert CHROMIUM is not None
-    with chromium(CHROMIUM) as launched:
-        yield launched
 
 
 @pytest.fixture
