@@ -25,6 +25,9 @@ from tests.hostile.harness import (
 
 # Files larger than this are scanned in pieces (agents that return huge outputs).
 _CHUNK = 1 << 24
+# Project-root entries other test modules write by design while cases run beside them
+# (the dashboard's browser tests save their screenshots under artifacts/).
+_SHARED_TEST_OUTPUTS = frozenset({"artifacts"})
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ class Snapshot:
 def snapshot(ws: Workspace) -> Snapshot:
     """Entries of the project root and of the case's watched outside directory."""
     return Snapshot(
-        frozenset(os.listdir(REPO_ROOT)),
+        frozenset(os.listdir(REPO_ROOT)) - _SHARED_TEST_OUTPUTS,
         (REPO_ROOT / ".evals").exists(),
         frozenset(str(p.relative_to(ws.outside)) for p in ws.outside.rglob("*")),
     )
