@@ -1,11 +1,13 @@
 """Compare the fixed, staged and adaptive designs of repeats by simulation (seeded).
 
-    python validation/adaptive_design.py [--runs N] [--seed S] [--drops D ...]
+    python validation/adaptive_design.py [--runs N] [--seed S] [--drops D ...] [--drop-tags T ...]
+    python validation/adaptive_design.py --allocation
 
 Two agents run C cases: 30 cases in 3 tags of 10, or 100 cases in 5 tags of 20. Each case
 has its own true pass rate p_c ~ Beta with mean `mu` and intra-class correlation `icc`
 (the beta-binomial model); the candidate's cases in tag t0 (a third or a fifth of the
-cases) move by one log-odds shift so their mean drops by `drop` (0 for A/A). The gates are
+cases, or the tags named by --drop-tags) move by one log-odds shift so their mean drops by
+`drop` (0 for A/A). The gates are
 the suite's `regression` (tolerated loss 0.05) and a `regression[tag]` gate on every tag
 (tolerated loss 0.10, or `--tag-tolerance`), decided by the product's own code
 (`evals.pipeline.evaluation.analyse`):
@@ -25,7 +27,16 @@ the suite's `regression` (tolerated loss 0.05) and a `regression[tag]` gate on e
 The per-case verdict table, which none of these gates reads, is left out for speed. Each
 build draws its runs once and every design reads a prefix of them, so the designs are
 compared on the same data; "fixed verdict" is the share of builds where a design reached
-the fixed design's verdict. Agent calls count both agents' runs.
+the fixed design's verdict. Agent calls count both agents' runs. Each row names what its
+verdicts are: a failure is "power" when some gate's true loss exceeds its tolerance and a
+"false failure" otherwise; a pass is a "false pass" when some gate's true loss reaches its
+tolerance (a drop of exactly the tolerance is the null boundary, where both are wrong).
+
+--allocation prints, from the beta-binomial model alone (no gate is run), how far per-case
+allocation of repeats can go at the variance of fixed k = 10 for the gates' estimand (the
+mean over cases of the per-case difference): the bound of the oracle Neyman allocation,
+the unbiased fixed-weight design that settles cases whose first runs all agree, and the
+bias of the two naive estimators after settling (docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -55,8 +66,8 @@ from evals.stats import spending_shares
 # most of a summary's time), so it is left out: every case's p-value is "not tested".
 comparison.case_p_value = lambda candidate, baseline, pair: None  # type: ignore[assignment]
 
-REGRESSED = ("t0",)
 MAX_REPEATS = 20
+SUITE_TOLERANCE = 0.05
 
 
 def tag_count(cases: int) -> int:
@@ -69,7 +80,7 @@ def gate_config(tags: int, tolerance: float) -> GateConfig:
     return GateConfig(
         baseline="base",
         candidate="cand",
-        max_regression=0.05,
+        max_regression=SUITE_TOLERANCE,
         max_error_rate=None,
         block_p0_regressions=False,
         per_tag={f"t{i}": {"max_regression": tolerance} for i in range(tags)},
@@ -127,10 +138,15 @@ class Build:
 
 
 def draw_build(
-    rng: np.random.Generator, cases: Sequence[Case], mu: float, icc: float, drop: float
+    rng: np.random.Generator,
+    cases: Sequence[Case],
+    mu: float,
+    icc: float,
+    drop: float,
+    regressed_tags: Sequence[str],
 ) -> Build:
     rates = case_rates(rng, len(cases), mu, icc)
-    regressed = np.array([bool(set(c.tags) & set(REGRESSED)) for c in cases])
+    regressed = np.array([bool(set(c.tags) & set(regressed_tags)) for c in cases])
     candidate = rates.copy()
     candidate[regressed] = shifted(rates[regressed], drop)
     base = rng.random((len(cases), MAX_REPEATS)) < rates[:, None]
@@ -198,6 +214,7 @@ def scenario(
     drop: float,
     designs: dict[str, Callable[[Suite, Build], tuple[str, int]]],
     tolerance: float,
+    regressed_tags: Sequence[str],
 ) -> dict[str, Tally]:
     """Every design on the same `runs` simulated builds; the first design is the reference
     whose verdict the others are compared with."""
@@ -206,12 +223,82 @@ def scenario(
     suite.gates = gate_config(tag_count(cases), tolerance)
     tallies = {name: Tally() for name in designs}
     for _ in range(runs):
-        build = draw_build(rng, suite.cases, mu, icc, drop)
+        build = draw_build(rng, suite.cases, mu, icc, drop, regressed_tags)
         outcomes = {name: design(suite, build) for name, design in designs.items()}
         reference = next(iter(outcomes.values()))[0]
         for name, (verdict, calls) in outcomes.items():
             tallies[name].add(verdict, calls, reference)
     return tallies
+
+
+def verdict_names(
+    cases: int, drop: float, regressed_tags: Sequence[str], tolerance: float
+) -> tuple[str, str]:
+    """What a failure and a pass are in a row: a failure is power when some gate's true
+    loss exceeds its tolerance, a pass is false when some gate's true loss reaches it."""
+    tags = tag_count(cases)
+    hit = len(set(regressed_tags) & {f"t{i}" for i in range(tags)})
+    losses = [(drop * hit / tags, SUITE_TOLERANCE), (drop if hit else 0.0, tolerance)]
+    beyond = any(loss > limit + 1e-12 for loss, limit in losses)
+    reached = any(loss >= limit - 1e-12 for loss, limit in losses)
+    return ("power" if beyond else "false failure"), ("false pass" if reached else "passes")
+
+
+def allocation(
+    rng: np.random.Generator, mu: float, icc: float, drop: float, draws: int = 400_000
+) -> list[str]:
+    """How far per-case allocation of repeats can go at the variance of fixed k = 10.
+
+    The gates estimate the mean over cases of p_cand - p_base; with n_i repeats of case i
+    its run noise is sum(s_i^2/n_i)/C^2, s_i^2 = p_b(1-p_b) + p_c(1-p_c). Fixed k = 10
+    gives sum(s_i^2)/(10·C^2). The oracle Neyman allocation (n_i proportional to s_i,
+    rates known) reaches that variance with mean(s)^2/mean(s^2) of the calls: a bound no
+    allocation learnt from the runs can beat. A design that settles a case whose first n0
+    repeats of both agents all agree and keeps its estimate unbiased must weight the two
+    stages by fixed weights n0/10 and 1 - n0/10 (Cui, Hung and Wang 1999, per case) and
+    still run m_s >= 1 more repeats; the other cases get the m_u repeats that restore
+    the variance of fixed k = 10. Stopping instead (the settled case's difference 0, the
+    others' plain means) biases the case-mean estimate toward 0 by a factor
+    1 - P(settle)·(1 - n0/10), and weighting cases by their repeats moves the estimand to
+    sum(Delta_i·E n_i)/sum(E n_i).
+    """
+    last = 10
+    base = case_rates(rng, draws, mu, icc)
+    cand = shifted(base, drop)
+    noise = base * (1 - base) + cand * (1 - cand)
+    difference = cand - base
+    lines = [
+        f"  oracle Neyman allocation: {np.sqrt(noise).mean() ** 2 / noise.mean():.2f} of the "
+        "calls of fixed k=10 at its variance"
+    ]
+    for first in (2, 4):
+        settle = (base * cand) ** first + ((1 - base) * (1 - cand)) ** first
+        early, late = first / last, 1 - first / last
+        for settled_runs in (1, 2):
+            rest = noise.mean() / last - early**2 / first * noise.mean()
+            rest -= late**2 / settled_runs * (noise * settle).mean()
+            if rest <= 0:
+                lines.append(
+                    f"  settle after {first}, {settled_runs} more run(s), fixed weights: "
+                    "cannot reach the variance of fixed k=10"
+                )
+                continue
+            open_runs = late**2 * (noise * (1 - settle)).mean() / rest
+            calls = first + settle.mean() * settled_runs + (1 - settle.mean()) * open_runs
+            lines.append(
+                f"  settle after {first}, {settled_runs} more run(s), fixed weights: "
+                f"{settle.mean():.0%} of cases settle, the others need {open_runs:.1f} more "
+                f"repeats; {calls / last:.2f} of the calls"
+            )
+        if drop:
+            expected_runs = first * settle + last * (1 - settle)
+            shrunk = (difference * (1 - settle * late)).mean()
+            weighted = (difference * expected_runs).sum() / expected_runs.sum()
+            lines.append(
+                f"  stop after {first} when all agree: case-mean estimate {shrunk:+.3f}, "
+                f"repeat-weighted {weighted:+.3f}, for a true {difference.mean():+.3f}"
+            )
+    return lines
 
 
 SCENARIOS = ((30, 0.7, 0.3), (30, 0.85, 0.5), (100, 0.7, 0.3))
@@ -233,25 +320,58 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--drops", type=float, nargs="+", default=[0.0, 0.05, 0.10, 0.20])
+    parser.add_argument(
+        "--drop-tags",
+        nargs="+",
+        default=["t0"],
+        help="the tags whose cases drop (t0 t1 t2 for every case at 30 cases)",
+    )
     parser.add_argument("--tag-tolerance", type=float, default=0.10, help="per-tag gates")
+    parser.add_argument(
+        "--designs",
+        nargs="+",
+        default=None,
+        help="which designs to run besides fixed k=10, by name (default all)",
+    )
+    parser.add_argument(
+        "--allocation",
+        action="store_true",
+        help="print how far per-case allocation of repeats can go, and run no gate",
+    )
     arguments = parser.parse_args()
+    if arguments.allocation:
+        print(f"per-case allocation against fixed k=10, seed {arguments.seed}, 400000 cases")
+        for number, (_, mu, icc) in enumerate(SCENARIOS[:2]):
+            for drop in (0.0, 0.10):
+                rng = np.random.default_rng(arguments.seed + 100 * number + int(100 * drop))
+                print(f"\nmu {mu}, icc {icc}, drop {drop:.2f}:")
+                print("\n".join(allocation(rng, mu, icc, drop)))
+        return
     strict = AdaptiveDesign(last=10, first=2, every=2, futility=2.0)
     eager = AdaptiveDesign(last=10, first=2, every=2, futility=1.0)
-    designs: dict[str, Callable[[Suite, Build], tuple[str, int]]] = {
-        "fixed k=10": fixed,
+    candidates: dict[str, Callable[[Suite, Build], tuple[str, int]]] = {
         **({"staged 5,10,20": staged} if arguments.staged else {}),
         "union bound, futility 2": lambda s, b: adaptive(s, b, strict, exact=False),
         "adaptive, futility 2": lambda s, b: adaptive(s, b, strict),
         "adaptive, futility 1": lambda s, b: adaptive(s, b, eager),
     }
+    chosen = arguments.designs or list(candidates)
+    unknown = set(chosen) - set(candidates)
+    if unknown:
+        parser.error(f"unknown design(s) {sorted(unknown)}; choose from {sorted(candidates)}")
+    designs: dict[str, Callable[[Suite, Build], tuple[str, int]]] = {
+        "fixed k=10": fixed,
+        **{name: candidates[name] for name in chosen},
+    }
     started = time.perf_counter()
     aa_runs = arguments.aa_runs or arguments.runs
+    dropped = ", ".join(arguments.drop_tags)
     print(
         f"{arguments.runs} simulated builds per row ({aa_runs} per A/A row), "
         f"seed {arguments.seed}, build alpha 0.05; "
-        "gates: regression (tolerance 0.05) and regression[tag] on every tag (tolerance "
-        f"{arguments.tag_tolerance:g}); "
-        f"3 tags at 30 cases, 5 at 100; the drop hits tag {', '.join(REGRESSED)}; adaptive "
+        f"gates: regression (tolerance {SUITE_TOLERANCE:g}) and regression[tag] on every tag "
+        f"(tolerance {arguments.tag_tolerance:g}); "
+        f"3 tags at 30 cases, 5 at 100; the drop hits tag(s) {dropped}; adaptive "
         f"looks at {','.join(map(str, strict.looks()))} repeats, rho {strict.rho:g}"
     )
     savings: dict[str, list[float]] = {name: [] for name in designs}
@@ -262,21 +382,33 @@ def main() -> None:
             row_seed = arguments.seed + 100 * number + int(100 * drop)
             runs = aa_runs if drop == 0 else arguments.runs
             tallies = scenario(
-                runs, row_seed, cases, mu, icc, drop, designs, arguments.tag_tolerance
+                runs,
+                row_seed,
+                cases,
+                mu,
+                icc,
+                drop,
+                designs,
+                arguments.tag_tolerance,
+                arguments.drop_tags,
             )
-            label = "A/A" if drop == 0 else f"drop {drop:.2f} on t0"
+            label = "A/A" if drop == 0 else f"drop {drop:.2f} on {dropped}"
+            failure, passing = verdict_names(
+                cases, drop, arguments.drop_tags, arguments.tag_tolerance
+            )
             print(f"\n{cases} cases, mu {mu}, icc {icc}, {label}:")
             reference = tallies["fixed k=10"].mean_calls
             for name, tally in tallies.items():
-                fail = tally.share("fail")
-                se = math.sqrt(fail * (1 - fail) / tally.builds)
-                what = "false failure" if drop == 0 else "power"
+                fail, passed = tally.share("fail"), tally.share("pass")
+                fail_se = math.sqrt(fail * (1 - fail) / tally.builds)
+                pass_se = math.sqrt(passed * (1 - passed) / tally.builds)
                 saving = 1 - tally.mean_calls / reference
                 savings[name].append(saving)
                 print(
-                    f"  {name:<24} {what} {fail:.3f} (MC SE {se:.3f}), passes "
-                    f"{tally.share('pass'):.3f}, fixed verdict {tally.agreed / tally.builds:.2f}; "
-                    f"agent calls {tally.mean_calls:6.0f} ({-saving:+.0%})"
+                    f"  {name:<24} {failure} {fail:.3f} (MC SE {fail_se:.3f}), {passing} "
+                    f"{passed:.3f} ({pass_se:.3f}), fixed verdict "
+                    f"{tally.agreed / tally.builds:.2f}; agent calls {tally.mean_calls:6.0f} "
+                    f"({-saving:+.0%})"
                 )
     print("\nmean agent calls against fixed k=10 over the rows:")
     for name, values in savings.items():
