@@ -1,7 +1,7 @@
 """Compare the fixed, staged and adaptive designs of repeats by simulation (seeded).
 
     python validation/adaptive_design.py [--runs N] [--seed S] [--drops D ...] [--drop-tags T ...]
-    python validation/adaptive_design.py --allocation
+    python validation/adaptive_design.py --allocation [--settling BUILDS]
 
 Two agents run C cases: 30 cases in 3 tags of 10, or 100 cases in 5 tags of 20. Each case
 has its own true pass rate p_c ~ Beta with mean `mu` and intra-class correlation `icc`
@@ -36,7 +36,12 @@ tolerance (a drop of exactly the tolerance is the null boundary, where both are 
 allocation of repeats can go at the variance of fixed k = 10 for the gates' estimand (the
 mean over cases of the per-case difference): the bound of the oracle Neyman allocation,
 the unbiased fixed-weight design that settles cases whose first runs all agree, and the
-bias of the two naive estimators after settling (docs/statistics.md).
+bias of the two naive estimators after settling (docs/statistics.md). --settling N adds
+N simulated 30-case suites per row, each judged once at the null boundary (the candidate
+exactly at the tolerated loss 0.10) by the gates' t test at fixed k = 10, by the same test
+after settling the cases whose first 2 repeats all agree, and by a test that weights cases
+by their repeats (cluster-robust), for a log-odds drop and for a drop on the most
+reliable third of the cases: the false failures and false passes of each.
 """
 
 from __future__ import annotations
@@ -60,7 +65,7 @@ from evals.model.summary import GateReport
 from evals.pipeline.adaptive import AdaptiveDesign
 from evals.pipeline.evaluation import analyse
 from evals.pipeline.staged import look_spends
-from evals.stats import spending_shares
+from evals.stats import mean_differences, spending_shares, t_quantile
 
 # No gate here reads the per-case verdict table (each case's exact test and interval,
 # most of a summary's time), so it is left out: every case's p-value is "not tested".
@@ -301,6 +306,80 @@ def allocation(
     return lines
 
 
+def shifted_rows(rates: np.ndarray, drop: float) -> np.ndarray:
+    """Each row of `rates` moved by its own log-odds shift so its mean falls by `drop`."""
+    logits = np.log(np.clip(rates, 1e-9, 1 - 1e-9) / np.clip(1 - rates, 1e-9, 1))
+    target = np.maximum(rates.mean(axis=1) - drop, 1e-6)[:, None]
+    low, high = np.full_like(target, -30.0), np.zeros_like(target)
+    for _ in range(60):
+        middle = (low + high) / 2
+        above = (1 / (1 + np.exp(-(logits + middle)))).mean(axis=1, keepdims=True) > target
+        high, low = np.where(above, middle, high), np.where(above, low, middle)
+    return 1 / (1 + np.exp(-(logits + (low + high) / 2)))
+
+
+def reliable_drop(rates: np.ndarray, drop: float) -> np.ndarray:
+    """The most reliable third of each row's cases lose 3·`drop` (the row's mean `drop`)."""
+    lowered = rates.copy()
+    third = rates.shape[1] // 3
+    top = np.argsort(-rates, axis=1)[:, :third]
+    rows = np.arange(rates.shape[0])[:, None]
+    lowered[rows, top] = rates[rows, top] - drop * rates.shape[1] / third
+    return np.clip(lowered, 0.0, 1.0)
+
+
+def settling(
+    rng: np.random.Generator, builds: int, mu: float, icc: float, cases: int = 30
+) -> list[str]:
+    """False failures and false passes at the null boundary after settling agreeing cases.
+
+    Each suite is judged once, one-sided at 1.25 % on each side (the finest test's share
+    of a 0.05 build budget over two gates and the pass side), tolerated loss 0.10, the
+    candidate's mean exactly 0.10 below the baseline's. A case settles when its first 2
+    repeats of both agents all agree; the others run 10.
+    """
+    tolerance, level, first, last = 0.10, 0.0125, 2, 10
+    critical = t_quantile(1 - level, cases - 1)
+    lines = []
+    for label, move in (
+        ("log-odds drop", shifted_rows),
+        ("drop on the reliable third", reliable_drop),
+    ):
+        base = case_rates(rng, builds * cases, mu, icc).reshape(builds, cases)
+        cand = move(base, tolerance)
+        base_runs = rng.random((builds, cases, last)) < base[..., None]
+        cand_runs = rng.random((builds, cases, last)) < cand[..., None]
+        agree = base_runs[..., :first].all(-1) & cand_runs[..., :first].all(-1)
+        agree |= ~(base_runs[..., :first].any(-1) | cand_runs[..., :first].any(-1))
+        repeats = np.where(agree, first, last)
+        counted = np.arange(last) < repeats[..., None]
+        cand_passes = (cand_runs & counted).sum(-1)
+        base_passes = (base_runs & counted).sum(-1)
+        fixed_estimate, fixed_error = mean_differences(
+            cand_runs.sum(-1), last, base_runs.sum(-1), last
+        )
+        plain_estimate, plain_error = mean_differences(cand_passes, repeats, base_passes, repeats)
+        differences = (cand_passes - base_passes) / repeats
+        weighted = (repeats * differences).sum(-1) / repeats.sum(-1)
+        spread = (repeats**2 * (differences - weighted[:, None]) ** 2).sum(-1)
+        weighted_error = np.sqrt(spread * cases / (cases - 1)) / repeats.sum(-1)
+        calls = repeats.mean() / last
+        lines.append(f"  {label}, true difference {float((cand - base).mean()):+.3f}:")
+        for name, estimate, error, share in (
+            ("fixed k=10, case mean", fixed_estimate, fixed_error, 1.0),
+            ("settled, case mean", plain_estimate, plain_error, calls),
+            ("settled, repeat-weighted", weighted, weighted_error, calls),
+        ):
+            fails = np.mean(estimate + critical * error < -tolerance)
+            passes = np.mean(estimate - critical * error >= -tolerance)
+            fail_se, pass_se = (np.sqrt(x * (1 - x) / builds) for x in (fails, passes))
+            lines.append(
+                f"    {name:<26} false failure {fails:.4f} ({fail_se:.4f}), "
+                f"false pass {passes:.4f} ({pass_se:.4f}), calls {share:.2f}"
+            )
+    return lines
+
+
 SCENARIOS = ((30, 0.7, 0.3), (30, 0.85, 0.5), (100, 0.7, 0.3))
 
 
@@ -338,6 +417,14 @@ def main() -> None:
         action="store_true",
         help="print how far per-case allocation of repeats can go, and run no gate",
     )
+    parser.add_argument(
+        "--settling",
+        type=int,
+        default=0,
+        metavar="BUILDS",
+        help="with --allocation, also judge BUILDS suites per row at the null boundary after "
+        "settling cases whose first runs all agree",
+    )
     arguments = parser.parse_args()
     if arguments.allocation:
         print(f"per-case allocation against fixed k=10, seed {arguments.seed}, 400000 cases")
@@ -346,6 +433,15 @@ def main() -> None:
                 rng = np.random.default_rng(arguments.seed + 100 * number + int(100 * drop))
                 print(f"\nmu {mu}, icc {icc}, drop {drop:.2f}:")
                 print("\n".join(allocation(rng, mu, icc, drop)))
+        if arguments.settling:
+            print(
+                f"\nsettling after 2 repeats at the null boundary, {arguments.settling} suites "
+                "of 30 cases per row, one-sided 1.25 % per side, tolerated loss 0.10 (MC SE):"
+            )
+            for number, (_, mu, icc) in enumerate(SCENARIOS[:2]):
+                rng = np.random.default_rng(arguments.seed + 7 + number)
+                print(f"mu {mu}, icc {icc}:")
+                print("\n".join(settling(rng, arguments.settling, mu, icc)))
         return
     strict = AdaptiveDesign(last=10, first=2, every=2, futility=2.0)
     eager = AdaptiveDesign(last=10, first=2, every=2, futility=1.0)
