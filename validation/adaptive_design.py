@@ -36,7 +36,8 @@ tolerance (a drop of exactly the tolerance is the null boundary, where both are 
 allocation of repeats can go at the variance of fixed k = 10 for the gates' estimand (the
 mean over cases of the per-case difference): the bound of the oracle Neyman allocation,
 the unbiased fixed-weight design that settles cases whose first runs all agree, and the
-bias of the two naive estimators after settling (docs/statistics.md). --settling N adds
+bias of the two naive estimators after settling, and the fewest calls of an ideal futility
+rule that keeps 95 % of a gate's passes (docs/statistics.md). --settling N adds
 N simulated 30-case suites per row, each judged once at the null boundary (the candidate
 exactly at the tolerated loss 0.10) by the gates' t test at fixed k = 10, by the same test
 after settling the cases whose first 2 repeats all agree, and by a test that weights cases
@@ -306,6 +307,37 @@ def allocation(
     return lines
 
 
+def futility_bound(
+    rng: np.random.Generator, passes: float, keep: float, paths: int = 200_000
+) -> tuple[float, float]:
+    """The fewest calls (share of the fixed design's) of a futility rule that keeps `keep`
+    of a gate's passes, and the share it kept, when the fixed design passes `passes`.
+
+    The gate's statistic follows the canonical Brownian motion at the looks 2, 4, ..., 10
+    of 10 (Jennison and Turnbull 2000, §3.1), with the drift that makes the fixed design
+    pass with probability `passes` at a one-sided 0.5 % (z = 2.576); the rule stops at the
+    first look whose z statistic lies below g0 + g1·t, and (g0, g1) are searched on a
+    grid knowing the drift: a bound no rule that must estimate it can beat on this family.
+    """
+    fractions = np.array([0.2, 0.4, 0.6, 0.8, 1.0])
+    critical = 2.576
+    drift = critical + float(np.quantile(rng.standard_normal(paths), passes))
+    steps = rng.standard_normal((paths, 5)) * np.sqrt(np.diff(np.r_[0.0, fractions]))
+    z = (np.cumsum(steps, axis=1) + drift * fractions) / np.sqrt(fractions)
+    passed = z[:, -1] > critical
+    best = (1.0, 1.0)
+    for start in np.linspace(-3, 3, 13):
+        for slope in np.linspace(-3, 3, 13):
+            below = z[:, :4] < start + slope * fractions[:4]
+            stopped = below.any(axis=1)
+            first = np.argmax(below, axis=1)
+            kept = float((passed & ~stopped).sum() / passed.sum())
+            calls = float(np.where(stopped, fractions[first], 1.0).mean())
+            if kept >= keep and calls < best[0]:
+                best = (calls, kept)
+    return best
+
+
 def shifted_rows(rates: np.ndarray, drop: float) -> np.ndarray:
     """Each row of `rates` moved by its own log-odds shift so its mean falls by `drop`."""
     logits = np.log(np.clip(rates, 1e-9, 1 - 1e-9) / np.clip(1 - rates, 1e-9, 1))
@@ -433,6 +465,16 @@ def main() -> None:
                 rng = np.random.default_rng(arguments.seed + 100 * number + int(100 * drop))
                 print(f"\nmu {mu}, icc {icc}, drop {drop:.2f}:")
                 print("\n".join(allocation(rng, mu, icc, drop)))
+        print(
+            "\nideal futility on one gate (Brownian motion at looks 2..10 of 10, boundary "
+            "linear in t, tuned knowing the drift), keeping 95 % of the fixed design's passes:"
+        )
+        for passes in (0.066, 0.15, 0.34):
+            calls, kept = futility_bound(np.random.default_rng(arguments.seed), passes, 0.95)
+            print(
+                f"  fixed design passes {passes:.3f}: {calls:.2f} of the calls "
+                f"({kept:.1%} of passes kept)"
+            )
         if arguments.settling:
             print(
                 f"\nsettling after 2 repeats at the null boundary, {arguments.settling} suites "
