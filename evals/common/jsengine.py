@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from evals.common import jsregex
+
 DEFAULT_TIME_LIMIT_S = 5.0
 """Longest a single call (a render, a regex, an assertion, a transform) may run."""
 
@@ -344,7 +346,15 @@ def host_filter_names() -> frozenset[str]:
 
 
 def regex_test(pattern: str, text: str, flags: str = "") -> bool:
-    """`new RegExp(pattern, flags).test(text)`; JavaScriptError (a SyntaxError) when invalid."""
+    """`new RegExp(pattern, flags).test(text)`; JavaScriptError (a SyntaxError) when invalid.
+
+    Patterns whose meaning Python's `re` shares exactly are matched without the sandbox
+    (`jsregex`); the rest, and invalid ones, go to JavaScript.
+    """
+    if not flags:
+        answer = jsregex.search(pattern, text)
+        if answer is not None:
+            return answer
     try:
         return bool(_engine(False).direct_call("regex", [pattern, flags, text], True))
     except (SystemError, UnicodeEncodeError):  # lone surrogates: only JSON carries them
