@@ -252,16 +252,17 @@ class Redactor:
         empty containers) costs no call."""
         changed = {}
         clean, shortest = self._clean, self._shortest
+        too_deep = depth > _MAX_DEPTH  # strings are still scrubbed, containers kept as they are
         for key, item in pairs:
             kind = type(item)
             if kind is str:
                 if len(item) < shortest or item in clean:
                     continue
                 new = self.text(item)
-            elif kind in _ATOMS or (not item and (kind is dict or kind is list)):
+            elif kind in _ATOMS or too_deep or (not item and (kind is dict or kind is list)):
                 continue
             else:
-                new = self.scrub(item, depth)
+                new = _walk_of(kind)(self, item, depth)
             if new is not item:
                 changed[key] = new
         return changed
