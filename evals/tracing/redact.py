@@ -254,7 +254,7 @@ class Redactor:
         clean, shortest = self._clean, self._shortest
         too_deep = depth > _MAX_DEPTH  # strings are still scrubbed, containers kept as they are
         for key, item in pairs:
-            kind = type(item)
+            kind: type = type(item)
             if kind is str:
                 if len(item) < shortest or item in clean:
                     continue
