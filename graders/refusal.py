@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 _PREFIXES = (
@@ -167,10 +168,17 @@ def _normalize_apostrophes(text: str) -> str:
 
 
 _PREFIX_KEYS = tuple(_normalize_apostrophes(p.lower()) for p in _PREFIXES)
-_PHRASE_PATTERNS = tuple(re.compile(rf"\b{re.escape(p.lower())}\b", re.ASCII) for p in _PHRASES)
+
+
+@functools.cache
+def _phrases() -> re.Pattern[str]:
+    """Any stock phrase as a whole-word match: one pattern, compiled on first use (most
+    evaluations never check for a refusal, and compiling costs start-up time)."""
+    alternatives = "|".join(re.escape(p.lower()) for p in _PHRASES)
+    return re.compile(rf"\b(?:{alternatives})\b", re.ASCII)
 
 
 def is_basic_refusal(response: str) -> bool:
     """True when the text opens with or contains a stock refusal phrase (case-insensitive)."""
     lowered = _normalize_apostrophes(response.strip().lower())
-    return lowered.startswith(_PREFIX_KEYS) or any(p.search(lowered) for p in _PHRASE_PATTERNS)
+    return lowered.startswith(_PREFIX_KEYS) or _phrases().search(lowered) is not None
