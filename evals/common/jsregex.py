@@ -17,9 +17,9 @@ leniencies such as a lone `{`) is left to JavaScript, which also reports invalid
 A quantifier applies only to a single character or class here, so the work of a search is
 at most (n+1)^(q+1) x b x (m+1) steps for a text of n characters, q quantifiers, b
 combinations of alternatives and a pattern of m characters; `search` answers only when
-that bound is small (so no text can make it run long: the sandbox's time limit could
-never have been reached) and when the text has no character outside the Basic
-Multilingual Plane (JavaScript sees those as two UTF-16 units).
+that bound is at most MAX_STEPS (a search then ends within a fraction of a second, where
+the sandbox would end a long one at its time limit) and when the text has no character
+outside the Basic Multilingual Plane (JavaScript sees those as two UTF-16 units).
 """
 
 from __future__ import annotations
