@@ -82,3 +82,85 @@ def forest(url: str, baseline: Side, candidate: Side, environment: str | None) -
         "tags at their Holm level",
     )
     return chart.to_dict()
+
+
+# (value, interval low, interval high, title, axis title, axis format) of the suite's
+# trend charts on Overview: pass rate first, then the two smaller charts; latency only
+# where the agent had no errored run.
+SUITE_TRENDS = (
+    (
+        "pass_rate",
+        "pass_low",
+        "pass_high",
+        "Pass rate per agent (mean of per-case rates) with its 95 % interval",
+        "pass rate",
+        ".0%",
+    ),
+    (
+        "cost_per_accepted",
+        "cpa_low",
+        "cpa_high",
+        "Cost per accepted task (USD) with its interval",
+        "cost per accepted task (USD)",
+        "$.4f",
+    ),
+    (
+        "p95_latency_ms",
+        "p95_low",
+        "p95_high",
+        "p95 latency (ms), evaluations without errored runs",
+        "p95 latency (ms)",
+        ",.0f",
+    ),
+)
+
+
+@st.cache_data(ttl=data.LISTING_TTL_S, show_spinner=False)
+def suite_trends(url: str, suite_id: str, environment: str | None) -> dict[str, Any]:
+    """The suite's trend over its recent evaluations in one environment, charted.
+
+    `frame`: one row per evaluation and agent (`frames.trend_frame`); per value of
+    `SUITE_TRENDS`, its chart's spec; `errored`: the spec of the errored runs per
+    evaluation, or None when no run errored. Cached like the listing it is built from, so
+    every visit within a minute draws the same specs without rebuilding them."""
+    trend = frames.trend_frame(data.trend(url, suite_id, environment))
+    result: dict[str, Any] = {"frame": trend, "errored": None}
+    if trend.empty:
+        return result
+    for value, low, high, title, axis_title, axis_format in SUITE_TRENDS:
+        result[value] = charts.trend_with_band(
+            trend.dropna(subset=[value]),
+            value=value,
+            low=low,
+            high=high,
+            title=title,
+            axis_title=axis_title,
+            axis_format=axis_format,
+        ).to_dict()
+    errored = trend[trend["errors"] > 0]
+    if not errored.empty:
+        result["errored"] = charts.errored_runs(
+            errored, title="Errored runs (left out of the latency chart: they did not answer)"
+        ).to_dict()
+    return result
+
+
+@st.cache_data(ttl=data.LISTING_TTL_S, show_spinner=False)
+def group_trend(
+    url: str, suite_id: str, environment: str | None, kind: str, name: str
+) -> dict[str, Any]:
+    """One tag's or case's pass rate over recent evaluations, charted: `frame`
+    (`frames.group_trend_frame`) and `spec`, None when no evaluation stored its rates."""
+    group = frames.group_trend_frame(data.group_trend(url, suite_id, environment, kind, name))
+    if group.empty:
+        return {"frame": group, "spec": None}
+    spec = charts.trend_with_band(
+        group,
+        value="pass_rate",
+        low="pass_low",
+        high="pass_high",
+        title=f"Pass rate of {kind} {name} per agent, with its interval",
+        axis_title="pass rate",
+        axis_format=".0%",
+    ).to_dict()
+    return {"frame": group, "spec": spec}

@@ -23,15 +23,22 @@ def badge(text: str, word: str | None = None) -> None:
     st.badge(text, color=theme.tone(word or text))  # type: ignore[arg-type]
 
 
-def colour_words(frame: pd.DataFrame, columns: list[str]) -> pd.io.formats.style.Styler:
-    """A table whose verdict/status columns are tinted with the dashboard's colours."""
+def tinted_column(frame: pd.DataFrame, column: str, label: str | None = None) -> Any:
+    """The column config that draws each verdict/status word of `column` as a label in the
+    dashboard's colour (red worse, green better, grey undecided).
 
-    def tint(word: object) -> str:
-        if not isinstance(word, str) or not word:
-            return ""
-        return f"color: white; background-color: {theme.hex_colour(word)}; font-weight: 600"
+    Streamlit colours the labels in the browser from this small config, so a table of any
+    length costs nothing more to send than its plain values (a pandas Styler would send
+    every cell's style)."""
+    words = sorted({w for w in frame[column].dropna().unique() if isinstance(w, str) and w})
+    return st.column_config.MultiselectColumn(
+        label, options=words, color=[theme.hex_colour(w) for w in words] or None
+    )
 
-    return frame.style.map(tint, subset=[c for c in columns if c in frame.columns])
+
+def tinted_columns(frame: pd.DataFrame, columns: list[str]) -> dict[str, Any]:
+    """`tinted_column` for each of `columns` the frame has, keyed for `column_config`."""
+    return {c: tinted_column(frame, c) for c in columns if c in frame.columns}
 
 
 def no_data(message: str) -> None:

@@ -209,7 +209,7 @@ if not regressed.empty:
 
 st.caption("Select a row to open its case.")
 picked = st.dataframe(
-    widgets.colour_words(shown, ["verdict"]),
+    shown,
     width="stretch",
     hide_index=True,
     on_select="rerun",
@@ -232,6 +232,7 @@ picked = st.dataframe(
         "reason",
     ],
     column_config={
+        "verdict": widgets.tinted_column(shown, "verdict"),
         "case": st.column_config.TextColumn("case", pinned=True),
         "failing_assertion": st.column_config.TextColumn("failing assertion", width="large"),
         "baseline": st.column_config.NumberColumn("baseline", format="percent"),

@@ -7,17 +7,17 @@ from typing import Any
 
 import streamlit as st
 
-from evals.dashboard import charts, data, frames, selection, theme, widgets
+from evals.dashboard import charts, data, figures, frames, selection, theme, widgets
 
 ENVIRONMENTS = ["nightly", "pr", "release"]
 TREND = "trend"
 SUITE_TREND = "suite"
 
 
-def trend_chart(chart: Any, key: str, case_id: str | None = None, **extra: str) -> None:
+def trend_chart(spec: dict[str, Any], key: str, case_id: str | None = None, **extra: str) -> None:
     """Draw a trend; a click on (or nearest to) a point opens that evaluation."""
-    event = st.altair_chart(
-        chart, width="stretch", on_select="rerun", selection_mode=charts.PICK, key=key
+    event = st.vega_lite_chart(
+        spec, width="stretch", on_select="rerun", selection_mode=charts.PICK, key=key
     )
     picked = selection.picked_evaluation(event, charts.PICK)
     if picked is not None:
@@ -48,7 +48,9 @@ if latest:
 
 st.subheader("Latest verdict per environment")
 matrix = frames.verdict_matrix(verdicts, ENVIRONMENTS)
-st.dataframe(widgets.colour_words(matrix, list(matrix.columns)), width="stretch")
+st.dataframe(
+    matrix, width="stretch", column_config=widgets.tinted_columns(matrix, list(matrix.columns))
+)
 
 environment = selection.current_environment()
 in_environment = selection.environment_evaluations(suite_id)
@@ -81,20 +83,13 @@ st.caption(
 
 if subject != SUITE_TREND:
     kind, name = subject.split(":", 1)
-    group = frames.group_trend_frame(data.group_trend(url, suite_id, environment, kind, name))
-    if group.empty:
+    charted = figures.group_trend(url, suite_id, environment, kind, name)
+    group = charted["frame"]
+    if charted["spec"] is None:
         widgets.no_data(f"No evaluation in {label} stored rates for this {kind}.")
         st.stop()
     trend_chart(
-        charts.trend_with_band(
-            group,
-            value="pass_rate",
-            low="pass_low",
-            high="pass_high",
-            title=f"Pass rate of {kind} {name} per agent, with its interval",
-            axis_title="pass rate",
-            axis_format=".0%",
-        ),
+        charted["spec"],
         "trend_group",
         name if kind == "case" else None,
         **({"tag": name} if kind == "tag" else {}),
@@ -102,91 +97,39 @@ if subject != SUITE_TREND:
     decided = group.dropna(subset=["difference"]).drop_duplicates("evaluation")
     with st.expander("Evaluations in this chart", expanded=True):
         st.dataframe(
-            widgets.colour_words(
-                decided[["started", "evaluation", "commit", "group_verdict", "difference", "q"]],
-                ["group_verdict"],
-            ),
+            decided[["started", "evaluation", "commit", "group_verdict", "difference", "q"]],
             width="stretch",
             hide_index=True,
             column_config={
                 "started": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm"),
-                "group_verdict": st.column_config.TextColumn("verdict of the comparison"),
+                "group_verdict": widgets.tinted_column(
+                    decided, "group_verdict", "verdict of the comparison"
+                ),
                 "difference": st.column_config.NumberColumn("difference", format="%+.3f"),
                 "q": st.column_config.NumberColumn("q (BH)", format="%.4f"),
             },
         )
     st.stop()
 
-trend = frames.trend_frame(data.trend(url, suite_id, environment))
+charted = figures.suite_trends(url, suite_id, environment)
+trend = charted["frame"]
 if trend.empty:
     widgets.no_data(f"No complete evaluation of this suite in {label} yet.")
     st.stop()
-trend_chart(
-    charts.trend_with_band(
-        trend,
-        value="pass_rate",
-        low="pass_low",
-        high="pass_high",
-        title="Pass rate per agent (mean of per-case rates) with its 95 % interval",
-        axis_title="pass rate",
-        axis_format=".0%",
-    ),
-    "trend_suite",
-)
-# (value, interval low, interval high, title, axis title, axis format) of the two
-# smaller charts; latency only where the agent had no errored run.
-SIDE_CHARTS = (
-    (
-        "cost_per_accepted",
-        "cpa_low",
-        "cpa_high",
-        "Cost per accepted task (USD) with its interval",
-        "cost per accepted task (USD)",
-        "$.4f",
-    ),
-    (
-        "p95_latency_ms",
-        "p95_low",
-        "p95_high",
-        "p95 latency (ms), evaluations without errored runs",
-        "p95 latency (ms)",
-        ",.0f",
-    ),
-)
-for column, (value, low, high, title, axis_title, axis_format) in zip(
-    st.columns(2), SIDE_CHARTS, strict=True
-):
+main_trend, *side_trends = (row[0] for row in figures.SUITE_TRENDS)
+trend_chart(charted[main_trend], "trend_suite")
+for column, value in zip(st.columns(2), side_trends, strict=True):
     with column:
-        trend_chart(
-            charts.trend_with_band(
-                trend.dropna(subset=[value]),
-                value=value,
-                low=low,
-                high=high,
-                title=title,
-                axis_title=axis_title,
-                axis_format=axis_format,
-            ),
-            f"trend_{value}",
-        )
-errored = trend[trend["errors"] > 0]
-if not errored.empty:
-    st.altair_chart(
-        charts.errored_runs(
-            errored,
-            title="Errored runs (left out of the latency chart: they did not answer)",
-        ),
-        width="stretch",
-    )
+        trend_chart(charted[value], f"trend_{value}")
+if charted["errored"] is not None:
+    st.vega_lite_chart(charted["errored"], width="stretch")
 with st.expander("Evaluations in these charts"):
     st.dataframe(
-        widgets.colour_words(
-            trend[["started", "evaluation", "commit", "verdict", "agent", "pass_rate", "errors"]],
-            ["verdict"],
-        ),
+        trend[["started", "evaluation", "commit", "verdict", "agent", "pass_rate", "errors"]],
         width="stretch",
         hide_index=True,
         column_config={
+            "verdict": widgets.tinted_column(trend, "verdict"),
             "started": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm"),
             "pass_rate": st.column_config.NumberColumn("pass rate", format="percent"),
         },

@@ -73,10 +73,11 @@ if frame.empty:
     st.stop()
 frame["repeat"] = frame["repeat"] + 1
 st.dataframe(
-    widgets.colour_words(frame, ["status"]),
+    frame,
     hide_index=True,
     width="stretch",
     column_config={
+        "status": widgets.tinted_column(frame, "status"),
         "output": st.column_config.TextColumn("output", width="large"),
         "error": st.column_config.TextColumn("error", width="medium"),
         "cost": st.column_config.NumberColumn("cost (USD)", format="%.5f"),
