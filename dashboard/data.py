@@ -3,6 +3,11 @@
 Documents of a complete evaluation never change, so everything keyed by evaluation ids is
 cached until the server restarts; listings (which grow as runs land) expire after a
 minute. The store URL is part of every key, so one server never mixes two stores.
+
+`st.cache_data` hands each caller a copy (it unpickles on every hit). An evaluation's
+stored summary and a comparison hold every case of the suite, and copying one took
+longer than the rest of a page at 500 cases: those two are kept with `st.cache_resource`,
+one object shared by every session, which pages only read.
 """
 
 from __future__ import annotations
@@ -136,17 +141,21 @@ def search_runs(
     return _queries(url).search_runs(evaluation_id, **dict(filters), limit=limit, offset=offset)
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_resource(show_spinner=False)
 def evaluation(url: str, evaluation_id: str) -> StoredEvaluation | None:
-    """One evaluation with its stored summary and gate report."""
+    """One evaluation with its stored summary and gate report.
+
+    Shared by every session, not copied (see the module's docstring): read it, never change it."""
     return _store(url).get_evaluation(evaluation_id)
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_resource(show_spinner=False)
 def comparison(
     url: str, baseline: Side, candidate: Side, environment: str | None
 ) -> ComparisonResult:
-    """Candidate against baseline, stored or recomputed by the harness's analysis."""
+    """Candidate against baseline, stored or recomputed by the harness's analysis.
+
+    Shared by every session, not copied (see the module's docstring): read it, never change it."""
     return compare_sides(_store(url), baseline, candidate, environment)
 
 

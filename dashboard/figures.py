@@ -164,3 +164,19 @@ def group_trend(
         axis_format=".0%",
     ).to_dict()
     return {"frame": group, "spec": spec}
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def waterfall(
+    url: str, side: Side, case_id: str, prompt_id: str, repeat: int, title: str
+) -> dict[str, Any] | None:
+    """The waterfall of one stored run's trace (or steps), titled `title` and the source;
+    None when the run is not stored or recorded no timing."""
+    record = data.run(url, side.evaluation_id, case_id, side.agent, prompt_id, repeat)
+    if record is None:
+        return None
+    bars, source = frames.waterfall_frame(record)
+    if bars.empty:
+        return None
+    shown = f"{title}: trace (ms)" if source == "trace" else f"{title}: steps (ms)"
+    return charts.waterfall(bars, title=shown).to_dict()

@@ -2,9 +2,10 @@
 
 `evals dashboard` runs `python -m evals.dashboard.server run app.py ...`. Before handing
 its arguments to Streamlit's own command line, this imports what every page script
-needs (pandas, Altair, the dashboard's modules and the store) and renders one tiny chart
-so Altair has loaded its Vega-Lite schema. Those costs are paid while the server starts,
-not by the first visitor's page.
+needs (pandas, Altair, the dashboard's modules and the store), renders one tiny chart
+so Altair has loaded its Vega-Lite schema, and loads Streamlit's emoji catalogue (half a
+second: the pages' notices carry an emoji icon). Those costs are paid while the server
+starts, not by the first visitor's page.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ def warm_up() -> None:
     """Import the pages' modules and let Altair load its schema once."""
     import altair as alt
     import pandas as pd
+    import streamlit.emojis  # noqa: F401
 
     import evals.dashboard.changes
     import evals.dashboard.charts

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from evals.dashboard import charts, data, diffs, frames, selection, theme, widgets
+from evals.dashboard import data, diffs, figures, frames, selection, theme, widgets
 from evals.dashboard.comparison import Side
 from evals.model.results import RunRecord
 
@@ -169,6 +169,7 @@ if against == BASELINE_REPEAT:
         if (r["prompt_id"], r["repeat"]) == (chosen["prompt_id"], chosen["repeat"])
     ]
     left_row = same[0] if same else None
+    left_side = baseline
     left = _run(baseline, left_row) if left_row else None
     left_title = (
         f"{_who('baseline', baseline)} · {_label(left_row, many)}" if left_row else "baseline"
@@ -190,10 +191,11 @@ else:
     )
     st.query_params[OTHER] = other_key
     left_row = by_key[other_key]
+    left_side = candidate
     left = _run(candidate, left_row)
     left_title = f"{_who('candidate', candidate)} · {_label(left_row, many)}"
 
-if right is None or left is None:
+if right is None or left is None or left_row is None:
     widgets.no_data("One of the two runs is not stored.")
     st.stop()
 
@@ -260,22 +262,16 @@ for column, title, record in ((columns[0], left_title, left), (columns[1], right
 
 with st.expander("Timings, tokens and cost per step"):
     columns = st.columns(2)
-    for index, (column, title, record) in enumerate(
-        ((columns[0], left_title, left), (columns[1], right_title, right))
+    for index, (column, title, record, side, row) in enumerate(
+        (
+            (columns[0], left_title, left, left_side, left_row),
+            (columns[1], right_title, right, candidate, chosen),
+        )
     ):
         with column:
-            bars, source = frames.waterfall_frame(record)
-            if not bars.empty:
-                st.altair_chart(
-                    charts.waterfall(
-                        bars,
-                        title=f"{title}: trace (ms)"
-                        if source == "trace"
-                        else f"{title}: steps (ms)",
-                    ),
-                    width="stretch",
-                    key=f"waterfall_{index}",
-                )
+            spec = figures.waterfall(url, side, case_id, row["prompt_id"], row["repeat"], title)
+            if spec is not None:
+                st.vega_lite_chart(spec, width="stretch", key=f"waterfall_{index}")
             st.dataframe(
                 frames.step_frame(record),
                 hide_index=True,

@@ -43,20 +43,36 @@ def _wait_until_serving(port: int, process: subprocess.Popen[bytes], timeout_s: 
 
 
 @contextmanager
-def serve(store_url: str, timeout_s: float = 60) -> Iterator[str]:
-    """Run `evals dashboard` on `store_url`; yields its address, stops it on exit."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "evals", "dashboard", "--store", store_url, "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def _served(command: list[str], port: int, timeout_s: float) -> Iterator[str]:
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_until_serving(port, process, timeout_s)
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+@contextmanager
+def serve(store_url: str, timeout_s: float = 60) -> Iterator[str]:
+    """Run `evals dashboard` on `store_url`; yields its address, stops it on exit."""
+    port = free_port()
+    command = [sys.executable, "-m", "evals", "dashboard", "--store", store_url]
+    with _served([*command, "--port", str(port)], port, timeout_s) as address:
+        yield address
+
+
+@contextmanager
+def serve_script(script: str, timeout_s: float = 60) -> Iterator[str]:
+    """Run a plain Streamlit `script` the way `evals dashboard` runs its app (headless, on
+    the loopback interface); yields its address, stops it on exit."""
+    port = free_port()
+    command = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port)]
+    options = ["--server.address", "127.0.0.1", "--server.headless", "true"]
+    with _served(
+        [*command, *options, "--browser.gatherUsageStats", "false"], port, timeout_s
+    ) as address:
+        yield address
 
 
 @contextmanager
