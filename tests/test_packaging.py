@@ -206,6 +206,8 @@ def test_an_installed_wheel_brings_the_pytest_plugin(installed: Path, tmp_path: 
         "--evals-no-store",
         "-p",
         "no:cacheprovider",
+        "-p",
+        "no:langsmith_plugin",  # (langchain's plugin: seconds of import, no use here)
     ]
 
     answer = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
@@ -249,8 +251,7 @@ def test_installs_next_to_pypis_graders_reports_and_dashboard(wheel: Path, tmp_p
     assert names >= {"graders", "reports", "dashboard"}, names
     target = tmp_path / "site"
     pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target)]
-    for distribution in [*downloads, wheel]:
-        subprocess.run([*pip, str(distribution)], check=True, capture_output=True)
+    subprocess.run([*pip, *map(str, [*downloads, wheel])], check=True, capture_output=True)
     # Their packages are found where pip put them (importing them needs their own
     # dependencies); ours import in full from the same directory.
     code = (

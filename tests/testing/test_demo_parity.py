@@ -35,6 +35,8 @@ def test_yaml_and_pytest_give_the_same_pass_counts_and_gate_verdicts(tmp_path, e
         str(report),
         "-p",
         "no:cacheprovider",
+        "-p",
+        "no:langsmith_plugin",  # (langchain's plugin: seconds of import, no use here)
         "-q",
         "--tb=no",
     ]

@@ -326,12 +326,10 @@ def test_baseline_and_candidate_from_the_command_line_are_compared(pytester):
 def test_two_xdist_workers_give_the_serial_runs_and_one_store_write(pytester):
     write_project(pytester, suite_text=suite(rates=(0.7, 0.4)))
 
-    serial = pytester.runpytest_subprocess(
-        "--evals", "--evals-store", _store(pytester), "-p", "no:cacheprovider"
-    )
-    parallel = pytester.runpytest_subprocess(
-        "--evals", "--evals-store", _store(pytester), "-p", "no:cacheprovider", "-n", "2"
-    )
+    # (langsmith's plugin, installed with langchain, would cost seconds in each process)
+    options = ["--evals", "--evals-store", _store(pytester), "-p", "no:cacheprovider"]
+    serial = pytester.runpytest_subprocess(*options, "-p", "no:langsmith_plugin")
+    parallel = pytester.runpytest_subprocess(*options, "-p", "no:langsmith_plugin", "-n", "2")
 
     assert parallel.ret == serial.ret
     parallel.stdout.fnmatch_lines(["*2 workers*", "*= evals =*", "*Gate verdict*"])
