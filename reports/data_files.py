@@ -14,16 +14,14 @@ import yaml
 from evals.model.evaluation import EvaluationResult
 from evals.reports.json_document import ROWS_MARK, finished_row, render_document, row_fragment
 from evals.reports.promptfoo_format import (
-    ERROR_FAILURE,
-    PASS,
     build_document,
     build_rows,
     columns,
     document_head,
     duration_ms,
-    fill_head,
     table,
 )
+from evals.reports.promptfoo_row import ERROR_FAILURE, PASS, fill_head
 
 
 def jsonable(value: Any) -> Any:

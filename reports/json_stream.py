@@ -1,15 +1,13 @@
-"""The promptfoo JSON report written while the evaluation runs, by a companion process.
+"""The promptfoo JSON report written while the evaluation runs: the harness's side.
 
-`evals run -o out.json` starts `python -m evals.reports.json_stream` beside the store
-process. Every completed run reaches it as the store process receives it (the same
-encoded, framed batch is written to both pipes, so the harness encodes a run once): it
-turns the run into its promptfoo row, adds the row to its column's metrics, and appends
-the serialized row to a spool file next to the report, remembering only where each row
-is. When the evaluation ends, the harness sends the document's head (configuration,
-statistics, gate verdicts); the process writes the file: the head, the rows copied from
-the spool in promptfoo's order with their `testIdx`, and the columns' metrics with the
-derived metrics. The harness keeps slim records only, so neither process holds every
-row, and the row work happens on the second core while the agents run on the first.
+`evals run -o out.json` starts the report process (`python -m evals.reports.json_spool`)
+beside the store process. Every completed run reaches it as the store process receives
+it (the same encoded, framed batch is written to both pipes, so the harness encodes a
+run once); it builds and spools each run's promptfoo row as it arrives and writes the
+file when the harness sends the document's head at the end. The harness keeps slim
+records only, so neither process holds every row, and the row work happens on the
+second core while the agents run on the first. The plan sent at the start is plain
+data (columns, tests, derived metrics), so the report process loads no model classes.
 
 Without a store (`--no-store`) the harness encodes and frames runs for this process
 itself; runs a resumed evaluation loads from the store are sent the same way.
@@ -17,57 +15,39 @@ itself; runs a resumed evaluation loads from the store are sent the same way.
 
 from __future__ import annotations
 
-import os
-import sys
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from evals.model.errors import HarnessFault
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.results import RunRecord
 from evals.model.suite import Suite
-from evals.reports.json_document import ROWS_MARK, finished_row, row_fragment, write_document
+from evals.reports.json_document import ROWS_MARK
+from evals.reports.json_spool import ReportPlan
 from evals.reports.promptfoo_format import (
-    Column,
-    accumulate,
-    build_row,
+    column_fields,
     column_index,
     column_prompts,
     document_head,
     duration_ms,
-    fill_head,
-    finish_metrics,
     suite_columns,
     test_case,
-    test_indices,
 )
-from evals.store.codec import decode_encoded, encode_run
-from evals.store.companion import Companion, Inbox, answer, answer_failure, frame
+from evals.store.codec import encode_run
+from evals.store.companion import Companion, frame
 from evals.tracing.redact import Redactor
-
-
-@dataclass(slots=True)
-class ReportPlan:
-    """What the report process needs to build rows: columns, tests, derived metrics."""
-
-    evaluation_id: str
-    paths: list[str]
-    columns: list[Column]
-    where: dict[tuple[str, str], int]
-    tests: dict[int, dict[str, Any]]
-    derived: list[tuple[str, str]]
 
 
 def report_plan(suite: Suite, meta: EvaluationMeta, paths: list[Path]) -> ReportPlan:
     """The plan of an evaluation's streamed report."""
     cols = suite_columns(suite, meta.agents)
     redactor = Redactor(secrets=suite.secrets)
+    scrubbed = redactor.scrub(cols)
     return ReportPlan(
         evaluation_id=meta.id,
         paths=[str(Path(p).resolve()) for p in paths],
-        columns=redactor.scrub(cols),
+        columns=[column_fields(column) for column in scrubbed],
+        prompts=column_prompts(scrubbed),
         where=column_index(suite, cols),
         tests=redactor.scrub({case.index: test_case(case) for case in suite.cases}),
         derived=list(suite.derived_metrics),
@@ -80,7 +60,7 @@ class ReportProcess:
     def __init__(self, paths: list[Path]) -> None:
         self.paths = [Path(p) for p in paths]
         self._child = Companion(
-            "evals.reports.json_stream",
+            "evals.reports.json_spool",
             [],
             name="the report process",
             failure="writing the JSON report failed",
@@ -124,76 +104,3 @@ class ReportProcess:
 
     def _request(self, message: tuple[Any, ...]) -> None:
         self._child.request(message)
-
-
-class _Spool:
-    """The report process's state: rows on disk, their places, the columns' metrics."""
-
-    def __init__(self, plan: ReportPlan) -> None:
-        self.plan = plan
-        self.file = tempfile.TemporaryFile(dir=Path(plan.paths[0]).parent)  # noqa: SIM115
-        self.size = 0
-        self.places: list[tuple[int, int, int, int, int]] = []
-        self.prompts = column_prompts(plan.columns)
-
-    def add(self, runs: list[Any]) -> None:
-        plan = self.plan
-        for encoded in runs:
-            record = decode_encoded(encoded)
-            column = plan.where[(record.key.agent, record.key.prompt_id)]
-            test = plan.tests[record.case_index]
-            row = build_row(record, plan.columns[column], test, plan.evaluation_id)
-            accumulate(self.prompts[column]["metrics"], row)
-            data = row_fragment(row)
-            self.file.write(data)
-            self.places.append((record.case_index, record.key.repeat, column, self.size, len(data)))
-            self.size += len(data)
-
-    def finish(self, head: dict[str, Any], duration: int, repeat: int) -> None:
-        finish_metrics(self.prompts, self.plan.derived)
-        fill_head(head, self.prompts, duration)
-        indices = test_indices({(case, r) for case, r, *_ in self.places}, repeat)
-        order = sorted(self.places, key=lambda p: (indices[(p[0], p[1])], p[2]))
-        self.file.flush()
-        spool = self.file.fileno()
-        for path in self.plan.paths:
-            partial = f"{path}.partial"
-            with open(partial, "wb") as out:
-                rows = (
-                    finished_row(os.pread(spool, size, at), indices[(case, r)])
-                    for case, r, _, at, size in order
-                )
-                write_document(out, head, rows)
-            os.replace(partial, path)
-
-    def close(self) -> None:
-        self.file.close()
-
-
-def serve(source: int, answers: IO[bytes]) -> int:
-    """Obey the harness's messages until its pipe closes: the report process's loop."""
-    inbox = Inbox(source)
-    spool: _Spool | None = None
-    try:
-        while (message := inbox.next(None)) is not None:
-            kind = message[0]
-            if kind == "runs":
-                spool.add(message[1])  # type: ignore[union-attr]
-                continue
-            if kind == "begin":
-                spool = _Spool(message[1])
-            elif kind == "finish":
-                spool.finish(*message[1:])  # type: ignore[union-attr]
-            answer(answers, "ok", 0)
-        return 0
-    except Exception as exc:  # every failure goes back to the harness as a message
-        return answer_failure(answers, exc)
-    finally:
-        if spool is not None:
-            spool.close()
-
-
-if __name__ == "__main__":
-    code = serve(sys.stdin.fileno(), sys.stdout.buffer)
-    sys.stderr.flush()
-    os._exit(code)

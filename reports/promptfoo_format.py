@@ -5,7 +5,8 @@ read this shape, so it follows promptfoo 0.121 field by field: one column per
 (agent, prompt) pair in `results.prompts` with summed metrics, one row per run in
 `results.results`, and repeats as separate rows with consecutive `testIdx` values
 (promptfoo expands `repeat: k` into k copies of each test). The harness's statistics
-and gate decision ride along under one extra top-level key, `evals`.
+and gate decision ride along under one extra top-level key, `evals`. Each row is built
+from the run's encoded form by `promptfoo_row.py`, which the JSON report process shares.
 """
 
 from __future__ import annotations
@@ -13,26 +14,24 @@ from __future__ import annotations
 import hashlib
 import platform
 import sys
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from evals.model.evaluation import EvaluationResult
-from evals.model.results import RunRecord
 from evals.model.suite import Case, Prompt, ProviderSpec, Suite
+from evals.reports.promptfoo_row import (
+    accumulate,
+    empty_metrics,
+    encoded_row,
+    fill_head,
+    finish_metrics,
+    test_indices,
+)
 from evals.reports.text import timestamp
+from evals.store.codec import encode_run
 from evals.tracing.redact import Redactor
 
 RESULTS_VERSION = 3
-PASS, ASSERT_FAILURE, ERROR_FAILURE = 0, 1, 2
-_COMPLETION_DETAILS = (
-    "reasoning",
-    "acceptedPrediction",
-    "rejectedPrediction",
-    "cacheReadInputTokens",
-    "cacheCreationInputTokens",
-)
-_TOKEN_KEYS = ("prompt", "completion", "cached", "total")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,48 +41,6 @@ class Column:
     index: int
     provider: ProviderSpec
     prompt: Prompt
-
-
-def empty_token_usage() -> dict[str, Any]:
-    """promptfoo's zeroed TokenUsage, with assertion usage nested."""
-    usage: dict[str, Any] = dict.fromkeys(_TOKEN_KEYS, 0)
-    usage["numRequests"] = 0
-    usage["completionDetails"] = dict.fromkeys(_COMPLETION_DETAILS, 0)
-    assertions: dict[str, Any] = {"total": 0, "prompt": 0, "completion": 0, "cached": 0}
-    assertions["numRequests"] = 0
-    assertions["completionDetails"] = dict.fromkeys(_COMPLETION_DETAILS, 0)
-    usage["assertions"] = assertions
-    return usage
-
-
-def _add_tokens(target: dict[str, Any], usage: dict[str, Any]) -> None:
-    for key in _TOKEN_KEYS:
-        target[key] += int(usage.get(key) or 0)
-    if not usage.get("total"):
-        target["total"] += int(usage.get("prompt") or 0) + int(usage.get("completion") or 0)
-
-
-def _add_usage(target: dict[str, Any], usage: dict[str, Any]) -> None:
-    """Sum one full TokenUsage (as built here) into another, nested parts included."""
-    for key in (*_TOKEN_KEYS, "numRequests"):
-        target[key] += usage[key]
-    for key in _COMPLETION_DETAILS:
-        target["completionDetails"][key] += usage["completionDetails"][key]
-    for key in (*_TOKEN_KEYS, "numRequests"):
-        target["assertions"][key] += usage["assertions"][key]
-
-
-_URL_NAMESPACE = uuid.NAMESPACE_URL.bytes
-
-
-def row_id(name: str) -> str:
-    """`str(uuid.uuid5(uuid.NAMESPACE_URL, name))`, without building UUID objects (one per
-    row of a large report)."""
-    digest = bytearray(hashlib.sha1(_URL_NAMESPACE + name.encode("utf-8")).digest()[:16])
-    digest[6] = (digest[6] & 0x0F) | 0x50
-    digest[8] = (digest[8] & 0x3F) | 0x80
-    text = digest.hex()
-    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def prompt_id(prompt: Prompt) -> str:
@@ -124,101 +81,6 @@ def column_index(suite: Suite, cols: list[Column]) -> dict[tuple[str, str], int]
     return out
 
 
-def test_indices(runs: set[tuple[int, int]], repeat: int) -> dict[tuple[int, int], int]:
-    """(case index, repeat) of every run -> promptfoo testIdx: a case's repeats are
-    consecutive, cases in suite order."""
-    case_order = sorted({case_index for case_index, _ in runs})
-    repeats = max([repeat, *(r + 1 for _, r in runs)])
-    return {
-        (case_index, r): position * repeats + r
-        for position, case_index in enumerate(case_order)
-        for r in range(repeats)
-    }
-
-
-def failure_reason(record: RunRecord) -> int:
-    """promptfoo's ResultFailureReason: 0 none, 1 assertion failed, 2 error."""
-    return {"pass": PASS, "fail": ASSERT_FAILURE}.get(record.status, ERROR_FAILURE)
-
-
-def _metric_weights(grading: dict[str, Any], names: list[str]) -> dict[str, tuple[int, float]]:
-    """(assertion count, weight total) behind each named score, as promptfoo accumulates."""
-    out: dict[str, tuple[int, float]] = {}
-    for name in names:
-        contributing = [
-            c.get("assertion") or {}
-            for c in grading.get("componentResults", [])
-            if (c.get("assertion") or {}).get("metric") == name
-        ]
-        n = len(contributing) or 1
-        weight = sum(float(a.get("weight", 1)) for a in contributing) if contributing else 1.0
-        out[name] = (n, weight)
-    return out
-
-
-def promptfoo_components(components: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A test's component results as promptfoo lists them: an assert-set's own result
-    (without an assertion) followed by each of its components (with the set's assertion
-    when they have none)."""
-    out: list[dict[str, Any]] = []
-    for component in components:
-        assertion = component.get("assertion") or {}
-        if assertion.get("type") != "assert-set":
-            out.append(component)
-            continue
-        out.append({k: v for k, v in component.items() if k != "assertion"})
-        for sub in component.get("componentResults") or []:
-            out.append({**sub, "assertion": sub.get("assertion") or assertion})
-    return out
-
-
-def _grading_result(record: RunRecord) -> dict[str, Any] | None:
-    if record.grade is None:
-        return None
-    data = record.grade.to_dict()
-    if "componentResults" in data:
-        data["componentResults"] = promptfoo_components(data["componentResults"])
-    data.setdefault("namedScores", {})
-    tokens = {"total": 0, "prompt": 0, "completion": 0, "cached": 0, "numRequests": 0}
-    tokens.update(data.get("tokensUsed", {}))
-    data["tokensUsed"] = tokens
-    weights = _metric_weights(data, list(data["namedScores"]))
-    if weights:
-        data["namedScoreWeights"] = {name: w for name, (_, w) in weights.items()}
-    return data
-
-
-def _response(record: RunRecord) -> dict[str, Any]:
-    response = record.response
-    if record.status == "error" and response.output is None:
-        return {"error": record.error or response.error or "error"}
-    data: dict[str, Any] = {"output": response.output}
-    if response.error:
-        data["error"] = response.error
-    if response.token_usage:
-        data["tokenUsage"] = dict(response.token_usage)
-    if response.cost is not None:
-        data["cost"] = response.cost
-    if response.cached:
-        data["cached"] = True
-    if response.finish_reason:
-        data["finishReason"] = response.finish_reason
-    if response.metadata:
-        data["metadata"] = response.metadata
-    return data
-
-
-def _row_token_usage(record: RunRecord, grading: dict[str, Any] | None) -> dict[str, Any]:
-    usage = empty_token_usage()
-    _add_tokens(usage, record.response.token_usage)
-    usage["numRequests"] = 1
-    if grading is not None:
-        for key in _TOKEN_KEYS:
-            usage["assertions"][key] += int(grading["tokensUsed"].get(key) or 0)
-        usage["assertions"]["numRequests"] = 1
-    return usage
-
-
 def test_case(case: Case) -> dict[str, Any]:
     """promptfoo's resolved test case: description, vars, assertions, options, metadata."""
     data: dict[str, Any] = {"description": case.description, "vars": case.vars}
@@ -228,108 +90,6 @@ def test_case(case: Case) -> dict[str, Any]:
     if case.threshold is not None:
         data["threshold"] = case.threshold
     return data
-
-
-def run_details(record: RunRecord) -> dict[str, Any]:
-    """The harness's own facts about a run, kept in the row's metadata under `evals`."""
-    return {
-        "caseId": record.key.case_id,
-        "agent": record.key.agent,
-        "promptId": record.key.prompt_id,
-        "repeat": record.key.repeat,
-        "seed": record.seed,
-        "status": record.status,
-        "errorKind": record.error_kind,
-        "stopReason": record.response.stop_reason,
-        "policyViolation": bool(record.grade and record.grade.policy_violation),
-        "startedAt": record.started_at,
-        "endedAt": record.ended_at,
-        "trajectory": [step.to_dict() for step in record.response.trajectory],
-    }
-
-
-def build_row(
-    record: RunRecord, column: Column, test: dict[str, Any], evaluation_id: str
-) -> dict[str, Any]:
-    """One run as a promptfoo EvaluateResult row, but for its `testIdx` (known once every
-    run is, see `test_indices`); `test` is the case as `test_case` gives it."""
-    grading = _grading_result(record)
-    reason = failure_reason(record)
-    row: dict[str, Any] = {"cost": record.cost}
-    if reason == ERROR_FAILURE:
-        row["error"] = record.error or record.response.error or "error"
-    elif reason == ASSERT_FAILURE and record.grade is not None:
-        row["error"] = record.grade.reason
-    run_name = f"{evaluation_id}/{'/'.join(map(str, record.key.as_tuple()))}"
-    row |= {
-        "gradingResult": grading,
-        "id": row_id(run_name),
-        "latencyMs": round(record.latency_ms),
-        "namedScores": dict(record.grade.named_scores) if record.grade else {},
-        "prompt": {"raw": record.prompt, "label": column.prompt.label, "config": {}},
-        "promptId": prompt_id(column.prompt),
-        "promptIdx": column.index,
-        "provider": {"id": column.provider.id, "label": column.provider.label},
-        "response": _response(record),
-        "score": record.grade.score if record.grade and reason != ERROR_FAILURE else 0,
-        "success": reason == PASS,
-        "testCase": test,
-        "tokenUsage": _row_token_usage(record, grading),
-        "vars": record.vars,
-        "metadata": {
-            **test["metadata"],
-            **record.response.metadata,
-            "repeatIndex": record.key.repeat,
-            "evals": run_details(record),
-        },
-        "failureReason": reason,
-    }
-    return row
-
-
-def empty_metrics() -> dict[str, Any]:
-    return {
-        "score": 0,
-        "testPassCount": 0,
-        "testFailCount": 0,
-        "testErrorCount": 0,
-        "assertPassCount": 0,
-        "assertFailCount": 0,
-        "totalLatencyMs": 0,
-        "tokenUsage": empty_token_usage(),
-        "namedScores": {},
-        "namedScoresCount": {},
-        "namedScoreWeights": {},
-        "cost": 0,
-    }
-
-
-def accumulate(metrics: dict[str, Any], row: dict[str, Any]) -> None:
-    """Add one row to its column's metrics exactly as promptfoo's evaluator does."""
-    metrics["score"] += row["score"]
-    grading = row["gradingResult"] or {}
-    weights = _metric_weights(grading, list(row["namedScores"]))
-    for name, value in row["namedScores"].items():
-        n, weight = weights[name]
-        metrics["namedScores"][name] = metrics["namedScores"].get(name, 0) + value * weight
-        metrics["namedScoresCount"][name] = metrics["namedScoresCount"].get(name, 0) + n
-        metrics["namedScoreWeights"][name] = metrics["namedScoreWeights"].get(name, 0) + weight
-    if row["success"]:
-        metrics["testPassCount"] += 1
-    elif row["failureReason"] == ERROR_FAILURE:
-        metrics["testErrorCount"] += 1
-    else:
-        metrics["testFailCount"] += 1
-    components = grading.get("componentResults", [])
-    metrics["assertPassCount"] += sum(1 for c in components if c.get("pass"))
-    metrics["assertFailCount"] += sum(1 for c in components if not c.get("pass"))
-    metrics["totalLatencyMs"] += row["latencyMs"]
-    usage = metrics["tokenUsage"]
-    _add_tokens(usage, row["response"].get("tokenUsage") or {})
-    usage["numRequests"] += 1
-    for key in _TOKEN_KEYS:
-        usage["assertions"][key] += int(grading.get("tokensUsed", {}).get(key) or 0)
-    metrics["cost"] += row["cost"]
 
 
 def _evals_section(result: EvaluationResult) -> dict[str, Any]:
@@ -376,12 +136,15 @@ def build_rows(result: EvaluationResult) -> list[dict[str, Any]]:
     """Every run as a promptfoo row, ordered by (testIdx, promptIdx) like promptfoo."""
     tests = {c.index: test_case(c) for c in result.suite.cases}
     cols = columns(result)
+    fields = [column_fields(column) for column in cols]
     where = column_index(result.suite, cols)
     indices = test_indices({(r.case_index, r.key.repeat) for r in result.records}, result.repeat)
+    evaluation_id = result.meta.id
     rows = []
     for record in result.records:
-        column = cols[where[(record.key.agent, record.key.prompt_id)]]
-        row = build_row(record, column, tests[record.case_index], result.meta.id)
+        column = fields[where[(record.key.agent, record.key.prompt_id)]]
+        encoded = encode_run(evaluation_id, record)
+        row = encoded_row(encoded, column, tests[record.case_index], evaluation_id)
         row["testIdx"] = indices[(record.case_index, record.key.repeat)]
         rows.append(row)
     rows.sort(key=lambda r: (r["testIdx"], r["promptIdx"]))
@@ -404,31 +167,14 @@ def column_prompts(cols: list[Column]) -> list[dict[str, Any]]:
     ]
 
 
-def finish_metrics(prompts: list[dict[str, Any]], derived: list[tuple[str, str]]) -> None:
-    """Add the derived metrics to each column's named scores, as promptfoo's evaluator
-    leaves them once every row is in (`__count`: the column's rows)."""
-    if not derived:
-        return
-    from evals.suite.derived import evaluate_metrics
-
-    for prompt in prompts:
-        metrics = prompt["metrics"]
-        count = metrics["testPassCount"] + metrics["testFailCount"] + metrics["testErrorCount"]
-        metrics["namedScores"] = evaluate_metrics(derived, metrics["namedScores"], count)
-
-
-def stats(prompts: list[dict[str, Any]], duration_ms: int) -> dict[str, Any]:
-    """`results.stats`: counts and token usage summed over the columns."""
-    total_usage = empty_token_usage()
-    for prompt in prompts:
-        _add_usage(total_usage, prompt["metrics"]["tokenUsage"])
+def column_fields(column: Column) -> dict[str, Any]:
+    """What a row reads of its column (`promptfoo_row.encoded_row`): plain data, so the
+    report process receives it without the suite's model."""
     return {
-        "successes": sum(p["metrics"]["testPassCount"] for p in prompts),
-        "failures": sum(p["metrics"]["testFailCount"] for p in prompts),
-        "errors": sum(p["metrics"]["testErrorCount"] for p in prompts),
-        "tokenUsage": total_usage,
-        "durationMs": duration_ms,
-        "evaluationDurationMs": duration_ms,
+        "index": column.index,
+        "label": column.prompt.label,
+        "promptId": prompt_id(column.prompt),
+        "provider": {"id": column.provider.id, "label": column.provider.label},
     }
 
 
@@ -471,12 +217,6 @@ def duration_ms(result: EvaluationResult) -> int:
     """The evaluation's wall time, in milliseconds."""
     meta = result.meta
     return round(((meta.ended_at or meta.started_at) - meta.started_at) * 1000)
-
-
-def fill_head(head: dict[str, Any], prompts: list[dict[str, Any]], duration: int) -> None:
-    """Put the columns and the stats into a document head."""
-    head["results"]["prompts"] = prompts
-    head["results"]["stats"] = stats(prompts, duration)
 
 
 def table(result: EvaluationResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -25,7 +25,7 @@ from typing import Any
 from evals.common.jsvalues import js_stringify
 from evals.graders.registry import GROUP_TYPES
 from evals.model.evaluation import EvaluationResult
-from evals.reports.promptfoo_format import promptfoo_components
+from evals.reports.promptfoo_row import promptfoo_components
 from evals.suite.derived import column_scores
 
 

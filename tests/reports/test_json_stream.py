@@ -19,7 +19,7 @@ from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
 from evals.reports.data_files import render_json
 from evals.reports.json_stream import ReportProcess
-from evals.reports.promptfoo_format import row_id
+from evals.reports.promptfoo_row import row_id
 from evals.suite import load_suite
 
 SUITE = """\

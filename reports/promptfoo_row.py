@@ -1,0 +1,351 @@
+"""A run's promptfoo row built straight from its encoded form, and the columns' metrics.
+
+A run reaches the JSON report as the results store receives it (`encode_run`: the `runs`
+row as a dict and its grade rows as tuples), so the row is built from that form without
+rebuilding a RunRecord first. This module imports nothing of the harness: the JSON report
+process (`json_spool.py`) loads it, orjson and its own loop only. Field by field, the row
+is promptfoo 0.121's EvaluateResult (see `promptfoo_format.py` for the document around it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+PASS, ASSERT_FAILURE, ERROR_FAILURE = 0, 1, 2
+_COMPLETION_DETAILS = (
+    "reasoning",
+    "acceptedPrediction",
+    "rejectedPrediction",
+    "cacheReadInputTokens",
+    "cacheCreationInputTokens",
+)
+_TOKEN_KEYS = ("prompt", "completion", "cached", "total")
+# uuid.NAMESPACE_URL, spelled out so the report process does without the uuid module.
+_URL_NAMESPACE = bytes.fromhex("6ba7b8119dad11d180b400c04fd430c8")
+# The fields of a grade row after its run id (`evals.store.codec.GRADE_COLUMNS[1:]`).
+_PARENT, _PASSED, _SCORE, _REASON, _POLICY, _ERRORED = 1, 3, 4, 5, 8, 9
+
+
+def row_id(name: str) -> str:
+    """`str(uuid.uuid5(uuid.NAMESPACE_URL, name))`, without building UUID objects (one per
+    row of a large report)."""
+    digest = bytearray(hashlib.sha1(_URL_NAMESPACE + name.encode("utf-8")).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    text = digest.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+
+
+def failure_code(status: str) -> int:
+    """promptfoo's ResultFailureReason of a run status: 0 none, 1 assertion failed, 2 error."""
+    return {"pass": PASS, "fail": ASSERT_FAILURE}.get(status, ERROR_FAILURE)
+
+
+def empty_token_usage() -> dict[str, Any]:
+    """promptfoo's zeroed TokenUsage, with assertion usage nested."""
+    usage: dict[str, Any] = dict.fromkeys(_TOKEN_KEYS, 0)
+    usage["numRequests"] = 0
+    usage["completionDetails"] = dict.fromkeys(_COMPLETION_DETAILS, 0)
+    assertions: dict[str, Any] = {"total": 0, "prompt": 0, "completion": 0, "cached": 0}
+    assertions["numRequests"] = 0
+    assertions["completionDetails"] = dict.fromkeys(_COMPLETION_DETAILS, 0)
+    usage["assertions"] = assertions
+    return usage
+
+
+def _add_tokens(target: dict[str, Any], usage: dict[str, Any]) -> None:
+    for key in _TOKEN_KEYS:
+        target[key] += int(usage.get(key) or 0)
+    if not usage.get("total"):
+        target["total"] += int(usage.get("prompt") or 0) + int(usage.get("completion") or 0)
+
+
+def _add_usage(target: dict[str, Any], usage: dict[str, Any]) -> None:
+    """Sum one full TokenUsage (as built here) into another, nested parts included."""
+    for key in (*_TOKEN_KEYS, "numRequests"):
+        target[key] += usage[key]
+    for key in _COMPLETION_DETAILS:
+        target["completionDetails"][key] += usage["completionDetails"][key]
+    for key in (*_TOKEN_KEYS, "numRequests"):
+        target["assertions"][key] += usage["assertions"][key]
+
+
+def test_indices(runs: set[tuple[int, int]], repeat: int) -> dict[tuple[int, int], int]:
+    """(case index, repeat) of every run -> promptfoo testIdx: a case's repeats are
+    consecutive, cases in suite order."""
+    case_order = sorted({case_index for case_index, _ in runs})
+    repeats = max([repeat, *(r + 1 for _, r in runs)])
+    return {
+        (case_index, r): position * repeats + r
+        for position, case_index in enumerate(case_order)
+        for r in range(repeats)
+    }
+
+
+def _metric_weights(grading: dict[str, Any], names: list[str]) -> dict[str, tuple[int, float]]:
+    """(assertion count, weight total) behind each named score, as promptfoo accumulates."""
+    out: dict[str, tuple[int, float]] = {}
+    for name in names:
+        contributing = [
+            c.get("assertion") or {}
+            for c in grading.get("componentResults", [])
+            if (c.get("assertion") or {}).get("metric") == name
+        ]
+        n = len(contributing) or 1
+        weight = sum(float(a.get("weight", 1)) for a in contributing) if contributing else 1.0
+        out[name] = (n, weight)
+    return out
+
+
+def promptfoo_components(components: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A test's component results as promptfoo lists them: an assert-set's own result
+    (without an assertion) followed by each of its components (with the set's assertion
+    when they have none)."""
+    out: list[dict[str, Any]] = []
+    for component in components:
+        assertion = component.get("assertion") or {}
+        if assertion.get("type") != "assert-set":
+            out.append(component)
+            continue
+        out.append({k: v for k, v in component.items() if k != "assertion"})
+        for sub in component.get("componentResults") or []:
+            out.append({**sub, "assertion": sub.get("assertion") or assertion})
+    return out
+
+
+def grade_dicts(
+    rows: list[tuple[Any, ...]], details: list[dict[str, Any]] | None
+) -> dict[str, Any] | None:
+    """The grade tree of a run's encoded grade rows as `Grade.to_dict` gives it: the rows
+    in pre-order (index, parent, ..., as `encode_run` writes them) and the run's node
+    details (assertion, named scores, tokens, metadata) from its extra JSON."""
+    nodes: list[dict[str, Any]] = []
+    children: list[list[dict[str, Any]]] = []
+    for values in rows:
+        detail = details[values[0]] if details else {}
+        node: dict[str, Any] = {
+            "pass": bool(values[_PASSED]),
+            "score": values[_SCORE],
+            "reason": values[_REASON],
+        }
+        if named := detail.get("named_scores"):
+            node["namedScores"] = dict(named)
+        if tokens := detail.get("tokens_used"):
+            node["tokensUsed"] = dict(tokens)
+        if (assertion := detail.get("assertion")) is not None:
+            node["assertion"] = assertion
+        kids: list[dict[str, Any]] = []
+        node["componentResults"] = kids
+        if values[_POLICY]:
+            node["policyViolation"] = True
+        if values[_ERRORED]:
+            node["errored"] = True
+        if metadata := detail.get("metadata"):
+            node["metadata"] = metadata
+        nodes.append(node)
+        children.append(kids)
+        if (parent := values[_PARENT]) is not None:
+            children[parent].append(node)
+    for node, kids in zip(nodes, children, strict=True):
+        if not kids:
+            del node["componentResults"]
+    return nodes[0] if nodes else None
+
+
+def _grading_result(grade: dict[str, Any] | None) -> dict[str, Any] | None:
+    if grade is None:
+        return None
+    data = dict(grade)
+    if "componentResults" in data:
+        data["componentResults"] = promptfoo_components(data["componentResults"])
+    data.setdefault("namedScores", {})
+    tokens = {"total": 0, "prompt": 0, "completion": 0, "cached": 0, "numRequests": 0}
+    tokens.update(data.get("tokensUsed", {}))
+    data["tokensUsed"] = tokens
+    weights = _metric_weights(data, list(data["namedScores"]))
+    if weights:
+        data["namedScoreWeights"] = {name: w for name, (_, w) in weights.items()}
+    return data
+
+
+def _response(run: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    output = run["output"]
+    if run["status"] == "error" and output is None:
+        return {"error": run["error"] or extra.get("error") or "error"}
+    data: dict[str, Any] = {"output": output}
+    if error := extra.get("error"):
+        data["error"] = error
+    if usage := extra.get("token_usage"):
+        data["tokenUsage"] = dict(usage)
+    if run["cost"] is not None:
+        data["cost"] = run["cost"]
+    if extra.get("cached"):
+        data["cached"] = True
+    if finish_reason := extra.get("finish_reason"):
+        data["finishReason"] = finish_reason
+    if metadata := extra.get("metadata"):
+        data["metadata"] = metadata
+    return data
+
+
+def _row_token_usage(usage: dict[str, Any], grading: dict[str, Any] | None) -> dict[str, Any]:
+    total = empty_token_usage()
+    _add_tokens(total, usage)
+    total["numRequests"] = 1
+    if grading is not None:
+        for key in _TOKEN_KEYS:
+            total["assertions"][key] += int(grading["tokensUsed"].get(key) or 0)
+        total["assertions"]["numRequests"] = 1
+    return total
+
+
+def step_dict(step: dict[str, Any]) -> dict[str, Any]:
+    """An encoded trajectory step as `Step.to_dict` gives it: no empty fields."""
+    return {k: v for k, v in step.items() if v is not None and v != {}}
+
+
+def _run_details(run: dict[str, Any], policy_violation: bool) -> dict[str, Any]:
+    """The harness's own facts about a run, kept in the row's metadata under `evals`."""
+    return {
+        "caseId": run["case_id"],
+        "agent": run["agent"],
+        "promptId": run["prompt_id"],
+        "repeat": run["repeat"],
+        "seed": run["seed"],
+        "status": run["status"],
+        "errorKind": run["error_kind"],
+        "stopReason": run["stop_reason"],
+        "policyViolation": policy_violation,
+        "startedAt": run["started_at"],
+        "endedAt": run["ended_at"],
+        "trajectory": [step_dict(step) for step in run["trajectory"] or []],
+    }
+
+
+def encoded_row(
+    encoded: tuple[dict[str, Any], list[tuple[Any, ...]]],
+    column: dict[str, Any],
+    test: dict[str, Any],
+    evaluation_id: str,
+) -> dict[str, Any]:
+    """One encoded run (`encode_run`) as a promptfoo EvaluateResult row, but for its
+    `testIdx` (known once every run is, see `test_indices`). `column` is the run's column
+    (`index`, `label`, `promptId`, `provider`), `test` the case as `test_case` gives it."""
+    run, grade_rows = encoded
+    extra = run["extra"] or {}
+    grade = grade_dicts(grade_rows, extra.get("grade_details"))
+    grading = _grading_result(grade)
+    reason = failure_code(run["status"])
+    cost = run["cost"] or 0.0
+    row: dict[str, Any] = {"cost": cost}
+    if reason == ERROR_FAILURE:
+        row["error"] = run["error"] or extra.get("error") or "error"
+    elif reason == ASSERT_FAILURE and grade is not None:
+        row["error"] = grade["reason"]
+    key = (run["prompt_id"], run["case_id"], run["agent"], run["repeat"])
+    run_name = f"{evaluation_id}/{'/'.join(map(str, key))}"
+    row |= {
+        "gradingResult": grading,
+        "id": row_id(run_name),
+        "latencyMs": round(run["latency_ms"]),
+        "namedScores": dict(grade.get("namedScores", {})) if grade else {},
+        "prompt": {"raw": run["prompt"], "label": column["label"], "config": {}},
+        "promptId": column["promptId"],
+        "promptIdx": column["index"],
+        "provider": column["provider"],
+        "response": _response(run, extra),
+        "score": grade["score"] if grade and reason != ERROR_FAILURE else 0,
+        "success": reason == PASS,
+        "testCase": test,
+        "tokenUsage": _row_token_usage(extra.get("token_usage") or {}, grading),
+        "vars": run["vars"] or {},
+        "metadata": {
+            **test["metadata"],
+            **(extra.get("metadata") or {}),
+            "repeatIndex": run["repeat"],
+            "evals": _run_details(run, bool(grade and grade.get("policyViolation"))),
+        },
+        "failureReason": reason,
+    }
+    return row
+
+
+def empty_metrics() -> dict[str, Any]:
+    """A column's metrics before any row."""
+    return {
+        "score": 0,
+        "testPassCount": 0,
+        "testFailCount": 0,
+        "testErrorCount": 0,
+        "assertPassCount": 0,
+        "assertFailCount": 0,
+        "totalLatencyMs": 0,
+        "tokenUsage": empty_token_usage(),
+        "namedScores": {},
+        "namedScoresCount": {},
+        "namedScoreWeights": {},
+        "cost": 0,
+    }
+
+
+def accumulate(metrics: dict[str, Any], row: dict[str, Any]) -> None:
+    """Add one row to its column's metrics exactly as promptfoo's evaluator does."""
+    metrics["score"] += row["score"]
+    grading = row["gradingResult"] or {}
+    weights = _metric_weights(grading, list(row["namedScores"]))
+    for name, value in row["namedScores"].items():
+        n, weight = weights[name]
+        metrics["namedScores"][name] = metrics["namedScores"].get(name, 0) + value * weight
+        metrics["namedScoresCount"][name] = metrics["namedScoresCount"].get(name, 0) + n
+        metrics["namedScoreWeights"][name] = metrics["namedScoreWeights"].get(name, 0) + weight
+    if row["success"]:
+        metrics["testPassCount"] += 1
+    elif row["failureReason"] == ERROR_FAILURE:
+        metrics["testErrorCount"] += 1
+    else:
+        metrics["testFailCount"] += 1
+    components = grading.get("componentResults", [])
+    metrics["assertPassCount"] += sum(1 for c in components if c.get("pass"))
+    metrics["assertFailCount"] += sum(1 for c in components if not c.get("pass"))
+    metrics["totalLatencyMs"] += row["latencyMs"]
+    usage = metrics["tokenUsage"]
+    _add_tokens(usage, row["response"].get("tokenUsage") or {})
+    usage["numRequests"] += 1
+    for key in _TOKEN_KEYS:
+        usage["assertions"][key] += int(grading.get("tokensUsed", {}).get(key) or 0)
+    metrics["cost"] += row["cost"]
+
+
+def finish_metrics(prompts: list[dict[str, Any]], derived: list[tuple[str, str]]) -> None:
+    """Add the derived metrics to each column's named scores, as promptfoo's evaluator
+    leaves them once every row is in (`__count`: the column's rows)."""
+    if not derived:
+        return
+    from evals.suite.derived import evaluate_metrics
+
+    for prompt in prompts:
+        metrics = prompt["metrics"]
+        count = metrics["testPassCount"] + metrics["testFailCount"] + metrics["testErrorCount"]
+        metrics["namedScores"] = evaluate_metrics(derived, metrics["namedScores"], count)
+
+
+def stats(prompts: list[dict[str, Any]], duration_ms: int) -> dict[str, Any]:
+    """`results.stats`: counts and token usage summed over the columns."""
+    total_usage = empty_token_usage()
+    for prompt in prompts:
+        _add_usage(total_usage, prompt["metrics"]["tokenUsage"])
+    return {
+        "successes": sum(p["metrics"]["testPassCount"] for p in prompts),
+        "failures": sum(p["metrics"]["testFailCount"] for p in prompts),
+        "errors": sum(p["metrics"]["testErrorCount"] for p in prompts),
+        "tokenUsage": total_usage,
+        "durationMs": duration_ms,
+        "evaluationDurationMs": duration_ms,
+    }
+
+
+def fill_head(head: dict[str, Any], prompts: list[dict[str, Any]], duration: int) -> None:
+    """Put the columns and the stats into a document head."""
+    head["results"]["prompts"] = prompts
+    head["results"]["stats"] = stats(prompts, duration)
