@@ -155,18 +155,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     store_process = report_process = None
     _check_run_options(args)
     args.output = _check_outputs(args.output)
+    streamed = _streamed_reports(args.output)
     if not args.no_store:
         from evals.store.location import check_store_settings
         from evals.store.process import StoreProcess
 
         check_store_settings(args.store)
-        store_process = StoreProcess(args.store)  # starts while the suite loads
-    streamed = _streamed_reports(args.output)
+        # Starts while the suite loads; writes the JSON report too when there is one.
+        module = "evals.store.process"
+        if streamed:
+            from evals.reports.json_stream import STORE_WITH_REPORT as module
+        store_process = StoreProcess(args.store, module=module)
     try:
         if streamed:
             from evals.reports.json_stream import ReportProcess
 
-            report_process = ReportProcess(streamed)
+            report_process = ReportProcess(streamed, store_process)
         return _run(args, store_process, report_process)
     finally:
         for process in (report_process, store_process):

@@ -1,15 +1,18 @@
 """The JSON report process: promptfoo rows spooled to disk as runs arrive, written at the end.
 
-`python -m evals.reports.json_spool` is started by `ReportProcess` (`json_stream.py`).
-Every batch of runs arrives in the encoded form the results store receives; each run
-becomes its promptfoo row (`promptfoo_row.encoded_row`), is added to its column's
-metrics, and is appended, serialized, to a spool file next to the report, the process
-remembering only where each row is. When the evaluation ends, the harness sends the
-document's head (configuration, statistics, gate verdicts); the process writes the file:
-the head, the rows copied from the spool in promptfoo's order with their `testIdx`, and
-the columns' metrics with the derived metrics.
+`python -m evals.reports.json_spool` is started by `ReportProcess` (`json_stream.py`)
+when the evaluation has no store; with a store, `python -m evals.reports.json_spool URL
+BATCH_SIZE MAX_DELAY_S` is the store process with the report on board (a `Rider` of
+`evals.store.process`): one process, one pipe, one interpreter less. Every batch of
+runs arrives in the encoded form the results store receives; each run becomes its
+promptfoo row (`promptfoo_row.encoded_row`), is added to its column's metrics, and is
+appended, serialized, to a spool file next to the report, the process remembering only
+where each row is. When the evaluation ends, the harness sends the document's head
+(configuration, statistics, gate verdicts); the process writes the file: the head, the
+rows copied from the spool in promptfoo's order with their `testIdx`, and the columns'
+metrics with the derived metrics.
 
-The process imports only what it writes with (this module, `promptfoo_row`,
+On its own the process imports only what it writes with (this module, `promptfoo_row`,
 `json_document` and orjson, the companion protocol): no model classes, no SQLAlchemy,
 which keeps its memory and start-up small.
 """
@@ -95,30 +98,82 @@ class _Spool:
         self.file.close()
 
 
+class SpoolRider:
+    """The report's messages and runs, for `serve` or on board the store process (as its
+    `Rider`): `report-begin` (a ReportPlan), `report-runs` (runs for the report only, a
+    resumed evaluation's), `report-finish` (head, duration, repeat). A failure while
+    spooling runs is kept and raised by the next report message, so the store process
+    it rides on goes on storing."""
+
+    kinds = frozenset({"report-begin", "report-runs", "report-finish"})
+
+    def __init__(self) -> None:
+        self.spool: _Spool | None = None
+        self.failure: Exception | None = None
+
+    def runs(self, runs: list[Any]) -> None:
+        """Spool a batch of runs (runs before the report began are not its own)."""
+        if self.spool is None or self.failure is not None:
+            return
+        try:
+            self.spool.add(runs)
+        except Exception as exc:  # kept for the next report message
+            self.failure = exc
+
+    def handle(self, message: tuple[Any, ...]) -> int:
+        """Answer a report message (0), or raise the report's failure."""
+        if self.failure is not None:
+            raise self.failure
+        kind = message[0]
+        if kind == "report-begin":
+            if self.spool is not None:
+                self.spool.close()
+            self.spool = _Spool(message[1])
+        elif kind == "report-runs":
+            self.runs(message[1])
+            if self.failure is not None:
+                raise self.failure
+        elif self.spool is not None:
+            self.spool.finish(*message[1:])
+        return 0
+
+    def close(self) -> None:
+        """Drop the spool file."""
+        if self.spool is not None:
+            self.spool.close()
+
+
 def serve(source: int, answers: IO[bytes]) -> int:
-    """Obey the harness's messages until its pipe closes: the report process's loop."""
+    """Obey the harness's messages until its pipe closes: the report process's loop when
+    it runs on its own (no store)."""
     inbox = Inbox(source)
-    spool: _Spool | None = None
+    rider = SpoolRider()
     try:
         while (message := inbox.next(None)) is not None:
-            kind = message[0]
-            if kind == "runs":
-                spool.add(message[1])  # type: ignore[union-attr]
+            if message[0] == "runs":
+                rider.runs(message[1])
+                if rider.failure is not None:
+                    raise rider.failure
                 continue
-            if kind == "begin":
-                spool = _Spool(message[1])
-            elif kind == "finish":
-                spool.finish(*message[1:])  # type: ignore[union-attr]
-            answer(answers, "ok", 0)
+            answer(answers, "ok", rider.handle(message))
         return 0
     except Exception as exc:  # every failure goes back to the harness as a message
         return answer_failure(answers, exc)
     finally:
-        if spool is not None:
-            spool.close()
+        rider.close()
+
+
+def _main(arguments: list[str]) -> int:
+    """With the store's arguments (URL BATCH_SIZE MAX_DELAY_S), the store process with the
+    report on board; without, the report process on its own."""
+    if not arguments:
+        return serve(sys.stdin.fileno(), sys.stdout.buffer)
+    from evals.store import process
+
+    return process.main(arguments, SpoolRider())
 
 
 if __name__ == "__main__":
-    code = serve(sys.stdin.fileno(), sys.stdout.buffer)
+    code = _main(sys.argv[1:])
     sys.stderr.flush()
     os._exit(code)

@@ -1,16 +1,16 @@
 """The promptfoo JSON report written while the evaluation runs: the harness's side.
 
-`evals run -o out.json` starts the report process (`python -m evals.reports.json_spool`)
-beside the store process. Every completed run reaches it as the store process receives
-it (the same encoded, framed batch is written to both pipes, so the harness encodes a
-run once); it builds and spools each run's promptfoo row as it arrives and writes the
-file when the harness sends the document's head at the end. The harness keeps slim
-records only, so neither process holds every row, and the row work happens on the
-second core while the agents run on the first. The plan sent at the start is plain
-data (columns, tests, derived metrics), so the report process loads no model classes.
-
-Without a store (`--no-store`) the harness encodes and frames runs for this process
-itself; runs a resumed evaluation loads from the store are sent the same way.
+`evals run -o out.json` starts the store process with the report on board (`python -m
+evals.reports.json_spool URL ...`, see `STORE_WITH_REPORT`): every completed run reaches
+the report as the store process receives it, encoded once by the harness and written to
+one pipe. Without a store (`--no-store`), a report process of its own (`python -m
+evals.reports.json_spool`) receives the runs, which the harness encodes and frames for
+it. Either way the report builds and spools each run's promptfoo row as it arrives and
+writes the file when the harness sends the document's head at the end. The harness
+keeps slim records only, so no process holds every row, and the row work happens on the
+second core while the agents run on the first. The plan sent at the start is plain data
+(columns, tests, derived metrics), so the report needs no model classes. Runs a resumed
+evaluation loads from the store are encoded and sent by the harness.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from evals.reports.promptfoo_format import (
 )
 from evals.store.codec import encode_run
 from evals.store.companion import Companion, frame
+from evals.store.process import StoreProcess
 from evals.tracing.redact import Redactor
 
 
@@ -54,17 +55,32 @@ def report_plan(suite: Suite, meta: EvaluationMeta, paths: list[Path]) -> Report
     )
 
 
-class ReportProcess:
-    """The harness's side of the report process: begin, runs, finish, close."""
+STORE_WITH_REPORT = "evals.reports.json_spool"
+"""The entry module of a store process with the JSON report on board: start the
+`StoreProcess` with `module=STORE_WITH_REPORT` and hand it to `ReportProcess`."""
 
-    def __init__(self, paths: list[Path]) -> None:
+
+class ReportProcess:
+    """The harness's side of the JSON report: begin, runs, finish, close.
+
+    With `store` (a StoreProcess started with `module=STORE_WITH_REPORT`), the report is
+    written by the store process itself, which sees every run it stores; without, by a
+    report process of its own, which the store's batches are teed to.
+    """
+
+    def __init__(self, paths: list[Path], store: StoreProcess | None = None) -> None:
         self.paths = [Path(p) for p in paths]
-        self._child = Companion(
-            "evals.reports.json_spool",
-            [],
-            name="the report process",
-            failure="writing the JSON report failed",
-        )
+        self._store = store
+        self._child: Companion | None = None
+        if store is None:
+            self._child = Companion(
+                STORE_WITH_REPORT,
+                [],
+                name="the report process",
+                failure="writing the JSON report failed",
+            )
+        elif store.module != STORE_WITH_REPORT:
+            raise HarnessFault(f"the store process must be started with {STORE_WITH_REPORT}")
         self._evaluation_id: str | None = None
 
     @property
@@ -72,15 +88,21 @@ class ReportProcess:
         """Whether the report has its plan (an evaluation's first stage began it)."""
         return self._evaluation_id is not None
 
+    def rides(self, store: object) -> bool:
+        """Whether the process of `store` writes this report (it then sees every run)."""
+        return store is self._store
+
     def begin(self, suite: Suite, meta: EvaluationMeta) -> None:
         """Start the report of evaluation `meta`."""
         for path in self.paths:
             path.parent.mkdir(parents=True, exist_ok=True)
-        self._request(("begin", report_plan(suite, meta, self.paths)))
+        self._request(("report-begin", report_plan(suite, meta, self.paths)))
         self._evaluation_id = meta.id
 
     def receive(self, framed: bytes) -> None:
         """Runs already encoded and framed (for the store process): pass them on."""
+        if self._child is None:
+            raise HarnessFault("the JSON report rides on the store process, which has the runs")
         self._child.write(framed)
 
     def add(self, record: RunRecord) -> None:
@@ -88,19 +110,29 @@ class ReportProcess:
         self.add_group([record])
 
     def add_group(self, records: list[RunRecord]) -> None:
-        """Runs encoded here (when no store process frames them)."""
+        """Runs encoded here (when no store process frames them, or they were stored
+        before: a resumed evaluation's)."""
         if self._evaluation_id is None:
             raise HarnessFault("the report process has no evaluation; call begin first")
-        self.receive(frame(("runs", [encode_run(self._evaluation_id, r) for r in records])))
+        encoded = [encode_run(self._evaluation_id, r) for r in records]
+        if self._child is None:
+            self._request(("report-runs", encoded))
+        else:
+            self.receive(frame(("runs", encoded)))
 
     def finish(self, result: EvaluationResult) -> None:
         """Write the report files of `result` (waits until they are written)."""
         head = Redactor(secrets=result.suite.secrets).scrub(document_head(result, ROWS_MARK))
-        self._request(("finish", head, duration_ms(result), result.repeat))
+        self._request(("report-finish", head, duration_ms(result), result.repeat))
 
     def close(self) -> None:
-        """Let the report process exit (dropping an unfinished report); wait for it."""
-        self._child.close()
+        """Let the report process exit (dropping an unfinished report); wait for it. A
+        report on board the store process ends with it."""
+        if self._child is not None:
+            self._child.close()
 
     def _request(self, message: tuple[Any, ...]) -> None:
-        self._child.request(message)
+        if self._child is None:
+            self._store.ask(message)  # type: ignore[union-attr]
+        else:
+            self._child.request(message)

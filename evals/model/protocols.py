@@ -122,6 +122,10 @@ class ReportSink(Protocol):
         """Take runs already encoded and framed for the store (see `StoreSink.tee`)."""
         ...
 
+    def rides(self, store: object) -> bool:
+        """Whether `store`'s own process writes the report (it then sees every run)."""
+        ...
+
     def finish(self, result: EvaluationResult) -> None:
         """Write the report's files for the finished evaluation `result`."""
         ...

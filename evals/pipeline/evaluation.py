@@ -293,8 +293,9 @@ def _sinks(
     store: StoreSink | None,
     report: ReportSink | None,
 ) -> list[Any]:
-    """Where completed runs go: the store process, and the JSON report process (which the
-    store process's batches are teed to, so each run is encoded once)."""
+    """Where completed runs go: the store process, and the JSON report (on board the store
+    process, or in a process of its own which the store's batches are teed to, so each
+    run is encoded once)."""
     if report is None:
         return [] if store is None else [store]
     if not report.begun:
@@ -303,7 +304,8 @@ def _sinks(
             report.add_group(records)
     if store is None:
         return [report]
-    store.tee(report.receive)
+    if not report.rides(store):
+        store.tee(report.receive)
     return [store]
 
 

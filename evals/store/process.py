@@ -28,7 +28,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from evals.model.errors import HarnessFault
 from evals.model.evaluation import EvaluationMeta
@@ -45,13 +45,23 @@ _SEND_AT = 32
 
 
 class StoreProcess:
-    """The harness's side of the store process: begin, add runs, finish, close."""
+    """The harness's side of the store process: begin, add runs, finish, close.
+
+    `module` is the process's entry module: this one, or one that brings a `Rider` on
+    board and calls `main` (the JSON report's, `evals.reports.json_spool`).
+    """
 
     def __init__(
-        self, url: str | None = None, *, batch_size: int = 256, max_delay_s: float = 0.25
+        self,
+        url: str | None = None,
+        *,
+        batch_size: int = 256,
+        max_delay_s: float = 0.25,
+        module: str = "evals.store.process",
     ) -> None:
+        self.module = module
         self._child = Companion(
-            "evals.store.process",
+            module,
             [url or "", str(batch_size), str(max_delay_s)],
             name="the store process",
             failure="storing runs failed",
@@ -156,6 +166,12 @@ class StoreProcess:
         held: list[TriageAction] = self._child.request(("quarantines", suite_id, now))
         return held
 
+    def ask(self, message: tuple[Any, ...]) -> Any:
+        """A request to the rider on board (see `module`), after the runs added so far;
+        its answer's value."""
+        self.send()
+        return self._child.request(message)
+
     def interrupted(self, meta: EvaluationMeta) -> None:
         """Store the runs handed over so far and mark evaluation `meta` interrupted."""
         self._request(("interrupted", meta))
@@ -204,8 +220,30 @@ def _picklable(run: EncodedRun) -> EncodedRun:
     return run
 
 
+class Rider(Protocol):
+    """Work that rides on the store process: it sees every batch of runs the store
+    receives and answers the messages whose kind it names (the JSON report, whose entry
+    module starts the store process with itself on board: one process, one pipe)."""
+
+    kinds: frozenset[str]
+
+    def runs(self, runs: list[EncodedRun]) -> None:
+        """Take a batch of runs as the store received it."""
+
+    def handle(self, message: tuple[Any, ...]) -> Any:
+        """Answer one of its own messages (the answer's value)."""
+
+    def close(self) -> None:
+        """Release what it holds; the process is ending."""
+
+
 def serve(
-    url: str | None, source: int, answers: IO[bytes], batch_size: int, max_delay_s: float
+    url: str | None,
+    source: int,
+    answers: IO[bytes],
+    batch_size: int,
+    max_delay_s: float,
+    rider: Rider | None = None,
 ) -> int:
     """Obey the harness's messages until its pipe closes; the store process's main loop.
 
@@ -225,6 +263,8 @@ def serve(
             timeout = max(0.0, deadline - time.monotonic()) if pending else None
             message = inbox.next(timeout)
             if message is not None and message[0] == "runs":
+                if rider is not None:
+                    rider.runs(message[1])
                 if not pending:
                     deadline = time.monotonic() + max_delay_s
                 pending.extend(message[1])
@@ -238,6 +278,12 @@ def serve(
                     return 0
                 continue
             kind = message[0]
+            if rider is not None and kind in rider.kinds:
+                try:
+                    answer(answers, "ok", rider.handle(message))
+                except Exception as exc:  # the rider's failure; the store carries on
+                    answer_failure(answers, exc)
+                continue
             if kind == "begin":
                 _, meta, create = message
                 store = store or open_store(url)
@@ -258,24 +304,27 @@ def serve(
     except Exception as exc:  # every store failure goes back to the harness as a message
         return answer_failure(answers, exc)
     finally:
+        if rider is not None:
+            rider.close()
         if store is not None:
             store.close()
 
 
-def main() -> int:
-    """Entry point of `python -m evals.store.process URL BATCH_SIZE MAX_DELAY_S`.
+def main(arguments: list[str], rider: Rider | None = None) -> int:
+    """Entry point of `python -m evals.store.process URL BATCH_SIZE MAX_DELAY_S`
+    (`arguments`), with `rider` on board when another entry module brings one.
 
     An empty URL means the default store.
     """
     for stop in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(stop, signal.SIG_IGN)  # the harness stops; this process stores first
-    url, batch_size, max_delay_s = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-    return serve(url or None, sys.stdin.fileno(), sys.stdout.buffer, batch_size, max_delay_s)
+    url, batch_size, max_delay_s = arguments[0], int(arguments[1]), float(arguments[2])
+    return serve(url or None, sys.stdin.fileno(), sys.stdout.buffer, batch_size, max_delay_s, rider)
 
 
 if __name__ == "__main__":
     # Everything is stored and answered by now; skipping the interpreter's teardown (a
     # tenth of a second with SQLAlchemy loaded) shortens the harness's wait for this exit.
-    code = main()
+    code = main(sys.argv[1:])
     sys.stderr.flush()
     os._exit(code)

@@ -18,8 +18,10 @@ from evals.model.errors import HarnessFault
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
 from evals.reports.data_files import render_json
-from evals.reports.json_stream import ReportProcess
+from evals.reports.json_spool import ReportPlan
+from evals.reports.json_stream import STORE_WITH_REPORT, ReportProcess
 from evals.reports.promptfoo_row import row_id
+from evals.store.process import StoreProcess
 from evals.suite import load_suite
 
 SUITE = """\
@@ -44,25 +46,36 @@ tests:
 """
 
 
-def _streamed(suite_path: Path, out: Path, **options) -> tuple[dict, dict]:
-    """(streamed document, in-memory document) of one evaluation."""
+def _streamed(suite_path: Path, out: Path, rider: bool = False, **options) -> tuple[dict, dict]:
+    """(streamed document, in-memory document) of one evaluation; with `rider`, the report
+    is written on board the store process, else by a report process of its own."""
     suite = load_suite(suite_path)
-    report = ReportProcess([out])
+    store = StoreProcess(options["store_url"], module=STORE_WITH_REPORT) if rider else None
+    report = ReportProcess([out], store)
     try:
         result = run_evaluation(
-            suite, RunOptions(progress=False, report_process=report, repeat=2, **options)
+            suite,
+            RunOptions(
+                progress=False, report_process=report, store_process=store, repeat=2, **options
+            ),
         )
         report.finish(result)
     finally:
         report.close()
+        if store is not None:
+            store.close()
     return json.loads(out.read_text(encoding="utf-8")), json.loads(render_json(result))
 
 
-@pytest.mark.parametrize("store", [False, True], ids=["no-store", "store-tee"])
-def test_the_streamed_report_is_the_in_memory_report(write_suite, tmp_path, store):
+@pytest.mark.parametrize(
+    ("store", "rider"),
+    [(False, False), (True, False), (True, True)],
+    ids=["no-store", "store-tee", "store-rider"],
+)
+def test_the_streamed_report_is_the_in_memory_report(write_suite, tmp_path, store, rider):
     path = write_suite(SUITE)
     options = {"use_store": store, "store_url": f"sqlite:///{tmp_path / 'r.db'}"}
-    streamed, in_memory = _streamed(path, tmp_path / "out" / "report.json", **options)
+    streamed, in_memory = _streamed(path, tmp_path / "out" / "report.json", rider, **options)
     assert streamed == in_memory
     results = streamed["results"]
     assert [(r["testIdx"], r["promptIdx"]) for r in results["results"]] == sorted(
@@ -75,7 +88,8 @@ def test_the_streamed_report_is_the_in_memory_report(write_suite, tmp_path, stor
     assert share == pytest.approx(hits / 7)  # 2 + 3 (its own repeat) + 2 rows in the column
 
 
-def test_a_resumed_evaluation_reports_the_runs_stored_before(write_suite, tmp_path):
+@pytest.mark.parametrize("rider", [False, True], ids=["report-process", "store-rider"])
+def test_a_resumed_evaluation_reports_the_runs_stored_before(write_suite, tmp_path, rider):
     path = write_suite(SUITE)
     store_url = f"sqlite:///{tmp_path / 'r.db'}"
     first = run_evaluation(
@@ -83,7 +97,7 @@ def test_a_resumed_evaluation_reports_the_runs_stored_before(write_suite, tmp_pa
     )
     out = tmp_path / "resumed.json"
     streamed, in_memory = _streamed(
-        path, out, store_url=store_url, resume=first.meta.id, keep_records=True
+        path, out, rider, store_url=store_url, resume=first.meta.id, keep_records=True
     )
     assert streamed["results"]["results"] == in_memory["results"]["results"]
     assert {r["vars"]["q"] for r in streamed["results"]["results"]} == {"alpha", "beta", "gamma"}
@@ -99,6 +113,29 @@ def test_a_report_that_cannot_be_written_is_a_harness_fault(write_suite, tmp_pat
             report.begin(load_suite(write_suite(SUITE)), _meta())
     finally:
         report.close()
+
+
+def test_a_report_failing_on_board_the_store_process_leaves_the_store_working(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    plan = ReportPlan("x", [str(blocked / "out.json")], [], [], {}, {}, [])
+    store = StoreProcess(f"sqlite:///{tmp_path / 'r.db'}", module=STORE_WITH_REPORT)
+    try:
+        with pytest.raises(HarnessFault, match="NotADirectoryError"):
+            store.ask(("report-begin", plan))
+        assert store._child.process.poll() is None  # still serving
+    finally:
+        store.close()
+    assert store._child.process.returncode == 0
+
+
+def test_a_report_needs_the_store_process_started_for_it(tmp_path):
+    store = StoreProcess(f"sqlite:///{tmp_path / 'r.db'}")
+    try:
+        with pytest.raises(HarnessFault, match=STORE_WITH_REPORT):
+            ReportProcess([tmp_path / "out.json"], store)
+    finally:
+        store.close()
 
 
 def _meta():
