@@ -323,9 +323,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def _check_outputs(outputs: Sequence[str] | None) -> list[str]:
     """The `-o` files as absolute paths, each checked writable before any run, not after
     (an unknown format, a directory, a path under a file are exit 2)."""
+    if not outputs:
+        return []
     from evals.reports.writers import checked_report_path
 
-    return [str(checked_report_path(out)) for out in outputs or []]
+    return [str(checked_report_path(out)) for out in outputs]
 
 
 def _finish(

@@ -82,6 +82,7 @@ class ReportProcess:
         elif store.module != STORE_WITH_REPORT:
             raise HarnessFault(f"the store process must be started with {STORE_WITH_REPORT}")
         self._evaluation_id: str | None = None
+        self._asked = False
 
     @property
     def begun(self) -> bool:
@@ -96,6 +97,7 @@ class ReportProcess:
         """Start the report of evaluation `meta`."""
         for path in self.paths:
             path.parent.mkdir(parents=True, exist_ok=True)
+        self._asked = True
         self._request(("report-begin", report_plan(suite, meta, self.paths)))
         self._evaluation_id = meta.id
 
@@ -126,10 +128,11 @@ class ReportProcess:
         self._request(("report-finish", head, duration_ms(result), result.repeat))
 
     def close(self) -> None:
-        """Let the report process exit (dropping an unfinished report); wait for it. A
-        report on board the store process ends with it."""
+        """Let the report process exit (dropping an unfinished report); wait for it (one
+        never asked to begin a report is ended at once). A report on board the store
+        process ends with it."""
         if self._child is not None:
-            self._child.close()
+            self._child.close(idle=not self._asked)
 
     def _request(self, message: tuple[Any, ...]) -> None:
         if self._child is None:

@@ -2,69 +2,78 @@
 
 Every function names its reference in its module's docstring; docs/statistics.md explains
 which one the harness uses where and why.
+
+The names below load their module on first use (the numpy-based ones import numpy then),
+so a command whose evaluation needs only closed-form statistics never imports numpy.
 """
 
-from evals.stats.bootstrap import (
-    PairedBootstrap,
-    cluster_bootstrap_quantile,
-    paired_mean_bootstrap,
-    paired_quantile_bootstrap,
-    percentile,
-)
-from evals.stats.clustering import (
-    clustered_se,
-    intra_class_correlation,
-    mean_of_means_variance,
-    pearson_correlation,
-)
-from evals.stats.differences import normal_interval, stratified_difference_variance
-from evals.stats.distributions import t_quantile, t_sf, two_sided_z
-from evals.stats.exact import (
-    exact_rejection_probability,
-    exact_score_interval,
-    exact_score_limit,
-    exact_score_p_value,
-    paired_exact_interval,
-    paired_exact_limit,
-    paired_exact_p_value,
-    paired_score_statistic,
-    score_statistic,
-)
-from evals.stats.futility import futile
-from evals.stats.multiplicity import (
-    agreeing_confidence,
-    alpha_shares,
-    bh_confidences,
-    fcr_confidence,
-    holm_confidences,
-    inverted_p_value,
-    spending_shares,
-)
-from evals.stats.noninferiority import (
-    CaseMeanDifference,
-    case_mean_difference,
-    gate_status,
-    mean_differences,
-)
-from evals.stats.power import (
-    case_difference_variance,
-    minimum_detectable_drop,
-    regression_gate_probability,
-    shifted_case_rates,
-    simulated_gate_probability,
-)
-from evals.stats.proportions import (
-    binomial_p_value,
-    clopper_pearson_interval,
-    clopper_pearson_limit,
-    effective_sample_size,
-    effective_wilson_interval,
-    wilson_interval,
-)
-from evals.stats.ratio import normal_limit, ratio_standard_error
-from evals.stats.repeats import case_flake, flake_probability, flake_rate, pass_at_k, pass_hat_k
-from evals.stats.sequential import crossing_probabilities, sequential_levels
-from evals.stats.significance import benjamini_hochberg, holm
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evals.stats.bootstrap import (
+        PairedBootstrap,
+        cluster_bootstrap_quantile,
+        paired_mean_bootstrap,
+        paired_quantile_bootstrap,
+    )
+    from evals.stats.clustering import (
+        clustered_se,
+        intra_class_correlation,
+        mean_of_means_variance,
+        pearson_correlation,
+    )
+    from evals.stats.decisions import gate_status
+    from evals.stats.differences import normal_interval, stratified_difference_variance
+    from evals.stats.distributions import t_quantile, t_sf, two_sided_z
+    from evals.stats.exact import (
+        exact_rejection_probability,
+        exact_score_interval,
+        exact_score_limit,
+        exact_score_p_value,
+        paired_exact_interval,
+        paired_exact_limit,
+        paired_exact_p_value,
+        paired_score_statistic,
+        score_statistic,
+    )
+    from evals.stats.futility import futile
+    from evals.stats.multiplicity import (
+        agreeing_confidence,
+        alpha_shares,
+        bh_confidences,
+        fcr_confidence,
+        holm_confidences,
+        inverted_p_value,
+        spending_shares,
+    )
+    from evals.stats.noninferiority import (
+        CaseMeanDifference,
+        case_mean_difference,
+        mean_differences,
+    )
+    from evals.stats.power import (
+        case_difference_variance,
+        minimum_detectable_drop,
+        regression_gate_probability,
+        shifted_case_rates,
+        simulated_gate_probability,
+    )
+    from evals.stats.proportions import (
+        binomial_p_value,
+        clopper_pearson_interval,
+        clopper_pearson_limit,
+        effective_sample_size,
+        effective_wilson_interval,
+        wilson_interval,
+    )
+    from evals.stats.quantiles import percentile
+    from evals.stats.ratio import normal_limit, ratio_standard_error
+    from evals.stats.repeats import case_flake, flake_probability, flake_rate, pass_at_k, pass_hat_k
+    from evals.stats.sequential import crossing_probabilities, sequential_levels
+    from evals.stats.significance import benjamini_hochberg, holm
 
 __all__ = [
     "CaseMeanDifference",
@@ -125,3 +134,72 @@ __all__ = [
     "two_sided_z",
     "wilson_interval",
 ]
+
+_MODULES = {
+    "CaseMeanDifference": "noninferiority",
+    "PairedBootstrap": "bootstrap",
+    "agreeing_confidence": "multiplicity",
+    "alpha_shares": "multiplicity",
+    "benjamini_hochberg": "significance",
+    "bh_confidences": "multiplicity",
+    "binomial_p_value": "proportions",
+    "case_difference_variance": "power",
+    "case_flake": "repeats",
+    "case_mean_difference": "noninferiority",
+    "clopper_pearson_interval": "proportions",
+    "clopper_pearson_limit": "proportions",
+    "cluster_bootstrap_quantile": "bootstrap",
+    "clustered_se": "clustering",
+    "crossing_probabilities": "sequential",
+    "effective_sample_size": "proportions",
+    "effective_wilson_interval": "proportions",
+    "exact_rejection_probability": "exact",
+    "exact_score_interval": "exact",
+    "exact_score_limit": "exact",
+    "exact_score_p_value": "exact",
+    "fcr_confidence": "multiplicity",
+    "flake_probability": "repeats",
+    "flake_rate": "repeats",
+    "futile": "futility",
+    "gate_status": "decisions",
+    "holm": "significance",
+    "holm_confidences": "multiplicity",
+    "intra_class_correlation": "clustering",
+    "inverted_p_value": "multiplicity",
+    "mean_differences": "noninferiority",
+    "mean_of_means_variance": "clustering",
+    "minimum_detectable_drop": "power",
+    "normal_interval": "differences",
+    "normal_limit": "ratio",
+    "paired_exact_interval": "exact",
+    "paired_exact_limit": "exact",
+    "paired_exact_p_value": "exact",
+    "paired_mean_bootstrap": "bootstrap",
+    "paired_quantile_bootstrap": "bootstrap",
+    "paired_score_statistic": "exact",
+    "pass_at_k": "repeats",
+    "pass_hat_k": "repeats",
+    "pearson_correlation": "clustering",
+    "percentile": "quantiles",
+    "ratio_standard_error": "ratio",
+    "regression_gate_probability": "power",
+    "score_statistic": "exact",
+    "sequential_levels": "sequential",
+    "shifted_case_rates": "power",
+    "simulated_gate_probability": "power",
+    "spending_shares": "multiplicity",
+    "stratified_difference_variance": "differences",
+    "t_quantile": "distributions",
+    "t_sf": "distributions",
+    "two_sided_z": "distributions",
+    "wilson_interval": "proportions",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -14,17 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evals.stats.quantiles import percentile
+
 Interval = tuple[float, float]
-
-
-def percentile(values: Sequence[float], quantile: float) -> float:
-    """The inverted-CDF quantile: the smallest value with at least `quantile` of the data
-    at or below it (numpy's method='inverted_cdf'), so a p95 is an observed value."""
-    if not values:
-        raise ValueError("no values")
-    ordered = sorted(values)
-    index = max(0, math.ceil(quantile * len(ordered) - 1e-9) - 1)
-    return float(ordered[min(index, len(ordered) - 1)])
 
 
 # Case-weight cells held at once: resamples are drawn and reduced in blocks of rows,

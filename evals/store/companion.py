@@ -166,11 +166,19 @@ class Companion:
             )
         raise HarnessFault(self.failure)
 
-    def close(self) -> None:
-        """Close the child's input (it finishes what it holds and exits) and wait for it."""
+    def close(self, *, idle: bool = False) -> None:
+        """Close the child's input (it finishes what it holds and exits) and wait for it.
+
+        `idle` says the child was never given work (the suite was invalid, or another
+        error came first): it is killed instead, so the harness exits at once rather than
+        wait for the child to finish importing what it would have needed.
+        """
         if self._closed:
             return
         self._closed = True
+        if idle:
+            with contextlib.suppress(OSError):
+                self.process.kill()
         with contextlib.suppress(OSError):
             self.process.stdin.close()  # type: ignore[union-attr]
         self.process.wait()

@@ -108,6 +108,19 @@ def test_a_process_started_and_not_used_leaves_no_database(tmp_path: Path) -> No
     assert not database.exists()
 
 
+def test_a_process_never_asked_to_begin_is_ended_on_close_not_awaited(tmp_path: Path) -> None:
+    """The harness does not wait for an unused store process to finish importing SQLAlchemy
+    (an invalid suite exits at once); one that began is let finish instead."""
+    unused = StoreProcess(str(tmp_path / "unused.db"))
+    unused.close()
+    used = StoreProcess(str(tmp_path / "used.db"))
+    used.begin(make_meta("ev-1"), create=True)
+    used.close()
+
+    assert unused._child.process.returncode == -signal.SIGKILL
+    assert used._child.process.returncode == 0
+
+
 def test_runs_handed_over_are_stored_when_the_harness_is_killed(sqlite_url: str) -> None:
     cases, repeats = 12, 2
     reader = open_store(sqlite_url)
