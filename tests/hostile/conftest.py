@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import io
 import os
@@ -18,6 +19,24 @@ providers: [echo]
 tests: [{vars: {q: warm}, assert: [{type: contains, value: warm}]}]
 gates: {}
 """
+
+
+# The folders of the evals package (a checkout maps graders/, reports/ and dashboard/ into it).
+_PACKAGE_FOLDERS = ("evals", "graders", "reports", "dashboard")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_harness() -> None:
+    """Compile the evals package's bytecode once, as installing it would.
+
+    Every case runs with PYTHONDONTWRITEBYTECODE=1 (an agent file must leave no
+    `__pycache__` in the case), so without a compiled package each `evals` subprocess, store
+    process and report process would compile every module it imports from source again.
+    Writes are atomic, so pytest-xdist workers compiling at once do not collide.
+    """
+    root = Path(__file__).resolve().parents[2]
+    for folder in _PACKAGE_FOLDERS:
+        compileall.compile_dir(root / folder, quiet=1)
 
 
 @pytest.fixture(scope="session")
