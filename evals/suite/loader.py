@@ -175,6 +175,8 @@ class _Loader:
             self.register_filters(raw.get("nunjucksFilters"), raw)
         with self.located(line_of(raw, "prompts")):
             prompts = self.prompts(raw.get("prompts", ["{{prompt}}"]), raw)
+        # a prompt file's `{{ env.X }}` reads the environment as the suite file's does
+        referenced |= env_ref_names([p.raw for p in prompts if p.path])
         declared = raw.get("providers", raw.get("targets"))
         providers: list[ProviderSpec] = []
         if cases_elsewhere is None or declared is not None:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evals.suite import load_suite
 from evals.suite.vars import render_env_refs
 from evals.suite.yaml_lines import line_of, parse_yaml_text
+from evals.tracing.redact import MIN_SECRET_LENGTH
 
 ENV = {"MODEL": "gpt-x", "HOST": "example.org"}
 
@@ -43,3 +48,33 @@ def test_a_config_without_references_comes_back_as_the_same_object(value: object
     assert rendered == value
     if "{{" not in repr(value):
         assert rendered is value
+
+
+def test_a_short_secret_read_by_a_prompt_file_is_masked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`{{ env.X }}` in a prompt file counts as a reference, as it does in the suite file:
+    a short secret (under the length from which unreferenced values are masked) is masked."""
+    short = "Zq9k#w"
+    assert len(short) < MIN_SECRET_LENGTH
+    monkeypatch.setenv("SERVICE_PASSWORD", short)
+    (tmp_path / "prompt.txt").write_text("pin {{ env.SERVICE_PASSWORD }}: {{q}}", encoding="utf-8")
+    inline = tmp_path / "inline.yaml"
+    inline.write_text(
+        "prompts: ['pin {{ env.SERVICE_PASSWORD }}: {{q}}']\nproviders: [echo]\n"
+        "tests: [{vars: {q: hi}}]\n",
+        encoding="utf-8",
+    )
+    from_file = tmp_path / "from_file.yaml"
+    from_file.write_text(
+        "prompts: ['file://prompt.txt']\nproviders: [echo]\ntests: [{vars: {q: hi}}]\n",
+        encoding="utf-8",
+    )
+    unreferenced = tmp_path / "unreferenced.yaml"
+    unreferenced.write_text(
+        "prompts: ['{{q}}']\nproviders: [echo]\ntests: [{vars: {q: hi}}]\n", encoding="utf-8"
+    )
+
+    assert short in load_suite(inline).secrets
+    assert short in load_suite(from_file).secrets
+    assert short not in load_suite(unreferenced).secrets
