@@ -19,7 +19,7 @@ from evals.common.files import is_python_ref, load_function, read_text, split_re
 from evals.common.interrupts import watch_sigint
 from evals.model.errors import SuiteError
 from evals.suite.csv_tests import read_csv_tests
-from evals.suite.yaml_lines import kind_name, load_yaml, mark_origin
+from evals.suite.yaml_lines import kind_name, line_of, load_yaml, mark_origin
 
 ResolveFiles = Callable[[str, Any, str], list[Path]]
 
@@ -110,6 +110,27 @@ def _json(text: str, path: Path, line: int | None = None) -> Any:
         raise json_error(exc, text, path, line or 1) from None
 
 
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _item_lines(text: str) -> list[int]:
+    """The line each item of a JSON array starts on, `text` being valid JSON whose top
+    level is that array (read again item by item: json.loads keeps no positions)."""
+    decoder = json.JSONDecoder()
+    lines = []
+    index = _SPACE.match(text, _SPACE.match(text).end() + 1).end()  # past '['
+    line, counted = 1, 0
+    while text[index] != "]":
+        line += text.count("\n", counted, index)
+        counted = index
+        lines.append(line)
+        _, end = decoder.raw_decode(text, index)
+        index = _SPACE.match(text, end).end()
+        if text[index] == ",":
+            index = _SPACE.match(text, index + 1).end()
+    return lines
+
+
 def _json_lines(path: Path) -> list[Any]:
     tests = []
     for number, line in enumerate(read_text(path, "the tests file").splitlines(), start=1):
@@ -137,8 +158,12 @@ def tests_in_file(path: Path) -> list[Any]:
         return [mark_origin(test, str(path)) for test in read_csv_tests(path)]
     if path.suffix == ".jsonl":
         return _json_lines(path)
+    lines: list[int] = []
     if path.suffix == ".json":
-        loaded = _json(read_text(path, "the tests file"), path)
+        text = read_text(path, "the tests file")
+        loaded = _json(text, path)
+        if isinstance(loaded, list):
+            lines = _item_lines(text)
     elif path.suffix in (".yaml", ".yml"):
         loaded = load_yaml(path, "the tests file")
     else:
@@ -160,8 +185,11 @@ def tests_in_file(path: Path) -> list[Any]:
             raise SuiteError(
                 f"test #{number} must be a mapping, not {kind_name(test)}",
                 file=str(path),
+                line=lines[number - 1] if lines else line_of(test),
                 fix="each test is a mapping with vars: and assert:",
             )
+    if lines:
+        return [mark_origin(test, str(path), at) for test, at in zip(loaded, lines, strict=True)]
     return [mark_origin(test, str(path)) for test in loaded]
 
 

@@ -4,6 +4,7 @@ var types and `file://` vars from datasets."""
 from __future__ import annotations
 
 import datetime
+import json
 from pathlib import Path
 
 import pytest
@@ -134,6 +135,38 @@ def test_dataset_tests_name_their_file_and_row(tmp_path: Path) -> None:
     with pytest.raises(SuiteError, match="mapping") as caught:
         tests_files.tests_in_file(path)
     assert caught.value.line == 2
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.dictionaries(st.text(max_size=4), st.text(max_size=6) | st.integers()), max_size=6),
+    st.lists(st.sampled_from(["", " ", "\n", "\n\n", "\t", "\r\n"]), min_size=8, max_size=8),
+)
+def test_json_dataset_tests_name_their_line(
+    tmp_path: Path, variables: list[dict[str, object]], gaps: list[str]
+) -> None:
+    """Each test of a JSON array names the line it starts on, however the file is laid out
+    (one line, indented, blank lines, strings holding brackets and commas)."""
+    text, expected = "[", []
+    for index, values in enumerate(variables):
+        text += gaps[index % 8]
+        expected.append(text.replace("\r\n", "\n").count("\n") + 1)
+        text += json.dumps({"vars": values}, indent=2 if index % 2 else None)
+        text += gaps[(index + 3) % 8] + ("," if index < len(variables) - 1 else "")
+    path = tmp_path / "tests.json"
+    path.write_bytes((text + gaps[5] + "]").encode())
+
+    assert [t.line for t in tests_files.tests_in_file(path)] == expected
+
+
+def test_a_json_dataset_row_that_is_not_a_test_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "tests.json"
+    path.write_text('[\n  {"vars": {"q": "a"}},\n\n  {"vars": {"q": "[1, 2]"}},\n  7\n]\n')
+    with pytest.raises(SuiteError, match="test #3 must be a mapping") as caught:
+        tests_files.tests_in_file(path)
+    assert caught.value.line == 5
 
 
 def test_vars_must_be_json_values() -> None:
