@@ -113,21 +113,27 @@ def _json(text: str, path: Path, line: int | None = None) -> Any:
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
+def _past_space(text: str, index: int) -> int:
+    """The index of the first character at or after `index` that is not JSON whitespace."""
+    match = _SPACE.match(text, index)
+    return match.end() if match else index
+
+
 def _item_lines(text: str) -> list[int]:
     """The line each item of a JSON array starts on, `text` being valid JSON whose top
     level is that array (read again item by item: json.loads keeps no positions)."""
     decoder = json.JSONDecoder()
     lines = []
-    index = _SPACE.match(text, _SPACE.match(text).end() + 1).end()  # past '['
+    index = _past_space(text, _past_space(text, 0) + 1)  # past '['
     line, counted = 1, 0
     while text[index] != "]":
         line += text.count("\n", counted, index)
         counted = index
         lines.append(line)
         _, end = decoder.raw_decode(text, index)
-        index = _SPACE.match(text, end).end()
+        index = _past_space(text, end)
         if text[index] == ",":
-            index = _SPACE.match(text, index + 1).end()
+            index = _past_space(text, index + 1)
     return lines
 
 
