@@ -70,7 +70,7 @@ def imports_numpy(tree: Path, directory: Path) -> bool:
         text=True,
         check=False,
     )
-    return any(line.rstrip().endswith("| numpy") for line in done.stderr.splitlines())
+    return any(line.split("|")[-1].strip() == "numpy" for line in done.stderr.splitlines())
 
 
 def main() -> None:
