@@ -2,10 +2,10 @@
 
 Three command lines, each a fresh process with a fresh default SQLite store, measured
 alternately `--measurements` times: a one-test echo suite (the process, its store process
-and the terminal summary), the same with `-o out.json -o out.md` (adds the JSON report
-process), and an invalid suite (exit 2 before any run). Printed per command: the median
-wall time, the median CPU time of the whole process tree (user + system, including the
-store and report processes), the peak memory of the tree, and whether the evaluation
+and the terminal summary), the same with `-o out.json -o out.md` (the JSON report written
+by the store process), and an invalid suite (exit 2 before any run). Printed per command:
+the median wall time, the median CPU time of the whole process tree (user + system,
+including the store process), the peak memory of the tree, and whether the evaluation
 imported numpy (from `python -X importtime`).
 
 `--against PATH` measures a second source tree of evals (another checkout, put first on
