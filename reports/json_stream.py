@@ -82,7 +82,6 @@ class ReportProcess:
         elif store.module != STORE_WITH_REPORT:
             raise HarnessFault(f"the store process must be started with {STORE_WITH_REPORT}")
         self._evaluation_id: str | None = None
-        self._asked = False
 
     @property
     def begun(self) -> bool:
@@ -97,7 +96,6 @@ class ReportProcess:
         """Start the report of evaluation `meta`."""
         for path in self.paths:
             path.parent.mkdir(parents=True, exist_ok=True)
-        self._asked = True
         self._request(("report-begin", report_plan(suite, meta, self.paths)))
         self._evaluation_id = meta.id
 
@@ -129,10 +127,10 @@ class ReportProcess:
 
     def close(self) -> None:
         """Let the report process exit (dropping an unfinished report); wait for it (one
-        never asked to begin a report is ended at once). A report on board the store
-        process ends with it."""
+        never sent anything is ended at once). A report on board the store process ends
+        with it."""
         if self._child is not None:
-            self._child.close(idle=not self._asked)
+            self._child.close()
 
     def _request(self, message: tuple[Any, ...]) -> None:
         if self._child is None:

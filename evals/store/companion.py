@@ -118,12 +118,14 @@ class Companion:
             fcntl.fcntl(self.process.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)  # type: ignore[union-attr]
         self._answers = Inbox(self.process.stdout.fileno())  # type: ignore[union-attr]
         self.failure: str | None = None
+        self._written = False
         self._closed = False
 
     def write(self, framed: bytes) -> None:
         """Send framed messages; HarnessFault when the child has failed."""
         if self.failure is not None:
             raise HarnessFault(self.failure)
+        self._written = True
         try:
             self.process.stdin.write(framed)  # type: ignore[union-attr]
             self.process.stdin.flush()  # type: ignore[union-attr]
@@ -166,17 +168,17 @@ class Companion:
             )
         raise HarnessFault(self.failure)
 
-    def close(self, *, idle: bool = False) -> None:
+    def close(self) -> None:
         """Close the child's input (it finishes what it holds and exits) and wait for it.
 
-        `idle` says the child was never given work (the suite was invalid, or another
-        error came first): it is killed instead, so the harness exits at once rather than
-        wait for the child to finish importing what it would have needed.
+        A child never sent a message (the suite was invalid, or loading it was
+        interrupted) holds nothing: it is killed instead, so the harness exits at once
+        rather than wait for the child to finish importing what it would have needed.
         """
         if self._closed:
             return
         self._closed = True
-        if idle:
+        if not self._written:
             with contextlib.suppress(OSError):
                 self.process.kill()
         with contextlib.suppress(OSError):

@@ -67,7 +67,6 @@ class StoreProcess:
             failure="storing runs failed",
         )
         self._evaluation_id: str | None = None
-        self._asked = False
         self._outbox: list[EncodedRun] = []
         self._send_scheduled = False
         self._next_check = 0.0
@@ -85,7 +84,6 @@ class StoreProcess:
         Waits for the store to be open, so an unreachable store stops the evaluation
         before any agent runs.
         """
-        self._asked = True
         self._request(("begin", meta, create))
         self._evaluation_id = meta.id
 
@@ -179,14 +177,14 @@ class StoreProcess:
         self._request(("interrupted", meta))
 
     def close(self) -> None:
-        """Let the store process store what it holds and exit; wait for it (a store
-        process never asked to begin an evaluation holds nothing and is ended at once)."""
+        """Let the store process store what it holds and exit; wait for it (one never sent
+        anything holds nothing and is ended at once)."""
         if self._closed:
             return
         self._closed = True
         with contextlib.suppress(HarnessFault):
             self.send()
-        self._child.close(idle=not self._asked)
+        self._child.close()
 
     def _request(self, message: tuple[Any, ...]) -> int:
         self.send()
