@@ -3,6 +3,8 @@ arrival against the bundle's digest."""
 
 from __future__ import annotations
 
+import importlib.util
+import py_compile
 from pathlib import Path
 
 import pytest
@@ -70,3 +72,15 @@ def test_a_changed_added_or_missing_file_fails_the_check(tmp_path: Path) -> None
     (staged.directory / "extra.py").unlink()
     (staged.directory / "suites" / "support" / "agent.py").unlink()
     assert verify_bundle(staged.directory, staged.digest) is not None
+
+
+def test_bytecode_written_by_importing_the_shipped_code_is_not_a_change(tmp_path: Path) -> None:
+    suite = load_suite(_project(tmp_path) / "suite.yaml")
+    staged = stage_bundle(suite, tmp_path / "staged")
+    agent = staged.directory / "suites" / "support" / "agent.py"
+    compiled = importlib.util.cache_from_source(str(agent))
+    py_compile.compile(str(agent), cfile=compiled, doraise=True)
+    assert Path(compiled).is_file()
+    assert verify_bundle(staged.directory, staged.digest) is None
+    (staged.directory / "stray.pyc").write_bytes(b"")
+    assert verify_bundle(staged.directory, staged.digest) is None

@@ -12,6 +12,7 @@ per version and its folder is importable from it.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import re
 import sys
@@ -70,6 +71,19 @@ def resolve_ref(ref: str, root: Path) -> Path:
     return (root / split_ref(ref)[0]).resolve()
 
 
+class _SourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles a user's file from its source on every import.
+
+    A bytecode cache is valid for a source of the same size and the same whole second, so
+    a file edited twice within a second would run its older version; and a suite's folder
+    (shipped to workers, checked by digest) stays free of `__pycache__` folders.
+    """
+
+    def get_code(self, fullname: str) -> Any:
+        """The code object of the file's current source."""
+        return self.source_to_code(self.get_data(self.path), self.path)
+
+
 def load_module(path: Path) -> ModuleType:
     """Import a Python file, with its folder importable; again only when the file changed.
 
@@ -81,7 +95,7 @@ def load_module(path: Path) -> ModuleType:
     if module is not None:
         return module
     name = f"evals_user_{abs(hash(str(path)))}_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=_SourceLoader(name, str(path)))
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)

@@ -112,11 +112,15 @@ def stage_bundle(suite: Suite, into: Path) -> Bundle:
 
 
 def verify_bundle(directory: Path, digest: str) -> str | None:
-    """None when `directory` holds exactly the bundle of `digest`, else what differs."""
+    """None when `directory` holds exactly the bundle of `digest`, else what differs.
+
+    Bytecode caches are not part of a bundle: Python writes them next to the shipped
+    modules when a worker imports them, and workers of one node share the directory.
+    """
     files = [
         (path.relative_to(directory).as_posix(), path)
         for path in sorted(directory.rglob("*"))
-        if path.is_file()
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
     ]
     found = _digest(files)
     if found != digest:
