@@ -36,6 +36,23 @@ if TYPE_CHECKING:
     from evals.analysis.agreement import Agreement
 
 
+# The most runs a plan may hold when it must be listed before the first run starts.
+LISTED_PLAN_LIMIT = 10_000_000
+
+
+def _refuse_oversized_listed_plan(suite: Suite, runs: int) -> None:
+    """A plan that must be listed up front is refused past LISTED_PLAN_LIMIT runs, before
+    anything is stored, rather than exhausting memory while it is built."""
+    if runs > LISTED_PLAN_LIMIT:
+        raise SuiteError(
+            f"this evaluation plans {runs:,} runs, and a plan with group assertions "
+            f"(max-score, select-best), adaptive looks or a Ray job is listed before its "
+            f"first run: at most {LISTED_PLAN_LIMIT:,} runs",
+            file=str(suite.path),
+            fix="lower repeat (or --repeat), select fewer cases, or split the suite",
+        )
+
+
 def git_info(cwd: Path) -> tuple[str | None, str | None]:
     """(commit, branch) of the repository holding the suite, from CI variables or git."""
     commit = os.environ.get("GITHUB_SHA") or os.environ.get("CI_COMMIT_SHA")
@@ -184,6 +201,15 @@ def run_evaluation(
         return count_plan(suite, repeats, **filters, repeat_start=start)
 
     repeat_start = previous.repeat if previous is not None else 0
+    # The plan streams to the runner (a billion repeats are never made at once), except
+    # where every run must be known first: adaptive looks, groups, a Ray job.
+    streams = (
+        options.active_cases is None
+        and options.executor != "ray"
+        and not any(has_group_assertions(case) for case in suite.cases)
+    )
+    if not streams:
+        _refuse_oversized_listed_plan(suite, count(repeat, repeat_start))
     plan = selection(repeat, repeat_start=repeat_start)
     if options.active_cases is not None:
         plan = (run for run in plan if run.case.id in options.active_cases)
@@ -201,13 +227,6 @@ def run_evaluation(
             meta.config["repeat"] = repeat
             records.extend(stored)
         done = {r.key.as_tuple() for r in records}
-        # The plan streams to the runner (a billion repeats are never made at once), except
-        # where every run must be known first: adaptive looks, groups, a Ray job.
-        streams = (
-            options.active_cases is None
-            and options.executor != "ray"
-            and not any(has_group_assertions(case) for case in suite.cases)
-        )
         look_plan: list[PlannedRun] = []
         planned: Iterable[PlannedRun]
         if streams:

@@ -9,11 +9,23 @@ from __future__ import annotations
 
 from tests.hostile.builders import GOOD_AGENT, correct_runs
 from tests.hostile.corpus_suites import HEAD, TEST, bad_suite, with_gates, with_options, with_test
-from tests.hostile.harness import Case
+from tests.hostile.harness import Case, UsageError
 
 HUGE = "9" * 5000
 
 CASES = [
+    Case(
+        id="listed-plan-of-a-billion-runs",
+        category="suites",
+        files={
+            "suite.yaml": HEAD + TEST.replace("value: ok}", "value: ok}, {type: max-score}"),
+            "good.py": GOOD_AGENT,
+        },
+        expect=UsageError(("suite.yaml", "repeat", "1,000,000,000 runs")),
+        argv=("run", "suite.yaml", "--repeat", "1000000000"),
+        mode="inprocess",
+        limit_s=20.0,
+    ),
     bad_suite("repeat-5000-digits", with_options(f"{{repeat: {HUGE}}}"), "repeat", "repeat"),
     bad_suite(
         "max-concurrency-text", with_options("{maxConcurrency: many}"), "maxConcurrency", "many"
