@@ -215,16 +215,33 @@ def test_a_node_killed_mid_run_loses_no_run_and_repeats_no_stored_one(
     planned = list(build_plan(suite, 2))
     reported: list[tuple[RunRecord, float]] = []
     killed_at: list[float] = []
+    finished = threading.Event()
 
-    def kill() -> None:
-        killed_at.append(time.time())
-        cluster.remove_node(doomed, allow_graceful=False)
+    def in_flight_on_doomed() -> bool:
+        try:
+            started, ended = _calls(folder, ended=False), _calls(folder)
+        except ValueError:  # a line being written
+            return False
+        there = [
+            {(c["case"], c["repeat"]) for c in calls if c["node"] == doomed.node_id}
+            for calls in (started, ended)
+        ]
+        return bool(there[0] - there[1])
+
+    def kill_once_a_run_is_in_flight_there() -> None:
+        # Kill only after some runs were stored and while the doomed node is mid-call, so
+        # that the test does not depend on how busy the machine is.
+        while not finished.wait(0.02):
+            if len(reported) >= 6 and in_flight_on_doomed():
+                killed_at.append(time.time())
+                cluster.remove_node(doomed, allow_graceful=False)
+                return
 
     def on_record(record: RunRecord) -> None:
         reported.append((record, time.time()))
-        if len(reported) == 8:
-            threading.Thread(target=kill).start()
 
+    killer = threading.Thread(target=kill_once_a_run_is_in_flight_there)
+    killer.start()
     executor = RayExecutor(
         suite, meta=_meta(suite), concurrency=3, timeout_s=None, pass_env=("EVALS_TEST_KEY",)
     )
@@ -232,7 +249,12 @@ def test_a_node_killed_mid_run_loses_no_run_and_repeats_no_stored_one(
         patch.setenv("EVALS_TEST_KEY", SECRET)
         import asyncio
 
-        asyncio.run(executor.run(planned, on_record))
+        try:
+            asyncio.run(executor.run(planned, on_record))
+        finally:
+            finished.set()
+            killer.join()
+    assert killed_at, "the doomed node never had a run in flight"
     keys = Counter(record.key.as_tuple() for record, _ in reported)
     assert sorted(keys) == sorted(run.key.as_tuple() for run in planned)
     assert set(keys.values()) == {1}  # every run reported (stored) exactly once
