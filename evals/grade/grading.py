@@ -54,15 +54,46 @@ def _detail(exc: Exception) -> str:
     return traceback.format_exception_only(type(exc), exc)[-1].strip()
 
 
-def _prepare(
-    assertion: Assertion, output: Any, response: AgentResponse, context: dict[str, Any]
-) -> tuple[Grader, GradeContext]:
-    """The grader and its context; AssertionRaised when the assertion cannot run.
+def _shared_fields(output: Any, response: AgentResponse, context: dict[str, Any]) -> dict[str, Any]:
+    """The GradeContext fields every assertion of one run shares, worked out once per run.
 
     `context` holds prompt, variables, latency_ms (the harness's wall time) and
     suite_root, and optionally latency_source (wall, the default, or agent: the latency
     the agent reported), agent, case_metadata, suite_config, case_options and
-    provider_config (see GradeContext).
+    provider_config (see GradeContext). `grade_nested` grades another assertion on
+    `output`.
+    """
+    source = context.get("latency_source") or "wall"
+    return {
+        "prompt": context["prompt"],
+        "vars": context["variables"],
+        "response": response,
+        "latency_ms": pick_latency(context["latency_ms"], response.latency_ms, source),
+        "latency_source": source,
+        "suite_root": context["suite_root"],
+        "agent": context.get("agent") or "",
+        "case_metadata": context.get("case_metadata") or {},
+        "suite_config": context.get("suite_config") or {},
+        "case_options": context.get("case_options") or {},
+        "provider_config": context.get("provider_config") or {},
+        "grade_nested": functools.partial(
+            grade_assertion, output=output, response=response, **context
+        ),
+    }
+
+
+def _prepare(
+    assertion: Assertion,
+    output: Any,
+    response: AgentResponse,
+    context: dict[str, Any],
+    shared: dict[str, Any] | None = None,
+) -> tuple[Grader, GradeContext]:
+    """The grader and its context; AssertionRaised when the assertion cannot run.
+
+    `context` is as for `_shared_fields`; `shared` is `_shared_fields` of this run's
+    output when the caller has it already (an assertion with a `transform` grades its own
+    output and works its fields out again).
     """
     grader = get_grader(assertion.base_type)
     if grader is None:
@@ -78,29 +109,15 @@ def _prepare(
             )
         except TransformError as exc:
             raise AssertionRaised(f"Error: {exc}") from None
-    nested = functools.partial(grade_assertion, output=output, response=response, **context)
-    source = context.get("latency_source") or "wall"
+        shared = None
+    if shared is None:
+        shared = _shared_fields(output, response, context)
     try:
         value = render_value(assertion.value, variables)
     except TemplateError as exc:
         raise AssertionRaised(f"Error: {exc}") from None
     ctx = GradeContext(
-        output=output,
-        assertion=assertion,
-        value=value,
-        inverse=assertion.negated,
-        prompt=context["prompt"],
-        vars=variables,
-        response=response,
-        latency_ms=pick_latency(context["latency_ms"], response.latency_ms, source),
-        latency_source=source,
-        suite_root=context["suite_root"],
-        agent=context.get("agent") or "",
-        case_metadata=context.get("case_metadata") or {},
-        suite_config=context.get("suite_config") or {},
-        case_options=context.get("case_options") or {},
-        provider_config=context.get("provider_config") or {},
-        grade_nested=nested,
+        output=output, assertion=assertion, value=value, inverse=assertion.negated, **shared
     )
     return grader, ctx
 
@@ -135,10 +152,14 @@ def grade_assertion(
 
 
 def _start_assertion(
-    assertion: Assertion, output: Any, response: AgentResponse, context: dict[str, Any]
+    assertion: Assertion,
+    output: Any,
+    response: AgentResponse,
+    context: dict[str, Any],
+    shared: dict[str, Any] | None = None,
 ) -> Grade | Coroutine[Any, Any, Grade]:
     """The grade of a pure grader, or the pending grade of a judge for the caller to await."""
-    grader, ctx = _prepare(assertion, output, response, context)
+    grader, ctx = _prepare(assertion, output, response, context, shared)
     try:
         grade = grader(ctx)
     except Exception as exc:  # user graders may raise anything
@@ -269,7 +290,12 @@ def grade_case(case: Case, response: AgentResponse, *, output: Any, **context: A
     """
     keywords = _case_context(case, **context)
     asserts = per_run_assertions(case)
-    grades = [(a, grade_assertion(a, output, response, **keywords)) for a in asserts]
+    shared = _shared_fields(output, response, keywords)
+    grades = []
+    for assertion in asserts:
+        started = _start_assertion(assertion, output, response, keywords, shared)
+        grade = started if isinstance(started, Grade) else run_to_completion(started)
+        grades.append((assertion, grade))
     return _finished(case, _combined(case, grades, response, context), context)
 
 
@@ -284,9 +310,10 @@ async def grade_case_async(
     keywords = _case_context(case, **context)
     asserts = per_run_assertions(case)
     started: list[Grade | Coroutine[Any, Any, Grade]] = []
+    shared = _shared_fields(output, response, keywords)
     try:
         for assertion in asserts:
-            started.append(_start_assertion(assertion, output, response, keywords))
+            started.append(_start_assertion(assertion, output, response, keywords, shared))
     except AssertionRaised:
         for pending_grade in started:
             if not isinstance(pending_grade, Grade):
