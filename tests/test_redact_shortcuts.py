@@ -30,6 +30,7 @@ from evals.tracing.redact import (
     SHORTEST_MASKED,
     UNLOWERED,
     Redactor,
+    is_secret_name,
 )
 
 # The key shapes as first written: a word boundary inside each alternative.
@@ -201,3 +202,53 @@ def test_remembered_strings_are_forgotten_beyond_the_bound() -> None:
     assert "x" * (_CACHE_CHARS + 1) not in redactor._clean
     assert redactor.text("the key hunter2-hunter2") == f"the key {REDACTED}"
     assert redactor.text("the key hunter2-hunter2") == f"the key {REDACTED}"
+
+
+def reference_config(value: Any, depth: int = 0) -> Any:
+    """A config with secret keys' values masked and every string scrubbed, rebuilt whole,
+    each key tested by its own `is_secret_name` (no remembered verdicts)."""
+    if isinstance(value, str):
+        return reference_text(value)
+    if depth > 200:
+        return REDACTED
+    if isinstance(value, dict):
+        return {
+            key: REDACTED
+            if is_secret_name(str(key)) and isinstance(item, (str, int, float))
+            else reference_config(item, depth + 1)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [reference_config(item, depth + 1) for item in value]
+    return value
+
+
+KEYS = st.sampled_from(["apiKey", "Authorization", "text", "value", "x-api-key", "token", "n"])
+CONFIG_LEAVES = st.one_of(
+    TEXTS, st.integers(), st.floats(allow_nan=False), st.none(), st.booleans()
+)
+CONFIGS = st.recursive(
+    CONFIG_LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.one_of(KEYS, st.integers(0, 2), st.booleans()), inner, max_size=4),
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200)
+@given(config=CONFIGS)
+def test_config_masks_what_the_plain_rebuild_masks(config: Any) -> None:
+    redactor = Redactor(secrets=SECRETS)
+    assert redactor.config(config) == reference_config(config)
+    assert redactor.config(config) == reference_config(config)  # remembered key verdicts
+
+
+def test_config_around_the_depth_limit_masks_what_the_plain_rebuild_masks() -> None:
+    for levels in range(196, 204):
+        nested: Any = {"n": 5, "text": "plain words", "apiKey": 7, "deeper": {"m": 1.5}}
+        for _ in range(levels):
+            nested = [nested]
+        expected = reference_config(nested)
+        assert Redactor(secrets=SECRETS).config(nested) == expected, levels

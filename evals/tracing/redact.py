@@ -173,6 +173,7 @@ class Redactor:
             "|".join(fnmatch.translate(p) for p in self.patterns), re.IGNORECASE
         )
         self._verdicts: dict[str, bool] = {}
+        self._secret_keys: dict[str, bool] = {}
         known = sorted(
             {s for s in secrets if len(s) >= MIN_REFERENCED_SECRET_LENGTH}, key=len, reverse=True
         )
@@ -224,15 +225,31 @@ class Redactor:
         if depth > _MAX_DEPTH:
             return REDACTED
         if isinstance(value, Mapping):
-            return {
-                key: REDACTED
-                if is_secret_name(str(key)) and isinstance(item, (str, int, float))
-                else self.config(item, depth + 1)
-                for key, item in value.items()
-            }
+            copied = {}
+            leaves = depth < _MAX_DEPTH  # a member's own depth still allows it as it is
+            for key, item in value.items():
+                kind: type = type(item)
+                if isinstance(item, (str, int, float)) and self._secret_key(key):
+                    copied[key] = REDACTED
+                elif kind is str:
+                    copied[key] = self.text(item)
+                elif leaves and kind in _ATOMS:
+                    copied[key] = item
+                else:
+                    copied[key] = self.config(item, depth + 1)
+            return copied
         if isinstance(value, list):
             return [self.config(item, depth + 1) for item in value]
         return value
+
+    def _secret_key(self, key: Any) -> bool:
+        """`is_secret_name` of a config key, remembered: a suite's keys recur in every test."""
+        if type(key) is not str:
+            return is_secret_name(str(key))
+        verdict = self._secret_keys.get(key)
+        if verdict is None:
+            verdict = self._secret_keys[key] = is_secret_name(key)
+        return verdict
 
     def scrub(self, value: Any, depth: int = 0) -> Any:
         """`value` with every string in it scrubbed with `text`, walking lists, tuples,
@@ -246,24 +263,36 @@ class Redactor:
             return value
         return _walk_of(kind)(self, value, depth)
 
-    def _changes(self, pairs: Iterable[tuple[Any, Any]], depth: int) -> dict[Any, Any]:
+    def _changes(self, pairs: Iterable[tuple[Any, Any]], depth: int) -> dict[Any, Any] | None:
         """The members of a container (`(key, member)` pairs) that `scrub` changes, with
-        their scrubbed values; what cannot change (numbers, short or known-clean strings,
-        empty containers) costs no call."""
-        changed = {}
+        their scrubbed values, or None when none changes; what cannot change (numbers,
+        short or known-clean strings, empty containers) costs no call, and plain dicts and
+        lists are walked without looking up how."""
+        changed = None
         clean, shortest = self._clean, self._shortest
         too_deep = depth > _MAX_DEPTH  # strings are still scrubbed, containers kept as they are
+        new: Any
         for key, item in pairs:
             kind: type = type(item)
             if kind is str:
                 if len(item) < shortest or item in clean:
                     continue
                 new = self.text(item)
-            elif kind in _ATOMS or too_deep or (not item and (kind is dict or kind is list)):
+            elif kind in _ATOMS or too_deep:
                 continue
+            elif kind is dict:
+                if not item:
+                    continue
+                new = self._mapping(item, depth)
+            elif kind is list:
+                if not item:
+                    continue
+                new = self._sequence(item, depth)
             else:
                 new = _walk_of(kind)(self, item, depth)
             if new is not item:
+                if changed is None:
+                    changed = {}
                 changed[key] = new
         return changed
 
@@ -275,7 +304,7 @@ class Redactor:
 
     def _sequence(self, value: list[Any] | tuple[Any, ...], depth: int) -> Any:
         changed = self._changes(enumerate(value), depth + 1)
-        if not changed:
+        if changed is None:
             return value
         items = list(value)
         for index, new in changed.items():
@@ -284,7 +313,7 @@ class Redactor:
 
     def _mapping(self, value: dict[Any, Any], depth: int) -> dict[Any, Any]:
         changed = self._changes(value.items(), depth + 1)
-        if not changed:
+        if changed is None:
             return value
         copied = copy.copy(value)
         copied.update(changed)
@@ -294,7 +323,7 @@ class Redactor:
         kind: type = type(value)
         names, values = _fields_of(kind)
         changed = self._changes(zip(names, values(value), strict=True), depth + 1)
-        if not changed:
+        if changed is None:
             return value
         clone = copy.copy(value)
         for name, new in changed.items():
