@@ -108,25 +108,32 @@ def number(
     valid value shown in the fix. Whole-number bounds return an int-valued float the
     caller may `int()`.
     """
-    accepted = bounds.describe()
-    key = key or name.rsplit(".", 1)[-1]
-    fix = f"write {key}: {example}" if example is not None else f"set {key} to {accepted}"
-    fix += f" ({accepted})" if example is not None else ""
+    accepted = bounds.describe
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SuiteError(f"{name} must be {accepted}, not {describe(value)}", file, line, fix)
+        problem = f"{name} must be {accepted()}, not {describe(value)}"
+        raise SuiteError(problem, file, line, _number_fix(name, accepted(), example, key))
     try:
         converted = float(value)
     except OverflowError:
         converted = math.inf
     if not math.isfinite(converted):
-        raise SuiteError(
-            f"{name} must be a finite number ({accepted}), not {describe(value)}", file, line, fix
-        )
+        problem = f"{name} must be a finite number ({accepted()}), not {describe(value)}"
+        raise SuiteError(problem, file, line, _number_fix(name, accepted(), example, key))
     if bounds.integer and not converted.is_integer():
-        raise SuiteError(f"{name} must be a whole number, not {describe(value)}", file, line, fix)
+        problem = f"{name} must be a whole number, not {describe(value)}"
+        raise SuiteError(problem, file, line, _number_fix(name, accepted(), example, key))
     if not bounds.holds(converted):
-        raise SuiteError(f"{name} must be {accepted}, not {describe(value)}", file, line, fix)
+        problem = f"{name} must be {accepted()}, not {describe(value)}"
+        raise SuiteError(problem, file, line, _number_fix(name, accepted(), example, key))
     return converted
+
+
+def _number_fix(name: str, accepted: str, example: str | None, key: str | None) -> str:
+    """The fix of a refused number (worked out only when a number is refused)."""
+    key = key or name.rsplit(".", 1)[-1]
+    if example is None:
+        return f"set {key} to {accepted}"
+    return f"write {key}: {example} ({accepted})"
 
 
 def optional_number(

@@ -363,6 +363,8 @@ def render_prompt_text(
 
 
 _ENV_REF = re.compile(r"\{\{\s*env\.(\w+)\s*\}\}")
+_PLAIN_LEAVES = frozenset({int, float, bool, type(None)})
+"""Types `render_env_refs` returns as they are, without a call."""
 
 
 def env_ref_names(value: Any) -> set[str]:
@@ -385,18 +387,33 @@ def render_env_refs(value: Any, env: dict[str, str]) -> Any:
     """Replace `{{ env.NAME }}` in every string of a config, as promptfoo does at load.
 
     Names not set are left as written; mappings keep their YAML lines. Parts without a
-    reference come back as the same objects, so a config without any is not copied.
+    reference come back as the same objects, so a config without any is not copied (and
+    a container is copied only once one of its members changed).
     """
     if isinstance(value, str):
         if "env." not in value:
             return value
         return _ENV_REF.sub(lambda m: env.get(m.group(1), m.group(0)), value)
     if isinstance(value, list):
-        items = [render_env_refs(v, env) for v in value]
-        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+        items: list[Any] | None = None
+        for index, item in enumerate(value):
+            if type(item) in _PLAIN_LEAVES:
+                continue
+            new = render_env_refs(item, env)
+            if new is not item:
+                if items is None:
+                    items = list(value)
+                items[index] = new
+        return value if items is None else items
     if isinstance(value, dict):
-        rendered = {k: render_env_refs(v, env) for k, v in value.items()}
-        if all(rendered[k] is v for k, v in value.items()):
-            return value
-        return keep_lines(value, type(value)(rendered))
+        rendered: dict[Any, Any] | None = None
+        for key, item in value.items():
+            if type(item) in _PLAIN_LEAVES:
+                continue
+            new = render_env_refs(item, env)
+            if new is not item:
+                if rendered is None:
+                    rendered = type(value)(value)
+                rendered[key] = new
+        return value if rendered is None else keep_lines(value, rendered)
     return value

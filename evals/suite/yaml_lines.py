@@ -241,12 +241,7 @@ class _EventBuilder:
     def scalar(self, event: yaml.ScalarEvent) -> Any:
         tag = event.tag
         if tag is None or tag == "!":
-            resolved = (event.value, event.implicit)
-            tag = self.tags.get(resolved)
-            if tag is None:
-                tag = self.tags[resolved] = self.loader.resolve(
-                    yaml.ScalarNode, event.value, event.implicit
-                )
+            tag = self.resolved(event)
         if tag == _STR_TAG:
             return event.value  # what SafeConstructor gives a string, without building a node
         constructor = self.loader.yaml_constructors.get(tag)
@@ -278,20 +273,21 @@ class _EventBuilder:
         next_event = self.loader.get_event
         while not isinstance(key_event := next_event(), yaml.MappingEndEvent):
             line = _line(key_event)
+            key: Any = _Unsupported
             if isinstance(key_event, yaml.ScalarEvent):
                 key_lines[key_event.value] = line
                 if key_event.tag is None:
-                    kind = self.tags.get((key_event.value, key_event.implicit))
-                    if kind is None:
-                        kind = self.loader.resolve(
-                            yaml.ScalarNode, key_event.value, key_event.implicit
-                        )
+                    kind = self.resolved(key_event)
                     if kind == _MERGE_TAG:
                         raise _Unsupported  # `<<` merges follow PyYAML's own rules
-            key = self.node(key_event)
-            if isinstance(key, (dict, list)):
-                raise _Unsupported
-            text = _key_text(key)
+                    if kind == _STR_TAG and key_event.anchor is None:
+                        self.nodes += 1  # a plain string key: as `node` builds it
+                        key = key_event.value
+            if key is _Unsupported:
+                key = self.node(key_event)
+                if isinstance(key, (dict, list)):
+                    raise _Unsupported
+            text = key if isinstance(key, str) else _key_text(key)
             if text in seen:
                 raise _duplicate_key(text, seen[text], line)
             seen[text] = line
@@ -300,6 +296,17 @@ class _EventBuilder:
         mapping.line = _line(event)
         mapping.key_lines = key_lines
         return mapping
+
+    def resolved(self, event: yaml.ScalarEvent) -> str:
+        """The tag of an untagged scalar by the core schema's resolvers, remembered: suites
+        repeat the same keys and values."""
+        resolved = (event.value, event.implicit)
+        tag = self.tags.get(resolved)
+        if tag is None:
+            tag = self.tags[resolved] = self.loader.resolve(
+                yaml.ScalarNode, event.value, event.implicit
+            )
+        return tag
 
 
 def _line(event: yaml.Event) -> int:

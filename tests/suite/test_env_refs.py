@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,37 @@ def test_a_config_without_references_comes_back_as_the_same_object(value: object
     assert rendered == value
     if "{{" not in repr(value):
         assert rendered is value
+
+
+def _plain_rebuild(value: object) -> object:
+    """Every string's references replaced, every container rebuilt (no shortcut)."""
+    if isinstance(value, str):
+        return re.sub(r"\{\{\s*env\.(\w+)\s*\}\}", lambda m: ENV.get(m[1], m[0]), value)
+    if isinstance(value, list):
+        return [_plain_rebuild(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain_rebuild(item) for key, item in value.items()}
+    return value
+
+
+referencing_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.sampled_from(["{{ env.MODEL }}", "at {{env.HOST}}/x", "{{ env.NOPE }}", "env.MODEL"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=20,
+)
+
+
+@given(referencing_values)
+def test_references_are_replaced_as_a_plain_rebuild_replaces_them(value: object) -> None:
+    rendered = render_env_refs(value, ENV)
+
+    assert rendered == _plain_rebuild(value)
+    if isinstance(value, (dict, list)) and rendered is not value:
+        assert type(rendered) is type(value)
+    assert value == _plain_rebuild(value) or rendered is not value
 
 
 def test_a_short_secret_read_by_a_prompt_file_is_masked(
