@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evals.common.jsengine import JavaScriptError, JavaScriptLimitError, regex_test
 from evals.common.jsvalues import coerce_string, js_string, js_stringify, json_parse, to_precision
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import at_most, invariant, negation, outcome
@@ -198,8 +199,6 @@ def regex(ctx: GradeContext) -> Grade:
     The pattern compiles as `new RegExp(value)` in the JavaScript sandbox, so its syntax
     and meaning are JavaScript's; one that does not compile fails this check only.
     """
-    from evals.common.jsengine import JavaScriptError, JavaScriptLimitError, regex_test
-
     value = assertion_value(ctx)
     invariant(value, '"regex" assertion type must have a string value')
     invariant(isinstance(value, str), '"regex" assertion type must have a string value')

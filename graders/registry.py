@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from evals.common.files import is_file_ref
-from evals.graders.base import GradeContext
+from evals.graders.base import GradeContext, GraderError
 from evals.model.errors import SuiteError
 from evals.model.results import Grade
 
@@ -190,8 +190,6 @@ def check_assertion_value(
     Values that use templates or `file://` are checked when graded, since they are only known
     then.
     """
-    from evals.graders.base import GraderError
-
     base = kind[4:] if kind.startswith("not-") else kind
     _load_type(base)
     check = _VALUE_CHECKS.get(base)

@@ -35,6 +35,7 @@ from evals.model.protocols import RunTrace, Tracer
 from evals.model.results import AgentResponse, ErrorKind, RunRecord
 from evals.run.limiter import Limiter, limit_keys
 from evals.run.watchdog import LoopWatchdog
+from evals.suite.vars import fills_in_python, render_prompt_text, resolve_vars
 from evals.tracing import NULL_TRACER
 from evals.tracing.redact import Redactor
 
@@ -59,8 +60,6 @@ def render_prompt(
 
         rendered = render_value(raw, variables, env, filters=True)
         return json.dumps(rendered, ensure_ascii=False), variables
-    from evals.suite.vars import render_prompt_text, resolve_vars
-
     if root is not None:
         variables = resolve_vars(variables, raw, root)
     return render_prompt_text(template, variables, env), variables
@@ -272,8 +271,6 @@ class Runner:
         is no longer than the timeout), and the sandbox's memory and output limits make an
         oversized template a TemplateError.
         """
-        from evals.suite.vars import fills_in_python
-
         template = prompt_template(run)
         if template is not None and fills_in_python(template, run.case.vars):
             return render_prompt(run, self.suite_root, self.template_env)  # microseconds

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.common.files import is_file_ref, is_python_ref, ref_body, split_ref
+from evals.graders.registry import check_assertion_type, check_assertion_value
 from evals.model.errors import SuiteError
 from evals.model.suite import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
 from evals.suite import checks
@@ -716,11 +717,11 @@ class _Loader:
         return ref
 
     def check_case_transforms(self, options: dict[str, Any], test: Any) -> None:
-        from evals.common.transforms import OUTPUT_PARAMS, check_transform
-
         source = options.get("transform") or options.get("postprocess")
         if source is None:
             return
+        from evals.common.transforms import OUTPUT_PARAMS, check_transform
+
         try:
             check_transform(source, OUTPUT_PARAMS, self.root, "options.transform")
         except SuiteError as exc:
@@ -729,8 +730,6 @@ class _Loader:
             raise
 
     def assertion(self, item: Any, test: Any) -> Assertion:
-        from evals.graders.registry import check_assertion_type, check_assertion_value
-
         if not isinstance(item, dict) or "type" not in item:
             raise self.error(
                 "each assertion needs a type",

@@ -25,7 +25,7 @@ from typing import Any
 
 from evals.common.files import is_file_ref, read_text, ref_body
 from evals.common.jsvalues import js_string, js_stringify, json_parse
-from evals.common.templating import render, render_value
+from evals.common.templating import placeholders, render, render_value
 from evals.model.errors import SuiteError
 from evals.suite.yaml_lines import file_of, keep_lines, line_of, parse_yaml_file_text
 
@@ -334,8 +334,6 @@ def fills_in_python(template: str, variables: dict[str, Any]) -> bool:
     """Whether rendering `template` is a plain fill in Python: `{{ name }}` slots only, over
     vars that hold no template and name no file. Such a render takes microseconds and
     cannot loop, so it needs neither the sandbox nor a thread."""
-    from evals.common.templating import placeholders
-
     if placeholders(template) is None:
         return False
     return not any(
