@@ -14,7 +14,6 @@ from collections import Counter
 from collections.abc import Iterable
 
 from evals.common.blocking import run_to_completion
-from evals.graders.ranking import max_score, merge_group_verdict, select_best
 from evals.graders.registry import GROUP_TYPES
 from evals.model.errors import SuiteError
 from evals.model.plan import PlannedRun
@@ -57,6 +56,9 @@ async def decide_group(suite: Suite, records: list[RunRecord]) -> list[RunRecord
     )
     if not graded:
         return records
+    # imported here: a suite without group assertions never loads the judges behind them
+    from evals.graders.ranking import max_score, merge_group_verdict, select_best
+
     case = suite.cases[graded[0].case_index]
     grades = [r.grade for r in graded if r.grade is not None]
     for kind in ("select-best", "max-score"):

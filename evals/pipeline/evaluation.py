@@ -161,10 +161,12 @@ def run_evaluation(
 
         check_grader(options.grader, suite.root)
         apply_grader(suite.cases, suite.default_test, options.grader)
-    from evals.pipeline.calibration import measure_judge
+    judge = None
+    if gate_config.judge_calibration:  # the calibration's modules load only for a judge gate
+        from evals.pipeline.calibration import measure_judge
 
-    suite_grader = (suite.default_test.get("options") or {}).get("provider")
-    judge = measure_judge(gate_config, suite.root, options.grader or suite_grader)
+        suite_grader = (suite.default_test.get("options") or {}).get("provider")
+        judge = measure_judge(gate_config, suite.root, options.grader or suite_grader)
     # Cases named explicitly are run whatever the environment's tags would choose.
     named = options.tags is not None or bool(options.case_ids)
     tags = options.tags if named else gate_config.tags
