@@ -413,6 +413,30 @@ def settling(
 
 
 SCENARIOS = ((30, 0.7, 0.3), (30, 0.85, 0.5), (100, 0.7, 0.3))
+# Rows where the fixed design has real power (about 0.5 to 0.9): (cases, mu, icc, drop,
+# the tags that drop). Every tag dropping puts the suite's `regression` gate beyond its
+# tolerance; one tag of 20 cases dropping 25 points, that tag's gate.
+POWER_ROWS = (
+    (30, 0.7, 0.3, 0.15, ("t0", "t1", "t2")),
+    (30, 0.85, 0.5, 0.12, ("t0", "t1", "t2")),
+    (100, 0.7, 0.3, 0.10, ("t0", "t1", "t2", "t3", "t4")),
+    (100, 0.7, 0.3, 0.25, ("t0",)),
+)
+
+
+def parse_design(spec: str) -> AdaptiveDesign:
+    """`RHO:MAX:REACH[:PASS_REACH]` (REACH `none` for no futility) as an adaptive design
+    looking every 2 repeats."""
+    rho, last, reach, *rest = spec.split(":")
+    futility = None if reach == "none" else float(reach)
+    return AdaptiveDesign(
+        last=int(last),
+        first=2,
+        every=2,
+        rho=float(rho),
+        futility=futility,
+        pass_futility=float(rest[0]) if rest else None,
+    )
 
 
 def main() -> None:
@@ -436,6 +460,23 @@ def main() -> None:
         nargs="+",
         default=["t0"],
         help="the tags whose cases drop (t0 t1 t2 for every case at 30 cases)",
+    )
+    parser.add_argument(
+        "--power", action="store_true", help="also the rows where fixed k=10 has real power"
+    )
+    parser.add_argument(
+        "--power-only", action="store_true", help="only the rows where fixed k=10 has power"
+    )
+    parser.add_argument(
+        "--power-rows", type=int, nargs="+", default=None, help="which power rows, by position"
+    )
+    parser.add_argument(
+        "--adaptive-designs",
+        nargs="+",
+        default=[],
+        metavar="RHO:MAX:REACH[:PASS_REACH]",
+        help="further adaptive designs looking every 2 repeats, e.g. 2:14:1 or 1:12:2:0.5 "
+        "(reach none: no futility; the pass side's reach defaults to REACH)",
     )
     parser.add_argument("--tag-tolerance", type=float, default=0.10, help="per-tag gates")
     parser.add_argument(
@@ -493,7 +534,15 @@ def main() -> None:
         "adaptive, futility 2": lambda s, b: adaptive(s, b, strict),
         "adaptive, futility 1": lambda s, b: adaptive(s, b, eager),
     }
-    chosen = arguments.designs or list(candidates)
+    extra: list[str] = []
+    for spec in arguments.adaptive_designs:
+        design = parse_design(spec)
+        name = f"rho {design.rho:g}, max {design.last}, reach {design.futility}"
+        if design.pass_futility is not None:
+            name += f"/{design.pass_futility:g}"
+        candidates[name] = lambda s, b, d=design: adaptive(s, b, d)
+        extra.append(name)
+    chosen = [*(arguments.designs or list(candidates)), *extra]
     unknown = set(chosen) - set(candidates)
     if unknown:
         parser.error(f"unknown design(s) {sorted(unknown)}; choose from {sorted(candidates)}")
@@ -503,55 +552,62 @@ def main() -> None:
     }
     started = time.perf_counter()
     aa_runs = arguments.aa_runs or arguments.runs
-    dropped = ", ".join(arguments.drop_tags)
+    rows: list[tuple[int, int, float, float, float, tuple[str, ...]]] = []
+    if not arguments.power_only:
+        for number, (cases, mu, icc) in enumerate(SCENARIOS):
+            if number in arguments.scenarios:
+                rows.extend(
+                    (
+                        arguments.seed + 100 * number + int(100 * drop),
+                        cases,
+                        mu,
+                        icc,
+                        drop,
+                        tuple(arguments.drop_tags),
+                    )
+                    for drop in arguments.drops
+                )
+    if arguments.power or arguments.power_only:
+        rows.extend(
+            (arguments.seed + 1000 + 100 * number, *row)
+            for number, row in enumerate(POWER_ROWS)
+            if arguments.power_rows is None or number in arguments.power_rows
+        )
     print(
         f"{arguments.runs} simulated builds per row ({aa_runs} per A/A row), "
         f"seed {arguments.seed}, build alpha 0.05; "
         f"gates: regression (tolerance {SUITE_TOLERANCE:g}) and regression[tag] on every tag "
-        f"(tolerance {arguments.tag_tolerance:g}); "
-        f"3 tags at 30 cases, 5 at 100; the drop hits tag(s) {dropped}; adaptive "
-        f"looks at {','.join(map(str, strict.looks()))} repeats, rho {strict.rho:g}"
+        f"(tolerance {arguments.tag_tolerance:g}); 3 tags at 30 cases, 5 at 100; adaptive "
+        "designs look every 2 repeats"
     )
     savings: dict[str, list[float]] = {name: [] for name in designs}
-    for number, (cases, mu, icc) in enumerate(SCENARIOS):
-        if number not in arguments.scenarios:
-            continue
-        for drop in arguments.drops:
-            row_seed = arguments.seed + 100 * number + int(100 * drop)
-            runs = aa_runs if drop == 0 else arguments.runs
-            tallies = scenario(
-                runs,
-                row_seed,
-                cases,
-                mu,
-                icc,
-                drop,
-                designs,
-                arguments.tag_tolerance,
-                arguments.drop_tags,
+    for row_seed, cases, mu, icc, drop, regressed in rows:
+        runs = aa_runs if drop == 0 else arguments.runs
+        tallies = scenario(
+            runs, row_seed, cases, mu, icc, drop, designs, arguments.tag_tolerance, regressed
+        )
+        dropped = ", ".join(regressed)
+        label = "A/A" if drop == 0 else f"drop {drop:.2f} on {dropped}"
+        failure, passing = verdict_names(cases, drop, regressed, arguments.tag_tolerance)
+        print(f"\n{cases} cases, mu {mu}, icc {icc}, {label}:")
+        reference = tallies["fixed k=10"].mean_calls
+        for name, tally in tallies.items():
+            fail, passed = tally.share("fail"), tally.share("pass")
+            fail_se = math.sqrt(fail * (1 - fail) / tally.builds)
+            pass_se = math.sqrt(passed * (1 - passed) / tally.builds)
+            saving = 1 - tally.mean_calls / reference
+            savings[name].append(saving)
+            print(
+                f"  {name:<26} {failure} {fail:.3f} (MC SE {fail_se:.3f}), {passing} "
+                f"{passed:.3f} ({pass_se:.3f}), fixed verdict "
+                f"{tally.agreed / tally.builds:.2f}; agent calls {tally.mean_calls:6.0f} "
+                f"({-saving:+.0%})",
+                flush=True,
             )
-            label = "A/A" if drop == 0 else f"drop {drop:.2f} on {dropped}"
-            failure, passing = verdict_names(
-                cases, drop, arguments.drop_tags, arguments.tag_tolerance
-            )
-            print(f"\n{cases} cases, mu {mu}, icc {icc}, {label}:")
-            reference = tallies["fixed k=10"].mean_calls
-            for name, tally in tallies.items():
-                fail, passed = tally.share("fail"), tally.share("pass")
-                fail_se = math.sqrt(fail * (1 - fail) / tally.builds)
-                pass_se = math.sqrt(passed * (1 - passed) / tally.builds)
-                saving = 1 - tally.mean_calls / reference
-                savings[name].append(saving)
-                print(
-                    f"  {name:<24} {failure} {fail:.3f} (MC SE {fail_se:.3f}), {passing} "
-                    f"{passed:.3f} ({pass_se:.3f}), fixed verdict "
-                    f"{tally.agreed / tally.builds:.2f}; agent calls {tally.mean_calls:6.0f} "
-                    f"({-saving:+.0%})"
-                )
     print("\nmean agent calls against fixed k=10 over the rows:")
     for name, values in savings.items():
         mean, low, high = -float(np.mean(values)), -max(values), -min(values)
-        print(f"  {name:<24} {mean:+.0%} (rows {low:+.0%} to {high:+.0%})")
+        print(f"  {name:<26} {mean:+.0%} (rows {low:+.0%} to {high:+.0%})")
     print(f"{time.perf_counter() - started:.0f} s")
 
 

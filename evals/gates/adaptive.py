@@ -79,12 +79,14 @@ class Futility:
     """How a look judges whether an undetermined gate can still be decided by the last
     look: `fraction` of the last look's repeats run, the last look's spend over this
     look's (`spend_ratio`) and its budget `final_spend`, and the conditional standard
-    deviations the estimate may move (`reach`; see `evals.stats.futility`)."""
+    deviations the estimate may move to fail (`reach`) and to pass (`pass_reach`, default
+    `reach`; see `evals.stats.futility`)."""
 
     fraction: float
     spend_ratio: float
     final_spend: float
     reach: float = 2.0
+    pass_reach: float | None = None
 
     def judge(self, gate: GateResult) -> bool:
         """True when `gate` cannot be decided by the last look (never for the P0 gate,
@@ -116,6 +118,7 @@ class Futility:
             1 - (1 - fail_level) * self.spend_ratio,
             1 - self.final_spend / 2,
             self.reach,
+            self.pass_reach,
         )
 
 

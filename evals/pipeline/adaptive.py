@@ -59,7 +59,8 @@ class AdaptiveDesign:
     `last` (the fixed design it replaces runs `last` repeats). `rho` shapes the spending
     function alpha·t^rho. `futility` is how many conditional standard deviations an
     undetermined gate's estimate may need to move to be decided by the last look before
-    its cases stop for it (None: never). `budget_runs` and `budget_cost` cap the runs and
+    its cases stop for it (None: never), and `pass_futility` the same for reaching a pass
+    (None: `futility`). `budget_runs` and `budget_cost` cap the runs and
     the cost.
     """
 
@@ -68,6 +69,7 @@ class AdaptiveDesign:
     every: int = 2
     rho: float = DEFAULT_RHO
     futility: float | None = DEFAULT_REACH
+    pass_futility: float | None = None
     budget_runs: int | None = None
     budget_cost: float | None = None
 
@@ -76,6 +78,10 @@ class AdaptiveDesign:
             raise ValueError(
                 "an adaptive design needs 1 <= first look <= last repeats and a step of at "
                 f"least 1 (got first {self.first}, every {self.every}, last {self.last})"
+            )
+        if self.pass_futility is not None and self.pass_futility < 0:
+            raise ValueError(
+                f"the pass side's futility reach must be at least 0, got {self.pass_futility}"
             )
         if self.rho <= 0:
             raise ValueError(f"rho must be positive, got {self.rho}")
@@ -117,6 +123,7 @@ class AdaptiveDesign:
             spend_ratio=spends[-1] / spends[look - 1],
             final_spend=spends[-1],
             reach=self.futility,
+            pass_reach=self.pass_futility,
         )
 
 

@@ -9,7 +9,10 @@ estimate moves with a conditional standard deviation at most SE·sqrt(1 - k/K) (
 canonical joint distribution of nested means: Jennison and Turnbull 2000, §3.1). A gate
 is *futile* when, even with that most favourable shrinkage, reaching either decision needs
 the estimate to move more than `reach` conditional standard deviations: the conditional
-power of both sides under the current estimate is then below Φ(-reach).
+power of both sides under the current estimate is then below Φ(-reach). The two sides
+may have their own reach: a smaller one on the pass side gives up passes that would have
+needed a favourable run of data, and keeps the power to fail, which the fail side's
+reach protects.
 
 Stopping runs for futility is non-binding in the sense of group-sequential designs: it
 never adds a chance to fail, so the false-failure rate can only fall; what it costs is
@@ -39,9 +42,11 @@ def futile(
     final_fail_level: float,
     final_pass_level: float,
     reach: float = 2.0,
+    pass_reach: float | None = None,
 ) -> bool:
-    """True when neither the fail nor the pass decision is within `reach` conditional
-    standard deviations of the estimate by the last look.
+    """True when the fail decision is not within `reach` conditional standard deviations
+    of the estimate by the last look, nor the pass decision within `pass_reach` (default
+    `reach`).
 
     `fail_limit` and `pass_limit` are the gate's one-sided limits at `fail_level` and
     `pass_level` now; higher is better when the fail limit (an upper limit) lies above the
@@ -58,8 +63,9 @@ def futile(
         _check(name, value)
     if min(fail_level, pass_level, final_fail_level, final_pass_level) <= 0.5:
         raise ValueError("one-sided levels of limits lie above 1/2")
-    if reach < 0:
-        raise ValueError(f"reach must be at least 0, got {reach}")
+    pass_reach = reach if pass_reach is None else pass_reach
+    if min(reach, pass_reach) < 0:
+        raise ValueError(f"reach must be at least 0, got {min(reach, pass_reach)}")
     sign = 1.0 if fail_limit >= pass_limit else -1.0
     fail_width = sign * (fail_limit - measured)
     pass_width = sign * (measured - pass_limit)
@@ -73,4 +79,4 @@ def futile(
     to_fail = sign * (measured - threshold) + final_fail * shrink
     to_pass = sign * (threshold - measured) + final_pass * shrink
     spread = error * math.sqrt(1 - fraction)
-    return min(to_fail, to_pass) > reach * spread
+    return to_fail > reach * spread and to_pass > pass_reach * spread

@@ -51,6 +51,31 @@ def test_futility_is_monotone_in_reach_and_mirrors_for_lower_is_better(
     assert futile(*mirrored, fraction, final_fail, final_pass, reach) == now
 
 
+@given(
+    st.floats(-0.5, 0.5),
+    st.floats(0.005, 0.3),
+    st.floats(-0.3, 0.3),
+    LEVELS,
+    LEVELS,
+    FRACTIONS,
+    st.floats(0.0, 3.0),
+    st.floats(0.0, 3.0),
+    st.floats(0.0, 1.0),
+)
+def test_the_pass_sides_reach_only_adds_futile_gates_as_it_shrinks(
+    measured, error, threshold, fail, passing, fraction, reach, pass_reach, less
+):
+    gate = _gate(measured, error, threshold, fail, passing)
+    both = futile(*gate, fraction, fail, passing, reach)
+    # The pass side's reach defaults to the fail side's.
+    assert futile(*gate, fraction, fail, passing, reach, reach) == both
+    now = futile(*gate, fraction, fail, passing, reach, pass_reach)
+    assert futile(*gate, fraction, fail, passing, reach, pass_reach * less) or not now
+    # Futile with a pass reach of at least the fail reach implies futile with both equal.
+    if pass_reach >= reach:
+        assert both or not now
+
+
 @given(st.floats(0.01, 0.1), FRACTIONS, st.floats(0.9, 0.999), st.floats(0.0, 3.0))
 def test_a_gate_whose_limits_lie_beyond_a_threshold_is_never_futile(error, fraction, level, reach):
     for measured in (-0.5, 0.5):  # both limits below, or both above, a threshold of 0
@@ -61,16 +86,16 @@ def test_a_gate_whose_limits_lie_beyond_a_threshold_is_never_futile(error, fract
 
 def test_a_futile_gate_decides_at_the_last_look_rarely_under_its_estimate():
     """Monte Carlo of the nested-means model with only run noise (standard error
-    proportional to 1/sqrt(k)): from the current estimate, the last look decides a futile
-    gate with probability at most Φ(-reach) on each side."""
+    proportional to 1/sqrt(k)): from the current estimate, the last look fails a futile
+    gate with probability at most Φ(-reach) and passes it with at most Φ(-pass_reach)."""
     error, fail, passing, final_fail, final_pass, threshold = 0.1, 0.998, 0.995, 0.99, 0.985, 0.1
     rng = np.random.default_rng(7)
     checked = 0
     for measured in np.linspace(-0.3, 0.1, 9):
         for fraction in (0.2, 0.4, 0.6, 0.8):
-            for reach in (1.0, 2.0):
+            for reach, pass_reach in ((1.0, 1.0), (2.0, 2.0), (2.0, 0.5), (2.0, 0.0)):
                 gate = _gate(measured, error, -threshold, fail, passing)
-                if not futile(*gate, fraction, final_fail, final_pass, reach):
+                if not futile(*gate, fraction, final_fail, final_pass, reach, pass_reach):
                     continue
                 checked += 1
                 final_error = error * np.sqrt(fraction)
@@ -80,7 +105,7 @@ def test_a_futile_gate_decides_at_the_last_look_rarely_under_its_estimate():
                 fails = np.mean(final + norm.ppf(final_fail) * final_error < -threshold)
                 passes = np.mean(final - norm.ppf(final_pass) * final_error >= -threshold)
                 assert fails <= norm.cdf(-reach) + 0.004
-                assert passes <= norm.cdf(-reach) + 0.004
+                assert passes <= norm.cdf(-pass_reach) + 0.004
     assert checked >= 5
 
 
