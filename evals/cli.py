@@ -263,6 +263,7 @@ def _run_adaptive(
             last=args.adaptive,
             first=min(args.look_every, args.adaptive),
             every=args.look_every,
+            pass_futility=args.pass_reach,
             budget_runs=budget_runs,
             budget_cost=budget_cost,
         )
@@ -701,6 +702,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="with --adaptive: repeats per case between looks (default 2; the first look is "
         "after N repeats)",
+    )
+    run.add_argument(
+        "--pass-reach",
+        type=float,
+        metavar="R",
+        help="with --adaptive: stop running for a gate once a pass lies more than R "
+        "conditional standard deviations away by the last look (default: the futility reach, "
+        "2); 0 saves calls by giving up passes that need a favourable run of data, and "
+        "leaves the power to fail alone",
     )
     run.add_argument(
         "--budget-runs",

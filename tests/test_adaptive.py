@@ -70,6 +70,8 @@ def test_design_refuses_impossible_schedules_and_caps() -> None:
         AdaptiveDesign(budget_runs=0)
     with pytest.raises(ValueError, match="budget-cost"):
         AdaptiveDesign(budget_cost=0.0)
+    with pytest.raises(ValueError, match="pass side"):
+        AdaptiveDesign(pass_futility=-1.0)
 
 
 def test_each_gate_reads_its_own_cases() -> None:
@@ -218,6 +220,24 @@ def test_a_gate_that_cannot_be_decided_stops_its_cases(write_suite):
     assert final["regression[shaky]"] == shaky.result
 
 
+def test_a_smaller_pass_reach_never_runs_more_nor_decides_otherwise(write_suite):
+    """Giving up passes sooner only stops more gates: the open gates are a subset at
+    every look, each seeing the same runs, so the runs can only fall and every gate the
+    eager run decided got the same decision in the default run."""
+    suite = load_suite(_write(write_suite))
+    options = RunOptions(use_store=False, progress=False)
+    default = run_adaptive(suite, options, AdaptiveDesign(last=12, first=2, every=2))
+    eager = run_adaptive(
+        suite, options, AdaptiveDesign(last=12, first=2, every=2, pass_futility=0.0)
+    )
+    # On this suite it saves runs: the shaky tag's pass is given up at an earlier look.
+    assert eager.runs < default.runs
+    final = {g.name: g.status for g in default.result.gates.gates}
+    for name, decided in eager.state.decided.items():
+        if decided.result.status != "undetermined":
+            assert final[name] == decided.result.status
+
+
 def test_a_resumed_adaptive_run_ends_with_the_uninterrupted_runs(write_suite, tmp_path):
     suite = load_suite(_write(write_suite))
     whole_url = f"sqlite:///{tmp_path / 'whole.db'}"
@@ -335,3 +355,5 @@ def test_the_command_line_caps_an_adaptive_run(write_suite, capsys):
     assert "past --budget-runs 100" in out
     assert main([*command, "--budget-runs", "50"]) == 2
     assert "first look alone needs more runs" in capsys.readouterr().err
+    assert main([*command, "--pass-reach", "-1"]) == 2
+    assert "pass side's futility reach must be at least 0" in capsys.readouterr().err
