@@ -66,7 +66,8 @@ from evals.model.summary import GateReport
 from evals.pipeline.adaptive import AdaptiveDesign
 from evals.pipeline.evaluation import analyse
 from evals.pipeline.staged import look_spends
-from evals.stats import mean_differences, spending_shares, t_quantile
+from evals.stats import mean_differences, sequential_levels, spending_shares, t_quantile
+from evals.stats.distributions import normal_quantile
 
 # No gate here reads the per-case verdict table (each case's exact test and interval,
 # most of a summary's time), so it is left out: every case's p-value is "not tested".
@@ -338,6 +339,58 @@ def futility_bound(
     return best
 
 
+def one_gate_designs(
+    rng: np.random.Generator, fixed_power: float, level: float = 0.00625, paths: int = 100_000
+) -> list[str]:
+    """Power and mean calls (share of fixed k = 10) of adaptive designs for one gate's
+    fail side, on the canonical Brownian motion (Jennison and Turnbull 2000, §3.1).
+
+    The drift makes fixed k = 10 fail with probability `fixed_power` at the one-sided
+    `level` (a finest test's share of a 0.05 build budget); a design looks every 2
+    repeats up to MAX at the exact levels of alpha·t^rho (`sequential_levels`) and stops
+    for futility as the product does (`evals.stats.futile`): when the last look's fail
+    limit lies more than `reach` predictive standard deviations, SE·sqrt(1 - t), beyond
+    the estimate. No other gate and no pass side: the bound of what looks, spending and
+    futility can save on one gate at equal power.
+    """
+    critical = normal_quantile(1 - level)
+    drift = (critical + normal_quantile(fixed_power)) / math.sqrt(10) if fixed_power else 0.0
+    lines = []
+    for rho in (1.0, 2.0, 3.0):
+        for last in (10, 12, 14):
+            looks = np.arange(2, last + 1, 2)
+            fractions = looks / last
+            levels = sequential_levels(
+                list(fractions), spending_shares(list(fractions), level, rho)
+            )
+            bounds = np.array([normal_quantile(1 - x) for x in levels])
+            steps = np.diff(np.r_[0, looks])
+            sums = np.cumsum(
+                rng.standard_normal((paths, len(looks))) * np.sqrt(steps) + drift * steps, axis=1
+            )
+            z = sums / np.sqrt(looks)
+            cells = []
+            for reach in (None, 2.0, 1.0):
+                alive = np.ones(paths, dtype=bool)
+                failed = np.zeros(paths, dtype=bool)
+                used = np.zeros(paths)
+                for look, (repeats, t) in enumerate(zip(looks, fractions, strict=True)):
+                    used[alive] = repeats
+                    crossed = alive & (z[:, look] > bounds[look])
+                    failed |= crossed
+                    alive &= ~crossed
+                    if reach is not None and look < len(looks) - 1:
+                        alive &= ~(
+                            bounds[-1] - z[:, look] / math.sqrt(t) > reach * math.sqrt((1 - t) / t)
+                        )
+                cells.append(
+                    f"reach {reach if reach is not None else 'none'}: power "
+                    f"{failed.mean():.3f}, calls {used.mean() / 10:.2f}"
+                )
+            lines.append(f"  rho {rho:g}, max {last}: " + "; ".join(cells))
+    return lines
+
+
 def shifted_rows(rates: np.ndarray, drop: float) -> np.ndarray:
     """Each row of `rates` moved by its own log-odds shift so its mean falls by `drop`."""
     logits = np.log(np.clip(rates, 1e-9, 1 - 1e-9) / np.clip(1 - rates, 1e-9, 1))
@@ -462,6 +515,12 @@ def main() -> None:
         help="the tags whose cases drop (t0 t1 t2 for every case at 30 cases)",
     )
     parser.add_argument(
+        "--one-gate",
+        action="store_true",
+        help="print the power and calls of adaptive designs for one gate on the canonical "
+        "Brownian motion, and run no gate",
+    )
+    parser.add_argument(
         "--power", action="store_true", help="also the rows where fixed k=10 has real power"
     )
     parser.add_argument(
@@ -499,6 +558,16 @@ def main() -> None:
         "settling cases whose first runs all agree",
     )
     arguments = parser.parse_args()
+    if arguments.one_gate:
+        print(
+            f"one gate's fail side on the canonical Brownian motion, seed {arguments.seed}, "
+            "100000 paths, one-sided level 0.00625, looks every 2 repeats"
+        )
+        for power in (0.0, 0.5, 0.8, 0.9):
+            label = "at its null boundary" if power == 0 else f"fixed k=10 power {power:g}"
+            print(f"\n{label}:")
+            print("\n".join(one_gate_designs(np.random.default_rng(arguments.seed), power)))
+        return
     if arguments.allocation:
         print(f"per-case allocation against fixed k=10, seed {arguments.seed}, 400000 cases")
         for number, (_, mu, icc) in enumerate(SCENARIOS[:2]):
