@@ -709,8 +709,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="R",
         help="with --adaptive: stop running for a gate once a pass lies more than R "
         "conditional standard deviations away by the last look (default: the futility reach, "
-        "2); 0 saves calls by giving up passes that need a favourable run of data, and "
-        "leaves the power to fail alone",
+        "2); 0 saves calls by giving up passes that need a favourable run of data; a gate "
+        "still stops only when failing lies beyond the futility reach",
     )
     run.add_argument(
         "--budget-runs",
