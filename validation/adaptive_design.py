@@ -1,7 +1,9 @@
 """Compare the fixed, staged and adaptive designs of repeats by simulation (seeded).
 
     python validation/adaptive_design.py [--runs N] [--seed S] [--drops D ...] [--drop-tags T ...]
+        [--power | --power-only [--power-rows I ...]] [--adaptive-designs RHO:MAX:REACH[:PASS]]
     python validation/adaptive_design.py --allocation [--settling BUILDS]
+    python validation/adaptive_design.py --one-gate
 
 Two agents run C cases: 30 cases in 3 tags of 10, or 100 cases in 5 tags of 20. Each case
 has its own true pass rate p_c ~ Beta with mean `mu` and intra-class correlation `icc`
@@ -23,6 +25,12 @@ the suite's `regression` (tolerated loss 0.05) and a `regression[tag]` gate on e
   `evals.gates.adaptive.settle`/`advance`;
 - union bound, futility 2: the same with each look's budget equal to its increment of
   alpha·t^3 (no use of the correlation between looks), the earlier design.
+
+--power adds the rows of POWER_ROWS, where fixed k = 10 has real power (about 0.5 to
+0.8): every tag dropping, or one tag of 20 cases dropping 25 points; --adaptive-designs
+adds adaptive designs by their spending rho, last look MAX and futility reach of the fail
+and the pass side. --one-gate prints the power and mean calls of such designs for one
+gate on the canonical Brownian motion (no gate is run): what looks can save at equal power.
 
 The per-case verdict table, which none of these gates reads, is left out for speed. Each
 build draws its runs once and every design reads a prefix of them, so the designs are
