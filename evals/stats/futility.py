@@ -11,8 +11,8 @@ is *futile* when, even with that most favourable shrinkage, reaching either deci
 the estimate to move more than `reach` conditional standard deviations: the conditional
 power of both sides under the current estimate is then below Φ(-reach). The two sides
 may have their own reach: a smaller one on the pass side gives up passes that would have
-needed a favourable run of data, and keeps the power to fail, which the fail side's
-reach protects.
+needed a favourable run of data, and still stops a gate only when failing is beyond the
+fail side's reach.
 
 Stopping runs for futility is non-binding in the sense of group-sequential designs: it
 never adds a chance to fail, so the false-failure rate can only fall; what it costs is
