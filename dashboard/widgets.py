@@ -4,6 +4,7 @@ tables, and HTML blocks built only from escaped text."""
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -67,6 +68,22 @@ def export(frame: pd.DataFrame, name: str, key: str) -> None:
         on_click="ignore",
         icon=":material/download:",
     )
+
+
+def on_demand(label: str, key: str, draw: Callable[[], None]) -> None:
+    """A switch that draws `draw` (a full table and its downloads) only once it is turned
+    on, rerunning only this part of the page.
+
+    A table in a folded expander is still sent to the browser, which first loads the
+    table grid's code (1.2 MB of script to fetch and compile); a page whose first view
+    needs no grid opens that much sooner."""
+
+    @st.fragment
+    def part() -> None:
+        if st.toggle(label, key=key):
+            draw()
+
+    part()
 
 
 def _cell(value: Any, tinted: bool) -> str:

@@ -608,7 +608,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     server itself and no orphan keeps the port.
     """
     require_extra("dashboard", "evals dashboard")
-    from evals.pipeline.serving import launch
+    from evals.pipeline.serving import STREAMLIT_OPTIONS, launch
     from evals.store.location import check_store_settings
 
     check_store_settings(args.store)
@@ -628,10 +628,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         args.host,
         "--server.port",
         str(args.port),
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
+        *STREAMLIT_OPTIONS,
         *extra,
     ]
     sys.stdout.flush()

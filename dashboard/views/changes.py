@@ -198,7 +198,8 @@ def _section(title: str, frame: pd.DataFrame, key: str, empty: str) -> None:
         _change_card({str(key): value for key, value in row.items()})
     if len(frame) > SHOWN:
         st.caption(f"{len(frame) - SHOWN} more in the table below.")
-    with st.expander(f"All {len(frame)} as a table"):
+
+    def table() -> None:
         st.dataframe(
             frame,
             hide_index=True,
@@ -212,6 +213,8 @@ def _section(title: str, frame: pd.DataFrame, key: str, empty: str) -> None:
             key=f"{key}_table",
         )
         widgets.export(frame, f"{suite_id}-{latest['id']}-{key}", key)
+
+    widgets.on_demand(f"All {len(frame)} as a table", f"{key}_all", table)
 
 
 _section(
@@ -242,5 +245,12 @@ with columns[2]:
     if errored.empty:
         st.text("none")
     else:
-        st.dataframe(errored, hide_index=True, width="stretch", key="errored_table")
-        widgets.export(errored, f"{suite_id}-{latest['id']}-errored", "errored")
+        widgets.text_table(errored.head(SHOWN))
+        if len(errored) > SHOWN:
+            st.caption(f"{len(errored) - SHOWN} more in the table below.")
+
+        def errored_table() -> None:
+            st.dataframe(errored, hide_index=True, width="stretch", key="errored_table")
+            widgets.export(errored, f"{suite_id}-{latest['id']}-errored", "errored")
+
+        widgets.on_demand("As a table, to export", "errored_all", errored_table)

@@ -12,6 +12,8 @@ from typing import Any
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from evals.pipeline.serving import STREAMLIT_OPTIONS
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -64,14 +66,12 @@ def serve(store_url: str, timeout_s: float = 60) -> Iterator[str]:
 
 @contextmanager
 def serve_script(script: str, timeout_s: float = 60) -> Iterator[str]:
-    """Run a plain Streamlit `script` the way `evals dashboard` runs its app (headless, on
-    the loopback interface); yields its address, stops it on exit."""
+    """Run a plain Streamlit `script` the way `evals dashboard` runs its app (on the
+    loopback interface, with its Streamlit options); yields its address, stops it on exit."""
     port = free_port()
     command = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port)]
-    options = ["--server.address", "127.0.0.1", "--server.headless", "true"]
-    with _served(
-        [*command, *options, "--browser.gatherUsageStats", "false"], port, timeout_s
-    ) as address:
+    options = ["--server.address", "127.0.0.1", *STREAMLIT_OPTIONS]
+    with _served([*command, *options], port, timeout_s) as address:
         yield address
 
 
