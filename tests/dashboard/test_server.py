@@ -1,0 +1,47 @@
+"""The dashboard server's start-up: the pages it runs first and the caches they fill."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from sqlalchemy import event
+from streamlit.testing.v1 import AppTest
+
+from evals.dashboard import data, server
+
+APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
+
+
+def test_views_are_the_pages_app_registers() -> None:
+    registered = set(re.findall(r'st\.Page\(\s*"(views/[a-z_]+\.py)"', APP.read_text()))
+    assert registered == {"views/changes.py", *server.VIEWS}
+
+
+def test_prefill_leaves_nothing_for_a_first_visit_to_read(
+    demo_store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, _ = demo_store
+    monkeypatch.setenv("EVALS_STORE_URL", url)
+    monkeypatch.setenv("EVALS_DASHBOARD_AUTH", "local")
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    statements: list[str] = []
+    engine = data._store(url).engine
+    event.listen(engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+
+    assert server.prefill(APP) == []
+    read_while_starting = len(statements)
+    statements.clear()
+    for view in (None, *server.VIEWS):
+        visit = AppTest.from_file(str(APP), default_timeout=60)
+        if view is not None:
+            visit.switch_page(view)
+        visit.run()
+        assert not visit.exception, [e.value for e in visit.exception]
+        assert not visit.error, [e.value for e in visit.error]
+
+    assert read_while_starting > 0
+    assert statements == []
