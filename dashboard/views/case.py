@@ -260,7 +260,8 @@ for column, title, record in ((columns[0], left_title, left), (columns[1], right
         if record.grade is not None:
             st.caption(f"Grade: {record.grade.reason}")
 
-with st.expander("Timings, tokens and cost per step"):
+
+def timings() -> None:
     columns = st.columns(2)
     for index, (column, title, record, side, row) in enumerate(
         (
@@ -283,3 +284,6 @@ with st.expander("Timings, tokens and cost per step"):
                     "cost": st.column_config.NumberColumn("cost (USD)", format="%.5f"),
                 },
             )
+
+
+widgets.on_demand("Timings, tokens and cost per step", "timings", timings)

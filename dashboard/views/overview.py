@@ -48,9 +48,7 @@ if latest:
 
 st.subheader("Latest verdict per environment")
 matrix = frames.verdict_matrix(verdicts, ENVIRONMENTS)
-st.dataframe(
-    matrix, width="stretch", column_config=widgets.tinted_columns(matrix, list(matrix.columns))
-)
+widgets.text_table(matrix.reset_index(), tinted=list(matrix.columns))
 
 environment = selection.current_environment()
 in_environment = selection.environment_evaluations(suite_id)
@@ -123,7 +121,9 @@ for column, value in zip(st.columns(2), side_trends, strict=True):
         trend_chart(charted[value], f"trend_{value}")
 if charted["errored"] is not None:
     st.vega_lite_chart(charted["errored"], width="stretch")
-with st.expander("Evaluations in these charts"):
+
+
+def evaluations_table() -> None:
     st.dataframe(
         trend[["started", "evaluation", "commit", "verdict", "agent", "pass_rate", "errors"]],
         width="stretch",
@@ -134,3 +134,6 @@ with st.expander("Evaluations in these charts"):
             "pass_rate": st.column_config.NumberColumn("pass rate", format="percent"),
         },
     )
+
+
+widgets.on_demand("Evaluations in these charts", "trend_table", evaluations_table)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 import pytest
@@ -68,15 +69,21 @@ def test_overview_lists_the_suite_and_its_latest_verdicts(app: AppTest, demo_sto
     assert metrics["Suites in the store"] == "1"
     assert metrics["Evaluations of this suite"] == "2"
     assert metrics["Latest verdict"] == latest.gates.verdict
-    matrix = app.dataframe[0].value
-    assert matrix.loc["trading-research", "nightly"] == nightly.gates.verdict
-    assert matrix.loc["trading-research", "no environment"] == latest.gates.verdict
+    matrix = next(h.proto.body for h in app.html if "<th>suite</th>" in h.proto.body)
+    head, row = matrix.split("</tr>")[:2]
+    columns = re.findall(r"<th>([^<]*)</th>", head)
+    cells = dict(zip(columns, re.findall(r"<td[^>]*>(?:<span[^>]*>)?([^<]*)", row), strict=True))
+    assert cells["suite"] == "trading-research"
+    assert cells["nightly"] == nightly.gates.verdict
+    assert cells["no environment"] == latest.gates.verdict
     assert app.selectbox(key="suite_picker").value == "trading-research"
 
 
 def test_overview_trends_one_environment_and_one_tag(app: AppTest, demo_store) -> None:
     _, (nightly, latest) = demo_store
     app.switch_page("views/overview.py").run()
+    assert not app.dataframe
+    app.toggle(key="trend_table").set_value(True).run()
     table = app.dataframe[-1].value
     assert set(table["evaluation"]) == {nightly.meta.id}
     app.selectbox(key="environment_picker").set_value("none").run()
@@ -176,6 +183,11 @@ def test_case_shows_why_it_fails_then_one_repeat_side_by_side(app: AppTest, demo
     assert all(html.escape(word) in shown for word in words)
     markdown = " ".join(m.value for m in app.markdown)
     assert not any(str(r.response.output) in markdown for r in records)
+    assert not app.dataframe
+    app.toggle(key="timings").set_value(True).run()
+    _ran_cleanly(app)
+    steps = app.dataframe[-1].value
+    assert len(steps) == len(chosen.response.trajectory)
 
 
 def _preorder(grade):
