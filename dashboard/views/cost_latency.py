@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from evals.dashboard import data, figures, frames, selection, widgets
+from evals.dashboard import data, figures, frames, selection, theme, widgets
 
 url = data.store_url()
 suite_id = st.session_state[selection.SUITE]
@@ -77,6 +77,8 @@ for column, (field, _, _) in zip(st.columns(2), figures.DISTRIBUTIONS, strict=Tr
         )
 
 # (estimate, its interval, why it can be missing, chart title, axis title, axis format)
+# Flaky cases drawn as a plain table; the rest are one switch away.
+FLAKY_SHOWN = 25
 INTERVAL_CHARTS = (
     (
         "p95_latency_ms",
@@ -111,14 +113,23 @@ flaky = frames.flaky_cases(summary)
 if flaky.empty:
     widgets.no_data("No case both passed and failed: nothing is flaky here.")
 else:
-    st.dataframe(
-        flaky,
-        hide_index=True,
-        width="stretch",
-        column_config={
-            "flake": st.column_config.ProgressColumn(
-                "flake rate", min_value=0.0, max_value=1.0, format="percent"
-            ),
-            "pass_rate": st.column_config.NumberColumn("pass rate", format="percent"),
-        },
+    widgets.text_table(
+        flaky.head(FLAKY_SHOWN).assign(
+            flake=flaky["flake"].map(theme.percent), pass_rate=flaky["pass_rate"].map(theme.percent)
+        )
     )
+
+    def flaky_table() -> None:
+        st.dataframe(
+            flaky,
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "flake": st.column_config.ProgressColumn(
+                    "flake rate", min_value=0.0, max_value=1.0, format="percent"
+                ),
+                "pass_rate": st.column_config.NumberColumn("pass rate", format="percent"),
+            },
+        )
+
+    widgets.on_demand(f"All {len(flaky)} as a table", "flaky_all", flaky_table)
