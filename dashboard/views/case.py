@@ -261,13 +261,10 @@ for column, title, record in ((columns[0], left_title, left), (columns[1], right
             st.caption(f"Grade: {record.grade.reason}")
 
 
-def timings() -> None:
-    columns = st.columns(2)
-    for index, (column, title, record, side, row) in enumerate(
-        (
-            (columns[0], left_title, left, left_side, left_row),
-            (columns[1], right_title, right, candidate, chosen),
-        )
+def timings(shown: tuple[tuple[str, RunRecord, Side, dict[str, Any]], ...]) -> None:
+    """Each run's step waterfall and its steps' timings, tokens and cost, side by side."""
+    for index, (column, (title, record, side, row)) in enumerate(
+        zip(st.columns(len(shown)), shown, strict=True)
     ):
         with column:
             spec = figures.waterfall(url, side, case_id, row["prompt_id"], row["repeat"], title)
@@ -286,4 +283,5 @@ def timings() -> None:
             )
 
 
-widgets.on_demand("Timings, tokens and cost per step", "timings", timings)
+shown = ((left_title, left, left_side, left_row), (right_title, right, candidate, chosen))
+widgets.on_demand("Timings, tokens and cost per step", "timings", lambda: timings(shown))
