@@ -45,3 +45,26 @@ def test_prefill_leaves_nothing_for_a_first_visit_to_read(
 
     assert read_while_starting > 0
     assert statements == []
+
+
+def test_evals_dashboard_passes_the_serving_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamlit import config
+
+    from evals import cli
+    from evals.pipeline.serving import STREAMLIT_OPTIONS
+
+    started: list[list[str]] = []
+    monkeypatch.setattr(cli.os, "execve", lambda path, command, env: started.append(command))
+    monkeypatch.chdir(tmp_path)
+    args = cli.build_parser().parse_args(["dashboard", "--store", f"sqlite:///{tmp_path}/s.db"])
+    cli.cmd_dashboard(args)
+
+    [command] = started
+    flags = dict(zip(STREAMLIT_OPTIONS[::2], STREAMLIT_OPTIONS[1::2], strict=True))
+    assert all(key.removeprefix("--") in config._config_options_template for key in flags)
+    passed = dict(zip(command[5::2], command[6::2], strict=False))
+    assert {key: passed[key] for key in flags} == flags
+    assert passed["--browser.gatherUsageStats"] == "false"
+    assert passed["--server.fileWatcherType"] == "none"
