@@ -26,8 +26,9 @@ VIEWS = (
     "views/runs.py",
     "views/cost_latency.py",
 )
-# Seconds one page may take to read and draw its default view while the server starts.
-PREFILL_TIMEOUT_S = 300.0
+# Seconds one page may take to read and draw its default view while the server starts;
+# past it (a store that does not answer) the server stops filling and starts serving.
+PREFILL_TIMEOUT_S = 60.0
 
 
 def warm_up() -> None:
@@ -51,7 +52,8 @@ def prefill(app: Path) -> list[str]:
     `AppTest`, filling the caches every session shares; returns the pages that raised.
 
     A page that fails here is left for its visitor to see the error; the server still
-    starts."""
+    starts. A page that takes longer than `PREFILL_TIMEOUT_S` ends the filling."""
+    from streamlit.runtime import Runtime
     from streamlit.testing.v1 import AppTest
 
     test = AppTest.from_file(str(app), default_timeout=PREFILL_TIMEOUT_S)
@@ -59,7 +61,13 @@ def prefill(app: Path) -> list[str]:
     for view in (None, *VIEWS):
         if view is not None:
             test.switch_page(view)
-        test.run()
+        try:
+            test.run()
+        except RuntimeError:
+            # A run that timed out leaves AppTest's stand-in runtime installed, which
+            # would keep Streamlit's own from starting.
+            Runtime._instance = None
+            return [*failed, view or "landing page"]
         if test.exception:
             failed.append(view or "landing page")
     return failed

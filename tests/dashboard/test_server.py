@@ -68,3 +68,19 @@ def test_evals_dashboard_passes_the_serving_options(
     assert {key: passed[key] for key in flags} == flags
     assert passed["--browser.gatherUsageStats"] == "false"
     assert passed["--server.fileWatcherType"] == "none"
+
+
+def test_prefill_gives_up_on_a_page_that_outlasts_its_time(
+    demo_store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamlit.runtime import Runtime
+
+    url, _ = demo_store
+    monkeypatch.setenv("EVALS_STORE_URL", url)
+    monkeypatch.setenv("EVALS_DASHBOARD_AUTH", "local")
+    monkeypatch.setattr(server, "PREFILL_TIMEOUT_S", 0.0001)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+    assert server.prefill(APP) == ["landing page"]
+    assert not Runtime.exists()
