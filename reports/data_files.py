@@ -45,8 +45,13 @@ def render_json(result: EvaluationResult) -> str:
     rows, prompts = table(result)
     head = document_head(result, ROWS_MARK)
     fill_head(head, prompts, duration_ms(result))
-    fragments = (finished_row(row_fragment(row), row.pop("testIdx")) for row in rows)
-    return render_document(head, fragments)
+    return render_document(head, (_finished(row) for row in rows))
+
+
+def _finished(row: dict[str, Any]) -> bytes:
+    """A row serialized once, its `testIdx` last (taken out first, so it is not twice)."""
+    test_idx = row.pop("testIdx")
+    return finished_row(row_fragment(row), test_idx)
 
 
 def render_yaml(result: EvaluationResult) -> str:

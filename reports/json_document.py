@@ -16,7 +16,9 @@ from typing import IO, Any
 import orjson
 
 ROWS_MARK = "\u0000rows\u0000"
+CONFIG_MARK = "\u0000config\u0000"
 _MARK_BYTES = b'"\\u0000rows\\u0000"'
+_CONFIG_MARK_BYTES = b'"\\u0000config\\u0000"'
 _ROW_INDENT = b"      "  # rows sit at results -> results -> [i]
 _OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
 _INT64 = 2**63
@@ -44,6 +46,12 @@ def dumps(value: Any) -> bytes:
         return orjson.dumps(_wide_ints(value), default=str, option=_OPTIONS)
 
 
+def nested(value: Any, depth: int) -> bytes:
+    """`value` as indented JSON for its place `depth` levels down in a document (its
+    first line not indented: it follows its key)."""
+    return dumps(value).replace(b"\n", b"\n" + b"  " * depth)
+
+
 def row_fragment(row: dict[str, Any]) -> bytes:
     """A row without its `testIdx`, indented for its place, its closing brace left off."""
     text = dumps(row)
@@ -55,9 +63,15 @@ def finished_row(fragment: bytes, test_idx: int) -> bytes:
     return fragment + b',\n        "testIdx": %d\n      }' % test_idx
 
 
-def write_document(out: IO[bytes], head: dict[str, Any], rows: Iterable[bytes]) -> None:
-    """Write the document `head` (whose `results.results` is `ROWS_MARK`) with `rows`."""
+def write_document(
+    out: IO[bytes], head: dict[str, Any], rows: Iterable[bytes], config: bytes | None = None
+) -> None:
+    """Write the document `head` (whose `results.results` is `ROWS_MARK`) with `rows`;
+    `config`, when given, is the serialized `config` (`nested` at depth 1) that the head
+    holds `CONFIG_MARK` for."""
     before, after = dumps(head).split(_MARK_BYTES, 1)
+    if config is not None:
+        after = after.replace(_CONFIG_MARK_BYTES, config, 1)
     out.write(before)
     first = True
     for row in rows:

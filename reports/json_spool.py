@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from evals.reports.json_document import finished_row, row_fragment, write_document
+from evals.reports.json_document import finished_row, nested, row_fragment, write_document
 from evals.reports.promptfoo_row import (
     accumulate,
     encoded_row,
@@ -41,7 +41,9 @@ from evals.store.companion import Inbox, answer, answer_failure
 class ReportPlan:
     """What the report process needs to build rows, as plain data: each column's fields
     (`column_fields`) and its `results.prompts` entry, where a run's (agent, prompt id)
-    finds its column, the tests as promptfoo resolves them, and the derived metrics."""
+    finds its column, the tests as promptfoo resolves them, the derived metrics, and the
+    suite's configuration as read with the secrets to mask in it (the report's `config`,
+    redacted and serialized here while the evaluation runs, off the harness's path)."""
 
     evaluation_id: str
     paths: list[str]
@@ -50,6 +52,8 @@ class ReportPlan:
     where: dict[tuple[str, str], int]
     tests: dict[int, dict[str, Any]]
     derived: list[tuple[str, str]]
+    config: Any
+    secrets: list[str]
 
 
 class _Spool:
@@ -60,6 +64,7 @@ class _Spool:
         self.file = tempfile.TemporaryFile(dir=Path(plan.paths[0]).parent)  # noqa: SIM115
         self.size = 0
         self.places: list[tuple[int, int, int, int, int]] = []
+        self.config = nested(_redacted_config(plan.config, plan.secrets), 1)
 
     def add(self, runs: list[Any]) -> None:
         plan = self.plan
@@ -91,11 +96,20 @@ class _Spool:
                     finished_row(os.pread(spool, size, at), indices[(case, r)])
                     for case, r, _, at, size in order
                 )
-                write_document(out, head, rows)
+                write_document(out, head, rows, self.config)
             os.replace(partial, path)
 
     def close(self) -> None:
         self.file.close()
+
+
+def _redacted_config(raw: Any, secrets: list[str]) -> Any:
+    """The suite's configuration as the harness's head would hold it: secret keys masked
+    (`Redactor.config`), then scrubbed at its depth in the document like the rest of it."""
+    from evals.tracing.redact import Redactor  # only once a report begins
+
+    redactor = Redactor(secrets=secrets)
+    return redactor.scrub(redactor.config(raw), 1)
 
 
 class SpoolRider:

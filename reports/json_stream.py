@@ -22,7 +22,7 @@ from evals.model.errors import HarnessFault
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.results import RunRecord
 from evals.model.suite import Suite
-from evals.reports.json_document import ROWS_MARK
+from evals.reports.json_document import CONFIG_MARK, ROWS_MARK
 from evals.reports.json_spool import ReportPlan
 from evals.reports.promptfoo_format import (
     column_fields,
@@ -52,6 +52,8 @@ def report_plan(suite: Suite, meta: EvaluationMeta, paths: list[Path]) -> Report
         where=column_index(suite, cols),
         tests=redactor.scrub({case.index: test_case(case) for case in suite.cases}),
         derived=list(suite.derived_metrics),
+        config=suite.raw,
+        secrets=sorted(suite.secrets),
     )
 
 
@@ -122,7 +124,8 @@ class ReportProcess:
 
     def finish(self, result: EvaluationResult) -> None:
         """Write the report files of `result` (waits until they are written)."""
-        head = Redactor(secrets=result.suite.secrets).scrub(document_head(result, ROWS_MARK))
+        head = document_head(result, ROWS_MARK, CONFIG_MARK)
+        head = Redactor(secrets=result.suite.secrets).scrub(head)
         self._request(("report-finish", head, duration_ms(result), result.repeat))
 
     def close(self) -> None:

@@ -178,9 +178,11 @@ def column_fields(column: Column) -> dict[str, Any]:
     }
 
 
-def document_head(result: EvaluationResult, rows: Any) -> dict[str, Any]:
+def document_head(result: EvaluationResult, rows: Any, config: Any = None) -> dict[str, Any]:
     """The output file with `rows` standing for `results.results` and the columns'
-    `results.prompts` and `results.stats` still to be filled in (`None`)."""
+    `results.prompts` and `results.stats` still to be filled in (`None`); `config`, when
+    given, stands for the suite's configuration (the JSON report process serializes it
+    while the evaluation runs)."""
     meta = result.meta
     created = timestamp(meta.started_at)
     return {
@@ -192,7 +194,9 @@ def document_head(result: EvaluationResult, rows: Any) -> dict[str, Any]:
             "results": rows,
             "stats": None,
         },
-        "config": Redactor(secrets=result.suite.secrets).config(result.suite.raw),
+        "config": Redactor(secrets=result.suite.secrets).config(result.suite.raw)
+        if config is None
+        else config,
         "shareableUrl": None,
         "metadata": {
             "evalsVersion": _producer_version(),

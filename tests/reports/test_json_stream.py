@@ -47,8 +47,9 @@ tests:
 
 
 def _streamed(suite_path: Path, out: Path, rider: bool = False, **options) -> tuple[dict, dict]:
-    """(streamed document, in-memory document) of one evaluation; with `rider`, the report
-    is written on board the store process, else by a report process of its own."""
+    """(streamed document, in-memory document) of one evaluation, checked the same byte for
+    byte; with `rider`, the report is written on board the store process, else by a report
+    process of its own."""
     suite = load_suite(suite_path)
     store = StoreProcess(options["store_url"], module=STORE_WITH_REPORT) if rider else None
     report = ReportProcess([out], store)
@@ -64,7 +65,9 @@ def _streamed(suite_path: Path, out: Path, rider: bool = False, **options) -> tu
         report.close()
         if store is not None:
             store.close()
-    return json.loads(out.read_text(encoding="utf-8")), json.loads(render_json(result))
+    streamed, in_memory = out.read_text(encoding="utf-8"), render_json(result)
+    assert streamed == in_memory
+    return json.loads(streamed), json.loads(in_memory)
 
 
 @pytest.mark.parametrize(
@@ -118,7 +121,7 @@ def test_a_report_that_cannot_be_written_is_a_harness_fault(write_suite, tmp_pat
 def test_a_report_failing_on_board_the_store_process_leaves_the_store_working(tmp_path):
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
-    plan = ReportPlan("x", [str(blocked / "out.json")], [], [], {}, {}, [])
+    plan = ReportPlan("x", [str(blocked / "out.json")], [], [], {}, {}, [], {}, [])
     store = StoreProcess(f"sqlite:///{tmp_path / 'r.db'}", module=STORE_WITH_REPORT)
     try:
         with pytest.raises(HarnessFault, match="NotADirectoryError"):
