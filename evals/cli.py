@@ -334,19 +334,22 @@ def _check_outputs(outputs: Sequence[str] | None) -> list[str]:
 def _finish(
     result: EvaluationResult, args: argparse.Namespace, report_process: ReportSink | None = None
 ) -> int:
-    """Write the reports (a report process finishes the JSON report it streamed), print the
-    verdict, and return the exit code."""
+    """Write the reports (a report process finishes the JSON report it streamed, alongside
+    the other reports and the terminal summary), print the verdict, and return the exit
+    code."""
     from evals.reports import render_terminal, write_report
 
     streamed = []
-    if report_process is not None:
-        report_process.finish(result)
+    if report_process is not None:  # written by its process while this one goes on
+        report_process.send_finish(result)
         streamed = _streamed_reports(args.output)
     for out in args.output or []:
         if Path(out) not in streamed:
             write_report(Path(out), result)
     if not args.quiet:
         render_terminal(result)
+    if report_process is not None:
+        report_process.await_finish()
     for out in args.output or []:
         print(f"wrote {out}", file=sys.stderr)
     if getattr(args, "cache", False):

@@ -32,6 +32,7 @@ from evals.reports.promptfoo_row import (
     encoded_row,
     fill_head,
     finish_metrics,
+    producer_version,
     test_indices,
 )
 from evals.store.companion import Inbox, answer, answer_failure
@@ -64,7 +65,7 @@ class _Spool:
         self.file = tempfile.TemporaryFile(dir=Path(plan.paths[0]).parent)  # noqa: SIM115
         self.size = 0
         self.places: list[tuple[int, int, int, int, int]] = []
-        self.config = nested(_redacted_config(plan.config, plan.secrets), 1)
+        self.config, self.version = _own_parts(plan)
 
     def add(self, runs: list[Any]) -> None:
         plan = self.plan
@@ -85,6 +86,7 @@ class _Spool:
         prompts = self.plan.prompts
         finish_metrics(prompts, self.plan.derived)
         fill_head(head, prompts, duration)
+        head["metadata"]["evalsVersion"] = self.version
         indices = test_indices({(case, r) for case, r, *_ in self.places}, repeat)
         order = sorted(self.places, key=lambda p: (indices[(p[0], p[1])], p[2]))
         self.file.flush()
@@ -103,13 +105,15 @@ class _Spool:
         self.file.close()
 
 
-def _redacted_config(raw: Any, secrets: list[str]) -> Any:
-    """The suite's configuration as the harness's head would hold it: secret keys masked
-    (`Redactor.config`), then scrubbed at its depth in the document like the rest of it."""
+def _own_parts(plan: ReportPlan) -> tuple[bytes, str]:
+    """The parts of the head the report works out itself, redacted as the harness redacts
+    the rest of the head: the suite's configuration, serialized for its place (secret keys
+    masked by `Redactor.config`, then scrubbed at its depth), and the producer's version."""
     from evals.tracing.redact import Redactor  # only once a report begins
 
-    redactor = Redactor(secrets=secrets)
-    return redactor.scrub(redactor.config(raw), 1)
+    redactor = Redactor(secrets=plan.secrets)
+    config = redactor.scrub(redactor.config(plan.config), 1)
+    return nested(config, 1), redactor.text(producer_version())
 
 
 class SpoolRider:

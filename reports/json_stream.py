@@ -22,7 +22,7 @@ from evals.model.errors import HarnessFault
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.results import RunRecord
 from evals.model.suite import Suite
-from evals.reports.json_document import CONFIG_MARK, ROWS_MARK
+from evals.reports.json_document import ROWS_MARK
 from evals.reports.json_spool import ReportPlan
 from evals.reports.promptfoo_format import (
     column_fields,
@@ -124,9 +124,27 @@ class ReportProcess:
 
     def finish(self, result: EvaluationResult) -> None:
         """Write the report files of `result` (waits until they are written)."""
-        head = document_head(result, ROWS_MARK, CONFIG_MARK)
+        self.send_finish(result)
+        self.await_finish()
+
+    def send_finish(self, result: EvaluationResult) -> None:
+        """Have the report files of `result` written, without waiting (`await_finish`
+        waits); nothing else may be asked of the process in between."""
+        head = document_head(result, ROWS_MARK, streamed=True)
         head = Redactor(secrets=result.suite.secrets).scrub(head)
-        self._request(("report-finish", head, duration_ms(result), result.repeat))
+        message = ("report-finish", head, duration_ms(result), result.repeat)
+        if self._child is None:
+            self._store.post(message)  # type: ignore[union-attr]
+        else:
+            self._child.write(frame(message))
+
+    def await_finish(self) -> None:
+        """Wait until the files `send_finish` asked for are written (HarnessFault when
+        writing them failed)."""
+        if self._child is None:
+            self._store.reply()  # type: ignore[union-attr]
+        else:
+            self._child.reply()
 
     def close(self) -> None:
         """Let the report process exit (dropping an unfinished report); wait for it (one

@@ -19,12 +19,14 @@ from typing import Any
 
 from evals.model.evaluation import EvaluationResult
 from evals.model.suite import Case, Prompt, ProviderSpec, Suite
+from evals.reports.json_document import CONFIG_MARK
 from evals.reports.promptfoo_row import (
     accumulate,
     empty_metrics,
     encoded_row,
     fill_head,
     finish_metrics,
+    producer_version,
     test_indices,
 )
 from evals.reports.text import timestamp
@@ -122,16 +124,6 @@ def _evals_section(result: EvaluationResult) -> dict[str, Any]:
     }
 
 
-def _producer_version() -> str:
-    # Imported here: the report process, which never writes the head, does without it.
-    from importlib import metadata as package_metadata
-
-    try:
-        return package_metadata.version("evals")
-    except package_metadata.PackageNotFoundError:
-        return "unknown"
-
-
 def build_rows(result: EvaluationResult) -> list[dict[str, Any]]:
     """Every run as a promptfoo row, ordered by (testIdx, promptIdx) like promptfoo."""
     tests = {c.index: test_case(c) for c in result.suite.cases}
@@ -178,11 +170,13 @@ def column_fields(column: Column) -> dict[str, Any]:
     }
 
 
-def document_head(result: EvaluationResult, rows: Any, config: Any = None) -> dict[str, Any]:
+def document_head(result: EvaluationResult, rows: Any, streamed: bool = False) -> dict[str, Any]:
     """The output file with `rows` standing for `results.results` and the columns'
-    `results.prompts` and `results.stats` still to be filled in (`None`); `config`, when
-    given, stands for the suite's configuration (the JSON report process serializes it
-    while the evaluation runs)."""
+    `results.prompts` and `results.stats` still to be filled in (`None`).
+
+    `streamed` leaves out what the JSON report process works out while the evaluation
+    runs, off the harness's path: the suite's configuration (`CONFIG_MARK` stands for it)
+    and the producer's version (`None`)."""
     meta = result.meta
     created = timestamp(meta.started_at)
     return {
@@ -194,12 +188,12 @@ def document_head(result: EvaluationResult, rows: Any, config: Any = None) -> di
             "results": rows,
             "stats": None,
         },
-        "config": Redactor(secrets=result.suite.secrets).config(result.suite.raw)
-        if config is None
-        else config,
+        "config": CONFIG_MARK
+        if streamed
+        else Redactor(secrets=result.suite.secrets).config(result.suite.raw),
         "shareableUrl": None,
         "metadata": {
-            "evalsVersion": _producer_version(),
+            "evalsVersion": None if streamed else producer_version(),
             "pythonVersion": platform.python_version(),
             "platform": sys.platform,
             "arch": platform.machine(),

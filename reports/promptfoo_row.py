@@ -37,6 +37,17 @@ def row_id(name: str) -> str:
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
+def producer_version() -> str:
+    """The version of evals that writes the report, as its `metadata.evalsVersion`."""
+    # Imported here: importlib.metadata and the search take a tenth of a second.
+    from importlib import metadata as package_metadata
+
+    try:
+        return package_metadata.version("evals")
+    except package_metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def failure_code(status: str) -> int:
     """promptfoo's ResultFailureReason of a run status: 0 none, 1 assertion failed, 2 error."""
     return {"pass": PASS, "fail": ASSERT_FAILURE}.get(status, ERROR_FAILURE)

@@ -130,6 +130,14 @@ class ReportSink(Protocol):
         """Write the report's files for the finished evaluation `result`."""
         ...
 
+    def send_finish(self, result: EvaluationResult) -> None:
+        """Start writing the report's files of `result` (`finish` without waiting)."""
+        ...
+
+    def await_finish(self) -> None:
+        """Wait until the files `send_finish` started are written."""
+        ...
+
 
 class ResponseCache(Protocol):
     """Agent responses by cache key."""

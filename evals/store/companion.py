@@ -135,6 +135,11 @@ class Companion:
     def request(self, message: tuple[Any, ...]) -> Any:
         """Send a message and wait for its answer's value (HarnessFault on an error)."""
         self.write(frame(message))
+        return self.reply()
+
+    def reply(self) -> Any:
+        """Wait for the answer to the message sent last (`write`), and return its value
+        (HarnessFault on an error)."""
         answer = self._answers.next(None)
         if answer is None:
             self.fail()

@@ -172,6 +172,16 @@ class StoreProcess:
         self.send()
         return self._child.request(message)
 
+    def post(self, message: tuple[Any, ...]) -> None:
+        """`ask` without waiting: the rider works on `message` while the harness goes on;
+        `reply` waits for its answer (nothing else may be asked in between)."""
+        self.send()
+        self._child.write(frame(message))
+
+    def reply(self) -> Any:
+        """The value of the answer to the message `post` sent."""
+        return self._child.reply()
+
     def interrupted(self, meta: EvaluationMeta) -> None:
         """Store the runs handed over so far and mark evaluation `meta` interrupted."""
         self._request(("interrupted", meta))
