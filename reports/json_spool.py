@@ -37,6 +37,10 @@ from evals.reports.promptfoo_row import (
 )
 from evals.store.companion import Inbox, answer, answer_failure
 
+# Runs spooled at a time while the process is otherwise idle, and waiting runs at most.
+_CATCH_UP = 32
+_MAX_BACKLOG = 1024
+
 
 @dataclass(slots=True)
 class ReportPlan:
@@ -121,37 +125,57 @@ class SpoolRider:
     `Rider`): `report-begin` (a ReportPlan), `report-runs` (runs for the report only, a
     resumed evaluation's), `report-finish` (head, duration, repeat). A failure while
     spooling runs is kept and raised by the next report message, so the store process
-    it rides on goes on storing."""
+    it rides on goes on storing.
+
+    Runs wait in a backlog until the process has nothing else to do (`catch_up`, a few at
+    a time) or a report message comes, so storing them and answering the harness never
+    wait for their rows; the backlog holds `_MAX_BACKLOG` runs at most."""
 
     kinds = frozenset({"report-begin", "report-runs", "report-finish"})
 
     def __init__(self) -> None:
         self.spool: _Spool | None = None
         self.failure: Exception | None = None
+        self.backlog: list[Any] = []
+
+    @property
+    def behind(self) -> bool:
+        """Whether runs wait for their rows."""
+        return bool(self.backlog)
 
     def runs(self, runs: list[Any]) -> None:
-        """Spool a batch of runs (runs before the report began are not its own)."""
+        """Take a batch of runs to spool (runs before the report began are not its own)."""
         if self.spool is None or self.failure is not None:
             return
+        self.backlog.extend(runs)
+        if len(self.backlog) > _MAX_BACKLOG:
+            self.catch_up(len(self.backlog))
+
+    def catch_up(self, limit: int = _CATCH_UP) -> None:
+        """Spool up to `limit` runs of the backlog, oldest first."""
+        if self.spool is None or self.failure is not None:
+            self.backlog.clear()
+            return
+        runs, self.backlog = self.backlog[:limit], self.backlog[limit:]
         try:
             self.spool.add(runs)
         except Exception as exc:  # kept for the next report message
             self.failure = exc
+            self.backlog.clear()
 
     def handle(self, message: tuple[Any, ...]) -> int:
         """Answer a report message (0), or raise the report's failure."""
+        kind = message[0]
+        if kind == "report-runs":
+            self.runs(message[1])
+        self.catch_up(len(self.backlog))
         if self.failure is not None:
             raise self.failure
-        kind = message[0]
         if kind == "report-begin":
             if self.spool is not None:
                 self.spool.close()
             self.spool = _Spool(message[1])
-        elif kind == "report-runs":
-            self.runs(message[1])
-            if self.failure is not None:
-                raise self.failure
-        elif self.spool is not None:
+        elif kind == "report-finish" and self.spool is not None:
             self.spool.finish(*message[1:])
         return 0
 
@@ -163,18 +187,22 @@ class SpoolRider:
 
 def serve(source: int, answers: IO[bytes]) -> int:
     """Obey the harness's messages until its pipe closes: the report process's loop when
-    it runs on its own (no store)."""
+    it runs on its own (no store). Runs are spooled while no message waits."""
     inbox = Inbox(source)
     rider = SpoolRider()
     try:
-        while (message := inbox.next(None)) is not None:
-            if message[0] == "runs":
+        while True:
+            message = inbox.next(0.0 if rider.behind else None)
+            if message is None:
+                if inbox.closed:
+                    return 0
+                rider.catch_up()
+            elif message[0] == "runs":
                 rider.runs(message[1])
-                if rider.failure is not None:
-                    raise rider.failure
-                continue
-            answer(answers, "ok", rider.handle(message))
-        return 0
+            else:
+                answer(answers, "ok", rider.handle(message))
+            if rider.failure is not None:
+                raise rider.failure
     except Exception as exc:  # every failure goes back to the harness as a message
         return answer_failure(answers, exc)
     finally:

@@ -238,8 +238,15 @@ class Rider(Protocol):
 
     kinds: frozenset[str]
 
+    @property
+    def behind(self) -> bool:
+        """Whether it has work left on runs it took (done by `catch_up`)."""
+
     def runs(self, runs: list[EncodedRun]) -> None:
-        """Take a batch of runs as the store received it."""
+        """Take a batch of runs as the store received it (the work on them may wait)."""
+
+    def catch_up(self) -> None:
+        """Do a little of the work left, while the store has nothing to do."""
 
     def handle(self, message: tuple[Any, ...]) -> Any:
         """Answer one of its own messages (the answer's value)."""
@@ -259,7 +266,8 @@ def serve(
     """Obey the harness's messages until its pipe closes; the store process's main loop.
 
     The store is opened on the first `begin`, so a process started early and then not
-    needed (the suite was invalid) leaves no database behind.
+    needed (the suite was invalid) leaves no database behind. A rider works on its runs
+    only while no message waits and no batch is due.
     """
     from evals.store import Store, open_store
     from evals.store.writer import insert_encoded
@@ -272,7 +280,13 @@ def serve(
     try:
         while True:
             timeout = max(0.0, deadline - time.monotonic()) if pending else None
-            message = inbox.next(timeout)
+            if rider is not None and rider.behind and timeout != 0.0:
+                message = inbox.next(0.0)
+                if message is None and not inbox.closed:
+                    rider.catch_up()  # storing and answering come first
+                    continue
+            else:
+                message = inbox.next(timeout)
             if message is not None and message[0] == "runs":
                 if rider is not None:
                     rider.runs(message[1])

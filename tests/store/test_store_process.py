@@ -241,3 +241,78 @@ def test_the_store_process_reads_the_quarantines_in_force(sqlite_url: str) -> No
     store.close()
     assert sorted(a.case_id or "" for a in found) == ["c1", "c4"]
     assert held in found
+
+
+class _SlowRider:
+    """A rider whose work on each run waits (one `catch_up` per run); it notes when it
+    works and when the store answers, in one list."""
+
+    kinds = frozenset({"slow-done"})
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+        self.left = 0
+
+    @property
+    def behind(self) -> bool:
+        return self.left > 0
+
+    def runs(self, runs: list) -> None:
+        self.left += len(runs)
+
+    def catch_up(self) -> None:
+        self.left -= 1
+        self.events.append("rider")
+
+    def handle(self, message: tuple) -> int:
+        return self.left
+
+    def close(self) -> None:
+        self.events.append("closed")
+
+
+class _Answers:
+    """The store process's answers, noted in the rider's list as they are written."""
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+
+    def write(self, data: bytes) -> None:
+        self.events.append("answer")
+
+    def flush(self) -> None:
+        """Answers are noted when written."""
+
+
+def test_a_rider_works_on_its_runs_only_while_the_store_has_nothing_to_do(
+    sqlite_url: str,
+) -> None:
+    import threading
+
+    from evals.store.codec import encode_run
+    from evals.store.companion import frame
+    from evals.store.process import serve
+
+    events: list[str] = []
+    rider = _SlowRider(events)
+    read, write = os.pipe()
+    runs = [encode_run("ev-r", make_record(case, 0, 0)) for case in range(3)]
+    worker = threading.Thread(
+        target=serve, args=(sqlite_url, read, _Answers(events), 256, 60.0, rider)
+    )
+    worker.start()
+    # All at once: the runs are stored and the flush answered before the rider's turn.
+    os.write(write, frame(("begin", make_meta("ev-r"), True)) + frame(("runs", runs)))
+    os.write(write, frame(("flush",)))
+    deadline = time.monotonic() + 30
+    while (events.count("answer") < 2 or rider.behind) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.write(write, frame(("slow-done",)))
+    os.close(write)
+    worker.join(30)
+    os.close(read)
+
+    assert events == ["answer", "answer", "rider", "rider", "rider", "answer", "closed"]
+    reader = open_store(sqlite_url)
+    assert len(reader.completed_keys("ev-r")) == 3
+    reader.close()
