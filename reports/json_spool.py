@@ -70,6 +70,7 @@ class _Spool:
         self.size = 0
         self.places: list[tuple[int, int, int, int, int]] = []
         self.config, self.version = _own_parts(plan)
+        plan.config = None  # serialized: the process keeps the bytes only
 
     def add(self, runs: list[Any]) -> None:
         plan = self.plan

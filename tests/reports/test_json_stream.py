@@ -19,7 +19,7 @@ from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
 from evals.reports.data_files import render_json
 from evals.reports.json_spool import ReportPlan
-from evals.reports.json_stream import STORE_WITH_REPORT, ReportProcess
+from evals.reports.json_stream import STORE_WITH_REPORT, ReportProcess, report_plan
 from evals.reports.promptfoo_row import row_id
 from evals.store.process import StoreProcess
 from evals.suite import load_suite
@@ -173,3 +173,25 @@ def test_promptfoo_imports_the_streamed_report(write_suite, tmp_path):
 @given(st.text())
 def test_row_ids_are_uuid5_of_the_run_name(name):
     assert row_id(name) == str(uuid.uuid5(uuid.NAMESPACE_URL, name))
+
+
+def test_runs_wait_for_their_rows_only_up_to_the_backlog_limit(write_suite, tmp_path):
+    from evals.reports import json_spool
+    from evals.store.codec import encode_run
+
+    suite = load_suite(write_suite(SUITE))
+    meta = _meta()
+    rider = json_spool.SpoolRider()
+    rider.handle(("report-begin", report_plan(suite, meta, [tmp_path / "out.json"])))
+    result = run_evaluation(suite, RunOptions(progress=False, use_store=False, repeat=2))
+    runs = [encode_run(meta.id, record) for record in result.records]
+    batches = -(-(json_spool._MAX_BACKLOG + 1) // len(runs))
+    for batch in range(batches):
+        rider.runs(runs)
+        assert len(rider.backlog) == (0 if batch == batches - 1 else (batch + 1) * len(runs))
+    assert len(rider.spool.places) == batches * len(runs)  # all spooled at the overflow
+    rider.runs(runs)
+    assert rider.behind
+    rider.catch_up()
+    assert len(rider.spool.places) == batches * len(runs) + min(len(runs), json_spool._CATCH_UP)
+    rider.close()
