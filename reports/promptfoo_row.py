@@ -25,6 +25,7 @@ _TOKEN_KEYS = ("prompt", "completion", "cached", "total")
 _URL_NAMESPACE = bytes.fromhex("6ba7b8119dad11d180b400c04fd430c8")
 # The fields of a grade row after its run id (`evals.store.codec.GRADE_COLUMNS[1:]`).
 _PARENT, _PASSED, _SCORE, _REASON, _POLICY, _ERRORED = 1, 3, 4, 5, 8, 9
+_NO_DETAIL: dict[str, Any] = {}  # a node without details (read only)
 
 
 def row_id(name: str) -> str:
@@ -66,6 +67,8 @@ def empty_token_usage() -> dict[str, Any]:
 
 
 def _add_tokens(target: dict[str, Any], usage: dict[str, Any]) -> None:
+    if not usage:  # no usage reported: nothing to add (most rows)
+        return
     for key in _TOKEN_KEYS:
         target[key] += int(usage.get(key) or 0)
     if not usage.get("total"):
@@ -132,35 +135,33 @@ def grade_dicts(
     in pre-order (index, parent, ..., as `encode_run` writes them) and the run's node
     details (assertion, named scores, tokens, metadata) from its extra JSON."""
     nodes: list[dict[str, Any]] = []
-    children: list[list[dict[str, Any]]] = []
-    for values in rows:
-        detail = details[values[0]] if details else {}
+    last = len(rows) - 1
+    for position, values in enumerate(rows):
+        detail = details[values[0]] if details else _NO_DETAIL
         node: dict[str, Any] = {
             "pass": bool(values[_PASSED]),
             "score": values[_SCORE],
             "reason": values[_REASON],
         }
-        if named := detail.get("named_scores"):
-            node["namedScores"] = dict(named)
-        if tokens := detail.get("tokens_used"):
-            node["tokensUsed"] = dict(tokens)
-        if (assertion := detail.get("assertion")) is not None:
-            node["assertion"] = assertion
-        kids: list[dict[str, Any]] = []
-        node["componentResults"] = kids
+        if detail:
+            if named := detail.get("named_scores"):
+                node["namedScores"] = dict(named)
+            if tokens := detail.get("tokens_used"):
+                node["tokensUsed"] = dict(tokens)
+            if (assertion := detail.get("assertion")) is not None:
+                node["assertion"] = assertion
+        # In pre-order a node's first child comes right after it.
+        if position < last and rows[position + 1][_PARENT] == position:
+            node["componentResults"] = []
         if values[_POLICY]:
             node["policyViolation"] = True
         if values[_ERRORED]:
             node["errored"] = True
-        if metadata := detail.get("metadata"):
+        if detail and (metadata := detail.get("metadata")):
             node["metadata"] = metadata
         nodes.append(node)
-        children.append(kids)
         if (parent := values[_PARENT]) is not None:
-            children[parent].append(node)
-    for node, kids in zip(nodes, children, strict=True):
-        if not kids:
-            del node["componentResults"]
+            nodes[parent]["componentResults"].append(node)
     return nodes[0] if nodes else None
 
 
@@ -317,14 +318,17 @@ def accumulate(metrics: dict[str, Any], row: dict[str, Any]) -> None:
     else:
         metrics["testFailCount"] += 1
     components = grading.get("componentResults", [])
-    metrics["assertPassCount"] += sum(1 for c in components if c.get("pass"))
-    metrics["assertFailCount"] += sum(1 for c in components if not c.get("pass"))
+    passed = sum(1 for c in components if c.get("pass"))
+    metrics["assertPassCount"] += passed
+    metrics["assertFailCount"] += len(components) - passed
     metrics["totalLatencyMs"] += row["latencyMs"]
     usage = metrics["tokenUsage"]
     _add_tokens(usage, row["response"].get("tokenUsage") or {})
     usage["numRequests"] += 1
-    for key in _TOKEN_KEYS:
-        usage["assertions"][key] += int(grading.get("tokensUsed", {}).get(key) or 0)
+    if tokens := grading.get("tokensUsed"):
+        assertions = usage["assertions"]
+        for key in _TOKEN_KEYS:
+            assertions[key] += int(tokens.get(key) or 0)
     metrics["cost"] += row["cost"]
 
 
