@@ -73,9 +73,11 @@ class _Spool:
         plan.config = None  # serialized: the process keeps the bytes only
 
     def add(self, runs: list[Any]) -> None:
+        """Build, count and spool the rows of `runs` (written to the spool in one piece)."""
         plan = self.plan
         evaluation_id = plan.evaluation_id
-        write = self.file.write
+        pieces = []
+        at = self.size
         for encoded in runs:
             run = encoded[0]
             case, repeat = run["case_index"], run["repeat"]
@@ -83,9 +85,11 @@ class _Spool:
             row = encoded_row(encoded, plan.columns[column], plan.tests[case], evaluation_id)
             accumulate(plan.prompts[column]["metrics"], row)
             data = row_fragment(row)
-            write(data)
-            self.places.append((case, repeat, column, self.size, len(data)))
-            self.size += len(data)
+            pieces.append(data)
+            self.places.append((case, repeat, column, at, len(data)))
+            at += len(data)
+        self.file.write(b"".join(pieces))
+        self.size = at
 
     def finish(self, head: dict[str, Any], duration: int, repeat: int) -> None:
         prompts = self.plan.prompts
