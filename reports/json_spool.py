@@ -39,7 +39,7 @@ from evals.store.companion import Inbox, answer, answer_failure
 
 # Runs spooled at a time while the process is otherwise idle, and waiting runs at most.
 _CATCH_UP = 32
-_MAX_BACKLOG = 1024
+_MAX_BACKLOG = 512
 
 
 @dataclass(slots=True)
