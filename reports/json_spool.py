@@ -134,7 +134,8 @@ class SpoolRider:
 
     Runs wait in a backlog until the process has nothing else to do (`catch_up`, a few at
     a time) or a report message comes, so storing them and answering the harness never
-    wait for their rows; the backlog holds `_MAX_BACKLOG` runs at most."""
+    wait for their rows; the backlog holds `_MAX_BACKLOG` runs at most (beyond, the oldest
+    are spooled as runs arrive)."""
 
     kinds = frozenset({"report-begin", "report-runs", "report-finish"})
 
@@ -153,8 +154,8 @@ class SpoolRider:
         if self.spool is None or self.failure is not None:
             return
         self.backlog.extend(runs)
-        if len(self.backlog) > _MAX_BACKLOG:
-            self.catch_up(len(self.backlog))
+        if len(self.backlog) > _MAX_BACKLOG:  # the oldest beyond the limit, now
+            self.catch_up(len(self.backlog) - _MAX_BACKLOG)
 
     def catch_up(self, limit: int = _CATCH_UP) -> None:
         """Spool up to `limit` runs of the backlog, oldest first."""

@@ -185,13 +185,18 @@ def test_runs_wait_for_their_rows_only_up_to_the_backlog_limit(write_suite, tmp_
     rider.handle(("report-begin", report_plan(suite, meta, [tmp_path / "out.json"])))
     result = run_evaluation(suite, RunOptions(progress=False, use_store=False, repeat=2))
     runs = [encode_run(meta.id, record) for record in result.records]
-    batches = -(-(json_spool._MAX_BACKLOG + 1) // len(runs))
+    limit = json_spool._MAX_BACKLOG
+    batches = -(-(limit + 1) // len(runs))
     for batch in range(batches):
         rider.runs(runs)
-        assert len(rider.backlog) == (0 if batch == batches - 1 else (batch + 1) * len(runs))
-    assert len(rider.spool.places) == batches * len(runs)  # all spooled at the overflow
+        assert len(rider.backlog) == min(limit, (batch + 1) * len(runs))
+    total = batches * len(runs)
+    assert len(rider.spool.places) == total - limit  # the oldest beyond the limit
     rider.runs(runs)
-    assert rider.behind
+    assert len(rider.backlog) == limit
     rider.catch_up()
-    assert len(rider.spool.places) == batches * len(runs) + min(len(runs), json_spool._CATCH_UP)
+    assert len(rider.spool.places) == total + len(runs) - limit + json_spool._CATCH_UP
+    rider.handle(("report-runs", []))  # a report message: every run spooled first
+    assert not rider.behind
+    assert len(rider.spool.places) == total + len(runs)
     rider.close()
