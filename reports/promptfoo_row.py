@@ -40,13 +40,9 @@ def row_id(name: str) -> str:
 
 def producer_version() -> str:
     """The version of evals that writes the report, as its `metadata.evalsVersion`."""
-    # Imported here: importlib.metadata and the search take a tenth of a second.
-    from importlib import metadata as package_metadata
+    from evals import __version__
 
-    try:
-        return package_metadata.version("evals")
-    except package_metadata.PackageNotFoundError:
-        return "unknown"
+    return __version__
 
 
 def failure_code(status: str) -> int:

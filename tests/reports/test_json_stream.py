@@ -200,3 +200,12 @@ def test_runs_wait_for_their_rows_only_up_to_the_backlog_limit(write_suite, tmp_
     assert not rider.behind
     assert len(rider.spool.places) == total + len(runs)
     rider.close()
+
+
+def test_the_report_names_the_installed_version_of_evals() -> None:
+    from importlib import metadata
+
+    from evals import __version__
+    from evals.reports.promptfoo_row import producer_version
+
+    assert producer_version() == __version__ == metadata.version("evals-harness")
