@@ -23,6 +23,14 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the modules that hold a test marked slow first, each module's tests kept
+    together and in their order: pytest-xdist hands out the tests in this order, and a
+    long test started last keeps one worker busy while the others sit idle."""
+    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow)
+
+
 # Speed is measured by the benchmark scripts, not by tests: on a loaded machine a property
 # may take longer than hypothesis's default deadline without being wrong.
 settings.register_profile("evals", deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -238,6 +238,7 @@ def test_a_smaller_pass_reach_never_runs_more_nor_decides_otherwise(write_suite)
             assert final[name] == decided.result.status
 
 
+@pytest.mark.slow
 def test_a_resumed_adaptive_run_ends_with_the_uninterrupted_runs(write_suite, tmp_path):
     suite = load_suite(_write(write_suite))
     whole_url = f"sqlite:///{tmp_path / 'whole.db'}"

@@ -58,6 +58,7 @@ def _open(page, address: str) -> None:
     ScriptRuns(page).after(lambda: page.goto(address))
 
 
+@pytest.mark.slow
 def test_overview_shows_verdicts_and_trends(page, dashboard_url: str) -> None:
     _open(page, f"{dashboard_url}/overview")
     assert page.get_by_text("Latest verdict per environment").is_visible()

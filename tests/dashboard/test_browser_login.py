@@ -131,6 +131,7 @@ def test_an_anonymous_visitor_is_sent_to_log_in(browser, served) -> None:
     tab.context.close()
 
 
+@pytest.mark.slow
 def test_a_viewer_sees_the_pages_but_no_triage_controls(browser, served) -> None:
     url, _, _ = served
     tab = _log_in(browser, url, "ann")

@@ -105,6 +105,7 @@ def test_compare_opens_on_the_gates_comparison_regressions_first(tab, dashboard_
     _shoot(page, "compare")
 
 
+@pytest.mark.slow
 def test_a_permalink_reproduces_a_filtered_compare_view(tab, browser, dashboard_url: str) -> None:
     page, runs = tab
     runs.after(lambda: page.goto(f"{dashboard_url}/compare"))

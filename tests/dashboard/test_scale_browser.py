@@ -60,6 +60,7 @@ def _number_axes(page: Any) -> list[tuple[str, list[str]]]:
     return axes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["overview", "compare", "cost_latency"])
 def test_number_axes_never_repeat_a_label(tab, dashboard_url: str, path: str) -> None:
     page, runs = tab

@@ -8,6 +8,7 @@ record itself, its grade tree against `Grade.to_dict` and its steps against
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from evals.model.results import RunRecord
@@ -26,6 +27,7 @@ COLUMN = {"index": 1, "label": "p", "promptId": "abc", "provider": {"id": "echo"
 TEST = {"description": None, "vars": {}, "assert": [], "options": {}, "metadata": {"m": 1}}
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(record=records)
 def test_the_grade_tree_is_the_records(record: RunRecord) -> None:

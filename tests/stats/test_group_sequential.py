@@ -71,6 +71,7 @@ def test_published_boundaries_cross_with_their_nominal_error(
     assert crossed == pytest.approx(0.025, abs=3e-4)
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None)
 @given(
     fractions=FRACTIONS,
