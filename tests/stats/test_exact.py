@@ -93,14 +93,17 @@ def _has_near_tie(x1, n1, x2, n2):
 @settings(max_examples=60, deadline=None)
 @given(_tables(15), st.sampled_from(["less", "greater"]))
 @example((2, 13, 0, 8), "greater")  # two bumps of the nuisance tail within 2e-4 of each other
+@example((13, 14, 11, 11), "less")  # the two maximisations over the nuisance differ by 2.3e-7
 def test_at_zero_matches_scipy_barnard_pooled(table, alternative):
     x1, n1, x2, n2 = table
     assume(not _has_near_tie(x1, n1, x2, n2))
     expected = barnard_exact(
         [[x1, x2], [n1 - x1, n2 - x2]], alternative=alternative, pooled=True, n=200
     ).pvalue
+    # Both maximise the tail over the nuisance rate numerically (scipy on a 200-point grid
+    # refined by an optimiser), so they agree to the optimisers' tolerance, not exactly.
     assert exact_score_p_value(x1, n1, x2, n2, 0.0, alternative) == pytest.approx(
-        expected, abs=2e-7
+        expected, abs=1e-6
     )
 
 
