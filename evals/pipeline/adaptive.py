@@ -29,9 +29,9 @@ docs/statistics.md describes the method and shows the simulation.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from evals.gates.adaptive import AdaptiveState, Futility, advance
+from evals.gates.adaptive import AdaptiveState, Futility, Judge, advance
 from evals.gates.decide import planned_test_split
 from evals.model.errors import SuiteError
 from evals.model.summary import AdaptiveGateRecord, AdaptiveLookRecord, AdaptiveSummary
@@ -39,13 +39,14 @@ from evals.plan.runs import build_plan, select_cases
 from evals.stats import sequential_levels, spending_shares
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from evals.model.evaluation import EvaluationResult
     from evals.model.options import RunOptions
     from evals.model.plan import PlannedRun
     from evals.model.results import RunRecord
-    from evals.model.suite import Suite
+    from evals.model.suite import Case, Suite
+    from evals.model.summary import GateReport, GateResult
 
 DEFAULT_RHO = 3.0
 DEFAULT_REACH = 2.0
@@ -141,15 +142,63 @@ class AdaptiveLook:
     decided: tuple[str, ...]
 
 
-@dataclass(slots=True)
-class AdaptiveResult:
-    """An adaptive run: the final evaluation, every look, the state and the fixed design's
-    run count."""
+@dataclass(frozen=True, slots=True)
+class LookRequest:
+    """What one look asks of its runner: the look's number, the cumulative repeats per
+    case it reaches from `previous`, its spend, and per arm (an evaluation's gates, or one
+    compared agent's) the cases still open, the gates decided before (`frozen`) and the
+    futility judge of the look (None: never futile)."""
 
-    result: EvaluationResult
+    number: int
+    repeats: int
+    previous: int
+    spend: float
+    active: tuple[frozenset[str], ...]
+    frozen: tuple[dict[str, GateResult], ...]
+    futile: Judge | None
+
+    @property
+    def cases(self) -> frozenset[str]:
+        """The cases any arm still needs runs of."""
+        return frozenset().union(*self.active)
+
+
+class LookRunner(Protocol):
+    """What an adaptive run does at each look, for one evaluation or a comparison.
+
+    `planned` counts the runs a look from `previous` to `repeats` repeats would make for
+    the open cases of each arm; `spent` the runs and cost made below `repeats` repeats;
+    `look` runs a look and returns each arm's gate report as `evals.gates.adaptive.settle`
+    states it (decided gates kept, new decisions stamped with the look).
+    """
+
+    def planned(self, repeats: int, previous: int, active: Sequence[frozenset[str]]) -> int:
+        """Runs the look would make."""
+        ...
+
+    def spent(self, repeats: int) -> tuple[int, float]:
+        """Runs and their cost below `repeats` repeats per case."""
+        ...
+
+    def look(self, request: LookRequest) -> list[GateReport]:
+        """Run the look; each arm's settled gate report."""
+        ...
+
+
+def combined_verdict(reports: Sequence[GateReport]) -> str:
+    """fail if any arm failed, else undetermined if any is, else pass."""
+    verdicts = {report.verdict for report in reports}
+    return next((v for v in ("fail", "undetermined") if v in verdicts), "pass")
+
+
+@dataclass(slots=True)
+class AdaptiveRun:
+    """The looks of an adaptive run, each arm's state, why it stopped, and the runs a fixed
+    design of `design.last` repeats would have made."""
+
     design: AdaptiveDesign
     looks: list[AdaptiveLook]
-    state: AdaptiveState
+    states: list[AdaptiveState]
     fixed_runs: int
     stop_reason: str
 
@@ -163,9 +212,9 @@ class AdaptiveResult:
         """Runs saved against the fixed design of `design.last` repeats for every case."""
         return self.fixed_runs - self.runs
 
-    def summary(self) -> AdaptiveSummary:
-        """What the run did, as its evaluation stores it with the gates."""
-        decided = sorted(self.state.decided.items(), key=lambda item: item[1].look)
+    def summary(self, arm: int = 0) -> AdaptiveSummary:
+        """What the run did for arm `arm`, as its evaluation stores it with the gates."""
+        decided = sorted(self.states[arm].decided.items(), key=lambda item: item[1].look)
         return AdaptiveSummary(
             looks=[
                 AdaptiveLookRecord(look.look, look.repeats, look.cases, look.runs, look.verdict)
@@ -181,14 +230,56 @@ class AdaptiveResult:
             fixed_runs=self.fixed_runs,
         )
 
+
+@dataclass(slots=True)
+class AdaptiveResult:
+    """An adaptive run of one evaluation: the final evaluation and the run's looks."""
+
+    result: EvaluationResult
+    run: AdaptiveRun
+
+    @property
+    def design(self) -> AdaptiveDesign:
+        """The design of looks and caps."""
+        return self.run.design
+
+    @property
+    def looks(self) -> list[AdaptiveLook]:
+        """Every look made."""
+        return self.run.looks
+
+    @property
+    def state(self) -> AdaptiveState:
+        """The decided gates and the cases still open after the last look."""
+        return self.run.states[0]
+
+    @property
+    def fixed_runs(self) -> int:
+        """The runs of the fixed design of `design.last` repeats."""
+        return self.run.fixed_runs
+
+    @property
+    def stop_reason(self) -> str:
+        """Why no further look ran, in words."""
+        return self.run.stop_reason
+
+    @property
+    def runs(self) -> int:
+        """The runs the adaptive run made."""
+        return self.run.runs
+
+    @property
+    def saved(self) -> int:
+        """Runs saved against the fixed design of `design.last` repeats for every case."""
+        return self.run.saved
+
+    def summary(self) -> AdaptiveSummary:
+        """What the run did, as its evaluation stores it with the gates."""
+        return self.run.summary()
+
     def describe(self) -> str:
         """The looks, why it stopped, the gates with their deciding look, the runs saved."""
         return self.summary().describe()
-
-
-def _runs_so_far(records: list[RunRecord], repeats: int) -> tuple[int, float]:
-    looked = [r for r in records if r.key.repeat < repeats]
-    return len(looked), sum(r.cost for r in looked)
 
 
 def _over_budget(design: AdaptiveDesign, runs: int, cost: float, next_runs: int) -> str | None:
@@ -207,6 +298,151 @@ def _over_budget(design: AdaptiveDesign, runs: int, cost: float, next_runs: int)
     return None
 
 
+def _stopped(reports: Sequence[GateReport]) -> str:
+    failed = sorted(
+        {g.name for report in reports for g in report.gates if g.blocking and g.status == "fail"}
+    )
+    return (
+        f"blocking gate(s) {', '.join(failed)} failed" if failed else "every blocking gate passed"
+    )
+
+
+def run_looks(
+    design: AdaptiveDesign,
+    runner: LookRunner,
+    cases: Sequence[Case],
+    spends: Sequence[float],
+    fixed_runs: int,
+    arms: int = 1,
+) -> AdaptiveRun:
+    """Look after every batch of `design` until every arm's verdict is decided, the last
+    look, a cap, or no open gate can still be decided.
+
+    Each arm keeps its own decided gates and open cases (`evals.gates.adaptive.advance`);
+    an arm whose verdict is decided gets no further runs. Every choice is a function of
+    the design, `spends` (one per look) and what `runner` reports, so a runner that reads
+    only the repeats up to each look makes a resumed run repeat its choices.
+    """
+    everything = frozenset(c.id for c in cases)
+    states = [AdaptiveState(active=everything) for _ in range(arms)]
+    looks: list[AdaptiveLook] = []
+    previous = 0
+    stop = f"the last look ({design.last} repeats) was reached"
+    for number, (repeats, spend) in enumerate(zip(design.looks(), spends, strict=True), start=1):
+        active = tuple(state.active for state in states)
+        over = _over_budget(
+            design, *runner.spent(previous), runner.planned(repeats, previous, active)
+        )
+        if over is not None:
+            stop = over
+            break
+        futility = design.futility_at(number, spends)
+        futile = futility.judge if futility is not None else None
+        request = LookRequest(
+            number, repeats, previous, spend, active, tuple(s.frozen() for s in states), futile
+        )
+        reports = runner.look(request)
+        before = [set(state.decided) for state in states]
+        states = [
+            _advanced(state, report, cases, number, futile)
+            for state, report in zip(states, reports, strict=True)
+        ]
+        looks.append(
+            AdaptiveLook(
+                look=number,
+                repeats=repeats,
+                spend=spend,
+                cases=len(request.cases),
+                runs=runner.spent(repeats)[0],
+                verdict=combined_verdict(reports),
+                decided=tuple(
+                    sorted(
+                        n
+                        for state, b in zip(states, before, strict=True)
+                        for n in set(state.decided) - b
+                    )
+                ),
+            )
+        )
+        previous = repeats
+        if all(report.verdict != "undetermined" for report in reports):
+            stop = _stopped(reports)
+            break
+        if not any(state.active for state in states):
+            stop = "no undetermined gate can still be decided by the last look"
+            break
+    if not looks:
+        raise SuiteError(
+            f"the first look alone needs more runs than the budget allows ({stop})",
+            fix="raise --budget-runs or --budget-cost, or lower the first look's repeats",
+        )
+    return AdaptiveRun(design, looks, states, fixed_runs, stop)
+
+
+def _advanced(
+    state: AdaptiveState,
+    report: GateReport,
+    cases: Sequence[Case],
+    look: int,
+    futile: Judge | None,
+) -> AdaptiveState:
+    """`advance`, for an arm still open; an arm whose verdict is decided runs no more."""
+    if not state.active:
+        return state
+    advanced = advance(state, report, cases, look, futile)
+    if report.verdict != "undetermined":
+        return AdaptiveState(advanced.decided, frozenset())
+    return advanced
+
+
+@dataclass(slots=True)
+class _EvaluationLooks:
+    """The looks of one evaluation: each adds its repeats to the same evaluation."""
+
+    suite: Suite
+    options: RunOptions
+    plan: Callable[[int, int], Iterator[PlannedRun]]
+    result: EvaluationResult | None = None
+
+    def planned(self, repeats: int, previous: int, active: Sequence[frozenset[str]]) -> int:
+        return sum(1 for run in self.plan(repeats, previous) if run.case.id in active[0])
+
+    def spent(self, repeats: int) -> tuple[int, float]:
+        records = self.result.records if self.result is not None else []
+        return runs_below(records, repeats)
+
+    def look(self, request: LookRequest) -> list[GateReport]:
+        from evals.pipeline.evaluation import run_evaluation
+
+        look_options = replace(
+            self.options,
+            repeat=request.repeats,
+            spend=request.spend,
+            look=request.number,
+            active_cases=request.active[0],
+            frozen_gates=request.frozen[0],
+            futile=request.futile,
+        )
+        self.result = run_evaluation(self.suite, look_options, previous=self.result)
+        return [self.result.gates]
+
+
+def runs_below(records: Sequence[RunRecord], repeats: int) -> tuple[int, float]:
+    """How many of `records` have a repeat below `repeats`, and their cost: what a look
+    after `repeats` repeats has spent (a resumed run's later runs are not counted)."""
+    looked = [r for r in records if r.key.repeat < repeats]
+    return len(looked), sum(r.cost for r in looked)
+
+
+def refuse_fixed_repeats(options: RunOptions) -> None:
+    """An adaptive run sets each look's repeats: a fixed --repeat is refused."""
+    if options.repeat is not None:
+        raise SuiteError(
+            "an adaptive run sets the repeats of each look itself",
+            fix="drop --repeat; give the most repeats per case with --adaptive N",
+        )
+
+
 def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> AdaptiveResult:
     """Run `suite` look by look until its verdict is decided, the last look, or a cap.
 
@@ -214,13 +450,9 @@ def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> A
     (`run_metadata.look`). With `options.resume` the stored runs are reused and, since a
     look reads only the repeats up to it, every look makes the choices it made before.
     """
-    from evals.pipeline.evaluation import run_evaluation, store_gates
+    from evals.pipeline.evaluation import store_gates
 
-    if options.repeat is not None:
-        raise SuiteError(
-            "an adaptive run sets the repeats of each look itself",
-            fix="drop --repeat; give the most repeats per case with --adaptive N",
-        )
+    refuse_fixed_repeats(options)
     if options.shard is not None:
         raise SuiteError(
             "an adaptive run decides each look on the whole suite, so it cannot run one shard",
@@ -244,62 +476,11 @@ def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> A
 
     fixed_runs = sum(1 for _ in plan(design.last))
     spends = design.spends(gate_config.confidence, planned_test_split(suite, options.environment))
-    state = AdaptiveState(active=frozenset(c.id for c in cases))
-    result: EvaluationResult | None = None
-    looks: list[AdaptiveLook] = []
-    previous_repeats = 0
-    stop = f"the last look ({design.last} repeats) was reached"
-    for number, (repeats, spend) in enumerate(zip(design.looks(), spends, strict=True), start=1):
-        next_runs = sum(1 for run in plan(repeats, previous_repeats) if run.case.id in state.active)
-        records = result.records if result is not None else []
-        over = _over_budget(design, *_runs_so_far(records, previous_repeats), next_runs)
-        if over is not None:
-            stop = over
-            break
-        futility = design.futility_at(number, spends)
-        futile = futility.judge if futility is not None else None
-        look_options = replace(
-            options,
-            repeat=repeats,
-            spend=spend,
-            look=number,
-            active_cases=state.active,
-            frozen_gates=state.frozen(),
-            futile=futile,
-        )
-        result = run_evaluation(suite, look_options, previous=result)
-        runs = _runs_so_far(result.records, repeats)[0]
-        before = set(state.decided)
-        state = advance(state, result.gates, cases, number, futile)
-        looks.append(
-            AdaptiveLook(
-                look=number,
-                repeats=repeats,
-                spend=spend,
-                cases=len(look_options.active_cases or ()),
-                runs=runs,
-                verdict=result.gates.verdict,
-                decided=tuple(sorted(set(state.decided) - before)),
-            )
-        )
-        previous_repeats = repeats
-        if result.gates.verdict != "undetermined":
-            failed = [g.name for g in result.gates.gates if g.blocking and g.status == "fail"]
-            stop = (
-                f"blocking gate(s) {', '.join(failed)} failed"
-                if failed
-                else "every blocking gate passed"
-            )
-            break
-        if not state.active:
-            stop = "no undetermined gate can still be decided by the last look"
-            break
-    if result is None:
-        raise SuiteError(
-            f"the first look alone needs more runs than the budget allows ({stop})",
-            fix="raise --budget-runs or --budget-cost, or lower the first look's repeats",
-        )
-    adaptive = AdaptiveResult(result, design, looks, state, fixed_runs, stop)
+    runner = _EvaluationLooks(suite, options, plan)
+    run = run_looks(design, runner, cases, spends, fixed_runs)
+    result = runner.result
+    assert result is not None
+    adaptive = AdaptiveResult(result, run)
     result.gates = replace(result.gates, adaptive=adaptive.summary())
     store_gates(options, result)
     return adaptive
