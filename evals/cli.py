@@ -232,6 +232,7 @@ def _run(
         cache_path=args.cache if isinstance(args.cache, str) else None,
         store_process=store_process,
         report_process=report_process,
+        look=args.look,
     )
     if args.until_decided and args.adaptive:
         raise SuiteError(
@@ -253,22 +254,12 @@ def _run_adaptive(
     report_process: ReportProcess | None,
 ) -> int:
     """`run --adaptive`: look after every batch, run only cases that can still decide."""
-    from evals.pipeline.adaptive import AdaptiveDesign, run_adaptive
+    from evals.pipeline.adaptive import design_for, run_adaptive
 
     config = suite.gates.for_environment(options.environment)
-    budget_runs = args.budget_runs if args.budget_runs is not None else config.budget_runs
-    budget_cost = args.budget_cost if args.budget_cost is not None else config.budget_cost
-    try:
-        design = AdaptiveDesign(
-            last=args.adaptive,
-            first=min(args.look_every, args.adaptive),
-            every=args.look_every,
-            pass_futility=args.pass_reach,
-            budget_runs=budget_runs,
-            budget_cost=budget_cost,
-        )
-    except ValueError as exc:
-        raise SuiteError(str(exc), fix="see `evals run --help`") from None
+    design = design_for(
+        config, args.adaptive, args.look_every, args.pass_reach, args.budget_runs, args.budget_cost
+    )
     adaptive = run_adaptive(suite, options, design)
     code = _finish(adaptive.result, args, report_process)
     if not args.quiet:
@@ -546,6 +537,12 @@ def cmd_ci_pr(args: argparse.Namespace) -> int:
             effect=args.effect,
             max_repeats=args.max_repeats,
             stages=args.until_decided,
+            adaptive=args.adaptive,
+            look_every=args.look_every,
+            pass_reach=args.pass_reach,
+            budget_runs=args.budget_runs,
+            budget_cost=args.budget_cost,
+            resume=args.resume,
             seed=args.seed,
             evaluation_id=args.evaluation_id,
             concurrency=args.concurrency,
@@ -639,6 +636,50 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     os.execve(sys.executable, command, env)
 
 
+def _add_adaptive(parser: argparse.ArgumentParser) -> None:
+    """--adaptive and its looks, futility and caps (`evals run` and `evals ci pr`)."""
+    parser.add_argument(
+        "--adaptive",
+        nargs="?",
+        const=10,
+        type=_positive,
+        metavar="MAX",
+        help="look after every batch of repeats (up to MAX per case, default 10), stop once "
+        "the gates are decided and run only cases an undetermined gate reads",
+    )
+    parser.add_argument(
+        "--look-every",
+        type=_positive,
+        default=2,
+        metavar="N",
+        help="with --adaptive: repeats per case between looks (default 2; the first look is "
+        "after N repeats)",
+    )
+    parser.add_argument(
+        "--pass-reach",
+        type=float,
+        metavar="R",
+        help="with --adaptive: stop running for a gate once a pass lies more than R "
+        "conditional standard deviations away by the last look (default: the futility reach, "
+        "2); 0 saves calls by giving up passes that need a favourable run of data; a gate "
+        "still stops only when failing lies beyond the futility reach",
+    )
+    parser.add_argument(
+        "--budget-runs",
+        type=_positive,
+        metavar="N",
+        help="with --adaptive: never start a look that would take the runs past N "
+        "(default: the environment's gates.budget_runs)",
+    )
+    parser.add_argument(
+        "--budget-cost",
+        type=float,
+        metavar="AMOUNT",
+        help="with --adaptive: never start a look whose projected cost would pass AMOUNT "
+        "(default: the environment's gates.budget_cost)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     from evals.model.defaults import DEFAULT_STAGES
@@ -686,45 +727,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run in stages of cumulative repeats (default 5,10,20) and stop once the gates "
         "are decided; each look spends its share of the build's false-failure budget",
     )
+    _add_adaptive(run)
     run.add_argument(
-        "--adaptive",
-        nargs="?",
-        const=10,
+        "--look",
         type=_positive,
-        metavar="MAX",
-        help="look after every batch of repeats (up to MAX per case, default 10), stop once "
-        "the gates are decided and run only cases an undetermined gate reads",
-    )
-    run.add_argument(
-        "--look-every",
-        type=_positive,
-        default=2,
-        metavar="N",
-        help="with --adaptive: repeats per case between looks (default 2; the first look is "
-        "after N repeats)",
-    )
-    run.add_argument(
-        "--pass-reach",
-        type=float,
-        metavar="R",
-        help="with --adaptive: stop running for a gate once a pass lies more than R "
-        "conditional standard deviations away by the last look (default: the futility reach, "
-        "2); 0 saves calls by giving up passes that need a favourable run of data; a gate "
-        "still stops only when failing lies beyond the futility reach",
-    )
-    run.add_argument(
-        "--budget-runs",
-        type=_positive,
-        metavar="N",
-        help="with --adaptive: never start a look that would take the runs past N "
-        "(default: the environment's gates.budget_runs)",
-    )
-    run.add_argument(
-        "--budget-cost",
-        type=float,
-        metavar="AMOUNT",
-        help="with --adaptive: never start a look whose projected cost would pass AMOUNT "
-        "(default: the environment's gates.budget_cost)",
+        help=argparse.SUPPRESS,  # the look of an adaptive comparison, recorded on each run
     )
     run.add_argument(
         "--evaluation-id",
@@ -981,6 +988,13 @@ def _add_ci(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=_stages,
         metavar="STAGES",
         help="run in stages of cumulative repeats (default 5,10,20) until the gates decide",
+    )
+    _add_adaptive(pr)
+    pr.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with a stopped job: keep the scratch store in --out and run only the runs "
+        "it lacks",
     )
     pr.add_argument("--seed", type=int, help="seed salt (default: the nightly's)")
     pr.add_argument(

@@ -352,11 +352,14 @@ def decide(
     )
 
 
-def planned_gate_count(suite: Suite | SuiteOutline, environment: str | None) -> int:
+def planned_gate_count(
+    suite: Suite | SuiteOutline, environment: str | None, config: GateConfig | None = None
+) -> int:
     """How many blocking statistical gates share the budget in `environment` when every
     case the environment selects runs for both agents: the count `decide` reaches on such
-    data, for planning before any run (at least 1)."""
-    config = (suite.gates or GateConfig()).for_environment(environment)
+    data, for planning before any run (at least 1). `config` is the environment's gate
+    configuration when the caller changed it (a comparison names its two sides)."""
+    config = config or (suite.gates or GateConfig()).for_environment(environment)
     cases = [c for c in suite.cases if not config.tags or set(c.tags) & set(config.tags)]
     tags = {tag for case in cases for tag in case.tags}
     compared = config.baseline is not None and config.candidate is not None
@@ -380,7 +383,9 @@ def planned_gate_count(suite: Suite | SuiteOutline, environment: str | None) -> 
     return max(int(count), 1)
 
 
-def planned_test_split(suite: Suite | SuiteOutline, environment: str | None) -> int:
+def planned_test_split(
+    suite: Suite | SuiteOutline, environment: str | None, config: GateConfig | None = None
+) -> int:
     """Into how many one-sided tests a look's budget is split at the finest: the planned
     gates times the largest Holm family among them (the tags of the per-tag gates, the P0
     cases), and at least 2 (the pass side spends half of it).
@@ -388,7 +393,7 @@ def planned_test_split(suite: Suite | SuiteOutline, environment: str | None) -> 
     A sequential design whose boundaries are computed at the budget over this split is
     exact for the finest test and conservative for every coarser one
     (`evals.pipeline.adaptive.AdaptiveDesign.spends`)."""
-    config = (suite.gates or GateConfig()).for_environment(environment)
+    config = config or (suite.gates or GateConfig()).for_environment(environment)
     cases = [c for c in suite.cases if not config.tags or set(c.tags) & set(config.tags)]
     tags = {tag for case in cases for tag in case.tags}
 
@@ -401,4 +406,4 @@ def planned_test_split(suite: Suite | SuiteOutline, environment: str | None) -> 
         families.append(tagged({"max_regression", "margin"}))
         if config.block_p0_regressions:
             families.append(sum(c.priority == "P0" for c in cases))
-    return max(planned_gate_count(suite, environment) * max(1, *families), 2)
+    return max(planned_gate_count(suite, environment, config) * max(1, *families), 2)

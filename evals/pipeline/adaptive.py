@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
     from evals.model.evaluation import EvaluationResult
+    from evals.model.gates import GateConfig
     from evals.model.options import RunOptions
     from evals.model.plan import PlannedRun
     from evals.model.results import RunRecord
@@ -126,6 +127,33 @@ class AdaptiveDesign:
             reach=self.futility,
             pass_reach=self.pass_futility,
         )
+
+
+def design_for(
+    config: GateConfig,
+    last: int,
+    every: int = 2,
+    pass_reach: float | None = None,
+    budget_runs: int | None = None,
+    budget_cost: float | None = None,
+) -> AdaptiveDesign:
+    """The design `--adaptive LAST --look-every EVERY` asks for: the first look after
+    EVERY repeats (at most LAST), the caps the flags give, else those of the environment's
+    gate configuration `config` (`gates.budget_runs`, `gates.budget_cost`). An impossible
+    design is a `SuiteError` naming the flags."""
+    try:
+        return AdaptiveDesign(
+            last=last,
+            first=min(every, last),
+            every=every,
+            pass_futility=pass_reach,
+            budget_runs=budget_runs if budget_runs is not None else config.budget_runs,
+            budget_cost=budget_cost if budget_cost is not None else config.budget_cost,
+        )
+    except ValueError as exc:
+        raise SuiteError(
+            str(exc), fix="check --adaptive, --look-every, --pass-reach and the budgets"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,13 +39,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evals.gates.adaptive import settle
+from evals.gates.decide import planned_test_split
 from evals.model.ci import CiOutcome
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
 from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
 from evals.model.results import RunRecord
 from evals.model.suite import Suite
+from evals.model.summary import GateReport
 from evals.model.triage import TriageAction
+from evals.pipeline.adaptive import LookRequest, design_for, run_looks, runs_below
 from evals.pipeline.checkout import (
     SuiteIdentity,
     base_checkout,
@@ -79,8 +83,12 @@ class PrOptions:
     `store` is the baseline store, read only. `repeat` fixes the repeats; else `effect`
     asks the power plan for the repeats that detect that difference (at most
     `max_repeats`); else the suite's pull-request repeats. `stages` runs in stages of
-    cumulative repeats until the gates are decided. `seed` defaults to the nightly's, so
-    its stored responses can serve the baseline.
+    cumulative repeats until the gates are decided; `adaptive` (the most repeats per case)
+    looks every `look_every` repeats and runs only the cases an undetermined gate reads,
+    within `budget_runs` and `budget_cost` (default: the `pr` environment's) and with the
+    pass side's futility reach `pass_reach` (`evals.pipeline.adaptive`). `resume` keeps
+    the scratch store of a stopped job in `out` and runs only what it lacks. `seed`
+    defaults to the nightly's, so its stored responses can serve the baseline.
     """
 
     suite: Path
@@ -92,6 +100,12 @@ class PrOptions:
     effect: float | None = None
     max_repeats: int = 20
     stages: tuple[int, ...] | None = None
+    adaptive: int | None = None
+    look_every: int = 2
+    pass_reach: float | None = None
+    budget_runs: int | None = None
+    budget_cost: float | None = None
+    resume: bool = False
     seed: int | None = None
     evaluation_id: str | None = None
     concurrency: int | None = None
@@ -230,8 +244,10 @@ def _run_base(
     seed: int,
     options: PrOptions,
     resume: bool,
+    look: int | None = None,
 ) -> None:
-    """Run main's agents over the base's suite in a child process, into the scratch store."""
+    """Run main's agents over the base's suite in a child process, into the scratch store;
+    an adaptive comparison's `look` is recorded on each run."""
     args = [
         "run",
         str(base_suite),
@@ -249,6 +265,8 @@ def _run_base(
         "--quiet",
     ]
     args += ["--resume", evaluation_id] if resume else ["--evaluation-id", evaluation_id]
+    if look is not None:
+        args += ["--look", str(look)]
     for agent in agents:
         args += ["--agent", agent]
     for case_id in cases:
@@ -274,6 +292,31 @@ def _run_base(
         raise HarnessFault(f"running main's agents failed (exit {answer.returncode}): {tail}")
 
 
+def _stored(scratch: str, evaluation_id: str) -> bool:
+    """True when the scratch store holds evaluation `evaluation_id` (a job resumed)."""
+    if not Path(scratch).is_file():
+        return False
+    from evals.store import open_store
+
+    store = open_store(scratch)
+    try:
+        return store.get_evaluation(evaluation_id) is not None
+    finally:
+        store.close()
+
+
+def _looked(records: Sequence[RunRecord], agent: str, repeat: int) -> list[RunRecord]:
+    """`agent`'s runs below `repeat` repeats: what a look after `repeat` repeats reads, never
+    the runs a resumed job stored for later looks."""
+    return [r for r in records if r.key.agent == agent and r.key.repeat < repeat]
+
+
+def _paired(base: Sequence[RunRecord], head: Sequence[RunRecord]) -> list[RunRecord]:
+    """The base's runs of the (case, repeat) pairs the head ran: the baseline of a look."""
+    keys = {(r.key.case_id, r.key.repeat) for r in head}
+    return [r for r in base if (r.key.case_id, r.key.repeat) in keys]
+
+
 def _load(scratch: str, evaluation_id: str) -> tuple[StoredEvaluation, list[RunRecord]]:
     from evals.store import open_store
 
@@ -285,6 +328,94 @@ def _load(scratch: str, evaluation_id: str) -> tuple[StoredEvaluation, list[RunR
         return meta, store.load_runs(evaluation_id)
     finally:
         store.close()
+
+
+@dataclass(slots=True)
+class _Sides:
+    """What both sides of one comparison share: main's suite in its checkout, the compared
+    agents, the nightly, the seed and the head's evaluation id."""
+
+    identity: SuiteIdentity
+    base_suite: Path
+    base_root: Path
+    agents: list[str]
+    nightly: _Nightly
+    seed: int
+    head_id: str
+    base_cases: list[str] = field(default_factory=list)
+    now: float = field(default_factory=time.time)
+
+
+@dataclass(slots=True)
+class _PrLooks:
+    """The looks of an adaptive comparison (`evals.pipeline.adaptive.LookRunner`): each look
+    runs main's and the pull request's agents on the cases still open for them, then
+    compares each agent on the runs below the look's repeats. An agent whose verdict is
+    decided runs no further and keeps the comparison that decided it."""
+
+    job: _PullRequest
+    sides: _Sides
+    held: list[TriageAction]
+    head: EvaluationResult | None = None
+    baseline: _Baseline | None = None
+    base_runs: dict[tuple[str, str, int], RunRecord] = field(default_factory=dict)
+    # Where main's runs came from: the nightly's stored runs, this job's runs (the last).
+    sources: dict[bool, str] = field(default_factory=dict)
+    results: list[EvaluationResult] = field(default_factory=list)
+
+    def planned(self, repeats: int, previous: int, active: Sequence[frozenset[str]]) -> int:
+        head, base = set(self.job.cases), set(self.sides.base_cases)
+        return (repeats - previous) * sum(len(head & c) + len(base & c) for c in active)
+
+    def spent(self, repeats: int) -> tuple[int, float]:
+        if self.head is None or self.baseline is None:
+            return 0, 0.0
+        runs: list[RunRecord] = []
+        for agent in self.sides.agents:
+            head = _looked(self.head.records, agent, repeats)
+            runs += head + _paired(_looked(self.baseline.records, agent, repeats), head)
+        return runs_below(runs, repeats)
+
+    def look(self, request: LookRequest) -> list[GateReport]:
+        sides = self.sides
+        agents = [a for a, cases in zip(sides.agents, request.active, strict=True) if cases]
+        cases = request.cases
+        base_cases = [c for c in sides.base_cases if c in cases]
+        baseline = self.job.baseline_runs(
+            sides, agents, base_cases, request.repeats, request.number
+        )
+        # Main's runs of every look so far: a look may reuse the nightly's, another run them.
+        for record in baseline.records:
+            if record.key.agent in agents:
+                key = (record.key.agent, record.key.case_id, record.key.repeat)
+                self.base_runs[key] = record
+        self.baseline = replace(
+            baseline, records=[self.base_runs[k] for k in sorted(self.base_runs)]
+        )
+        self.sources[baseline.ran] = baseline.note
+        self.head = self.job.run_head(
+            sides, agents, request.repeats, self.head, look=request.number, active=cases
+        )
+        runs = self.spent(request.repeats)[0]
+        results = []
+        for arm, agent in enumerate(sides.agents):
+            if agent not in agents:
+                results.append(self.results[arm])
+                continue
+            result = self.job.compared(
+                sides, agent, self.baseline, self.head, request.repeats, request.spend, self.held
+            )
+            result.gates = settle(
+                result.gates,
+                request.frozen[arm],
+                request.number,
+                request.repeats,
+                runs,
+                request.futile,
+            )
+            results.append(result)
+        self.results = results
+        return [result.gates for result in results]
 
 
 class _PullRequest:
@@ -307,7 +438,7 @@ class _PullRequest:
         self.cases = [c.id for c in select_cases(self.head.cases, self.config.tags, None)]
         self.scratch = str(self.out / SCRATCH_STORE)
         self.notes: list[str] = []
-        self.primed = 0
+        self.primed: int | None = None
 
     def run(self) -> CiOutcome:
         refs = self._base_refs()
@@ -327,15 +458,21 @@ class _PullRequest:
             branch = self.options.nightly_branch or base_ref.removeprefix("origin/")
             nightly = _read_nightly(self.options.store, self.head, branch, agents)
             seed = self._seed(nightly)
-            stages = self._stages(nightly)
-            results = self._compare(
-                identity, base_suite, base_root, agents, nightly, seed, stages, head_id
+            base_cases = [c for c in self.cases if c in {x.id for x in identity.outline.cases}]
+            sides = _Sides(
+                identity, base_suite, base_root, agents, nightly, seed, head_id, base_cases
             )
-        repeat = results[0].repeat if results else stages[-1]
+            if self.options.adaptive is not None:
+                results = self._adaptive(sides, self.options.adaptive)
+                repeats = f"up to {max(r.repeat for r in results)} repeat(s)"
+            else:
+                stages = self._stages(nightly)
+                results = self._compare(sides, stages)
+                repeats = f"{results[0].repeat if results else stages[-1]} repeat(s)"
         title = (
             f"{', '.join(f'`{a}`' for a in agents)} at `{base_commit[:10]}` (merge base with "
             f"`{base_ref}`) → `{head_commit[:10]}` (this pull request): "
-            f"{len(self.cases)} case(s) × {repeat} repeat(s), paired by seed"
+            f"{len(self.cases)} case(s) × {repeats}, paired by seed"
         )
         self.notes.append(
             f"this job wrote no baseline: its evaluations are in the scratch store "
@@ -372,73 +509,22 @@ class _PullRequest:
         self.notes += plan.notes
         return options.stages or (plan.repeats,)
 
-    def _compare(
-        self,
-        identity: SuiteIdentity,
-        base_suite: Path,
-        base_root: Path,
-        agents: list[str],
-        nightly: _Nightly,
-        seed: int,
-        stages: tuple[int, ...],
-        head_id: str,
-    ) -> list[EvaluationResult]:
-        base_cases = [c for c in self.cases if c in {x.id for x in identity.outline.cases}]
+    def _compare(self, sides: _Sides, stages: tuple[int, ...]) -> list[EvaluationResult]:
         spends: list[float | None] = (
             list(look_spends(self.config.confidence, stages)) if len(stages) > 1 else [None]
         )
         config = self.config
-        now = time.time()
-        held = _held_quarantines(self.options.store, self.head, now)
+        held = _held_quarantines(self.options.store, self.head, sides.now)
         head_result: EvaluationResult | None = None
         baseline: _Baseline | None = None
         looks: list[str] = []
         results: list[EvaluationResult] = []
         for repeat, spend in zip(stages, spends, strict=True):
-            baseline = self._baseline(
-                identity,
-                base_suite,
-                base_root,
-                agents,
-                base_cases,
-                nightly,
-                seed,
-                repeat,
-                resumed=baseline is not None and baseline.ran,
-                head_id=head_id,
-            )
-            head_result = run_evaluation(
-                self.head,
-                RunOptions(
-                    repeat=repeat,
-                    concurrency=self.options.concurrency,
-                    timeout_s=self.options.timeout_s,
-                    case_ids=self.cases,
-                    agents=agents,
-                    environment="pr",
-                    store_url=self.scratch,
-                    progress=False,
-                    evaluation_id=head_id,
-                    seed=seed,
-                    spend=spend,
-                    branch=self.context.branch,
-                ),
-                previous=head_result,
-            )
+            baseline = self.baseline_runs(sides, sides.agents, sides.base_cases, repeat)
+            head_result = self.run_head(sides, sides.agents, repeat, head_result, spend=spend)
             results = [
-                compare_sides(
-                    self.head,
-                    Side(baseline.meta, baseline.meta.suite_outline(), baseline.records, agent),
-                    Side(head_result.meta, self.head.outline(), head_result.records, agent),
-                    config,
-                    "pr",
-                    allow_suite_change=True,
-                    labels=(f"{agent}@base", f"{agent}@head"),
-                    spend=spend,
-                    quarantines=held,
-                    now=now,
-                )
-                for agent in agents
+                self.compared(sides, agent, baseline, head_result, repeat, spend, held)
+                for agent in sides.agents
             ]
             looks.append(f"{repeat} repeat(s): {overall_verdict(results)}")
             if all(is_decided(r.gates) for r in results):
@@ -454,21 +540,124 @@ class _PullRequest:
             )
         return results
 
-    def _baseline(
+    def _adaptive(self, sides: _Sides, last: int) -> list[EvaluationResult]:
+        """Compare look by look (`evals.pipeline.adaptive.run_looks`), one arm per agent."""
+        options = self.options
+        design = design_for(
+            self.config,
+            last,
+            options.look_every,
+            options.pass_reach,
+            options.budget_runs,
+            options.budget_cost,
+        )
+        labels = (f"{sides.agents[0]}@base", f"{sides.agents[0]}@head")
+        compared = replace(self.config, baseline=labels[0], candidate=labels[1])
+        spends = design.spends(
+            self.config.confidence, planned_test_split(self.head, "pr", compared)
+        )
+        per_repeat = len(sides.agents) * (len(self.cases) + len(sides.base_cases))
+        looks = _PrLooks(self, sides, _held_quarantines(options.store, self.head, sides.now))
+        cases = select_cases(self.head.cases, self.config.tags, None)
+        run = run_looks(
+            design, looks, cases, spends, design.last * per_repeat, arms=len(sides.agents)
+        )
+        self.notes += looks.sources.values()
+        results = looks.results
+        for arm, result in enumerate(results):
+            summary = run.summary(arm)
+            result.gates = replace(result.gates, adaptive=summary)
+            who = f" of {sides.agents[arm]}" if len(results) > 1 else ""
+            decided = "; ".join(
+                f"{g.name} {g.status} at look {g.look} after {g.runs} runs" for g in summary.decided
+            )
+            self.notes.append(
+                f"adaptive{who}: {len(summary.looks)} look(s) of up to {design.last} repeats, "
+                f"every {design.every}; gates decided: {decided or 'none'}; stopped because "
+                f"{summary.stop_reason}; {summary.runs} agent runs (main's and this pull "
+                f"request's) against {summary.fixed_runs} for {design.last} repeats of every "
+                f"case: {summary.saved} agent calls saved"
+            )
+        return results
+
+    def run_head(
         self,
-        identity: SuiteIdentity,
-        base_suite: Path,
-        base_root: Path,
+        sides: _Sides,
+        agents: list[str],
+        repeat: int,
+        previous: EvaluationResult | None,
+        *,
+        spend: float | None = None,
+        look: int | None = None,
+        active: frozenset[str] | None = None,
+    ) -> EvaluationResult:
+        """Run the pull request's agents up to `repeat` repeats into the scratch store,
+        going on from `previous`, resuming a stopped job's evaluation."""
+        resume = (
+            sides.head_id
+            if previous is None and self.options.resume and _stored(self.scratch, sides.head_id)
+            else None
+        )
+        return run_evaluation(
+            self.head,
+            RunOptions(
+                repeat=repeat,
+                concurrency=self.options.concurrency,
+                timeout_s=self.options.timeout_s,
+                case_ids=self.cases,
+                agents=agents,
+                environment="pr",
+                store_url=self.scratch,
+                progress=False,
+                evaluation_id=sides.head_id,
+                resume=resume,
+                seed=sides.seed,
+                spend=spend,
+                branch=self.context.branch,
+                look=look,
+                active_cases=active,
+            ),
+            previous=previous,
+        )
+
+    def compared(
+        self,
+        sides: _Sides,
+        agent: str,
+        baseline: _Baseline,
+        head: EvaluationResult,
+        repeat: int,
+        spend: float | None,
+        held: list[TriageAction],
+    ) -> EvaluationResult:
+        """`agent` at the head against the base on the runs below `repeat` repeats."""
+        head_records = _looked(head.records, agent, repeat)
+        base_records = _paired(_looked(baseline.records, agent, repeat), head_records)
+        return compare_sides(
+            self.head,
+            Side(baseline.meta, baseline.meta.suite_outline(), base_records, agent),
+            Side(head.meta, self.head.outline(), head_records, agent),
+            self.config,
+            "pr",
+            allow_suite_change=True,
+            labels=(f"{agent}@base", f"{agent}@head"),
+            spend=spend,
+            quarantines=held,
+            now=sides.now,
+        )
+
+    def baseline_runs(
+        self,
+        sides: _Sides,
         agents: list[str],
         cases: list[str],
-        nightly: _Nightly,
-        seed: int,
         repeat: int,
-        *,
-        resumed: bool,
-        head_id: str,
+        look: int | None = None,
     ) -> _Baseline:
-        reused = _reusable(nightly, identity, agents, cases, repeat, seed)
+        """Main's runs of `agents` on `cases` up to `repeat` repeats: the nightly's when they
+        are main's, else run in the base checkout (resumed when the scratch store has them)."""
+        nightly = sides.nightly
+        reused = _reusable(nightly, sides.identity, agents, cases, repeat, sides.seed)
         if reused is not None and nightly.meta is not None:
             return _Baseline(
                 nightly.meta,
@@ -477,7 +666,7 @@ class _PullRequest:
                 "suite unchanged since, same seeds): no agent called for it",
             )
         cache = self.out / CACHE_FILE
-        if nightly.meta is not None and not resumed:
+        if nightly.meta is not None and self.primed is None:
             from evals.run.cache import SqliteResponseCache
 
             responses = SqliteResponseCache(cache)
@@ -485,19 +674,20 @@ class _PullRequest:
                 self.primed = responses.prime(nightly.records, nightly.meta.agent_fingerprints)
             finally:
                 responses.close()
-        base_id = f"{head_id}-base"
+        base_id = f"{sides.head_id}-base"
         _run_base(
-            base_suite,
-            base_root,
+            sides.base_suite,
+            sides.base_root,
             self.scratch,
             cache,
             base_id,
             agents,
             cases,
             repeat,
-            seed,
+            sides.seed,
             self.options,
-            resumed,
+            _stored(self.scratch, base_id),
+            look,
         )
         meta, records = _load(self.scratch, base_id)
         from evals.run.cache import cache_hits, describe_hits
@@ -567,9 +757,17 @@ def run_pull_request(options: PrOptions, context: CiContext | None = None) -> Ci
 
     Writes into `options.out`: `summary.md` (also appended to $GITHUB_STEP_SUMMARY),
     `comment.md`, `ci.json`, per compared agent `<agent>.html`, `.junit.xml` and `.json`,
-    and the scratch store `pr.db`. Refuses a baseline store that is the scratch store.
+    and the scratch store `pr.db`, which a new job starts afresh and `options.resume`
+    keeps. Refuses a baseline store that is the scratch store.
     """
     context = context or ci_context()
+    if options.adaptive is not None and (
+        options.stages is not None or options.repeat is not None or options.effect is not None
+    ):
+        raise SuiteError(
+            "--adaptive sets the repeats of each look itself",
+            fix="drop --repeat, --effect and --until-decided, or drop --adaptive",
+        )
     if options.stages is not None and (options.repeat is not None or options.effect is not None):
         raise SuiteError(
             "--until-decided sets the repeats of each stage itself",
@@ -587,10 +785,11 @@ def run_pull_request(options: PrOptions, context: CiContext | None = None) -> Ci
             "the baseline store is the job's scratch store",
             fix="pass the team's store (read-only) or the nightly's store artifact to --store",
         )
-    for stale in (SCRATCH_STORE, CACHE_FILE):
-        for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                (options.out / f"{stale}{suffix}").unlink()
+    if not options.resume:
+        for stale in (SCRATCH_STORE, CACHE_FILE):
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    (options.out / f"{stale}{suffix}").unlink()
     if os.environ.get("EVALS_STORE_URL"):
         print(
             "warning: EVALS_STORE_URL is set in a pull-request job; evals ci pr does not use "
