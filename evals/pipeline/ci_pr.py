@@ -574,9 +574,9 @@ class _PullRequest:
             self.notes.append(
                 f"adaptive{who}: {len(summary.looks)} look(s) of up to {design.last} repeats, "
                 f"every {design.every}; gates decided: {decided or 'none'}; stopped because "
-                f"{summary.stop_reason}; {summary.runs} agent runs (main's and this pull "
-                f"request's) against {summary.fixed_runs} for {design.last} repeats of every "
-                f"case: {summary.saved} agent calls saved"
+                f"{summary.stop_reason}; {summary.runs} runs of main's and this pull "
+                f"request's agents against {summary.fixed_runs} for {design.last} repeats of "
+                f"every case: {summary.saved} agent calls saved"
             )
         return results
 

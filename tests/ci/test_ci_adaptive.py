@@ -49,7 +49,10 @@ SLOW = RESHUFFLED.replace(
     "def call_api(prompt, options, context):\n",
     "def call_api(prompt, options, context):\n"
     "    import os, time\n"
-    "    time.sleep(float(os.environ.get('SLOW_MS', '0')) / 1000)\n",
+    "    time.sleep(float(os.environ.get('SLOW_MS', '0')) / 1000)\n"
+    "    if os.environ.get('CALLS_FILE'):\n"
+    "        with open(os.environ['CALLS_FILE'], 'a') as calls:\n"
+    "            calls.write('call\\n')\n",
 )
 
 
@@ -209,10 +212,17 @@ def test_a_killed_adaptive_job_resumes_to_the_uninterrupted_runs(
     before = _stored(scratch, head_id)
     assert 3 * GOLDEN <= before < summary.runs
 
+    calls = project.parent / "calls.txt"
     resumed = subprocess.run(
-        [*command, "--resume"], env={**env, "SLOW_MS": "0"}, cwd=project, timeout=300
+        [*command, "--resume"],
+        env={**env, "SLOW_MS": "0", "CALLS_FILE": str(calls)},
+        cwd=project,
+        timeout=300,
     )
     assert resumed.returncode == whole_code
+    # The resumed job called the pull request's agent only for the runs the kill lost.
+    whole_head = len(_runs(project / ".evals" / "whole" / "pr.db")[head_id])
+    assert len(calls.read_text(encoding="utf-8").splitlines()) == whole_head - before
     outcome = json.loads((out / "ci.json").read_text(encoding="utf-8"))
     assert outcome["verdict"] == whole["verdict"]
     assert outcome["results"][0]["gates"]["adaptive"] == whole["results"][0]["gates"]["adaptive"]
