@@ -155,7 +155,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     store_process = report_process = None
     _check_run_options(args)
     args.output = _check_outputs(args.output)
-    streamed = _streamed_reports(args.output)
+    # A shard of an adaptive run reports the whole run, written once its last look is decided.
+    streamed = [] if args.adaptive and args.shard else _streamed_reports(args.output)
     if not args.no_store:
         from evals.store.location import check_store_settings
         from evals.store.process import StoreProcess
@@ -260,7 +261,7 @@ def _run_adaptive(
     design = design_for(
         config, args.adaptive, args.look_every, args.pass_reach, args.budget_runs, args.budget_cost
     )
-    adaptive = run_adaptive(suite, options, design)
+    adaptive = run_adaptive(suite, options, design, args.shard_wait)
     code = _finish(adaptive.result, args, report_process)
     if not args.quiet:
         print(adaptive.describe())
@@ -718,6 +719,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue an interrupted evaluation (latest one of this suite by default)",
     )
     run.add_argument("--shard", type=_shard, metavar="I/N", help="run only shard I of N")
+    run.add_argument(
+        "--shard-wait",
+        type=_seconds,
+        default=600.0,
+        metavar="S",
+        help="with --adaptive and --shard: how long a look waits for the other shards' runs "
+        "in the shared store before it fails (default 600)",
+    )
     run.add_argument(
         "--until-decided",
         nargs="?",

@@ -28,10 +28,11 @@ docs/statistics.md describes the method and shows the simulation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import time
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
-from evals.gates.adaptive import AdaptiveState, Futility, Judge, advance
+from evals.gates.adaptive import AdaptiveState, Futility, Judge, advance, settle
 from evals.gates.decide import planned_test_split
 from evals.model.errors import SuiteError
 from evals.model.summary import AdaptiveGateRecord, AdaptiveLookRecord, AdaptiveSummary
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from evals.model.plan import PlannedRun
     from evals.model.results import RunRecord
     from evals.model.suite import Case, Suite
-    from evals.model.summary import GateReport, GateResult
+    from evals.model.summary import GateReport, GateResult, Summary
 
 DEFAULT_RHO = 3.0
 DEFAULT_REACH = 2.0
@@ -471,39 +472,232 @@ def refuse_fixed_repeats(options: RunOptions) -> None:
         )
 
 
-def run_adaptive(suite: Suite, options: RunOptions, design: AdaptiveDesign) -> AdaptiveResult:
+def shard_evaluation_id(evaluation_id: str, shard: tuple[int, int]) -> str:
+    """The id under which shard `shard` of a sharded adaptive run stores its runs."""
+    return f"{evaluation_id}-shard-{shard[0]}-of-{shard[1]}"
+
+
+def _refuse_unshareable(options: RunOptions) -> str:
+    """The evaluation id a sharded adaptive run's shards share; refuses what they cannot."""
+    if options.resume:
+        raise SuiteError(
+            "a shard of an adaptive run resumes by itself: started again with the same "
+            "--evaluation-id, it goes on with the runs its evaluation stored",
+            fix="drop --resume and give the same --evaluation-id",
+        )
+    if not options.evaluation_id or not options.use_store:
+        raise SuiteError(
+            "the shards of an adaptive run decide every look on all shards' runs, which they "
+            "read from one shared store under one evaluation id",
+            fix="give every shard the same --evaluation-id and --store (an SQLite file they "
+            "all reach, or PostgreSQL)",
+        )
+    longest = shard_evaluation_id(options.evaluation_id, options.shard or (1, 1))
+    if len(longest) > 64:
+        raise SuiteError(
+            f"--evaluation-id {options.evaluation_id}: a shard stores its runs as {longest}, "
+            "longer than the 64 characters an evaluation id may have",
+            fix="choose a shorter --evaluation-id",
+        )
+    return options.evaluation_id
+
+
+@dataclass(slots=True)
+class _ShardedLooks:
+    """The looks of one shard of an adaptive run through a shared store.
+
+    Each look runs this shard's part of the look's runs (`build_plan`'s `shard`, cut from
+    the whole plan) into the shard's own evaluation, waits until every shard's evaluation
+    holds its part of every look so far, and decides on the union of the runs below the
+    look's repeats exactly as the unsharded run does, so every shard makes the same
+    choices. A restarted shard resumes its evaluation and catches up.
+    """
+
+    suite: Suite
+    options: RunOptions
+    plan: Callable[..., Iterator[PlannedRun]]
+    evaluation_id: str
+    wait_s: float
+    own: EvaluationResult | None = None
+    records: list[RunRecord] = field(default_factory=list)
+    expected: dict[int, set[tuple[str, str, str, int]]] = field(default_factory=dict)
+    summary: Summary | None = None
+    gates: GateReport | None = None
+
+    @property
+    def shard(self) -> tuple[int, int]:
+        assert self.options.shard is not None
+        return self.options.shard
+
+    def planned(self, repeats: int, previous: int, active: Sequence[frozenset[str]]) -> int:
+        return sum(1 for run in self.plan(repeats, previous) if run.case.id in active[0])
+
+    def spent(self, repeats: int) -> tuple[int, float]:
+        return runs_below(self.records, repeats)
+
+    def look(self, request: LookRequest) -> list[GateReport]:
+        from evals.pipeline.evaluation import analyse, run_evaluation, suite_judge
+        from evals.pipeline.triage import quarantines
+
+        own_id = shard_evaluation_id(self.evaluation_id, self.shard)
+        resume = own_id if self.own is None and _holds(self.options, own_id) else None
+        look_options = replace(
+            self.options,
+            repeat=request.repeats,
+            spend=request.spend,
+            look=request.number,
+            active_cases=request.active[0],
+            frozen_gates=request.frozen[0],
+            futile=request.futile,
+            evaluation_id=own_id,
+            resume=resume,
+        )
+        self.own = run_evaluation(self.suite, look_options, previous=self.own)
+        for index in range(1, self.shard[1] + 1):
+            self.expected.setdefault(index, set()).update(
+                run.key.as_tuple()
+                for run in self.plan(request.repeats, request.previous, (index, self.shard[1]))
+                if run.case.id in request.active[0]
+            )
+        self.records = self._gathered(request.number)
+        config = self.suite.gates.for_environment(self.options.environment)
+        now = time.time()
+        self.summary, gates = analyse(
+            self.suite,
+            self.records,
+            config,
+            self.options.environment,
+            suite_judge(self.suite, self.options, config),
+            request.spend,
+            quarantines(self.options.store_url, self.suite.suite_id, now),
+            now,
+        )
+        looked = len(self.records)
+        self.gates = settle(
+            gates, request.frozen[0], request.number, request.repeats, looked, request.futile
+        )
+        return [self.gates]
+
+    def _gathered(self, look: int) -> list[RunRecord]:
+        """Every shard's runs of the looks so far, once all are stored (waiting up to
+        `wait_s` seconds for the other shards)."""
+        from evals.store import open_store
+
+        count = self.shard[1]
+        ids = {
+            index: shard_evaluation_id(self.evaluation_id, (index, count))
+            for index in self.expected
+        }
+        deadline = time.monotonic() + self.wait_s
+        while True:
+            store = open_store(self.options.store_url)
+            try:
+                lacking = {
+                    index: len(self.expected[index] - store.completed_keys(ids[index]))
+                    for index in ids
+                }
+                if not any(lacking.values()):
+                    wanted = set().union(*self.expected.values())
+                    return [
+                        record
+                        for index in sorted(ids)
+                        for record in store.load_runs(ids[index])
+                        if record.key.as_tuple() in wanted
+                    ]
+            finally:
+                store.close()
+            if time.monotonic() >= deadline:
+                missing = ", ".join(
+                    f"shard {index}/{count} ({ids[index]}) lacks {n} of its "
+                    f"{len(self.expected[index])} runs"
+                    for index, n in sorted(lacking.items())
+                    if n
+                )
+                raise SuiteError(
+                    f"look {look} of adaptive run {self.evaluation_id} waited {self.wait_s:g} s "
+                    f"for the other shards' runs: {missing}",
+                    fix="start (or restart) the missing shards with the same --evaluation-id "
+                    "and --store, or give them longer with --shard-wait",
+                )
+            time.sleep(min(1.0, max(0.05, self.wait_s / 100)))
+
+
+def _holds(options: RunOptions, evaluation_id: str) -> bool:
+    from evals.store import open_store
+
+    store = open_store(options.store_url)
+    try:
+        return store.get_evaluation(evaluation_id) is not None
+    finally:
+        store.close()
+
+
+def _merged(
+    suite: Suite, options: RunOptions, sharded: _ShardedLooks, run: AdaptiveRun, shared: str
+) -> AdaptiveResult:
+    """A sharded run as the unsharded run ends: every shard's runs under the shared id, with
+    the last look's gates and the run's summary; shard 1 stores it in the shared store."""
+    from evals.model.evaluation import EvaluationResult
+    from evals.pipeline.evaluation import new_meta
+    from evals.pipeline.merge import store_merged
+
+    assert sharded.summary is not None and sharded.gates is not None and options.shard
+    repeat = run.looks[-1].repeats
+    meta = new_meta(suite, replace(options, shard=None, evaluation_id=shared), repeat)
+    meta.planned_runs = meta.stored_runs = len(sharded.records)
+    meta.status, meta.ended_at = "complete", time.time()
+    gates = replace(sharded.gates, adaptive=run.summary())
+    config = suite.gates.for_environment(options.environment)
+    result = EvaluationResult(suite, meta, sharded.records, sharded.summary, gates, config, repeat)
+    if options.shard[0] == 1:
+        store_merged(result, options.store_url)
+    return AdaptiveResult(result, run)
+
+
+def run_adaptive(
+    suite: Suite, options: RunOptions, design: AdaptiveDesign, shard_wait: float = 600.0
+) -> AdaptiveResult:
     """Run `suite` look by look until its verdict is decided, the last look, or a cap.
 
     One evaluation in the store; each run records its look in its metadata
     (`run_metadata.look`). With `options.resume` the stored runs are reused and, since a
     look reads only the repeats up to it, every look makes the choices it made before.
+
+    With `options.shard` (i, n), this process is shard i of n sharing `options.store_url`
+    and `options.evaluation_id` with the others: it stores its runs as
+    `shard_evaluation_id`, decides each look on every shard's runs (waiting up to
+    `shard_wait` seconds for them) and so makes the unsharded run's choices; shard 1 stores
+    the merged evaluation under the shared id, with the unsharded run's runs and gates.
     """
     from evals.pipeline.evaluation import store_gates
 
     refuse_fixed_repeats(options)
-    if options.shard is not None:
-        raise SuiteError(
-            "an adaptive run decides each look on the whole suite, so it cannot run one shard",
-            fix="drop --shard, or run the shards with a fixed --repeat and merge them",
-        )
     gate_config = suite.gates.for_environment(options.environment)
     named = options.tags is not None or bool(options.case_ids)
     tags = options.tags if named else gate_config.tags
     cases = select_cases(suite.cases, tags, options.case_ids)
 
-    def plan(repeats: int, start: int = 0) -> Iterator[PlannedRun]:
+    def plan(
+        repeats: int, start: int = 0, shard: tuple[int, int] | None = None
+    ) -> Iterator[PlannedRun]:
         return build_plan(
             suite,
             repeats,
             tags=tags,
             case_ids=options.case_ids,
             agents=options.agents,
+            shard=shard,
             repeat_start=start,
             salt=options.seed,
         )
 
     fixed_runs = sum(1 for _ in plan(design.last))
     spends = design.spends(gate_config.confidence, planned_test_split(suite, options.environment))
+    if options.shard is not None:
+        shared = _refuse_unshareable(options)
+        sharded = _ShardedLooks(suite, options, plan, shared, shard_wait)
+        run = run_looks(design, sharded, cases, spends, fixed_runs)
+        return _merged(suite, options, sharded, run, shared)
     runner = _EvaluationLooks(suite, options, plan)
     run = run_looks(design, runner, cases, spends, fixed_runs)
     result = runner.result

@@ -135,6 +135,17 @@ def analyse(
     return summary, decide(summary, gate_config, environment, judge, spend, quarantines, now)
 
 
+def suite_judge(suite: Suite, options: RunOptions, gate_config: GateConfig) -> Agreement | None:
+    """The judge's measured agreement for the judge gates of `gate_config` (None without
+    one): the calibration's modules load only for a judge gate."""
+    if not gate_config.judge_calibration:
+        return None
+    from evals.pipeline.calibration import measure_judge
+
+    suite_grader = (suite.default_test.get("options") or {}).get("provider")
+    return measure_judge(gate_config, suite.root, options.grader or suite_grader)
+
+
 def run_evaluation(
     suite: Suite, options: RunOptions, previous: EvaluationResult | None = None
 ) -> EvaluationResult:
@@ -161,12 +172,7 @@ def run_evaluation(
 
         check_grader(options.grader, suite.root)
         apply_grader(suite.cases, suite.default_test, options.grader)
-    judge = None
-    if gate_config.judge_calibration:  # the calibration's modules load only for a judge gate
-        from evals.pipeline.calibration import measure_judge
-
-        suite_grader = (suite.default_test.get("options") or {}).get("provider")
-        judge = measure_judge(gate_config, suite.root, options.grader or suite_grader)
+    judge = suite_judge(suite, options, gate_config)
     # Cases named explicitly are run whatever the environment's tags would choose.
     named = options.tags is not None or bool(options.case_ids)
     tags = options.tags if named else gate_config.tags
