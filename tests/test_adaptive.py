@@ -287,12 +287,18 @@ def test_the_run_budget_is_never_exceeded(write_suite, tmp_path):
         )
 
 
-def test_adaptive_run_refuses_fixed_repeats_and_shards(write_suite):
+def test_adaptive_run_refuses_fixed_repeats_and_shards_without_a_shared_store(write_suite):
     suite = load_suite(_write(write_suite))
     with pytest.raises(SuiteError, match="repeats of each look"):
         run_adaptive(suite, RunOptions(use_store=False, repeat=3), DESIGN)
-    with pytest.raises(SuiteError, match="shard"):
+    with pytest.raises(SuiteError, match="one shared store under one evaluation id"):
         run_adaptive(suite, RunOptions(use_store=False, shard=(1, 2)), DESIGN)
+    with pytest.raises(SuiteError, match="one shared store under one evaluation id"):
+        run_adaptive(suite, RunOptions(shard=(1, 2)), DESIGN)
+    with pytest.raises(SuiteError, match="resumes by itself"):
+        run_adaptive(suite, RunOptions(shard=(1, 2), evaluation_id="a", resume="a"), DESIGN)
+    with pytest.raises(SuiteError, match="longer than the 64 characters"):
+        run_adaptive(suite, RunOptions(shard=(1, 2), evaluation_id="x" * 60), DESIGN)
 
 
 DEMO = Path(__file__).resolve().parents[1] / "cases" / "trading-research"
