@@ -24,13 +24,18 @@ gates a false failure stays within alpha whatever the correlation between looks.
 choice is a function of the design, the seeds and the records of the earlier looks
 (a look reads only the repeats run up to it), so a resumed run makes the same choices.
 docs/statistics.md describes the method and shows the simulation.
+
+The loop (`run_looks`) drives any `LookRunner`: one evaluation (`run_adaptive`), one
+shard of it deciding on every shard's runs in a shared store, or the pull-request job's
+comparison of main's agents with the pull request's (`evals.pipeline.ci_pr`), where each
+compared agent is an arm with its own decided gates and open cases.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evals.gates.adaptive import AdaptiveState, Futility, Judge, advance, settle
 from evals.gates.decide import planned_test_split
@@ -261,50 +266,20 @@ class AdaptiveRun:
 
 
 @dataclass(slots=True)
-class AdaptiveResult:
-    """An adaptive run of one evaluation: the final evaluation and the run's looks."""
+class AdaptiveResult(AdaptiveRun):
+    """An adaptive run of one evaluation: its looks and the final evaluation."""
 
     result: EvaluationResult
-    run: AdaptiveRun
 
-    @property
-    def design(self) -> AdaptiveDesign:
-        """The design of looks and caps."""
-        return self.run.design
-
-    @property
-    def looks(self) -> list[AdaptiveLook]:
-        """Every look made."""
-        return self.run.looks
+    @classmethod
+    def of(cls, run: AdaptiveRun, result: EvaluationResult) -> AdaptiveResult:
+        """`run`, ending with the evaluation `result`."""
+        return cls(run.design, run.looks, run.states, run.fixed_runs, run.stop_reason, result)
 
     @property
     def state(self) -> AdaptiveState:
         """The decided gates and the cases still open after the last look."""
-        return self.run.states[0]
-
-    @property
-    def fixed_runs(self) -> int:
-        """The runs of the fixed design of `design.last` repeats."""
-        return self.run.fixed_runs
-
-    @property
-    def stop_reason(self) -> str:
-        """Why no further look ran, in words."""
-        return self.run.stop_reason
-
-    @property
-    def runs(self) -> int:
-        """The runs the adaptive run made."""
-        return self.run.runs
-
-    @property
-    def saved(self) -> int:
-        """Runs saved against the fixed design of `design.last` repeats for every case."""
-        return self.run.saved
-
-    def summary(self) -> AdaptiveSummary:
-        """What the run did, as its evaluation stores it with the gates."""
-        return self.run.summary()
+        return self.states[0]
 
     def describe(self) -> str:
         """The looks, why it stopped, the gates with their deciding look, the runs saved."""
@@ -424,6 +399,21 @@ def _advanced(
     return advanced
 
 
+def _look_options(options: RunOptions, request: LookRequest, **changes: Any) -> RunOptions:
+    """`options` for one look of a single arm: its repeats, spend and number, the open
+    cases, the gates decided before and the futility judge (and `changes`)."""
+    return replace(
+        options,
+        repeat=request.repeats,
+        spend=request.spend,
+        look=request.number,
+        active_cases=request.active[0],
+        frozen_gates=request.frozen[0],
+        futile=request.futile,
+        **changes,
+    )
+
+
 @dataclass(slots=True)
 class _EvaluationLooks:
     """The looks of one evaluation: each adds its repeats to the same evaluation."""
@@ -443,15 +433,7 @@ class _EvaluationLooks:
     def look(self, request: LookRequest) -> list[GateReport]:
         from evals.pipeline.evaluation import run_evaluation
 
-        look_options = replace(
-            self.options,
-            repeat=request.repeats,
-            spend=request.spend,
-            look=request.number,
-            active_cases=request.active[0],
-            frozen_gates=request.frozen[0],
-            futile=request.futile,
-        )
+        look_options = _look_options(self.options, request)
         self.result = run_evaluation(self.suite, look_options, previous=self.result)
         return [self.result.gates]
 
@@ -541,17 +523,7 @@ class _ShardedLooks:
 
         own_id = shard_evaluation_id(self.evaluation_id, self.shard)
         resume = own_id if self.own is None and _holds(self.options, own_id) else None
-        look_options = replace(
-            self.options,
-            repeat=request.repeats,
-            spend=request.spend,
-            look=request.number,
-            active_cases=request.active[0],
-            frozen_gates=request.frozen[0],
-            futile=request.futile,
-            evaluation_id=own_id,
-            resume=resume,
-        )
+        look_options = _look_options(self.options, request, evaluation_id=own_id, resume=resume)
         self.own = run_evaluation(self.suite, look_options, previous=self.own)
         for index in range(1, self.shard[1] + 1):
             self.expected.setdefault(index, set()).update(
@@ -651,7 +623,7 @@ def _merged(
     result = EvaluationResult(suite, meta, sharded.records, sharded.summary, gates, config, repeat)
     if options.shard[0] == 1:
         store_merged(result, options.store_url)
-    return AdaptiveResult(result, run)
+    return AdaptiveResult.of(run, result)
 
 
 def run_adaptive(
@@ -702,7 +674,7 @@ def run_adaptive(
     run = run_looks(design, runner, cases, spends, fixed_runs)
     result = runner.result
     assert result is not None
-    adaptive = AdaptiveResult(result, run)
+    adaptive = AdaptiveResult.of(run, result)
     result.gates = replace(result.gates, adaptive=adaptive.summary())
     store_gates(options, result)
     return adaptive

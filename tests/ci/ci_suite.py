@@ -6,6 +6,7 @@ runs are in flight. `CALLS_FILE` counts the calls that reached the agent.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 AGENT = """
@@ -59,3 +60,17 @@ def write_ci_suite(directory: Path, cases: int = 6) -> Path:
     path = directory / "suite.yaml"
     path.write_text(SUITE + tests, encoding="utf-8")
     return path
+
+
+def stored_runs(db: Path, evaluation_id: str) -> int:
+    """How many runs of `evaluation_id` the SQLite store `db` holds (0 before it exists)."""
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db, timeout=30) as connection:
+        try:
+            row = connection.execute(
+                "SELECT count(*) FROM runs WHERE evaluation_id = ?", (evaluation_id,)
+            ).fetchone()
+        except sqlite3.OperationalError:  # schema not created yet
+            return 0
+    return int(row[0])

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from ci_suite import stored_runs
 from git_project import (
     AGENT,
     AGENT_PATH,
@@ -172,19 +172,6 @@ def test_adaptive_refuses_fixed_repeats_and_stages(
         assert "--adaptive sets the repeats of each look itself" in capsys.readouterr().err
 
 
-def _stored(db: Path, evaluation_id: str) -> int:
-    if not db.exists():
-        return 0
-    with sqlite3.connect(db, timeout=30) as connection:
-        try:
-            row = connection.execute(
-                "SELECT count(*) FROM runs WHERE evaluation_id = ?", (evaluation_id,)
-            ).fetchone()
-        except sqlite3.OperationalError:  # schema not created yet
-            return 0
-    return int(row[0])
-
-
 def test_a_killed_adaptive_job_resumes_to_the_uninterrupted_runs(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -204,12 +191,12 @@ def test_a_killed_adaptive_job_resumes_to_the_uninterrupted_runs(
     process = subprocess.Popen(command, env=env, cwd=project, start_new_session=True)
     head_id = f"pr-7-{head[:10]}"
     deadline = time.monotonic() + 120
-    while _stored(scratch, head_id) < 3 * GOLDEN and time.monotonic() < deadline:
+    while stored_runs(scratch, head_id) < 3 * GOLDEN and time.monotonic() < deadline:
         assert process.poll() is None, "the job ended before it could be killed"
         time.sleep(0.02)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
-    before = _stored(scratch, head_id)
+    before = stored_runs(scratch, head_id)
     assert 3 * GOLDEN <= before < summary.runs
 
     calls = project.parent / "calls.txt"

@@ -4,31 +4,17 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from ci_suite import write_ci_suite
+from ci_suite import stored_runs, write_ci_suite
 
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
 from evals.store import open_store
 from evals.suite import load_suite
-
-
-def _stored(db: Path, evaluation_id: str) -> int:
-    if not db.exists():
-        return 0
-    with sqlite3.connect(db, timeout=30) as connection:
-        try:
-            row = connection.execute(
-                "SELECT count(*) FROM runs WHERE evaluation_id = ?", (evaluation_id,)
-            ).fetchone()
-        except sqlite3.OperationalError:  # schema not created yet
-            return 0
-    return int(row[0])
 
 
 def _evals(args: list[str], env: dict[str, str]) -> list[str]:
@@ -54,13 +40,13 @@ def test_sigkill_then_resume_gives_the_uninterrupted_runs(tmp_path: Path) -> Non
     ]
     process = subprocess.Popen(_evals(args, env), env=env, cwd=tmp_path)
     deadline = time.monotonic() + 60
-    while _stored(db, "killed") < 6 and time.monotonic() < deadline:
+    while stored_runs(db, "killed") < 6 and time.monotonic() < deadline:
         assert process.poll() is None, "the run ended before it could be killed"
         time.sleep(0.05)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
     assert process.returncode == -signal.SIGKILL
-    before = _stored(db, "killed")
+    before = stored_runs(db, "killed")
     total = 6 * 2 * 4
     assert 6 <= before < total
 
