@@ -214,3 +214,30 @@ def test_a_killed_adaptive_job_resumes_to_the_uninterrupted_runs(
     assert outcome["verdict"] == whole["verdict"]
     assert outcome["results"][0]["gates"]["adaptive"] == whole["results"][0]["gates"]["adaptive"]
     assert _runs(scratch) == _runs(project / ".evals" / "whole" / "pr.db")
+
+
+def test_the_pr_environments_budget_and_the_flag_cap_the_adaptive_job(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = project / "evals-suite" / "promptfooconfig.yaml"
+    capped = suite.read_text(encoding="utf-8").replace(
+        "pr: {tags: [golden], repeat: 4}", "pr: {tags: [golden], repeat: 4, budget_runs: 150}"
+    )
+    branch_with(
+        project, "capped", {AGENT_PATH: RESHUFFLED, "evals-suite/promptfooconfig.yaml": capped}
+    )
+    look = 2 * 2 * GOLDEN  # one look: 2 repeats of every case on both sides
+
+    _, outcome, comment = _pull_request(project, monkeypatch, "capped", "env", "--adaptive", "8")
+    summary = AdaptiveSummary.from_dict(outcome["results"][0]["gates"]["adaptive"])
+    assert summary.runs == look <= 150 < 2 * look
+    assert f"the next look's {look} runs would take the {look} runs so far past" in comment
+    assert "--budget-runs 150" in summary.stop_reason
+
+    _, outcome, comment = _pull_request(
+        project, monkeypatch, "capped", "flag", "--adaptive", "8", "--budget-runs", "200"
+    )
+    summary = AdaptiveSummary.from_dict(outcome["results"][0]["gates"]["adaptive"])
+    assert look < summary.runs <= 200
+    assert "past --budget-runs 200" in summary.stop_reason
+    assert len(summary.looks) == 2
