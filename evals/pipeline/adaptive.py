@@ -302,13 +302,20 @@ def _over_budget(design: AdaptiveDesign, runs: int, cost: float, next_runs: int)
     return None
 
 
-def _stopped(reports: Sequence[GateReport]) -> str:
+def _stopped(reports: Sequence[GateReport], labels: Sequence[str]) -> str:
+    """Why a run whose every arm is decided stopped; with several arms, each failed gate
+    names its arm (`labels`)."""
     failed = sorted(
-        {g.name for report in reports for g in report.gates if g.blocking and g.status == "fail"}
+        {
+            f"{g.name} ({label})" if len(reports) > 1 else g.name
+            for report, label in zip(reports, labels, strict=True)
+            for g in report.gates
+            if g.blocking and g.status == "fail"
+        }
     )
-    return (
-        f"blocking gate(s) {', '.join(failed)} failed" if failed else "every blocking gate passed"
-    )
+    if failed:
+        return f"blocking gate(s) {', '.join(failed)} failed"
+    return "every blocking gate passed"
 
 
 def run_looks(
@@ -317,18 +324,20 @@ def run_looks(
     cases: Sequence[Case],
     spends: Sequence[float],
     fixed_runs: int,
-    arms: int = 1,
+    arms: Sequence[str] = ("",),
 ) -> AdaptiveRun:
     """Look after every batch of `design` until every arm's verdict is decided, the last
     look, a cap, or no open gate can still be decided.
 
-    Each arm keeps its own decided gates and open cases (`evals.gates.adaptive.advance`);
-    an arm whose verdict is decided gets no further runs. Every choice is a function of
+    `arms` names the arms (one per gate report the runner returns, e.g. the compared
+    agents); each keeps its own decided gates and open cases
+    (`evals.gates.adaptive.advance`), and an arm whose verdict is decided gets no further
+    runs. Every choice is a function of
     the design, `spends` (one per look) and what `runner` reports, so a runner that reads
     only the repeats up to each look makes a resumed run repeat its choices.
     """
     everything = frozenset(c.id for c in cases)
-    states = [AdaptiveState(active=everything) for _ in range(arms)]
+    states = [AdaptiveState(active=everything) for _ in arms]
     looks: list[AdaptiveLook] = []
     previous = 0
     stop = f"the last look ({design.last} repeats) was reached"
@@ -370,7 +379,7 @@ def run_looks(
         )
         previous = repeats
         if all(report.verdict != "undetermined" for report in reports):
-            stop = _stopped(reports)
+            stop = _stopped(reports, arms)
             break
         if not any(state.active for state in states):
             stop = "no undetermined gate can still be decided by the last look"

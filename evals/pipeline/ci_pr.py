@@ -559,25 +559,25 @@ class _PullRequest:
         per_repeat = len(sides.agents) * (len(self.cases) + len(sides.base_cases))
         looks = _PrLooks(self, sides, _held_quarantines(options.store, self.head, sides.now))
         cases = select_cases(self.head.cases, self.config.tags, None)
-        run = run_looks(
-            design, looks, cases, spends, design.last * per_repeat, arms=len(sides.agents)
-        )
+        run = run_looks(design, looks, cases, spends, design.last * per_repeat, sides.agents)
         self.notes += looks.sources.values()
         results = looks.results
+        decided = []
         for arm, result in enumerate(results):
             summary = run.summary(arm)
             result.gates = replace(result.gates, adaptive=summary)
-            who = f" of {sides.agents[arm]}" if len(results) > 1 else ""
-            decided = "; ".join(
+            gates = ", ".join(
                 f"{g.name} {g.status} at look {g.look} after {g.runs} runs" for g in summary.decided
             )
-            self.notes.append(
-                f"adaptive{who}: {len(summary.looks)} look(s) of up to {design.last} repeats, "
-                f"every {design.every}; gates decided: {decided or 'none'}; stopped because "
-                f"{summary.stop_reason}; {summary.runs} runs of main's and this pull "
-                f"request's agents against {summary.fixed_runs} for {design.last} repeats of "
-                f"every case: {summary.saved} agent calls saved"
-            )
+            who = f" for {sides.agents[arm]}" if len(results) > 1 else ""
+            decided.append(f"{who}: {gates or 'none'}")
+        self.notes.append(
+            f"adaptive: {len(run.looks)} look(s) of up to {design.last} repeats, every "
+            f"{design.every}; gates decided{';'.join(decided)}; stopped because "
+            f"{run.stop_reason}; {run.runs} runs of main's and this pull request's agents "
+            f"against {run.fixed_runs} for {design.last} repeats of every case: {run.saved} "
+            "agent calls saved"
+        )
         return results
 
     def run_head(

@@ -241,3 +241,48 @@ def test_the_pr_environments_budget_and_the_flag_cap_the_adaptive_job(
     assert look < summary.runs <= 200
     assert "past --budget-runs 200" in summary.stop_reason
     assert len(summary.looks) == 2
+
+
+def test_each_compared_agent_is_decided_on_its_own_and_a_decided_one_runs_no_further(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = tmp_path / "two"
+    repo.mkdir()
+    suite = make_project(repo)
+    monkeypatch.chdir(repo)
+    for name in ("GITHUB_HEAD_REF", "GITHUB_SHA", "GITHUB_STEP_SUMMARY", "EVALS_STORE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    (repo / "evals-suite" / "other.py").write_text(AGENT, encoding="utf-8")
+    text = suite.read_text(encoding="utf-8").replace(
+        '  - {id: "file://agent.py", label: agent}\n',
+        '  - {id: "file://agent.py", label: agent}\n  - {id: "file://other.py", label: other}\n',
+    )
+    suite.write_text(text, encoding="utf-8")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "a second agent")
+    for name, value in github_env("schedule", "refs/heads/main").items():
+        monkeypatch.setenv(name, value)
+    history = tmp_path / "history.db"
+    nightly = ["ci", "nightly", "evals-suite", "--store", str(history), "--quiet"]
+    assert main([*nightly, "--out", str(repo / ".evals" / "nightly")]) in (0, 1)
+    head = branch_with(repo, "both", {AGENT_PATH: BROKEN, "evals-suite/other.py": RESHUFFLED})
+
+    code, outcome, comment = _pull_request(repo, monkeypatch, "both", "both", "--adaptive", "6")
+
+    assert code == 1 and outcome["verdict"] == "fail"
+    summaries = {
+        r["agents"][-1]: AdaptiveSummary.from_dict(r["gates"]["adaptive"])
+        for r in outcome["results"]
+    }
+    broken, other = summaries["agent@head"], summaries["other@head"]
+    assert next(g for g in broken.decided if g.name == "regression").look == 1
+    assert len(other.looks) == len(broken.looks) > 1  # the job went on for `other`
+    assert "gates decided for agent: regression fail at look 1" in comment
+    assert "; for other: " in comment
+    assert "stopped because blocking gate(s) regression (agent) failed" in comment
+    runs = _runs(repo / ".evals" / "both" / "pr.db")[f"pr-7-{head[:10]}"]
+    repeats = {
+        agent: {key[3] for key, *_ in runs if key[2] == agent} for agent in ("agent", "other")
+    }
+    assert repeats["agent"] == {0, 1}
+    assert repeats["other"] == set(range(other.looks[-1].repeats))
