@@ -364,8 +364,10 @@ class _PrLooks:
     results: list[EvaluationResult] = field(default_factory=list)
 
     def planned(self, repeats: int, previous: int, active: Sequence[frozenset[str]]) -> int:
-        head, base = set(self.job.cases), set(self.sides.base_cases)
-        return (repeats - previous) * sum(len(head & c) + len(base & c) for c in active)
+        # Every open agent runs on the cases open for any agent (`look`), on both sides.
+        cases = frozenset().union(*active)
+        sides = len(cases & set(self.job.cases)) + len(cases & set(self.sides.base_cases))
+        return (repeats - previous) * sides * sum(1 for c in active if c)
 
     def spent(self, repeats: int) -> tuple[int, float]:
         if self.head is None or self.baseline is None:
