@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from evals.gates.adaptive import AdaptiveState, Futility, Judge, advance, settle
 from evals.gates.decide import planned_test_split
-from evals.model.errors import SuiteError
+from evals.model.errors import HarnessFault, SuiteError
 from evals.model.summary import AdaptiveGateRecord, AdaptiveLookRecord, AdaptiveSummary
 from evals.plan.runs import build_plan, select_cases
 from evals.stats import sequential_levels, spending_shares
@@ -594,11 +594,11 @@ class _ShardedLooks:
                     for index, n in sorted(lacking.items())
                     if n
                 )
-                raise SuiteError(
+                raise HarnessFault(
                     f"look {look} of adaptive run {self.evaluation_id} waited {self.wait_s:g} s "
-                    f"for the other shards' runs: {missing}",
-                    fix="start (or restart) the missing shards with the same --evaluation-id "
-                    "and --store, or give them longer with --shard-wait",
+                    f"for the other shards' runs: {missing}; start (or restart) the missing "
+                    "shards with the same --evaluation-id and --store, or give them longer "
+                    "with --shard-wait"
                 )
             time.sleep(min(1.0, max(0.05, self.wait_s / 100)))
 

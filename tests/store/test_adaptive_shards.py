@@ -204,7 +204,7 @@ def test_a_look_whose_shard_never_comes_fails_naming_it(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'alone.db'}"
     alone = _start(_shard(suite, url, 1, 2, "alone", wait="2"), tmp_path)
     _, err = alone.communicate(timeout=120)
-    assert alone.returncode == 2
+    assert alone.returncode == 3
     message = err.decode()
     assert "look 1 of adaptive run alone waited 2 s for the other shards' runs" in message
     assert "shard 2/2 (alone-shard-2-of-2) lacks 24 of its 24 runs" in message
