@@ -54,8 +54,11 @@ if TYPE_CHECKING:
     from evals.model.results import RunRecord
     from evals.model.suite import Case, Suite
     from evals.model.summary import GateReport, GateResult, Summary
+    from evals.store import Store
 
 DEFAULT_RHO = 3.0
+# How often a shard of an adaptive run looks for the other shards' runs, in seconds.
+SHARD_POLL_S = 0.25
 DEFAULT_REACH = 2.0
 
 
@@ -514,6 +517,22 @@ class _ShardedLooks:
     expected: dict[int, set[tuple[str, str, str, int]]] = field(default_factory=dict)
     summary: Summary | None = None
     gates: GateReport | None = None
+    opened: Store | None = None
+
+    @property
+    def store(self) -> Store:
+        """The shared store, opened once for the run's looks (`close` closes it)."""
+        if self.opened is None:
+            from evals.store import open_store
+
+            self.opened = open_store(self.options.store_url)
+        return self.opened
+
+    def close(self) -> None:
+        """Close the shared store, if a look opened it."""
+        if self.opened is not None:
+            self.opened.close()
+            self.opened = None
 
     @property
     def shard(self) -> tuple[int, int]:
@@ -528,10 +547,10 @@ class _ShardedLooks:
 
     def look(self, request: LookRequest) -> list[GateReport]:
         from evals.pipeline.evaluation import analyse, run_evaluation, suite_judge
-        from evals.pipeline.triage import quarantines
 
         own_id = shard_evaluation_id(self.evaluation_id, self.shard)
-        resume = own_id if self.own is None and _holds(self.options, own_id) else None
+        held = self.own is None and self.store.get_evaluation(own_id) is not None
+        resume = own_id if held else None
         look_options = _look_options(self.options, request, evaluation_id=own_id, resume=resume)
         self.own = run_evaluation(self.suite, look_options, previous=self.own)
         for index in range(1, self.shard[1] + 1):
@@ -540,7 +559,7 @@ class _ShardedLooks:
                 for run in self.plan(request.repeats, request.previous, (index, self.shard[1]))
                 if run.case.id in request.active[0]
             )
-        self.records = self._gathered(request.number)
+        self.records = self._gathered(request)
         config = self.suite.gates.for_environment(self.options.environment)
         now = time.time()
         self.summary, gates = analyse(
@@ -550,7 +569,7 @@ class _ShardedLooks:
             self.options.environment,
             suite_judge(self.suite, self.options, config),
             request.spend,
-            quarantines(self.options.store_url, self.suite.suite_id, now),
+            self.store.triage.quarantines(self.suite.suite_id, now=now),
             now,
         )
         looked = len(self.records)
@@ -559,58 +578,45 @@ class _ShardedLooks:
         )
         return [self.gates]
 
-    def _gathered(self, look: int) -> list[RunRecord]:
+    def _gathered(self, request: LookRequest) -> list[RunRecord]:
         """Every shard's runs of the looks so far, once all are stored (waiting up to
-        `wait_s` seconds for the other shards)."""
-        from evals.store import open_store
-
+        `wait_s` seconds for the other shards): the runs gathered at earlier looks and
+        this look's new repeats."""
         count = self.shard[1]
+        store = self.store
         ids = {
             index: shard_evaluation_id(self.evaluation_id, (index, count))
             for index in self.expected
         }
         deadline = time.monotonic() + self.wait_s
         while True:
-            store = open_store(self.options.store_url)
-            try:
-                lacking = {
-                    index: len(self.expected[index] - store.completed_keys(ids[index]))
-                    for index in ids
-                }
-                if not any(lacking.values()):
-                    wanted = set().union(*self.expected.values())
-                    return [
-                        record
-                        for index in sorted(ids)
-                        for record in store.load_runs(ids[index])
-                        if record.key.as_tuple() in wanted
-                    ]
-            finally:
-                store.close()
+            lacking = {
+                index: len(self.expected[index] - store.completed_keys(ids[index])) for index in ids
+            }
+            if not any(lacking.values()):
+                wanted = set().union(*self.expected.values())
+                return self.records + [
+                    record
+                    for index in sorted(ids)
+                    for repeat in range(request.previous, request.repeats)
+                    for record in store.load_runs(ids[index], repeat=repeat)
+                    if record.key.as_tuple() in wanted
+                ]
             if time.monotonic() >= deadline:
-                missing = ", ".join(
-                    f"shard {index}/{count} ({ids[index]}) lacks {n} of its "
-                    f"{len(self.expected[index])} runs"
-                    for index, n in sorted(lacking.items())
-                    if n
-                )
-                raise HarnessFault(
-                    f"look {look} of adaptive run {self.evaluation_id} waited {self.wait_s:g} s "
-                    f"for the other shards' runs: {missing}; start (or restart) the missing "
-                    "shards with the same --evaluation-id and --store, or give them longer "
-                    "with --shard-wait"
-                )
-            time.sleep(min(1.0, max(0.05, self.wait_s / 100)))
-
-
-def _holds(options: RunOptions, evaluation_id: str) -> bool:
-    from evals.store import open_store
-
-    store = open_store(options.store_url)
-    try:
-        return store.get_evaluation(evaluation_id) is not None
-    finally:
-        store.close()
+                break
+            time.sleep(SHARD_POLL_S)
+        missing = ", ".join(
+            f"shard {index}/{count} ({ids[index]}) lacks {n} of its "
+            f"{len(self.expected[index])} runs"
+            for index, n in sorted(lacking.items())
+            if n
+        )
+        raise HarnessFault(
+            f"look {request.number} of adaptive run {self.evaluation_id} waited "
+            f"{self.wait_s:g} s for the other shards' runs: {missing}; start (or restart) the "
+            "missing shards with the same --evaluation-id and --store, or give them longer "
+            "with --shard-wait"
+        )
 
 
 def _merged(
@@ -677,7 +683,10 @@ def run_adaptive(
     if options.shard is not None:
         shared = _refuse_unshareable(options)
         sharded = _ShardedLooks(suite, options, plan, shared, shard_wait)
-        run = run_looks(design, sharded, cases, spends, fixed_runs)
+        try:
+            run = run_looks(design, sharded, cases, spends, fixed_runs)
+        finally:
+            sharded.close()
         return _merged(suite, options, sharded, run, shared)
     runner = _EvaluationLooks(suite, options, plan)
     run = run_looks(design, runner, cases, spends, fixed_runs)
