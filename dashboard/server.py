@@ -10,11 +10,21 @@ as a first visitor would open it: its queries, comparisons and charts land in th
 `st.cache_data` and `st.cache_resource` caches, which every session of the server
 shares, so the first visitor's page reads nothing from the store. Those costs are paid
 while the server starts, not by the first visitor.
+
+It also serves Streamlit's page shell (`index.html`) with the server's address written
+in (`shell_settings`). Without it, the browser opening a page's address (`/compare`)
+first looks for the server under that path (`/compare/_stcore/health` and
+`/compare/_stcore/host-config`, two 404s and two console errors), then under the root,
+after a pause; with it, it asks the root at once.
 """
 
 from __future__ import annotations
 
+import atexit
+import json
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 # Every page a visitor may open without logging in, as `app.py` names them; What changed,
@@ -73,6 +83,49 @@ def prefill(app: Path) -> list[str]:
     return failed
 
 
+# Where Streamlit's page shell loads its scripts; the settings go just before.
+SHELL_ANCHOR = '<script type="module"'
+
+
+def shell_settings(base_url_path: str) -> str:
+    """The script that tells Streamlit's front end where its server is: the page's
+    origin and `base_url_path`, whatever page the address names (`window.__streamlit`,
+    read as the front end starts)."""
+    base = json.dumps("/" + base_url_path.strip("/")).replace("<", "\\u003c")
+    return f"<script>window.__streamlit={{BACKEND_BASE_URL:window.location.origin+{base}}}</script>"
+
+
+def shell_directory(static: Path, settings: str, into: Path) -> Path:
+    """A copy of Streamlit's static directory `static` in `into` whose `index.html`
+    carries `settings`: every other entry links to the original."""
+    shell = (static / "index.html").read_text(encoding="utf-8")
+    if SHELL_ANCHOR not in shell:
+        raise ValueError(f"{static / 'index.html'} loads no module script to precede")
+    for entry in static.iterdir():
+        if entry.name != "index.html":
+            (into / entry.name).symlink_to(entry)
+    (into / "index.html").write_text(
+        shell.replace(SHELL_ANCHOR, settings + SHELL_ANCHOR, 1), encoding="utf-8"
+    )
+    return into
+
+
+def serve_shell_settings() -> None:
+    """Make Streamlit serve its static files from a `shell_directory` built when it sets
+    up its routes (its options are read by then)."""
+    from streamlit import config, file_util
+
+    original = file_util.get_static_dir
+
+    def static_dir() -> str:
+        settings = shell_settings(config.get_option("server.baseUrlPath") or "")
+        into = Path(tempfile.mkdtemp(prefix="evals-dashboard-shell-"))
+        atexit.register(shutil.rmtree, into, ignore_errors=True)
+        return str(shell_directory(Path(original()), settings, into))
+
+    file_util.get_static_dir = static_dir
+
+
 def main() -> None:
     """Warm up, fill the default views' caches, then run Streamlit's command line on this
     process's arguments (`run app.py ...`)."""
@@ -80,6 +133,7 @@ def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "run":
         for page in prefill(Path(sys.argv[2])):
             print(f"evals dashboard: {page} failed while the server started", file=sys.stderr)
+    serve_shell_settings()
     from streamlit.web.cli import main as streamlit_main
 
     streamlit_main(prog_name="streamlit")

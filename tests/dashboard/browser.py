@@ -136,16 +136,13 @@ class ScriptRuns:
 
 
 class ConsoleErrors:
-    """Console errors of a page, less Streamlit's own probes of `<page>/_stcore/...`.
-
-    Opened at a page's address (`/case`), Streamlit first asks `/case/_stcore/health`
-    and `/case/_stcore/host-config`, gets 404, then asks the server root: each such 404
-    also logs one "Failed to load resource" console error, which is not the page's.
-    """
+    """Console errors of a page, and every request the server refused (status 400 or
+    more). The dashboard's page shell names the server's address, so even a page opened
+    at its own address (`/case`) makes no failing request (no `/case/_stcore/health`
+    probe)."""
 
     def __init__(self, page: Any) -> None:
         self.messages: list[str] = []
-        self.probes = 0
         page.on("console", self._console)
         page.on("response", self._response)
 
@@ -154,15 +151,9 @@ class ConsoleErrors:
             self.messages.append(message.text)
 
     def _response(self, response: Any) -> None:
-        if response.status == 404 and "/_stcore/" in response.url:
-            self.probes += 1
+        if response.status >= 400:
+            self.messages.append(f"{response.status} {response.url}")
 
     def unexpected(self) -> list[str]:
-        """The console errors left once each Streamlit probe's 404 is accounted for."""
-        left, probes = [], self.probes
-        for message in self.messages:
-            if probes and "status of 404" in message:
-                probes -= 1
-                continue
-            left.append(message)
-        return left
+        """Every console error and refused request seen so far."""
+        return list(self.messages)

@@ -84,3 +84,25 @@ def test_prefill_gives_up_on_a_page_that_outlasts_its_time(
 
     assert server.prefill(APP) == ["landing page"]
     assert not Runtime.exists()
+
+
+def test_page_shell_names_the_server_address_before_streamlit_starts(tmp_path: Path) -> None:
+    from streamlit import file_util
+
+    static = Path(file_util.get_static_dir())
+    into = tmp_path / "shell"
+    into.mkdir()
+    settings = server.shell_settings("/team/dash/")
+    server.shell_directory(static, settings, into)
+
+    shell = (into / "index.html").read_text(encoding="utf-8")
+    original = (static / "index.html").read_text(encoding="utf-8")
+    assert shell.replace(settings, "", 1) == original
+    assert shell.index(settings) < shell.index('<script type="module"')
+    assert 'window.location.origin+"/team/dash"' in settings
+    assert sorted(p.name for p in into.iterdir()) == sorted(p.name for p in static.iterdir())
+    assert (into / "static").resolve() == (static / "static").resolve()
+
+
+def test_page_shell_settings_cannot_close_their_script() -> None:
+    assert "</script" not in server.shell_settings("</script><script>alert(1)")[:-9]
