@@ -10,17 +10,11 @@ actions (acknowledging a regression, say) belong to the page that shows the thin
 from __future__ import annotations
 
 import streamlit as st
-from PIL import Image
 from sqlalchemy.engine import make_url
 
 from evals.dashboard import auth, data, selection, theme
 
-# The favicon is drawn here: a Material icon would make the browser fetch it from the internet.
-st.set_page_config(
-    page_title="evals · regressions",
-    page_icon=Image.new("RGB", (32, 32), theme.BLUE),
-    layout="wide",
-)
+st.set_page_config(page_title="evals · regressions", page_icon=theme.FAVICON, layout="wide")
 person = auth.visitor()
 
 PAGES = [

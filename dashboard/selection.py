@@ -100,6 +100,19 @@ def default_environment(environments: list[dict[str, Any]]) -> str | None:
     return "nightly" if "nightly" in names else names[0]
 
 
+def keep_param(key: str, value: str | Sequence[str] | None) -> None:
+    """Write one query parameter (None or an empty list removes it), only when its value
+    changes: each write sends the browser a message that it handles on its main thread
+    (it rewrites the address), so a page opened from its permalink sends none."""
+    wanted = [] if value is None else [value] if isinstance(value, str) else list(value)
+    if st.query_params.get_all(key) == wanted:
+        return
+    if wanted:
+        st.query_params[key] = wanted if len(wanted) > 1 else wanted[0]
+    else:
+        st.query_params.pop(key, None)
+
+
 def _wanted(key: str) -> str | None:
     return st.query_params.get(key) or st.session_state.get(key)
 
@@ -126,7 +139,7 @@ def pick_suite() -> str | None:
             st.query_params.pop(key, None)
         st.session_state.pop("environment_picker", None)
     st.session_state[SUITE] = chosen
-    st.query_params[SUITE] = chosen
+    keep_param(SUITE, chosen)
     return chosen
 
 
@@ -151,7 +164,7 @@ def pick_environment(suite_id: str) -> str | None:
         key="environment_picker",
     )
     st.session_state[ENVIRONMENT] = chosen
-    st.query_params[ENVIRONMENT] = chosen
+    keep_param(ENVIRONMENT, chosen)
     return by_text[chosen]["environment"]
 
 
@@ -203,8 +216,8 @@ def remember_sides(baseline: Side, candidate: Side) -> None:
     """Make a comparison the current one for every page and for the page's link."""
     st.session_state[BASELINE] = baseline
     st.session_state[CANDIDATE] = candidate
-    st.query_params[BASELINE] = side_text(baseline)
-    st.query_params[CANDIDATE] = side_text(candidate)
+    keep_param(BASELINE, side_text(baseline))
+    keep_param(CANDIDATE, side_text(candidate))
 
 
 def compare_or_stop(
@@ -285,29 +298,21 @@ def list_filter(
     """A multiselect-like widget whose choice is kept in the query string under `key`."""
     start = [v for v in url_list(key) if v in options]
     chosen = widget(label, list(options), default=start, key=f"filter_{key}", **kwargs)
-    st.query_params[key] = list(chosen) if chosen else []
-    if not chosen:
-        st.query_params.pop(key, None)
+    keep_param(key, list(chosen))
     return list(chosen)
 
 
 def text_filter(label: str, key: str, **kwargs: Any) -> str:
     """A text input kept in the query string under `key`."""
     value = st.text_input(label, value=st.query_params.get(key, ""), key=f"filter_{key}", **kwargs)
-    if value:
-        st.query_params[key] = value
-    else:
-        st.query_params.pop(key, None)
+    keep_param(key, value or None)
     return value
 
 
 def flag_filter(label: str, key: str, **kwargs: Any) -> bool:
     """A toggle kept in the query string under `key` (`1` when on)."""
     value = st.toggle(label, value=st.query_params.get(key) == "1", key=f"filter_{key}", **kwargs)
-    if value:
-        st.query_params[key] = "1"
-    else:
-        st.query_params.pop(key, None)
+    keep_param(key, "1" if value else None)
     return value
 
 

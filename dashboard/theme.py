@@ -7,6 +7,7 @@ chart and badge takes its colour from here so the convention holds on every page
 
 from __future__ import annotations
 
+import base64
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,6 +31,19 @@ _HEX = {"red": RED, "green": GREEN, "blue": BLUE, "orange": AMBER, "gray": GREY}
 VERDICT_ORDER = ["regression", "improvement", "equivalent", "inconclusive", "insufficient data"]
 
 AGENT_PALETTE = [BLUE, AMBER, "#7b4fc9", "#1f9aa8", "#c94f8a", "#6b8e23"]
+
+# The browser tab's icon: a blue square, written into the page itself. An image would be
+# stored by the server on every script run and fetched again each time a page writes
+# its query string; a Material icon would be fetched from the internet.
+FAVICON = (
+    "data:image/svg+xml;base64,"
+    + base64.b64encode(
+        (
+            '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
+            f'<rect width="32" height="32" rx="6" fill="{BLUE}"/></svg>'
+        ).encode()
+    ).decode()
+)
 
 
 def tone(word: str | None) -> str:

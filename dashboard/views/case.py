@@ -56,10 +56,10 @@ case_id = st.selectbox(
     key="case_picker",
 )
 if st.session_state.get(selection.CASE) not in (None, case_id):
-    st.query_params.pop(selection.REPEAT, None)
-    st.query_params.pop(OTHER, None)
+    selection.keep_param(selection.REPEAT, None)
+    selection.keep_param(OTHER, None)
 st.session_state[selection.CASE] = case_id
-st.query_params[selection.CASE] = case_id
+selection.keep_param(selection.CASE, case_id)
 case = compared[case_id]
 
 
@@ -149,7 +149,7 @@ with picker[0]:
         horizontal=True,
         key=f"repeat_{case_id}",
     )
-st.query_params[selection.REPEAT] = chosen_key
+selection.keep_param(selection.REPEAT, chosen_key)
 with picker[1]:
     against = st.radio(
         "Beside it",
@@ -158,7 +158,7 @@ with picker[1]:
         horizontal=True,
         key="case_against",
     )
-st.query_params[AGAINST] = "baseline" if against == BASELINE_REPEAT else OTHER
+selection.keep_param(AGAINST, "baseline" if against == BASELINE_REPEAT else OTHER)
 chosen = by_key[chosen_key]
 right = _run(candidate, chosen)
 right_title = f"{_who('candidate', candidate)} · {_label(chosen, many)}"
@@ -189,7 +189,7 @@ else:
         format_func=lambda k: _label(by_key[k], many),
         key=f"other_{case_id}",
     )
-    st.query_params[OTHER] = other_key
+    selection.keep_param(OTHER, other_key)
     left_row = by_key[other_key]
     left_side = candidate
     left = _run(candidate, left_row)
