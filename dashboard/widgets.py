@@ -111,13 +111,39 @@ TABLE_STYLE = (
 )
 
 
-def text_table(frame: pd.DataFrame, tinted: list[str] | None = None) -> None:
-    """A table whose cells wrap, so long texts (gate reasons) show in full. Every cell is
-    escaped: nothing in it is read as HTML."""
+def table_html(frame: pd.DataFrame, tinted: list[str] | None = None) -> str:
+    """The HTML of `text_table`, to draw within a larger block."""
     tinted_set = set(tinted or [])
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     body = "".join(
         "<tr>" + "".join(_cell(v, c in tinted_set) for c, v in row.items()) + "</tr>"
         for _, row in frame.iterrows()
     )
-    st.html(f'{TABLE_STYLE}<table class="evals-table"><tr>{head}</tr>{body}</table>')
+    return f'{TABLE_STYLE}<table class="evals-table"><tr>{head}</tr>{body}</table>'
+
+
+def text_table(frame: pd.DataFrame, tinted: list[str] | None = None) -> None:
+    """A table whose cells wrap, so long texts (gate reasons) show in full. Every cell is
+    escaped: nothing in it is read as HTML."""
+    st.html(table_html(frame, tinted))
+
+
+TILE_STYLE = (
+    "<style>.evals-tiles{display:flex;gap:1rem;flex-wrap:wrap}"
+    ".evals-tile{flex:1 1 0;min-width:8rem}"
+    ".evals-tile .label{font-size:0.875rem;color:#555}"
+    ".evals-tile .value{font-size:2.25rem;line-height:1.3}</style>"
+)
+
+
+def tiles(items: list[tuple[str, Any, str]]) -> None:
+    """A row of large figures, each (label, value, help shown on hover), drawn as one
+    block: a row of `st.metric` costs the browser a script of its own and a component
+    per figure."""
+    cells = "".join(
+        f'<div class="evals-tile" title="{html.escape(help_text)}">'
+        f'<div class="label">{html.escape(label)}</div>'
+        f'<div class="value">{html.escape(str(value))}</div></div>'
+        for label, value, help_text in items
+    )
+    st.html(f'{TILE_STYLE}<div class="evals-tiles">{cells}</div>')
