@@ -113,21 +113,24 @@ else:
     regressions = changes.changes(comparison, "regression", onsets, failing_text)
     improvements = changes.changes(comparison, "improvement", onsets, failing_text)
 
-tiles = st.columns(5)
-tiles[0].metric(
-    "Regressions",
-    len(regressions),
-    help="tags and cases whose verdict is regression",
+widgets.tiles(
+    [
+        ("Regressions", len(regressions), "tags and cases whose verdict is regression"),
+        ("Improvements", len(improvements), "tags and cases whose verdict is improvement"),
+        (
+            "New cases",
+            len(new_cases),
+            "against the evaluation before it"
+            + (f" ({previous['id']})" if previous else ": none stored"),
+        ),
+        ("Removed cases", len(removed_cases), "against the evaluation before it"),
+        (
+            "Cases with errored runs",
+            errored["case"].nunique(),
+            "cases with at least one run that raised or timed out",
+        ),
+    ]
 )
-tiles[1].metric("Improvements", len(improvements))
-tiles[2].metric(
-    "New cases",
-    len(new_cases),
-    help="against the evaluation before it"
-    + (f" ({previous['id']})" if previous else ": none stored"),
-)
-tiles[3].metric("Removed cases", len(removed_cases))
-tiles[4].metric("Cases with errored runs", errored["case"].nunique())
 if comparison is not None:
     overall = comparison["overall"]
     st.caption(
@@ -139,34 +142,32 @@ if comparison is not None:
 
 def _change_card(row: dict[str, Any]) -> None:
     with st.container(border=True):
-        left, right = st.columns([6, 1])
-        with left:
-            title = f"{row['kind']} {row['name']}"
-            if row["priority"]:
-                title += f" · {row['priority']}"
-            lines = [
-                f"<b>{html.escape(title)}</b>"
-                + (
-                    f" — {html.escape(row['description'])}"
-                    if row["description"] and row["description"] != row["name"]
-                    else ""
-                ),
-                html.escape(changes.evidence_text(row)),
-                "<b>When:</b> " + html.escape(changes.since_text(row)),
-            ]
-            if row["failing_assertion"]:
-                lines.append("<b>Failing assertion:</b> " + html.escape(row["failing_assertion"]))
-            if row["reason"]:
-                lines.append(f"<span style='color:#666'>{html.escape(row['reason'])}</span>")
-            st.html(
-                f"<div style='border-left:4px solid {theme.hex_colour(row['verdict'])};"
-                "padding-left:10px;line-height:1.5;white-space:pre-wrap;word-break:break-word'>"
-                + "<br>".join(lines)
-                + "</div>"
-            )
-        with right:
-            if sides is None:
-                return
+        title = f"{row['kind']} {row['name']}"
+        if row["priority"]:
+            title += f" · {row['priority']}"
+        lines = [
+            f"<b>{html.escape(title)}</b>"
+            + (
+                f" — {html.escape(row['description'])}"
+                if row["description"] and row["description"] != row["name"]
+                else ""
+            ),
+            html.escape(changes.evidence_text(row)),
+            "<b>When:</b> " + html.escape(changes.since_text(row)),
+        ]
+        if row["failing_assertion"]:
+            lines.append("<b>Failing assertion:</b> " + html.escape(row["failing_assertion"]))
+        if row["reason"]:
+            lines.append(f"<span style='color:#666'>{html.escape(row['reason'])}</span>")
+        st.html(
+            f"<div style='border-left:4px solid {theme.hex_colour(row['verdict'])};"
+            "padding-left:10px;line-height:1.5;white-space:pre-wrap;word-break:break-word'>"
+            + "<br>".join(lines)
+            + "</div>"
+        )
+        if sides is None:
+            return
+        with st.container(horizontal=True):
             if row["kind"] == "case":
                 st.page_link(
                     "views/case.py",
@@ -233,24 +234,39 @@ _section(
 )
 
 st.subheader("New, removed and errored cases")
-columns = st.columns(3)
-with columns[0]:
-    st.markdown(f"**New** ({len(new_cases)})")
-    st.text("\n".join(new_cases) or "none")
-with columns[1]:
-    st.markdown(f"**Removed** ({len(removed_cases)})")
-    st.text("\n".join(removed_cases) or "none")
-with columns[2]:
-    st.markdown(f"**With errored runs** ({errored['case'].nunique()})")
-    if errored.empty:
-        st.text("none")
-    else:
-        widgets.text_table(errored.head(SHOWN))
-        if len(errored) > SHOWN:
-            st.caption(f"{len(errored) - SHOWN} more in the table below.")
 
-        def errored_table() -> None:
-            st.dataframe(errored, hide_index=True, width="stretch", key="errored_table")
-            widgets.export(errored, f"{suite_id}-{latest['id']}-errored", "errored")
 
-        widgets.on_demand("As a table, to export", "errored_all", errored_table)
+def _listing(title: str, count: int, body: str) -> str:
+    return f"<div style='flex:1 1 0;min-width:12rem'><b>{title}</b> ({count}){body}</div>"
+
+
+def _names(names: list[str]) -> str:
+    text = html.escape("\n".join(names) or "none")
+    return f"<pre style='white-space:pre-wrap;font-family:inherit;margin:0.5rem 0'>{text}</pre>"
+
+
+errored_count = errored["case"].nunique()
+errored_body = (
+    _names([])
+    if errored.empty
+    else widgets.table_html(errored.head(SHOWN))
+    + (
+        f"<p style='color:#666'>{len(errored) - SHOWN} more in the table below.</p>"
+        if len(errored) > SHOWN
+        else ""
+    )
+)
+st.html(
+    "<div style='display:flex;gap:1rem;flex-wrap:wrap'>"
+    + _listing("New", len(new_cases), _names(new_cases))
+    + _listing("Removed", len(removed_cases), _names(removed_cases))
+    + _listing("With errored runs", errored_count, errored_body)
+    + "</div>"
+)
+if not errored.empty:
+
+    def errored_table() -> None:
+        st.dataframe(errored, hide_index=True, width="stretch", key="errored_table")
+        widgets.export(errored, f"{suite_id}-{latest['id']}-errored", "errored")
+
+    widgets.on_demand("Errored runs as a table, to export", "errored_all", errored_table)
