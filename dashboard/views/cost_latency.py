@@ -3,9 +3,15 @@ intervals, and the flakiest cases."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pandas as pd
 import streamlit as st
 
 from evals.dashboard import data, figures, frames, selection, theme, widgets
+
+# Flaky cases drawn as a plain table; the rest are one switch away.
+FLAKY_SHOWN = 25
 
 url = data.store_url()
 suite_id = st.session_state[selection.SUITE]
@@ -25,32 +31,45 @@ stored = data.evaluation(url, chosen["id"])
 summary = (stored.summary if stored else None) or {}
 agents = summary.get("agents", [])
 
-tiles = st.columns(max(1, len(agents)))
-for column, stats in zip(tiles, agents, strict=False):
-    with column, st.container(border=True):
-        st.subheader(stats["agent"])
-        p95 = stats.get("p95_latency_ms")
-        p95_interval = stats.get("p95_latency_interval")
-        st.metric(
-            "p95 latency",
-            "—" if p95 is None else f"{p95:,.0f} ms",
-            help=None
-            if not p95_interval
-            else f"95 % interval {p95_interval[0]:,.0f} – {p95_interval[1]:,.0f} ms",
+
+def _interval(bounds: list[float] | None, shown: Callable[[float], str]) -> str:
+    return "—" if not bounds else f"{shown(bounds[0])} – {shown(bounds[1])}"
+
+
+def _ms(value: float) -> str:
+    return f"{value:,.0f} ms"
+
+
+def _usd(value: float) -> str:
+    return f"${value:.4f}"
+
+
+if agents:
+    widgets.text_table(
+        pd.DataFrame(
+            [
+                {
+                    "agent": stats["agent"],
+                    "p95 latency": "—"
+                    if stats.get("p95_latency_ms") is None
+                    else _ms(stats["p95_latency_ms"]),
+                    "p95 interval": _interval(stats.get("p95_latency_interval"), _ms),
+                    "cost per accepted task": "—"
+                    if stats.get("cost_per_accepted") is None
+                    else _usd(stats["cost_per_accepted"]),
+                    "cost interval": _interval(stats.get("cost_per_accepted_interval"), _usd),
+                    "total cost": _usd(stats.get("total_cost", 0.0)),
+                    "flake probability": theme.percent(stats.get("flake_probability")),
+                }
+                for stats in agents
+            ]
         )
-        per_accepted = stats.get("cost_per_accepted")
-        st.metric(
-            "cost per accepted task",
-            "—" if per_accepted is None else f"${per_accepted:.4f}",
-            help="total cost divided by passed runs",
-        )
-        st.metric("total cost", f"${stats.get('total_cost', 0.0):.4f}")
-        flake = stats.get("flake_probability")
-        st.metric(
-            "flake probability",
-            "—" if flake is None else f"{flake * 100:.1f} %",
-            help="chance that two repeats of a case disagree, mean over cases",
-        )
+    )
+    st.caption(
+        "Cost per accepted task is the total cost divided by passed runs; flake probability "
+        "the chance that two repeats of a case disagree, mean over cases. Intervals are "
+        "95 % cluster-bootstrap intervals over cases."
+    )
 
 distributions = figures.distributions(url, chosen["id"])
 if not distributions["runs"]:
@@ -66,47 +85,49 @@ if distributions["errored"]:
         ),
         icon="⚠️",
     )
-for column, (field, _, _) in zip(st.columns(2), figures.DISTRIBUTIONS, strict=True):
-    shown = distributions[field]
-    column.vega_lite_chart(shown["spec"], width="stretch")
-    if shown["cut"]:
-        column.caption(
-            f"{shown['cut']:,} runs above the {figures.CLIP_QUANTILE:.0%} quantile "
-            f"({shown['limit']:,.4g}) left out so outliers do not squeeze the bars; the "
-            f"largest is {shown['largest']:,.4g}."
-        )
-
-# (estimate, its interval, why it can be missing, chart title, axis title, axis format)
-# Flaky cases drawn as a plain table; the rest are one switch away.
-FLAKY_SHOWN = 25
+# (estimate, its interval, why it can be missing, chart title, (axis title, axis format))
 INTERVAL_CHARTS = (
     (
         "p95_latency_ms",
         "p95_latency_interval",
         "No p95 interval: it needs at least two cases.",
         "p95 latency with its cluster-bootstrap interval",
-        "p95 latency (ms)",
-        ",.0f",
+        ("p95 latency (ms)", ",.0f"),
     ),
     (
         "cost_per_accepted",
         "cost_per_accepted_interval",
         "No cost-per-accepted interval: no run passed.",
         "Cost per accepted task with its interval",
-        "cost per accepted task (USD)",
-        "$.4f",
+        ("cost per accepted task (USD)", "$.4f"),
     ),
 )
-for column, (estimate, interval, missing, title, axis_title, axis_format) in zip(
-    st.columns(2), INTERVAL_CHARTS, strict=True
-):
-    spec = figures.estimates(
-        url, chosen["id"], estimate, interval, title, (axis_title, axis_format)
-    )
-    if spec is None:
-        column.info(missing)
-    else:
-        column.vega_lite_chart(spec, width="stretch")
+estimate_specs = [
+    (missing, figures.estimates(url, chosen["id"], estimate, interval, title, axis))
+    for estimate, interval, missing, title, axis in INTERVAL_CHARTS
+]
+
+
+def charts() -> None:
+    """The runs' latency and cost distributions and each agent's estimates with their
+    intervals (Vega-Lite, whose script the browser loads only once they are asked for)."""
+    for column, (field, _, _) in zip(st.columns(2), figures.DISTRIBUTIONS, strict=True):
+        shown = distributions[field]
+        column.vega_lite_chart(shown["spec"], width="stretch")
+        if shown["cut"]:
+            column.caption(
+                f"{shown['cut']:,} runs above the {figures.CLIP_QUANTILE:.0%} quantile "
+                f"({shown['limit']:,.4g}) left out so outliers do not squeeze the bars; the "
+                f"largest is {shown['largest']:,.4g}."
+            )
+    for column, (missing, spec) in zip(st.columns(2), estimate_specs, strict=True):
+        if spec is None:
+            column.info(missing)
+        else:
+            column.vega_lite_chart(spec, width="stretch")
+
+
+widgets.on_demand("Distributions and intervals as charts", "cost_charts", charts)
 
 st.subheader("Flaky cases, most flaky first")
 flaky = frames.flaky_cases(summary)

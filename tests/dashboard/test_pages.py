@@ -202,11 +202,18 @@ def test_cost_and_latency_shows_stored_estimates_and_flaky_cases(app: AppTest, d
     app.switch_page("views/cost_latency.py").run()
     app.selectbox(key="cost_evaluation").set_value(latest.meta.id).run()
     _ran_cleanly(app)
-    p95 = [m.value for m in app.metric if m.label == "p95 latency"]
-    assert p95 == [f"{a.p95_latency_ms:,.0f} ms" for a in latest.summary.agents]
+    shown = _html(app)
+    for agent in latest.summary.agents:
+        row = re.search(rf"<td[^>]*>{re.escape(agent.agent)}</td>(.*?)</tr>", shown)
+        assert row is not None, agent.agent
+        assert f">{agent.p95_latency_ms:,.0f} ms</td>" in row.group(1)
     assert not app.dataframe
+    assert not app.get("vega_lite_chart")
+    app.toggle(key="cost_charts").set_value(True).run()
+    _ran_cleanly(app)
+    assert len(app.get("vega_lite_chart")) >= 2
     flaky = None
-    if app.toggle:
+    if any(t.key == "flaky_all" for t in app.toggle):
         app.toggle(key="flaky_all").set_value(True).run()
         flaky = app.dataframe[-1].value
     expected = sorted(
