@@ -11,6 +11,7 @@ Markdown or HTML: an agent's answer cannot restyle or script the page.
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import pandas as pd
@@ -72,13 +73,27 @@ base_rows, cand_rows = _outcomes(baseline), _outcomes(candidate)
 failed = [row for row in cand_rows if row["status"] != "pass"]
 
 with st.container(border=True):
-    top = st.columns([3, 1, 1, 1])
-    with top[0]:
-        widgets.badge(case["verdict"])
-        st.text(case["description"])
-    top[1].metric("Baseline pass rate", theme.percent(case["baseline"]["pass_rate"], 0))
-    top[2].metric("Candidate pass rate", theme.percent(case["candidate"]["pass_rate"], 0))
-    top[3].metric("q (BH)", "—" if case["p_adjusted"] is None else f"{case['p_adjusted']:.3g}")
+    widgets.badge(case["verdict"])
+    st.text(case["description"])
+    widgets.tiles(
+        [
+            (
+                "Baseline pass rate",
+                theme.percent(case["baseline"]["pass_rate"], 0),
+                f"{baseline.agent} in {baseline.evaluation_id}",
+            ),
+            (
+                "Candidate pass rate",
+                theme.percent(case["candidate"]["pass_rate"], 0),
+                f"{candidate.agent} in {candidate.evaluation_id}",
+            ),
+            (
+                "q (BH)",
+                "—" if case["p_adjusted"] is None else f"{case['p_adjusted']:.3g}",
+                "p-value of the difference, adjusted over the suite's cases (Benjamini-Hochberg)",
+            ),
+        ]
+    )
     details = []
     if case.get("priority"):
         details.append(f"priority {case['priority']}")
@@ -230,16 +245,35 @@ st.html(
     )
 )
 
+
+def _two_columns(parts: list[str]) -> None:
+    """Two runs' blocks side by side, drawn as one element."""
+    st.html(
+        "<div style='display:flex;gap:1rem;flex-wrap:wrap'>"
+        + "".join(f"<div style='flex:1 1 0;min-width:20rem'>{part}</div>" for part in parts)
+        + "</div>"
+    )
+
+
+def _titled(title: str, body: str) -> str:
+    return f"<p><b>{html.escape(title)}</b></p>{body}"
+
+
+def _note(text: str) -> str:
+    return f"<p style='color:#666'>{html.escape(text)}</p>"
+
+
 st.subheader("Trajectories")
-columns = st.columns(2)
-for column, title, record in ((columns[0], left_title, left), (columns[1], right_title, right)):
-    with column:
-        st.markdown(f"**{title}**")
-        timeline = frames.timeline_frame(record)
-        if timeline.empty:
-            widgets.no_data("No step recorded.")
-        else:
-            widgets.text_table(timeline)
+_two_columns(
+    [
+        _titled(
+            title,
+            _note("No step recorded.") if timeline.empty else widgets.table_html(timeline),
+        )
+        for title, record in ((left_title, left), (right_title, right))
+        for timeline in [frames.timeline_frame(record)]
+    ]
+)
 with st.expander("Trajectory difference (calls, arguments and results)"):
     st.html(
         diffs.side_by_side_html(
@@ -248,17 +282,23 @@ with st.expander("Trajectory difference (calls, arguments and results)"):
     )
 
 st.subheader("Assertions")
-columns = st.columns(2)
-for column, title, record in ((columns[0], left_title, left), (columns[1], right_title, right)):
-    with column:
-        st.markdown(f"**{title}**")
-        assertions = frames.assertion_rows(record)
-        if assertions.empty:
-            widgets.no_data("This run has no graded assertion.")
-        else:
-            widgets.text_table(assertions[["assertion", "verdict", "reason"]], tinted=["verdict"])
-        if record.grade is not None:
-            st.caption(f"Grade: {record.grade.reason}")
+_two_columns(
+    [
+        _titled(
+            title,
+            (
+                _note("This run has no graded assertion.")
+                if assertions.empty
+                else widgets.table_html(
+                    assertions[["assertion", "verdict", "reason"]], tinted=["verdict"]
+                )
+            )
+            + ("" if record.grade is None else _note(f"Grade: {record.grade.reason}")),
+        )
+        for title, record in ((left_title, left), (right_title, right))
+        for assertions in [frames.assertion_rows(record)]
+    ]
+)
 
 
 def timings(shown: tuple[tuple[str, RunRecord, Side, dict[str, Any]], ...]) -> None:
