@@ -89,8 +89,12 @@ def test_case_shows_the_trajectory_of_a_regressed_case(page, dashboard_url: str)
 
 
 def test_cost_and_latency_page(page, dashboard_url: str) -> None:
-    _open(page, f"{dashboard_url}/cost_latency")
+    runs = ScriptRuns(page)
+    runs.after(lambda: page.goto(f"{dashboard_url}/cost_latency"))
     assert page.get_by_text("p95 latency", exact=False).first.is_visible()
     assert page.get_by_text("Flaky cases, most flaky first").is_visible()
+    assert page.locator("[data-testid='stVegaLiteChart']").count() == 0
+    charts = page.get_by_text("Distributions and intervals as charts")
+    runs.after(charts.click)
     assert page.locator("[data-testid='stVegaLiteChart']").count() >= 4
     _shoot(page, "cost-latency")
