@@ -97,10 +97,11 @@ def shell_settings(base_url_path: str) -> str:
 
 def shell_directory(static: Path, settings: str, into: Path) -> Path:
     """A copy of Streamlit's static directory `static` in `into` whose `index.html`
-    carries `settings`: every other entry links to the original."""
+    carries `settings`: every other entry links to the original. A shell with no module
+    script to precede (another Streamlit build) is served as it is: `static` itself."""
     shell = (static / "index.html").read_text(encoding="utf-8")
     if SHELL_ANCHOR not in shell:
-        raise ValueError(f"{static / 'index.html'} loads no module script to precede")
+        return static
     for entry in static.iterdir():
         if entry.name != "index.html":
             (into / entry.name).symlink_to(entry)

@@ -106,3 +106,14 @@ def test_page_shell_names_the_server_address_before_streamlit_starts(tmp_path: P
 
 def test_page_shell_settings_cannot_close_their_script() -> None:
     assert "</script" not in server.shell_settings("</script><script>alert(1)")[:-9]
+
+
+def test_a_shell_without_module_script_is_served_as_it_is(tmp_path: Path) -> None:
+    static = tmp_path / "static"
+    static.mkdir()
+    (static / "index.html").write_text("<html><script src='./app.js'></script></html>")
+    into = tmp_path / "shell"
+    into.mkdir()
+
+    assert server.shell_directory(static, server.shell_settings(""), into) == static
+    assert list(into.iterdir()) == []
