@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -24,6 +25,8 @@ CASE = "case"
 REPEAT = "repeat"
 # The query-string value of "runs stored without an environment".
 NO_ENVIRONMENT = "none"
+# A chart point's link names the evaluation to open (`compare?open=<id>`).
+OPEN = "open"
 # Query parameters that name the view, not one page's filters: they travel between pages.
 SHARED = (SUITE, ENVIRONMENT, BASELINE, CANDIDATE)
 
@@ -285,6 +288,32 @@ def open_evaluation(evaluation_id: str, case_id: str | None = None, **extra: str
             "views/case.py", query_params=sides_params(baseline, candidate, **{CASE: case_id})
         )
     st.switch_page("views/compare.py", query_params=sides_params(baseline, candidate, **extra))
+
+
+def link(page: str, params: dict[str, str]) -> str:
+    """The address of another page of the dashboard with `params` as its query string,
+    relative to the current page, for links in HTML and SVG (same tab)."""
+    return f"{page}?{urlencode(params)}" if params else page
+
+
+def open_link(evaluation_id: str, **extra: str) -> str:
+    """A link that opens an evaluation as a click on its chart point does: its own
+    comparison on Compare (the Case page when `extra` names a `case`); see `follow_open`."""
+    params = {k: v for k, v in view_params().items() if k not in (BASELINE, CANDIDATE)}
+    return link("compare", {**params, OPEN: evaluation_id, **extra})
+
+
+def follow_open() -> None:
+    """Where the address names `open=<evaluation>` (an `open_link`), go to what it opens:
+    that evaluation's comparison, filtered by the link's `tag`, or its `case`."""
+    opened = st.query_params.get(OPEN)
+    if not opened:
+        return
+    case_id = st.query_params.get(CASE)
+    extra = {"tag": st.query_params["tag"]} if "tag" in st.query_params else {}
+    for key in (OPEN, CASE, "tag"):
+        st.query_params.pop(key, None)
+    open_evaluation(opened, case_id, **extra)
 
 
 def url_list(key: str) -> list[str]:

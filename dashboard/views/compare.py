@@ -7,17 +7,41 @@ query string, so the page's address reproduces the view.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
-from evals.dashboard import changes, data, figures, frames, selection, theme, widgets
+from evals.dashboard import changes, data, figures, frames, paged, selection, svg, theme, widgets
 from evals.dashboard.comparison import Side
 from evals.model.summary import AdaptiveSummary
 
 TWO_EVALUATIONS = "two evaluations"
 ONE_EVALUATION = "two agents of one evaluation"
 SHOWN_LINKS = 10
+FOREST_TITLE = (
+    "Pass-rate difference (candidate − baseline), suite at the confidence level, "
+    "tags at their Holm level"
+)
+SORTS = [
+    paged.Sort("evidence", ()),
+    paged.Sort("case", (("case", True),)),
+    paged.Sort("difference", (("difference", True),)),
+    paged.Sort("q", (("p_adjusted", True), ("p_value", True))),
+]
+# Rows by verdict under every order: what needs a look first.
+VERDICT_RANK = {"regression": 0, "improvement": 1}
 
+
+def _signed(value: Any) -> str:
+    return f"{value:+.2f}"
+
+
+def _p(value: Any) -> str:
+    return f"{value:.4f}"
+
+
+selection.follow_open()
 url = data.store_url()
 suite_id = st.session_state[selection.SUITE]
 widgets.header(
@@ -132,7 +156,27 @@ if gates.get("adaptive"):
     st.caption(AdaptiveSummary.from_dict(gates["adaptive"]).describe())
 
 st.subheader("Suite and tags")
-st.vega_lite_chart(figures.forest(url, baseline, candidate, environment), width="stretch")
+forest = frames.forest_frame(comparison).dropna(subset=["difference"])
+
+
+def _tag_link(group: str) -> str | None:
+    if not group.startswith("tag "):
+        return None
+    return selection.link("compare", selection.sides_params(baseline, candidate, tag=group[4:]))
+
+
+if forest.empty:
+    widgets.no_data("No group of this comparison has a difference to show.")
+else:
+    st.html(svg.forest(forest, title=FOREST_TITLE, href=_tag_link))
+    st.caption("A tag's diamond lists that tag's cases below.")
+    widgets.on_demand(
+        "Interactive chart",
+        "compare_forest_chart",
+        lambda: st.vega_lite_chart(
+            figures.forest(url, baseline, candidate, environment), width="stretch"
+        ),
+    )
 
 st.subheader("Cases: regressions first")
 failing = changes.failing_assertion_text(
@@ -207,52 +251,85 @@ if not regressed.empty:
         if len(regressed) > SHOWN_LINKS:
             st.caption(f"{len(regressed) - SHOWN_LINKS} more in the table below.")
 
-st.caption("Select a row to open its case.")
-picked = st.dataframe(
+shown["verdict_rank"] = shown["verdict"].map(lambda v: VERDICT_RANK.get(v, 2))
+shown["interval"] = [
+    "" if pd.isna(lo) or pd.isna(hi) else f"{lo:+.2f} to {hi:+.2f}"
+    for lo, hi in zip(shown["low"], shown["high"], strict=True)
+]
+paged.draw(
     shown,
-    width="stretch",
-    hide_index=True,
-    on_select="rerun",
-    selection_mode="single-row",
-    key="compare_cases",
-    column_order=[
-        "verdict",
-        "case",
-        "priority",
-        "failing_assertion",
-        "baseline",
-        "candidate",
-        "difference",
-        "low",
-        "high",
-        "level",
-        "p_adjusted",
-        "p_value",
-        "tags",
-        "reason",
+    [
+        paged.Column("verdict", "verdict", tinted=True),
+        paged.Column(
+            "case",
+            "case",
+            href=lambda row: selection.link("case", _case_params(row["case"])),
+        ),
+        paged.Column("priority", "priority"),
+        paged.Column("failing_assertion", "failing assertion"),
+        paged.Column("baseline", "baseline", theme.percent),
+        paged.Column("candidate", "candidate", theme.percent),
+        paged.Column("difference", "difference", _signed),
+        paged.Column("interval", "interval"),
+        paged.Column("p_adjusted", "q (BH)", _p),
+        paged.Column("reason", "why this verdict"),
     ],
-    column_config={
-        "verdict": widgets.tinted_column(shown, "verdict"),
-        "case": st.column_config.TextColumn("case", pinned=True),
-        "failing_assertion": st.column_config.TextColumn("failing assertion", width="large"),
-        "baseline": st.column_config.NumberColumn("baseline", format="percent"),
-        "candidate": st.column_config.NumberColumn("candidate", format="percent"),
-        "difference": st.column_config.NumberColumn("difference", format="%+.2f"),
-        "low": st.column_config.NumberColumn("interval low", format="%+.2f"),
-        "high": st.column_config.NumberColumn("interval high", format="%+.2f"),
-        "p_value": st.column_config.NumberColumn("p", format="%.4f"),
-        "p_adjusted": st.column_config.NumberColumn("q (BH)", format="%.4f"),
-        "level": st.column_config.NumberColumn("interval level", format="percent"),
-        "reason": st.column_config.TextColumn("why this verdict", width="large"),
-    },
+    noun="cases",
+    key="compare_cases",
+    sorts=SORTS,
+    first="verdict_rank",
 )
-rows = picked.selection.rows if picked else []
-if rows:
-    st.switch_page("views/case.py", query_params=_case_params(shown.iloc[rows[0]]["case"]))
-widgets.export(
-    shown.drop(columns=["tags", "graders"]).assign(
-        tags=shown["tags"].map(", ".join), graders=shown["graders"].map(", ".join)
-    ),
-    f"{suite_id}-compare",
-    "compare_cases",
+exported = shown.drop(columns=["tags", "graders", "verdict_rank", "interval"]).assign(
+    tags=shown["tags"].map(", ".join), graders=shown["graders"].map(", ".join)
+)
+
+
+def full_table() -> None:
+    st.caption("Select a row to open its case.")
+    picked = st.dataframe(
+        exported,
+        width="stretch",
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        key="compare_cases",
+        column_order=[
+            "verdict",
+            "case",
+            "priority",
+            "failing_assertion",
+            "baseline",
+            "candidate",
+            "difference",
+            "low",
+            "high",
+            "level",
+            "p_adjusted",
+            "p_value",
+            "tags",
+            "reason",
+        ],
+        column_config={
+            "verdict": widgets.tinted_column(exported, "verdict"),
+            "case": st.column_config.TextColumn("case", pinned=True),
+            "failing_assertion": st.column_config.TextColumn("failing assertion", width="large"),
+            "baseline": st.column_config.NumberColumn("baseline", format="percent"),
+            "candidate": st.column_config.NumberColumn("candidate", format="percent"),
+            "difference": st.column_config.NumberColumn("difference", format="%+.2f"),
+            "low": st.column_config.NumberColumn("interval low", format="%+.2f"),
+            "high": st.column_config.NumberColumn("interval high", format="%+.2f"),
+            "p_value": st.column_config.NumberColumn("p", format="%.4f"),
+            "p_adjusted": st.column_config.NumberColumn("q (BH)", format="%.4f"),
+            "level": st.column_config.NumberColumn("interval level", format="percent"),
+            "reason": st.column_config.TextColumn("why this verdict", width="large"),
+        },
+    )
+    rows = picked.selection.rows if picked else []
+    if rows:
+        st.switch_page("views/case.py", query_params=_case_params(exported.iloc[rows[0]]["case"]))
+    widgets.export(exported, f"{suite_id}-compare", "compare_cases")
+
+
+widgets.on_demand(
+    "Every column, sortable, with CSV and JSON downloads", "compare_full_table", full_table
 )

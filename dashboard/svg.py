@@ -1,0 +1,298 @@
+"""Charts of the first view drawn on the server as SVG: no chart library in the browser.
+
+A Vega-Lite chart makes a fresh browser fetch and compile the Vega bundle (about 0.75 MB of
+script) before it draws anything; the same chart as SVG text is drawn with the page's
+HTML. Each chart has a title and a text alternative, dated axes in UTC, number axes
+whose labels are all different, interval bands, a tooltip (`<title>`) on every point
+naming what it shows, and points that are links (`<a href>`, same tab) to what they
+summarise. The interactive Vega-Lite charts stay on the pages, drawn on demand.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import pandas as pd
+
+from evals.dashboard import charts, theme
+
+WIDTH = 900
+LEFT, RIGHT, TOP, BOTTOM = 78, 16, 46, 34
+FONT = 'font-family="sans-serif" font-size="12"'
+STYLE = (
+    "<style>.evals-chart{width:100%;height:auto;max-width:100%}"
+    ".evals-chart a circle:hover,.evals-chart a path:hover{stroke:#222;stroke-width:2}</style>"
+)
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def format_number(value: float, axis_format: str) -> str:
+    """`value` written as the d3 format `axis_format` writes it (the subset the dashboard
+    uses: sign `+`, currency `$`, thousands `,`, precision, and `%` or `f`)."""
+    match = re.fullmatch(r"([+]?)(\$?)(,?)\.(\d+)([f%])", axis_format)
+    if match is None:
+        raise ValueError(f"unsupported number format {axis_format!r}")
+    sign, currency, comma, digits, kind = match.groups()
+    shown = value * 100 if kind == "%" else value
+    text = f"{abs(shown):{',' if comma else ''}.{int(digits)}f}"
+    negative = shown < 0 and float(text.replace(",", "")) != 0
+    lead = "−" if negative else ("+" if sign else "")
+    return f"{lead}{currency}{text}{'%' if kind == '%' else ''}"
+
+
+def number_ticks(low: float, high: float, axis_format: str, count: int = 5) -> list[float]:
+    """About `count` round ticks covering [low, high], never closer than the smallest
+    difference `axis_format` shows, so no two labels read the same; at least two."""
+    step_floor = charts.label_step(axis_format)
+    span = max(high - low, step_floor)
+    raw = span / max(count - 1, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    step = max(step, step_floor)
+    first = math.floor(low / step + 1e-9) * step
+    last = math.ceil(high / step - 1e-9) * step
+    if last - first < step:
+        last = first + step
+    ticks = []
+    value = first
+    while value <= last + step / 2:
+        ticks.append(round(value, 12))
+        value += step
+    return ticks
+
+
+def date_label(stamp: float) -> str:
+    """A time axis label in UTC whatever the reader's zone: `Dec 05 03:00`."""
+    return datetime.fromtimestamp(stamp, UTC).strftime("%b %d %H:%M")
+
+
+def date_ticks(low: float, high: float, count: int = 6) -> list[float]:
+    """Up to `count` evenly spaced instants over [low, high] (one when they coincide)."""
+    if high <= low:
+        return [low]
+    return [low + (high - low) * i / (count - 1) for i in range(count)]
+
+
+@dataclass(frozen=True, slots=True)
+class Scale:
+    """A linear map from a data interval onto a pixel interval."""
+
+    low: float
+    high: float
+    start: float
+    end: float
+
+    def __call__(self, value: float) -> float:
+        span = self.high - self.low or 1.0
+        return self.start + (value - self.low) / span * (self.end - self.start)
+
+
+def _svg(title: str, description: str, height: int, body: str) -> str:
+    return (
+        f'{STYLE}<svg class="evals-chart" role="img" viewBox="0 0 {WIDTH} {height}" '
+        f'xmlns="http://www.w3.org/2000/svg" {FONT}><title>{_e(title)}</title>'
+        f"<desc>{_e(description)}</desc>"
+        f'<text x="{LEFT}" y="18" font-size="14" font-weight="600">{_e(title)}</text>'
+        f"{body}</svg>"
+    )
+
+
+def _legend(items: Sequence[tuple[str, str]]) -> str:
+    parts, x = [], LEFT
+    for label, colour in items:
+        parts.append(
+            f'<circle cx="{x + 5}" cy="33" r="5" fill="{colour}"/>'
+            f'<text x="{x + 14}" y="37">{_e(label)}</text>'
+        )
+        x += 24 + 7 * len(label)
+    return "".join(parts)
+
+
+def _number_axis(scale: Scale, ticks: list[float], axis_format: str, title: str) -> str:
+    lines = [f'<g class="axis number-axis" aria-label="{_e(title)}">']
+    for tick in ticks:
+        y = scale(tick)
+        lines.append(
+            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e3e5e8"/>'
+            f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">'
+            f"{_e(format_number(tick, axis_format))}</text>"
+        )
+    middle = (scale.start + scale.end) / 2
+    lines.append(
+        f'<text x="14" y="{middle:.1f}" text-anchor="middle" '
+        f'transform="rotate(-90 14 {middle:.1f})">{_e(title)}</text></g>'
+    )
+    return "".join(lines)
+
+
+def _date_axis(scale: Scale, ticks: list[float], y: float) -> str:
+    parts = ['<g class="axis date-axis" aria-label="started (UTC)">']
+    for tick in ticks:
+        x = scale(tick)
+        parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y:.1f}" y2="{y + 5:.1f}" stroke="#888"/>'
+            f'<text class="tick" x="{x:.1f}" y="{y + 18:.1f}" text-anchor="middle">'
+            f"{_e(date_label(tick))}</text>"
+        )
+    parts.append("</g>")
+    return "".join(parts)
+
+
+def trend(
+    frame: pd.DataFrame,
+    *,
+    value: str,
+    low: str | None,
+    high: str | None,
+    title: str,
+    axis_title: str,
+    axis_format: str,
+    href: Callable[[str], str],
+    height: int = 260,
+) -> str:
+    """A value per agent over time as SVG: a line through linked points over the interval
+    band (`low`, `high`; None: no band).
+
+    `frame` has `started` (UTC datetime), `when`, `agent`, `evaluation`, `commit`,
+    `verdict` and the value columns. Each point's tooltip names when it started, its
+    evaluation, commit and agent, the value and its interval, and the gate verdict; each
+    point links to `href(evaluation)`.
+    """
+    shown = frame.dropna(subset=[value]).sort_values("started")
+    stamps = [t.timestamp() for t in shown["started"]]
+    bounds = [*shown[value]]
+    if low is not None and high is not None:
+        bounds += [v for v in [*shown[low], *shown[high]] if pd.notna(v)]
+    ticks = number_ticks(min(bounds), max(bounds), axis_format)
+    y = Scale(ticks[0], ticks[-1], height - BOTTOM, TOP + 8)
+    margin = (max(stamps) - min(stamps)) * 0.02 or 3600.0
+    x = Scale(min(stamps) - margin, max(stamps) + margin, LEFT + 8, WIDTH - RIGHT - 8)
+    agents = list(dict.fromkeys(shown["agent"]))
+    colours = {a: theme.AGENT_PALETTE[i % len(theme.AGENT_PALETTE)] for i, a in enumerate(agents)}
+    body = [
+        _number_axis(y, ticks, axis_format, axis_title),
+        _date_axis(x, date_ticks(min(stamps), max(stamps)), height - BOTTOM),
+        _legend([(a, colours[a]) for a in agents]),
+    ]
+    for agent in agents:
+        rows = shown[shown["agent"] == agent]
+        colour = colours[agent]
+        xs = [x(t.timestamp()) for t in rows["started"]]
+        if low is not None and high is not None:
+            banded = rows.dropna(subset=[low, high])
+            bx = [x(t.timestamp()) for t in banded["started"]]
+            upper = [f"{px:.1f},{y(v):.1f}" for px, v in zip(bx, banded[high], strict=True)]
+            lower = [f"{px:.1f},{y(v):.1f}" for px, v in zip(bx, banded[low], strict=True)]
+            if upper:
+                body.append(
+                    f'<polygon points="{" ".join(upper + lower[::-1])}" fill="{colour}" '
+                    'fill-opacity="0.18" stroke="none"/>'
+                )
+        points = " ".join(f"{px:.1f},{y(v):.1f}" for px, v in zip(xs, rows[value], strict=True))
+        body.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for px, row in zip(xs, rows.to_dict("records"), strict=True):
+            tip = [
+                f"started (UTC): {row['when']}",
+                f"evaluation: {row['evaluation']}",
+                f"commit: {row['commit']}",
+                f"agent: {agent}",
+                f"{axis_title}: {format_number(row[value], axis_format)}",
+            ]
+            if low is not None and high is not None and pd.notna(row[low]):
+                tip.append(
+                    f"interval: {format_number(row[low], axis_format)} to "
+                    f"{format_number(row[high], axis_format)}"
+                )
+            tip.append(f"gate verdict: {row['verdict'] or 'none'}")
+            body.append(
+                f'<a href="{_e(href(row["evaluation"]))}" target="_self">'
+                f'<circle class="point" cx="{px:.1f}" cy="{y(row[value]):.1f}" r="5" '
+                f'fill="{colour}"><title>{_e(chr(10).join(tip))}</title></circle></a>'
+            )
+    latest = shown.drop_duplicates("agent", keep="last")
+    description = (
+        f"{axis_title} of {len(shown['evaluation'].unique())} evaluations from "
+        f"{date_label(min(stamps))} to {date_label(max(stamps))} UTC; latest: "
+        + ", ".join(
+            f"{r['agent']} {format_number(r[value], axis_format)}"
+            for r in latest.to_dict("records")
+        )
+    )
+    return _svg(title, description, height, "".join(body))
+
+
+def forest(frame: pd.DataFrame, *, title: str, href: Callable[[str], str | None]) -> str:
+    """Differences (candidate − baseline) with intervals, one row per group, as SVG.
+
+    `frame` has `group`, `difference`, `low`, `high`, `verdict`, `cases`; a row whose
+    `href(group)` is not None links there (a tag's row: the comparison's cases of that tag).
+    """
+    axis_format = "+.0%"
+    row_height = 28
+    height = TOP + 20 + row_height * len(frame) + BOTTOM
+    label_width = 230
+    values = [v for c in ("difference", "low", "high") for v in frame[c] if pd.notna(v)] + [0.0]
+    ticks = number_ticks(min(values), max(values), axis_format)
+    x = Scale(ticks[0], ticks[-1], label_width + 10, WIDTH - RIGHT - 10)
+    bottom = height - BOTTOM
+    body = ['<g class="axis number-axis" aria-label="pass-rate difference">']
+    for tick in ticks:
+        px = x(tick)
+        body.append(
+            f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{TOP}" y2="{bottom}" stroke="#e3e5e8"/>'
+            f'<text class="tick" x="{px:.1f}" y="{bottom + 16}" text-anchor="middle">'
+            f"{_e(format_number(tick, axis_format))}</text>"
+        )
+    body.append(
+        f'<text x="{(x.start + x.end) / 2:.1f}" y="{bottom + 31}" text-anchor="middle">'
+        "pass-rate difference, candidate − baseline</text></g>"
+    )
+    body.append(
+        f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{TOP}" y2="{bottom}" '
+        f'stroke="{theme.GREY}" stroke-dasharray="4 4"/>'
+    )
+    verdicts = list(dict.fromkeys(frame["verdict"]))
+    body.append(_legend([(v, theme.hex_colour(v)) for v in verdicts]))
+    for index, row in enumerate(frame.to_dict("records")):
+        cy = TOP + 14 + index * row_height
+        colour = theme.hex_colour(row["verdict"])
+        label = row["group"] if len(row["group"]) <= 34 else row["group"][:33] + "…"
+        body.append(
+            f'<text x="{label_width}" y="{cy + 4}" text-anchor="end">{_e(label)}</text>'
+            f'<line x1="{x(row["low"]):.1f}" x2="{x(row["high"]):.1f}" y1="{cy}" y2="{cy}" '
+            f'stroke="{colour}" stroke-width="3"/>'
+        )
+        tip = "\n".join(
+            [
+                str(row["group"]),
+                f"cases: {row['cases']}",
+                f"difference: {format_number(row['difference'], '+.1%')}",
+                f"interval: {format_number(row['low'], '+.1%')} to "
+                f"{format_number(row['high'], '+.1%')}",
+                f"verdict: {row['verdict']}",
+            ]
+        )
+        px = x(row["difference"])
+        diamond = (
+            f'<path class="point" d="M{px:.1f},{cy - 7} L{px + 7:.1f},{cy} L{px:.1f},{cy + 7} '
+            f'L{px - 7:.1f},{cy} Z" fill="{colour}"><title>{_e(tip)}</title></path>'
+        )
+        link = href(row["group"])
+        body.append(
+            f'<a href="{_e(link)}" target="_self">{diamond}</a>' if link is not None else diamond
+        )
+    description = "; ".join(
+        f"{r['group']}: {format_number(r['difference'], '+.1%')} "
+        f"({format_number(r['low'], '+.1%')} to {format_number(r['high'], '+.1%')}), "
+        f"{r['verdict']}"
+        for r in frame.to_dict("records")
+    )
+    return _svg(title, description, height, "".join(body))
