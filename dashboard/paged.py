@@ -33,7 +33,7 @@ class Column:
     label: str
     text: Callable[[Any], str] = str
     tinted: bool = False
-    href: Callable[[dict[str, Any]], str] | None = None
+    href: Callable[[dict[Any, Any]], str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +79,13 @@ def cell_text(value: Any, text: Callable[[Any], str]) -> str:
     return text(value)
 
 
-def _cell(column: Column, row: dict[str, Any]) -> str:
+def _cell(column: Column, row: dict[Any, Any]) -> str:
     text = cell_text(row[column.field], column.text)
     escaped = html.escape(text)
     short = ' class="short"' if len(text) <= widgets.SHORT_CELL else ""
     if column.href is not None and text:
-        return f'<td{short}><a href="{html.escape(column.href(row))}" target="_self">{escaped}</a></td>'
+        address = html.escape(column.href(row))
+        return f'<td{short}><a href="{address}" target="_self">{escaped}</a></td>'
     if column.tinted and text:
         return (
             f'<td{short}><span class="tag" style="background:{theme.hex_colour(text)}">'

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pandas as pd
+import streamlit as st
 
 from evals.dashboard import charts, theme
 
@@ -31,7 +32,8 @@ STYLE = (
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    # Line breaks as references: the chart travels as one line of Markdown's raw HTML.
+    return html.escape(str(text), quote=True).replace("\n", "&#10;")
 
 
 def format_number(value: float, axis_format: str) -> str:
@@ -93,6 +95,12 @@ class Scale:
     def __call__(self, value: float) -> float:
         span = self.high - self.low or 1.0
         return self.start + (value - self.low) / span * (self.end - self.start)
+
+
+def draw(chart: str) -> None:
+    """Put a chart on the page. Streamlit's `st.html` strips SVG, so the chart goes out as
+    Markdown's raw HTML (the Markdown renderer is part of every page)."""
+    st.markdown(chart, unsafe_allow_html=True)
 
 
 def _svg(title: str, description: str, height: int, body: str) -> str:

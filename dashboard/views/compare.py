@@ -168,15 +168,13 @@ def _tag_link(group: str) -> str | None:
 if forest.empty:
     widgets.no_data("No group of this comparison has a difference to show.")
 else:
-    st.html(svg.forest(forest, title=FOREST_TITLE, href=_tag_link))
+    svg.draw(svg.forest(forest, title=FOREST_TITLE, href=_tag_link))
     st.caption("A tag's diamond lists that tag's cases below.")
-    widgets.on_demand(
-        "Interactive chart",
-        "compare_forest_chart",
-        lambda: st.vega_lite_chart(
-            figures.forest(url, baseline, candidate, environment), width="stretch"
-        ),
-    )
+
+    def forest_chart() -> None:
+        st.vega_lite_chart(figures.forest(url, baseline, candidate, environment), width="stretch")
+
+    widgets.on_demand("Interactive chart", "compare_forest_chart", forest_chart)
 
 st.subheader("Cases: regressions first")
 failing = changes.failing_assertion_text(

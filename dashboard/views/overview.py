@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
-from evals.dashboard import charts, data, figures, frames, selection, theme, widgets
+from evals.dashboard import charts, data, figures, frames, selection, svg, theme, widgets
 
 ENVIRONMENTS = ["nightly", "pr", "release"]
 TREND = "trend"
@@ -15,7 +16,7 @@ SUITE_TREND = "suite"
 
 
 def trend_chart(spec: dict[str, Any], key: str, case_id: str | None = None, **extra: str) -> None:
-    """Draw a trend; a click on (or nearest to) a point opens that evaluation."""
+    """Draw a trend interactively; a click on (or nearest to) a point opens that evaluation."""
     event = st.vega_lite_chart(
         spec, width="stretch", on_select="rerun", selection_mode=charts.PICK, key=key
     )
@@ -86,27 +87,44 @@ if subject != SUITE_TREND:
     if charted["spec"] is None:
         widgets.no_data(f"No evaluation in {label} stored rates for this {kind}.")
         st.stop()
-    trend_chart(
-        charted["spec"],
-        "trend_group",
-        name if kind == "case" else None,
-        **({"tag": name} if kind == "tag" else {}),
+    opened = {kind: name}
+    svg.draw(
+        svg.trend(
+            group,
+            value="pass_rate",
+            low="pass_low",
+            high="pass_high",
+            title=f"Pass rate of {kind} {name} per agent, with its interval",
+            axis_title="pass rate",
+            axis_format=".0%",
+            href=lambda evaluation: selection.open_link(evaluation, **opened),
+        )
+    )
+    widgets.on_demand(
+        "Interactive chart",
+        "trend_group_chart",
+        lambda: trend_chart(
+            charted["spec"],
+            "trend_group",
+            name if kind == "case" else None,
+            **({"tag": name} if kind == "tag" else {}),
+        ),
     )
     decided = group.dropna(subset=["difference"]).drop_duplicates("evaluation")
-    with st.expander("Evaluations in this chart", expanded=True):
-        st.dataframe(
-            decided[["started", "evaluation", "commit", "group_verdict", "difference", "q"]],
-            width="stretch",
-            hide_index=True,
-            column_config={
-                "started": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm"),
-                "group_verdict": widgets.tinted_column(
-                    decided, "group_verdict", "verdict of the comparison"
-                ),
-                "difference": st.column_config.NumberColumn("difference", format="%+.3f"),
-                "q": st.column_config.NumberColumn("q (BH)", format="%.4f"),
-            },
-        )
+    st.markdown("**Evaluations in this chart**")
+    widgets.text_table(
+        pd.DataFrame(
+            {
+                "started (UTC)": decided["when"],
+                "evaluation": decided["evaluation"],
+                "commit": decided["commit"],
+                "verdict of the comparison": decided["group_verdict"],
+                "difference": decided["difference"].map(lambda v: f"{v:+.3f}"),
+                "q (BH)": decided["q"].map(lambda v: "" if pd.isna(v) else f"{v:.4f}"),
+            }
+        ),
+        tinted=["verdict of the comparison"],
+    )
     st.stop()
 
 charted = figures.suite_trends(url, suite_id, environment)
@@ -114,13 +132,51 @@ trend = charted["frame"]
 if trend.empty:
     widgets.no_data(f"No complete evaluation of this suite in {label} yet.")
     st.stop()
-main_trend, *side_trends = (row[0] for row in figures.SUITE_TRENDS)
-trend_chart(charted[main_trend], "trend_suite")
-for column, value in zip(st.columns(2), side_trends, strict=True):
-    with column:
-        trend_chart(charted[value], f"trend_{value}")
-if charted["errored"] is not None:
-    st.vega_lite_chart(charted["errored"], width="stretch")
+for value, low, high, title, axis_title, axis_format in figures.SUITE_TRENDS:
+    shown = trend.dropna(subset=[value])
+    if shown.empty:
+        continue
+    svg.draw(
+        svg.trend(
+            shown,
+            value=value,
+            low=low,
+            high=high,
+            title=title,
+            axis_title=axis_title,
+            axis_format=axis_format,
+            href=selection.open_link,
+            height=260 if value == figures.SUITE_TRENDS[0][0] else 200,
+        )
+    )
+errored = trend[trend["errors"] > 0]
+if not errored.empty:
+    svg.draw(
+        svg.trend(
+            errored,
+            value="errors",
+            low=None,
+            high=None,
+            title="Errored runs (left out of the latency chart: they did not answer)",
+            axis_title="errored runs",
+            axis_format=",.0f",
+            href=selection.open_link,
+            height=180,
+        )
+    )
+
+
+def interactive_charts() -> None:
+    main_trend, *side_trends = (row[0] for row in figures.SUITE_TRENDS)
+    trend_chart(charted[main_trend], "trend_suite")
+    for column, value in zip(st.columns(2), side_trends, strict=True):
+        with column:
+            trend_chart(charted[value], f"trend_{value}")
+    if charted["errored"] is not None:
+        st.vega_lite_chart(charted["errored"], width="stretch")
+
+
+widgets.on_demand("Interactive charts", "trend_charts", interactive_charts)
 
 
 def evaluations_table() -> None:

@@ -105,9 +105,13 @@ def test_overview_trends_one_environment_and_one_tag(app: AppTest, demo_store) -
     app.selectbox(key="trend_subject").set_value("tag:noticias").run()
     _ran_cleanly(app)
     assert app.query_params["trend"] == "tag:noticias"
-    decided = app.dataframe[-1].value
+    assert not app.dataframe
+    decided = next(h.proto.body for h in app.html if "verdict of the comparison" in h.proto.body)
     tag = next(t for t in latest.summary.comparison.tags if t.group == "noticias")
-    assert list(decided["group_verdict"]) == [tag.verdict]
+    assert latest.meta.id in decided
+    assert re.findall(r'class="tag"[^>]*>([^<]*)</span>', decided) == [tag.verdict]
+    chart = next(m.value for m in app.markdown if "evals-chart" in m.value)
+    assert f"open={latest.meta.id}" in chart and "tag=noticias" in chart
 
 
 def test_compare_opens_on_the_comparison_the_gates_made(app: AppTest, demo_store) -> None:
@@ -263,3 +267,20 @@ def test_compare_shows_what_an_adaptive_run_did(write_suite, tmp_path, monkeypat
     app.switch_page("views/compare.py").run()
     _ran_cleanly(app)
     assert adaptive.describe() in [caption.value for caption in app.caption]
+
+
+def test_a_chart_point_link_opens_its_evaluation(demo_store, monkeypatch) -> None:
+    url, (_, latest) = demo_store
+    monkeypatch.setenv("EVALS_STORE_URL", url)
+    fresh = AppTest.from_file(APP, default_timeout=60)
+    fresh.query_params["open"] = latest.meta.id
+    fresh.query_params["tag"] = "noticias"
+    fresh.switch_page("views/compare.py").run()
+    _ran_cleanly(fresh)
+    assert "open" not in fresh.query_params
+    assert fresh.query_params["baseline"] == side_text(Side(latest.meta.id, "baseline"))
+    assert fresh.query_params["candidate"] == side_text(Side(latest.meta.id, "candidate"))
+    assert fresh.multiselect(key="filter_tag").value == ["noticias"]
+    rows = _paged_rows(fresh)
+    tagged = {c.case_id for c in latest.summary.comparison.cases if "noticias" in c.tags}
+    assert {row["case"] for row in rows} == tagged
