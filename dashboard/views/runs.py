@@ -8,9 +8,11 @@ import pandas as pd
 import streamlit as st
 from sqlalchemy.exc import DBAPIError
 
-from evals.dashboard import data, selection, widgets
+from evals.dashboard import data, paged, selection, widgets
 
 PAGE = 100
+# Outputs and errors in the first view are cut at this length; the full table has them whole.
+SHOWN_CHARS = 300
 STATUSES = ["pass", "fail", "error"]
 
 url = data.store_url()
@@ -72,16 +74,55 @@ if frame.empty:
     widgets.no_data("No run matches these filters.")
     st.stop()
 frame["repeat"] = frame["repeat"] + 1
-st.dataframe(
-    frame,
-    hide_index=True,
-    width="stretch",
-    column_config={
-        "status": widgets.tinted_column(frame, "status"),
-        "output": st.column_config.TextColumn("output", width="large"),
-        "error": st.column_config.TextColumn("error", width="medium"),
-        "cost": st.column_config.NumberColumn("cost (USD)", format="%.5f"),
-        "latency_ms": st.column_config.NumberColumn("latency (ms)", format="%.0f"),
-    },
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+
+
+st.html(
+    paged.table_html(
+        frame,
+        [
+            paged.Column(
+                "case_id",
+                "case",
+                href=lambda row: selection.open_link(chosen["id"], case=row["case_id"]),
+            ),
+            paged.Column("agent", "agent"),
+            paged.Column("prompt_id", "prompt"),
+            paged.Column("repeat", "repeat"),
+            paged.Column("status", "status", tinted=True),
+            paged.Column("error_kind", "error kind"),
+            paged.Column("score", "score", lambda v: f"{v:.3g}"),
+            paged.Column("cost", "cost (USD)", lambda v: f"{v:.5f}"),
+            paged.Column("latency_ms", "latency (ms)", lambda v: f"{v:,.0f}"),
+            paged.Column("output", "output", _short),
+            paged.Column("error", "error", _short),
+        ],
+        f"runs {(page - 1) * PAGE + 1:,}–{(page - 1) * PAGE + len(frame):,} of "
+        f"{found['total']:,}; outputs and errors cut at {SHOWN_CHARS} characters "
+        "(in full in the table on demand and on the case's page)",
+    )
 )
-widgets.export(frame, f"{suite_id}-{chosen['id']}-runs", "runs")
+
+
+def full_table() -> None:
+    st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "status": widgets.tinted_column(frame, "status"),
+            "output": st.column_config.TextColumn("output", width="large"),
+            "error": st.column_config.TextColumn("error", width="medium"),
+            "cost": st.column_config.NumberColumn("cost (USD)", format="%.5f"),
+            "latency_ms": st.column_config.NumberColumn("latency (ms)", format="%.0f"),
+        },
+    )
+    widgets.export(frame, f"{suite_id}-{chosen['id']}-runs", "runs")
+
+
+widgets.on_demand(
+    "These runs in full, sortable, with CSV and JSON downloads", "runs_full_table", full_table
+)

@@ -284,3 +284,24 @@ def test_a_chart_point_link_opens_its_evaluation(demo_store, monkeypatch) -> Non
     rows = _paged_rows(fresh)
     tagged = {c.case_id for c in latest.summary.comparison.cases if "noticias" in c.tags}
     assert {row["case"] for row in rows} == tagged
+
+
+def test_runs_shows_a_page_of_runs_as_a_table_with_case_links(app: AppTest, demo_store) -> None:
+    _, (nightly, _) = demo_store
+    app.query_params["evaluation"] = nightly.meta.id
+    app.switch_page("views/runs.py").run()
+    _ran_cleanly(app)
+    assert not app.dataframe
+    rows = _paged_rows(app)
+    assert len(rows) == min(100, len(nightly.records))
+    status = {
+        (r.key.case_id, r.key.agent, str(r.key.repeat + 1)): r.status for r in nightly.records
+    }
+    for row in rows:
+        assert row["status"] == status[(row["case"], row["agent"], row["repeat"])]
+    links = re.findall(r'<a href="compare\?([^"]*)"', _html(app))
+    assert len(links) == len(rows)
+    assert all(f"open={nightly.meta.id}" in link and "case=" in link for link in links)
+    app.toggle(key="runs_full_table").set_value(True).run()
+    _ran_cleanly(app)
+    assert list(app.dataframe[0].value["case_id"]) == [row["case"] for row in rows]
