@@ -1,5 +1,6 @@
-"""Pages of a 500-case suite in headless Chromium: number axes never repeat a label, a
-click on a trend point opens that evaluation's comparison, and Runs filters by metadata.
+"""Pages of a 500-case suite in headless Chromium: number axes (of SVG and Vega-Lite
+charts) never repeat a label, a click on a trend point opens that evaluation's comparison,
+and Runs filters by metadata.
 
 Skipped unless EVALS_TEST_CHROMIUM names a Chromium binary.
 """
@@ -52,6 +53,9 @@ def tab(browser: Any) -> Iterator[tuple[Any, ScriptRuns]]:
 def _number_axes(page: Any) -> list[tuple[str, list[str]]]:
     """(description, tick labels) of every number axis of every chart on the page."""
     axes = []
+    for axis in page.locator("svg.evals-chart g.number-axis").all():
+        texts = [t.text_content() for t in axis.locator("text.tick").all()]
+        axes.append((axis.get_attribute("aria-label") or "", texts))
     for axis in page.locator("[data-testid='stVegaLiteChart'] g.role-axis").all():
         label = axis.get_attribute("aria-label") or ""
         if "linear scale" in label:
@@ -79,11 +83,11 @@ def test_number_axes_never_repeat_a_label(tab, dashboard_url: str, path: str) ->
 def test_a_click_on_a_trend_point_opens_its_evaluation(tab, dashboard_url: str) -> None:
     page, runs = tab
     runs.after(lambda: page.goto(f"{dashboard_url}/overview"))
-    trend = page.locator("[data-testid='stVegaLiteChart']").first
-    points = [p.bounding_box() for p in trend.locator("g.mark-symbol path").all()]
-    oldest = min(points, key=lambda box: box["x"])
-    centre = (oldest["x"] + oldest["width"] / 2, oldest["y"] + oldest["height"] / 2)
-    runs.after(lambda: page.mouse.click(*centre))
+    trend = page.locator("svg.evals-chart").first
+    points = trend.locator("a circle.point").all()
+    oldest = min(points, key=lambda point: point.bounding_box()["x"])
+    assert "evaluation: scale-0001" in (oldest.locator("title").text_content() or "")
+    runs.after(lambda: oldest.click())
     page.wait_for_url(re.compile(r"/compare\?"))
     # The page opens on the newest nightly (scale-0002); the oldest point is scale-0001.
     opened = "Baseline: scale-0001:baseline · Candidate: scale-0001:candidate"
