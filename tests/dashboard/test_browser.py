@@ -54,13 +54,15 @@ def _shoot(page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
 
 
-def _open(page, address: str) -> None:
-    ScriptRuns(page).after(lambda: page.goto(address))
+def _open(page, address: str) -> ScriptRuns:
+    runs = ScriptRuns(page)
+    runs.after(lambda: page.goto(address))
+    return runs
 
 
 @pytest.mark.slow
 def test_overview_shows_verdicts_and_trends(page, dashboard_url: str) -> None:
-    _open(page, f"{dashboard_url}/overview")
+    runs = _open(page, f"{dashboard_url}/overview")
     assert page.get_by_text("Latest verdict per environment").is_visible()
     charts = page.locator("svg.evals-chart")
     assert charts.count() >= 3
@@ -69,12 +71,12 @@ def test_overview_shows_verdicts_and_trends(page, dashboard_url: str) -> None:
         assert chart.locator("a circle.point").count() >= 1
     assert "trading-research" in page.content()
     _shoot(page, "overview")
-    ScriptRuns(page).after(lambda: page.get_by_text("Interactive charts").click())
+    runs.after(lambda: page.get_by_text("Interactive charts").click())
     assert page.locator("[data-testid='stVegaLiteChart']").count() >= 3
 
 
 def test_compare_badges_the_regressed_case(page, dashboard_url: str) -> None:
-    _open(page, f"{dashboard_url}/compare")
+    runs = _open(page, f"{dashboard_url}/compare")
     assert page.locator("svg.evals-chart").count() >= 1
     assert page.get_by_text("regression:", exact=False).first.is_visible()
     count = page.get_by_text("regression:", exact=False).first.inner_text()
@@ -86,7 +88,7 @@ def test_compare_badges_the_regressed_case(page, dashboard_url: str) -> None:
     assert "case=" in (first.locator("a").first.get_attribute("href") or "")
     assert page.locator("[data-testid='stDataFrame']").count() == 0
     _shoot(page, "compare")
-    ScriptRuns(page).after(lambda: page.get_by_text("Every column, sortable").click())
+    runs.after(lambda: page.get_by_text("Every column, sortable").click())
     page.locator("[data-testid='stDataFrame']").last.wait_for()
 
 
