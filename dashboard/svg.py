@@ -59,8 +59,8 @@ def number_ticks(low: float, high: float, axis_format: str, count: int = 5) -> l
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
     step = max(step, step_floor)
-    first = math.floor(low / step + 1e-9) * step
-    last = math.ceil(high / step - 1e-9) * step
+    first = math.floor(low / step) * step
+    last = math.ceil(high / step) * step
     if last - first < step:
         last = first + step
     ticks = []

@@ -1,0 +1,226 @@
+"""The server-side SVG charts and the paged HTML table: well-formed, labelled, linked,
+with number axes whose labels never repeat, and pages that cover every row once."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import xml.etree.ElementTree as ET
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evals.dashboard import charts, paged, svg
+
+SVG = "{http://www.w3.org/2000/svg}"
+FORMATS = [".0%", "+.0%", "$.4f", ",.0f", "+.1%"]
+
+
+def _parse(chart: str) -> ET.Element:
+    return ET.fromstring(chart[chart.index("<svg") :])
+
+
+def _trend_frame(rates: list[float], agents: tuple[str, ...] = ("baseline", "candidate")):
+    rows = []
+    for index, rate in enumerate(rates):
+        for offset, agent in enumerate(agents):
+            value = min(1.0, rate + offset * 0.01)
+            rows.append(
+                {
+                    "started": pd.Timestamp(1_733_400_000 + index * 86_400, unit="s", tz="UTC"),
+                    "when": f"day {index}",
+                    "evaluation": f"ev-{index}",
+                    "commit": f"c{index:09d}",
+                    "verdict": "pass" if index % 2 else "fail",
+                    "agent": agent,
+                    "pass_rate": value,
+                    "pass_low": max(0.0, value - 0.02),
+                    "pass_high": min(1.0, value + 0.02),
+                }
+            )
+    return pd.DataFrame.from_records(rows)
+
+
+@given(
+    low=st.floats(-1e6, 1e6, allow_nan=False),
+    width=st.floats(0, 1e6, allow_nan=False),
+    axis_format=st.sampled_from(FORMATS),
+)
+def test_number_ticks_cover_the_range_with_distinct_labels(
+    low: float, width: float, axis_format: str
+) -> None:
+    high = low + width
+    ticks = svg.number_ticks(low, high, axis_format)
+    assert len(ticks) >= 2
+    assert ticks[0] <= low + 1e-9 * max(1.0, abs(low))
+    assert ticks[-1] >= high - 1e-9 * max(1.0, abs(high))
+    labels = [svg.format_number(t, axis_format) for t in ticks]
+    assert len(set(labels)) == len(labels), labels
+    # Ticks far from zero carry float rounding: a relative tolerance.
+    step = charts.label_step(axis_format)
+    assert min(b - a for a, b in itertools.pairwise(ticks)) >= step * (1 - 1e-6)
+
+
+@pytest.mark.parametrize(
+    ("value", "axis_format", "written"),
+    [
+        (0.7234, ".0%", "72%"),
+        (-0.051, "+.1%", "−5.1%"),
+        (0.0, "+.0%", "+0%"),
+        (-0.0001, "+.0%", "+0%"),
+        (1234.5, ",.0f", "1,234"),
+        (0.00123, "$.4f", "$0.0012"),
+    ],
+)
+def test_numbers_are_written_as_the_d3_format_writes_them(
+    value: float, axis_format: str, written: str
+) -> None:
+    assert svg.format_number(value, axis_format) == written
+
+
+def test_an_unknown_number_format_is_refused() -> None:
+    with pytest.raises(ValueError, match="unsupported number format"):
+        svg.format_number(1.0, ".3e")
+
+
+@given(rates=st.lists(st.floats(0.5, 0.99), min_size=1, max_size=40))
+def test_a_trend_links_every_point_and_names_it(rates: list[float]) -> None:
+    frame = _trend_frame(rates)
+    chart = svg.trend(
+        frame,
+        value="pass_rate",
+        low="pass_low",
+        high="pass_high",
+        title="Pass rate <per agent>",
+        axis_title="pass rate",
+        axis_format=".0%",
+        href=lambda evaluation: f"compare?open={evaluation}&x=1",
+    )
+    assert "\n" not in chart
+    root = _parse(chart)
+    assert root.find(f"{SVG}title").text == "Pass rate <per agent>"
+    assert "latest" in root.find(f"{SVG}desc").text
+    links = root.findall(f".//{SVG}a")
+    assert len(links) == len(frame)
+    tips = {(link.get("href"), link.find(f"{SVG}circle/{SVG}title").text) for link in links}
+    for row in frame.to_dict("records"):
+        matching = [
+            tip
+            for href, tip in tips
+            if f"evaluation: {row['evaluation']}\n" in tip
+            and f"agent: {row['agent']}\n" in tip
+            and href == f"compare?open={row['evaluation']}&x=1"
+        ]
+        assert len(matching) == 1
+        assert f"pass rate: {svg.format_number(row['pass_rate'], '.0%')}" in matching[0]
+        assert f"started (UTC): {row['when']}" in matching[0]
+        assert "interval: " in matching[0] and f"gate verdict: {row['verdict']}" in matching[0]
+    hrefs = {link.get("href") for link in links}
+    assert hrefs == {f"compare?open=ev-{i}&x=1" for i in range(len(rates))}
+    assert len(root.findall(f".//{SVG}polygon")) == 2  # one interval band per agent
+    ticks = [t.text for t in root.findall(f".//{SVG}g[@class='axis number-axis']/{SVG}text")]
+    assert len(set(ticks)) == len(ticks)
+    dates = [t.text for t in root.findall(f".//{SVG}g[@class='axis date-axis']/{SVG}text")]
+    assert all(re.fullmatch(r"[A-Z][a-z]{2} \d\d \d\d:\d\d", d) for d in dates)
+
+
+def test_a_point_sits_at_its_value_on_the_axis() -> None:
+    chart = svg.trend(
+        _trend_frame([0.6, 0.8], agents=("solo",)),
+        value="pass_rate",
+        low=None,
+        high=None,
+        title="t",
+        axis_title="pass rate",
+        axis_format=".0%",
+        href=str,
+    )
+    root = _parse(chart)
+    axis = root.find(f".//{SVG}g[@class='axis number-axis']")
+    lines = axis.findall(f"{SVG}line")
+    labels = [t.text for t in axis.findall(f"{SVG}text[@class='tick']")]
+    position = {label: float(line.get("y1")) for label, line in zip(labels, lines, strict=True)}
+    circles = root.findall(f".//{SVG}circle[@class='point']")
+    assert [float(c.get("cy")) for c in circles] == pytest.approx(
+        [position["60%"], position["80%"]], abs=0.11
+    )
+    assert root.findall(f".//{SVG}polygon") == []
+
+
+def test_a_forest_links_tags_and_escapes_names() -> None:
+    frame = pd.DataFrame(
+        {
+            "group": ["whole suite", "tag <b>&news"],
+            "difference": [-0.10, 0.05],
+            "low": [-0.20, -0.01],
+            "high": [0.0, 0.11],
+            "verdict": ["regression", "inconclusive"],
+            "cases": [500, 40],
+        }
+    )
+    chart = svg.forest(
+        frame, title="Forest", href=lambda g: "compare?tag=x" if g.startswith("tag") else None
+    )
+    root = _parse(chart)
+    links = root.findall(f".//{SVG}a")
+    assert [link.get("href") for link in links] == ["compare?tag=x"]
+    tips = [t.text for t in root.findall(f".//{SVG}path[@class='point']/{SVG}title")]
+    assert tips[0].startswith("whole suite") and "interval: −20.0% to +0.0%" in tips[0]
+    assert tips[1].startswith("tag <b>&news") and "verdict: inconclusive" in tips[1]
+    assert "<b>" not in chart
+
+
+def _cases(count: int) -> pd.DataFrame:
+    verdicts = ["equivalent", "regression", "inconclusive", "improvement"]
+    return pd.DataFrame(
+        {
+            "case": [f"case-{i:03d}" for i in range(count)],
+            "verdict": [verdicts[i % 4] for i in range(count)],
+            "difference": [((i * 37) % 11 - 5) / 10 for i in range(count)],
+        }
+    ).assign(rank=lambda f: f["verdict"].map({"regression": 0, "improvement": 1}).fillna(2))
+
+
+@given(count=st.integers(0, 300), per_page=st.integers(1, 60))
+def test_pages_cover_every_row_once(count: int, per_page: int) -> None:
+    frame = _cases(count)
+    ordered = paged.sort_rows(frame, paged.Sort("difference", (("difference", True),)), "rank")
+    pages = paged.page_count(count, per_page)
+    seen = [
+        case
+        for page in range(1, pages + 1)
+        for case in ordered.iloc[(page - 1) * per_page : page * per_page]["case"]
+    ]
+    assert sorted(seen) == sorted(frame["case"])
+    ranks = list(ordered["rank"])
+    assert ranks == sorted(ranks)
+    for rank in set(ranks):
+        within = list(ordered[ordered["rank"] == rank]["difference"])
+        assert within == sorted(within)
+
+
+@pytest.mark.parametrize(
+    ("wanted", "page"), [(None, 1), ("", 1), ("x", 1), ("0", 1), ("2", 2), ("99", 3)]
+)
+def test_an_address_page_is_kept_within_the_pages(wanted: str | None, page: int) -> None:
+    assert paged.clamp_page(wanted, 120, 50) == page
+
+
+def test_a_table_escapes_cells_links_cases_and_has_headers() -> None:
+    frame = pd.DataFrame({"case": ["a<b>", "c"], "verdict": ["regression", None]})
+    table = paged.table_html(
+        frame,
+        [
+            paged.Column("verdict", "verdict", tinted=True),
+            paged.Column("case", "case", href=lambda row: f"case?case={row['case']}&x=1"),
+        ],
+        "cases 1–2 of 2",
+    )
+    assert '<th scope="col">verdict</th><th scope="col">case</th>' in table
+    assert "<caption" in table and "cases 1–2 of 2" in table
+    assert '<a href="case?case=a&lt;b&gt;&amp;x=1" target="_self">a&lt;b&gt;</a>' in table
+    assert "<b>" not in table
+    assert table.count("<tr>") == 3
+    assert "regression</span>" in table
