@@ -9,7 +9,7 @@ one evaluation (or one comparison) is built once, turned into its spec, and kept
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 import streamlit as st
@@ -154,16 +154,32 @@ def group_trend(
     group = frames.group_trend_frame(data.group_trend(url, suite_id, environment, kind, name))
     if group.empty:
         return {"frame": group, "spec": None}
-    spec = charts.trend_with_band(
-        group,
+    spec = charts.trend_with_band(group, **group_trend_fields(kind, name)).to_dict()
+    return {"frame": group, "spec": spec}
+
+
+class TrendFields(TypedDict):
+    """What a trend chart draws: value and interval columns, titles and number format."""
+
+    value: str
+    low: str
+    high: str
+    title: str
+    axis_title: str
+    axis_format: str
+
+
+def group_trend_fields(kind: str, name: str) -> TrendFields:
+    """The value, interval columns, titles and number format of a tag's or case's trend,
+    the same for its Vega-Lite chart and its SVG."""
+    return TrendFields(
         value="pass_rate",
         low="pass_low",
         high="pass_high",
         title=f"Pass rate of {kind} {name} per agent, with its interval",
         axis_title="pass rate",
         axis_format=".0%",
-    ).to_dict()
-    return {"frame": group, "spec": spec}
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

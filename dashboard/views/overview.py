@@ -91,12 +91,7 @@ if subject != SUITE_TREND:
     svg.draw(
         svg.trend(
             group,
-            value="pass_rate",
-            low="pass_low",
-            high="pass_high",
-            title=f"Pass rate of {kind} {name} per agent, with its interval",
-            axis_title="pass rate",
-            axis_format=".0%",
+            **figures.group_trend_fields(kind, name),
             href=lambda evaluation: selection.open_link(evaluation, **opened),
         )
     )
