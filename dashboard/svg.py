@@ -5,7 +5,8 @@ script) before it draws anything; the same chart as SVG text is drawn with the p
 HTML. Each chart has a title and a text alternative, dated axes in UTC, number axes
 whose labels are all different, interval bands, a tooltip (`<title>`) on every point
 naming what it shows, and points that are links (`<a href>`, same tab) to what they
-summarise. The interactive Vega-Lite charts stay on the pages, drawn on demand.
+summarise (a figure, not an image, so assistive technology reaches the links). The
+interactive Vega-Lite charts stay on the pages, drawn on demand.
 """
 
 from __future__ import annotations
@@ -105,7 +106,8 @@ def draw(chart: str) -> None:
 
 def _svg(title: str, description: str, height: int, body: str) -> str:
     return (
-        f'{STYLE}<svg class="evals-chart" role="img" viewBox="0 0 {WIDTH} {height}" '
+        f'{STYLE}<svg class="evals-chart" role="figure" aria-label="{_e(title)}" '
+        f'viewBox="0 0 {WIDTH} {height}" '
         f'xmlns="http://www.w3.org/2000/svg" {FONT}><title>{_e(title)}</title>'
         f"<desc>{_e(description)}</desc>"
         f'<text x="{LEFT}" y="18" font-size="14" font-weight="600">{_e(title)}</text>'

@@ -224,3 +224,53 @@ def test_a_table_escapes_cells_links_cases_and_has_headers() -> None:
     assert "<b>" not in table
     assert table.count("<tr>") == 3
     assert "regression</span>" in table
+
+
+def _paged_script() -> None:
+    import pandas as pd
+
+    from evals.dashboard import paged
+
+    frame = pd.DataFrame(
+        {
+            "case": [f"case-{i:03d}" for i in range(120)],
+            "difference": [(i * 37 % 120) / 100 for i in range(120)],
+            "rank": [0 if i % 10 == 0 else 2 for i in range(120)],
+        }
+    )
+    paged.draw(
+        frame,
+        [paged.Column("case", "case"), paged.Column("difference", "difference")],
+        noun="cases",
+        key="t",
+        sorts=[paged.Sort("evidence", ()), paged.Sort("difference", (("difference", True),))],
+        first="rank",
+    )
+
+
+def _shown_cases(app) -> list[str]:
+    body = next(h.proto.body for h in app.html if "paged-table" in h.proto.body)
+    return re.findall(r"<tr><td[^>]*>(case-\d+)</td>", body)
+
+
+def test_an_address_reopens_the_same_page_and_order() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    app = AppTest.from_function(_paged_script)
+    app.query_params["page"] = "2"
+    app.query_params["sort"] = "difference"
+    app.run()
+    assert not app.exception
+    assert app.selectbox(key="t_sort").value == "difference"
+    assert app.number_input(key="t_page").value == 2
+    body = next(h.proto.body for h in app.html if "paged-table" in h.proto.body)
+    assert "cases 51–100 of 120 · page 2 of 3 · sorted by difference" in body
+    # The script's rows in order, sorted here by Python's own stable sort.
+    order = sorted(range(120), key=lambda i: (0 if i % 10 == 0 else 2, (i * 37 % 120) / 100))
+    expected = [f"case-{i:03d}" for i in order[50:100]]
+    assert _shown_cases(app) == list(expected)
+    app.number_input(key="t_page").set_value(3).run()
+    assert app.query_params["page"] == "3"
+    assert len(_shown_cases(app)) == 20
+    app.selectbox(key="t_sort").set_value("evidence").run()
+    assert "sort" not in app.query_params
