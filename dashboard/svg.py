@@ -275,18 +275,22 @@ def forest(frame: pd.DataFrame, *, title: str, href: Callable[[str], str | None]
         cy = TOP + 14 + index * row_height
         colour = theme.hex_colour(row["verdict"])
         label = row["group"] if len(row["group"]) <= 34 else row["group"][:33] + "…"
-        body.append(
-            f'<text x="{label_width}" y="{cy + 4}" text-anchor="end">{_e(label)}</text>'
-            f'<line x1="{x(row["low"]):.1f}" x2="{x(row["high"]):.1f}" y1="{cy}" y2="{cy}" '
-            f'stroke="{colour}" stroke-width="3"/>'
-        )
+        body.append(f'<text x="{label_width}" y="{cy + 4}" text-anchor="end">{_e(label)}</text>')
+        bounded = pd.notna(row["low"]) and pd.notna(row["high"])
+        if bounded:
+            body.append(
+                f'<line x1="{x(row["low"]):.1f}" x2="{x(row["high"]):.1f}" y1="{cy}" '
+                f'y2="{cy}" stroke="{colour}" stroke-width="3"/>'
+            )
         tip = "\n".join(
             [
                 str(row["group"]),
                 f"cases: {row['cases']}",
                 f"difference: {format_number(row['difference'], '+.1%')}",
                 f"interval: {format_number(row['low'], '+.1%')} to "
-                f"{format_number(row['high'], '+.1%')}",
+                f"{format_number(row['high'], '+.1%')}"
+                if bounded
+                else "interval: none",
                 f"verdict: {row['verdict']}",
             ]
         )
@@ -301,8 +305,12 @@ def forest(frame: pd.DataFrame, *, title: str, href: Callable[[str], str | None]
         )
     description = "; ".join(
         f"{r['group']}: {format_number(r['difference'], '+.1%')} "
-        f"({format_number(r['low'], '+.1%')} to {format_number(r['high'], '+.1%')}), "
-        f"{r['verdict']}"
+        + (
+            f"({format_number(r['low'], '+.1%')} to {format_number(r['high'], '+.1%')}), "
+            if pd.notna(r["low"]) and pd.notna(r["high"])
+            else "(no interval), "
+        )
+        + str(r["verdict"])
         for r in frame.to_dict("records")
     )
     return _svg(title, description, height, "".join(body))

@@ -172,6 +172,24 @@ def test_a_forest_links_tags_and_escapes_names() -> None:
     assert "<b>" not in chart
 
 
+def test_a_forest_row_without_an_interval_draws_its_point_only() -> None:
+    frame = pd.DataFrame(
+        {
+            "group": ["whole suite", "tag thin"],
+            "difference": [-0.10, 0.5],
+            "low": [-0.20, None],
+            "high": [0.0, None],
+            "verdict": ["regression", "insufficient data"],
+            "cases": [500, 1],
+        }
+    )
+    chart = svg.forest(frame, title="Forest", href=lambda g: None)
+    assert "nan" not in chart
+    root = _parse(chart)
+    assert len(root.findall(f".//{SVG}path[@class='point']")) == 2
+    assert "tag thin: +50.0% (no interval)" in root.find(f"{SVG}desc").text
+
+
 def _cases(count: int) -> pd.DataFrame:
     verdicts = ["equivalent", "regression", "inconclusive", "improvement"]
     return pd.DataFrame(
