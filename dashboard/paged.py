@@ -147,10 +147,12 @@ def draw(
     _kept(PAGE, str(page), "1")
     ordered = sort_rows(frame, sorts[labels.index(label)], first)
     shown = ordered.iloc[(page - 1) * per_page : page * per_page]
-    start = (page - 1) * per_page + 1 if len(frame) else 0
+    start = (page - 1) * per_page + 1
     caption = (
         f"{noun} {start:,}–{start + len(shown) - 1:,} of {len(frame):,} · page {page} of "
         f"{pages} · sorted by {label}"
+        if len(frame)
+        else f"no {noun} match these filters"
     )
     st.html(table_html(shown, columns, caption))
     return shown

@@ -246,16 +246,18 @@ def test_a_table_escapes_cells_links_cases_and_has_headers() -> None:
 
 def _paged_script() -> None:
     import pandas as pd
+    import streamlit as st
 
     from evals.dashboard import paged
 
+    rows = int(st.query_params.get("rows", "120"))
     frame = pd.DataFrame(
         {
             "case": [f"case-{i:03d}" for i in range(120)],
             "difference": [(i * 37 % 120) / 100 for i in range(120)],
             "rank": [0 if i % 10 == 0 else 2 for i in range(120)],
         }
-    )
+    ).head(rows)
     paged.draw(
         frame,
         [paged.Column("case", "case"), paged.Column("difference", "difference")],
@@ -292,3 +294,17 @@ def test_an_address_reopens_the_same_page_and_order() -> None:
     assert len(_shown_cases(app)) == 20
     app.selectbox(key="t_sort").set_value("evidence").run()
     assert "sort" not in app.query_params
+
+
+def test_an_empty_table_says_nothing_matches() -> None:
+    from streamlit.testing.v1 import AppTest
+
+    app = AppTest.from_function(_paged_script)
+    app.query_params["rows"] = "0"
+    app.query_params["page"] = "4"
+    app.run()
+    assert not app.exception
+    body = next(h.proto.body for h in app.html if "paged-table" in h.proto.body)
+    assert "no cases match these filters" in body
+    assert _shown_cases(app) == []
+    assert "page" not in app.query_params
