@@ -208,6 +208,7 @@ def trend(
                 )
         points = " ".join(f"{px:.1f},{y(v):.1f}" for px, v in zip(xs, rows[value], strict=True))
         body.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        body.append(f'<g fill="{colour}">')
         for px, row in zip(xs, rows.to_dict("records"), strict=True):
             tip = [
                 f"started (UTC): {row['when']}",
@@ -223,10 +224,12 @@ def trend(
                 )
             tip.append(f"gate verdict: {row['verdict'] or 'none'}")
             body.append(
+                # Markdown's links open a new tab unless told otherwise.
                 f'<a href="{_e(href(row["evaluation"]))}" target="_self">'
-                f'<circle class="point" cx="{px:.1f}" cy="{y(row[value]):.1f}" r="5" '
-                f'fill="{colour}"><title>{_e(chr(10).join(tip))}</title></circle></a>'
+                f'<circle class="point" cx="{px:.0f}" cy="{y(row[value]):.1f}" r="5">'
+                f"<title>{_e(chr(10).join(tip))}</title></circle></a>"
             )
+        body.append("</g>")
     latest = shown.drop_duplicates("agent", keep="last")
     description = (
         f"{axis_title} of {len(shown['evaluation'].unique())} evaluations from "
@@ -300,9 +303,10 @@ def forest(frame: pd.DataFrame, *, title: str, href: Callable[[str], str | None]
             f'L{px - 7:.1f},{cy} Z" fill="{colour}"><title>{_e(tip)}</title></path>'
         )
         link = href(row["group"])
-        body.append(
-            f'<a href="{_e(link)}" target="_self">{diamond}</a>' if link is not None else diamond
-        )
+        if link is not None:
+            # Markdown's links open a new tab unless told otherwise.
+            diamond = f'<a href="{_e(link)}" target="_self">{diamond}</a>'
+        body.append(diamond)
     description = "; ".join(
         f"{r['group']}: {format_number(r['difference'], '+.1%')} "
         + (

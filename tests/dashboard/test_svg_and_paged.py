@@ -104,6 +104,7 @@ def test_a_trend_links_every_point_and_names_it(rates: list[float]) -> None:
     assert "latest" in root.find(f"{SVG}desc").text
     links = root.findall(f".//{SVG}a")
     assert len(links) == len(frame)
+    assert {link.get("target") for link in links} == {"_self"}  # same tab
     tips = {(link.get("href"), link.find(f"{SVG}circle/{SVG}title").text) for link in links}
     for row in frame.to_dict("records"):
         matching = [
@@ -165,7 +166,9 @@ def test_a_forest_links_tags_and_escapes_names() -> None:
     )
     root = _parse(chart)
     links = root.findall(f".//{SVG}a")
-    assert [link.get("href") for link in links] == ["compare?tag=x"]
+    assert [(link.get("href"), link.get("target")) for link in links] == [
+        ("compare?tag=x", "_self")
+    ]
     tips = [t.text for t in root.findall(f".//{SVG}path[@class='point']/{SVG}title")]
     assert tips[0].startswith("whole suite") and "interval: −20.0% to +0.0%" in tips[0]
     assert tips[1].startswith("tag <b>&news") and "verdict: inconclusive" in tips[1]
