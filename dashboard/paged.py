@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from evals.dashboard import theme, widgets
+from evals.dashboard import selection, theme, widgets
 
 PER_PAGE = 50
 PAGE = "page"
@@ -109,13 +109,6 @@ def table_html(frame: pd.DataFrame, columns: Sequence[Column], caption: str) -> 
     )
 
 
-def _kept(key: str, value: str, default: str) -> None:
-    if value == default:
-        st.query_params.pop(key, None)
-    else:
-        st.query_params[key] = value
-
-
 def draw(
     frame: pd.DataFrame,
     columns: Sequence[Column],
@@ -139,12 +132,12 @@ def draw(
         index=labels.index(wanted) if wanted in labels else 0,
         key=f"{key}_sort",
     )
-    _kept(SORT, label, labels[0])
+    selection.keep_param(SORT, None if label == labels[0] else label)
     pages = page_count(len(frame), per_page)
     page = clamp_page(st.query_params.get(PAGE), len(frame), per_page)
     if pages > 1:
         page = int(pager.number_input("Page", 1, pages, page, key=f"{key}_page"))
-    _kept(PAGE, str(page), "1")
+    selection.keep_param(PAGE, None if page == 1 else str(page))
     ordered = sort_rows(frame, sorts[labels.index(label)], first)
     shown = ordered.iloc[(page - 1) * per_page : page * per_page]
     start = (page - 1) * per_page + 1
