@@ -121,18 +121,23 @@ st.caption(
 for warning in gates.get("warnings", []):
     st.warning(warning, icon="⚠️")
 
-tiles = st.columns(4)
-tiles[0].metric("Baseline pass rate", theme.percent(overall["baseline_rate"]))
-tiles[1].metric(
-    "Candidate pass rate",
-    theme.percent(overall["candidate_rate"]),
-    None if overall["difference"] is None else f"{overall['difference'] * 100:+.1f} pts",
-)
-tiles[2].metric("Difference interval (pts)", theme.interval_text(overall["interval"]))
-tiles[3].metric(
-    "Gates",
-    gates.get("verdict", "—"),
-    help=f"an undetermined verdict: on_undetermined {gates.get('on_undetermined', 'warn')}",
+difference = overall["difference"]
+widgets.tiles(
+    [
+        ("Baseline pass rate", theme.percent(overall["baseline_rate"]), ""),
+        ("Candidate pass rate", theme.percent(overall["candidate_rate"]), ""),
+        (
+            "Difference (pts)",
+            "—" if difference is None else f"{difference * 100:+.1f}",
+            "candidate − baseline, percentage points",
+        ),
+        ("Difference interval (pts)", theme.interval_text(overall["interval"]), ""),
+        (
+            "Gates",
+            gates.get("verdict", "—"),
+            f"an undetermined verdict: on_undetermined {gates.get('on_undetermined', 'warn')}",
+        ),
+    ]
 )
 widgets.badge(f"suite: {overall['verdict']}", overall["verdict"])
 st.caption(overall.get("explanation", ""))

@@ -34,18 +34,24 @@ widgets.header(
 suites = data.suites(url)
 verdicts = data.latest_verdicts(url)
 latest = data.evaluations(url, suite_id)
-tiles = st.columns(4)
-tiles[0].metric("Suites in the store", len(suites))
-tiles[1].metric(
-    "Evaluations of this suite",
-    next((row["evaluations"] for row in suites if row["suite_id"] == suite_id), 0),
-)
+figures_shown = [
+    ("Suites in the store", len(suites), ""),
+    (
+        "Evaluations of this suite",
+        next((row["evaluations"] for row in suites if row["suite_id"] == suite_id), 0),
+        "",
+    ),
+]
 if latest:
     newest = latest[0]
-    tiles[2].metric("Latest verdict", newest["verdict"] or "no gates")
     stamp = theme.when(newest["started_at"])
-    tiles[3].metric("Latest run (UTC)", stamp[11:], help=stamp)
-    tiles[3].caption(f"{stamp[:10]} · environment: {newest['environment'] or 'none'}")
+    figures_shown += [
+        ("Latest verdict", newest["verdict"] or "no gates", ""),
+        ("Latest run (UTC)", stamp[11:], stamp),
+    ]
+widgets.tiles(figures_shown)
+if latest:
+    st.caption(f"Latest run: {stamp[:10]} · environment: {newest['environment'] or 'none'}")
 
 st.subheader("Latest verdict per environment")
 matrix = frames.verdict_matrix(verdicts, ENVIRONMENTS)

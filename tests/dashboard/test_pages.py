@@ -37,7 +37,11 @@ def _assertion_types(grade) -> set[str]:
 
 
 def _metrics(app: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in app.metric}
+    """The page's large figures: its metrics and its tiles (`widgets.tiles`)."""
+    tiles = re.findall(r'<div class="label">([^<]+)</div><div class="value">([^<]*)<', _html(app))
+    return {m.label: m.value for m in app.metric} | {
+        html.unescape(k): html.unescape(v) for k, v in tiles
+    }
 
 
 def _html(app: AppTest) -> str:
@@ -126,6 +130,7 @@ def test_compare_opens_on_the_comparison_the_gates_made(app: AppTest, demo_store
     assert metrics["Baseline pass rate"] == f"{overall.baseline_rate * 100:.1f} %"
     assert metrics["Candidate pass rate"] == f"{overall.candidate_rate * 100:.1f} %"
     assert metrics["Gates"] == nightly.gates.verdict
+    assert metrics["Difference (pts)"] == f"{overall.difference * 100:+.1f}"
     shown = _html(app)
     for gate in nightly.gates.gates:
         assert html.escape(gate.reason) in shown
