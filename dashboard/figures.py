@@ -84,33 +84,43 @@ def forest(url: str, baseline: Side, candidate: Side, environment: str | None) -
     return chart.to_dict()
 
 
-# (value, interval low, interval high, title, axis title, axis format) of the suite's
-# trend charts on Overview: pass rate first, then the two smaller charts; latency only
-# where the agent had no errored run.
+class TrendFields(TypedDict):
+    """What a trend chart draws: value and interval columns, titles and number format."""
+
+    value: str
+    low: str
+    high: str
+    title: str
+    axis_title: str
+    axis_format: str
+
+
+# The suite's trend charts on Overview: pass rate first, then the two smaller charts;
+# latency only where the agent had no errored run.
 SUITE_TRENDS = (
-    (
-        "pass_rate",
-        "pass_low",
-        "pass_high",
-        "Pass rate per agent (mean of per-case rates) with its 95 % interval",
-        "pass rate",
-        ".0%",
+    TrendFields(
+        value="pass_rate",
+        low="pass_low",
+        high="pass_high",
+        title="Pass rate per agent (mean of per-case rates) with its 95 % interval",
+        axis_title="pass rate",
+        axis_format=".0%",
     ),
-    (
-        "cost_per_accepted",
-        "cpa_low",
-        "cpa_high",
-        "Cost per accepted task (USD) with its interval",
-        "cost per accepted task (USD)",
-        "$.4f",
+    TrendFields(
+        value="cost_per_accepted",
+        low="cpa_low",
+        high="cpa_high",
+        title="Cost per accepted task (USD) with its interval",
+        axis_title="cost per accepted task (USD)",
+        axis_format="$.4f",
     ),
-    (
-        "p95_latency_ms",
-        "p95_low",
-        "p95_high",
-        "p95 latency (ms), evaluations without errored runs",
-        "p95 latency (ms)",
-        ",.0f",
+    TrendFields(
+        value="p95_latency_ms",
+        low="p95_low",
+        high="p95_high",
+        title="p95 latency (ms), evaluations without errored runs",
+        axis_title="p95 latency (ms)",
+        axis_format=",.0f",
     ),
 )
 
@@ -127,16 +137,9 @@ def suite_trends(url: str, suite_id: str, environment: str | None) -> dict[str, 
     result: dict[str, Any] = {"frame": trend, "errored": None}
     if trend.empty:
         return result
-    for value, low, high, title, axis_title, axis_format in SUITE_TRENDS:
-        result[value] = charts.trend_with_band(
-            trend.dropna(subset=[value]),
-            value=value,
-            low=low,
-            high=high,
-            title=title,
-            axis_title=axis_title,
-            axis_format=axis_format,
-        ).to_dict()
+    for fields in SUITE_TRENDS:
+        shown = trend.dropna(subset=[fields["value"]])
+        result[fields["value"]] = charts.trend_with_band(shown, **fields).to_dict()
     errored = trend[trend["errors"] > 0]
     if not errored.empty:
         result["errored"] = charts.errored_runs(
@@ -156,17 +159,6 @@ def group_trend(
         return {"frame": group, "spec": None}
     spec = charts.trend_with_band(group, **group_trend_fields(kind, name)).to_dict()
     return {"frame": group, "spec": spec}
-
-
-class TrendFields(TypedDict):
-    """What a trend chart draws: value and interval columns, titles and number format."""
-
-    value: str
-    low: str
-    high: str
-    title: str
-    axis_title: str
-    axis_format: str
 
 
 def group_trend_fields(kind: str, name: str) -> TrendFields:

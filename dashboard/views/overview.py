@@ -133,21 +133,16 @@ trend = charted["frame"]
 if trend.empty:
     widgets.no_data(f"No complete evaluation of this suite in {label} yet.")
     st.stop()
-for value, low, high, title, axis_title, axis_format in figures.SUITE_TRENDS:
-    shown = trend.dropna(subset=[value])
+for fields in figures.SUITE_TRENDS:
+    shown = trend.dropna(subset=[fields["value"]])
     if shown.empty:
         continue
     svg.draw(
         svg.trend(
             shown,
-            value=value,
-            low=low,
-            high=high,
-            title=title,
-            axis_title=axis_title,
-            axis_format=axis_format,
+            **fields,
             href=selection.open_link,
-            height=260 if value == figures.SUITE_TRENDS[0][0] else 200,
+            height=260 if fields is figures.SUITE_TRENDS[0] else 200,
         )
     )
 errored = trend[trend["errors"] > 0]
@@ -168,7 +163,7 @@ if not errored.empty:
 
 
 def interactive_charts() -> None:
-    main_trend, *side_trends = (row[0] for row in figures.SUITE_TRENDS)
+    main_trend, *side_trends = (fields["value"] for fields in figures.SUITE_TRENDS)
     trend_chart(charted[main_trend], "trend_suite")
     for column, value in zip(st.columns(2), side_trends, strict=True):
         with column:
