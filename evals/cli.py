@@ -9,12 +9,14 @@ fault; 130 interrupted (Ctrl-C, SIGTERM or SIGHUP).
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import getpass
 import json
 import math
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -1062,7 +1064,27 @@ def console() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
-    sys.exit(code)
+    _exit_without_teardown(code)
+
+
+def _exit_without_teardown(code: int) -> None:
+    """Exit with `code` after the exit handlers have run and the standard streams are
+    flushed, skipping the interpreter's teardown, which frees every object of the
+    evaluation one at a time (about a tenth of a second of CPU after 5000 runs) although
+    the process is ending. Everything the harness writes is closed by then (the store and
+    report processes have exited, reports are written with closed files). While a thread
+    the teardown would wait for still runs, or a standard stream cannot be flushed, the
+    ordinary exit happens instead, with its join and its error."""
+    main_thread = threading.main_thread()
+    if any(t is not main_thread and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(code)
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
