@@ -212,6 +212,13 @@ def _abandon(task: asyncio.Task[Any]) -> None:
     task.cancel()
 
 
+# Plain prompt fills a runner remembers for later repeats (repeats run one after another
+# over every test, so a fill is met again only after all the others): at most this many,
+# of prompts up to this many characters (about 16 MB at most).
+_MAX_FILLS = 16_384
+_MAX_FILL_CHARS = 1024
+
+
 class Runner:
     """Runs a plan against built agents and grades each response."""
 
@@ -239,6 +246,8 @@ class Runner:
         self.tracer = tracer
         self.latency_source = latency_source
         self.redactor = Redactor(secrets=secrets)
+        self._fills: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[str, dict[str, Any]]]
+        self._fills = {}
         suite_env = {str(k): str(v) for k, v in (self.suite_config.get("env") or {}).items()}
         self.template_env = {**os.environ, **suite_env}
         evaluate_options = self.suite_config.get("evaluateOptions") or {}
@@ -273,11 +282,27 @@ class Runner:
         """
         template = prompt_template(run)
         if template is not None and fills_in_python(template, run.case.vars):
-            return render_prompt(run, self.suite_root, self.template_env)  # microseconds
+            return self._filled(run, template)
         rendering = asyncio.to_thread(render_prompt, run, self.suite_root, self.template_env)
         if not self.timeout_s:
             return await rendering
         return await asyncio.wait_for(rendering, self.timeout_s)
+
+    def _filled(self, run: PlannedRun, template: str) -> tuple[str, dict[str, Any]]:
+        """`render_prompt` of a plain fill (microseconds), remembered for the next repeats
+        of the test when its vars are all strings: the fill depends on the template and the
+        vars alone (the environment it sees is the runner's, fixed). The first
+        `_MAX_FILLS` fills of prompts up to `_MAX_FILL_CHARS` characters are kept."""
+        variables = run.case.vars
+        if not all(type(value) is str for value in variables.values()):
+            return render_prompt(run, self.suite_root, self.template_env)
+        key = (template, tuple(variables.items()))
+        filled = self._fills.get(key)
+        if filled is None:
+            filled = render_prompt(run, self.suite_root, self.template_env)
+            if len(self._fills) < _MAX_FILLS and len(filled[0]) <= _MAX_FILL_CHARS:
+                self._fills[key] = filled
+        return filled
 
     async def _execute(self, run: PlannedRun, traced: RunTrace) -> RunRecord:
         prompt = ""
