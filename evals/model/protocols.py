@@ -93,8 +93,9 @@ class StoreSink(Protocol):
         """Also hand each batch of runs, as sent to the store, to `receiver`."""
         ...
 
-    def quarantines(self, suite_id: str, now: float) -> list[TriageAction]:
-        """The suite's quarantines in force at `now`, from the store being written."""
+    def quarantines(self, suite_id: str, now: float) -> Callable[[], list[TriageAction]]:
+        """Ask for the suite's quarantines in force at `now`, from the store being
+        written; the function returned waits for them (nothing else is asked meanwhile)."""
         ...
 
 

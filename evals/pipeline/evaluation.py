@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -119,20 +119,23 @@ def analyse(
     environment: str | None,
     judge: Agreement | None = None,
     spend: float | None = None,
-    quarantines: Sequence[TriageAction] = (),
+    quarantines: Sequence[TriageAction] | Callable[[], Sequence[TriageAction]] = (),
     now: float | None = None,
 ) -> tuple[Summary, GateReport]:
     """Statistics and gate decisions for a set of records (also used on stored runs).
 
     `judge` is the judge's measured agreement for the judge gates (see measure_judge);
     `spend` the build's false-failure budget for this decision (a staged run's look);
-    `quarantines` the triage quarantines the gates honour at `now`.
+    `quarantines` the triage quarantines the gates honour at `now`, or a function that
+    gives them, called once the statistics are computed (the store process looks them up
+    meanwhile).
     """
     from evals.analysis.summarize import summarize
     from evals.gates.decide import decide
 
     summary = summarize(records, suite, gate_config)
-    return summary, decide(summary, gate_config, environment, judge, spend, quarantines, now)
+    held = quarantines() if callable(quarantines) else quarantines
+    return summary, decide(summary, gate_config, environment, judge, spend, held, now)
 
 
 def suite_judge(suite: Suite, options: RunOptions, gate_config: GateConfig) -> Agreement | None:
@@ -278,7 +281,9 @@ def run_evaluation(
             looked = [r for r in records if r.key.repeat < repeat]
             with tracer.evaluation_span("gates"):
                 now = time.time()
-                held = store.quarantines(suite.suite_id, now) if store else []
+                # asked now, read after the statistics: the store process stores the last
+                # runs and looks the quarantines up while this process computes them
+                held = store.quarantines(suite.suite_id, now) if store else ()
                 summary, gates = analyse(
                     suite,
                     looked,

@@ -159,11 +159,18 @@ class StoreProcess:
         """
         return self._request(("finish", meta, summary, gates))
 
-    def quarantines(self, suite_id: str, now: float) -> list[TriageAction]:
-        """The suite's quarantines in force at `now`, read by the store process from the
-        store it has open (the harness itself never loads the database layer)."""
-        self.send()
-        held: list[TriageAction] = self._child.request(("quarantines", suite_id, now))
+    def quarantines(self, suite_id: str, now: float) -> Callable[[], list[TriageAction]]:
+        """Ask for the suite's quarantines in force at `now`, read by the store process
+        from the store it has open (the harness itself never loads the database layer);
+        the function returned waits for them. The store process answers once it has stored
+        every run sent before, so the harness can work meanwhile (the statistics); nothing
+        else may be asked before the answer is read."""
+        self.post(("quarantines", suite_id, now))
+
+        def held() -> list[TriageAction]:
+            actions: list[TriageAction] = self.reply()
+            return actions
+
         return held
 
     def ask(self, message: tuple[Any, ...]) -> Any:
