@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import gc
 import getpass
 import json
 import math
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evals import __version__
+from evals.common.collector import collect_rarely
 from evals.common.extras import require_extra
 from evals.common.interrupts import exit_at_next_stop, stop_signals_as_interrupt
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
@@ -1042,13 +1042,6 @@ def _add_ci(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         job.add_argument("--quiet", "-q", action="store_true", help="do not print the summary")
 
 
-# The harness keeps many long-lived objects (the suite, the plan, the records) and makes many
-# short-lived acyclic ones per run; at Python's default threshold (700 allocations) the cyclic
-# collector walks the long-lived ones again and again. Collecting far less often (as mypy
-# does) keeps cyclic garbage collected and costs a fraction of the time.
-GC_THRESHOLDS = (20_000, 50, 50)
-
-
 def console() -> None:
     """Entry point of the `evals` command and `python -m evals`: `main`, then exit. A second
     stop signal that arrives while the first is handled, or while the process shuts down
@@ -1089,7 +1082,7 @@ def _exit_without_teardown(code: int) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command line; returns the process exit code."""
-    gc.set_threshold(*GC_THRESHOLDS)
+    collect_rarely()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from evals.common.collector import settle_long_lived
 from evals.reports.json_document import finished_row, nested, row_fragment, write_document
 from evals.reports.promptfoo_row import (
     accumulate,
@@ -194,6 +195,7 @@ class SpoolRider:
 def serve(source: int, answers: IO[bytes]) -> int:
     """Obey the harness's messages until its pipe closes: the report process's loop when
     it runs on its own (no store). Runs are spooled while no message waits."""
+    settle_long_lived()
     inbox = Inbox(source)
     rider = SpoolRider()
     try:

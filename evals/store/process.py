@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any, Protocol
 
+from evals.common.collector import settle_long_lived
 from evals.model.errors import HarnessFault
 from evals.model.evaluation import EvaluationMeta
 from evals.model.results import RunRecord
@@ -279,6 +280,7 @@ def serve(
     from evals.store import Store, open_store
     from evals.store.writer import insert_encoded
 
+    settle_long_lived()  # SQLAlchemy's objects are never garbage here
     inbox = Inbox(source)
     store: Store | None = None
     pending: list[EncodedRun] = []
