@@ -11,6 +11,7 @@ already stored (a resume, or two processes racing) changes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import chain
 from typing import Any
 
 from sqlalchemy import Connection, Double, Engine, Integer, Table
@@ -85,7 +86,7 @@ class _RowFormat:
     ) -> tuple[str, tuple[Any, ...]]:
         group = "(" + ", ".join(["?"] * len(self.columns)) + ")"
         sql = f"{self._head(connection)} VALUES " + ", ".join([group] * len(rows))
-        return sql, tuple(value for row in rows for value in row)
+        return sql, tuple(chain.from_iterable(rows))
 
     def _unnest(
         self, connection: Connection, rows: list[tuple[Any, ...]]
