@@ -8,9 +8,11 @@ stats -> gates; reports are written by the caller from the returned result.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -470,8 +472,24 @@ async def _execute(
                 sink.add(record)
         progress.advance(record)
 
+    _load_statistics_meanwhile(suite)
     try:
         await executor.run(planned, on_record)
         await asyncio.gather(*deciding)
     finally:
         progress.close()
+
+
+def _load_statistics_meanwhile(suite: Suite) -> None:
+    """Import the statistics' numerical part (numpy: about a tenth of a second) in a
+    background thread while the runs go on, which mostly wait on agents (and on the store
+    process), so the analysis after the last run does not start with the import. Only
+    when the analysis will need it: its cluster bootstrap needs two cases or more."""
+    if len(suite.cases) < 2 or "evals.stats.bootstrap" in sys.modules:
+        return
+    threading.Thread(
+        target=importlib.import_module,
+        args=("evals.stats.bootstrap",),
+        name="evals-load-statistics",
+        daemon=True,
+    ).start()
