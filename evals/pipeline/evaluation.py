@@ -8,6 +8,7 @@ stats -> gates; reports are written by the caller from the returned result.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import os
 import subprocess
@@ -488,8 +489,15 @@ def _load_statistics_meanwhile(suite: Suite) -> None:
     if len(suite.cases) < 2 or "evals.stats.bootstrap" in sys.modules:
         return
     threading.Thread(
-        target=importlib.import_module,
+        target=_import_quietly,
         args=("evals.stats.bootstrap",),
         name="evals-load-statistics",
         daemon=True,
     ).start()
+
+
+def _import_quietly(module: str) -> None:
+    """Import `module` ahead of need; a failure is left for the import that needs it
+    (which raises it where it can be reported), not printed from a background thread."""
+    with contextlib.suppress(Exception):
+        importlib.import_module(module)
