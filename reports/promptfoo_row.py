@@ -28,13 +28,16 @@ _PARENT, _PASSED, _SCORE, _REASON, _POLICY, _ERRORED = 1, 3, 4, 5, 8, 9
 _NO_DETAIL: dict[str, Any] = {}  # a node without details (read only)
 
 
+# A name-based UUID's version (5) and variant bits, as `uuid.UUID(version=5)` sets them.
+_KEEP = ~((0xF000 << 64) | (0xC000 << 48)) & ((1 << 128) - 1)
+_VERSION_5 = (0x5000 << 64) | (0x8000 << 48)
+
+
 def row_id(name: str) -> str:
     """`str(uuid.uuid5(uuid.NAMESPACE_URL, name))`, without building UUID objects (one per
     row of a large report)."""
-    digest = bytearray(hashlib.sha1(_URL_NAMESPACE + name.encode("utf-8")).digest()[:16])
-    digest[6] = (digest[6] & 0x0F) | 0x50
-    digest[8] = (digest[8] & 0x3F) | 0x80
-    text = digest.hex()
+    digest = hashlib.sha1(_URL_NAMESPACE + name.encode("utf-8")).digest()
+    text = "%032x" % ((int.from_bytes(digest[:16], "big") & _KEEP) | _VERSION_5)
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 

@@ -8,8 +8,11 @@ record itself, its grade tree against `Grade.to_dict` and its steps against
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from evals.model.results import RunRecord
 from evals.reports.promptfoo_row import (
@@ -79,3 +82,8 @@ def test_the_row_says_what_the_record_says(record: RunRecord) -> None:
         assert row["namedScores"] == record.grade.named_scores
         if reason != ERROR_FAILURE:
             assert row["score"] == record.grade.score
+
+
+@given(name=st.text())
+def test_a_row_id_is_the_name_based_uuid_of_its_run(name: str) -> None:
+    assert row_id(name) == str(uuid.uuid5(uuid.NAMESPACE_URL, name))
