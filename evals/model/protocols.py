@@ -81,8 +81,9 @@ class StoreSink(Protocol):
         """Store the runs handed over so far and mark the evaluation interrupted."""
         ...
 
-    def finish(self, meta: EvaluationMeta, summary: Summary, gates: GateReport) -> int:
-        """Record the end of the evaluation; returns how many runs are stored."""
+    def finish(self, meta: EvaluationMeta, summary: Summary, gates: GateReport) -> None:
+        """Record the end of the evaluation (a failure may be raised by the sink's next
+        call or `close`)."""
         ...
 
     def close(self) -> None:

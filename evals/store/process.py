@@ -73,6 +73,7 @@ class StoreProcess:
         self._next_check = 0.0
         self._closed = False
         self._tee: Callable[[bytes], None] | None = None
+        self._unread = 0  # answers to posted messages not read yet, oldest first
 
     @property
     def pid(self) -> int:
@@ -153,12 +154,11 @@ class StoreProcess:
         """Wait until every run handed over is stored; returns how many runs were new."""
         return self._request(("flush",))
 
-    def finish(self, meta: EvaluationMeta, summary: Summary, gates: GateReport) -> int:
-        """Store the remaining runs and the evaluation's end (status, statistics, gates).
-
-        Returns how many new runs the store process has stored.
-        """
-        return self._request(("finish", meta, summary, gates))
+    def finish(self, meta: EvaluationMeta, summary: Summary, gates: GateReport) -> None:
+        """Have the remaining runs and the evaluation's end (status, statistics, gates)
+        stored, without waiting: the harness prints its summary meanwhile. The answer is
+        read before the next request's, by `reply`, or by `close`, which raise a failure."""
+        self.post(("finish", meta, summary, gates))
 
     def quarantines(self, suite_id: str, now: float) -> Callable[[], list[TriageAction]]:
         """Ask for the suite's quarantines in force at `now`, read by the store process
@@ -178,17 +178,28 @@ class StoreProcess:
         """A request to the rider on board (see `module`), after the runs added so far;
         its answer's value."""
         self.send()
+        self._read_unread()
         return self._child.request(message)
 
     def post(self, message: tuple[Any, ...]) -> None:
-        """`ask` without waiting: the rider works on `message` while the harness goes on;
-        `reply` waits for its answer (nothing else may be asked in between)."""
+        """`ask` without waiting: the store process works on `message` while the harness
+        goes on; `reply` waits for its answer."""
         self.send()
         self._child.write(frame(message))
+        self._unread += 1
 
     def reply(self) -> Any:
-        """The value of the answer to the message `post` sent."""
+        """The value of the answer to the message `post` sent last, once the answers to
+        the messages posted before it are read (a failure among them is raised)."""
+        self._read_unread(keep=1)
+        self._unread = 0
         return self._child.reply()
+
+    def _read_unread(self, keep: int = 0) -> None:
+        """Read the answers to posted messages, all but the last `keep`, oldest first."""
+        while self._unread > keep:
+            self._unread -= 1
+            self._child.reply()
 
     def interrupted(self, meta: EvaluationMeta) -> None:
         """Store the runs handed over so far and mark evaluation `meta` interrupted."""
@@ -202,10 +213,14 @@ class StoreProcess:
         self._closed = True
         with contextlib.suppress(HarnessFault):
             self.send()
-        self._child.close()
+        try:
+            self._read_unread()  # a failed `finish` is raised here
+        finally:
+            self._child.close()
 
     def _request(self, message: tuple[Any, ...]) -> int:
         self.send()
+        self._read_unread()
         return int(self._child.request(message))
 
 
