@@ -72,16 +72,47 @@ def number_ticks(low: float, high: float, axis_format: str, count: int = 5) -> l
     return ticks
 
 
-def date_label(stamp: float) -> str:
-    """A time axis label in UTC whatever the reader's zone: `Dec 05 03:00`."""
-    return datetime.fromtimestamp(stamp, UTC).strftime("%b %d %H:%M")
+# Steps a time axis may take, in seconds: ticks land on whole minutes, hours or UTC days.
+DATE_STEPS = (
+    60,
+    300,
+    900,
+    1800,
+    3600,
+    3 * 3600,
+    6 * 3600,
+    12 * 3600,
+    86_400,
+    2 * 86_400,
+    7 * 86_400,
+    14 * 86_400,
+    28 * 86_400,
+    91 * 86_400,
+    364 * 86_400,
+)
 
 
-def date_ticks(low: float, high: float, count: int = 6) -> list[float]:
-    """Up to `count` evenly spaced instants over [low, high] (one when they coincide)."""
+def date_label(stamp: float, step: float = 0.0) -> str:
+    """A time axis label in UTC whatever the reader's zone: `Dec 05 03:00`; `Dec 05` on an
+    axis whose ticks are whole days apart, `Dec 05 2025` when they are months apart."""
+    shape = "%b %d %H:%M" if step < 86_400 else "%b %d" if step < 91 * 86_400 else "%b %d %Y"
+    return datetime.fromtimestamp(stamp, UTC).strftime(shape)
+
+
+def date_ticks(low: float, high: float, count: int = 6) -> tuple[list[float], float]:
+    """At most `count` instants in [low, high] on whole minutes, hours or UTC days (the
+    smallest such step that keeps them that few), and that step (0 for an empty span), so
+    the labels read as a calendar does rather than at arbitrary times."""
     if high <= low:
-        return [low]
-    return [low + (high - low) * i / (count - 1) for i in range(count)]
+        return [low], 0.0
+    for step in DATE_STEPS:
+        if (high - math.ceil(low / step) * step) // step + 1 <= count:
+            break
+    else:
+        step = DATE_STEPS[-1] * math.ceil((high - low) / (DATE_STEPS[-1] * (count - 1)))
+    first = math.ceil(low / step) * step
+    ticks = [float(first + step * i) for i in range(int((high - first) // step) + 1)]
+    return (ticks or [low]), float(step)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,14 +174,14 @@ def _number_axis(scale: Scale, ticks: list[float], axis_format: str, title: str)
     return "".join(lines)
 
 
-def _date_axis(scale: Scale, ticks: list[float], y: float) -> str:
+def _date_axis(scale: Scale, ticks: list[float], step: float, y: float) -> str:
     parts = ['<g class="axis date-axis" aria-label="started (UTC)">']
     for tick in ticks:
         x = scale(tick)
         parts.append(
             f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y:.1f}" y2="{y + 5:.1f}" stroke="#888"/>'
             f'<text class="tick" x="{x:.1f}" y="{y + 18:.1f}" text-anchor="middle">'
-            f"{_e(date_label(tick))}</text>"
+            f"{_e(date_label(tick, step))}</text>"
         )
     parts.append("</g>")
     return "".join(parts)
@@ -189,7 +220,7 @@ def trend(
     colours = {a: theme.AGENT_PALETTE[i % len(theme.AGENT_PALETTE)] for i, a in enumerate(agents)}
     body = [
         _number_axis(y, ticks, axis_format, axis_title),
-        _date_axis(x, date_ticks(min(stamps), max(stamps)), height - BOTTOM),
+        _date_axis(x, *date_ticks(min(stamps), max(stamps)), height - BOTTOM),
         _legend([(a, colours[a]) for a in agents]),
     ]
     for agent in agents:

@@ -124,7 +124,7 @@ def test_a_trend_links_every_point_and_names_it(rates: list[float]) -> None:
     ticks = [t.text for t in root.findall(f".//{SVG}g[@class='axis number-axis']/{SVG}text")]
     assert len(set(ticks)) == len(ticks)
     dates = [t.text for t in root.findall(f".//{SVG}g[@class='axis date-axis']/{SVG}text")]
-    assert all(re.fullmatch(r"[A-Z][a-z]{2} \d\d \d\d:\d\d", d) for d in dates)
+    assert dates and all(re.fullmatch(r"[A-Z][a-z]{2} \d\d( \d\d:\d\d)?", d) for d in dates)
 
 
 def test_a_point_sits_at_its_value_on_the_axis() -> None:
@@ -311,3 +311,25 @@ def test_an_empty_table_says_nothing_matches() -> None:
     assert "no cases match these filters" in body
     assert _shown_cases(app) == []
     assert "page" not in app.query_params
+
+
+@given(
+    st.integers(min_value=1_600_000_000, max_value=1_900_000_000),
+    st.integers(min_value=0, max_value=20 * 365 * 86_400),
+    st.integers(min_value=2, max_value=8),
+)
+def test_date_ticks_fall_on_calendar_steps_within_the_data(low: int, span: int, count: int) -> None:
+    ticks, step = svg.date_ticks(low, low + span, count)
+    assert 1 <= len(ticks) <= count
+    if span == 0:
+        assert ticks == [low] and step == 0
+        return
+    assert all(low <= tick <= low + span for tick in ticks) or ticks == [low]
+    if ticks != [low] or low % step == 0:
+        assert all(tick % step == 0 for tick in ticks)
+        assert all(b - a == step for a, b in itertools.pairwise(ticks))
+    smaller = [s for s in svg.DATE_STEPS if s < step]
+    # No smaller calendar step would have kept the ticks within `count`.
+    assert all((low + span) // s - -(-low // s) + 1 > count for s in smaller)
+    labels = [svg.date_label(tick, step) for tick in ticks]
+    assert len(set(labels)) == len(labels)
