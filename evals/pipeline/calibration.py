@@ -8,6 +8,7 @@ suite's judge the same way before an evaluation's gates are decided.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +29,31 @@ def calibrate(
     return calibration, tally(verdicts)
 
 
+# Agreements measured in this process, by calibration file (path, size, modification time)
+# and judge: every look of an adaptive or staged run decides the judge gates, and each
+# decides on the same measurement instead of calling the judge on the whole file again.
+_MEASURED: dict[tuple[str, int, int, str], Agreement] = {}
+
+
 def measure_judge(config: GateConfig, suite_root: Path, grader: Any = None) -> Agreement | None:
     """The judge's overall agreement with the humans of `config.judge_calibration`.
 
-    Runs `calibrate` with `grader` (the suite's grader provider) replacing the file's;
-    None when no judge gate is configured.
+    Runs `calibrate` with `grader` (the suite's grader provider) replacing the file's, once
+    per process for the same file and judge; None when no judge gate is configured.
     """
     if not config.judge_calibration:
         return None
     if config.min_judge_kappa is None and config.min_judge_accuracy is None:
         return None
     path = resolve_ref(config.judge_calibration, suite_root)
-    _, rows = calibrate(path, grader)
-    return rows[-1]
+    stat = path.stat()
+    key = (
+        str(path),
+        stat.st_size,
+        stat.st_mtime_ns,
+        json.dumps(grader, sort_keys=True, default=str),
+    )
+    if key not in _MEASURED:
+        _, rows = calibrate(path, grader)
+        _MEASURED[key] = rows[-1]
+    return _MEASURED[key]

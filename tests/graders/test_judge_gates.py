@@ -94,3 +94,24 @@ def test_measure_runs_the_suites_grader_on_the_calibration_file(tmp_path: Path) 
 
 def test_no_threshold_means_no_measurement(tmp_path: Path) -> None:
     assert measure_judge(GateConfig(judge_calibration="file://missing.yaml"), tmp_path) is None
+
+
+def test_the_judge_is_measured_once_per_file_and_judge(tmp_path: Path) -> None:
+    """Every look of an adaptive run decides the judge gates on one measurement; a changed
+    calibration file or another judge is measured again."""
+    _calibration(tmp_path)
+    config = GateConfig(judge_calibration="file://calibration.yaml", min_judge_kappa=0.5)
+    with judge_server() as server:
+        grader = {"id": "openai:chat:judge", "config": {"apiBaseUrl": base_url(server)}}
+        first = measure_judge(config, tmp_path, grader)
+        assert measure_judge(config, tmp_path, dict(grader)) == first
+        assert len(server.requests) == 26
+        other = {**grader, "config": {**grader["config"], "temperature": 0}}
+        assert measure_judge(config, tmp_path, other) == first
+        assert len(server.requests) == 52
+        data = yaml.safe_load((tmp_path / "calibration.yaml").read_text(encoding="utf-8"))
+        data["items"] = data["items"][:-2]
+        (tmp_path / "calibration.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+        changed = measure_judge(config, tmp_path, grader)
+        assert len(server.requests) == 76
+    assert changed is not None and changed != first
