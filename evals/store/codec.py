@@ -17,8 +17,13 @@ from evals.model.trajectory import Step
 
 def _preorder(grade: Grade | None) -> list[tuple[Grade, int | None]]:
     """The nodes of a grade tree, root first, each with its parent's position."""
+    if grade is None:
+        return []
+    children = grade.component_results
+    if not any(child.component_results for child in children):  # a test's usual tree
+        return [(grade, None), *((child, 0) for child in children)]
     nodes: list[tuple[Grade, int | None]] = []
-    pending: list[tuple[Grade, int | None]] = [(grade, None)] if grade is not None else []
+    pending: list[tuple[Grade, int | None]] = [(grade, None)]
     while pending:
         node, parent = pending.pop()
         index = len(nodes)
@@ -27,31 +32,46 @@ def _preorder(grade: Grade | None) -> list[tuple[Grade, int | None]]:
     return nodes
 
 
-def _grade_detail(node: Grade) -> dict[str, Any]:
-    detail: dict[str, Any] = {} if node.assertion is None else {"assertion": node.assertion}
-    if node.named_scores:
-        detail["named_scores"] = node.named_scores
-    if node.tokens_used:
-        detail["tokens_used"] = node.tokens_used
-    if node.metadata:
-        detail["metadata"] = node.metadata
+def _grade_detail(node: Grade) -> dict[str, Any] | None:
+    """The JSON-only parts of a node, None when it has none."""
+    assertion, named, tokens, metadata = (
+        node.assertion,
+        node.named_scores,
+        node.tokens_used,
+        node.metadata,
+    )
+    if not (named or tokens or metadata):  # the usual node: its assertion at most
+        return None if assertion is None else {"assertion": assertion}
+    detail: dict[str, Any] = {} if assertion is None else {"assertion": assertion}
+    if named:
+        detail["named_scores"] = named
+    if tokens:
+        detail["tokens_used"] = tokens
+    if metadata:
+        detail["metadata"] = metadata
     return detail
 
 
-def _run_extra(record: RunRecord, details: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _run_extra(record: RunRecord, details: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     response = record.response
-    extra = {
-        "token_usage": response.token_usage or None,
-        "metadata": response.metadata or None,
-        "finish_reason": response.finish_reason,
-        "error": response.error,
-        "agent_latency_ms": response.latency_ms,
-        "cached": response.cached or None,
-        "run_metadata": record.metadata or None,
-        "grade_details": details if any(details) else None,
-    }
-    kept = {k: v for k, v in extra.items() if v is not None}
-    return kept or None
+    extra: dict[str, Any] = {}
+    if response.token_usage:
+        extra["token_usage"] = response.token_usage
+    if response.metadata:
+        extra["metadata"] = response.metadata
+    if response.finish_reason is not None:
+        extra["finish_reason"] = response.finish_reason
+    if response.error is not None:
+        extra["error"] = response.error
+    if response.latency_ms is not None:
+        extra["agent_latency_ms"] = response.latency_ms
+    if response.cached:
+        extra["cached"] = response.cached
+    if record.metadata:
+        extra["run_metadata"] = record.metadata
+    if any(details):
+        extra["grade_details"] = [{} if detail is None else detail for detail in details]
+    return extra or None
 
 
 def reported_latency(extra: dict[str, Any]) -> float | None:
