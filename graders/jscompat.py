@@ -21,11 +21,11 @@ def invariant(condition: Any, message: str) -> None:
 
 def outcome(ctx: GradeContext, passed: bool, reason: str, score: float | None = None) -> Grade:
     """A promptfoo GradingResult: score 1/0 by verdict unless given, "Assertion passed" on pass."""
-    return Grade(
-        passed=passed,
-        score=(1.0 if passed else 0.0) if score is None else float(score),
-        reason="Assertion passed" if passed else reason,
-        assertion=ctx.assertion.raw,
+    return Grade(  # by position (passed, score, reason, assertion): once per check per run
+        passed,
+        (1.0 if passed else 0.0) if score is None else float(score),
+        "Assertion passed" if passed else reason,
+        ctx.assertion.raw,
     )
 
 
