@@ -322,7 +322,8 @@ class Redactor:
     def _dataclass(self, value: Any, depth: int) -> Any:
         kind: type = type(value)
         names, values = _fields_of(kind)
-        changed = self._changes(zip(names, values(value), strict=True), depth + 1)
+        # `values` reads one value per name: the lengths need no check on every record
+        changed = self._changes(zip(names, values(value), strict=False), depth + 1)
         if changed is None:
             return value
         clone = copy.copy(value)
