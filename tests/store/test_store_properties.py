@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.model.trajectory import Step
 from evals.store import Store
+from evals.store.codec import encode_run
 from tests.store.records import make_meta
 
 # Text columns hold UTF-8: no lone surrogates, and on PostgreSQL no NUL characters.
@@ -115,3 +116,41 @@ def test_any_record_round_trips(store: Store, record: RunRecord) -> None:
     assert store.add_runs(evaluation_id, [record]) == 1
 
     assert store.load_runs(evaluation_id) == [record]
+
+
+def _preorder(grade: Grade | None) -> list[tuple[Grade, int | None]]:
+    """A grade tree's nodes in pre-order with their parents' positions, by recursion."""
+    nodes: list[tuple[Grade, int | None]] = []
+
+    def visit(node: Grade, parent: int | None) -> None:
+        position = len(nodes)
+        nodes.append((node, parent))
+        for child in node.component_results:
+            visit(child, position)
+
+    if grade is not None:
+        visit(grade, None)
+    return nodes
+
+
+def _detail(node: Grade) -> dict[str, object]:
+    detail: dict[str, object] = {} if node.assertion is None else {"assertion": node.assertion}
+    for name in ("named_scores", "tokens_used", "metadata"):
+        if getattr(node, name):
+            detail[name] = getattr(node, name)
+    return detail
+
+
+@settings(max_examples=200, deadline=None)
+@given(record=records)
+def test_grade_rows_and_details_follow_the_tree_in_preorder(record: RunRecord) -> None:
+    row, grade_rows = encode_run("ev", record)
+    nodes = _preorder(record.grade)
+    assert [values[:2] for values in grade_rows] == [
+        (position, parent) for position, (_, parent) in enumerate(nodes)
+    ]
+    verdicts = [(node.passed, node.score, node.reason) for node, _ in nodes]
+    assert [values[3:6] for values in grade_rows] == verdicts
+    details = [_detail(node) for node, _ in nodes]
+    stored = (row["extra"] or {}).get("grade_details")
+    assert stored == (details if any(details) else None)
