@@ -1,16 +1,22 @@
 """Charts of the first view drawn on the server as SVG: no chart library in the browser.
 
 A Vega-Lite chart makes a fresh browser fetch and compile the Vega bundle (about 0.75 MB of
-script) before it draws anything; the same chart as SVG text is drawn with the page's
-HTML. Each chart has a title and a text alternative, dated axes in UTC, number axes
-whose labels are all different, interval bands, a tooltip (`<title>`) on every point
-naming what it shows, and points that are links (`<a href>`, same tab) to what they
-summarise (a figure, not an image, so assistive technology reaches the links). The
-interactive Vega-Lite charts stay on the pages, drawn on demand.
+script) before it draws anything; the same chart drawn on the server is drawn with the
+page's HTML. Each chart is a figure: a picture (SVG as a `data:` image: title, dated axes
+in UTC, number axes whose labels are all different, interval bands, lines, legend) under
+its points, which are HTML links (`<a href>`, same tab) to what they summarise, each with
+a tooltip (`title`) naming what it shows, placed in percentages of the picture so they
+stay on it at any width. The picture's `alt` text is the chart's text alternative.
+
+Streamlit's `st.html` strips inline SVG, and Markdown's raw HTML turns every SVG node into
+a React element in the browser (a trend of 60 evaluations: thousands); an image and one
+link per point are a handful of DOM nodes set at once. The interactive Vega-Lite charts
+stay on the pages, drawn on demand.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import math
 import re
@@ -26,9 +32,16 @@ from evals.dashboard import charts, theme
 WIDTH = 900
 LEFT, RIGHT, TOP, BOTTOM = 78, 16, 46, 34
 FONT = 'font-family="sans-serif" font-size="12"'
+POINT = 10  # a point's diameter in CSS pixels
 STYLE = (
-    "<style>.evals-chart{width:100%;height:auto;max-width:100%}"
-    ".evals-chart a circle:hover,.evals-chart a path:hover{stroke:#222;stroke-width:2}</style>"
+    "<style>.evals-chart{position:relative;margin:0 0 1rem 0;max-width:100%}"
+    ".evals-chart img{display:block;width:100%;height:auto}"
+    f".evals-chart .point{{position:absolute;width:{POINT}px;height:{POINT}px;"
+    f"margin:-{POINT // 2}px 0 0 -{POINT // 2}px;border-radius:50%;display:block}}"
+    ".evals-chart .diamond{border-radius:1px;transform:rotate(45deg);"
+    f"width:{POINT + 1}px;height:{POINT + 1}px}}"
+    ".evals-chart a.point:hover,.evals-chart a.point:focus{outline:2px solid #222;"
+    "outline-offset:1px}</style>"
 )
 
 
@@ -129,20 +142,59 @@ class Scale:
         return self.start + (value - self.low) / span * (self.end - self.start)
 
 
-def draw(chart: str) -> None:
-    """Put a chart on the page. Streamlit's `st.html` strips SVG, so the chart goes out as
-    Markdown's raw HTML (the Markdown renderer is part of every page)."""
-    st.markdown(chart, unsafe_allow_html=True)
+def draw(*charts: str) -> None:
+    """Put charts (and any HTML written with them) on the page as one HTML block."""
+    st.html(STYLE + "".join(charts))
 
 
-def _svg(title: str, description: str, height: int, body: str) -> str:
+def heading(title: str, note: str) -> str:
+    """A section's heading and a line under it, as HTML to draw with its charts."""
     return (
-        f'{STYLE}<svg class="evals-chart" role="figure" aria-label="{_e(title)}" '
-        f'viewBox="0 0 {WIDTH} {height}" '
+        f'<h3 style="margin:0.5rem 0 0.25rem 0">{_e(title)}</h3>'
+        f'<p style="color:#555;font-size:0.875rem;margin:0 0 0.5rem 0">{_e(note)}</p>'
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """A chart's point, in the picture's coordinates: its colour, tooltip, and the address
+    it opens (None: a tooltip only); a diamond rather than a dot when `diamond`."""
+
+    x: float
+    y: float
+    colour: str
+    tip: str
+    href: str | None
+    diamond: bool = False
+
+
+def _figure(title: str, description: str, height: int, body: str, marks: Sequence[Mark]) -> str:
+    picture = (
+        f'<svg viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
         f'xmlns="http://www.w3.org/2000/svg" {FONT}><title>{_e(title)}</title>'
         f"<desc>{_e(description)}</desc>"
         f'<text x="{LEFT}" y="18" font-size="14" font-weight="600">{_e(title)}</text>'
         f"{body}</svg>"
+    )
+    source = "data:image/svg+xml;base64," + base64.b64encode(picture.encode()).decode()
+    points = []
+    for mark in marks:
+        where = (
+            f"left:{mark.x / WIDTH * 100:.2f}%;top:{mark.y / height * 100:.2f}%;"
+            f"background:{mark.colour}"
+        )
+        shape = "point diamond" if mark.diamond else "point"
+        if mark.href is None:
+            points.append(f'<span class="{shape}" title="{_e(mark.tip)}" style="{where}"></span>')
+        else:
+            points.append(
+                f'<a class="{shape}" href="{_e(mark.href)}" title="{_e(mark.tip)}" '
+                f'aria-label="{_e(mark.tip)}" style="{where}"></a>'
+            )
+    return (
+        f'<figure class="evals-chart" aria-label="{_e(title)}">'
+        f'<img src="{source}" alt="{_e(title)}: {_e(description)}" />'
+        f"{''.join(points)}</figure>"
     )
 
 
@@ -223,6 +275,7 @@ def trend(
         _date_axis(x, *date_ticks(min(stamps), max(stamps)), height - BOTTOM),
         _legend([(a, colours[a]) for a in agents]),
     ]
+    marks: list[Mark] = []
     for agent in agents:
         rows = shown[shown["agent"] == agent]
         colour = colours[agent]
@@ -239,7 +292,6 @@ def trend(
                 )
         points = " ".join(f"{px:.1f},{y(v):.1f}" for px, v in zip(xs, rows[value], strict=True))
         body.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"/>')
-        body.append(f'<g fill="{colour}">')
         for px, row in zip(xs, rows.to_dict("records"), strict=True):
             tip = [
                 f"started (UTC): {row['when']}",
@@ -254,13 +306,7 @@ def trend(
                     f"{format_number(row[high], axis_format)}"
                 )
             tip.append(f"gate verdict: {row['verdict'] or 'none'}")
-            body.append(
-                # Markdown's links open a new tab unless told otherwise.
-                f'<a href="{_e(href(row["evaluation"]))}" target="_self">'
-                f'<circle class="point" cx="{px:.0f}" cy="{y(row[value]):.1f}" r="5">'
-                f"<title>{_e(chr(10).join(tip))}</title></circle></a>"
-            )
-        body.append("</g>")
+            marks.append(Mark(px, y(row[value]), colour, "\n".join(tip), href(row["evaluation"])))
     latest = shown.drop_duplicates("agent", keep="last")
     description = (
         f"{axis_title} of {len(shown['evaluation'].unique())} evaluations from "
@@ -270,7 +316,7 @@ def trend(
             for r in latest.to_dict("records")
         )
     )
-    return _svg(title, description, height, "".join(body))
+    return _figure(title, description, height, "".join(body), marks)
 
 
 def forest(frame: pd.DataFrame, *, title: str, href: Callable[[str], str | None]) -> str:
@@ -304,6 +350,7 @@ def forest(frame: pd.DataFrame, *, title: str, href: Callable[[str], str | None]
         f'stroke="{theme.GREY}" stroke-dasharray="4 4"/>'
     )
     verdicts = list(dict.fromkeys(frame["verdict"]))
+    marks: list[Mark] = []
     body.append(_legend([(v, theme.hex_colour(v)) for v in verdicts]))
     for index, row in enumerate(frame.to_dict("records")):
         cy = TOP + 14 + index * row_height
@@ -328,16 +375,7 @@ def forest(frame: pd.DataFrame, *, title: str, href: Callable[[str], str | None]
                 f"verdict: {row['verdict']}",
             ]
         )
-        px = x(row["difference"])
-        diamond = (
-            f'<path class="point" d="M{px:.1f},{cy - 7} L{px + 7:.1f},{cy} L{px:.1f},{cy + 7} '
-            f'L{px - 7:.1f},{cy} Z" fill="{colour}"><title>{_e(tip)}</title></path>'
-        )
-        link = href(row["group"])
-        if link is not None:
-            # Markdown's links open a new tab unless told otherwise.
-            diamond = f'<a href="{_e(link)}" target="_self">{diamond}</a>'
-        body.append(diamond)
+        marks.append(Mark(x(row["difference"]), cy, colour, tip, href(row["group"]), True))
     description = "; ".join(
         f"{r['group']}: {format_number(r['difference'], '+.1%')} "
         + (
@@ -348,4 +386,4 @@ def forest(frame: pd.DataFrame, *, title: str, href: Callable[[str], str | None]
         + str(r["verdict"])
         for r in frame.to_dict("records")
     )
-    return _svg(title, description, height, "".join(body))
+    return _figure(title, description, height, "".join(body), marks)

@@ -13,6 +13,7 @@ from evals.dashboard import charts, data, figures, frames, selection, svg, theme
 ENVIRONMENTS = ["nightly", "pr", "release"]
 TREND = "trend"
 SUITE_TREND = "suite"
+CASE_TREND = "case"
 
 
 def trend_chart(spec: dict[str, Any], key: str, case_id: str | None = None, **extra: str) -> None:
@@ -60,30 +61,38 @@ widgets.text_table(matrix.reset_index(), tinted=list(matrix.columns))
 environment = selection.current_environment()
 in_environment = selection.environment_evaluations(suite_id)
 names = data.group_names(url, in_environment[0]["id"]) if in_environment else {}
-subjects = (
-    [SUITE_TREND]
-    + [f"tag:{name}" for name in names.get("tag", [])]
-    + [f"case:{name}" for name in names.get("case", [])]
-)
+tags = [f"tag:{name}" for name in names.get("tag", [])]
+cases = names.get("case", [])
 wanted = st.query_params.get(TREND, SUITE_TREND)
+wanted_case = wanted[5:] if wanted.startswith("case:") and wanted[5:] in cases else None
+# The cases (hundreds) get a picker of their own, drawn only once "a case" is chosen: a
+# picker's options are all sent and built in the browser with the page.
+subjects = [SUITE_TREND, *tags, *([CASE_TREND] if cases else [])]
+start = CASE_TREND if wanted_case is not None else wanted
 subject = st.selectbox(
     "Trend of",
     subjects,
-    index=subjects.index(wanted) if wanted in subjects else 0,
-    format_func=lambda s: "the whole suite" if s == SUITE_TREND else s.replace(":", " ", 1),
+    index=subjects.index(start) if start in subjects else 0,
+    format_func=lambda s: {SUITE_TREND: "the whole suite", CASE_TREND: "a case…"}.get(
+        s, s.replace(":", " ", 1)
+    ),
     key="trend_subject",
 )
-if subject == SUITE_TREND:
-    st.query_params.pop(TREND, None)
-else:
-    st.query_params[TREND] = subject
+if subject == CASE_TREND:
+    picked_case = st.selectbox(
+        "Case",
+        cases,
+        index=cases.index(wanted_case) if wanted_case is not None else 0,
+        key="trend_case",
+    )
+    subject = f"case:{picked_case}"
+selection.keep_param(TREND, None if subject == SUITE_TREND else subject)
 label = selection.environment_label(environment)
-st.subheader(
-    f"Trend of {suite_id}" if subject == SUITE_TREND else f"Trend of {subject.replace(':', ' ', 1)}"
-)
-st.caption(
+# The heading and its note go out with the charts, as one block.
+intro = svg.heading(
+    "Trend of " + (suite_id if subject == SUITE_TREND else subject.replace(":", " ", 1)),
     f"Environment {label} only (choose another in the sidebar). Times in UTC. Click a point "
-    "to open that evaluation's comparison."
+    "to open that evaluation's comparison.",
 )
 
 if subject != SUITE_TREND:
@@ -91,15 +100,17 @@ if subject != SUITE_TREND:
     charted = figures.group_trend(url, suite_id, environment, kind, name)
     group = charted["frame"]
     if charted["spec"] is None:
+        svg.draw(intro)
         widgets.no_data(f"No evaluation in {label} stored rates for this {kind}.")
         st.stop()
     opened = {kind: name}
     svg.draw(
+        intro,
         svg.trend(
             group,
             **figures.group_trend_fields(kind, name),
             href=lambda evaluation: selection.open_link(evaluation, **opened),
-        )
+        ),
     )
     widgets.on_demand(
         "Interactive chart",
@@ -131,13 +142,15 @@ if subject != SUITE_TREND:
 charted = figures.suite_trends(url, suite_id, environment)
 trend = charted["frame"]
 if trend.empty:
+    svg.draw(intro)
     widgets.no_data(f"No complete evaluation of this suite in {label} yet.")
     st.stop()
+drawn = [intro]
 for fields in figures.SUITE_TRENDS:
     shown = trend.dropna(subset=[fields["value"]])
     if shown.empty:
         continue
-    svg.draw(
+    drawn.append(
         svg.trend(
             shown,
             **fields,
@@ -147,7 +160,7 @@ for fields in figures.SUITE_TRENDS:
     )
 errored = trend[trend["errors"] > 0]
 if not errored.empty:
-    svg.draw(
+    drawn.append(
         svg.trend(
             errored,
             value="errors",
@@ -160,6 +173,7 @@ if not errored.empty:
             height=180,
         )
     )
+svg.draw(*drawn)
 
 
 def interactive_charts() -> None:

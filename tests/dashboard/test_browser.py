@@ -64,11 +64,16 @@ def _open(page, address: str) -> ScriptRuns:
 def test_overview_shows_verdicts_and_trends(page, dashboard_url: str) -> None:
     runs = _open(page, f"{dashboard_url}/overview")
     assert page.get_by_text("Latest verdict per environment").is_visible()
-    charts = page.locator("svg.evals-chart")
+    charts = page.locator("figure.evals-chart")
     assert charts.count() >= 3
     for chart in charts.all():
-        assert chart.locator("title").first.text_content()
-        assert chart.locator("a circle.point").count() >= 1
+        picture = chart.locator("img")
+        assert (picture.get_attribute("alt") or "").startswith(chart.get_attribute("aria-label"))
+        assert picture.evaluate("image => image.complete && image.naturalWidth > 0")
+        points = chart.locator("a.point")
+        assert points.count() >= 1
+        assert "evaluation: " in (points.first.get_attribute("title") or "")
+        assert points.first.is_visible()
     assert "trading-research" in page.content()
     _shoot(page, "overview")
     runs.after(lambda: page.get_by_text("Interactive charts").click())
@@ -77,7 +82,7 @@ def test_overview_shows_verdicts_and_trends(page, dashboard_url: str) -> None:
 
 def test_compare_badges_the_regressed_case(page, dashboard_url: str) -> None:
     runs = _open(page, f"{dashboard_url}/compare")
-    assert page.locator("svg.evals-chart").count() >= 1
+    assert page.locator("figure.evals-chart .point").count() >= 1
     assert page.get_by_text("regression:", exact=False).first.is_visible()
     count = page.get_by_text("regression:", exact=False).first.inner_text()
     assert int(count.split(":")[1]) >= 1

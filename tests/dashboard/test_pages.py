@@ -114,8 +114,40 @@ def test_overview_trends_one_environment_and_one_tag(app: AppTest, demo_store) -
     tag = next(t for t in latest.summary.comparison.tags if t.group == "noticias")
     assert latest.meta.id in decided
     assert re.findall(r'class="tag"[^>]*>([^<]*)</span>', decided) == [tag.verdict]
-    chart = next(m.value for m in app.markdown if "evals-chart" in m.value)
+    chart = next(h.proto.body for h in app.html if "evals-chart" in h.proto.body)
     assert f"open={latest.meta.id}" in chart and "tag=noticias" in chart
+
+
+def test_overview_trends_one_case_picked_on_demand_and_from_the_address(
+    demo_store, monkeypatch
+) -> None:
+    url, (_, latest) = demo_store
+    monkeypatch.setenv("EVALS_STORE_URL", url)
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.switch_page("views/overview.py").run()
+    _ran_cleanly(app)
+    # The hundreds of cases are not options of the first picker; they get their own.
+    subjects = app.selectbox(key="trend_subject").options
+    assert "a case…" in subjects and not any(s.startswith("case ") for s in subjects)
+    assert not [s for s in app.selectbox if s.key == "trend_case"]
+    app.selectbox(key="environment_picker").set_value("none").run()
+    app.selectbox(key="trend_subject").set_value("case").run()
+    _ran_cleanly(app)
+    cases = app.selectbox(key="trend_case").options
+    case_id = "ticker-desconocido-acme"
+    assert case_id in cases and len(cases) == len(latest.suite.cases)
+    app.selectbox(key="trend_case").set_value(case_id).run()
+    _ran_cleanly(app)
+    assert app.query_params["trend"] == f"case:{case_id}"
+    chart = next(h.proto.body for h in app.html if "evals-chart" in h.proto.body)
+    assert f"Trend of case {case_id}" in chart and f"case={case_id}" in chart
+    reopened = AppTest.from_file(APP, default_timeout=60)
+    for key, value in app.query_params.items():
+        reopened.query_params[key] = value
+    reopened.switch_page("views/overview.py").run()
+    _ran_cleanly(reopened)
+    assert reopened.selectbox(key="trend_subject").value == "case"
+    assert reopened.selectbox(key="trend_case").value == case_id
 
 
 def test_compare_opens_on_the_comparison_the_gates_made(app: AppTest, demo_store) -> None:

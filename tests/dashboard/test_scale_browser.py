@@ -7,8 +7,10 @@ Skipped unless EVALS_TEST_CHROMIUM names a Chromium binary.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
@@ -26,6 +28,7 @@ if not CHROMIUM:
     pytest.skip("set EVALS_TEST_CHROMIUM to a Chromium binary", allow_module_level=True)
 
 CASES = 500
+SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture(scope="module")
@@ -53,9 +56,15 @@ def tab(browser: Any) -> Iterator[tuple[Any, ScriptRuns]]:
 def _number_axes(page: Any) -> list[tuple[str, list[str]]]:
     """(description, tick labels) of every number axis of every chart on the page."""
     axes = []
-    for axis in page.locator("svg.evals-chart g.number-axis").all():
-        texts = [t.text_content() for t in axis.locator("text.tick").all()]
-        axes.append((axis.get_attribute("aria-label") or "", texts))
+    for source in page.locator("figure.evals-chart img").evaluate_all(
+        "images => images.map(image => image.src)"
+    ):
+        # Each chart's picture is its SVG, as the browser drew it.
+        picture = ET.fromstring(base64.b64decode(source.split(",", 1)[1]))
+        for axis in picture.iter(f"{SVG}g"):
+            if axis.get("class") == "axis number-axis":
+                texts = [t.text or "" for t in axis.iter(f"{SVG}text") if t.get("class") == "tick"]
+                axes.append((axis.get("aria-label") or "", texts))
     for axis in page.locator("[data-testid='stVegaLiteChart'] g.role-axis").all():
         label = axis.get_attribute("aria-label") or ""
         if "linear scale" in label:
@@ -83,10 +92,10 @@ def test_number_axes_never_repeat_a_label(tab, dashboard_url: str, path: str) ->
 def test_a_click_on_a_trend_point_opens_its_evaluation(tab, dashboard_url: str) -> None:
     page, runs = tab
     runs.after(lambda: page.goto(f"{dashboard_url}/overview"))
-    trend = page.locator("svg.evals-chart").first
-    points = trend.locator("a circle.point").all()
+    trend = page.locator("figure.evals-chart").first
+    points = trend.locator("a.point").all()
     oldest = min(points, key=lambda point: point.bounding_box()["x"])
-    assert "evaluation: scale-0001" in (oldest.locator("title").text_content() or "")
+    assert "evaluation: scale-0001" in (oldest.get_attribute("title") or "")
     runs.after(lambda: oldest.click())
     page.wait_for_url(re.compile(r"/compare\?"))
     # The page opens on the newest nightly (scale-0002); the oldest point is scale-0001.

@@ -1,8 +1,10 @@
-"""The server-side SVG charts and the paged HTML table: well-formed, labelled, linked,
-with number axes whose labels never repeat, and pages that cover every row once."""
+"""The server-side charts and the paged HTML table: well-formed, labelled, linked, with
+points on their values, number axes whose labels never repeat, and pages that cover every
+row once."""
 
 from __future__ import annotations
 
+import base64
 import itertools
 import re
 import xml.etree.ElementTree as ET
@@ -18,8 +20,23 @@ SVG = "{http://www.w3.org/2000/svg}"
 FORMATS = [".0%", "+.0%", "$.4f", ",.0f", "+.1%"]
 
 
-def _parse(chart: str) -> ET.Element:
-    return ET.fromstring(chart[chart.index("<svg") :])
+def _parse(chart: str) -> tuple[ET.Element, ET.Element]:
+    """The chart's figure (its image and points) and the SVG picture of its image."""
+    figure = ET.fromstring(chart)
+    assert figure.tag == "figure"
+    source = figure.find("img").get("src")
+    prefix = "data:image/svg+xml;base64,"
+    assert source.startswith(prefix)
+    return figure, ET.fromstring(base64.b64decode(source[len(prefix) :]))
+
+
+def _position(point: ET.Element, height: int) -> tuple[float, float]:
+    """A point's centre in the picture's coordinates, from its CSS percentages."""
+    style = dict(part.split(":") for part in point.get("style").split(";"))
+    return (
+        float(style["left"].rstrip("%")) / 100 * svg.WIDTH,
+        float(style["top"].rstrip("%")) / 100 * height,
+    )
 
 
 def _trend_frame(rates: list[float], agents: tuple[str, ...] = ("baseline", "candidate")):
@@ -99,13 +116,16 @@ def test_a_trend_links_every_point_and_names_it(rates: list[float]) -> None:
         href=lambda evaluation: f"compare?open={evaluation}&x=1",
     )
     assert "\n" not in chart
-    root = _parse(chart)
+    figure, root = _parse(chart)
+    assert figure.get("aria-label") == "Pass rate <per agent>"
+    assert figure.find("img").get("alt").startswith("Pass rate <per agent>: pass rate of ")
     assert root.find(f"{SVG}title").text == "Pass rate <per agent>"
     assert "latest" in root.find(f"{SVG}desc").text
-    links = root.findall(f".//{SVG}a")
+    links = figure.findall("a")
     assert len(links) == len(frame)
-    assert {link.get("target") for link in links} == {"_self"}  # same tab
-    tips = {(link.get("href"), link.find(f"{SVG}circle/{SVG}title").text) for link in links}
+    assert {link.get("class") for link in links} == {"point"}
+    assert all(link.get("aria-label") == link.get("title") for link in links)
+    tips = {(link.get("href"), link.get("title")) for link in links}
     for row in frame.to_dict("records"):
         matching = [
             tip
@@ -138,15 +158,18 @@ def test_a_point_sits_at_its_value_on_the_axis() -> None:
         axis_format=".0%",
         href=str,
     )
-    root = _parse(chart)
+    figure, root = _parse(chart)
     axis = root.find(f".//{SVG}g[@class='axis number-axis']")
     lines = axis.findall(f"{SVG}line")
     labels = [t.text for t in axis.findall(f"{SVG}text[@class='tick']")]
     position = {label: float(line.get("y1")) for label, line in zip(labels, lines, strict=True)}
-    circles = root.findall(f".//{SVG}circle[@class='point']")
-    assert [float(c.get("cy")) for c in circles] == pytest.approx(
-        [position["60%"], position["80%"]], abs=0.11
-    )
+    height = int(root.get("height"))
+    points = [_position(point, height) for point in figure.findall("a")]
+    assert [y for _, y in points] == pytest.approx([position["60%"], position["80%"]], abs=0.2)
+    # The two points lie on the line drawn through them in the picture.
+    line = root.find(f".//{SVG}polyline").get("points").split()
+    drawn = [float(v) for p in line for v in p.split(",")]
+    assert [v for point in points for v in point] == pytest.approx(drawn, abs=0.2)
     assert root.findall(f".//{SVG}polygon") == []
 
 
@@ -164,15 +187,16 @@ def test_a_forest_links_tags_and_escapes_names() -> None:
     chart = svg.forest(
         frame, title="Forest", href=lambda g: "compare?tag=x" if g.startswith("tag") else None
     )
-    root = _parse(chart)
-    links = root.findall(f".//{SVG}a")
-    assert [(link.get("href"), link.get("target")) for link in links] == [
-        ("compare?tag=x", "_self")
-    ]
-    tips = [t.text for t in root.findall(f".//{SVG}path[@class='point']/{SVG}title")]
+    figure, root = _parse(chart)
+    assert [link.get("href") for link in figure.findall("a")] == ["compare?tag=x"]
+    tips = [point.get("title") for point in figure if "point" in (point.get("class") or "")]
     assert tips[0].startswith("whole suite") and "interval: −20.0% to +0.0%" in tips[0]
     assert tips[1].startswith("tag <b>&news") and "verdict: inconclusive" in tips[1]
+    assert figure.find("span").get("class") == "point diamond"
+    assert "tag <b>&news: +5.0%" in root.find(f"{SVG}desc").text
     assert "<b>" not in chart
+    source = figure.find("img").get("src")
+    assert b"<b>" not in base64.b64decode(source.split(",", 1)[1])
 
 
 def test_a_forest_row_without_an_interval_draws_its_point_only() -> None:
@@ -188,8 +212,9 @@ def test_a_forest_row_without_an_interval_draws_its_point_only() -> None:
     )
     chart = svg.forest(frame, title="Forest", href=lambda g: None)
     assert "nan" not in chart
-    root = _parse(chart)
-    assert len(root.findall(f".//{SVG}path[@class='point']")) == 2
+    figure, root = _parse(chart)
+    assert len(figure.findall("span")) == 2
+    assert len(root.findall(f".//{SVG}line[@stroke-width='3']")) == 1
     assert "tag thin: +50.0% (no interval)" in root.find(f"{SVG}desc").text
 
 
