@@ -136,14 +136,38 @@ TILE_STYLE = (
 )
 
 
-def tiles(items: list[tuple[str, Any, str]]) -> None:
-    """A row of large figures, each (label, value, help shown on hover), drawn as one
-    block: a row of `st.metric` costs the browser a script of its own and a component
-    per figure."""
+def tiles_html(items: list[tuple[str, Any, str]]) -> str:
+    """The HTML of `tiles`, to draw within a larger block."""
     cells = "".join(
         f'<div class="evals-tile" title="{html.escape(help_text)}">'
         f'<div class="label">{html.escape(label)}</div>'
         f'<div class="value">{html.escape(str(value))}</div></div>'
         for label, value, help_text in items
     )
-    st.html(f'{TILE_STYLE}<div class="evals-tiles">{cells}</div>')
+    return f'{TILE_STYLE}<div class="evals-tiles">{cells}</div>'
+
+
+def tiles(items: list[tuple[str, Any, str]]) -> None:
+    """A row of large figures, each (label, value, help shown on hover), drawn as one
+    block: a row of `st.metric` costs the browser a script of its own and a component
+    per figure."""
+    st.html(tiles_html(items))
+
+
+BADGE_STYLE = (
+    "<style>.evals-badges{display:flex;gap:0.5rem;flex-wrap:wrap;margin:0.25rem 0}"
+    ".evals-badge{border-radius:0.5rem;padding:0.1rem 0.5rem;font-size:0.875rem;"
+    "font-weight:600;color:white}</style>"
+)
+
+
+def badges_html(items: list[tuple[str, str | None]]) -> str:
+    """A row of coloured badges, each (text, the word whose colour it takes: None for the
+    text itself), as HTML to draw within a larger block: one `st.badge` is a Markdown
+    element of its own."""
+    cells = "".join(
+        f'<span class="evals-badge" style="background:{theme.hex_colour(word or text)}">'
+        f"{html.escape(text)}</span>"
+        for text, word in items
+    )
+    return f'{BADGE_STYLE}<div class="evals-badges">{cells}</div>'
