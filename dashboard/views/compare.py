@@ -29,6 +29,8 @@ SORTS = [
     paged.Sort("difference", (("difference", True),)),
     paged.Sort("q", (("p_adjusted", True), ("p_value", True))),
 ]
+# Filters drawn on demand: their address key and label.
+MORE_FILTERS = {"priority": "Priority", "tag": "Tags", "grader": "Assertion type"}
 # Rows by verdict under every order: what needs a look first.
 VERDICT_RANK = {"regression": 0, "improvement": 1}
 
@@ -58,48 +60,54 @@ if current is None:
 baseline, candidate = current
 by_id = {e["id"]: e for e in evaluations}
 
-with st.container(border=True):
-    same = baseline.evaluation_id == candidate.evaluation_id
-    mode = st.radio(
-        "Compare",
-        [ONE_EVALUATION, TWO_EVALUATIONS],
-        index=0 if same or len(evaluations) < 2 else 1,
-        horizontal=True,
-        key="compare_mode",
-    )
-    left, right = st.columns(2)
-    if mode == ONE_EVALUATION:
-        with left:
-            chosen = selection.evaluation_picker(
-                "Evaluation", evaluations, candidate.evaluation_id, "compare_one"
-            )
-        agents = list(chosen["agents"] or [])
-        pair = selection.stored_pair(chosen["id"]) or (agents[0], agents[-1])
-        with right:
-            a, b = st.columns(2)
-            base_agent = a.selectbox(
-                "Baseline agent", agents, index=agents.index(pair[0]), key="compare_base_agent"
-            )
-            cand_agent = b.selectbox(
-                "Candidate agent", agents, index=agents.index(pair[1]), key="compare_cand_agent"
-            )
-        baseline, candidate = Side(chosen["id"], base_agent), Side(chosen["id"], cand_agent)
-    else:
-        sides = []
-        for column, role, side in ((left, "Baseline", baseline), (right, "Candidate", candidate)):
-            with column:
+# The pickers of other sides (a hundred evaluations are a hundred options built in the
+# browser) are drawn on demand; the sides themselves are in the address either way.
+if st.toggle("Choose what to compare", key="compare_choose"):
+    with st.container(border=True):
+        same = baseline.evaluation_id == candidate.evaluation_id
+        mode = st.radio(
+            "Compare",
+            [ONE_EVALUATION, TWO_EVALUATIONS],
+            index=0 if same or len(evaluations) < 2 else 1,
+            horizontal=True,
+            key="compare_mode",
+        )
+        left, right = st.columns(2)
+        if mode == ONE_EVALUATION:
+            with left:
                 chosen = selection.evaluation_picker(
-                    f"{role} evaluation", evaluations, side.evaluation_id, f"compare_{role}"
+                    "Evaluation", evaluations, candidate.evaluation_id, "compare_one"
                 )
-                agents = list(chosen["agents"] or [])
-                agent = st.selectbox(
-                    f"{role} agent",
-                    agents,
-                    index=agents.index(side.agent) if side.agent in agents else len(agents) - 1,
-                    key=f"compare_{role}_agent",
+            agents = list(chosen["agents"] or [])
+            pair = selection.stored_pair(chosen["id"]) or (agents[0], agents[-1])
+            with right:
+                a, b = st.columns(2)
+                base_agent = a.selectbox(
+                    "Baseline agent", agents, index=agents.index(pair[0]), key="compare_base_agent"
                 )
-                sides.append(Side(chosen["id"], agent))
-        baseline, candidate = sides
+                cand_agent = b.selectbox(
+                    "Candidate agent", agents, index=agents.index(pair[1]), key="compare_cand_agent"
+                )
+            baseline, candidate = Side(chosen["id"], base_agent), Side(chosen["id"], cand_agent)
+        else:
+            sides = []
+            for column, role, side in (
+                (left, "Baseline", baseline),
+                (right, "Candidate", candidate),
+            ):
+                with column:
+                    chosen = selection.evaluation_picker(
+                        f"{role} evaluation", evaluations, side.evaluation_id, f"compare_{role}"
+                    )
+                    agents = list(chosen["agents"] or [])
+                    agent = st.selectbox(
+                        f"{role} agent",
+                        agents,
+                        index=agents.index(side.agent) if side.agent in agents else len(agents) - 1,
+                        key=f"compare_{role}_agent",
+                    )
+                    sides.append(Side(chosen["id"], agent))
+            baseline, candidate = sides
 
 environment = by_id[candidate.evaluation_id]["environment"]
 result = selection.compare_or_stop(url, baseline, candidate, environment)
@@ -122,45 +130,47 @@ for warning in gates.get("warnings", []):
     st.warning(warning, icon="⚠️")
 
 difference = overall["difference"]
-widgets.tiles(
-    [
-        ("Baseline pass rate", theme.percent(overall["baseline_rate"]), ""),
-        ("Candidate pass rate", theme.percent(overall["candidate_rate"]), ""),
-        (
-            "Difference (pts)",
-            "—" if difference is None else f"{difference * 100:+.1f}",
-            "candidate − baseline, percentage points",
-        ),
-        ("Difference interval (pts)", theme.interval_text(overall["interval"]), ""),
-        (
-            "Gates",
-            gates.get("verdict", "—"),
-            f"an undetermined verdict: on_undetermined {gates.get('on_undetermined', 'warn')}",
-        ),
-    ]
-)
-widgets.badge(f"suite: {overall['verdict']}", overall["verdict"])
-st.caption(overall.get("explanation", ""))
-
-st.subheader("Gates")
+# The figures, the gates and the forest plot go out as one HTML block.
+block = [
+    widgets.tiles_html(
+        [
+            ("Baseline pass rate", theme.percent(overall["baseline_rate"]), ""),
+            ("Candidate pass rate", theme.percent(overall["candidate_rate"]), ""),
+            (
+                "Difference (pts)",
+                "—" if difference is None else f"{difference * 100:+.1f}",
+                "candidate − baseline, percentage points",
+            ),
+            ("Difference interval (pts)", theme.interval_text(overall["interval"]), ""),
+            (
+                "Gates",
+                gates.get("verdict", "—"),
+                f"an undetermined verdict: on_undetermined {gates.get('on_undetermined', 'warn')}",
+            ),
+        ]
+    ),
+    widgets.badges_html([(f"suite: {overall['verdict']}", overall["verdict"])]),
+    svg.heading("", overall.get("explanation", "")),
+]
 gate_table = frames.gate_frame(gates)
 if gate_table.empty:
-    widgets.no_data("The suite defines no gates.")
+    block.append(svg.heading("Gates", "The suite defines no gates."))
 else:
+    block.append(svg.heading("Gates", ""))
     gate_table["blocking"] = gate_table["blocking"].map({True: "yes", False: "no"})
     for field in ("measured", "threshold", "fail_limit", "pass_limit"):
         gate_table[field] = gate_table[field].map(
             lambda v: "" if v is None or pd.isna(v) else f"{v:.3f}"
         )
-    widgets.text_table(
-        gate_table[["gate", "status", "blocking", "measured", "threshold", "reason"]],
-        tinted=["status"],
+    block.append(
+        widgets.table_html(
+            gate_table[["gate", "status", "blocking", "measured", "threshold", "reason"]],
+            tinted=["status"],
+        )
     )
-
 if gates.get("adaptive"):
-    st.caption(AdaptiveSummary.from_dict(gates["adaptive"]).describe())
+    block.append(svg.heading("", AdaptiveSummary.from_dict(gates["adaptive"]).describe()))
 
-st.subheader("Suite and tags")
 forest = frames.forest_frame(comparison).dropna(subset=["difference"])
 
 
@@ -171,10 +181,13 @@ def _tag_link(group: str) -> str | None:
 
 
 if forest.empty:
-    widgets.no_data("No group of this comparison has a difference to show.")
+    block.append(
+        svg.heading("Suite and tags", "No group of this comparison has a difference to show.")
+    )
+    svg.draw(*block)
 else:
-    svg.draw(svg.forest(forest, title=FOREST_TITLE, href=_tag_link))
-    st.caption("A tag's diamond lists that tag's cases below.")
+    block.append(svg.heading("Suite and tags", "A tag's diamond lists that tag's cases below."))
+    svg.draw(*block, svg.forest(forest, title=FOREST_TITLE, href=_tag_link))
 
     def forest_chart() -> None:
         st.vega_lite_chart(figures.forest(url, baseline, candidate, environment), width="stretch")
@@ -188,49 +201,57 @@ failing = changes.failing_assertion_text(
 cases = frames.case_table(
     comparison, data.case_assertion_types(url, candidate.evaluation_id), failing
 )
-filters = st.columns([2, 1, 2, 2, 2])
+verdict_column, search_column, more_column = st.columns([2, 2, 1], vertical_alignment="bottom")
 verdict_filter = selection.list_filter(
-    filters[0].multiselect,
+    verdict_column.multiselect,
     "Verdict",
     [v for v in theme.VERDICT_ORDER if v in set(cases["verdict"])],
     "verdict",
 )
-priority_filter = selection.list_filter(
-    filters[1].multiselect,
-    "Priority",
-    sorted((p for p in set(cases["priority"]) if p), key=frames.priority_rank),
-    "priority",
-)
-tag_filter = selection.list_filter(
-    filters[2].multiselect, "Tags", sorted({t for tags in cases["tags"] for t in tags}), "tag"
-)
-grader_filter = selection.list_filter(
-    filters[3].multiselect,
-    "Assertion type",
-    sorted({g for graders in cases["graders"] for g in graders}),
-    "grader",
-)
-with filters[4]:
+with search_column:
     search = selection.text_filter(
         "Search", "q", placeholder="case id, description or failing assertion"
     )
+# Priority, tag and assertion type filters are drawn on demand (each picker is dozens of
+# components in the browser); an address that names one opens with them drawn. Turned
+# off, they filter nothing.
+more = more_column.toggle(
+    "More filters",
+    value=any(selection.url_list(key) for key in MORE_FILTERS),
+    key="compare_more_filters",
+    help="Filter the cases by priority, tag or assertion type as well.",
+)
+wanted: dict[str, list[str]] = {key: [] for key in MORE_FILTERS}
+if more:
+    options = {
+        "priority": sorted((p for p in set(cases["priority"]) if p), key=frames.priority_rank),
+        "tag": sorted({t for tags in cases["tags"] for t in tags}),
+        "grader": sorted({g for graders in cases["graders"] for g in graders}),
+    }
+    for column, (key, label) in zip(st.columns(3), MORE_FILTERS.items(), strict=True):
+        wanted[key] = selection.list_filter(column.multiselect, label, options[key], key)
+else:
+    for key in MORE_FILTERS:
+        selection.keep_param(key, None)
 shown = frames.search_cases(
     frames.filter_cases(
         cases,
-        tags=tag_filter,
-        priorities=priority_filter,
-        graders=grader_filter,
+        tags=wanted["tag"],
+        priorities=wanted["priority"],
+        graders=wanted["grader"],
         verdicts=verdict_filter,
     ),
     search,
 ).reset_index(drop=True)
 counts = shown["verdict"].value_counts()
-badges = st.columns(4)
-for column, word in zip(
-    badges, ["regression", "improvement", "inconclusive", "equivalent"], strict=True
-):
-    with column:
-        widgets.badge(f"{word}: {int(counts.get(word, 0))}", word)
+st.html(
+    widgets.badges_html(
+        [
+            (f"{word}: {int(counts.get(word, 0))}", word)
+            for word in ["regression", "improvement", "inconclusive", "equivalent"]
+        ]
+    )
+)
 
 
 def _case_params(case_id: str) -> dict[str, str]:
