@@ -191,9 +191,10 @@ def _figure(title: str, description: str, height: int, body: str, marks: Sequenc
         if mark.href is None:
             points.append(f'<span class="{shape}" title="{_e(mark.tip)}" style="{where}"></span>')
         else:
+            # An empty link's `title` is its accessible name as well as its tooltip.
             points.append(
                 f'<a class="{shape}" href="{_e(mark.href)}" title="{_e(mark.tip)}" '
-                f'aria-label="{_e(mark.tip)}" style="{where}"></a>'
+                f'style="{where}"></a>'
             )
     return (
         f'<figure class="evals-chart" aria-label="{_e(title)}">'
@@ -255,8 +256,8 @@ def trend(
     href: Callable[[str], str],
     height: int = 260,
 ) -> str:
-    """A value per agent over time as SVG: a line through linked points over the interval
-    band (`low`, `high`; None: no band).
+    """A value per agent over time as a figure (HTML): a line through linked points over
+    the interval band (`low`, `high`; None: no band).
 
     `frame` has `started` (UTC datetime), `when`, `agent`, `evaluation`, `commit`,
     `verdict` and the value columns. Each point's tooltip names when it started, its
@@ -324,7 +325,8 @@ def trend(
 
 
 def forest(frame: pd.DataFrame, *, title: str, href: Callable[[str], str | None]) -> str:
-    """Differences (candidate − baseline) with intervals, one row per group, as SVG.
+    """Differences (candidate − baseline) with intervals, one row per group, as a figure
+    (HTML).
 
     `frame` has `group`, `difference`, `low`, `high`, `verdict`, `cases`; a row whose
     `href(group)` is not None links there (a tag's row: the comparison's cases of that tag).

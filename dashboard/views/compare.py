@@ -118,20 +118,22 @@ if comparison is None:
     widgets.no_data("These runs share no case, so there is nothing to compare.")
     st.stop()
 overall = comparison["overall"]
-st.caption(
-    f"Baseline: {selection.side_text(baseline)} · Candidate: {selection.side_text(candidate)} · "
-    + (
-        "statistics recomputed from the stored runs"
-        if result.recomputed
-        else "statistics as stored"
-    )
-)
 for warning in gates.get("warnings", []):
     st.warning(warning, icon="⚠️")
 
 difference = overall["difference"]
-# The figures, the gates and the forest plot go out as one HTML block.
+# What is compared, the figures, the gates and the forest plot go out as one HTML block.
 block = [
+    svg.heading(
+        "",
+        f"Baseline: {selection.side_text(baseline)} · "
+        f"Candidate: {selection.side_text(candidate)} · "
+        + (
+            "statistics recomputed from the stored runs"
+            if result.recomputed
+            else "statistics as stored"
+        ),
+    ),
     widgets.tiles_html(
         [
             ("Baseline pass rate", theme.percent(overall["baseline_rate"]), ""),

@@ -50,13 +50,20 @@ if latest:
         ("Latest verdict", newest["verdict"] or "no gates", ""),
         ("Latest run (UTC)", stamp[11:], stamp),
     ]
-widgets.tiles(figures_shown)
-if latest:
-    st.caption(f"Latest run: {stamp[:10]} · environment: {newest['environment'] or 'none'}")
-
-st.subheader("Latest verdict per environment")
+# The figures and the verdict matrix go out as one HTML block.
 matrix = frames.verdict_matrix(verdicts, ENVIRONMENTS)
-widgets.text_table(matrix.reset_index(), tinted=list(matrix.columns))
+st.html(
+    widgets.tiles_html(figures_shown)
+    + (
+        svg.heading(
+            "", f"Latest run: {stamp[:10]} · environment: {newest['environment'] or 'none'}"
+        )
+        if latest
+        else ""
+    )
+    + svg.heading("Latest verdict per environment", "")
+    + widgets.table_html(matrix.reset_index(), tinted=list(matrix.columns))
+)
 
 environment = selection.current_environment()
 in_environment = selection.environment_evaluations(suite_id)
