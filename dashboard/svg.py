@@ -150,7 +150,11 @@ def draw(*charts: str) -> None:
 def heading(title: str, note: str) -> str:
     """A section's heading and a line under it (each left out when empty), as HTML to draw
     with its charts."""
-    head = f'<h3 style="margin:0.75rem 0 0.25rem 0">{_e(title)}</h3>' if title else ""
+    head = (
+        f'<h3 style="font-size:1.5rem;font-weight:600;margin:1rem 0 0.5rem 0">{_e(title)}</h3>'
+        if title
+        else ""
+    )
     line = (
         f'<p style="color:#555;font-size:0.875rem;margin:0 0 0.5rem 0">{_e(note)}</p>'
         if note
