@@ -203,7 +203,7 @@ failing = changes.failing_assertion_text(
 cases = frames.case_table(
     comparison, data.case_assertion_types(url, candidate.evaluation_id), failing
 )
-verdict_column, search_column, more_column = st.columns([2, 2, 1], vertical_alignment="bottom")
+verdict_column, search_column, more_column = st.columns([2, 2, 2], vertical_alignment="bottom")
 verdict_filter = selection.list_filter(
     verdict_column.multiselect,
     "Verdict",
@@ -218,10 +218,9 @@ with search_column:
 # components in the browser); an address that names one opens with them drawn. Turned
 # off, they filter nothing.
 more = more_column.toggle(
-    "More filters",
+    "Filter by priority, tag, assertion type",
     value=any(selection.url_list(key) for key in MORE_FILTERS),
     key="compare_more_filters",
-    help="Filter the cases by priority, tag or assertion type as well.",
 )
 wanted: dict[str, list[str]] = {key: [] for key in MORE_FILTERS}
 if more:
