@@ -156,24 +156,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Run a suite, write reports, print the verdict, and exit by the gates."""
     store_process = report_process = None
     _check_run_options(args)
-    args.output = _check_outputs(args.output)
     # A shard of an adaptive run reports the whole run, written once its last look is decided.
-    streamed = [] if args.adaptive and args.shard else _streamed_reports(args.output)
+    streams = not (args.adaptive and args.shard) and bool(_streamed_reports(args.output))
     if not args.no_store:
         from evals.store.location import check_store_settings
         from evals.store.process import StoreProcess
 
         check_store_settings(args.store)
-        # Starts while the suite loads; writes the JSON report too when there is one.
+        # Started first, before this process imports what the suite and the reports need:
+        # it starts up (SQLAlchemy) on the other core meanwhile, and writes the JSON report
+        # too when there is one.
         module = "evals.store.process"
-        if streamed:
-            from evals.reports.json_stream import STORE_WITH_REPORT as module
+        if streams:
+            from evals.reports import STORE_WITH_REPORT as module
         store_process = StoreProcess(args.store, module=module)
     try:
-        if streamed:
+        args.output = _check_outputs(args.output)
+        if streams:
             from evals.reports.json_stream import ReportProcess
 
-            report_process = ReportProcess(streamed, store_process)
+            report_process = ReportProcess(_streamed_reports(args.output), store_process)
         return _run(args, store_process, report_process)
     finally:
         for process in (report_process, store_process):

@@ -6,7 +6,13 @@ that needs one report module (the JSON report process) does not load the others.
 
 from typing import Any
 
-__all__ = ["FORMATS", "render_terminal", "write_report"]
+__all__ = ["FORMATS", "STORE_WITH_REPORT", "render_terminal", "write_report"]
+
+STORE_WITH_REPORT = "evals.reports.json_spool"
+"""The entry module of a store process with the JSON report on board: start the
+`StoreProcess` with `module=STORE_WITH_REPORT` and hand it to `ReportProcess`
+(`json_stream`). Defined here, where importing it loads nothing, so the store process
+can start before the report's modules are imported."""
 
 
 def __getattr__(name: str) -> Any:

@@ -22,6 +22,7 @@ from evals.model.errors import HarnessFault
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.results import RunRecord
 from evals.model.suite import Suite
+from evals.reports import STORE_WITH_REPORT
 from evals.reports.json_document import ROWS_MARK
 from evals.reports.json_spool import ReportPlan
 from evals.reports.promptfoo_format import (
@@ -57,9 +58,7 @@ def report_plan(suite: Suite, meta: EvaluationMeta, paths: list[Path]) -> Report
     )
 
 
-STORE_WITH_REPORT = "evals.reports.json_spool"
-"""The entry module of a store process with the JSON report on board: start the
-`StoreProcess` with `module=STORE_WITH_REPORT` and hand it to `ReportProcess`."""
+__all__ = ["STORE_WITH_REPORT", "ReportProcess", "report_plan"]
 
 
 class ReportProcess:
@@ -95,10 +94,16 @@ class ReportProcess:
         return store is self._store
 
     def begin(self, suite: Suite, meta: EvaluationMeta) -> None:
-        """Start the report of evaluation `meta`."""
+        """Start the report of evaluation `meta`. On board the store process the plan is
+        posted, not awaited: the store's `confirm` (before the first run) reads its answer
+        with the store's own, so the report's start overlaps the harness's work."""
         for path in self.paths:
             path.parent.mkdir(parents=True, exist_ok=True)
-        self._request(("report-begin", report_plan(suite, meta, self.paths)))
+        message = ("report-begin", report_plan(suite, meta, self.paths))
+        if self._child is None:
+            self._store.post(message)  # type: ignore[union-attr]
+        else:
+            self._child.request(message)
         self._evaluation_id = meta.id
 
     def receive(self, framed: bytes) -> None:

@@ -69,6 +69,14 @@ class StoreSink(Protocol):
         """Start storing the evaluation `meta` (creating it when `create`)."""
         ...
 
+    def post_begin(self, meta: EvaluationMeta, *, create: bool) -> None:
+        """`begin` without waiting for the store to be open (`confirm` waits)."""
+        ...
+
+    def confirm(self) -> None:
+        """Wait until everything asked so far is answered; raise the first failure."""
+        ...
+
     def add(self, record: RunRecord) -> None:
         """Store one run."""
         ...

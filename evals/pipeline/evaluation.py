@@ -250,9 +250,11 @@ def run_evaluation(
             look_plan = list(plan)
             planned = [run for run in look_plan if run.key.as_tuple() not in done]
             pending = len(planned)
-        if store is not None:
-            store.begin(meta, create=is_new)
+        if store is not None:  # opened by the store process while the report's plan is made
+            store.post_begin(meta, create=is_new)
         sinks = _sinks(suite, meta, records, store, options.report_process)
+        if store is not None:  # an unusable store stops the evaluation before any run
+            store.confirm()
         with run_tracer(suite, meta, options.trace) as tracer:
             try:
                 asyncio.run(

@@ -20,7 +20,6 @@ answers `begin`, `flush` and `finish` with `("ok", runs_stored)`, `quarantines` 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import pickle
@@ -28,16 +27,18 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from evals.common.collector import settle_long_lived
 from evals.model.errors import HarnessFault
-from evals.model.evaluation import EvaluationMeta
-from evals.model.results import RunRecord
-from evals.model.summary import GateReport, Summary
-from evals.model.triage import TriageAction
-from evals.store.codec import EncodedRun, encode_run
 from evals.store.companion import Companion, Inbox, answer, answer_failure, frame
+
+if TYPE_CHECKING:  # the process starts before these load (see `StoreProcess`)
+    from evals.model.evaluation import EvaluationMeta
+    from evals.model.results import RunRecord
+    from evals.model.summary import GateReport, Summary
+    from evals.model.triage import TriageAction
+    from evals.store.codec import EncodedRun
 
 # How often `add` looks whether the store process has failed.
 _CHECK_INTERVAL_S = 0.1
@@ -67,6 +68,13 @@ class StoreProcess:
             name="the store process",
             failure="storing runs failed",
         )
+        # Loaded once the process is on its way, so its start never waits for them.
+        from asyncio import get_running_loop
+
+        from evals.store.codec import encode_run
+
+        self._encode = encode_run
+        self._running_loop = get_running_loop
         self._evaluation_id: str | None = None
         self._outbox: list[EncodedRun] = []
         self._send_scheduled = False
@@ -86,8 +94,21 @@ class StoreProcess:
         Waits for the store to be open, so an unreachable store stops the evaluation
         before any agent runs.
         """
-        self._request(("begin", meta, create))
+        self.post_begin(meta, create=create)
+        self.confirm()
+
+    def post_begin(self, meta: EvaluationMeta, *, create: bool) -> None:
+        """`begin` without waiting: the store process opens the store while the harness
+        prepares the rest (the JSON report's plan). `confirm` waits for it, and must be
+        called before the first run, so an unreachable store still stops the evaluation
+        before any agent runs."""
+        self.post(("begin", meta, create))
         self._evaluation_id = meta.id
+
+    def confirm(self) -> None:
+        """Wait for the answers to every message posted so far; the first failure among
+        them is raised (a HarnessFault, or the SuiteError the store refused an input with)."""
+        self._read_unread()
 
     def add(self, record: RunRecord) -> None:
         """Hand a completed run to the store process (it is stored within a moment).
@@ -97,14 +118,14 @@ class StoreProcess:
         """
         if self._child.failure is not None:
             raise HarnessFault(self._child.failure)
-        self._outbox.append(encode_run(self._require_evaluation(), record))
+        self._outbox.append(self._encode(self._require_evaluation(), record))
         if len(self._outbox) >= _SEND_AT:
             self.send()
             return
         if self._send_scheduled:
             return
         try:
-            loop = asyncio.get_running_loop()
+            loop = self._running_loop()
         except RuntimeError:
             self.send()
             return
@@ -121,7 +142,7 @@ class StoreProcess:
     def add_group(self, records: list[RunRecord]) -> None:
         """Hand over runs to be stored together, in one transaction (a decided group)."""
         evaluation_id = self._require_evaluation()
-        self._outbox.extend(encode_run(evaluation_id, r) for r in records)
+        self._outbox.extend(self._encode(evaluation_id, r) for r in records)
         self.send()
 
     def send(self) -> None:
