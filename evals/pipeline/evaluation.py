@@ -253,6 +253,7 @@ def run_evaluation(
         if store is not None:  # opened by the store process while the report's plan is made
             store.post_begin(meta, create=is_new)
         sinks = _sinks(suite, meta, records, store, options.report_process)
+        _load_statistics_meanwhile(suite)
         if store is not None:  # an unusable store stops the evaluation before any run
             store.confirm()
         with run_tracer(suite, meta, options.trace) as tracer:
@@ -475,7 +476,6 @@ async def _execute(
                 sink.add(record)
         progress.advance(record)
 
-    _load_statistics_meanwhile(suite)
     try:
         await executor.run(planned, on_record)
         await asyncio.gather(*deciding)
@@ -484,9 +484,10 @@ async def _execute(
 
 
 def _load_statistics_meanwhile(suite: Suite) -> None:
-    """Import the statistics' numerical part (numpy: about a tenth of a second) in a
-    background thread while the runs go on, which mostly wait on agents (and on the store
-    process), so the analysis after the last run does not start with the import. Only
+    """Import the statistics' numerical part (numpy: about a quarter of a second of CPU) in
+    a background thread, started while this process waits for the store process to open
+    the store and then going on while the runs do (which mostly wait on agents and on the
+    store process), so the analysis after the last run does not start with the import. Only
     when the analysis will need it: its cluster bootstrap needs two cases or more."""
     if len(suite.cases) < 2 or "evals.stats.bootstrap" in sys.modules:
         return
