@@ -235,7 +235,10 @@ class StoreProcess:
         with contextlib.suppress(HarnessFault):
             self.send()
         try:
-            self._read_unread()  # a failed `finish` is raised here
+            # A failed `finish` is raised here; a failure raised already (the answers posted
+            # after it are not read: nothing more is sent to a failed process) is not again.
+            if self._child.failure is None:
+                self._read_unread()
         finally:
             self._child.close()
 

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from promptfoo_cli import needs_promptfoo, promptfoo_import
 
-from evals.model.errors import HarnessFault
+from evals.model.errors import HarnessFault, SuiteError
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
 from evals.reports.data_files import render_json
@@ -130,6 +130,46 @@ def test_a_report_failing_on_board_the_store_process_leaves_the_store_working(tm
     finally:
         store.close()
     assert store._child.process.returncode == 0
+
+
+def test_a_store_refusing_the_evaluation_stops_it_before_any_run_with_the_report_on_board(
+    write_suite, tmp_path
+):
+    """The evaluation's begin and the report's plan are posted, not awaited; the store's
+    refusal still comes before the first agent call, and no report is written."""
+    calls = tmp_path / "calls.txt"
+    (tmp_path / "agent.py").write_text(
+        "def call_api(prompt, options, context):\n"
+        f"    with open({str(calls)!r}, 'a') as f:\n"
+        "        f.write(prompt + '\\n')\n"
+        "    return {'output': prompt}\n"
+    )
+    path = write_suite(
+        "providers: ['file://agent.py:call_api']\nprompts: ['{{q}}']\n"
+        "tests: [{vars: {q: a}}, {vars: {q: b}}]\n"
+    )
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    first = StoreProcess(url)
+    first.begin(_meta(), create=True)
+    first.close()
+    out = tmp_path / "out.json"
+    store = StoreProcess(url, module=STORE_WITH_REPORT)
+    report = ReportProcess([out], store)
+    options = RunOptions(
+        progress=False,
+        report_process=report,
+        store_process=store,
+        store_url=url,
+        evaluation_id=_meta().id,
+    )
+    try:
+        with pytest.raises(SuiteError, match=f"--evaluation-id {_meta().id}"):
+            run_evaluation(load_suite(path), options)
+    finally:
+        report.close()
+        store.close()
+    assert not calls.exists()
+    assert not out.exists()
 
 
 def test_a_report_needs_the_store_process_started_for_it(tmp_path):

@@ -206,6 +206,35 @@ def test_an_evaluation_id_the_store_holds_is_refused_at_begin(store_url: str) ->
     assert refused.value.fix is not None and "--resume ev-taken" in refused.value.fix
 
 
+def test_a_begin_posted_is_refused_at_confirm_and_nothing_else_is_taken(sqlite_url: str) -> None:
+    """`post_begin` does not wait for the store; `confirm` does, and raises what the store
+    refused, so the harness still stops before its first run."""
+    store = open_store(sqlite_url)
+    with store.engine.begin() as connection:
+        connection.exec_driver_sql("INSERT INTO schema_version VALUES (999, 'later', 0)")
+    store.engine.dispose()
+    process = StoreProcess(sqlite_url)
+    process.post_begin(make_meta("ev-1"), create=True)  # returns at once
+
+    with pytest.raises(SuiteError, match=r"newer evals \(schema 999"):
+        process.confirm()
+    with pytest.raises(HarnessFault, match="newer evals"):
+        process.add(make_record(0, 0, 0))
+    process.close()
+
+
+def test_confirm_reads_every_answer_posted_before_it(sqlite_url: str) -> None:
+    process = StoreProcess(sqlite_url)
+    process.post_begin(make_meta("ev-1"), create=True)
+    process.post(("flush",))
+    process.confirm()
+    process.add(make_record(0, 0, 0))
+
+    assert process.flush() == 1  # the answer read is this request's, not an earlier one's
+    process.close()
+    assert [e.id for e in open_store(sqlite_url).list_evaluations()] == ["ev-1"]
+
+
 def test_a_store_of_a_newer_schema_is_an_input_error_in_the_harness(sqlite_url: str) -> None:
     store = open_store(sqlite_url)
     with store.engine.begin() as connection:
