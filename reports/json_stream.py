@@ -37,11 +37,13 @@ from evals.reports.promptfoo_format import (
 from evals.store.codec import encode_run
 from evals.store.companion import Companion, frame
 from evals.store.process import StoreProcess
+from evals.suite.yaml_lines import plain
 from evals.tracing.redact import Redactor
 
 
 def report_plan(suite: Suite, meta: EvaluationMeta, paths: list[Path]) -> ReportPlan:
-    """The plan of an evaluation's streamed report."""
+    """The plan of an evaluation's streamed report, as plain data: the suite's LineDicts
+    would make the report's process import the suite loader (and PyYAML) to unpickle it."""
     cols = suite_columns(suite, meta.agents)
     redactor = Redactor(secrets=suite.secrets)
     scrubbed = redactor.scrub(cols)
@@ -53,7 +55,7 @@ def report_plan(suite: Suite, meta: EvaluationMeta, paths: list[Path]) -> Report
         where=column_index(suite, cols),
         tests=redactor.scrub({case.index: test_case(case) for case in suite.cases}),
         derived=list(suite.derived_metrics),
-        config=suite.raw,
+        config=plain(suite.raw),
         secrets=sorted(suite.secrets),
     )
 

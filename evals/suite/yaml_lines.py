@@ -343,6 +343,35 @@ def kind_name(value: Any) -> str:
     return "empty" if value is None else type(value).__name__
 
 
+def plain(value: Any) -> Any:
+    """A copy of `value` whose mappings and lists are plain dicts and lists, without the
+    lines a LineDict or LineList keeps: data another process unpickles without importing
+    the suite's modules, and smaller and quicker to pickle (the suite's configuration
+    handed to the JSON report). Parts shared in `value`, or holding themselves, are
+    shared in the copy as well."""
+    return _plain(value, {})
+
+
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain(value: Any, copies: dict[int, Any]) -> Any:
+    if isinstance(value, dict):
+        copied = copies.get(id(value))
+        if copied is None:
+            copied = copies[id(value)] = {}
+            for key, item in value.items():
+                copied[key] = item if type(item) in _LEAVES else _plain(item, copies)
+        return copied
+    if isinstance(value, list):
+        copied = copies.get(id(value))
+        if copied is None:
+            copied = copies[id(value)] = []
+            copied.extend(i if type(i) in _LEAVES else _plain(i, copies) for i in value)
+        return copied
+    return value
+
+
 def keep_lines(source: Any, target: dict[Any, Any]) -> dict[Any, Any]:
     """Give a mapping rebuilt from `source` the YAML lines of `source` (when it has any)."""
     if isinstance(source, LineDict) and isinstance(target, LineDict):
