@@ -10,11 +10,10 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from evals.model.results import RunRecord
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.progress import Progress as RichProgress
     from rich.progress import TaskID
 
@@ -31,7 +30,7 @@ class Progress:
         self.counts = {"pass": 0, "fail": 0, "error": 0}
         self.done = 0
         self._enabled = enabled and total > 0
-        self._console = console or Console(stderr=True)
+        self._console: Console  # set when shown: rich loads only for a shown progress
         self._started = time.monotonic()
         self._next_draw = 0.0
         self._next_log_count = 0
@@ -40,6 +39,11 @@ class Progress:
         self._task: TaskID | None = None
         if not self._enabled:
             return
+        if console is None:
+            from rich.console import Console
+
+            console = Console(stderr=True)
+        self._console = console
         if self._console.is_terminal:  # the live bar's module loads only when it is drawn
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
             from rich.progress import Progress as RichProgress
