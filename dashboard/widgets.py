@@ -136,14 +136,30 @@ TILE_STYLE = (
 )
 
 
-def tiles(items: list[tuple[str, Any, str]]) -> None:
-    """A row of large figures, each (label, value, help shown on hover), drawn as one
-    block: a row of `st.metric` costs the browser a script of its own and a component
-    per figure."""
+def tiles_html(items: list[tuple[str, Any, str]]) -> str:
+    """The HTML of `tiles`, to draw within a larger block."""
     cells = "".join(
         f'<div class="evals-tile" title="{html.escape(help_text)}">'
         f'<div class="label">{html.escape(label)}</div>'
         f'<div class="value">{html.escape(str(value))}</div></div>'
         for label, value, help_text in items
     )
-    st.html(f'{TILE_STYLE}<div class="evals-tiles">{cells}</div>')
+    return f'{TILE_STYLE}<div class="evals-tiles">{cells}</div>'
+
+
+def tiles(items: list[tuple[str, Any, str]]) -> None:
+    """A row of large figures, each (label, value, help shown on hover), drawn as one
+    block: a row of `st.metric` costs the browser a script of its own and a component
+    per figure."""
+    st.html(tiles_html(items))
+
+
+def badge_html(text: str, word: str | None = None) -> str:
+    """`badge` as HTML, to draw within a larger block: the text on a tint of the colour of
+    `word` (default: the text itself)."""
+    colour = theme.hex_colour(word or text)
+    return (
+        f'<span style="background:{colour}22;color:{colour};border-radius:0.5rem;'
+        f'padding:0.125rem 0.5rem;font-size:0.875rem;font-weight:600">'
+        f"{html.escape(text)}</span>"
+    )
