@@ -154,20 +154,20 @@ def tiles(items: list[tuple[str, Any, str]]) -> None:
     st.html(tiles_html(items))
 
 
-BADGE_STYLE = (
-    "<style>.evals-badges{display:flex;gap:0.5rem;flex-wrap:wrap;margin:0.25rem 0}"
-    ".evals-badge{border-radius:0.5rem;padding:0.1rem 0.5rem;font-size:0.875rem;"
-    "font-weight:600;color:white}</style>"
-)
+def badge_html(text: str, word: str | None = None) -> str:
+    """`badge` as HTML, to draw within a larger block: the text on a tint of the colour of
+    `word` (default: the text itself)."""
+    colour = theme.hex_colour(word or text)
+    return (
+        f'<span style="background:{colour}22;color:{colour};border-radius:0.5rem;'
+        f'padding:0.125rem 0.5rem;font-size:0.875rem;font-weight:600">'
+        f"{html.escape(text)}</span>"
+    )
 
 
 def badges_html(items: list[tuple[str, str | None]]) -> str:
-    """A row of coloured badges, each (text, the word whose colour it takes: None for the
-    text itself), as HTML to draw within a larger block: one `st.badge` is a Markdown
-    element of its own."""
-    cells = "".join(
-        f'<span class="evals-badge" style="background:{theme.hex_colour(word or text)}">'
-        f"{html.escape(text)}</span>"
-        for text, word in items
-    )
-    return f'{BADGE_STYLE}<div class="evals-badges">{cells}</div>'
+    """A row of badges, each (text, the word whose colour it takes: None for the text
+    itself), as HTML to draw within a larger block: one `st.badge` is a Markdown element of
+    its own."""
+    cells = "".join(badge_html(text, word) for text, word in items)
+    return f'<div style="display:flex;gap:0.5rem;flex-wrap:wrap;margin:0.25rem 0">{cells}</div>'

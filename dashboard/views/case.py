@@ -69,13 +69,26 @@ def _outcomes(side: Side) -> list[dict[str, Any]]:
     return [row for row in rows if row["agent"] == side.agent]
 
 
+def _note(text: str) -> str:
+    return f"<p style='color:#666'>{html.escape(text)}</p>"
+
+
 base_rows, cand_rows = _outcomes(baseline), _outcomes(candidate)
 failed = [row for row in cand_rows if row["status"] != "pass"]
 
-with st.container(border=True):
-    widgets.badge(case["verdict"])
-    st.text(case["description"])
-    widgets.tiles(
+details = []
+if case.get("priority"):
+    details.append(f"priority {case['priority']}")
+if case.get("tags"):
+    details.append("tags " + ", ".join(case["tags"]))
+if case.get("interval"):
+    details.append(f"difference interval {theme.interval_text(case['interval'])} pts")
+# The case's card and why the candidate fails, each drawn as one block.
+st.html(
+    "<div style='border:1px solid rgba(49,51,63,0.2);border-radius:0.5rem;padding:1rem'>"
+    + widgets.badge_html(case["verdict"])
+    + f"<p style='white-space:pre-wrap;margin:0.5rem 0'>{html.escape(case['description'])}</p>"
+    + widgets.tiles_html(
         [
             (
                 "Baseline pass rate",
@@ -94,19 +107,13 @@ with st.container(border=True):
             ),
         ]
     )
-    details = []
-    if case.get("priority"):
-        details.append(f"priority {case['priority']}")
-    if case.get("tags"):
-        details.append("tags " + ", ".join(case["tags"]))
-    if case.get("interval"):
-        details.append(f"difference interval {theme.interval_text(case['interval'])} pts")
-    st.text(" · ".join(details))
-    if case.get("reason"):
-        st.caption(case["reason"])
+    + f"<p style='margin:0.5rem 0 0'>{html.escape(' · '.join(details))}</p>"
+    + (_note(case["reason"]) if case.get("reason") else "")
+    + "</div>"
+)
 
-st.subheader("Why the candidate fails")
 if not failed:
+    st.subheader("Why the candidate fails")
     widgets.no_data(f"Every run of {candidate.agent} on this case passed.")
 else:
     grouped: dict[tuple[str, str], list[int]] = {}
@@ -124,11 +131,12 @@ else:
         ]
     )
     (label, reason), repeats = next(iter(grouped.items()))
-    st.markdown(
-        f"**Failing assertion: `{label}`** — in {len(failed)} of {len(cand_rows)} runs of "
-        f"{candidate.agent}"
+    st.html(
+        "<h3>Why the candidate fails</h3>"
+        f"<p><b>Failing assertion: <code>{html.escape(label)}</code></b> — in {len(failed)} "
+        f"of {len(cand_rows)} runs of {html.escape(candidate.agent)}</p>"
+        + widgets.table_html(reasons)
     )
-    widgets.text_table(reasons)
 
 
 def _who(role: str, side: Side) -> str:
@@ -231,24 +239,9 @@ def _facts(record: RunRecord) -> str:
     )
 
 
-st.subheader("Outputs")
-st.caption(
-    f"Similarity by word: {diffs.similarity(_output(left), _output(right)) * 100:.0f} %. "
-    "Struck out: only on the left; highlighted: only on the right."
-)
-st.html(
-    diffs.side_by_side_html(
-        _output(left),
-        _output(right),
-        f"{left_title} — {_facts(left)}",
-        f"{right_title} — {_facts(right)}",
-    )
-)
-
-
-def _two_columns(parts: list[str]) -> None:
-    """Two runs' blocks side by side, drawn as one element."""
-    st.html(
+def _two_columns(parts: list[str]) -> str:
+    """Two runs' blocks side by side."""
+    return (
         "<div style='display:flex;gap:1rem;flex-wrap:wrap'>"
         + "".join(f"<div style='flex:1 1 0;min-width:20rem'>{part}</div>" for part in parts)
         + "</div>"
@@ -259,45 +252,53 @@ def _titled(title: str, body: str) -> str:
     return f"<p><b>{html.escape(title)}</b></p>{body}"
 
 
-def _note(text: str) -> str:
-    return f"<p style='color:#666'>{html.escape(text)}</p>"
-
-
-st.subheader("Trajectories")
-_two_columns(
-    [
-        _titled(
-            title,
-            _note("No step recorded.") if timeline.empty else widgets.table_html(timeline),
-        )
-        for title, record in ((left_title, left), (right_title, right))
-        for timeline in [frames.timeline_frame(record)]
-    ]
-)
-with st.expander("Trajectory difference (calls, arguments and results)"):
-    st.html(
-        diffs.side_by_side_html(
-            frames.trajectory_text(left), frames.trajectory_text(right), left_title, right_title
-        )
+# The two runs' outputs, trajectories and assertions, drawn as one block; the
+# trajectories' difference folded (`<details>`).
+st.html(
+    "<h3>Outputs</h3>"
+    + _note(
+        f"Similarity by word: {diffs.similarity(_output(left), _output(right)) * 100:.0f} %. "
+        "Struck out: only on the left; highlighted: only on the right."
     )
-
-st.subheader("Assertions")
-_two_columns(
-    [
-        _titled(
-            title,
-            (
-                _note("This run has no graded assertion.")
-                if assertions.empty
-                else widgets.table_html(
-                    assertions[["assertion", "verdict", "reason"]], tinted=["verdict"]
-                )
+    + diffs.side_by_side_html(
+        _output(left),
+        _output(right),
+        f"{left_title} — {_facts(left)}",
+        f"{right_title} — {_facts(right)}",
+    )
+    + "<h3>Trajectories</h3>"
+    + _two_columns(
+        [
+            _titled(
+                title,
+                _note("No step recorded.") if timeline.empty else widgets.table_html(timeline),
             )
-            + ("" if record.grade is None else _note(f"Grade: {record.grade.reason}")),
-        )
-        for title, record in ((left_title, left), (right_title, right))
-        for assertions in [frames.assertion_rows(record)]
-    ]
+            for title, record in ((left_title, left), (right_title, right))
+            for timeline in [frames.timeline_frame(record)]
+        ]
+    )
+    + "<details><summary>Trajectory difference (calls, arguments and results)</summary>"
+    + diffs.side_by_side_html(
+        frames.trajectory_text(left), frames.trajectory_text(right), left_title, right_title
+    )
+    + "</details><h3>Assertions</h3>"
+    + _two_columns(
+        [
+            _titled(
+                title,
+                (
+                    _note("This run has no graded assertion.")
+                    if assertions.empty
+                    else widgets.table_html(
+                        assertions[["assertion", "verdict", "reason"]], tinted=["verdict"]
+                    )
+                )
+                + ("" if record.grade is None else _note(f"Grade: {record.grade.reason}")),
+            )
+            for title, record in ((left_title, left), (right_title, right))
+            for assertions in [frames.assertion_rows(record)]
+        ]
+    )
 )
 
 

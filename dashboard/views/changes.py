@@ -40,10 +40,10 @@ with st.container(border=True):
     top = st.columns([2, 5])
     with top[0]:
         verdict = gates.get("verdict") or "no gates"
-        widgets.badge(f"gates: {verdict}", verdict)
-        st.caption(
-            f"{theme.evaluation_label(latest)}"
-            + (f" · {pair[1]} against {pair[0]}" if pair else "")
+        label = theme.evaluation_label(latest) + (f" · {pair[1]} against {pair[0]}" if pair else "")
+        st.html(
+            widgets.badge_html(f"gates: {verdict}", verdict)
+            + f"<p style='color:#666;font-size:0.875rem;margin:0.5rem 0 0'>{html.escape(label)}</p>"
         )
         if sides:
             st.page_link(
@@ -55,20 +55,22 @@ with st.container(border=True):
     with top[1]:
         failing = changes.failing_gates(gates)
         if failing:
-            st.markdown("**Gates that did not pass**")
-            widgets.text_table(
-                pd.DataFrame(
-                    [
-                        {
-                            "gate": g["name"],
-                            "status": g["status"],
-                            "blocking": "yes" if g.get("blocking", True) else "no",
-                            "reason": g["reason"],
-                        }
-                        for g in failing
-                    ]
-                ),
-                tinted=["status"],
+            st.html(
+                "<p><b>Gates that did not pass</b></p>"
+                + widgets.table_html(
+                    pd.DataFrame(
+                        [
+                            {
+                                "gate": g["name"],
+                                "status": g["status"],
+                                "blocking": "yes" if g.get("blocking", True) else "no",
+                                "reason": g["reason"],
+                            }
+                            for g in failing
+                        ]
+                    ),
+                    tinted=["status"],
+                )
             )
         elif gates.get("gates"):
             st.markdown(f"All {len(gates['gates'])} gates passed.")
@@ -113,31 +115,39 @@ else:
     regressions = changes.changes(comparison, "regression", onsets, failing_text)
     improvements = changes.changes(comparison, "improvement", onsets, failing_text)
 
-widgets.tiles(
-    [
-        ("Regressions", len(regressions), "tags and cases whose verdict is regression"),
-        ("Improvements", len(improvements), "tags and cases whose verdict is improvement"),
-        (
-            "New cases",
-            len(new_cases),
-            "against the evaluation before it"
-            + (f" ({previous['id']})" if previous else ": none stored"),
-        ),
-        ("Removed cases", len(removed_cases), "against the evaluation before it"),
-        (
-            "Cases with errored runs",
-            errored["case"].nunique(),
-            "cases with at least one run that raised or timed out",
-        ),
-    ]
-)
-if comparison is not None:
-    overall = comparison["overall"]
-    st.caption(
-        f"Whole suite: {theme.percent(overall.get('baseline_rate'))} → "
-        f"{theme.percent(overall.get('candidate_rate'))}, {overall['verdict']}. "
-        + (overall.get("explanation") or "")
+overall = comparison["overall"] if comparison is not None else None
+# The counts and the whole suite's change, drawn as one block.
+st.html(
+    widgets.tiles_html(
+        [
+            ("Regressions", len(regressions), "tags and cases whose verdict is regression"),
+            ("Improvements", len(improvements), "tags and cases whose verdict is improvement"),
+            (
+                "New cases",
+                len(new_cases),
+                "against the evaluation before it"
+                + (f" ({previous['id']})" if previous else ": none stored"),
+            ),
+            ("Removed cases", len(removed_cases), "against the evaluation before it"),
+            (
+                "Cases with errored runs",
+                errored["case"].nunique(),
+                "cases with at least one run that raised or timed out",
+            ),
+        ]
     )
+    + (
+        ""
+        if overall is None
+        else "<p style='color:#666;font-size:0.875rem'>"
+        + html.escape(
+            f"Whole suite: {theme.percent(overall.get('baseline_rate'))} → "
+            f"{theme.percent(overall.get('candidate_rate'))}, {overall['verdict']}. "
+            + (overall.get("explanation") or "")
+        )
+        + "</p>"
+    )
+)
 
 
 def _change_card(row: dict[str, Any]) -> None:

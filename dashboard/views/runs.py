@@ -27,7 +27,7 @@ start = st.query_params.get("evaluation") or (
     current[1].evaluation_id if current else evaluations[0]["id"]
 )
 chosen = selection.evaluation_picker("Evaluation", evaluations, start, "runs_evaluation")
-st.query_params["evaluation"] = chosen["id"]
+selection.keep_param("evaluation", chosen["id"])
 columns = st.columns([3, 1, 2, 2, 2])
 with columns[0]:
     text = selection.text_filter("Search", "find", placeholder="text in output, error, prompt")
@@ -68,7 +68,7 @@ pages = max(1, -(-found["total"] // PAGE))
 st.caption(f"{found['total']:,} runs match · page {page} of {pages}")
 if pages > 1:
     page = st.number_input("Page", 1, pages, min(page, pages), key="runs_page")
-    st.query_params["page"] = str(page)
+    selection.keep_param("page", None if page == 1 else str(page))
 frame = pd.DataFrame.from_records(found["rows"])
 if frame.empty:
     widgets.no_data("No run matches these filters.")

@@ -105,6 +105,9 @@ class ScriptRuns:
     def __init__(self, page: Any) -> None:
         self.page = page
         self.finished: list[float] = []
+        # The page's own clock (`performance.now()`, seconds) when the last `after` saw
+        # it drawn: after a navigation, the seconds since the navigation began.
+        self.drawn_on_page_clock = 0.0
         page.on("websocket", self._watch)
 
     def _watch(self, socket: Any) -> None:
@@ -128,8 +131,11 @@ class ScriptRuns:
             self.page.wait_for_timeout(20)
         while True:
             count = len(self.finished)
-            self.page.wait_for_function(SKELETONS_GONE, timeout=timeout_s * 1000)
+            seen_at = self.page.wait_for_function(
+                f"() => ({SKELETONS_GONE}) && performance.now()", timeout=timeout_s * 1000
+            )
             drawn = time.perf_counter() - began
+            self.drawn_on_page_clock = float(seen_at.json_value()) / 1000
             self.page.wait_for_timeout(700)
             if len(self.finished) == count:
                 return drawn
