@@ -147,22 +147,6 @@ def draw(*charts: str) -> None:
     st.html(STYLE + "".join(charts))
 
 
-def heading(title: str, note: str) -> str:
-    """A section's heading and a line under it (each left out when empty), as HTML to draw
-    with its charts."""
-    head = (
-        f'<h3 style="font-size:1.5rem;font-weight:600;margin:1rem 0 0.5rem 0">{_e(title)}</h3>'
-        if title
-        else ""
-    )
-    line = (
-        f'<p style="color:#555;font-size:0.875rem;margin:0 0 0.5rem 0">{_e(note)}</p>'
-        if note
-        else ""
-    )
-    return head + line
-
-
 @dataclass(frozen=True, slots=True)
 class Mark:
     """A chart's point, in the picture's coordinates: its colour, tooltip, and the address

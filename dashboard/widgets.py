@@ -136,6 +136,23 @@ TILE_STYLE = (
 )
 
 
+def heading_html(title: str, note: str = "") -> str:
+    """A section's heading and a line under it (each left out when empty), as HTML to draw
+    within a larger block, at the size of the page's other section headings."""
+    head = (
+        '<h3 style="font-size:1.5rem;font-weight:600;margin:1rem 0 0.5rem 0">'
+        f"{html.escape(title)}</h3>"
+        if title
+        else ""
+    )
+    line = (
+        f'<p style="color:#555;font-size:0.875rem;margin:0 0 0.5rem 0">{html.escape(note)}</p>'
+        if note
+        else ""
+    )
+    return head + line
+
+
 def tiles_html(items: list[tuple[str, Any, str]]) -> str:
     """The HTML of `tiles`, to draw within a larger block."""
     cells = "".join(

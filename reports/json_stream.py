@@ -60,9 +60,6 @@ def report_plan(suite: Suite, meta: EvaluationMeta, paths: list[Path]) -> Report
     )
 
 
-__all__ = ["STORE_WITH_REPORT", "ReportProcess", "report_plan"]
-
-
 class ReportProcess:
     """The harness's side of the JSON report: begin, runs, finish, close.
 

@@ -132,8 +132,8 @@ else:
     )
     (label, reason), repeats = next(iter(grouped.items()))
     st.html(
-        "<h3>Why the candidate fails</h3>"
-        f"<p><b>Failing assertion: <code>{html.escape(label)}</code></b> — in {len(failed)} "
+        widgets.heading_html("Why the candidate fails")
+        + f"<p><b>Failing assertion: <code>{html.escape(label)}</code></b> — in {len(failed)} "
         f"of {len(cand_rows)} runs of {html.escape(candidate.agent)}</p>"
         + widgets.table_html(reasons)
     )
@@ -255,7 +255,7 @@ def _titled(title: str, body: str) -> str:
 # The two runs' outputs, trajectories and assertions, drawn as one block; the
 # trajectories' difference folded (`<details>`).
 st.html(
-    "<h3>Outputs</h3>"
+    widgets.heading_html("Outputs")
     + _note(
         f"Similarity by word: {diffs.similarity(_output(left), _output(right)) * 100:.0f} %. "
         "Struck out: only on the left; highlighted: only on the right."
@@ -266,7 +266,7 @@ st.html(
         f"{left_title} — {_facts(left)}",
         f"{right_title} — {_facts(right)}",
     )
-    + "<h3>Trajectories</h3>"
+    + widgets.heading_html("Trajectories")
     + _two_columns(
         [
             _titled(
@@ -281,7 +281,8 @@ st.html(
     + diffs.side_by_side_html(
         frames.trajectory_text(left), frames.trajectory_text(right), left_title, right_title
     )
-    + "</details><h3>Assertions</h3>"
+    + "</details>"
+    + widgets.heading_html("Assertions")
     + _two_columns(
         [
             _titled(

@@ -124,7 +124,7 @@ for warning in gates.get("warnings", []):
 difference = overall["difference"]
 # What is compared, the figures, the gates and the forest plot go out as one HTML block.
 block = [
-    svg.heading(
+    widgets.heading_html(
         "",
         f"Baseline: {selection.side_text(baseline)} · "
         f"Candidate: {selection.side_text(candidate)} · "
@@ -152,13 +152,13 @@ block = [
         ]
     ),
     widgets.badges_html([(f"suite: {overall['verdict']}", overall["verdict"])]),
-    svg.heading("", overall.get("explanation", "")),
+    widgets.heading_html("", overall.get("explanation", "")),
 ]
 gate_table = frames.gate_frame(gates)
 if gate_table.empty:
-    block.append(svg.heading("Gates", "The suite defines no gates."))
+    block.append(widgets.heading_html("Gates", "The suite defines no gates."))
 else:
-    block.append(svg.heading("Gates", ""))
+    block.append(widgets.heading_html("Gates", ""))
     gate_table["blocking"] = gate_table["blocking"].map({True: "yes", False: "no"})
     for field in ("measured", "threshold", "fail_limit", "pass_limit"):
         gate_table[field] = gate_table[field].map(
@@ -171,7 +171,7 @@ else:
         )
     )
 if gates.get("adaptive"):
-    block.append(svg.heading("", AdaptiveSummary.from_dict(gates["adaptive"]).describe()))
+    block.append(widgets.heading_html("", AdaptiveSummary.from_dict(gates["adaptive"]).describe()))
 
 forest = frames.forest_frame(comparison).dropna(subset=["difference"])
 
@@ -184,11 +184,15 @@ def _tag_link(group: str) -> str | None:
 
 if forest.empty:
     block.append(
-        svg.heading("Suite and tags", "No group of this comparison has a difference to show.")
+        widgets.heading_html(
+            "Suite and tags", "No group of this comparison has a difference to show."
+        )
     )
     svg.draw(*block)
 else:
-    block.append(svg.heading("Suite and tags", "A tag's diamond lists that tag's cases below."))
+    block.append(
+        widgets.heading_html("Suite and tags", "A tag's diamond lists that tag's cases below.")
+    )
     svg.draw(*block, svg.forest(forest, title=FOREST_TITLE, href=_tag_link))
 
     def forest_chart() -> None:

@@ -55,13 +55,13 @@ matrix = frames.verdict_matrix(verdicts, ENVIRONMENTS)
 st.html(
     widgets.tiles_html(figures_shown)
     + (
-        svg.heading(
+        widgets.heading_html(
             "", f"Latest run: {stamp[:10]} · environment: {newest['environment'] or 'none'}"
         )
         if latest
         else ""
     )
-    + svg.heading("Latest verdict per environment", "")
+    + widgets.heading_html("Latest verdict per environment", "")
     + widgets.table_html(matrix.reset_index(), tinted=list(matrix.columns))
 )
 
@@ -96,7 +96,7 @@ if subject == CASE_TREND:
 selection.keep_param(TREND, None if subject == SUITE_TREND else subject)
 label = selection.environment_label(environment)
 # The heading and its note go out with the charts, as one block.
-intro = svg.heading(
+intro = widgets.heading_html(
     "Trend of " + (suite_id if subject == SUITE_TREND else subject.replace(":", " ", 1)),
     f"Environment {label} only (choose another in the sidebar). Times in UTC. Click a point "
     "to open that evaluation's comparison.",

@@ -17,9 +17,10 @@ from promptfoo_cli import needs_promptfoo, promptfoo_import
 from evals.model.errors import HarnessFault, SuiteError
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
+from evals.reports import STORE_WITH_REPORT
 from evals.reports.data_files import render_json
 from evals.reports.json_spool import ReportPlan
-from evals.reports.json_stream import STORE_WITH_REPORT, ReportProcess, report_plan
+from evals.reports.json_stream import ReportProcess, report_plan
 from evals.reports.promptfoo_row import row_id
 from evals.store.process import StoreProcess
 from evals.suite import load_suite
