@@ -44,9 +44,12 @@ def call_api(prompt, options, context):
         "case": context["evals"]["case"], "repeat": context["repeat"], "start": time.time(),
         "node": ray.get_runtime_context().get_node_id(), "file": __file__, "cwd": os.getcwd(),
     }
+    hold = config["hold"]
+    # A node about to be killed: its calls outlast the kill.
+    call["held"] = os.path.exists(hold) and open(hold).read() == call["node"]
     with open(config["log"], "a") as log:
         log.write(json.dumps(call) + "\\n")
-    time.sleep(config.get("sleep", 0.2))
+    time.sleep(60 if call["held"] else config.get("sleep", 0.2))
     with open(config["log"], "a") as log:
         log.write(json.dumps({**call, "end": time.time()}) + "\\n")
     if os.environ.get("EVALS_TEST_KEY") != "SECRET":
@@ -74,13 +77,14 @@ def _suite(folder: Path, cases: int, repeat: int, extra: str = "", sleep: float 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "agent.py").write_text(AGENT)
     log = folder.parent / f"{folder.name}-calls.jsonl"
+    hold = _hold_file(folder)
     tests = "\n".join(f"  - vars: {{n: {i}}}" for i in range(cases))
     (folder / "suite.yaml").write_text(
         f"""prompts: ["question {{{{n}}}}"]
 providers:
   - id: file://agent.py
     label: sleepy
-    config: {{log: "{log}", sleep: {sleep}}}
+    config: {{log: "{log}", sleep: {sleep}, hold: "{hold}"}}
 evaluateOptions: {{repeat: {repeat}}}
 gates: {{max_error_rate: 0.1}}
 {extra}
@@ -89,6 +93,11 @@ tests:
 """
     )
     return folder
+
+
+def _hold_file(folder: Path) -> Path:
+    """Where a node's id makes the agent's calls that start on that node hang."""
+    return folder.parent / f"{folder.name}-hold"
 
 
 def _calls(folder: Path, ended: bool = True) -> list[dict[str, Any]]:
@@ -217,22 +226,24 @@ def test_a_node_killed_mid_run_loses_no_run_and_repeats_no_stored_one(
     killed_at: list[float] = []
     finished = threading.Event()
 
-    def in_flight_on_doomed() -> bool:
+    def on_doomed() -> tuple[int, bool]:
+        """Calls ended on the doomed node, and whether one started since the hold."""
         try:
             started, ended = _calls(folder, ended=False), _calls(folder)
         except ValueError:  # a line being written
-            return False
-        there = [
-            {(c["case"], c["repeat"]) for c in calls if c["node"] == doomed.node_id}
-            for calls in (started, ended)
-        ]
-        return bool(there[0] - there[1])
+            return 0, False
+        held = any(c.get("held") and c["node"] == doomed.node_id for c in started)
+        return sum(c["node"] == doomed.node_id for c in ended), held
 
     def kill_once_a_run_is_in_flight_there() -> None:
-        # Kill only after some runs were stored and while the doomed node is mid-call, so
-        # that the test does not depend on how busy the machine is.
+        # Once some runs were stored and one ended on the doomed node, its next calls hang
+        # (the hold file), and the node is killed while one hangs: a call in flight there,
+        # whatever the machine's load, and not one that ends while the node is removed.
         while not finished.wait(0.02):
-            if len(reported) >= 6 and in_flight_on_doomed():
+            ended_there, held = on_doomed()
+            if len(reported) >= 6 and ended_there and not _hold_file(folder).exists():
+                _hold_file(folder).write_text(doomed.node_id)
+            if held:
                 killed_at.append(time.time())
                 cluster.remove_node(doomed, allow_graceful=False)
                 return
