@@ -11,8 +11,7 @@ from sqlalchemy.engine import make_url
 
 from evals.common.encoding import dump_json
 from evals.model.errors import HarnessFault
-
-BUSY_TIMEOUT_MS = 30_000
+from evals.store.sqlite_direct import BUSY_TIMEOUT_MS, CONNECTION_PRAGMAS
 
 
 def create_store_engine(url: str, *, read_only: bool = False) -> Engine:
@@ -93,10 +92,8 @@ def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
     # Let SQLAlchemy's "begin" event issue BEGIN itself, so a transaction can be IMMEDIATE.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    cursor.execute("PRAGMA journal_mode = WAL")
-    cursor.execute("PRAGMA synchronous = NORMAL")
-    cursor.execute("PRAGMA foreign_keys = ON")
+    for pragma in CONNECTION_PRAGMAS:
+        cursor.execute(pragma)
     cursor.close()
 
 

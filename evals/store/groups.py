@@ -9,11 +9,10 @@ is computed here: the values are the summary's, as `evals.analysis` produced the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, delete, insert
-
-from evals.store.schema import group_rates, group_verdicts
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 SUITE = "suite"
 
@@ -108,7 +107,12 @@ def verdict_rows(evaluation_id: str, summary: dict[str, Any]) -> list[dict[str, 
 
 
 def write_group_rows(connection: Connection, evaluation_id: str, summary: dict[str, Any]) -> None:
-    """Replace an evaluation's `group_rates` and `group_verdicts` rows with the summary's."""
+    """Replace an evaluation's `group_rates` and `group_verdicts` rows with the summary's
+    (through SQLAlchemy; `evals.store.sqlite_direct` writes the same rows without it)."""
+    from sqlalchemy import delete, insert
+
+    from evals.store.schema import group_rates, group_verdicts
+
     for table, rows in (
         (group_rates, rate_rows(evaluation_id, summary)),
         (group_verdicts, verdict_rows(evaluation_id, summary)),

@@ -302,6 +302,45 @@ class Rider(Protocol):
         """Release what it holds; the process is ending."""
 
 
+class RunStore(Protocol):
+    """What the store process does with a store: `evals.store.sqlite_direct.SqliteDirect`
+    for a current SQLite file, else `evals.store.Store` (SQLAlchemy)."""
+
+    def create_evaluation(self, meta: EvaluationMeta) -> None:
+        """Record a new evaluation."""
+
+    def add_encoded(self, encoded_runs: list[EncodedRun]) -> int:
+        """Store encoded runs in one transaction; how many were new."""
+
+    def finish_evaluation(self, meta: EvaluationMeta, summary: Summary, gates: GateReport) -> None:
+        """Record the end of an evaluation."""
+
+    def mark_interrupted(self, meta: EvaluationMeta) -> None:
+        """Record that an evaluation stopped on a signal."""
+
+    def quarantines(self, suite_id: str, now: float) -> list[TriageAction]:
+        """The suite's quarantines in force at `now`."""
+
+    def close(self) -> None:
+        """Release the connections."""
+
+
+def open_run_store(url: str | None) -> RunStore:
+    """The store at `url` (resolved as `open_store` does) for the store process: written
+    with `sqlite3` alone when it is a SQLite file that is new or has the current schema,
+    so SQLAlchemy is never imported for the default store; through `Store` otherwise."""
+    from evals.store.location import resolve_url
+    from evals.store.sqlite_direct import open_direct
+
+    resolved = resolve_url(url)
+    direct = open_direct(resolved)
+    if direct is not None:
+        return direct
+    from evals.store import open_store
+
+    return open_store(resolved)
+
+
 def serve(
     url: str | None,
     source: int,
@@ -316,12 +355,9 @@ def serve(
     needed (the suite was invalid) leaves no database behind. A rider works on its runs
     only while no message waits and no batch is due.
     """
-    from evals.store import Store, open_store
-    from evals.store.writer import insert_encoded
-
-    settle_long_lived()  # SQLAlchemy's objects are never garbage here
+    settle_long_lived()  # the modules' objects are never garbage here
     inbox = Inbox(source)
-    store: Store | None = None
+    store: RunStore | None = None
     pending: list[EncodedRun] = []
     stored = 0
     deadline = 0.0
@@ -344,7 +380,7 @@ def serve(
                 if len(pending) < batch_size:
                     continue
             if pending:
-                stored += insert_encoded(store.engine, pending)  # type: ignore[union-attr]
+                stored += store.add_encoded(pending)  # type: ignore[union-attr]
                 pending = []
             if message is None:
                 if inbox.closed:
@@ -359,7 +395,7 @@ def serve(
                 continue
             if kind == "begin":
                 _, meta, create = message
-                store = store or open_store(url)
+                store = store or open_run_store(url)
                 if create:
                     store.create_evaluation(meta)
             elif kind == "interrupted":
@@ -369,7 +405,7 @@ def serve(
                 store.finish_evaluation(meta, summary, gates)  # type: ignore[union-attr]
             elif kind == "quarantines":
                 _, suite_id, now = message
-                held = store.triage.quarantines(suite_id, now=now)  # type: ignore[union-attr]
+                held = store.quarantines(suite_id, now)  # type: ignore[union-attr]
                 answer(answers, "ok", held)
                 continue
             if kind != "runs":

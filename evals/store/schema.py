@@ -24,8 +24,9 @@ from sqlalchemy import (
 )
 
 from evals.store.jsontype import JsonDocument
+from evals.store.layout import RUN_KEY_COLUMNS, SCHEMA_VERSION
 
-SCHEMA_VERSION = 6
+__all__ = ["RUN_KEY_COLUMNS", "SCHEMA_VERSION"]
 
 metadata = MetaData()
 
@@ -69,8 +70,6 @@ evaluations = Table(
     Index("ix_evaluations_resume", "suite_id", "fingerprint", "status", "started_at"),
     Index("ix_evaluations_env_branch", "environment", "git_branch", "started_at"),
 )
-
-RUN_KEY_COLUMNS = ("evaluation_id", "case_id", "agent", "prompt_id", "repeat")
 
 runs = Table(
     "runs",

@@ -13,20 +13,27 @@ from typing import Any
 from sqlalchemy import Engine, Row, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta
 from evals.model.results import RunRecord
 from evals.model.suite import Case, SuiteOutline
 from evals.model.summary import GateReport, Summary
+from evals.model.triage import TriageAction
 from evals.store.aggregates import Aggregates
-from evals.store.codec import decode_run
+from evals.store.codec import EncodedRun, decode_run
 from evals.store.engine import check_read_only, create_store_engine, create_viewer_engine
 from evals.store.groups import write_group_rows
+from evals.store.layout import (
+    META_COLUMNS,
+    duplicate_evaluation,
+    evaluation_values,
+    finished_values,
+    gate_rows,
+)
 from evals.store.location import resolve_url
 from evals.store.migrations import ensure_schema
 from evals.store.schema import evaluations, gate_results, grades, runs
 from evals.store.triage import TriageLog
-from evals.store.writer import insert_runs
+from evals.store.writer import insert_encoded, insert_runs
 
 
 @dataclass(slots=True)
@@ -60,42 +67,14 @@ class StoredEvaluation(EvaluationMeta):
 # Statuses of an evaluation that did not end and may be resumed.
 RESUMABLE = ("running", "interrupted")
 
-_META_COLUMNS = (
-    "id",
-    "suite_id",
-    "suite_version",
-    "fingerprint",
-    "description",
-    "environment",
-    "git_commit",
-    "git_branch",
-    "started_at",
-    "ended_at",
-    "status",
-    "shard",
-    "planned_runs",
-    "stored_runs",
-    "ci_event",
-)
-
-
 # Listings leave out the suite outline, which only analysing an evaluation again reads.
 _LISTED_COLUMNS = [column for column in evaluations.c if column.name != "outline"]
-
-
-def _evaluation_values(meta: EvaluationMeta) -> dict[str, Any]:
-    values = {name: getattr(meta, name) for name in _META_COLUMNS}
-    values["agents"] = list(meta.agents)
-    values["config"] = meta.config
-    values["outline"] = meta.outline
-    values["agent_fingerprints"] = dict(meta.agent_fingerprints)
-    return values
 
 
 def _stored(row: Row[Any]) -> StoredEvaluation:
     data = row._mapping
     return StoredEvaluation(
-        **{name: data[name] for name in _META_COLUMNS},
+        **{name: data[name] for name in META_COLUMNS},
         agents=data["agents"] or [],
         config=data["config"] or {},
         summary=data["summary"],
@@ -127,15 +106,11 @@ class Store:
         """
         try:
             with self.engine.begin() as connection:
-                connection.execute(insert(evaluations).values(**_evaluation_values(meta)))
+                connection.execute(insert(evaluations).values(**evaluation_values(meta)))
         except IntegrityError:
             if self.get_evaluation(meta.id) is None:
                 raise
-            raise SuiteError(
-                f"--evaluation-id {meta.id}: the store already holds an evaluation {meta.id}",
-                fix="choose a new id (or leave --evaluation-id out for a generated one); "
-                "to continue that evaluation, use --resume " + meta.id,
-            ) from None
+            raise duplicate_evaluation(meta.id) from None
 
     def get_evaluation(self, evaluation_id: str) -> StoredEvaluation | None:
         """One evaluation by id, or None when the store has no such evaluation."""
@@ -300,42 +275,29 @@ class Store:
         """Store records now, in one transaction; returns how many were not stored before."""
         return insert_runs(self.engine, evaluation_id, records)
 
+    def add_encoded(self, encoded_runs: list[EncodedRun]) -> int:
+        """`add_runs` for runs already encoded by `encode_run` (what the store process
+        receives)."""
+        return insert_encoded(self.engine, encoded_runs)
+
+    def quarantines(self, suite_id: str, now: float) -> list[TriageAction]:
+        """The suite's quarantines in force at `now` (see `TriageLog.quarantines`)."""
+        return self.triage.quarantines(suite_id, now=now)
+
     def finish_evaluation(self, meta: EvaluationMeta, summary: Summary, gates: GateReport) -> None:
         """Record the end of an evaluation: status, end time, statistics and gate decisions,
         with the summary's rates and verdicts per suite, tag and case as rows."""
-        gate_rows = [
-            {
-                "evaluation_id": meta.id,
-                "position": position,
-                "name": gate.name,
-                "status": gate.status,
-                "threshold": gate.threshold,
-                "measured": gate.measured,
-                "interval_lo": gate.interval[0] if gate.interval else None,
-                "interval_hi": gate.interval[1] if gate.interval else None,
-                "reason": gate.reason,
-                "blocking": gate.blocking,
-            }
-            for position, gate in enumerate(gates.gates)
-        ]
         document = summary.to_dict()
         with self.engine.begin() as connection:
             connection.execute(
                 update(evaluations)
                 .where(evaluations.c.id == meta.id)
-                .values(
-                    status=meta.status,
-                    ended_at=meta.ended_at,
-                    planned_runs=meta.planned_runs,
-                    stored_runs=meta.stored_runs,
-                    summary=document,
-                    gates=gates.to_dict(),
-                    verdict=gates.verdict,
-                )
+                .values(**finished_values(meta, document, gates))
             )
             connection.execute(delete(gate_results).where(gate_results.c.evaluation_id == meta.id))
-            if gate_rows:
-                connection.execute(insert(gate_results), gate_rows)
+            rows = gate_rows(meta.id, gates)
+            if rows:
+                connection.execute(insert(gate_results), rows)
             write_group_rows(connection, meta.id, document)
 
     def gate_results(self, evaluation_id: str) -> list[dict[str, Any]]:

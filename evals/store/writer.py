@@ -5,23 +5,24 @@ NOTHING` on its key, then the grade rows of the runs actually inserted. A batch 
 nothing, so a killed process leaves only whole runs behind, and re-sending a run that is
 already stored (a resume, or two processes racing) changes nothing.
 
-`evals.store.process` calls it from the store process, batch by batch, as runs arrive.
+On SQLite the statements are `evals.store.sqlite_direct`'s (multi-row VALUES), the ones the
+store process runs without SQLAlchemy; PostgreSQL takes one array per column through
+`unnest`, which keeps the statement short whatever the number of rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import chain
 from typing import Any
 
 from sqlalchemy import Connection, Double, Engine, Integer, Table
 from sqlalchemy.types import TypeEngine
 
-from evals.common.encoding import dump_json
 from evals.model.results import RunRecord
+from evals.store import sqlite_direct
 from evals.store.codec import GRADE_COLUMNS, EncodedRun, encode_run
-from evals.store.jsontype import JsonDocument
-from evals.store.schema import RUN_KEY_COLUMNS, grades, runs
+from evals.store.layout import RUN_COLUMNS, store_runs
+from evals.store.schema import grades, runs
 
 
 def _converter(column_type: TypeEngine[Any]) -> Callable[[Any], Any] | None:
@@ -32,67 +33,22 @@ def _converter(column_type: TypeEngine[Any]) -> Callable[[Any], Any] | None:
     return None
 
 
-class _RowFormat:
-    """Columns of a table in insert order, for inserting plain tuples fast.
-
-    SQLite takes multi-row VALUES statements. PostgreSQL takes one array per column
-    through `unnest`, which keeps the statement short whatever the number of rows.
-    """
+class _ArrayInsert:
+    """An insert of plain tuples into a PostgreSQL table, one binary array per column."""
 
     def __init__(self, table: Table, columns: tuple[str, ...]) -> None:
         self.table = table
         self.columns = columns
-        self.json_positions = tuple(
-            i for i, name in enumerate(columns) if isinstance(table.c[name].type, JsonDocument)
-        )
         self.converters = tuple(_converter(table.c[name].type) for name in columns)
 
-    def values(self, row: dict[str, Any]) -> tuple[Any, ...]:
-        """The row's values in column order, JSON columns serialized."""
-        values = [row[name] for name in self.columns]
-        for position in self.json_positions:
-            if values[position] is not None:
-                values[position] = dump_json(values[position])
-        return tuple(values)
-
     def insert(
-        self, connection: Connection, rows: list[tuple[Any, ...]], suffix: str = ""
+        self, connection: Connection, rows: list[tuple[Any, ...]], suffix: str
     ) -> list[tuple[Any, ...]]:
         """Insert value tuples (`suffix` completes the statement); returns RETURNING rows."""
-        if connection.dialect.name == "postgresql":
-            sql, arrays = self._unnest(connection, rows)
-            driver = connection.connection.driver_connection
-            if driver is None:
-                raise RuntimeError("the PostgreSQL connection was closed")
-            with driver.cursor() as cursor:
-                cursor.execute(sql + suffix, arrays)
-                return cursor.fetchall() if cursor.description else []
-        per_statement = _MAX_PARAMETERS // len(self.columns)
-        returned: list[tuple[Any, ...]] = []
-        for start in range(0, len(rows), per_statement):
-            sql, values = self._values(connection, rows[start : start + per_statement])
-            result = connection.exec_driver_sql(sql + suffix, values)
-            if result.returns_rows:
-                returned.extend(tuple(row) for row in result)
-        return returned
-
-    def _head(self, connection: Connection) -> str:
-        quote = connection.dialect.identifier_preparer.quote
-        names = ", ".join(quote(name) for name in self.columns)
-        return f"INSERT INTO {quote(self.table.name)} ({names})"
-
-    def _values(
-        self, connection: Connection, rows: list[tuple[Any, ...]]
-    ) -> tuple[str, tuple[Any, ...]]:
-        group = "(" + ", ".join(["?"] * len(self.columns)) + ")"
-        sql = f"{self._head(connection)} VALUES " + ", ".join([group] * len(rows))
-        return sql, tuple(chain.from_iterable(rows))
-
-    def _unnest(
-        self, connection: Connection, rows: list[tuple[Any, ...]]
-    ) -> tuple[str, tuple[Any, ...]]:
-        # Arrays travel as binary parameters (%b), so no element needs text escaping.
         dialect = connection.dialect
+        quote = dialect.identifier_preparer.quote
+        names = ", ".join(quote(name) for name in self.columns)
+        # Arrays travel as binary parameters (%b), so no element needs text escaping.
         casts = ", ".join(
             f"%b::{self.table.c[name].type.compile(dialect=dialect)}[]" for name in self.columns
         )
@@ -100,14 +56,18 @@ class _RowFormat:
             [v if v is None or convert is None else convert(v) for v in column]
             for column, convert in zip(zip(*rows, strict=True), self.converters, strict=True)
         )
-        return f"{self._head(connection)} SELECT * FROM unnest({casts})", arrays
+        sql = f"INSERT INTO {quote(self.table.name)} ({names}) SELECT * FROM unnest({casts})"
+        driver = connection.connection.driver_connection
+        assert driver is not None  # checked by `insert_encoded`
+        with driver.cursor() as cursor:
+            cursor.execute(sql + suffix, arrays)
+            return cursor.fetchall() if cursor.description else []
 
 
-_RUN_FORMAT = _RowFormat(runs, tuple(c.name for c in runs.columns if c.name != "id"))
-_GRADE_FORMAT = _RowFormat(grades, GRADE_COLUMNS)
-
-# Bound parameters per SQLite statement, below its limit of 32766.
-_MAX_PARAMETERS = 30_000
+_ARRAY_INSERTS = {
+    "runs": _ArrayInsert(runs, RUN_COLUMNS),
+    "grades": _ArrayInsert(grades, GRADE_COLUMNS),
+}
 
 
 def insert_runs(engine: Engine, evaluation_id: str, records: Sequence[RunRecord]) -> int:
@@ -115,24 +75,18 @@ def insert_runs(engine: Engine, evaluation_id: str, records: Sequence[RunRecord]
     return insert_encoded(engine, [encode_run(evaluation_id, record) for record in records])
 
 
-def _run_key(run: EncodedRun) -> tuple[Any, ...]:
-    row = run[0]
-    return row["case_id"], row["agent"], row["prompt_id"], row["repeat"]
-
-
 def insert_encoded(engine: Engine, encoded_runs: Sequence[EncodedRun]) -> int:
     """`insert_runs` for runs already encoded by `encode_run` (one evaluation's)."""
-    # One order for every writer, so concurrent batches lock keys in the same order.
-    unique = {_run_key(run): run for run in encoded_runs}
-    by_key = {key: unique[key] for key in sorted(unique)}
-    run_rows = [_RUN_FORMAT.values(run[0]) for run in by_key.values()]
     with engine.begin() as connection:
-        quote = connection.dialect.identifier_preparer.quote
-        conflict = ", ".join(quote(name) for name in RUN_KEY_COLUMNS)
-        returned = ", ".join(quote(name) for name in ("id", *RUN_KEY_COLUMNS[1:]))
-        suffix = f" ON CONFLICT ({conflict}) DO NOTHING RETURNING {returned}"
-        inserted = _RUN_FORMAT.insert(connection, run_rows, suffix)
-        grade_rows = [(run_id, *row) for run_id, *key in inserted for row in by_key[tuple(key)][1]]
-        if grade_rows:
-            _GRADE_FORMAT.insert(connection, grade_rows)
-    return len(inserted)
+        driver = connection.connection.driver_connection
+        if driver is None:
+            raise RuntimeError("the store connection was closed")
+        if connection.dialect.name == "sqlite":
+            return sqlite_direct.insert_runs(driver, encoded_runs)
+
+        def insert(
+            table: str, _columns: Sequence[str], rows: list[tuple[Any, ...]], suffix: str
+        ) -> list[tuple[Any, ...]]:
+            return _ARRAY_INSERTS[table].insert(connection, rows, suffix)
+
+        return store_runs(encoded_runs, insert)
