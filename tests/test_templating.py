@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import random
+import shutil
+import struct
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,7 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evals.common import jsengine
+from evals.common.jsvalues import js_string
 from evals.common.templating import TemplateError, check_template, placeholders, render
+
+NODE = shutil.which("node")
 
 _names = st.sampled_from(["a", "b", "question", "x_1"])
 _values = st.one_of(
@@ -38,6 +45,52 @@ def _nunjucks(template: str, variables: dict) -> str:
 def test_placeholder_templates_render_as_nunjucks_does(template, variables):
     assert placeholders(template) is not None
     assert render(template, variables) == _nunjucks(template, variables)
+
+
+# Doubles whose digits need care: ties QuickJS-ng writes with 17 significant digits where
+# Node writes 16, and large integers written in full.
+NODE_DIGITS = [
+    (2.0**-24, "5.960464477539063e-8"),
+    (-(2.0**-24), "-5.960464477539063e-8"),
+    (7.120236347223045e-307, "7.120236347223045e-307"),
+    (8.473148957215937e18, "8473148957215937000"),
+    (-6.922449102327895e20, "-692244910232789500000"),
+]
+
+
+@pytest.mark.parametrize(("number", "written"), NODE_DIGITS)
+def test_nunjucks_prints_numbers_with_nodes_digits(number, written):
+    assert _nunjucks("{{ n }}", {"n": number}) == written
+    assert _nunjucks("{{ n | abs if false else n }}", {"n": number}) == written
+    assert js_string(number) == written  # the fast path's Number::toString agrees
+
+
+def _random_doubles(count: int, seed: int) -> list[float]:
+    chosen = random.Random(seed)
+    doubles = [2.0**k for k in range(-1074, 1024)] + [10.0**k for k in range(-323, 309)]
+    while len(doubles) < count:
+        (value,) = struct.unpack("d", struct.pack("Q", chosen.getrandbits(64)))
+        if value == value and abs(value) != float("inf"):
+            doubles.append(value)
+    return doubles
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node")
+def test_nunjucks_prints_every_double_as_node_does():
+    """Every power of two and ten, and random bit patterns, against Node's String()."""
+    assert NODE is not None
+    doubles = _random_doubles(30_000, seed=20261202)
+    script = (
+        "const v = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        "process.stdout.write(JSON.stringify(v.map(String)));"
+    )
+    answer = subprocess.run(
+        [NODE, "-e", script], input=json.dumps(doubles), capture_output=True, text=True, check=True
+    )
+    rendered = jsengine.call(
+        "render", "{% for n in ns %}{{ n }}\n{% endfor %}", {"ns": doubles}, None, nunjucks=True
+    )
+    assert rendered.split("\n")[:-1] == json.loads(answer.stdout)
 
 
 # Cases promptfoo's Nunjucks renders differently from Jinja2 (recorded with node and

@@ -179,6 +179,52 @@
     };
   }
 
+  // QuickJS-ng writes some numbers with 17 significant digits where Node writes the
+  // shortest digits that read back, the closest of them to the number (2 ** -24:
+  // 5.9604644775390625e-8 against 5.960464477539063e-8; about one double in 20,000). What
+  // `{{ }}` prints is written as Node writes it.
+  var NUMBER_PARTS = /^(-?)(\d)(?:\.(\d*))?(?:e([+-]\d+))?$/;
+  function nodeNumberString(x) {
+    var s = String(x);
+    if (s.replace(/^-|e.*$/g, "").replace(".", "").replace(/^0+/, "").length < 17) return s;
+    var parts = NUMBER_PARTS.exec(x.toExponential(30));
+    if (parts === null) return s;
+    var sign = parts[1], exponent = parseInt(parts[4], 10), magnitude = sign ? -x : x;
+    var exact = BigInt(parts[2] + parts[3]);  // 31 significant digits
+    for (var p = 1; p <= 16; p++) {
+      var scale = 10n ** BigInt(31 - p), low = exact / scale, best = null, bestDistance = 0n;
+      for (var d = low - 1n; d <= low + 2n; d++) {
+        var text = String(d);
+        if (d <= 0n || Number(text + "e" + (exponent - p + 1)) !== magnitude) continue;
+        var distance = d * scale - exact;
+        if (distance < 0n) distance = -distance;
+        if (best === null || distance < bestDistance) {
+          best = text;
+          bestDistance = distance;
+        }
+      }
+      if (best !== null) return sign + numberLayout(best, exponent + best.length - p + 1);
+    }
+    return s;
+  }
+
+  // Number::toString's layout of significant digits whose decimal point sits after n.
+  function numberLayout(significant, n) {
+    var ds = significant.replace(/0+$/, ""), k = ds.length;
+    if (k <= n && n <= 21) return ds + "0".repeat(n - k);
+    if (0 < n && n <= 21) return ds.slice(0, n) + "." + ds.slice(n);
+    if (-6 < n && n <= 0) return "0." + "0".repeat(-n) + ds;
+    return (k === 1 ? ds : ds[0] + "." + ds.slice(1)) + "e" + (n > 0 ? "+" : "-") + Math.abs(n - 1);
+  }
+
+  if (global.nunjucks) {
+    var runtime = global.nunjucks.runtime;
+    var suppressValue = runtime.suppressValue;
+    runtime.suppressValue = function (value, autoescape) {
+      return suppressValue(typeof value === "number" ? nodeNumberString(value) : value, autoescape);
+    };
+  }
+
   function template(source, withFilters) {
     return remember(templates, (withFilters ? "f" : "p") + source, function () {
       return new global.nunjucks.Template(source, environment(withFilters), null, true);
