@@ -164,7 +164,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         check_store_settings(args.store)
         # Started first, before this process imports what the suite and the reports need:
-        # it starts up (SQLAlchemy) on the other core meanwhile, and writes the JSON report
+        # it starts up and opens the store on the other core meanwhile, and writes the JSON report
         # too when there is one.
         module = "evals.store.process"
         if streams:

@@ -1,9 +1,9 @@
 """How the harness's processes use Python's cyclic garbage collector.
 
 The harness and its store process keep many long-lived objects (the suite, the plan, the
-records; SQLAlchemy's and the harness's modules) and make many short-lived, acyclic ones
-per run. At Python's default threshold (700 allocations) the cyclic collector walks the
-long-lived ones again and again.
+records; the modules imported) and make many short-lived, acyclic ones per run. At
+Python's default threshold (700 allocations) the cyclic collector walks the long-lived
+ones again and again.
 """
 
 from __future__ import annotations

@@ -3,8 +3,10 @@
 `evals run` hands every completed run to a child process (`python -m evals.store.process`)
 that owns the store connection: it creates the evaluation, stores runs in batches as they
 arrive, and records the end of the evaluation. The harness's own process only encodes
-each run and writes it to a pipe, so neither the database's CPU time nor SQLAlchemy's
-import sits on the path of the agents.
+each run and writes it to a pipe, so neither the database's CPU time nor the store's
+start-up sits on the path of the agents. A SQLite store that is new or has the current
+schema (the default) is written with the standard library's `sqlite3` alone
+(`evals.store.sqlite_direct`); PostgreSQL and stores to upgrade go through `Store`.
 
 Nothing is lost when the harness dies: the store process ignores Ctrl-C, SIGTERM and
 SIGHUP, stores every run it has received once its input closes, and only then exits. A
@@ -433,7 +435,7 @@ def main(arguments: list[str], rider: Rider | None = None) -> int:
 
 if __name__ == "__main__":
     # Everything is stored and answered by now; skipping the interpreter's teardown (a
-    # tenth of a second with SQLAlchemy loaded) shortens the harness's wait for this exit.
+    # tenth of a second when SQLAlchemy is loaded) shortens the harness's wait for this exit.
     code = main(sys.argv[1:])
     sys.stderr.flush()
     os._exit(code)
