@@ -4,7 +4,8 @@ Each tool runs 1000 tests x 5 repeats with four deterministic assertions (equals
 contains, starts-with, regex) at 32 runs in flight, twice: with an echo provider and
 with a Python provider that echoes the prompt. Every command is a fresh process timed
 end to end, with the peak resident memory of its whole process tree (promptfoo's Python
-provider runs in child processes). Each measurement is repeated and the median shown.
+provider runs in child processes). Each measurement is repeated and the median shown; the
+tools take turns, one measurement each per round, so they run in the same minutes.
 
 Settings, chosen so that every tool does the same work:
 - evals: `evals run SUITE --no-progress --concurrency 32`, writing its default SQLite
@@ -173,15 +174,20 @@ def main() -> None:
                 continue
             suite = write_suite(run_dir, args.cases, provider, args.concurrency, args.repeat)
             baseline: Measurement | None = None
-            for tool in tools:
-                samples = []
-                for _ in range(args.measurements):
+            samples_of: dict[str, list[Measurement]] = {tool: [] for tool in tools}
+            # Round by round, each tool once, so every tool meets the same minutes of the
+            # machine (a slow minute does not fall on one tool's measurements only).
+            for _ in range(args.measurements):
+                for tool in tools:
                     if tool == "evals":
-                        samples.append(run_evals(suite, run_dir, args))
+                        measured = run_evals(suite, run_dir, args)
                     elif tool == "promptfoo":
-                        samples.append(run_promptfoo(promptfoo, suite, run_dir, args))
+                        measured = run_promptfoo(promptfoo, suite, run_dir, args)
                     else:
-                        samples.append(run_inspect(inspect_python, workload, run_dir, args))
+                        measured = run_inspect(inspect_python, workload, run_dir, args)
+                    samples_of[tool].append(measured)
+            for tool in tools:
+                samples = samples_of[tool]
                 failed = [s for s in samples if s.returncode not in (0, 100)]
                 if failed:
                     print(f"{tool} failed ({failed[0].returncode}):\n{failed[0].output[-2000:]}")
