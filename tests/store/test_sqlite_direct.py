@@ -26,8 +26,15 @@ from evals.model.summary import GateReport, Summary
 from evals.model.triage import TriageAction
 from evals.store import Store, open_store
 from evals.store.codec import encode_run
+from evals.store.jsontype import JsonDocument
+from evals.store.layout import (
+    EVALUATION_JSON_COLUMNS,
+    META_COLUMNS,
+    RUN_COLUMNS,
+    RUN_JSON_COLUMNS,
+)
 from evals.store.process import open_run_store, serve
-from evals.store.schema import SCHEMA_VERSION, metadata
+from evals.store.schema import SCHEMA_VERSION, evaluations, metadata, runs
 from evals.store.sqlite_direct import SCHEMA_FILE, SqliteDirect, open_direct, schema_statements
 from evals.suite import load_suite
 from tests.store import schema_v1
@@ -56,6 +63,14 @@ def test_the_schema_file_is_the_ddl_sqlalchemy_compiles_from_the_schema() -> Non
         f"{SCHEMA_FILE.name} differs from evals.store.schema: write each table's "
         "CreateTable and each index's CreateIndex, compiled for SQLite, into it"
     )
+
+
+def test_the_column_lists_without_sqlalchemy_are_the_schemas() -> None:
+    assert tuple(c.name for c in runs.columns if c.name != "id") == RUN_COLUMNS
+    assert {c.name for c in runs.columns if isinstance(c.type, JsonDocument)} == RUN_JSON_COLUMNS
+    json_columns = {c.name for c in evaluations.columns if isinstance(c.type, JsonDocument)}
+    assert json_columns == EVALUATION_JSON_COLUMNS
+    assert set(META_COLUMNS) | json_columns | {"verdict"} == set(evaluations.columns.keys())
 
 
 def _dump(path: Path) -> dict[str, list[tuple]]:
