@@ -11,7 +11,7 @@ from sqlalchemy.engine import make_url
 
 from evals.common.encoding import dump_json
 from evals.model.errors import HarnessFault
-from evals.store.sqlite_direct import BUSY_TIMEOUT_MS, CONNECTION_PRAGMAS
+from evals.store.sqlite_direct import BUSY_TIMEOUT_MS, configure_connection
 
 
 def create_store_engine(url: str, *, read_only: bool = False) -> Engine:
@@ -91,10 +91,7 @@ def _configure_sqlite_viewer(dbapi_connection: Any, _record: Any) -> None:
 def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
     # Let SQLAlchemy's "begin" event issue BEGIN itself, so a transaction can be IMMEDIATE.
     dbapi_connection.isolation_level = None
-    cursor = dbapi_connection.cursor()
-    for pragma in CONNECTION_PRAGMAS:
-        cursor.execute(pragma)
-    cursor.close()
+    configure_connection(dbapi_connection)
 
 
 def _begin_sqlite(connection: Any) -> None:

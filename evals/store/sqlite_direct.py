@@ -55,6 +55,27 @@ SCHEMA_FILE = Path(__file__).with_name("sqlite_schema.sql")
 _TRIAGE_FIELDS = tuple(TriageAction.__dataclass_fields__)
 
 
+def configure_connection(connection: sqlite3.Connection) -> None:
+    """Apply `CONNECTION_PRAGMAS` to a new connection (both write paths do).
+
+    Turning a new file to WAL needs the file to itself for a moment, and SQLite answers
+    "database is locked" at once, without waiting, when another process opens the same new
+    store at that moment; such a pragma is tried again until the busy timeout has passed.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    for pragma in CONNECTION_PRAGMAS:
+        while True:
+            try:
+                connection.execute(pragma)
+                break
+            except sqlite3.OperationalError as exc:
+                if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY:
+                    raise
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.005)
+
+
 def schema_statements() -> list[str]:
     """The statements that create the current schema in a new SQLite store."""
     lines = [line for line in SCHEMA_FILE.read_text().splitlines() if not line.startswith("--")]
@@ -189,8 +210,7 @@ def open_direct(url: str) -> SqliteDirect | None:
     path.parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(path, isolation_level=None)
     try:
-        for pragma in CONNECTION_PRAGMAS:
-            connection.execute(pragma)
+        configure_connection(connection)
         if _stored_version(connection) is None:
             _create_schema(connection)
         if _stored_version(connection) == SCHEMA_VERSION:

@@ -10,6 +10,8 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -35,7 +37,13 @@ from evals.store.layout import (
 )
 from evals.store.process import open_run_store, serve
 from evals.store.schema import SCHEMA_VERSION, evaluations, metadata, runs
-from evals.store.sqlite_direct import SCHEMA_FILE, SqliteDirect, open_direct, schema_statements
+from evals.store.sqlite_direct import (
+    SCHEMA_FILE,
+    SqliteDirect,
+    configure_connection,
+    open_direct,
+    schema_statements,
+)
 from evals.suite import load_suite
 from tests.store import schema_v1
 from tests.store.records import make_meta, make_records
@@ -264,8 +272,10 @@ def test_stores_the_direct_path_cannot_take_go_through_sqlalchemy(tmp_path: Path
     assert not (tmp_path / "x.db").exists()
 
 
-def test_schema_creation_races_leave_one_schema(tmp_path: Path) -> None:
-    path = tmp_path / "results.db"
+@pytest.mark.parametrize("round_", range(3))
+def test_schema_creation_races_leave_one_schema(tmp_path: Path, round_: int) -> None:
+    """Eight processes open one new store at once: each gets it, with one schema."""
+    path = tmp_path / f"results-{round_}.db"
     script = textwrap.dedent(
         f"""
         from evals.store.sqlite_direct import open_direct
@@ -277,13 +287,39 @@ def test_schema_creation_races_leave_one_schema(tmp_path: Path) -> None:
         subprocess.Popen(
             [sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True
         )
-        for _ in range(4)
+        for _ in range(8)
     ]
     names = [child.communicate(timeout=60)[0].strip() for child in children]
-    assert names == ["SqliteDirect"] * 4
+    assert names == ["SqliteDirect"] * 8
     with sqlite3.connect(path) as connection:
         versions = connection.execute("SELECT version FROM schema_version").fetchall()
     assert versions == [(SCHEMA_VERSION,)]
+
+
+def test_a_new_store_locked_for_a_moment_is_waited_for(tmp_path: Path) -> None:
+    """While another connection is writing the new file (the schema of a racing process),
+    SQLite refuses the switch to WAL at once, busy timeout or not; the connection's set-up
+    tries again until the writer is done."""
+    path = tmp_path / "results.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE held (x)")
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT INTO held VALUES (1)")
+    waiting = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    waiting.execute("PRAGMA busy_timeout = 2000")
+    started = time.monotonic()
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        waiting.execute("PRAGMA journal_mode = WAL")  # what SQLite does without the retry
+    assert time.monotonic() - started < 1.0  # at once, not after the busy timeout
+    timer = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
+    timer.start()
+    started = time.monotonic()
+    configure_connection(waiting)
+    timer.join()
+    assert time.monotonic() - started >= 0.2
+    assert waiting.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    waiting.close()
+    holder.close()
 
 
 def test_the_store_process_never_imports_sqlalchemy_for_a_sqlite_store(tmp_path: Path) -> None:
