@@ -49,6 +49,10 @@ from evals.run.runner import Runner, infra_record
 
 MAX_ATTEMPTS = 3
 START_TIMEOUT_S = 600.0
+START_GRACE_S = 30.0
+"""How long the other workers may take to answer once one has: every worker unpacks the
+same bundle, so one still silent by then waits for a CPU the cluster does not have free
+(a node gone, another job's actors); the runs go to the workers that answered."""
 STOP_TIMEOUT_S = 60.0
 
 
@@ -306,13 +310,14 @@ class RayExecutor:
             ray, runtime_env = self._connect(bundle.runtime_env(self.suite), scratch)
             helpers = self._helpers(ray)
             workers = self._workers(ray, bundle, runtime_env, helpers)
+            silent: set[int] = set()
             try:
-                live, problem = await self._start(workers, planned)
+                live, problem, silent = await self._start(workers, planned)
                 await _Dispatch(ray, workers, live, problem, helpers[0], self).run(
                     planned, on_record
                 )
             finally:
-                await self._shutdown(ray, workers, helpers)
+                await self._shutdown(ray, workers, helpers, silent)
 
     def _helpers(self, ray: Any) -> tuple[Any, Any]:
         """The limiter and cache actors, on the driver's node (None when not needed)."""
@@ -359,8 +364,11 @@ class RayExecutor:
             for index in range(count)
         ]
 
-    async def _start(self, workers: list[Any], planned: list[PlannedRun]) -> tuple[set[int], str]:
-        """Start every worker; the ones ready, and why the others are not."""
+    async def _start(
+        self, workers: list[Any], planned: list[PlannedRun]
+    ) -> tuple[set[int], str, set[int]]:
+        """Start every worker; the ones ready, why the others are not, and the ones that
+        never answered (still silent `START_GRACE_S` after the first answer)."""
         import ray
 
         env = {name: os.environ[name] for name in self.pass_env if name in os.environ}
@@ -369,7 +377,12 @@ class RayExecutor:
             asyncio.wrap_future(worker.start.remote(env, plan).future()): index
             for index, worker in enumerate(workers)
         }
-        done, pending = await asyncio.wait(starting, timeout=START_TIMEOUT_S)
+        done, pending = await asyncio.wait(
+            starting, timeout=START_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED
+        )
+        if done and pending:
+            more, pending = await asyncio.wait(pending, timeout=START_GRACE_S)
+            done |= more
         live: set[int] = set()
         problems: list[str] = []
         for future in done:
@@ -382,14 +395,25 @@ class RayExecutor:
             else:
                 problems.append(problem)
         if pending:
-            problems.append(f"{len(pending)} workers did not start in {START_TIMEOUT_S:g} s")
-        return live, problems[0] if problems else "no worker started"
+            waited = START_GRACE_S if done else START_TIMEOUT_S
+            problems.append(f"{len(pending)} workers did not start in {waited:g} s")
+        silent = {starting[future] for future in pending}
+        return live, problems[0] if problems else "no worker started", silent
 
-    async def _shutdown(self, ray: Any, workers: list[Any], helpers: tuple[Any, Any]) -> None:
-        stopping = [asyncio.wrap_future(worker.stop.remote().future()) for worker in workers]
-        stopped, _ = await asyncio.wait(stopping, timeout=STOP_TIMEOUT_S)
-        for future in stopped:
-            future.exception()  # a dead worker cannot stop: nothing to report
+    async def _shutdown(
+        self, ray: Any, workers: list[Any], helpers: tuple[Any, Any], silent: set[int]
+    ) -> None:
+        """Stop the workers that answered (a silent one would never take the call either),
+        then kill every actor."""
+        stopping = [
+            asyncio.wrap_future(worker.stop.remote().future())
+            for index, worker in enumerate(workers)
+            if index not in silent
+        ]
+        if stopping:
+            stopped, _ = await asyncio.wait(stopping, timeout=STOP_TIMEOUT_S)
+            for future in stopped:
+                future.exception()  # a dead worker cannot stop: nothing to report
         for actor in [*workers, *helpers]:
             if actor is not None:
                 ray.kill(actor)

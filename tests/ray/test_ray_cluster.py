@@ -303,3 +303,36 @@ def test_workers_that_cannot_start_give_infra_rows_that_fail_the_build(
     assert {r.error_kind for r in result.records} == {"infra"}
     assert all("module_only_on_the_driver" in (r.error or "") for r in result.records)
     assert exit_code(result) == 1
+
+
+def test_a_worker_the_cluster_cannot_place_does_not_hold_up_the_run(
+    tmp_path: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One worker more than the cluster has CPUs: it never starts, and the runs go to the
+    workers that did once the grace after the first answer has passed."""
+    import asyncio
+
+    from evals.run import ray_executor
+
+    monkeypatch.setattr(ray_executor, "START_GRACE_S", 2.0)
+    folder = _suite(tmp_path / "crowded", cases=3, repeat=2)
+    suite = load_suite(folder)
+    planned = list(build_plan(suite, 2))
+    cpus = int(ray.cluster_resources().get("CPU", 0))
+    executor = RayExecutor(
+        suite,
+        meta=_meta(suite),
+        concurrency=2,
+        timeout_s=None,
+        pass_env=("EVALS_TEST_KEY",),
+        workers=cpus + 1,
+    )
+    records: list[RunRecord] = []
+    monkeypatch.setenv("EVALS_TEST_KEY", SECRET)
+    started = time.monotonic()
+    asyncio.run(executor.run(planned, records.append))
+    took = time.monotonic() - started
+
+    assert sorted(r.key.as_tuple() for r in records) == sorted(p.key.as_tuple() for p in planned)
+    assert {r.response.output for r in records} == {"answered"}
+    assert 2.0 <= took < 120  # the grace, not the start timeout of 600 s
