@@ -112,7 +112,8 @@ def check_sqlite_path(path: Path, chosen: str, source: str) -> None:
     if size < SMALLEST_SQLITE_FILE:
         raise _unusable(chosen, source, f"{path} is not a SQLite database")
     try:
-        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
+        uri = f"{path.absolute().as_uri()}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
             db.execute("PRAGMA schema_version").fetchall()
     except sqlite3.DatabaseError as exc:
         if getattr(exc, "sqlite_errorcode", None) == SQLITE_NOTADB:

@@ -69,6 +69,18 @@ def test_sqlite_files_new_empty_and_existing_are_accepted(tmp_path: Path) -> Non
         assert sqlite_file(resolved) == tmp_path / name
 
 
+def test_a_relative_sqlite_url_to_an_existing_store_is_accepted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "stores").mkdir()
+    sqlite3.connect("stores/results.db").execute("CREATE TABLE t (x)").connection.close()
+    (tmp_path / "notes.txt").write_text("notes " * 200)
+
+    assert checked_url("sqlite:///stores/results.db", "--store") == "sqlite:///stores/results.db"
+    assert "not a SQLite database" in _refused("sqlite:///notes.txt").message
+
+
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(content=st.binary(min_size=1, max_size=4096), name=_NAMES)
 def test_any_file_that_is_not_a_database_is_refused(
