@@ -69,7 +69,8 @@ def configure_connection(connection: sqlite3.Connection) -> None:
                 connection.execute(pragma)
                 break
             except sqlite3.OperationalError as exc:
-                if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY:
+                # SQLITE_BUSY, or an extended code of it (SQLITE_BUSY_RECOVERY, ...)
+                if getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_BUSY:
                     raise
                 if time.monotonic() > deadline:
                     raise
