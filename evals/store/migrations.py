@@ -1,4 +1,4 @@
-"""Bring a store database to the current schema (`schema.SCHEMA_VERSION`).
+"""Bring a store database to the current schema (`layout.SCHEMA_VERSION`).
 
 A new database gets the current schema in one step; an older one runs each later
 migration in order, all in one transaction that holds a lock (PostgreSQL advisory lock,
@@ -15,8 +15,8 @@ from sqlalchemy import Connection, Engine, func, insert, inspect, select, text, 
 
 from evals.model.errors import HarnessFault, SuiteError
 from evals.store.groups import write_group_rows
+from evals.store.layout import SCHEMA_VERSION
 from evals.store.schema import (
-    SCHEMA_VERSION,
     evaluations,
     group_rates,
     group_verdicts,

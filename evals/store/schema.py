@@ -1,8 +1,8 @@
 """The tables of the results store, identical on SQLite and PostgreSQL.
 
-This module describes the current schema (`SCHEMA_VERSION`); `migrations` brings an older
-database up to it. Times are seconds since the epoch (double precision) so records
-round-trip exactly; structured values are JSON.
+This module describes the current schema (its number is `layout.SCHEMA_VERSION`);
+`migrations` brings an older database up to it. Times are seconds since the epoch (double
+precision) so records round-trip exactly; structured values are JSON.
 """
 
 from __future__ import annotations
@@ -24,9 +24,7 @@ from sqlalchemy import (
 )
 
 from evals.store.jsontype import JsonDocument
-from evals.store.layout import RUN_KEY_COLUMNS, SCHEMA_VERSION
-
-__all__ = ["RUN_KEY_COLUMNS", "SCHEMA_VERSION"]
+from evals.store.layout import RUN_KEY_COLUMNS
 
 metadata = MetaData()
 

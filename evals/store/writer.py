@@ -42,9 +42,10 @@ class _ArrayInsert:
         self.converters = tuple(_converter(table.c[name].type) for name in columns)
 
     def insert(
-        self, connection: Connection, rows: list[tuple[Any, ...]], suffix: str
+        self, connection: Connection, driver: Any, rows: list[tuple[Any, ...]], suffix: str
     ) -> list[tuple[Any, ...]]:
-        """Insert value tuples (`suffix` completes the statement); returns RETURNING rows."""
+        """Insert value tuples through `driver` (the psycopg connection under `connection`;
+        `suffix` completes the statement); returns RETURNING rows."""
         dialect = connection.dialect
         quote = dialect.identifier_preparer.quote
         names = ", ".join(quote(name) for name in self.columns)
@@ -57,8 +58,6 @@ class _ArrayInsert:
             for column, convert in zip(zip(*rows, strict=True), self.converters, strict=True)
         )
         sql = f"INSERT INTO {quote(self.table.name)} ({names}) SELECT * FROM unnest({casts})"
-        driver = connection.connection.driver_connection
-        assert driver is not None  # checked by `insert_encoded`
         with driver.cursor() as cursor:
             cursor.execute(sql + suffix, arrays)
             return cursor.fetchall() if cursor.description else []
@@ -87,6 +86,6 @@ def insert_encoded(engine: Engine, encoded_runs: Sequence[EncodedRun]) -> int:
         def insert(
             table: str, _columns: Sequence[str], rows: list[tuple[Any, ...]], suffix: str
         ) -> list[tuple[Any, ...]]:
-            return _ARRAY_INSERTS[table].insert(connection, rows, suffix)
+            return _ARRAY_INSERTS[table].insert(connection, driver, rows, suffix)
 
         return store_runs(encoded_runs, insert)

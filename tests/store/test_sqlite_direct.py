@@ -34,9 +34,10 @@ from evals.store.layout import (
     META_COLUMNS,
     RUN_COLUMNS,
     RUN_JSON_COLUMNS,
+    SCHEMA_VERSION,
 )
 from evals.store.process import open_run_store, serve
-from evals.store.schema import SCHEMA_VERSION, evaluations, metadata, runs
+from evals.store.schema import evaluations, metadata, runs
 from evals.store.sqlite_direct import (
     SCHEMA_FILE,
     SqliteDirect,

@@ -11,9 +11,10 @@ from evals.model.errors import HarnessFault, SuiteError
 from evals.store import open_store
 from evals.store.codec import encode_run
 from evals.store.engine import create_store_engine
+from evals.store.layout import SCHEMA_VERSION
 from evals.store.location import resolve_url
 from evals.store.migrations import ensure_schema, stored_version
-from evals.store.schema import SCHEMA_VERSION, metadata, schema_version
+from evals.store.schema import metadata, schema_version
 
 
 def _reflected_shape(url: str) -> dict[str, tuple[list[str], list[str]]]:
