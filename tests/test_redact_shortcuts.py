@@ -159,6 +159,102 @@ def test_scrub_of_a_record_matches_the_plain_walk(texts: list[str]) -> None:
     assert redactor.scrub(record) == reference_scrub(record)
 
 
+GRADE_VALUES = st.one_of(
+    TEXTS,
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.none(),
+    st.booleans(),
+    st.lists(TEXTS, max_size=2),
+    st.dictionaries(st.sampled_from(["text", "n"]), TEXTS, max_size=2),
+)
+GRADE_DICTS = st.one_of(
+    st.just({}), st.dictionaries(st.sampled_from(["m", "note"]), TEXTS, max_size=2)
+)
+
+
+def _grades(components: st.SearchStrategy[list[Grade]]) -> st.SearchStrategy[Grade]:
+    return st.builds(
+        Grade,
+        passed=st.one_of(st.booleans(), TEXTS),
+        score=st.one_of(st.floats(allow_nan=False), TEXTS),
+        reason=st.one_of(TEXTS, st.sampled_from(["Assertion passed", "All assertions passed"])),
+        assertion=st.one_of(
+            st.none(),
+            st.dictionaries(st.sampled_from(["type", "value", "metric"]), GRADE_VALUES, max_size=3),
+        ),
+        named_scores=GRADE_DICTS,
+        component_results=components,
+        tokens_used=GRADE_DICTS,
+        policy_violation=st.booleans(),
+        errored=st.booleans(),
+        metadata=GRADE_DICTS,
+    )
+
+
+GRADE_TREES = st.recursive(
+    _grades(st.just([])), lambda inner: _grades(st.lists(inner, max_size=3)), max_leaves=8
+)
+
+
+@settings(max_examples=300)
+@given(grade=GRADE_TREES)
+@example(grade=Grade(True, 1.0, "ok", {"type": "equals", "value": "hunter2-hunter2"}))
+@example(grade=Grade(True, 1.0, "ok", component_results=[Grade(False, 0.0, "see ?key=abc")]))
+def test_scrub_of_a_grade_tree_matches_the_plain_walk(grade: Grade) -> None:
+    """Grades take a shortcut (the tree is looked over before any walk); it masks what the
+    plain walk masks, and a grade with nothing to mask comes back as the same object."""
+    redactor = Redactor(secrets=SECRETS)
+    expected = reference_scrub(grade)
+    for _ in range(2):  # the second time with the strings remembered
+        scrubbed = redactor.scrub(grade)
+        assert scrubbed == expected
+        assert (scrubbed is grade) == (expected == grade)
+
+
+def test_a_grade_tree_near_the_depth_limit_is_scrubbed_as_the_plain_walk() -> None:
+    for levels in range(96, 104):
+        grade = Grade(
+            False, 0.0, "leaf says ?key=abc", {"type": "equals", "value": "hunter2-hunter2"}
+        )
+        for _ in range(levels):
+            grade = Grade(True, 1.0, "All assertions passed", component_results=[grade])
+        redactor = Redactor(secrets=SECRETS)
+        assert redactor.scrub(grade) == _deep_scrub(grade), levels
+    deep = Grade(True, 1.0, "All assertions passed")
+    for _ in range(5_000):  # beyond the interpreter's recursion limit: the shortcut stops too
+        deep = Grade(True, 1.0, "All assertions passed", component_results=[deep])
+    assert Redactor(secrets=SECRETS).scrub(deep) is deep
+
+
+def _deep_scrub(value: Any, depth: int = 0) -> Any:
+    """`reference_scrub` with the walk's depth limit: below 200 levels, strings are still
+    scrubbed and containers kept as they are."""
+    if isinstance(value, str):
+        return reference_text(value)
+    if depth > 200:
+        return value
+    if isinstance(value, list):
+        return [
+            _deep_scrub(v, depth + 1) if isinstance(v, str) or depth + 1 <= 200 else v
+            for v in value
+        ]
+    if isinstance(value, dict):
+        return {
+            k: _deep_scrub(v, depth + 1) if isinstance(v, str) or depth + 1 <= 200 else v
+            for k, v in value.items()
+        }
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(
+            value,
+            **{
+                f.name: _deep_scrub(getattr(value, f.name), depth + 1)
+                for f in dataclasses.fields(value)
+            },
+        )
+    return value
+
+
 def test_scrub_keeps_unchanged_parts_and_leaves_the_input_alone() -> None:
     redactor = Redactor(secrets=SECRETS)
     clean = {"a": "plain words here", "b": [1, 2.5, None, True], "c": {"d": "more plain text"}}

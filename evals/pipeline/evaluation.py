@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evals.common.blas import idle_blas_threads_asleep
 from evals.gates.adaptive import settle
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
@@ -501,6 +502,7 @@ def _load_statistics_meanwhile(suite: Suite) -> None:
 
 def _import_quietly(module: str) -> None:
     """Import `module` ahead of need; a failure is left for the import that needs it
-    (which raises it where it can be reported), not printed from a background thread."""
-    with contextlib.suppress(Exception):
+    (which raises it where it can be reported), not printed from a background thread.
+    numpy loads with OpenBLAS's idle threads asleep (`idle_blas_threads_asleep`)."""
+    with contextlib.suppress(Exception), idle_blas_threads_asleep():
         importlib.import_module(module)

@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from evals.model.results import Grade
+
 REDACTED = "[REDACTED]"
 
 ALWAYS_REDACTED_KEYS = (
@@ -331,6 +333,61 @@ class Redactor:
             object.__setattr__(clone, name, new)
         return clone
 
+    def _grade(self, value: Grade, depth: int) -> Any:
+        """`_dataclass` of a grade, answered without the general walk when the grade
+        holds nothing to mask (the usual case: a test's grade and one per assertion in
+        every run)."""
+        if self._grade_unchanged(value, depth):
+            return value
+        return self._dataclass(value, depth)
+
+    def _grade_unchanged(self, grade: Grade, depth: int) -> bool:
+        """True only when `_dataclass` would return `grade` itself: its reason and the
+        strings of its assertion are clean, its flags and score plain values, its other
+        dicts empty and each of its components unchanged in the same way. Anything else
+        (nested assertion values, a tree near the depth limit) is left to the general
+        walk."""
+        if depth + 2 > _MAX_DEPTH:
+            return False
+        shortest, clean = self._shortest, self._clean
+        reason = grade.reason
+        if type(reason) is str:
+            if len(reason) >= shortest and reason not in clean and self.text(reason) is not reason:
+                return False
+        elif type(reason) not in _ATOMS:
+            return False
+        if (
+            type(grade.passed) not in _ATOMS
+            or type(grade.score) not in _ATOMS
+            or type(grade.policy_violation) not in _ATOMS
+            or type(grade.errored) not in _ATOMS
+            or type(grade.named_scores) is not dict
+            or grade.named_scores
+            or type(grade.tokens_used) is not dict
+            or grade.tokens_used
+            or type(grade.metadata) is not dict
+            or grade.metadata
+        ):
+            return False
+        assertion = grade.assertion
+        if assertion is not None:
+            if type(assertion) is not dict:
+                return False
+            for item in assertion.values():
+                kind = type(item)
+                if kind is str:
+                    if len(item) >= shortest and item not in clean and self.text(item) is not item:
+                        return False
+                elif kind not in _ATOMS:
+                    return False
+        components = grade.component_results
+        if type(components) is not list:
+            return False
+        for child in components:
+            if type(child) is not Grade or not self._grade_unchanged(child, depth + 2):
+                return False
+        return True
+
     def redacts_key(self, key: str) -> bool:
         """True when an attribute with this key is replaced entirely."""
         verdict = self._verdicts.get(key)
@@ -373,6 +430,8 @@ class Redactor:
 @functools.cache
 def _walk_of(kind: type) -> Callable[[Redactor, Any, int], Any]:
     """How `Redactor.scrub` walks a value of type `kind`, decided once per type."""
+    if kind is Grade:
+        return Redactor._grade
     if issubclass(kind, str):
         return Redactor._string
     if issubclass(kind, (list, tuple)):
