@@ -20,7 +20,8 @@ class GradeContext:
     with the test's vars; `inverse` is True for `not-` assertions; `case_options` the test's
     `options` (merged with `defaultTest.options`), where model-graded assertions find their
     grader provider and rubric prompt; `provider_config` the `config` of the agent's provider
-    entry (where is-valid-openai-tools-call finds its `tools`); `grade_nested` grades
+    entry (where is-valid-openai-tools-call finds its `tools`) and `provider_id` its id
+    (is-valid-function-call asks which provider it is); `grade_nested` grades
     another assertion on this same run (the grading engine supplies it; assert-set grades
     its children with it). `latency_ms` is the run's one latency, from the source the
     suite names in `latency_source` (`gates.latency`: wall, the harness's clock, or
@@ -42,6 +43,7 @@ class GradeContext:
     suite_config: dict[str, Any] = field(default_factory=dict)
     case_options: dict[str, Any] = field(default_factory=dict)
     provider_config: dict[str, Any] = field(default_factory=dict)
+    provider_id: str = ""
     grade_nested: Callable[[Assertion], Grade] | None = None
 
     @property

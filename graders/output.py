@@ -10,7 +10,15 @@ import re
 from typing import Any
 
 from evals.common.jsengine import JavaScriptError, JavaScriptLimitError, regex_test
-from evals.common.jsvalues import coerce_string, js_string, js_stringify, json_parse, to_precision
+from evals.common.jsvalues import (
+    JS_WHITESPACE,
+    coerce_string,
+    js_string,
+    js_stringify,
+    js_trim,
+    json_parse,
+    to_precision,
+)
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import at_most, invariant, negation, outcome
 from evals.graders.refusal import is_basic_refusal
@@ -26,7 +34,7 @@ def output_string(ctx: GradeContext) -> str:
 
 def _skip_separators(value: str, i: int) -> int:
     while i < len(value):
-        while i < len(value) and value[i].isspace():
+        while i < len(value) and value[i] in JS_WHITESPACE:
             i += 1
         if i >= len(value) or value[i] != ",":
             break
@@ -55,7 +63,12 @@ def _quoted_field(value: str, start: int) -> tuple[str, int]:
 
 
 def parse_comma_separated(value: str) -> list[str]:
-    """promptfoo's parseCommaSeparatedValues: fields split on commas, `"..."` keeps commas."""
+    """promptfoo's parseCommaSeparatedValues: fields split on commas, `"..."` keeps commas.
+
+    The contains-any family reads its string values with it, and so do `__expected` cells
+    of CSV tests (promptfoo's parseCommaSeparatedAssertionValues is the same parser). A
+    quote left open, or text after a closing quote, raises a GraderError.
+    """
     fields: list[str] = []
     i = 0
     while i < len(value):
@@ -64,7 +77,7 @@ def parse_comma_separated(value: str) -> list[str]:
             break
         if value[i] == '"':
             field, i = _quoted_field(value, i)
-            while i < len(value) and value[i].isspace():
+            while i < len(value) and value[i] in JS_WHITESPACE:
                 i += 1
             invariant(
                 i >= len(value) or value[i] == ",",
@@ -73,7 +86,7 @@ def parse_comma_separated(value: str) -> list[str]:
         else:
             end = value.find(",", i)
             end = len(value) if end < 0 else end
-            field, i = value[i:end].strip(), end
+            field, i = js_trim(value[i:end]), end
         fields.append(field)
     return fields
 

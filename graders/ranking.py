@@ -12,6 +12,7 @@ the grader provider (chosen as for llm-rubric) for the index of the best output.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from evals.graders import judge_prompts as prompts
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.judge_grading import ask_rubric, judge_failed, try_parse, unanswered
 from evals.graders.registry import GROUP_TYPES, value_check
-from evals.model.results import AgentResponse, Grade
+from evals.model.results import AgentResponse, Grade, promptfoo_components
 from evals.model.suite import Assertion, Case
 
 METHODS = ("average", "sum")
@@ -60,11 +61,14 @@ def _failed_all(count: int, reason: str, assertion: Assertion) -> list[Grade]:
 
 
 def _aggregate(grade: Grade, weights: dict[str, Any], method: str) -> tuple[float, int, float]:
-    """(score, assertion count, total weight) of a run's non-group components."""
+    """(score, assertion count, total weight) of a run's non-group components, as promptfoo
+    lists them (an assert-set's components and those a script returned count one by one;
+    a missing or NaN score counts 0)."""
+    listed = promptfoo_components([c.to_dict() for c in grade.component_results])
     relevant = [
         c
-        for c in grade.component_results
-        if c.assertion and c.assertion.get("type") not in GROUP_TYPES
+        for c in listed
+        if c.get("assertion") is not None and c["assertion"].get("type") not in GROUP_TYPES
     ]
     if not relevant:
         raise GraderError(
@@ -73,8 +77,9 @@ def _aggregate(grade: Grade, weights: dict[str, Any], method: str) -> tuple[floa
         )
     total = total_weight = 0.0
     for component in relevant:
-        weight = weights.get(str((component.assertion or {}).get("type") or "unknown"), 1)
-        total += (component.score or 0.0) * weight
+        weight = weights.get(str(component["assertion"].get("type") or "unknown"), 1)
+        score = component.get("score")
+        total += (0.0 if not score or math.isnan(score) else score) * weight
         total_weight += weight
     if method == "sum":
         return total, len(relevant), total_weight

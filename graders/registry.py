@@ -69,13 +69,19 @@ _TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
         "context-relevance",
     ),
     "evals.graders.similarity": ("similar", "similar:cosine", "similar:dot", "similar:euclidean"),
-    "evals.graders.tools_call": ("is-valid-openai-tools-call", "skill-used"),
+    "evals.graders.tools_call": (
+        "is-valid-function-call",
+        "is-valid-openai-function-call",
+        "is-valid-openai-tools-call",
+        "skill-used",
+    ),
     "evals.graders.guardrails": ("guardrails",),
     "evals.graders.webhook": ("webhook",),
     "evals.graders.trace": ("trace-error-spans", "trace-span-count", "trace-span-duration"),
     "evals.graders.completeness": ("trace-complete", "trace-completeness"),
     "evals.graders.permissions": ("permission",),
     "evals.graders.ranking": ("max-score", "select-best"),
+    "evals.graders.perplexity": ("perplexity", "perplexity-score"),
 }
 _MODULE_OF_TYPE = {kind: module for module, kinds in _TYPES_BY_MODULE.items() for kind in kinds}
 _loaded = False

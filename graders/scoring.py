@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evals.common.jsvalues import js_string, to_fixed
 from evals.common.templating import render
 from evals.model.results import Grade
 from evals.model.suite import Assertion
@@ -48,7 +49,10 @@ def combine(
     reason = failed_reason or "All assertions passed"
     if threshold is not None:
         passed = score >= threshold
-        reason = f"Aggregate score {score:.2f} {'≥' if passed else '<'} {threshold} threshold"
+        comparator = "≥" if passed else "<"
+        reason = (
+            f"Aggregate score {to_fixed(score, 2)} {comparator} {js_string(threshold)} threshold"
+        )
     if violation is not None:
         passed = False
         reason = f"Policy violation: {violation.reason}"

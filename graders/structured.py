@@ -11,6 +11,7 @@ import yaml
 from evals.common.files import is_file_ref
 from evals.common.jsvalues import js_string, json_parse
 from evals.common.yaml12 import load_yaml_text
+from evals.graders.ajv_schema import DRAFT7_IDS, ajv_validator, meta_problems
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import invariant, negation, outcome
 from evals.graders.output import output_string
@@ -36,23 +37,27 @@ def _schema_of(value: Any, kind: str) -> Any:
 
 
 def compile_schema(schema: Any) -> jsonschema.protocols.Validator:
-    """A validator for a schema (draft 7 unless `$schema` says otherwise), with formats."""
-    import jsonschema  # heavy; imported when a suite first validates against a schema
-    from jsonschema.exceptions import SchemaError
-
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
-    try:
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        raise GraderError(f"invalid JSON schema: {exc.message}") from None
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    """A validator for a schema as promptfoo's Ajv compiles it (draft-07, ajv-formats'
+    formats, strict mode); GraderError with Ajv's message when Ajv would refuse it."""
+    return ajv_validator(schema)
 
 
 @value_check("is-json", "contains-json")
 def check_schema_value(value: Any) -> None:
-    """Load-time check: the schema value parses and is a valid JSON schema."""
-    if value:
-        compile_schema(_schema_of(value, "is-json"))
+    """Load-time check: the schema value parses and is valid against the draft-07 meta-schema.
+
+    What Ajv refuses only when it compiles (another draft's `$schema`, unknown keywords or
+    formats in strict mode, invalid patterns) makes the graded run an error row instead, as
+    in promptfoo.
+    """
+    if not value:
+        return
+    schema = _schema_of(value, "is-json")
+    if isinstance(schema, dict) and schema.get("$schema", "") not in DRAFT7_IDS | {""}:
+        return
+    problems = meta_problems(schema)
+    if problems:
+        raise GraderError(f"invalid JSON schema: {problems[0]}")
 
 
 def _ajv_message(error: ValidationError) -> str:
@@ -391,6 +396,13 @@ def _local_name(element: Any) -> str:
     return tag.split("}", 1)[1] if tag.startswith("{") else tag
 
 
+def _has_top_level_text(element: Any) -> bool:
+    """promptfoo's hasTopLevelText: a text node right under `element` holds more than
+    whitespace (its leading text, or the text after any of its children)."""
+    texts = [element.text, *(child.tail for child in element)]
+    return any(text and text.strip() for text in texts)
+
+
 def validate_html(text: str) -> tuple[bool, str]:
     """promptfoo's validateHtml on an HTML5 parse tree: (is valid, reason)."""
     import html5lib
@@ -406,7 +418,7 @@ def validate_html(text: str) -> tuple[bool, str]:
     lowered = trimmed.lower()
     literal = {name: bool(p.search(lowered)) for name, p in _WRAPPER_PATTERNS.items()}
     body = document.find("body")
-    if body is not None and not literal["body"] and (body.text or "").strip():
+    if body is not None and not literal["body"] and _has_top_level_text(body):
         return False, "Output must be wrapped in HTML tags"
     for element in document.iter():
         if not isinstance(element.tag, str):

@@ -1,8 +1,11 @@
-"""Checks of the calls an agent made: promptfoo's is-valid-openai-tools-call and skill-used.
+"""Checks of the calls an agent made: promptfoo's is-valid-openai-tools-call,
+is-valid-function-call and skill-used.
 
 is-valid-openai-tools-call validates OpenAI-format tool calls in the output against the
 tools configured on the agent's provider (`config.tools`), with Ajv's error report;
-skill-used looks for skills in the response's `metadata.skillCalls`.
+is-valid-function-call (and its alias is-valid-openai-function-call) validates a legacy
+OpenAI function call against `config.functions`, for the providers promptfoo can check
+calls for; skill-used looks for skills in the response's `metadata.skillCalls`.
 """
 
 from __future__ import annotations
@@ -243,6 +246,69 @@ def is_valid_openai_tools_call(ctx: GradeContext) -> Grade:
         problem = _call_problem(call["function"], declared)
         if problem is not None:
             return Grade(False, 0.0, problem, ctx.assertion.raw)
+    return Grade(True, 1.0, "Assertion passed", ctx.assertion.raw)
+
+
+NO_VALIDATOR = "Provider does not have functionality for checking function call."
+
+
+def validates_function_calls(provider_id: str) -> bool:
+    """Whether promptfoo's provider for this id can check function calls: its OpenAI chat
+    provider (`openai:chat:MODEL`, and a bare `openai:MODEL`, which evals runs as chat),
+    which checks them against `functions`."""
+    vendor, _, rest = provider_id.partition(":")
+    api, sep, _ = rest.partition(":")
+    return vendor == "openai" and (api == "chat" or not sep)
+
+
+def function_call_problem(output: Any, functions: Any, ctx: GradeContext) -> str | None:
+    """promptfoo's OpenAI validateFunctionCall: the failure message, or None when the output
+    (or its `function_call`) names a declared function with arguments matching its schema."""
+    if output is None:
+        return "Cannot use 'in' operator to search for 'function_call' in null"
+    if isinstance(output, dict) and "function_call" in output:
+        output = output["function_call"]
+    if not (
+        isinstance(output, dict)
+        and isinstance(output.get("name"), str)
+        and isinstance(output.get("arguments"), str)
+    ):
+        return f"OpenAI did not return a valid-looking function call: {js_stringify(output)}"
+    declared = load_tools(functions, ctx.vars, ctx.suite_root) if functions else functions
+    try:
+        arguments = json_parse(output["arguments"])
+    except ValueError as exc:
+        return str(exc)
+    name = output["name"]
+    schema = next(
+        (
+            d.get("parameters")
+            for d in (declared if isinstance(declared, list) else [])
+            if isinstance(d, dict) and d.get("name") == name
+        ),
+        None,
+    )
+    if not schema:
+        return f'Called "{name}", but there is no function with that name'
+    errors = ajv_errors(schema, arguments)
+    if errors:
+        return f'Call to "{name}" does not match schema: {js_stringify(errors)}'
+    return None
+
+
+@register("is-valid-function-call", "is-valid-openai-function-call")
+def is_valid_function_call(ctx: GradeContext) -> Grade:
+    """The output is a call of one of the provider's `functions`, with valid arguments.
+
+    As in promptfoo 0.121, only providers that can check function calls (its OpenAI chat
+    provider) pass it; every other provider fails it with promptfoo's reason, and `not-`
+    does not invert it.
+    """
+    if not validates_function_calls(ctx.provider_id):
+        return Grade(False, 0.0, NO_VALIDATOR, ctx.assertion.raw)
+    problem = function_call_problem(ctx.output, ctx.provider_config.get("functions"), ctx)
+    if problem is not None:
+        return Grade(False, 0.0, problem, ctx.assertion.raw)
     return Grade(True, 1.0, "Assertion passed", ctx.assertion.raw)
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from evals.model.results import promptfoo_components
+
 PASS, ASSERT_FAILURE, ERROR_FAILURE = 0, 1, 2
 _COMPLETION_DETAILS = (
     "reasoning",
@@ -132,22 +134,6 @@ def _metric_weights(grading: dict[str, Any], names: list[str]) -> dict[str, tupl
     return out
 
 
-def promptfoo_components(components: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A test's component results as promptfoo lists them: an assert-set's own result
-    (without an assertion) followed by each of its components (with the set's assertion
-    when they have none)."""
-    out: list[dict[str, Any]] = []
-    for component in components:
-        assertion = component.get("assertion") or {}
-        if assertion.get("type") != "assert-set":
-            out.append(component)
-            continue
-        out.append({k: v for k, v in component.items() if k != "assertion"})
-        for sub in component.get("componentResults") or []:
-            out.append({**sub, "assertion": sub.get("assertion") or assertion})
-    return out
-
-
 def grade_dicts(
     rows: list[tuple[Any, ...]], details: list[dict[str, Any]] | None
 ) -> dict[str, Any] | None:
@@ -164,6 +150,8 @@ def grade_dicts(
             "reason": values[_REASON],
         }
         if detail:
+            if detail.get("score") == "NaN":  # `evals.store.codec.NAN_SCORE`
+                node["score"] = float("nan")
             if named := detail.get("named_scores"):
                 node["namedScores"] = dict(named)
             if tokens := detail.get("tokens_used"):
@@ -216,6 +204,8 @@ def _response(run: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
         data["cached"] = True
     if finish_reason := extra.get("finish_reason"):
         data["finishReason"] = finish_reason
+    if (log_probs := extra.get("log_probs")) is not None:
+        data["logProbs"] = log_probs
     if metadata := extra.get("metadata"):
         data["metadata"] = metadata
     return data

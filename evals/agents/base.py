@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evals.agents.validate import MalformedResponse as MalformedResponse
-from evals.agents.validate import check_cost, check_latency, check_tokens
+from evals.agents.validate import check_cost, check_latency, check_log_probs, check_tokens
 from evals.model.results import AgentResponse
 from evals.model.trajectory import Step
 
@@ -189,6 +189,7 @@ def normalize_response(raw: Any) -> AgentResponse:
         stop_reason=raw.get("stopReason") or raw.get("stop_reason"),
         finish_reason=raw.get("finishReason"),
         latency_ms=check_latency(raw.get("latencyMs")),
+        log_probs=check_log_probs(raw.get("logProbs")),
         cached=bool(raw.get("cached", False)),
         trace=list(raw.get("trace") or []),
     )

@@ -48,14 +48,18 @@ def strip_ansi(text: str) -> str:
 
 
 def read_script_output(stdout: str) -> AgentResponse:
-    """A provider response when stdout is one, otherwise stdout itself as the output."""
+    """A provider response when stdout is one, otherwise stdout itself as the output.
+
+    Its `logProbs` are left out: promptfoo's exec provider answers stdout as text, so
+    its perplexity assertions never see log-probabilities from a command.
+    """
     if stdout.startswith("{"):
         try:
             parsed = load_json(stdout, "the command's output")
         except json.JSONDecodeError:
             parsed = None
         if isinstance(parsed, dict) and ("output" in parsed or "error" in parsed):
-            return normalize_response(parsed)
+            return normalize_response({k: v for k, v in parsed.items() if k != "logProbs"})
     return AgentResponse(output=stdout)
 
 

@@ -53,6 +53,18 @@ def check_cost(value: Any, where: str = "cost") -> float | None:
     return number
 
 
+def check_log_probs(value: Any) -> list[float] | None:
+    """`value` as the token log-probabilities a provider reported (`logProbs`): None, or a
+    list of finite numbers."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(
+        isinstance(v, _NUMBERS) and not isinstance(v, bool) and math.isfinite(v) for v in value
+    ):
+        raise MalformedResponse(f"logProbs must be a list of finite numbers, got {value!r:.40}")
+    return [float(v) for v in value]
+
+
 def check_latency(value: Any) -> float | None:
     """`value` as a reported latency in milliseconds: None, or finite and non-negative."""
     return check_cost(value, "latencyMs")

@@ -32,6 +32,7 @@ _CAMEL = {
     "finish_reason": "finishReason",
     "stop_reason": "stopReason",
     "latency_ms": "latencyMs",
+    "log_probs": "logProbs",
 }
 
 

@@ -244,7 +244,7 @@ class _Engine:
         except ValueError:
             payload, special = json.dumps(_finite(args), default=str), True
         try:
-            envelope = json.loads(self.dispatch(name, payload, special))
+            envelope = _envelope(self.dispatch(name, payload, special))
         except self._quickjs.JSException as exc:
             raise _limit_error(str(exc)) from None
         except self._quickjs.StackOverflow as exc:
@@ -307,6 +307,23 @@ def _finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite(v) for v in value]
     return value
+
+
+_NUMBER_TAG = "\u0000number"
+
+
+def _revive(tagged: dict[str, Any]) -> Any:
+    """A tagged number (NaN, Infinity, -Infinity) as the float it stands for."""
+    if len(tagged) == 1 and _NUMBER_TAG in tagged:
+        return float(tagged[_NUMBER_TAG])
+    return tagged
+
+
+def _envelope(text: str) -> dict[str, Any]:
+    """The prelude's answer, with the non-finite numbers it tagged as Python floats."""
+    if "\\u0000number" not in text:
+        return dict(json.loads(text))
+    return dict(json.loads(text, object_hook=_revive))
 
 
 def _limit_error(message: str) -> JavaScriptLimitError:

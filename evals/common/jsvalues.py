@@ -157,3 +157,15 @@ def utf16_units(text: str) -> list[int]:
     """The UTF-16 code units of a string, as JavaScript indexes and measures it."""
     data = text.encode("utf-16-le", "surrogatepass")
     return [int.from_bytes(data[i : i + 2], "little") for i in range(0, len(data), 2)]
+
+
+JS_WHITESPACE = "\t\n\x0b\x0c\r \xa0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(
+    map(chr, range(0x2000, 0x200B))
+)
+"""The characters of JavaScript's `\\s` and `String.prototype.trim` (Python's `str.isspace`
+also takes U+001C..U+001F and U+0085, and leaves U+FEFF)."""
+
+
+def js_trim(text: str) -> str:
+    """`String.prototype.trim`: what promptfoo strips from CSV cells and assertion values."""
+    return text.strip(JS_WHITESPACE)

@@ -39,7 +39,7 @@ from evals.graders.scorecard import (
     scorecard_enabled,
 )
 from evals.graders.scoring import combine
-from evals.model.results import AgentResponse, Grade, pick_latency
+from evals.model.results import AgentResponse, Grade, pick_latency, promptfoo_components
 from evals.model.suite import Assertion, Case
 
 
@@ -73,8 +73,8 @@ def _shared_fields(
 
     `context` holds prompt, variables, latency_ms (the harness's wall time) and
     suite_root, and optionally latency_source (wall, the default, or agent: the latency
-    the agent reported), agent, case_metadata, suite_config, case_options and
-    provider_config (see GradeContext). `grade_nested` grades another assertion on
+    the agent reported), agent, case_metadata, suite_config, case_options,
+    provider_config and provider_id (see GradeContext). `grade_nested` grades another assertion on
     `output`.
     """
     source = context.get("latency_source") or "wall"
@@ -90,6 +90,7 @@ def _shared_fields(
         "suite_config": context.get("suite_config") or {},
         "case_options": context.get("case_options") or {},
         "provider_config": context.get("provider_config") or {},
+        "provider_id": context.get("provider_id") or "",
         "grade_nested": functools.partial(
             grade_assertion, output=output, response=response, **context
         ),
@@ -203,9 +204,10 @@ _TOKEN_KEYS = ("total", "prompt", "completion", "cached", "numRequests")
 
 
 def _scoring_context(grade: Grade, threshold: float | None) -> dict[str, Any]:
+    """The scoring function's context; its component results listed as promptfoo lists them."""
     tokens = {k: sum(c.tokens_used.get(k, 0) for c in grade.component_results) for k in _TOKEN_KEYS}
     context: dict[str, Any] = {
-        "componentResults": [c.to_dict() for c in grade.component_results],
+        "componentResults": promptfoo_components([c.to_dict() for c in grade.component_results]),
         "tokensUsed": tokens,
     }
     if threshold is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,6 +37,8 @@ class AgentResponse:
     onto the first fields; native agents also fill `trajectory`, `stop_reason` and
     per-call usage inside the steps. `latency_ms` is the latency the agent reported
     (`latencyMs`), None when it reported none; the harness's own clock is the record's.
+    `log_probs` are the output tokens' log-probabilities (`logProbs`), which the
+    perplexity assertions read.
     """
 
     output: Any = None
@@ -49,6 +52,7 @@ class AgentResponse:
     latency_ms: float | None = None
     cached: bool = False
     trace: list[dict[str, Any]] = field(default_factory=list)
+    log_probs: list[float] | None = None
 
 
 @dataclass(slots=True)
@@ -95,10 +99,11 @@ class Grade:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Grade:
-        """Rebuild a grade from `to_dict` output."""
+        """Rebuild a grade from `to_dict` output (a null score, how JSON writes NaN, is NaN)."""
+        score = data.get("score", 0.0)
         return cls(
             passed=bool(data.get("pass")),
-            score=float(data.get("score", 0.0)),
+            score=math.nan if score is None else float(score),
             reason=str(data.get("reason", "")),
             assertion=data.get("assertion"),
             named_scores=dict(data.get("namedScores") or {}),
@@ -108,6 +113,26 @@ class Grade:
             errored=bool(data.get("errored")),
             metadata=dict(data.get("metadata") or {}),
         )
+
+
+def promptfoo_components(components: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A test's component results as promptfoo's AssertionsResult lists them: a result
+    with component results of its own (an assert-set's, or those a javascript or python
+    check returned) is followed by them, each with its parent's assertion when it has
+    none. An assert-set's own result has no assertion, and its components are listed as
+    the set's own AssertionsResult lists them."""
+    out: list[dict[str, Any]] = []
+    for component in components:
+        assertion = component.get("assertion") or {}
+        subs = component.get("componentResults") or []
+        if assertion.get("type") == "assert-set":
+            subs = promptfoo_components(subs)
+            component = {k: v for k, v in component.items() if k != "assertion"}
+            if subs:
+                component["componentResults"] = subs
+        out.append(component)
+        out.extend({**sub, "assertion": sub.get("assertion") or assertion} for sub in subs)
+    return out
 
 
 @dataclass(slots=True)

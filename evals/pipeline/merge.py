@@ -63,6 +63,7 @@ def record_from_row(row: dict[str, Any]) -> RunRecord:
         stop_reason=details.get("stopReason"),
         finish_reason=raw.get("finishReason"),
         cached=bool(raw.get("cached")),
+        log_probs=raw.get("logProbs"),
     )
     status = details["status"]
     grading = row.get("gradingResult")

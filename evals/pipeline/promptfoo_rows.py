@@ -22,10 +22,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from evals.common.jsvalues import js_stringify
+from evals.common.jsvalues import js_stringify, json_parse
 from evals.graders.registry import GROUP_TYPES
 from evals.model.evaluation import EvaluationResult
-from evals.reports.promptfoo_row import promptfoo_components
+from evals.model.results import promptfoo_components
 from evals.suite.derived import column_scores
 
 
@@ -124,19 +124,26 @@ def run_promptfoo(
 Key = tuple[str, str, str, int]
 
 
-def _canonical(value: Any) -> Any:
-    """promptfoo's output file re-serializes string vars holding JSON compactly."""
-    if isinstance(value, str) and value[:1] in "{[":
+def canonical_value(value: Any) -> Any:
+    """`value` as promptfoo's sanitizeForDb leaves it in the output file: every string
+    that JSON.parse reads as an object or array (surrounding whitespace allowed) becomes
+    its compact JSON.stringify, the strings inside it treated alike, at any depth."""
+    if isinstance(value, str):
         try:
-            return json.dumps(json.loads(value), separators=(",", ":"), ensure_ascii=False)
+            parsed = json_parse(value)
         except ValueError:
             return value
+        return js_stringify(canonical_value(parsed)) if isinstance(parsed, (dict, list)) else value
+    if isinstance(value, dict):
+        return {k: canonical_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [canonical_value(v) for v in value]
     return value
 
 
 def _vars_key(variables: dict[str, Any]) -> str:
     """The vars as promptfoo's output file holds them (JSON.stringify), in one text."""
-    canonical = json.loads(js_stringify({k: _canonical(v) for k, v in variables.items()}))
+    canonical = json.loads(js_stringify(canonical_value(variables)))
     return json.dumps(canonical, sort_keys=True, ensure_ascii=False)
 
 
@@ -149,7 +156,7 @@ def _keyed(
     seen: Counter[tuple[str, str, str]] = Counter()
     out: dict[Key, dict[str, Any]] = {}
     for prompt, provider, variables, row in rows:
-        base = (_canonical(prompt), provider, _vars_key(variables))
+        base = (canonical_value(prompt), provider, _vars_key(variables))
         out[(*base, seen[base])] = row
         seen[base] += 1
     return out
@@ -202,9 +209,18 @@ def is_error_row(row: dict[str, Any]) -> bool:
     return bool(row.get("error")) and not row["components"]
 
 
+def _score(value: Any) -> float:
+    """A score as a number: null (how JSON writes NaN and the infinities) is NaN."""
+    return math.nan if value is None else float(value)
+
+
 def _close(a: float, b: float) -> bool:
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
+    """Equal to 4 decimals; NaN equals NaN, and equals an infinity: promptfoo's output
+    file writes all three as null."""
+    if not (math.isfinite(a) and math.isfinite(b)):
+        if math.isnan(a) or math.isnan(b):
+            return not (math.isfinite(a) or math.isfinite(b))
+        return a == b
     return round(a, 4) == round(b, 4)
 
 
@@ -213,12 +229,13 @@ def row_differences(expected: dict[str, Any], actual: dict[str, Any]) -> list[st
     out = []
     if expected["success"] != actual["success"]:
         out.append(f"pass {expected['success']} != {actual['success']}")
-    if not _close(float(expected["score"]), float(actual["score"])):
+    if not _close(_score(expected["score"]), _score(actual["score"])):
         out.append(f"score {expected['score']} != {actual['score']}")
     names = set(expected["namedScores"]) | set(actual["namedScores"])
     for name in sorted(names):
         a, b = expected["namedScores"].get(name), actual["namedScores"].get(name)
-        if a is None or b is None or not _close(float(a), float(b)):
+        both = name in expected["namedScores"] and name in actual["namedScores"]
+        if not (both and _close(_score(a), _score(b))):
             out.append(f"named score {name}: {a} != {b}")
     compared = any(c["type"] in GROUP_TYPES for c in expected["components"])
     if not is_error_row(expected) or compared:
@@ -255,6 +272,6 @@ def column_differences(golden: dict[str, Any], result: EvaluationResult) -> list
         key = (labels.index(column["label"]), column["provider"])
         got = ours.get(key, {})
         for name, value in column["namedScores"].items():
-            if name not in got or not _close(float(value), float(got[name])):
+            if name not in got or not _close(_score(value), _score(got[name])):
                 out.append(f"column {key} metric {name}: {value} != {got.get(name)}")
     return out

@@ -54,6 +54,7 @@ def regrade_records(suite: Suite, records: list[RunRecord]) -> tuple[list[RunRec
                 suite_root=suite.root,
                 agent=run.provider.label,
                 provider_config=run.provider.config,
+                provider_id=run.provider.id,
                 suite_config=suite.raw,
             )
         except (TransformError, AssertionRaised) as exc:

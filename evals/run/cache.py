@@ -114,6 +114,7 @@ def _encode_response(response: AgentResponse) -> str:
             "finish_reason": response.finish_reason,
             "latency_ms": response.latency_ms,
             "trace": response.trace,
+            "log_probs": response.log_probs,
         }
     )
 

@@ -402,6 +402,7 @@ class Runner:
                     suite_root=self.suite_root,
                     agent=run.provider.label,
                     provider_config=run.provider.config,
+                    provider_id=run.provider.id,
                     suite_config=self.suite_config,
                 )
         except AssertionRaised as exc:

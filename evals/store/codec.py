@@ -8,6 +8,7 @@ exactly.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from evals.common.encoding import encode_step
@@ -32,6 +33,16 @@ def _preorder(grade: Grade | None) -> list[tuple[Grade, int | None]]:
     return nodes
 
 
+NAN_SCORE = "NaN"
+"""A node detail's `score` when the score is NaN: SQL stores NaN as NULL (SQLite) or not
+at all in a NOT NULL column, so the `grades` row holds 0 and the detail the NaN."""
+
+
+def _column_score(score: float) -> float:
+    """A score as a `grades` row holds it: NaN as 0 (its node's details keep the NaN)."""
+    return 0.0 if math.isnan(score) else score
+
+
 def _grade_detail(node: Grade) -> dict[str, Any] | None:
     """The JSON-only parts of a node, None when it has none."""
     assertion, named, tokens, metadata = (
@@ -40,9 +51,12 @@ def _grade_detail(node: Grade) -> dict[str, Any] | None:
         node.tokens_used,
         node.metadata,
     )
-    if not (named or tokens or metadata):  # the usual node: its assertion at most
+    nan = math.isnan(node.score)
+    if not (named or tokens or metadata or nan):  # the usual node: its assertion at most
         return None if assertion is None else {"assertion": assertion}
     detail: dict[str, Any] = {} if assertion is None else {"assertion": assertion}
+    if nan:
+        detail["score"] = NAN_SCORE
     if named:
         detail["named_scores"] = named
     if tokens:
@@ -61,6 +75,8 @@ def _run_extra(record: RunRecord, details: list[dict[str, Any] | None]) -> dict[
         extra["metadata"] = response.metadata
     if response.finish_reason is not None:
         extra["finish_reason"] = response.finish_reason
+    if response.log_probs is not None:
+        extra["log_probs"] = response.log_probs
     if response.error is not None:
         extra["error"] = response.error
     if response.latency_ms is not None:
@@ -121,7 +137,7 @@ def _grade_row(index: int, node: Grade, parent: int | None) -> tuple[Any, ...]:
         parent,
         None if kind is None else str(kind),
         node.passed,
-        node.score,
+        _column_score(node.score),
         node.reason,
         None if metric is None else str(metric),
         None if weight is None else _number(weight),
@@ -163,7 +179,7 @@ def encode_run(evaluation_id: str, record: RunRecord) -> EncodedRun:
         "status": record.status,
         "error": record.error,
         "error_kind": record.error_kind,
-        "score": grade.score if grade is not None else None,
+        "score": None if grade is None or math.isnan(grade.score) else grade.score,
         "passed": grade.passed if grade is not None else None,
         "input_tokens": _integer(usage.get("prompt")),
         "output_tokens": _integer(usage.get("completion")),
@@ -186,7 +202,7 @@ def _grade_node(values: tuple[Any, ...], detail: dict[str, Any]) -> Grade:
     _, _, _, passed, score, reason, _, _, policy_violation, errored = values
     return Grade(
         passed=bool(passed),
-        score=score,
+        score=math.nan if detail.get("score") == NAN_SCORE else score,
         reason=reason,
         assertion=detail.get("assertion"),
         named_scores=detail.get("named_scores") or {},
@@ -228,6 +244,7 @@ def decode_run(row: Any, grade_rows: list[Any]) -> RunRecord:
         stop_reason=row.stop_reason,
         finish_reason=extra.get("finish_reason"),
         latency_ms=reported_latency(extra),
+        log_probs=extra.get("log_probs"),
         cached=bool(extra.get("cached")),
         trace=row.trace or [],
     )

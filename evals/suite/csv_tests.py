@@ -10,15 +10,93 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from pathlib import Path
 from typing import Any
 
-from evals.common.files import is_file_ref, is_python_ref, read_text
+from evals.common.files import read_text
+from evals.common.jsvalues import js_trim
+from evals.graders.base import GraderError
 from evals.model.errors import SuiteError
 from evals.suite.yaml_lines import LineDict
 
-_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# promptfoo 0.121's BaseAssertionTypesSchema, in its order: the first type that lets the
+# whole cell match wins (`similar:cosine:x` is `similar` with the value `cosine:x`).
+_PROMPTFOO_TYPES = (
+    "agent-rubric",
+    "answer-relevance",
+    "bleu",
+    "classifier",
+    "contains",
+    "contains-all",
+    "contains-any",
+    "contains-html",
+    "contains-json",
+    "contains-sql",
+    "contains-xml",
+    "context-faithfulness",
+    "context-recall",
+    "context-relevance",
+    "conversation-relevance",
+    "cost",
+    "equals",
+    "factuality",
+    "finish-reason",
+    "g-eval",
+    "gleu",
+    "guardrails",
+    "icontains",
+    "icontains-all",
+    "icontains-any",
+    "is-html",
+    "is-json",
+    "is-refusal",
+    "is-sql",
+    "is-valid-function-call",
+    "is-valid-openai-function-call",
+    "is-valid-openai-tools-call",
+    "is-xml",
+    "javascript",
+    "latency",
+    "levenshtein",
+    "llm-rubric",
+    "pi",
+    "meteor",
+    "model-graded-closedqa",
+    "model-graded-factuality",
+    "moderation",
+    "perplexity",
+    "perplexity-score",
+    "python",
+    "regex",
+    "rouge-n",
+    "ruby",
+    "similar",
+    "similar:cosine",
+    "similar:dot",
+    "similar:euclidean",
+    "starts-with",
+    "tool-call-f1",
+    "skill-used",
+    "trajectory:goal-success",
+    "trajectory:tool-args-match",
+    "trajectory:step-count",
+    "trajectory:tool-sequence",
+    "trajectory:tool-used",
+    "trace-error-spans",
+    "trace-span-count",
+    "trace-span-duration",
+    "search-rubric",
+    "webhook",
+    "word-count",
+)
+_ASSERTION = re.compile(
+    rf"(not-)?({'|'.join(map(re.escape, _PROMPTFOO_TYPES))})"
+    r"(?:\(([0-9]+(?:\.[0-9]+)?)\))?(?::([\s\S]*))?"
+)
+_JAVASCRIPT_FILE = re.compile(r"\.(?:js|cjs|mjs|ts|cts|mts)\Z", re.IGNORECASE)
 _LIST_TYPES = {"contains-all", "contains-any", "icontains-all", "icontains-any"}
 _THRESHOLD_TYPES = {
     "answer-relevance",
@@ -41,51 +119,53 @@ _FIELD_SIZE_LIMIT = 2**31 - 1  # no limit of its own: a cell is as long as the f
 
 
 def parse_finite_number(value: str | None) -> float | None:
-    """A number from a CSV cell, or None for blank or non-numeric cells."""
-    text = (value or "").strip()
-    return float(text) if _NUMBER.match(text) else None
+    """A number from a CSV cell, or None for blank, non-numeric or overflowing cells."""
+    text = js_trim(value or "")
+    number = float(text) if _NUMBER.fullmatch(text) else None
+    return number if number is not None and math.isfinite(number) else None
 
 
-def split_assertion_values(value: str) -> list[str]:
-    """Split `a, "b,c", d` on commas outside double quotes (contains-any and friends)."""
-    reader = csv.reader(io.StringIO(value), skipinitialspace=True)
-    fields = next(reader, [])
-    return [f.strip() for f in fields if f.strip() != ""]
+def _is_javascript_ref(expected: str) -> bool:
+    return expected.startswith("file://") and _JAVASCRIPT_FILE.search(expected[7:]) is not None
 
 
-def _assertion_pattern() -> re.Pattern[str]:
-    from evals.graders.registry import known_types
-
-    names = "|".join(re.escape(t) for t in sorted(known_types(), key=len, reverse=True))
-    return re.compile(rf"^(not-)?({names})(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$")
+def _is_python_ref(expected: str) -> bool:
+    return expected.startswith("file://") and (expected.endswith(".py") or ".py:" in expected)
 
 
 def assertion_from_string(expected: str) -> dict[str, Any]:
-    """An assertion from a `__expected` cell, as promptfoo's assertionFromString reads it."""
-    if expected.startswith(("javascript:", "fn:", "eval:")):
-        cut = len(expected.split(":", 1)[0]) + 1
-        return {"type": "javascript", "value": expected[cut:].strip()}
+    """An assertion from a `__expected` cell, as promptfoo's assertionFromString reads it.
+
+    `javascript:`/`fn:`/`eval:` and `file://` JavaScript files are `javascript`,
+    `grade:`/`llm-rubric:` are `llm-rubric`, `python:` and `file://` Python files are
+    `python`; then `[not-]type[(threshold)][:value]` for promptfoo's own assertion types;
+    anything else is `equals`. A malformed contains-any list raises a GraderError.
+    """
+    if expected.startswith(("javascript:", "fn:", "eval:")) or _is_javascript_ref(expected):
+        cut = 0 if expected.startswith("file://") else expected.index(":") + 1
+        return {"type": "javascript", "value": js_trim(expected[cut:])}
     if expected.startswith(("grade:", "llm-rubric:")):
         return {"type": "llm-rubric", "value": expected.split(":", 1)[1]}
-    is_py_file = is_file_ref(expected) and is_python_ref(expected)
-    if expected.startswith("python:") or is_py_file:
-        return {"type": "python", "value": expected[7:].strip()}
-    match = _assertion_pattern().match(expected)
+    if expected.startswith("python:") or _is_python_ref(expected):
+        return {"type": "python", "value": js_trim(expected[7:])}
+    match = _ASSERTION.fullmatch(expected)
     if match is None:
         return {"type": "equals", "value": expected}
     negation, kind, threshold_text, value = match.groups()
     full_type = f"not-{kind}" if negation else kind
     if kind in _LIST_TYPES:
-        return {"type": full_type, "value": split_assertion_values(value) if value else value}
+        from evals.graders.output import parse_comma_separated
+
+        return {"type": full_type, "value": parse_comma_separated(value) if value else value}
     if kind in ("contains-json", "is-json"):
         return {"type": full_type, "value": value}
-    stripped = value.strip() if value is not None else None
+    trimmed = js_trim(value) if value is not None else None
     if kind in _THRESHOLD_TYPES:
         threshold = parse_finite_number(threshold_text)
         if threshold is None:
             threshold = _SIMILAR_DEFAULT_THRESHOLD if kind == "similar" else _THRESHOLD_DEFAULT
-        return {"type": full_type, "value": stripped, "threshold": threshold}
-    return {"type": full_type, "value": stripped}
+        return {"type": full_type, "value": trimmed, "threshold": threshold}
+    return {"type": full_type, "value": trimmed}
 
 
 def _expected_index(key: str, path: Path, line: int) -> int:
@@ -103,7 +183,21 @@ def _expected_index(key: str, path: Path, line: int) -> int:
 
 
 def _metadata_list(value: str) -> list[str]:
-    return [v.strip().replace("\\,", ",") for v in re.split(r"(?<!\\),", value)]
+    return [js_trim(v).replace("\\,", ",") for v in re.split(r"(?<!\\),", value)]
+
+
+def _cell_assertion(key: str, expected: str, path: Path, line: int) -> dict[str, Any]:
+    """The assertion of one `__expected` cell; a malformed list stops the load, as in promptfoo."""
+    try:
+        return assertion_from_string(expected)
+    except GraderError as exc:
+        raise SuiteError(
+            f"column {key} holds a list promptfoo cannot read ({exc}): {expected[:80]!r}",
+            file=str(path),
+            line=line,
+            fix='close every quote of the list and put a comma after it ("a,b", c); '
+            'write a quote inside a quoted item as "" or \\"',
+        ) from exc
 
 
 def test_from_row(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
@@ -116,10 +210,10 @@ def test_from_row(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
     test: dict[str, Any] = {}
     metric: str | None = None
     for raw_key, value in row.items():
-        key = raw_key.strip()
+        key = js_trim(raw_key)
         if key.startswith("__expected"):
-            if value.strip():
-                asserts.append(assertion_from_string(value.strip()))
+            if js_trim(value):
+                asserts.append(_cell_assertion(key, js_trim(value), path, line))
         elif key in ("__prefix", "__suffix"):
             options[key[2:]] = value
         elif key == "__description":
@@ -132,7 +226,7 @@ def test_from_row(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
             metric = value
         elif key == "__threshold":
             threshold = parse_finite_number(value)
-            if threshold is None and value.strip():
+            if threshold is None and js_trim(value):
                 raise SuiteError(
                     f"column __threshold needs a number, got {value[:80]!r}",
                     file=str(path),
@@ -143,9 +237,9 @@ def test_from_row(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
                 test["threshold"] = threshold
         elif key.startswith("__metadata:"):
             name = key[len("__metadata:") :]
-            if value.strip() and name.endswith("[]"):
+            if js_trim(value) and name.endswith("[]"):
                 metadata[name[:-2]] = _metadata_list(value)
-            elif value.strip():
+            elif js_trim(value):
                 metadata[name] = value
         elif key.startswith("__config:"):
             parts = key[len("__config:") :].split(":")

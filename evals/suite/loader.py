@@ -29,6 +29,7 @@ from evals.suite.fingerprint import (
     suite_document,
 )
 from evals.suite.prompts import load_prompts
+from evals.suite.refs import dereference_suite
 from evals.suite.test_cases import check_templates, expand_tests
 from evals.suite.tests_files import test_entries
 from evals.suite.vars import env_ref_names, render_env_refs
@@ -39,6 +40,7 @@ DEFAULT_SUITE_NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml", "suite.yam
 PRIORITIES = ("P0", "P1", "P2", "P3")
 """The priority levels of `metadata.priority` the gates read (P0 cases block on their own)."""
 KNOWN_TOP_LEVEL = {
+    "assertionTemplates",
     "description",
     "prompts",
     "providers",
@@ -165,6 +167,7 @@ class _Loader:
                 line=line_of(raw) or (None if raw is None else 1),
                 fix="start with keys such as prompts:, providers:, tests: (not '- ' items)",
             )
+        raw = dereference_suite(raw, self.path)
         document = suite_document(raw)
         self.env = {**os.environ, **self.config_env(raw)}
         referenced = env_ref_names(raw)

@@ -1,9 +1,10 @@
 """The `prompts:` section in every form promptfoo accepts, with promptfoo's labels.
 
-Inline strings; `{raw, label}` and `{id: file://..., label}` mappings; `file://` text
-files split on `---` lines; JSON, YAML (one chat prompt each), JSONL (one prompt per
-line) and CSV (one prompt per row: `prompt` and optional `label` columns) files; and globs
-over any of these.
+Inline strings; `{raw, label}` and `{id: file://..., label}` mappings; the legacy
+`{path-or-text: label}` mapping; `file://` text files split on `---` lines; Markdown and
+Jinja2 files (one untrimmed prompt each); JSON, YAML (one chat prompt each), JSONL (one
+prompt per line) and CSV (one prompt per row: `prompt` and optional `label` columns)
+files; and globs over any of these.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from typing import Any
 import yaml
 
 from evals.common.files import is_file_ref, read_text
+from evals.common.jsvalues import js_string
 from evals.common.yaml12 import load_yaml_text
 from evals.model.errors import SuiteError
 from evals.model.suite import Prompt
+from evals.suite.yaml_lines import LineDict
 
 PROMPT_DELIMITER = "---"
 ResolveFiles = Callable[[str, Any, str], list[Path]]
@@ -74,8 +77,28 @@ def csv_prompts(path: Path, shown: str, label: str | None) -> list[Prompt]:
     ]
 
 
+def js_prefix(text: str, units: int) -> str:
+    """JavaScript's `text.slice(0, units)`: the first `units` UTF-16 code units."""
+    data = text.encode("utf-16-le", "surrogatepass")[: 2 * units]
+    return data.decode("utf-16-le", "surrogatepass")
+
+
+def whole_file_prompt(path: Path, shown: str, label: str | None) -> Prompt:
+    """promptfoo's Markdown and Jinja2 processors: the whole file, untrimmed and unsplit,
+    labelled with its first 50 characters unless the prompt has a label."""
+    raw = read_text(path, "the prompt file")
+    return Prompt(
+        id=f"file://{shown}",
+        label=label or f"{shown}: {js_prefix(raw, 50)}...",
+        raw=raw,
+        path=str(path),
+    )
+
+
 def prompts_from_file(path: Path, shown: str, label: str | None) -> list[Prompt]:
     """The prompts one file holds, labelled as promptfoo labels them."""
+    if path.suffix in (".md", ".j2"):
+        return [whole_file_prompt(path, shown, label)]
     if path.suffix == ".csv":
         return csv_prompts(path, shown, label)
     if path.suffix == ".jsonl":
@@ -107,7 +130,13 @@ def prompts_from_file(path: Path, shown: str, label: str | None) -> list[Prompt]
 
 
 def load_prompts(value: Any, resolve_files: ResolveFiles, root: Path, where: str) -> list[Prompt]:
-    """Every prompt of a `prompts:` value; `resolve_files` expands `file://` refs and globs."""
+    """Every prompt of a `prompts:` value; `resolve_files` expands `file://` refs and globs.
+
+    A mapping that is not one prompt (`raw`/`id`) is promptfoo's legacy form: each key a
+    prompt (a path or text), its value the label.
+    """
+    if isinstance(value, dict) and value and "raw" not in value and "id" not in value:
+        value = legacy_prompt_map(value)
     items = value if isinstance(value, list) else [value]
     out: list[Prompt] = []
     for item in items:
@@ -133,6 +162,23 @@ def load_prompts(value: Any, resolve_files: ResolveFiles, root: Path, where: str
                 fix="write prompts: ['Answer: {{question}}']",
             )
     return out
+
+
+def legacy_prompt_map(value: dict[Any, Any]) -> list[Any]:
+    """`{prompt: label}` entries as `{raw, label}` prompts, as promptfoo's normalizeInput reads
+    a prompts mapping (the key is the prompt, a path or text; the value its label)."""
+    out: list[Any] = []
+    for raw, label in value.items():
+        entry = LineDict(raw=js_string(raw), label=_label_text(label))
+        entry.line = value.key_lines.get(raw, value.line) if isinstance(value, LineDict) else 0
+        entry.key_lines = {}
+        entry.file = None
+        out.append(entry)
+    return out
+
+
+def _label_text(label: Any) -> str | None:
+    return label if label is None or isinstance(label, str) else js_string(label)
 
 
 def _from_ref(

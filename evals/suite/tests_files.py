@@ -19,6 +19,7 @@ from evals.common.files import is_python_ref, load_function, read_text, split_re
 from evals.common.interrupts import watch_sigint
 from evals.model.errors import SuiteError
 from evals.suite.csv_tests import read_csv_tests
+from evals.suite.refs import dereference_file
 from evals.suite.yaml_lines import kind_name, line_of, load_yaml, mark_origin
 
 ResolveFiles = Callable[[str, Any, str], list[Path]]
@@ -163,7 +164,8 @@ def tests_in_file(path: Path) -> list[Any]:
     if path.suffix == ".csv":
         return [mark_origin(test, str(path)) for test in read_csv_tests(path)]
     if path.suffix == ".jsonl":
-        return _json_lines(path)
+        tests: list[Any] = dereference_file(_json_lines(path), path)
+        return tests
     lines: list[int] = []
     if path.suffix == ".json":
         text = read_text(path, "the tests file")
@@ -178,6 +180,7 @@ def tests_in_file(path: Path) -> list[Any]:
             file=str(path),
             fix="use .yaml, .yml, .json, .jsonl, .csv or a Python generator file://gen.py:fn",
         )
+    loaded = dereference_file(loaded, path)
     if isinstance(loaded, dict):
         loaded = [loaded]
     if not isinstance(loaded, list):

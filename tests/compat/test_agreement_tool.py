@@ -7,6 +7,7 @@ where the tool keeps its goldens, so no promptfoo run is needed here.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -14,7 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evals.cli import main
+from evals.common.jsvalues import js_stringify
 from evals.pipeline.promptfoo_check import find_configs, golden_path, pair_rows
+from evals.pipeline.promptfoo_rows import canonical_value, row_differences
 
 CONFIGS = Path(__file__).parent / "configs"
 
@@ -117,3 +120,52 @@ def test_a_missing_promptfoo_cli_is_an_input_error_when_a_golden_is_needed(tmp_p
     args = ["compat-check", str(config), "--goldens", str(tmp_path / "empty"), "--promptfoo"]
     assert main([*args, missing]) == 2
     assert "promptfoo CLI" in capsys.readouterr().err
+
+
+def _row(score, success=False, named=None):
+    return {
+        "success": success,
+        "score": score,
+        "namedScores": named or {},
+        "components": [{"type": "javascript", "pass": success}],
+        "failureReason": 0 if success else 1,
+    }
+
+
+def test_a_null_score_from_promptfoo_agrees_with_a_non_finite_one():
+    """promptfoo's output file writes NaN and the infinities as null."""
+    for ours in (float("nan"), float("inf"), float("-inf")):
+        assert row_differences(_row(None), _row(ours)) == []
+    assert row_differences(_row(None), _row(0.0)) == ["score None != 0.0"]
+    assert row_differences(_row(0.5), _row(float("nan"))) == ["score 0.5 != nan"]
+
+
+def test_a_null_named_score_agrees_with_nan_and_a_missing_one_differs():
+    assert row_differences(_row(1.0, named={"m": None}), _row(1.0, named={"m": math.nan})) == []
+    assert row_differences(_row(1.0, named={"m": 1.0}), _row(1.0)) == ["named score m: 1.0 != None"]
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+spaces = st.text(alphabet=" \t\n\r", max_size=3)
+
+
+@given(value=json_values, before=spaces, after=spaces, indent=st.sampled_from([None, 1, 2]))
+def test_a_var_holding_a_json_object_or_array_is_keyed_compactly(value, before, after, indent):
+    """promptfoo's sanitizeForDb rewrites such a var (whitespace around it allowed) as its
+    compact JSON.stringify; any other text stays as written."""
+    text = before + json.dumps(value, indent=indent) + after
+    expected = js_stringify(value) if isinstance(value, (dict, list)) else text
+    assert canonical_value(text) == expected
+    assert canonical_value({"v": [text]}) == {"v": [expected]}
+
+
+def test_json_strings_inside_a_json_var_are_compacted_too_and_non_json_stays():
+    assert canonical_value('{"n": 1.0, "s": "{ \\"b\\": [ 2 ] }"}') == '{"n":1,"s":"{\\"b\\":[2]}"}'
+    for text in ('{"a": NaN}', "{'a': 1}", '{"a": 1,}', "null", " 1 ", '{"a": 1} {"b": 2}'):
+        assert canonical_value(text) == text

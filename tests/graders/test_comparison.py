@@ -83,6 +83,28 @@ def test_max_score_ignores_other_comparisons_and_needs_another_assertion() -> No
     assert alone[0].errored and "at least two outputs" in alone[0].reason
 
 
+def test_max_score_counts_an_assert_sets_and_a_scripts_components_one_by_one() -> None:
+    """As promptfoo lists them: a set's own result (no assertion) is left out, its checks
+    count; a script's returned components count with the script's type; NaN counts 0."""
+    inner = [
+        Grade(True, 1.0, "r", {"type": "contains"}),
+        Grade(False, 0.0, "r", {"type": "equals"}),
+    ]
+    in_set = Grade(True, 1.0, "set", {"type": "assert-set"}, component_results=inner)
+    script = Grade(
+        True, 1.0, "s", {"type": "javascript"}, component_results=[Grade(True, 1.0, "i")]
+    )
+    nan = Grade(False, float("nan"), "n", {"type": "javascript"})
+    grades = [
+        Grade(True, 0.5, "All assertions passed", None, {}, [in_set, nan]),
+        Grade(True, 1.0, "All assertions passed", None, {}, [script]),
+    ]
+    verdicts = max_score(_assertion("max-score"), grades)
+    assert [v.named_scores["assertionCount"] for v in verdicts] == [3, 2]
+    assert [round(v.named_scores["maxScore"], 4) for v in verdicts] == [0.3333, 1.0]
+    assert [v.passed for v in verdicts] == [False, True]
+
+
 def test_merge_keeps_a_winner_and_fails_a_loser_as_promptfoo() -> None:
     passing = _run(("contains", 1.0))
     won = Grade(True, 1.0, "Selected", {"type": "max-score"})

@@ -1,15 +1,18 @@
-"""XML and SQL assertions beyond the golden rows: element paths, whitelists, dialects."""
+"""XML, HTML and SQL assertions beyond the golden rows: element paths, text beside HTML
+elements, whitelists, dialects."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+import pytest
 from assertion_kit import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evals.graders.markup import element_tree, strict_xml_error, xml_candidates
 from evals.graders.sql import column_list, parse_statements, sql_code_blocks, table_list
+from evals.graders.structured import validate_html
 
 ORDER = '<order id="7"><item><name>pen</name></item><item><name>ink</name></item></order>'
 
@@ -107,3 +110,49 @@ def test_contains_sql_reads_only_sql_or_untagged_fences() -> None:
     failing = run("contains-sql", "```sql\nSELEC 1\n```")
     assert not failing.passed
     assert failing.reason == "SQL statement does not conform to the provided MySQL database syntax."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<div>text</div> trailing",
+        "<p>a</p> mid <p>b</p>",
+        "<div>x</div>.",
+        "leading <div>text</div>",
+        "<p>a</p><!-- c --> tail",
+    ],
+)
+def test_text_beside_top_level_elements_is_not_wrapped_html(text: str) -> None:
+    assert validate_html(text) == (False, "Output must be wrapped in HTML tags")
+    assert not run("is-html", text).passed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<ul><li>a</li></ul> ",
+        "<p>a</p><!-- c -->",
+        "<p>a <b>b</b> c</p>",
+        "<html><body><p>a</p> tail</body></html>",
+        "<body>lead <b>x</b></body>",
+    ],
+)
+def test_text_inside_an_element_or_a_written_body_is_wrapped(text: str) -> None:
+    assert validate_html(text) == (True, "Output is valid HTML")
+
+
+@given(
+    st.lists(
+        st.sampled_from(["<p>a</p>", "<div><i>b</i></div>", " ", "\n", "x", "<!-- c -->"]),
+        min_size=1,
+    )
+)
+def test_only_whitespace_beside_top_level_elements_keeps_html_wrapped(parts: list[str]) -> None:
+    text = "".join(parts)
+    beside = "".join(p for p in parts if not p.startswith("<")).strip()
+    has_element = any(p.startswith("<p") or p.startswith("<div") for p in parts)
+    valid, reason = validate_html(text)
+    if beside:
+        assert (valid, reason) == (False, "Output must be wrapped in HTML tags")
+    else:
+        assert valid is has_element

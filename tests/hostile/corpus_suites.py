@@ -54,6 +54,18 @@ def with_test(test: str) -> str:
     return HEAD + "tests:\n" + dedent(test)
 
 
+REF_BOMB = (
+    "a: [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    + "".join(
+        f"{name}: [" + ", ".join(["{$ref: '#/" + below + "'}"] * 9) + "]\n"
+        for below, name in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    + "prompts: ['{{q}}']\n"
+    + "providers: [{id: file://good.py, label: good}]\n"
+    + "tests: [{vars: {q: hi, big: {$ref: '#/i'}}}]\n"
+)
+"""Nested `$ref`s, each list holding nine references to the one above: billions of values."""
+
 ALIAS_BOMB = dedent(
     """
     a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
@@ -511,6 +523,14 @@ CASES = [
         ALIAS_BOMB_IN_METADATA,
         "b: &b",
         "alias",
+        mode="subprocess",
+        limit_s=6,
+    ),
+    bad_suite(
+        "ref-bomb-run",
+        REF_BOMB,
+        "f: [",
+        "reference",
         mode="subprocess",
         limit_s=6,
     ),

@@ -8,16 +8,21 @@ record itself, its grade tree against `Grade.to_dict` and its steps against
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import uuid
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evals.model.results import RunRecord
+from evals.model.results import RunRecord, promptfoo_components
 from evals.reports.promptfoo_row import (
     ERROR_FAILURE,
     PASS,
+    accumulate,
+    empty_metrics,
     encoded_row,
     failure_code,
     grade_dicts,
@@ -88,3 +93,67 @@ def test_the_row_says_what_the_record_says(record: RunRecord) -> None:
 @given(name=st.text())
 def test_a_row_id_is_the_name_based_uuid_of_its_run(name: str) -> None:
     assert row_id(name) == str(uuid.uuid5(uuid.NAMESPACE_URL, name))
+
+
+def _grade_tree(score: float) -> RunRecord:
+    from evals.model.results import Grade
+    from tests.store.records import make_record
+
+    check = Grade(False, score, "Custom function returned false", {"type": "javascript"})
+    grade = Grade(False, score, "Custom function returned false", component_results=[check])
+    return dataclasses.replace(make_record(0, 0, 0), grade=grade, status="fail")
+
+
+def test_a_nan_score_reaches_the_row_and_the_column_as_nan() -> None:
+    """promptfoo's row carries NaN (its output file writes null); the column's score too."""
+    row = encoded_row(encode_run("ev", _grade_tree(math.nan)), COLUMN, TEST, "ev")
+    assert math.isnan(row["score"])
+    assert math.isnan(row["gradingResult"]["score"])
+    assert math.isnan(row["gradingResult"]["componentResults"][0]["score"])
+    metrics = empty_metrics()
+    accumulate(metrics, row)
+    assert math.isnan(metrics["score"]) and metrics["assertFailCount"] == 1
+
+
+def test_an_infinite_score_reaches_the_row() -> None:
+    row = encoded_row(encode_run("ev", _grade_tree(math.inf)), COLUMN, TEST, "ev")
+    assert row["score"] == math.inf == row["gradingResult"]["componentResults"][0]["score"]
+
+
+def _component(kind: str | None, passed: bool, *subs: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"pass": passed, "score": float(passed), "reason": kind or "set"}
+    if kind is not None:
+        out["assertion"] = {"type": kind}
+    if subs:
+        out["componentResults"] = list(subs)
+    return out
+
+
+def test_component_results_a_check_returned_follow_it_with_its_assertion() -> None:
+    inner = _component(None, False)
+    own = _component("contains", True)
+    listed = promptfoo_components([_component("javascript", True, inner, own)])
+    assert [(c["assertion"]["type"], c["pass"]) for c in listed] == [
+        ("javascript", True),
+        ("javascript", False),
+        ("contains", True),
+    ]
+
+
+def test_an_assert_set_lists_its_components_as_its_own_result_lists_them() -> None:
+    script = _component("python", True, _component(None, False))
+    listed = promptfoo_components(
+        [_component("assert-set", True, script, _component("equals", True))]
+    )
+    assert [((c.get("assertion") or {}).get("type"), c["pass"]) for c in listed] == [
+        (None, True),
+        ("python", True),
+        ("python", False),
+        ("equals", True),
+    ]
+    assert "assertion" not in listed[0] and len(listed[0]["componentResults"]) == 3
+
+
+def test_results_without_components_are_listed_as_they_are() -> None:
+    plain = [_component("contains", True), _component("equals", False)]
+    assert promptfoo_components(plain) == plain

@@ -154,3 +154,37 @@ def test_grade_rows_and_details_follow_the_tree_in_preorder(record: RunRecord) -
     details = [_detail(node) for node, _ in nodes]
     stored = (row["extra"] or {}).get("grade_details")
     assert stored == (details if any(details) else None)
+
+
+def _scores(grade: Grade | None) -> list[float]:
+    return [node.score for node, _ in _preorder(grade)]
+
+
+def test_non_finite_scores_round_trip_and_leave_the_score_columns_valid(store: Store) -> None:
+    """A check may score NaN or an infinity (a javascript check returning NaN): the grade
+    tree reads back with them, and the run's score column holds no NaN."""
+    import dataclasses
+    import math
+
+    from tests.store.records import make_record
+
+    nan, inf = float("nan"), float("inf")
+    children = [
+        Grade(False, nan, "Custom function returned false\nNaN", {"type": "javascript"}),
+        Grade(True, inf, "Assertion passed", {"type": "javascript"}),
+        Grade(True, 1.0, "Assertion passed", {"type": "contains"}, named_scores={"m": 1.0}),
+    ]
+    grade = Grade(False, nan, "Custom function returned false\nNaN", component_results=children)
+    record = dataclasses.replace(make_record(0, 0, 0), grade=grade, status="fail")
+    row, grade_rows = encode_run("ev", record)
+    assert row["score"] is None
+    assert all(math.isfinite(values[4]) or values[4] == inf for values in grade_rows)
+
+    evaluation_id = uuid.uuid4().hex
+    store.create_evaluation(make_meta(evaluation_id))
+    store.add_runs(evaluation_id, [record])
+    (loaded,) = store.load_runs(evaluation_id)
+    scores = _scores(loaded.grade)
+    assert math.isnan(scores[0]) and math.isnan(scores[1])
+    assert scores[2:] == [inf, 1.0]
+    assert loaded.grade is not None and loaded.grade.component_results[2].named_scores == {"m": 1.0}

@@ -67,7 +67,7 @@ BAD = [
     (TESTS + "trace:\n  enabled: 1\n", "enabled", "true or false"),
     (TESTS + "limits:\n  echo: {requests_per_minute: .nan}\n", "requests_per", "NaN"),
     (TESTS + "trace:\n  redcat: [a]\n", "redcat", "redact"),
-    ("prompts: {a: b}\nproviders: [echo]\n" + TESTS, "prompts", "prompt"),
+    ("prompts: [{label: b}]\nproviders: [echo]\n" + TESTS, "prompts", "prompt"),
     ("nunjucksFilters: 5\n" + TESTS, "nunjucksFilters", "filter"),
     ("tests: 5\n", "tests", "list"),
     (TESTS + "derivedMetrics: 5\n", "derivedMetrics", "derivedMetrics"),

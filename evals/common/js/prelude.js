@@ -299,8 +299,13 @@
     });
   }
 
+  // Numbers JSON cannot carry (NaN, Infinity) leave tagged as they arrive (see revive).
+  function tagged(key, value) {
+    return typeof value === "number" && !isFinite(value) ? { "\u0000number": String(value) } : value;
+  }
+
   function success(value) {
-    return stringify({ ok: value === undefined ? null : value, undef: value === undefined });
+    return stringify({ ok: value === undefined ? null : value, undef: value === undefined }, tagged);
   }
 
   // Numbers JSON cannot carry (NaN, Infinity) arrive as {"\u0000number": "Infinity"}.
