@@ -268,8 +268,26 @@ def _restore_schemas(provider: Any, schemas: list[tuple[str, int, Any]]) -> None
             holder["parameters"] = parameters
 
 
+_REF_SPELLINGS = ("$ref", "\\x", "\\u", "\\U", "\\\n", "\\\r")
+"""What a YAML or JSON text holding a `$ref` key contains: the key as written, or an escape
+that can spell a character of it in a quoted key (`\\x24`, `\\u0072`, `\\U00000065`, or a
+line break escaped inside the word)."""
+
+
+def may_hold_ref(path: Path) -> bool:
+    """False only when the file at `path` cannot hold a `$ref` key (most suites): its text
+    holds none of `_REF_SPELLINGS`. Looking costs a small part of the dereferencing walk."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True
+    return any(spelling in text for spelling in _REF_SPELLINGS)
+
+
 def dereference_suite(raw: dict[str, Any], path: Path) -> Any:
     """The suite with its `$ref`s resolved, provider function/tool schemas left as written."""
+    if not may_hold_ref(path):
+        return raw
     providers = raw.get("providers")
     kept = [_schemas(p) for p in providers] if isinstance(providers, list) else []
     resolved = Dereferencer(path, raw).walk(raw, path.resolve())
@@ -282,4 +300,6 @@ def dereference_suite(raw: dict[str, Any], path: Path) -> Any:
 
 def dereference_file(loaded: Any, path: Path) -> Any:
     """A tests file's data with its `$ref`s resolved (within that file, or files it names)."""
+    if not may_hold_ref(path):
+        return loaded
     return Dereferencer(path, loaded).walk(loaded, path.resolve())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -144,3 +146,31 @@ def test_a_template_shared_by_thousands_of_tests_stays_within_the_budget(write_s
     cases = load_suite(path).cases
     assert len(cases) == 5_000
     assert {(a.type, a.value) for c in cases for a in c.asserts} == {("icontains", "health")}
+
+
+def test_a_ref_key_spelled_with_escapes_is_resolved(write_suite) -> None:
+    path = write_suite(
+        TEMPLATES
+        + """\
+    tests:
+      - vars: {text: Health}
+        assert: [{"\\x24r\\x65f": '#/assertionTemplates/health'}]
+      - vars: {text: Health}
+        assert: [{"\\u0024ref": '#/assertionTemplates/long'}]
+    """
+    )
+    first, second = load_suite(path).cases
+    assert [a.type for a in first.asserts] == ["icontains"]
+    assert [a.type for a in second.asserts] == ["javascript"]
+
+
+def test_a_suite_whose_text_holds_no_ref_is_left_as_loaded(tmp_path: Path) -> None:
+    from evals.suite.refs import dereference_suite
+
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("tests: [{vars: {q: a}}]\n")
+    raw = {"tests": [{"vars": {"q": "a"}, "big": {"$ref": "#/missing"}}]}
+    assert dereference_suite(raw, plain) is raw  # the data is not looked at: no `$ref` written
+    anchored = tmp_path / "anchored.yaml"  # `$` anchors and `\d` in regexes are no `$ref`
+    anchored.write_text("tests: [{assert: [{type: regex, value: '^item \\d+$'}]}]\n")
+    assert dereference_suite(raw, anchored) is raw
