@@ -3,9 +3,11 @@
 Each tool runs 1000 tests x 5 repeats with four deterministic assertions (equals,
 contains, starts-with, regex) at 32 runs in flight, twice: with an echo provider and
 with a Python provider that echoes the prompt. Every command is a fresh process timed
-end to end, with the peak resident memory of its whole process tree (promptfoo's Python
-provider runs in child processes). Each measurement is repeated and the median shown; the
-tools take turns, one measurement each per round, so they run in the same minutes.
+end to end. Wall times come from runs nothing else watches; the peak resident memory of
+the whole process tree (promptfoo's Python provider runs in child processes) from separate
+runs sampled every 20 ms (`--memory-measurements`), since the sampler's walk of the process
+tree takes CPU from the tool it times. Each measurement is repeated and the median shown;
+the tools take turns, one measurement each per round, so they run in the same minutes.
 
 Settings, chosen so that every tool does the same work:
 - evals: `evals run SUITE --no-progress --concurrency 32`, writing its default SQLite
@@ -34,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from workload import (
@@ -78,13 +81,17 @@ def find_inspect_python(explicit: str | None, work: Path) -> Path:
     return python
 
 
-def run_evals(suite: Path, run_dir: Path, args: argparse.Namespace) -> Measurement:
+def run_evals(
+    suite: Path, run_dir: Path, args: argparse.Namespace, *, sample_memory: bool
+) -> Measurement:
     """One `evals run` with a fresh default store."""
     shutil.rmtree(run_dir / ".evals", ignore_errors=True)
     command = [sys.executable, "-m", "evals", "run", str(suite), "--no-progress"]
     command += ["--concurrency", str(args.concurrency), "--repeat", str(args.repeat)]
     command += json_report_arguments(run_dir, args)
-    return measure_command(command, cwd=run_dir, timeout_s=args.timeout)
+    return measure_command(
+        command, cwd=run_dir, timeout_s=args.timeout, sample_memory=sample_memory
+    )
 
 
 def json_report_arguments(run_dir: Path, args: argparse.Namespace) -> list[str]:
@@ -97,7 +104,7 @@ def json_report_arguments(run_dir: Path, args: argparse.Namespace) -> list[str]:
 
 
 def run_promptfoo(
-    promptfoo: Path, suite: Path, run_dir: Path, args: argparse.Namespace
+    promptfoo: Path, suite: Path, run_dir: Path, args: argparse.Namespace, *, sample_memory: bool
 ) -> Measurement:
     """One `promptfoo eval` with a fresh HOME (so a fresh database), no cache, no table."""
     home = run_dir / "promptfoo-home"
@@ -118,16 +125,48 @@ def run_promptfoo(
         "PROMPTFOO_DISABLE_ERROR_LOG": "1",
         "PROMPTFOO_PYTHON": shutil.which("python3") or sys.executable,
     }
-    return measure_command(command, cwd=run_dir, env=env, timeout_s=args.timeout)
+    return measure_command(
+        command, cwd=run_dir, env=env, timeout_s=args.timeout, sample_memory=sample_memory
+    )
 
 
-def run_inspect(python: Path, mode: str, run_dir: Path, args: argparse.Namespace) -> Measurement:
+def run_inspect(
+    python: Path, mode: str, run_dir: Path, args: argparse.Namespace, *, sample_memory: bool
+) -> Measurement:
     """One inspect_ai evaluation of the same samples, logging to a fresh folder."""
     logs = run_dir / "inspect-logs"
     shutil.rmtree(logs, ignore_errors=True)
     command = [str(python), str(HERE / "inspect_workload.py"), str(args.cases)]
     command += [str(args.repeat), str(args.concurrency), mode, str(logs)]
-    return measure_command(command, cwd=run_dir, timeout_s=args.timeout)
+    return measure_command(
+        command, cwd=run_dir, timeout_s=args.timeout, sample_memory=sample_memory
+    )
+
+
+@dataclass
+class ToolRun:
+    """One workload's runs of each tool, as the command line asked for them."""
+
+    workload: str
+    suite: Path
+    run_dir: Path
+    args: argparse.Namespace
+    promptfoo: Path | None
+    inspect_python: Path | None
+
+    def measure(self, tool: str, *, sample_memory: bool) -> Measurement:
+        """One run of `tool`, timed alone or with its process tree's memory sampled."""
+        if tool == "evals":
+            return run_evals(self.suite, self.run_dir, self.args, sample_memory=sample_memory)
+        if tool == "promptfoo":
+            assert self.promptfoo is not None
+            return run_promptfoo(
+                self.promptfoo, self.suite, self.run_dir, self.args, sample_memory=sample_memory
+            )
+        assert self.inspect_python is not None
+        return run_inspect(
+            self.inspect_python, self.workload, self.run_dir, self.args, sample_memory=sample_memory
+        )
 
 
 def main() -> None:
@@ -137,6 +176,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--measurements", type=int, default=3, help="repeats of each timing")
+    parser.add_argument(
+        "--memory-measurements",
+        type=int,
+        default=2,
+        choices=range(1, 101),
+        metavar="N",
+        help="sampled runs for peak memory (1-100)",
+    )
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per tool run")
     parser.add_argument("--tools", default="evals,promptfoo,inspect_ai")
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
@@ -174,25 +221,26 @@ def main() -> None:
                 continue
             suite = write_suite(run_dir, args.cases, provider, args.concurrency, args.repeat)
             baseline: Measurement | None = None
-            samples_of: dict[str, list[Measurement]] = {tool: [] for tool in tools}
+            tool_run = ToolRun(workload, suite, run_dir, args, promptfoo, inspect_python)
             # Round by round, each tool once, so every tool meets the same minutes of the
             # machine (a slow minute does not fall on one tool's measurements only).
+            samples_of: dict[str, list[Measurement]] = {tool: [] for tool in tools}
             for _ in range(args.measurements):
                 for tool in tools:
-                    if tool == "evals":
-                        measured = run_evals(suite, run_dir, args)
-                    elif tool == "promptfoo":
-                        measured = run_promptfoo(promptfoo, suite, run_dir, args)
-                    else:
-                        measured = run_inspect(inspect_python, workload, run_dir, args)
-                    samples_of[tool].append(measured)
+                    samples_of[tool].append(tool_run.measure(tool, sample_memory=False))
+            peaks_of: dict[str, list[Measurement]] = {tool: [] for tool in tools}
+            for _ in range(args.memory_measurements):
+                for tool in tools:
+                    peaks_of[tool].append(tool_run.measure(tool, sample_memory=True))
             for tool in tools:
                 samples = samples_of[tool]
-                failed = [s for s in samples if s.returncode not in (0, 100)]
+                failed = [s for s in samples + peaks_of[tool] if s.returncode not in (0, 100)]
                 if failed:
                     print(f"{tool} failed ({failed[0].returncode}):\n{failed[0].output[-2000:]}")
                     continue
-                result = median_measurement(samples)
+                timed = median_measurement(samples)
+                peak = median_measurement(peaks_of[tool]).peak_rss_mb if peaks_of[tool] else 0.0
+                result = Measurement(timed.wall_s, peak, timed.returncode, timed.output)
                 if tool == "evals":
                     baseline = result
                 ratios = ("", "")
