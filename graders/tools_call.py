@@ -196,8 +196,18 @@ def _call_problem(function: dict[str, Any], declared: list[Any]) -> str | None:
         arguments = json_parse(function["arguments"])
     except ValueError as exc:
         return f"Invalid JSON in arguments of {name}: {exc}"
+    return _arguments_problem(declared, name, arguments)
+
+
+def _arguments_problem(declared: Any, name: str, arguments: Any) -> str | None:
+    """promptfoo's check of a call's arguments against the `parameters` of the declared
+    function of that name: the failure message, or None when they match."""
     schema = next(
-        (d.get("parameters") for d in declared if isinstance(d, dict) and d.get("name") == name),
+        (
+            d.get("parameters")
+            for d in (declared if isinstance(declared, list) else [])
+            if isinstance(d, dict) and d.get("name") == name
+        ),
         None,
     )
     if not schema:
@@ -279,21 +289,7 @@ def function_call_problem(output: Any, functions: Any, ctx: GradeContext) -> str
         arguments = json_parse(output["arguments"])
     except ValueError as exc:
         return str(exc)
-    name = output["name"]
-    schema = next(
-        (
-            d.get("parameters")
-            for d in (declared if isinstance(declared, list) else [])
-            if isinstance(d, dict) and d.get("name") == name
-        ),
-        None,
-    )
-    if not schema:
-        return f'Called "{name}", but there is no function with that name'
-    errors = ajv_errors(schema, arguments)
-    if errors:
-        return f'Call to "{name}" does not match schema: {js_stringify(errors)}'
-    return None
+    return _arguments_problem(declared, output["name"], arguments)
 
 
 @register("is-valid-function-call", "is-valid-openai-function-call")
