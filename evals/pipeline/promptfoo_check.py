@@ -79,16 +79,28 @@ def is_config(path: Path) -> bool:
     return "prompts" in data and has_targets and ("tests" in data or "scenarios" in data)
 
 
+PROMPTFOO_CONFIG_NAMES = frozenset(f"promptfooconfig{suffix}" for suffix in CONFIG_SUFFIXES)
+"""The names `promptfoo eval` looks for: a file so named is a config even when it does not
+parse (both tools then say why, rather than the config going unseen)."""
+
+
 def find_configs(paths: list[Path]) -> list[Path]:
-    """Every config named, or found under the directories named, in a stable order."""
+    """Every config named, or found under the directories named, in a stable order. A file
+    named on the command line is compared whatever it holds; under a directory, files named
+    as promptfoo's configs and files that read as one (prompts, providers and tests)."""
     found: list[Path] = []
     for path in paths:
         if path.is_file():
             found.append(path.resolve())
             continue
         candidates = sorted(p for p in path.rglob("*") if p.suffix in CONFIG_SUFFIXES)
-        found += [p.resolve() for p in candidates if ".promptfoo-goldens" not in p.parts]
-    return [p for p in found if is_config(p)]
+        found += [
+            p.resolve()
+            for p in candidates
+            if ".promptfoo-goldens" not in p.parts
+            and (p.name in PROMPTFOO_CONFIG_NAMES or is_config(p))
+        ]
+    return found
 
 
 def golden_path(config: Path, goldens: Path | None) -> Path:
@@ -100,10 +112,10 @@ def golden_path(config: Path, goldens: Path | None) -> Path:
 def promptfoo_golden(
     config: Path, cli: Path, env: dict[str, str]
 ) -> tuple[dict[str, Any] | None, str]:
-    """promptfoo's trimmed output for `config`, or None and its last error lines."""
+    """promptfoo's trimmed output for `config`, or None and what it printed instead."""
     output, proc = run_promptfoo(config.parent, config.name, cli, env)
     if output is None:
-        return None, (proc.stderr or proc.stdout)[-600:]
+        return None, proc.stderr or proc.stdout
     return trim(output), ""
 
 
@@ -217,6 +229,27 @@ def compare(config: Path, golden: dict[str, Any], env: dict[str, str]) -> Config
     return outcome
 
 
+def error_line(output: str) -> str:
+    """The line of promptfoo's output that says what went wrong: the first naming an error
+    or exception (not a line of a stack trace or of the code shown), else its last line."""
+    lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
+    for line in lines:
+        head = line.split(":", 1)[0]
+        if head.endswith(("Error", "Exception")) or line.lower().startswith("error"):
+            return line[:300]
+    return lines[-1][:300] if lines else "(nothing printed)"
+
+
+def harness_load(config: Path, env: dict[str, str]) -> str:
+    """Whether the harness loads `config`, said for a config promptfoo refused."""
+    try:
+        with inside(config.parent, env):
+            load_suite(config)
+    except SuiteError as exc:
+        return f"evals refuses it too: {str(exc).splitlines()[0][:300]}"
+    return "evals loads it"
+
+
 def evaluate(
     config: Path, cli: Path, goldens: Path | None, refresh: bool, env: dict[str, str]
 ) -> ConfigOutcome:
@@ -225,7 +258,8 @@ def evaluate(
     if refresh or not target.exists():
         golden, error = promptfoo_golden(config, cli, env)
         if golden is None:
-            return ConfigOutcome(config, skipped=f"promptfoo wrote no output: {error.strip()}")
+            note = f"promptfoo wrote no output: {error_line(error)}; {harness_load(config, env)}"
+            return ConfigOutcome(config, skipped=note)
         target.parent.mkdir(parents=True, exist_ok=True)
         golden = {"promptfoo": promptfoo_version(cli), **golden}
         target.write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n", "utf-8")

@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 
 from evals.cli import main
 from evals.common.jsvalues import js_stringify
-from evals.pipeline.promptfoo_check import find_configs, golden_path, pair_rows
+from evals.pipeline.promptfoo_check import (
+    error_line,
+    find_configs,
+    golden_path,
+    harness_load,
+    pair_rows,
+)
 from evals.pipeline.promptfoo_rows import canonical_value, row_differences
 
 CONFIGS = Path(__file__).parent / "configs"
@@ -48,6 +54,15 @@ def test_find_configs_keeps_promptfoo_configs_only(tmp_path):
     (nested / "c.json").write_text('{"prompts": ["x"], "targets": ["echo"], "scenarios": []}')
     found = find_configs([tmp_path])
     assert [p.name for p in found] == ["c.json", "suite.yaml"]
+    assert find_configs([tmp_path / "broken.yaml"]) == [(tmp_path / "broken.yaml").resolve()]
+
+
+def test_a_promptfoo_config_that_does_not_parse_is_still_compared(tmp_path):
+    folder = tmp_path / "case"
+    folder.mkdir()
+    (folder / "promptfooconfig.yaml").write_text("prompts: [hi\nproviders: [echo]\n")
+    (folder / "notes.yaml").write_text("prompts: [\n")
+    assert [p.name for p in find_configs([tmp_path])] == ["promptfooconfig.yaml"]
 
 
 def test_redacted_vars_pair_with_the_real_values():
@@ -169,3 +184,21 @@ def test_json_strings_inside_a_json_var_are_compacted_too_and_non_json_stays():
     assert canonical_value('{"n": 1.0, "s": "{ \\"b\\": [ 2 ] }"}') == '{"n":1,"s":"{\\"b\\":[2]}"}'
     for text in ('{"a": NaN}', "{'a': 1}", '{"a": 1,}', "null", " 1 ", '{"a": 1} {"b": 2}'):
         assert canonical_value(text) == text
+
+
+def test_a_config_promptfoo_refuses_is_noted_with_its_error_and_the_harness_verdict(tmp_path):
+    printed = (
+        "Node.js 20 support in promptfoo ended July 30, 2026. Upgrade.\n"
+        "file:///x/js-yaml.mjs:899\n\tthrow new YAMLException(message, mark);\n\n"
+        "YAMLException: deficient indentation (2:1)\n\n 1 | prompts: [hi\n"
+        "    at parseEvents (file:///x/js-yaml.mjs:2170:7)\nNode.js v20.20.2\n"
+    )
+    assert error_line(printed) == "YAMLException: deficient indentation (2:1)"
+    assert error_line("no error named\nlast words\n") == "last words"
+    broken = tmp_path / "promptfooconfig.yaml"
+    broken.write_text("prompts: [hi\nproviders: [echo]\n")
+    assert harness_load(broken, {}).startswith("evals refuses it too: ")
+    assert "YAML" in harness_load(broken, {})
+    fine = tmp_path / "fine.yaml"
+    fine.write_text("prompts: [hi]\nproviders: [echo]\ntests: [{vars: {a: 1}}]\n")
+    assert harness_load(fine, {}) == "evals loads it"
