@@ -25,7 +25,11 @@ class GradeContext:
     another assertion on this same run (the grading engine supplies it; assert-set grades
     its children with it). `latency_ms` is the run's one latency, from the source the
     suite names in `latency_source` (`gates.latency`: wall, the harness's clock, or
-    agent, the agent's own report); every grader reads it and no other.
+    agent, the agent's own report); every grader reads it and no other, but promptfoo's
+    `latency` assertion, which reads the agent's report first, as promptfoo does. `case_test` is
+    the test as promptfoo holds it (`Case.test`, script assertions' `context.test`);
+    `run_memo` is shared by the assertions of one run, for what they would otherwise each
+    work out again (the script assertions' context).
     """
 
     output: Any
@@ -45,6 +49,8 @@ class GradeContext:
     provider_config: dict[str, Any] = field(default_factory=dict)
     provider_id: str = ""
     grade_nested: Callable[[Assertion], Grade] | None = None
+    case_test: dict[str, Any] = field(default_factory=dict)
+    run_memo: dict[str, Any] = field(default_factory=dict)
 
     @property
     def text(self) -> str:

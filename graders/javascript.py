@@ -3,7 +3,9 @@
 An inline value becomes the body of `new Function('output', 'context', 'process', ...)`
 (one line is returned, with promptfoo's handling of leading declarations; several lines
 are the body) and runs in the JavaScript sandbox of `evals.common.jsengine`;
-`file://check.js[:fn]` calls a CommonJS module's exported function there. The result, a
+`file://check.js[:fn]` calls a CommonJS module's exported function there. Both get
+promptfoo's `context` (`scripts.javascript_context`: the whole test, the provider with an
+id() method, written once per run). The result, a
 boolean, a number (compared with the threshold, or > 0) or a GradingResult, is
 normalized as promptfoo's normalizeJavascriptAssertionResult does; code that throws
 fails the check with promptfoo's "Custom function threw error" reason.
@@ -19,7 +21,7 @@ from evals.common.jsvalues import js_string, js_stringify
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.python_assert import grade_from_result, is_grading_result
 from evals.graders.registry import register
-from evals.graders.scripts import assertion_context
+from evals.graders.scripts import javascript_context
 from evals.model.results import Grade
 
 _JS_FILES = (".js", ".cjs", ".mjs")
@@ -77,7 +79,7 @@ def _invalid(ctx: GradeContext, result: Any, rendered: str) -> Grade:
 def _file_result(ctx: GradeContext, ref: str) -> Any:
     path, function = split_ref(ref)
     source = (ctx.suite_root / path).read_text(encoding="utf-8")
-    return jsengine.call("exported", source, function, [ctx.output, assertion_context(ctx)])
+    return jsengine.call("exportedCheck", source, function, ctx.output, javascript_context(ctx))
 
 
 @register("javascript")
@@ -102,7 +104,7 @@ def javascript(ctx: GradeContext) -> Grade:
         raise GraderError("Invariant failed: javascript assertion must have a string value")
     rendered = value.rstrip()
     try:
-        result = jsengine.call("assertion", rendered, ctx.output, assertion_context(ctx))
+        result = jsengine.call("assertion", rendered, ctx.output, javascript_context(ctx))
     except jsengine.JavaScriptLimitError:
         raise
     except jsengine.JavaScriptError as exc:

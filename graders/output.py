@@ -24,7 +24,7 @@ from evals.graders.jscompat import at_most, invariant, negation, outcome
 from evals.graders.refusal import is_basic_refusal
 from evals.graders.registry import register
 from evals.graders.values import assertion_value
-from evals.model.results import Grade
+from evals.model.results import Grade, pick_latency
 
 
 def output_string(ctx: GradeContext) -> str:
@@ -333,15 +333,19 @@ def cost(ctx: GradeContext) -> Grade:
 
 @register("latency")
 def latency(ctx: GradeContext) -> Grade:
-    """The run took at most `threshold` milliseconds."""
+    """The run took at most `threshold` milliseconds.
+
+    As promptfoo's evaluator, it reads the `latencyMs` the provider returned, and the
+    harness's wall time only when the provider returned none, whatever latency the suite's
+    `gates.latency` names for its budgets, statistics and gates: `ctx.latency_ms` is the
+    wall time whenever no latency was reported. A response from a cache is graded the same
+    way (promptfoo refuses only a latency it was never given).
+    """
     threshold = ctx.assertion.threshold
     if threshold is None:
         raise GraderError("Latency assertion must have a threshold in milliseconds")
-    if ctx.response.cached:
-        raise GraderError(
-            "Latency assertion does not support cached results. Rerun the eval with --no-cache"
-        )
-    return at_most(ctx, ctx.latency_ms, threshold, f"Latency {js_string(ctx.latency_ms)}ms", "ms")
+    took = pick_latency(ctx.latency_ms, ctx.response.latency_ms, "agent")
+    return at_most(ctx, took, threshold, f"Latency {js_string(took)}ms", "ms")
 
 
 @register("finish-reason")

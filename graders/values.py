@@ -13,7 +13,7 @@ from typing import Any
 from evals.common.files import is_file_ref, ref_body, split_ref
 from evals.common.yaml12 import load_yaml_text
 from evals.graders.base import GradeContext, GraderError
-from evals.graders.scripts import ScriptError, assertion_context, run_file
+from evals.graders.scripts import ScriptError, javascript_context, run_file
 
 
 def _load_data_file(ref: str, suite_root: Path) -> Any:
@@ -31,7 +31,7 @@ def _javascript_value(ctx: GradeContext, path: str, function: str | None) -> Any
 
     source = (ctx.suite_root / path).read_text(encoding="utf-8")
     try:
-        return jsengine.call("exported", source, function, [ctx.output, assertion_context(ctx)])
+        return jsengine.call("exportedCheck", source, function, ctx.output, javascript_context(ctx))
     except jsengine.JavaScriptLimitError:
         raise
     except jsengine.JavaScriptError as exc:

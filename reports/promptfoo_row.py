@@ -13,6 +13,7 @@ import hashlib
 from typing import Any
 
 from evals.model.results import promptfoo_components
+from evals.store.codec import reported_latency
 
 PASS, ASSERT_FAILURE, ERROR_FAILURE = 0, 1, 2
 _COMPLETION_DETAILS = (
@@ -189,6 +190,19 @@ def _grading_result(grade: dict[str, Any] | None) -> dict[str, Any] | None:
     return data
 
 
+def _js_number(value: float) -> float | int:
+    """`value` as JSON.stringify writes it: whole numbers without a fraction."""
+    return int(value) if value.is_integer() else value
+
+
+def row_latency(wall_ms: float, extra: dict[str, Any]) -> float | int:
+    """A row's `latencyMs` as promptfoo's evaluator sets it: the latency the provider
+    returned (`reported_latency` of the run's `extra`), else the harness's wall time
+    `wall_ms` in whole milliseconds, as promptfoo's clock counts it."""
+    reported = reported_latency(extra)
+    return round(wall_ms) if reported is None else _js_number(reported)
+
+
 def _response(run: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     output = run["output"]
     if run["status"] == "error" and output is None:
@@ -200,10 +214,11 @@ def _response(run: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
         data["tokenUsage"] = dict(usage)
     if run["cost"] is not None:
         data["cost"] = run["cost"]
-    if extra.get("cached"):
-        data["cached"] = True
+    data["cached"] = bool(extra.get("cached"))
     if finish_reason := extra.get("finish_reason"):
         data["finishReason"] = finish_reason
+    if (reported := reported_latency(extra)) is not None:
+        data["latencyMs"] = _js_number(reported)
     if (log_probs := extra.get("log_probs")) is not None:
         data["logProbs"] = log_probs
     if metadata := extra.get("metadata"):
@@ -241,6 +256,7 @@ def _run_details(run: dict[str, Any], policy_violation: bool) -> dict[str, Any]:
         "policyViolation": policy_violation,
         "startedAt": run["started_at"],
         "endedAt": run["ended_at"],
+        "wallLatencyMs": run["latency_ms"],
         "trajectory": [step_dict(step) for step in run["trajectory"] or []],
     }
 
@@ -270,7 +286,7 @@ def encoded_row(
     row |= {
         "gradingResult": grading,
         "id": row_id(run_name),
-        "latencyMs": round(run["latency_ms"]),
+        "latencyMs": row_latency(run["latency_ms"], extra),
         "namedScores": dict(grade.get("namedScores", {})) if grade else {},
         "prompt": {"raw": run["prompt"], "label": column["label"], "config": {}},
         "promptId": column["promptId"],

@@ -8,6 +8,7 @@ threads so a slow or hung agent never blocks the others.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,13 @@ from evals.agents.worker_client import WorkerAgent, wants_worker
 from evals.common.files import load_function, split_ref
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
+
+
+def fresh(response: AgentResponse) -> AgentResponse:
+    """`response` not marked cached, whatever `cached` the function returned: promptfoo's
+    Python provider sets `cached` itself, false on every call it makes and true only on a
+    hit of its own cache (the harness's response cache marks its hits the same way)."""
+    return dataclasses.replace(response, cached=False) if response.cached else response
 
 
 class PythonAgent:
@@ -44,15 +52,16 @@ class PythonAgent:
         self.options = {"id": spec.id, "label": spec.label, "config": spec.config}
 
     async def call(self, prompt: str, context: CallContext) -> AgentResponse:
-        """Call the function (in a thread when sync) and normalize its return."""
+        """Call the function (in a thread when sync) and normalize its return, as a fresh
+        response (see `fresh`)."""
         if self.worker is not None:
-            return await self.worker.call(prompt, context)
+            return fresh(await self.worker.call(prompt, context))
         ctx = context.promptfoo_context()
         if self.is_async:
             raw = await self.fn(prompt, self.options, ctx)
         else:
             raw = await self.threads.run(self.fn, prompt, self.options, ctx)
-        return normalize_response(raw)
+        return fresh(normalize_response(raw))
 
     async def aclose(self) -> None:
         """Stop the worker process, if the function runs in one, or the idle threads."""

@@ -201,3 +201,13 @@ def read_text(path: Path, what: str = "the file") -> str:
     if "\r" in text:  # universal newlines, as Path.read_text reads them
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
+
+
+def default_label(provider_id: str) -> str:
+    """A provider's name without a label: promptfoo names a Python file provider
+    `python:<path>:<function>` (`default` when the id names no function)."""
+    if provider_id.startswith("file://"):
+        path, function = split_ref(provider_id)
+        if path.endswith(".py"):
+            return f"python:{path}:{function or 'default'}"
+    return provider_id

@@ -309,6 +309,16 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def to_json(value: Any) -> str:
+    """`value` as the JSON text the prelude reads back (`scriptContext`): ASCII, so lone
+    surrogates survive, with NaN and infinities tagged. Written once, it can be passed to
+    many calls."""
+    try:
+        return json.dumps(value, default=str, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), default=str)
+
+
 _NUMBER_TAG = "\u0000number"
 
 

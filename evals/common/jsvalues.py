@@ -79,6 +79,16 @@ def json_parse(text: str) -> Any:
     return json.loads(text, parse_constant=_reject_constant)
 
 
+def js_truthy(value: Any) -> bool:
+    """JavaScript's truthiness for the values a config or a provider gives: false only for
+    null, false, 0, NaN and the empty string (empty lists and objects are true)."""
+    if isinstance(value, float):
+        return not (value == 0 or value != value)
+    if value is None or value is False or value == "":
+        return False
+    return not (type(value) is int and value == 0)
+
+
 def coerce_string(value: Any) -> str:
     """promptfoo's coerceString: strings as they are, anything else as JSON."""
     return value if isinstance(value, str) else js_stringify(value)

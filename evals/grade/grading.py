@@ -74,8 +74,8 @@ def _shared_fields(
     `context` holds prompt, variables, latency_ms (the harness's wall time) and
     suite_root, and optionally latency_source (wall, the default, or agent: the latency
     the agent reported), agent, case_metadata, suite_config, case_options,
-    provider_config and provider_id (see GradeContext). `grade_nested` grades another assertion on
-    `output`.
+    provider_config, provider_id and case_test (see GradeContext). `grade_nested` grades
+    another assertion on `output`.
     """
     source = context.get("latency_source") or "wall"
     fields = {
@@ -94,6 +94,8 @@ def _shared_fields(
         "grade_nested": functools.partial(
             grade_assertion, output=output, response=response, **context
         ),
+        "case_test": context.get("case_test") or {},
+        "run_memo": {},
     }
     shared: tuple[Any, ...] = _in_field_order(fields)
     return shared
@@ -296,6 +298,7 @@ def _case_context(case: Case, **context: Any) -> dict[str, Any]:
         "variables": case.vars,
         "case_metadata": case.metadata,
         "case_options": case.options,
+        "case_test": case.test,
     }
 
 

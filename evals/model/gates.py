@@ -35,12 +35,13 @@ class GateConfig:
     rate except those of the kinds in `exclude_errors`; `max_error_rate` bounds the share
     of runs that errored, whatever their kind. `on_undetermined` says what a verdict the
     data cannot decide does (None: `default_on_undetermined` of the environment).
-    `latency` names the latency every grader, statistic and gate reads: the harness's
-    wall time, or the agent's own report. `judge_calibration` names a calibration file of
-    human-labelled outputs on which `min_judge_kappa` / `min_judge_accuracy` gate the
-    suite's judge. `environments` holds each environment's overrides: only the keys it
-    sets, applied over the top level by `for_environment`. `budget_runs` and `budget_cost`
-    cap an adaptive run's agent calls and their cost in an environment.
+    `latency` names the latency every grader (but promptfoo's `latency` assertion),
+    statistic and gate reads: the harness's wall time, or the agent's own report.
+    `judge_calibration` names a calibration file of human-labelled outputs on which
+    `min_judge_kappa` / `min_judge_accuracy` gate the suite's judge. `environments` holds
+    each environment's overrides: only the keys it sets, applied over the top level by
+    `for_environment`. `budget_runs` and `budget_cost` cap an adaptive run's agent calls
+    and their cost in an environment.
     """
 
     baseline: str | None = None

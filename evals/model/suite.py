@@ -83,6 +83,9 @@ class Case:
     scoring_function: str | None = None
     provider: ProviderSpec | None = None
     fingerprint: str = ""
+    test: dict[str, Any] = field(default_factory=dict)
+    """The test as promptfoo holds it when grading (defaultTest merged in, this case's vars):
+    what script assertions read as `context.test`."""
 
     @property
     def tags(self) -> list[str]:

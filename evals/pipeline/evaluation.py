@@ -34,6 +34,7 @@ from evals.model.suite import Suite, SuiteOutline
 from evals.model.summary import GateReport, Summary
 from evals.model.triage import TriageAction
 from evals.plan.runs import build_plan, count_plan, refuse_empty_plan
+from evals.run.conversation import promptfoo_order, suite_uses_conversation
 from evals.tracing import run_tracer
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ def _refuse_oversized_listed_plan(suite: Suite, runs: int) -> None:
     if runs > LISTED_PLAN_LIMIT:
         raise SuiteError(
             f"this evaluation plans {runs:,} runs, and a plan with group assertions "
-            f"(max-score, select-best), adaptive looks or a Ray job is listed before its "
+            f"(max-score, select-best), _conversation prompts (run in promptfoo's order), "
+            f"adaptive looks or a Ray job is listed before its "
             f"first run: at most {LISTED_PLAN_LIMIT:,} runs",
             file=str(suite.path),
             fix="lower repeat (or --repeat), select fewer cases, or split the suite",
@@ -191,6 +193,14 @@ def run_evaluation(
         concurrency = suite.evaluate_options.max_concurrency
     if suite.evaluate_options.delay_ms > 0:
         concurrency = 1  # promptfoo runs one call at a time when a delay is asked between calls
+    conversation = suite_uses_conversation(suite)
+    if conversation and concurrency > 1:
+        if options.progress:
+            print(
+                "setting concurrency to 1 because the _conversation variable is used",
+                file=sys.stderr,
+            )
+        concurrency = 1
     timeout_s = options.timeout_s
     if timeout_s is None and suite.evaluate_options.timeout_ms:
         timeout_s = suite.evaluate_options.timeout_ms / 1000.0
@@ -217,15 +227,19 @@ def run_evaluation(
 
     repeat_start = previous.repeat if previous is not None else 0
     # The plan streams to the runner (a billion repeats are never made at once), except
-    # where every run must be known first: adaptive looks, groups, a Ray job.
+    # where every run must be known first: adaptive looks, groups, a Ray job, the
+    # promptfoo order of a `_conversation` suite.
     streams = (
         options.active_cases is None
         and options.executor != "ray"
+        and not conversation
         and not any(has_group_assertions(case) for case in suite.cases)
     )
     if not streams:
         _refuse_oversized_listed_plan(suite, count(repeat, repeat_start))
     plan = selection(repeat, repeat_start=repeat_start)
+    if conversation:
+        plan = iter(promptfoo_order(list(plan)))  # listed once: it is not streamed
     if options.active_cases is not None:
         plan = (run for run in plan if run.case.id in options.active_cases)
     if options.look is not None:

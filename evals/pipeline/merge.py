@@ -62,6 +62,7 @@ def record_from_row(row: dict[str, Any]) -> RunRecord:
         trajectory=[Step.from_dict(step) for step in details.get("trajectory") or []],
         stop_reason=details.get("stopReason"),
         finish_reason=raw.get("finishReason"),
+        latency_ms=None if raw.get("latencyMs") is None else float(raw["latencyMs"]),
         cached=bool(raw.get("cached")),
         log_probs=raw.get("logProbs"),
     )
@@ -80,7 +81,7 @@ def record_from_row(row: dict[str, Any]) -> RunRecord:
         grade=Grade.from_dict(grading) if grading else None,
         error=row.get("error") if status == "error" else None,
         error_kind=details.get("errorKind"),
-        latency_ms=float(row.get("latencyMs") or 0.0),
+        latency_ms=float(details.get("wallLatencyMs", row.get("latencyMs")) or 0.0),
         started_at=details.get("startedAt") or 0.0,
         ended_at=details.get("endedAt") or 0.0,
     )

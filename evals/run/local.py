@@ -10,6 +10,7 @@ from evals.agents.registry import build_agent
 from evals.model.plan import PlannedRun, agent_key
 from evals.model.protocols import OnRecord, ResponseCache, Tracer
 from evals.model.suite import Suite
+from evals.run.conversation import Conversations, may_use_conversation
 from evals.run.limiter import CallLimiter, Limiter
 from evals.run.runner import Runner
 
@@ -78,7 +79,9 @@ def suite_runner(
     tracer: Tracer,
     limiter: Limiter | None,
 ) -> Runner:
-    """The runner of `suite`'s runs over built `agents`, in this process or on a worker."""
+    """The runner of `suite`'s runs over built `agents`, in this process or on a worker.
+
+    It keeps the `_conversation` threads only for a suite where a run can read them."""
     return Runner(
         agents,
         suite_id=suite.suite_id,
@@ -90,6 +93,7 @@ def suite_runner(
         latency_source=suite.gates.latency,
         limiter=limiter,
         secrets=suite.secrets,
+        conversations=Conversations() if may_use_conversation(suite) else None,
     )
 
 

@@ -28,11 +28,13 @@ from evals.agents.base import (
 )
 from evals.agents.validate import check_response
 from evals.common import jsengine
+from evals.common.jsvalues import js_stringify
 from evals.common.transforms import TransformError
 from evals.grade.grading import AssertionRaised, grade_case_async
 from evals.model.plan import PlannedRun
 from evals.model.protocols import RunTrace, Tracer
 from evals.model.results import AgentResponse, ErrorKind, RunRecord
+from evals.run.conversation import CONVERSATION_VAR, Conversations
 from evals.run.limiter import Limiter, limit_keys
 from evals.run.watchdog import LoopWatchdog
 from evals.suite.vars import fills_in_python, render_prompt_text, resolve_vars
@@ -235,8 +237,10 @@ class Runner:
         latency_source: str = "wall",
         limiter: Limiter | None = None,
         secrets: frozenset[str] = frozenset(),
+        conversations: Conversations | None = None,
     ) -> None:
         self.agents = agents
+        self.conversations = conversations
         self.limiter = limiter
         self.suite_id = suite_id
         self.suite_root = suite_root
@@ -264,11 +268,32 @@ class Runner:
         returned: its prompt, vars, output, error, trajectory and grade.
         """
         async with self.tracer.run_span(run) as traced:
-            record = await self._execute(run, traced)
+            if self.conversations is None:
+                record = await self._execute(run, traced)
+            else:
+                record = await self._converse(run, traced, self.conversations)
             traced.finish(record)
         # Graded on what the agent said; stored and reported with secrets masked.
         scrubbed: RunRecord = self.redactor.scrub(record)
         return scrubbed
+
+    async def _converse(
+        self, run: PlannedRun, traced: RunTrace, conversations: Conversations
+    ) -> RunRecord:
+        """`_execute` with the run's `_conversation` var (when its prompt reads it), which
+        the agent and the assertions see and the record leaves out, as promptfoo's output."""
+        own = run.case.vars
+        template = prompt_template(run)
+        source = js_stringify(run.prompt.raw) if template is None else template
+        variables = conversations.vars_for(run, source)
+        if variables is own:
+            return await self._execute(run, traced)
+        record = await self._execute(replace(run, case=replace(run.case, vars=variables)), traced)
+        kept = {k: v for k, v in record.vars.items() if k != CONVERSATION_VAR}
+        if CONVERSATION_VAR in own:
+            kept[CONVERSATION_VAR] = own[CONVERSATION_VAR]
+        record.vars = kept
+        return record
 
     async def _render(self, run: PlannedRun) -> tuple[str, dict[str, Any]]:
         """The run's prompt and vars, rendered in a worker thread within the run's timeout.
@@ -371,6 +396,8 @@ class Runner:
             if limiter is not None and keys:
                 await limiter.release(keys, _tokens_used(response))
         latency_ms = (time.perf_counter() - t0) * 1000.0
+        if self.conversations is not None:
+            self.conversations.record(run, prompt, response.output, response.metadata or None)
         delay_s = run.caller.delay_ms / 1000.0 or self.default_delay_s
         if delay_s > 0 and not response.cached:
             await asyncio.sleep(delay_s)  # promptfoo's provider delay, after each call

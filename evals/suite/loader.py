@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from evals.common.files import is_file_ref, is_python_ref, ref_body, split_ref
+from evals.common.files import default_label, is_file_ref, is_python_ref, ref_body, split_ref
 from evals.graders.registry import check_assertion_type, check_assertion_value
 from evals.model.errors import SuiteError
 from evals.model.suite import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
@@ -691,6 +691,7 @@ class _Loader:
             provider_output=test.get("providerOutput"),
             scoring_function=self.scoring_function(test),
             provider=None if test.get("provider") is None else self.test_provider(test),
+            test=promptfoo_test(test, test_vars),
         )
 
     def test_provider(self, test: dict[str, Any]) -> ProviderSpec:
@@ -841,16 +842,16 @@ class _Loader:
         )
 
 
-def default_label(provider_id: str) -> str:
-    """A provider's name without a label: promptfoo names a Python file provider
-    `python:<path>:<function>` (`default` when the id names no function)."""
-    if provider_id.startswith("file://"):
-        from evals.common.files import split_ref
+_UNSET_WHEN_NONE = ("threshold", "prompts", "providers", "provider", "assertScoringFunction")
 
-        path, function = split_ref(provider_id)
-        if path.endswith(".py"):
-            return f"python:{path}:{function or 'default'}"
-    return provider_id
+
+def promptfoo_test(merged: dict[str, Any], test_vars: dict[str, Any]) -> dict[str, Any]:
+    """The test promptfoo grades a run of with `merged` (a test with defaultTest merged in)
+    and one of its vars combinations: its keys in promptfoo's order, those promptfoo sets
+    to undefined when neither the test nor defaultTest has them left out."""
+    test = {k: v for k, v in merged.items() if v is not None or k not in _UNSET_WHEN_NONE}
+    test["vars"] = test_vars
+    return test
 
 
 def _templated(value: dict[Any, Any]) -> bool:

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evals.common.jsvalues import js_truthy
 from evals.model.errors import SuiteError
 from evals.model.suite import Prompt
 from evals.suite.vars import check_file_vars, json_vars, var_combinations
@@ -85,9 +86,26 @@ def _merged_budgets(defaults: list[Any], own: list[Any]) -> tuple[list[Any], lis
     return [a for a in defaults if not _is_budget(a)], merged
 
 
+def _merged_options(test: dict[str, Any], default_test: dict[str, Any]) -> dict[str, Any]:
+    """defaultTest's options under the test's, key by key; a falsy `prefix` or `suffix` of
+    the test leaves defaultTest's, as promptfoo reads them with `||`."""
+    defaults = default_test.get("options") or {}
+    options = {**defaults, **(test.get("options") or {})}
+    for key in ("prefix", "suffix"):
+        if key in options and not js_truthy(options[key]) and key in defaults:
+            options[key] = defaults[key]
+    return options
+
+
+def _coalesce(test: dict[str, Any], default_test: dict[str, Any], key: str) -> Any:
+    """The test's value of `key` unless null or absent, then defaultTest's (JavaScript `??`)."""
+    value = test.get(key)
+    return default_test.get(key) if value is None else value
+
+
 def merge_default(test: dict[str, Any], default_test: dict[str, Any]) -> dict[str, Any]:
     """A test with defaultTest merged in, as promptfoo's evaluator merges it."""
-    options = {**(default_test.get("options") or {}), **(test.get("options") or {})}
+    options = _merged_options(test, default_test)
     default_asserts = (
         [] if options.get("disableDefaultAsserts") is True else default_test.get("assert") or []
     )
@@ -101,8 +119,8 @@ def merge_default(test: dict[str, Any], default_test: dict[str, Any]) -> dict[st
             "threshold": default_test.get("threshold") if threshold is None else threshold,
             "options": options,
             "metadata": {**(default_test.get("metadata") or {}), **(test.get("metadata") or {})},
-            "prompts": test.get("prompts", default_test.get("prompts")),
-            "providers": test.get("providers", default_test.get("providers")),
+            "prompts": _coalesce(test, default_test, "prompts"),
+            "providers": _coalesce(test, default_test, "providers"),
             "provider": test.get("provider") or default_test.get("provider"),
             "assertScoringFunction": test.get("assertScoringFunction")
             or default_test.get("assertScoringFunction"),

@@ -30,7 +30,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "{{ env.NAME }} stays as written, where promptfoo renders the secret into the prompt",
 }
 # Configs that need an interpreter promptfoo's goldens were written with.
-NEEDS = {"ruby_asserts": "ruby"}
+NEEDS = {"ruby_asserts": "ruby", "script_context": "ruby"}
 
 
 @pytest.fixture(scope="module", autouse=True)

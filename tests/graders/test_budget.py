@@ -113,19 +113,28 @@ def test_latency_reads_the_suites_one_source() -> None:
     )
 
 
-def test_latency_assertion_reads_the_same_source() -> None:
+@pytest.mark.parametrize("source", ["wall", "agent"])
+def test_latency_assertion_reads_the_reported_latency_whatever_the_source(source: str) -> None:
+    """promptfoo's `latency` assertion reads the provider's latencyMs, so it does not follow
+    the suite's `gates.latency` as the budget grader does."""
     reported = {"latency_ms": 9100.0}
-    wall = grade_run("latency", None, [], response=reported, latency_ms=461.0, threshold=6000)
-    agent = grade_run(
+    budget = check({"max_latency_ms": 6000}, response=reported, latency_source=source)
+    latency = grade_run(
         "latency",
         None,
         [],
         response=reported,
         latency_ms=461.0,
         threshold=6000,
-        latency_source="agent",
+        latency_source=source,
     )
-    assert wall.passed and not agent.passed and "9100" in agent.reason
+    assert budget.passed == (source == "wall")
+    assert not latency.passed
+    assert latency.reason == "Latency 9100ms is greater than threshold 6000ms"
+    unreported = grade_run(
+        "latency", None, [], latency_ms=6500.0, threshold=6000, latency_source=source
+    )
+    assert unreported.reason == "Latency 6500ms is greater than threshold 6000ms"
 
 
 def test_stop_reason() -> None:

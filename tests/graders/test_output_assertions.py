@@ -149,6 +149,34 @@ def test_response_assertions_read_cost_latency_and_finish_reason() -> None:
     assert run("cost", "x", None, threshold=1).errored
 
 
+@settings(max_examples=50, deadline=None)
+@given(
+    reported=st.none() | st.floats(0, 1e6, allow_nan=False),
+    wall=st.floats(0, 1e6, allow_nan=False),
+    threshold=st.floats(0, 1e6, allow_nan=False),
+    cached=st.booleans(),
+)
+def test_latency_reads_the_reported_latency_else_the_wall_time(
+    reported: float | None, wall: float, threshold: float, cached: bool
+) -> None:
+    """As promptfoo's evaluator, which grades `response.latencyMs ?? wallTime`; a cached
+    response is graded the same way, never an error."""
+    response = AgentResponse(output="x", latency_ms=reported, cached=cached)
+    took = wall if reported is None else reported
+    grade = run("latency", "x", None, response=response, latency_ms=wall, threshold=threshold)
+    assert not grade.errored
+    assert grade.passed == (took <= threshold)
+    inverse = run("not-latency", "x", None, response=response, latency_ms=wall, threshold=threshold)
+    assert inverse.passed == (took > threshold)
+
+
+def test_latency_reason_names_the_reported_latency() -> None:
+    response = AgentResponse(output="hi", latency_ms=5000.0)
+    grade = run("latency", "hi", None, response=response, latency_ms=3.0, threshold=1000)
+    assert grade.reason == "Latency 5000ms is greater than threshold 1000ms"
+    assert grade.score == 0
+
+
 def test_is_json_schema_errors_and_invalid_values() -> None:
     schema = {"type": "object", "required": ["a"]}
     grade = run("is-json", "{}", schema)

@@ -9,6 +9,7 @@ record itself, its grade tree against `Grade.to_dict` and its steps against
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import uuid
 from typing import Any
@@ -18,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evals.model.results import RunRecord, promptfoo_components
+from evals.pipeline.merge import record_from_row
 from evals.reports.promptfoo_row import (
     ERROR_FAILURE,
     PASS,
@@ -55,7 +57,10 @@ def test_the_row_says_what_the_record_says(record: RunRecord) -> None:
     assert row["success"] == (record.status == "pass") == (reason == PASS)
     assert row["id"] == row_id("ev/" + "/".join(map(str, record.key.as_tuple())))
     assert row["cost"] == record.cost
-    assert row["latencyMs"] == round(record.latency_ms)
+    # promptfoo's `response.latencyMs ?? wallTime`: the reported latency, else the wall time.
+    reported = response.latency_ms
+    assert row["latencyMs"] == (round(record.latency_ms) if reported is None else reported)
+    assert row["metadata"]["evals"]["wallLatencyMs"] == record.latency_ms
     assert row["vars"] == record.vars
     assert row["prompt"] == {"raw": record.prompt, "label": "p", "config": {}}
     assert (row["promptIdx"], row["promptId"], row["provider"]) == (1, "abc", COLUMN["provider"])
@@ -79,7 +84,8 @@ def test_the_row_says_what_the_record_says(record: RunRecord) -> None:
         assert row["response"]["output"] == response.output
         assert row["response"].get("tokenUsage", {}) == response.token_usage
         assert row["response"].get("metadata", {}) == response.metadata
-        assert row["response"].get("cached", False) == response.cached
+        assert row["response"]["cached"] is response.cached
+        assert row["response"].get("latencyMs") == reported
     if record.grade is None:
         assert row["gradingResult"] is None
         assert row["namedScores"] == {}
@@ -88,6 +94,18 @@ def test_the_row_says_what_the_record_says(record: RunRecord) -> None:
         assert row["namedScores"] == record.grade.named_scores
         if reason != ERROR_FAILURE:
             assert row["score"] == record.grade.score
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(record=records)
+def test_a_merged_row_keeps_both_latencies(record: RunRecord) -> None:
+    """A JSON shard's row gives back the harness's wall time and the reported latency,
+    though its `latencyMs` is the reported one when there is one."""
+    row = encoded_row(encode_run("ev", record), COLUMN, TEST, "ev")
+    merged = record_from_row(json.loads(json.dumps(row)))
+    assert merged.latency_ms == record.latency_ms
+    if not (record.status == "error" and record.response.output is None):
+        assert merged.response.latency_ms == record.response.latency_ms
 
 
 @given(name=st.text())

@@ -103,10 +103,26 @@
       typeof result + ": " + stringify(result));
   }
 
-  // A `javascript` assertion: the value as promptfoo's handleJavascript runs it.
+  // The `context` of a script assertion, from the JSON text the host wrote once per run:
+  // `provider.id` arrives as the provider's id and becomes promptfoo's id() method, and a
+  // null `logProbs` is promptfoo's undefined (the key is there, the value is not).
+  function scriptContext(text) {
+    var context = text.indexOf("\\u0000number") !== -1 ? parse(text, revive) : parse(text);
+    var provider = context.provider;
+    if (provider !== null && typeof provider === "object" && typeof provider.id === "string") {
+      var id = provider.id;
+      provider.id = function () { return id; };
+    }
+    if (context.logProbs === null) context.logProbs = undefined;
+    return context;
+  }
+
+  // A `javascript` assertion: the value as promptfoo's handleJavascript runs it. `context`
+  // is the JSON text of scriptContext, or an object given as it is.
   calls.assertion = function (code, output, context) {
     var body = code.indexOf("\n") !== -1 ? code : functionBody(code);
-    var result = compiledFunction(["output", "context", "process"], body)(output, context, processShim());
+    var scope = typeof context === "string" ? scriptContext(context) : context;
+    var result = compiledFunction(["output", "context", "process"], body)(output, scope, processShim());
     if (result !== null && typeof result === "object" && typeof result.then === "function") {
       return Promise.resolve(result).then(validated);
     }
@@ -140,6 +156,12 @@
         "the module does not export a function");
     }
     return args === null ? true : fn.apply(undefined, args);
+  };
+
+  // A JavaScript file as an assertion value: its function called with (output, context),
+  // the context given as scriptContext's JSON text.
+  calls.exportedCheck = function (source, name, output, context) {
+    return calls.exported(source, name, [output, scriptContext(context)]);
   };
 
   // --- Nunjucks, configured as promptfoo configures it (no autoescape, undefined prints
