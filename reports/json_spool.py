@@ -116,13 +116,15 @@ class _Spool:
 
 
 def _own_parts(plan: ReportPlan) -> tuple[bytes, str]:
-    """The parts of the head the report works out itself, redacted as the harness redacts
+    """The parts of the report the report works out itself, redacted as the harness redacts
     the rest of the head: the suite's configuration, serialized for its place (secret keys
-    masked by `Redactor.config`, then scrubbed at its depth), and the producer's version."""
+    masked by `Redactor.config`, then scrubbed at its depth), the tests each row shows
+    (scrubbed in the plan, in place), and the producer's version."""
     from evals.tracing.redact import Redactor  # only once a report begins
 
     redactor = Redactor(secrets=plan.secrets)
     config = redactor.scrub(redactor.config(plan.config), 1)
+    plan.tests = redactor.scrub(plan.tests)
     return nested(config, 1), redactor.text(producer_version())
 
 

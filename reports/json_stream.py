@@ -43,7 +43,9 @@ from evals.tracing.redact import Redactor
 
 def report_plan(suite: Suite, meta: EvaluationMeta, paths: list[Path]) -> ReportPlan:
     """The plan of an evaluation's streamed report, as plain data: the suite's LineDicts
-    would make the report's process import the suite loader (and PyYAML) to unpickle it."""
+    would make the report's process import the suite loader (and PyYAML) to unpickle it.
+    The tests and the configuration go as the suite holds them: the report's process
+    scrubs them with the suite's secrets, off this process's path."""
     cols = suite_columns(suite, meta.agents)
     redactor = Redactor(secrets=suite.secrets)
     scrubbed = redactor.scrub(cols)
@@ -53,7 +55,7 @@ def report_plan(suite: Suite, meta: EvaluationMeta, paths: list[Path]) -> Report
         columns=[column_fields(column) for column in scrubbed],
         prompts=column_prompts(scrubbed),
         where=column_index(suite, cols),
-        tests=redactor.scrub({case.index: test_case(case) for case in suite.cases}),
+        tests={case.index: test_case(case) for case in suite.cases},
         derived=list(suite.derived_metrics),
         config=plain(suite.raw),
         secrets=sorted(suite.secrets),

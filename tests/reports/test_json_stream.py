@@ -250,3 +250,33 @@ def test_the_report_names_the_installed_version_of_evals() -> None:
     from evals.reports.promptfoo_row import producer_version
 
     assert producer_version() == __version__ == metadata.version("evals-harness")
+
+
+def test_secrets_in_the_tests_are_masked_in_every_row_of_the_streamed_report(
+    write_suite, tmp_path
+):
+    secret = "hunter2-report-secret"
+    path = write_suite(
+        "prompts: ['{{ q }}']\n"
+        "providers: [echo]\n"
+        "tests:\n"
+        "  - vars: {q: 'key {{ env.REPORT_API_KEY }}'}\n"
+        "    assert: [{type: contains, value: '{{ env.REPORT_API_KEY }}'}]\n"
+    )
+    out = tmp_path / "masked.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "evals", "run", str(path), "-o", str(out), "--no-progress", "-q"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "REPORT_API_KEY": secret,
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        },
+    )
+    assert done.returncode in (0, 100), done.stderr
+    text = out.read_text(encoding="utf-8")
+    assert secret not in text
+    [row] = json.loads(text)["results"]["results"]
+    assert row["testCase"]["vars"]["q"] == "key [REDACTED]"
