@@ -252,9 +252,7 @@ def test_the_report_names_the_installed_version_of_evals() -> None:
     assert producer_version() == __version__ == metadata.version("evals-harness")
 
 
-def test_secrets_in_the_tests_are_masked_in_every_row_of_the_streamed_report(
-    write_suite, tmp_path
-):
+def test_secrets_in_the_tests_are_masked_in_every_row_of_the_streamed_report(write_suite, tmp_path):
     secret = "hunter2-report-secret"
     path = write_suite(
         "prompts: ['{{ q }}']\n"
