@@ -9,11 +9,9 @@ they are not installed.
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,9 +19,8 @@ import pytest
 from evals.graders import ajv_formats
 from evals.graders.base import GraderError
 from evals.graders.structured import _first_error, check_schema_value, compile_schema
-from tests.reports.promptfoo_cli import PROMPTFOO
+from tests.reports.promptfoo_cli import NODE_MODULES, node_answer
 
-NODE_MODULES = Path(os.path.abspath(PROMPTFOO)).parent.parent
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or not (NODE_MODULES / "ajv-formats").is_dir(),
     reason="ajv-formats is not installed",
@@ -50,16 +47,7 @@ process.stdout.write('\\nVERDICTS ' + JSON.stringify(out));
 
 def ajv_verdicts(cases: list[tuple[Any, Any]]) -> list[tuple[str, str]]:
     """(pass | fail | throw, Ajv's errors text or error message) for each (schema, data)."""
-    done = subprocess.run(
-        ["node", "-e", AJV_SCRIPT, str(NODE_MODULES)],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        encoding="utf-8",
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return [tuple(v) for v in json.loads(done.stdout.rsplit("\nVERDICTS ", 1)[1])]
+    return [tuple(v) for v in node_answer(AJV_SCRIPT, NODE_MODULES, cases, "VERDICTS", 300)]
 
 
 def harness_verdict(schema: Any, data: Any) -> tuple[str, str]:

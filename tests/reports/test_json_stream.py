@@ -188,18 +188,21 @@ def _meta():
     return EvaluationMeta("x", "s", None, "f", "", None, None, None, 0.0, agents=["one", "two"])
 
 
-def test_the_cli_streams_the_json_report(write_suite, tmp_path):
-    path = write_suite(SUITE)
-    out = tmp_path / "cli.json"
+def _cli_report(suite: Path, out: Path, **environment: str) -> str:
+    """`evals run SUITE -o OUT` in a process of its own; the report's text."""
     done = subprocess.run(
-        [sys.executable, "-m", "evals", "run", str(path), "-o", str(out), "--no-progress", "-q"],
-        cwd=tmp_path,
+        [sys.executable, "-m", "evals", "run", str(suite), "-o", str(out), "--no-progress", "-q"],
+        cwd=out.parent,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        env={**os.environ, **environment, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     )
     assert done.returncode in (0, 100), done.stderr
-    document = json.loads(out.read_text(encoding="utf-8"))
+    return out.read_text(encoding="utf-8")
+
+
+def test_the_cli_streams_the_json_report(write_suite, tmp_path):
+    document = json.loads(_cli_report(write_suite(SUITE), tmp_path / "cli.json"))
     assert len(document["results"]["results"]) == 15  # (1 + 3 + 1 runs) x 3 columns
     assert not list(tmp_path.glob("*.partial"))
 
@@ -261,20 +264,7 @@ def test_secrets_in_the_tests_are_masked_in_every_row_of_the_streamed_report(wri
         "  - vars: {q: 'key {{ env.REPORT_API_KEY }}'}\n"
         "    assert: [{type: contains, value: '{{ env.REPORT_API_KEY }}'}]\n"
     )
-    out = tmp_path / "masked.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "evals", "run", str(path), "-o", str(out), "--no-progress", "-q"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env={
-            **os.environ,
-            "REPORT_API_KEY": secret,
-            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-        },
-    )
-    assert done.returncode in (0, 100), done.stderr
-    text = out.read_text(encoding="utf-8")
+    text = _cli_report(path, tmp_path / "masked.json", REPORT_API_KEY=secret)
     assert secret not in text
     [row] = json.loads(text)["results"]["results"]
     assert row["testCase"]["vars"]["q"] == "key [REDACTED]"
