@@ -1,0 +1,1 @@
+module.exports = (output, context) => output.length > 3;

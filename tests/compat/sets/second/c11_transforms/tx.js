@@ -1,0 +1,2 @@
+module.exports = (output, context) => output.split(' ').reverse().join(' ');
+module.exports.count = (output) => output.length;

@@ -1,0 +1,3 @@
+module.exports = function (vars, context) {
+  return { joined: (vars.items || []).join('|'), hasPrompt: typeof context.prompt };
+};
