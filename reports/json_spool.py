@@ -22,9 +22,10 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from evals.common.collector import settle_long_lived
 from evals.reports.json_document import finished_row, nested, row_fragment, write_document
@@ -37,6 +38,9 @@ from evals.reports.promptfoo_row import (
     test_indices,
 )
 from evals.store.companion import Inbox, answer, answer_failure
+
+if TYPE_CHECKING:  # loaded once a report begins
+    from evals.tracing.redact import Redactor
 
 # Runs spooled at a time while the process is otherwise idle, and waiting runs at most.
 _CATCH_UP = 32
@@ -70,11 +74,25 @@ class _Spool:
         self.file = tempfile.TemporaryFile(dir=Path(plan.paths[0]).parent)  # noqa: SIM115
         self.size = 0
         self.places: list[tuple[int, int, int, int, int]] = []
-        self.config, self.version = _own_parts(plan)
-        plan.config = None  # serialized: the process keeps the bytes only
+        self.parts: _OwnParts | None = None
+
+    @property
+    def ready(self) -> bool:
+        """Whether the plan's own parts are worked out (`prepare`)."""
+        return self.parts is not None
+
+    def prepare(self) -> _OwnParts:
+        """Work out the report's own parts from the plan, once: left out of the answer to
+        `report-begin`, which the harness awaits before its first run, and done while the
+        process has nothing else to do, or when the first rows need the scrubbed tests."""
+        if self.parts is None:
+            self.parts = _own_parts(self.plan)
+            self.plan.config = None  # serialized: the process keeps the bytes only
+        return self.parts
 
     def add(self, runs: list[Any]) -> None:
         """Build, count and spool the rows of `runs` (written to the spool in one piece)."""
+        self.prepare()
         plan = self.plan
         evaluation_id = plan.evaluation_id
         pieces = []
@@ -93,10 +111,14 @@ class _Spool:
         self.size = at
 
     def finish(self, head: dict[str, Any], duration: int, repeat: int) -> None:
+        """Write the report files: `head` (as the harness built it, scrubbed here), the
+        rows in promptfoo's order, the columns' metrics."""
+        parts = self.prepare()
+        head = parts.redactor.scrub(head)
         prompts = self.plan.prompts
         finish_metrics(prompts, self.plan.derived)
         fill_head(head, prompts, duration)
-        head["metadata"]["evalsVersion"] = self.version
+        head["metadata"]["evalsVersion"] = parts.version
         indices = test_indices({(case, r) for case, r, *_ in self.places}, repeat)
         order = sorted(self.places, key=lambda p: (indices[(p[0], p[1])], p[2]))
         self.file.flush()
@@ -108,24 +130,34 @@ class _Spool:
                     finished_row(os.pread(spool, size, at), indices[(case, r)])
                     for case, r, _, at, size in order
                 )
-                write_document(out, head, rows, self.config)
+                write_document(out, head, rows, parts.config)
             os.replace(partial, path)
 
     def close(self) -> None:
         self.file.close()
 
 
-def _own_parts(plan: ReportPlan) -> tuple[bytes, str]:
-    """The parts of the report the report works out itself, redacted as the harness redacts
-    the rest of the head: the suite's configuration, serialized for its place (secret keys
-    masked by `Redactor.config`, then scrubbed at its depth), the tests each row shows
-    (scrubbed in the plan, in place), and the producer's version."""
+@dataclass(slots=True)
+class _OwnParts:
+    """What the report process works out itself: the suite's configuration serialized for
+    its place, the producer's version, and the redactor of the suite's secrets (which
+    scrubs the head the harness sends at the end)."""
+
+    config: bytes
+    version: str
+    redactor: Redactor
+
+
+def _own_parts(plan: ReportPlan) -> _OwnParts:
+    """The report's own parts, redacted as the rest of the report: the suite's
+    configuration (secret keys masked by `Redactor.config`, then scrubbed at its depth),
+    the tests each row shows (scrubbed in the plan, in place), and the producer's version."""
     from evals.tracing.redact import Redactor  # only once a report begins
 
     redactor = Redactor(secrets=plan.secrets)
     config = redactor.scrub(redactor.config(plan.config), 1)
     plan.tests = redactor.scrub(plan.tests)
-    return nested(config, 1), redactor.text(producer_version())
+    return _OwnParts(nested(config, 1), redactor.text(producer_version()), redactor)
 
 
 class SpoolRider:
@@ -135,10 +167,11 @@ class SpoolRider:
     spooling runs is kept and raised by the next report message, so the store process
     it rides on goes on storing.
 
-    Runs wait in a backlog until the process has nothing else to do (`catch_up`, a few at
-    a time) or a report message comes, so storing them and answering the harness never
-    wait for their rows; the backlog holds `_MAX_BACKLOG` runs at most (beyond, the oldest
-    are spooled as runs arrive)."""
+    `report-begin` is answered once the spool file exists; the report's own parts (the
+    configuration and tests scrubbed) and runs wait until the process has nothing else
+    to do (`catch_up`, a little at a time) or a report message comes, so the harness's
+    first run, storing runs and answering the harness never wait for them; the backlog
+    holds `_MAX_BACKLOG` runs at most (beyond, the oldest are spooled as runs arrive)."""
 
     kinds = frozenset({"report-begin", "report-runs", "report-finish"})
 
@@ -149,8 +182,8 @@ class SpoolRider:
 
     @property
     def behind(self) -> bool:
-        """Whether runs wait for their rows."""
-        return bool(self.backlog)
+        """Whether runs wait for their rows, or the report for its own parts."""
+        return bool(self.backlog) or (self.spool is not None and not self.spool.ready)
 
     def runs(self, runs: list[Any]) -> None:
         """Take a batch of runs to spool (runs before the report began are not its own)."""
@@ -158,16 +191,27 @@ class SpoolRider:
             return
         self.backlog.extend(runs)
         if len(self.backlog) > _MAX_BACKLOG:  # the oldest beyond the limit, now
-            self.catch_up(len(self.backlog) - _MAX_BACKLOG)
+            self.spool_runs(len(self.backlog) - _MAX_BACKLOG)
 
-    def catch_up(self, limit: int = _CATCH_UP) -> None:
+    def catch_up(self) -> None:
+        """Do a little of the work left, while nothing else waits: the report's own parts
+        first, then the rows of a few runs."""
+        if self.spool is not None and self.failure is None and not self.spool.ready:
+            self._keeping_failure(self.spool.prepare)
+        else:
+            self.spool_runs(_CATCH_UP)
+
+    def spool_runs(self, limit: int) -> None:
         """Spool up to `limit` runs of the backlog, oldest first."""
         if self.spool is None or self.failure is not None:
             self.backlog.clear()
             return
         runs, self.backlog = self.backlog[:limit], self.backlog[limit:]
+        self._keeping_failure(lambda: self.spool.add(runs))  # type: ignore[union-attr]
+
+    def _keeping_failure(self, work: Callable[[], object]) -> None:
         try:
-            self.spool.add(runs)
+            work()
         except Exception as exc:  # kept for the next report message
             self.failure = exc
             self.backlog.clear()
@@ -177,7 +221,7 @@ class SpoolRider:
         kind = message[0]
         if kind == "report-runs":
             self.runs(message[1])
-        self.catch_up(len(self.backlog))
+        self.spool_runs(len(self.backlog))
         if self.failure is not None:
             raise self.failure
         if kind == "report-begin":

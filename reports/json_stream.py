@@ -136,8 +136,7 @@ class ReportProcess:
     def send_finish(self, result: EvaluationResult) -> None:
         """Have the report files of `result` written, without waiting (`await_finish`
         waits); nothing else may be asked of the process in between."""
-        head = document_head(result, ROWS_MARK, streamed=True)
-        head = Redactor(secrets=result.suite.secrets).scrub(head)
+        head = document_head(result, ROWS_MARK, streamed=True)  # scrubbed by the report
         message = ("report-finish", head, duration_ms(result), result.repeat)
         if self._child is None:
             self._store.post(message)  # type: ignore[union-attr]

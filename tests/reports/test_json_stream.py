@@ -268,3 +268,19 @@ def test_secrets_in_the_tests_are_masked_in_every_row_of_the_streamed_report(wri
     assert secret not in text
     [row] = json.loads(text)["results"]["results"]
     assert row["testCase"]["vars"]["q"] == "key [REDACTED]"
+
+
+def test_a_secret_in_the_head_of_the_streamed_report_is_masked(write_suite, tmp_path):
+    """The head the harness sends at the end is scrubbed by the report's process."""
+    secret = "literal-report-key-5f4e3d2c"
+    path = write_suite(
+        f"description: 'suite keyed {secret}'\n"
+        "prompts: ['{{ q }}']\n"
+        f"providers: [{{id: echo, config: {{apiKey: {secret}}}}}]\n"
+        "tests: [{vars: {q: hello}}]\n"
+    )
+    text = _cli_report(path, tmp_path / "head.json")
+    assert secret not in text
+    head = json.loads(text)
+    assert head["evals"]["suite"]["description"] == "suite keyed [REDACTED]"
+    assert head["config"]["providers"][0]["config"]["apiKey"] == "[REDACTED]"
