@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+import orjson
+
 from evals.common.collector import settle_long_lived
 from evals.reports.json_document import finished_row, nested, row_fragment, write_document
 from evals.reports.promptfoo_row import (
@@ -92,7 +94,7 @@ class _Spool:
 
     def add(self, runs: list[Any]) -> None:
         """Build, count and spool the rows of `runs` (written to the spool in one piece)."""
-        self.prepare()
+        parts = self.prepare()
         plan = self.plan
         evaluation_id = plan.evaluation_id
         pieces = []
@@ -102,6 +104,7 @@ class _Spool:
             case, repeat = run["case_index"], run["repeat"]
             column = plan.where[(run["agent"], run["prompt_id"])]
             row = encoded_row(encoded, plan.columns[column], plan.tests[case], evaluation_id)
+            row["testCase"] = parts.tests[case]
             accumulate(plan.prompts[column]["metrics"], row)
             data = row_fragment(row)
             pieces.append(data)
@@ -140,12 +143,14 @@ class _Spool:
 @dataclass(slots=True)
 class _OwnParts:
     """What the report process works out itself: the suite's configuration serialized for
-    its place, the producer's version, and the redactor of the suite's secrets (which
-    scrubs the head the harness sends at the end)."""
+    its place, the producer's version, the redactor of the suite's secrets (which scrubs
+    the head the harness sends at the end), and each test serialized once for the
+    `testCase` of its rows (every repeat and column shows the same)."""
 
     config: bytes
     version: str
     redactor: Redactor
+    tests: dict[int, orjson.Fragment]
 
 
 def _own_parts(plan: ReportPlan) -> _OwnParts:
@@ -157,7 +162,8 @@ def _own_parts(plan: ReportPlan) -> _OwnParts:
     redactor = Redactor(secrets=plan.secrets)
     config = redactor.scrub(redactor.config(plan.config), 1)
     plan.tests = redactor.scrub(plan.tests)
-    return _OwnParts(nested(config, 1), redactor.text(producer_version()), redactor)
+    tests = {index: orjson.Fragment(nested(test, 1)) for index, test in plan.tests.items()}
+    return _OwnParts(nested(config, 1), redactor.text(producer_version()), redactor, tests)
 
 
 class SpoolRider:
