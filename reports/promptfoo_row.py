@@ -150,7 +150,10 @@ def grade_dicts(
             "score": values[_SCORE],
             "reason": values[_REASON],
         }
-        if detail:
+        if len(detail) == 1 and (assertion := detail.get("assertion")) is not None:
+            node["assertion"] = assertion  # most nodes: their assertion only
+            detail = _NO_DETAIL
+        elif detail:
             if detail.get("score") == "NaN":  # `evals.store.codec.NAN_SCORE`
                 node["score"] = float("nan")
             if named := detail.get("named_scores"):
