@@ -5,7 +5,9 @@ Each measurement is a fresh `evals run SUITE --no-progress --concurrency 32` pro
 its default SQLite store (fresh each time) and terminal summary, timed end to end, with the
 peak resident memory of its process tree (the harness, the store process and the report
 process). The two modes alternate so that load on a shared machine hits both alike; the
-medians and their ratio are printed, with the report's size.
+medians and their ratio are printed, with the report's size, and the median of the ratios of
+the runs measured one after the other (which the machine's drift over the minutes moves
+less than the ratio of the medians).
 
     python benchmarks/json_report.py [--cases 1000] [--repeat 5] [--measurements 5]
 """
@@ -65,6 +67,11 @@ def main() -> None:
         print(f"{label:<16} {medians[report]:>7.2f} {peak:>8.0f}  {shown}")
     ratio = medians[True] / medians[False]
     print(f"report: {size_mb:.1f} MB; with the report the run takes {ratio:.2f}x as long")
+    paired = statistics.median(
+        with_report.wall_s / without.wall_s
+        for without, with_report in zip(samples[False], samples[True], strict=True)
+    )
+    print(f"median of the ratios of each measurement's two runs (taken in turn): {paired:.2f}x")
 
 
 if __name__ == "__main__":
