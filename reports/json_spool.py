@@ -103,8 +103,8 @@ class _Spool:
             run = encoded[0]
             case, repeat = run["case_index"], run["repeat"]
             column = plan.where[(run["agent"], run["prompt_id"])]
-            row = encoded_row(encoded, plan.columns[column], plan.tests[case], evaluation_id)
-            row["testCase"] = parts.tests[case]
+            test, test_json = plan.tests[case], parts.tests[case]
+            row = encoded_row(encoded, plan.columns[column], test, evaluation_id, test_json)
             accumulate(plan.prompts[column]["metrics"], row)
             data = row_fragment(row)
             pieces.append(data)

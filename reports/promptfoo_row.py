@@ -269,10 +269,13 @@ def encoded_row(
     column: dict[str, Any],
     test: dict[str, Any],
     evaluation_id: str,
+    test_json: Any = None,
 ) -> dict[str, Any]:
     """One encoded run (`encode_run`) as a promptfoo EvaluateResult row, but for its
     `testIdx` (known once every run is, see `test_indices`). `column` is the run's column
-    (`index`, `label`, `promptId`, `provider`), `test` the case as `test_case` gives it."""
+    (`index`, `label`, `promptId`, `provider`), `test` the case as `test_case` gives it;
+    `test_json`, when given, stands for `test` in the row's `testCase` (the test already
+    serialized, an `orjson.Fragment`, shared by the rows that show it)."""
     run, grade_rows = encoded
     extra = run["extra"] or {}
     grade = grade_dicts(grade_rows, extra.get("grade_details"))
@@ -298,7 +301,7 @@ def encoded_row(
         "response": _response(run, extra),
         "score": grade["score"] if grade and reason != ERROR_FAILURE else 0,
         "success": reason == PASS,
-        "testCase": test,
+        "testCase": test if test_json is None else test_json,
         "tokenUsage": _row_token_usage(extra.get("token_usage") or {}, grading),
         "vars": run["vars"] or {},
         "metadata": {
