@@ -268,7 +268,13 @@ def run_evaluation(
         if store is not None:  # opened by the store process while the report's plan is made
             store.post_begin(meta, create=is_new)
         sinks = _sinks(suite, meta, records, store, options.report_process)
-        _load_statistics_meanwhile(suite)
+        # a report written by the store process keeps it busy after the last run, and the
+        # harness waits for it then: the statistics load in that wait instead of competing
+        # with the runs for this process's time
+        report = options.report_process
+        statistics_after_runs = report is not None and report.rides(store)
+        if not statistics_after_runs:
+            _load_statistics_meanwhile(suite)
         if store is not None:  # an unusable store stops the evaluation before any run
             store.confirm()
         with run_tracer(suite, meta, options.trace) as tracer:
@@ -305,6 +311,8 @@ def run_evaluation(
                 # asked now, read after the statistics: the store process stores the last
                 # runs and looks the quarantines up while this process computes them
                 held = store.quarantines(suite.suite_id, now) if store else ()
+                if statistics_after_runs:
+                    _load_statistics_meanwhile(suite)
                 summary, gates = analyse(
                     suite,
                     looked,
@@ -499,11 +507,12 @@ async def _execute(
 
 
 def _load_statistics_meanwhile(suite: Suite) -> None:
-    """Import the statistics' numerical part (numpy: about a quarter of a second of CPU) in
-    a background thread, started while this process waits for the store process to open
-    the store and then going on while the runs do (which mostly wait on agents and on the
-    store process), so the analysis after the last run does not start with the import. Only
-    when the analysis will need it: its cluster bootstrap needs two cases or more."""
+    """Import the statistics' numerical part (numpy: 60-90 ms of CPU) in a background
+    thread, started while this process waits: for the store process to open the store
+    (the import then goes on while the runs do, which mostly wait on agents and on the
+    store process), or for the store process to catch up after the last run, so the
+    analysis does not start with the import. Only when the analysis will need it: its
+    cluster bootstrap needs two cases or more."""
     if len(suite.cases) < 2 or "evals.stats.bootstrap" in sys.modules:
         return
     threading.Thread(

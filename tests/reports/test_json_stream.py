@@ -246,6 +246,26 @@ def test_runs_wait_for_their_rows_only_up_to_the_backlog_limit(write_suite, tmp_
     rider.close()
 
 
+@pytest.mark.parametrize("rider", [False, True], ids=["report-process", "store-rider"])
+def test_the_statistics_load_after_the_runs_only_while_the_store_process_writes_the_report(
+    write_suite, tmp_path, monkeypatch, rider
+):
+    from evals.pipeline import evaluation
+
+    order: list[str] = []
+    execute = evaluation._execute
+
+    async def runs(*args, **kwargs):
+        await execute(*args, **kwargs)
+        order.append("runs done")
+
+    monkeypatch.setattr(evaluation, "_execute", runs)
+    monkeypatch.setattr(evaluation, "_load_statistics_meanwhile", lambda _: order.append("load"))
+    options = {"use_store": True, "store_url": f"sqlite:///{tmp_path / 'r.db'}"}
+    _streamed(write_suite(SUITE), tmp_path / "report.json", rider, **options)
+    assert order == (["runs done", "load"] if rider else ["load", "runs done"])
+
+
 def test_the_report_names_the_installed_version_of_evals() -> None:
     from importlib import metadata
 
