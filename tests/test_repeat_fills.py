@@ -73,7 +73,7 @@ from pathlib import Path
 from evals.suite import load_suite
 from evals.pipeline.evaluation import _load_statistics_meanwhile
 suite = load_suite(Path(sys.argv[1]))
-_load_statistics_meanwhile(suite)
+_load_statistics_meanwhile(suite.gates.for_environment(None))
 for thread in threading.enumerate():
     if thread.name == "evals-load-statistics":
         assert thread.daemon
@@ -99,5 +99,37 @@ tests:
 
 def test_numpy_is_loaded_ahead_only_when_the_analysis_will_need_it(write_suite):
     two_tests = ONE_TEST + "  - vars: {q: b}\n"
-    assert not _loads_numpy(write_suite(ONE_TEST, name="one.yaml"))
-    assert _loads_numpy(write_suite(two_tests, name="two.yaml"))
+    assert not _loads_numpy(write_suite(two_tests, name="single.yaml"))
+    compared = two_tests.replace(
+        "providers: [echo]",
+        "providers: [{id: echo, label: base}, {id: echo, label: cand}]\n"
+        "gates: {baseline: base, candidate: cand}",
+    )
+    assert _loads_numpy(write_suite(compared, name="compared.yaml"))
+
+
+ANALYSES_WITHOUT_NUMPY = """
+import sys
+from pathlib import Path
+from evals.model.options import RunOptions
+from evals.pipeline.evaluation import run_evaluation
+from evals.suite import load_suite
+suite = load_suite(Path(sys.argv[1]))
+result = run_evaluation(suite, RunOptions(progress=False, use_store=False, repeat=3))
+(agent,) = result.summary.agents
+low, high = agent.p95_latency_interval
+assert low <= agent.p95_latency_ms <= high
+print("numpy" in sys.modules)
+"""
+
+
+def test_an_evaluation_of_one_agent_reports_its_p95_interval_without_numpy(write_suite):
+    """Woodruff's interval is closed-form: a single agent's analysis never imports numpy."""
+    suite = write_suite(ONE_TEST + "  - vars: {q: b}\n  - vars: {q: c}\n", name="three.yaml")
+    out = subprocess.run(
+        [sys.executable, "-c", ANALYSES_WITHOUT_NUMPY, str(suite)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.strip() == "False"

@@ -68,7 +68,9 @@ if agents:
     st.caption(
         "Cost per accepted task is the total cost divided by passed runs; flake probability "
         "the chance that two repeats of a case disagree, mean over cases. Intervals are "
-        "95 % cluster-bootstrap intervals over cases."
+        "95 % and treat the runs of a case as correlated: p95 latency's is Woodruff's "
+        "(from the paired cluster bootstrap for a compared baseline and candidate), "
+        "cost per accepted task's the delta method's over cases."
     )
 
 distributions = figures.distributions(url, chosen["id"])
@@ -91,7 +93,7 @@ INTERVAL_CHARTS = (
         "p95_latency_ms",
         "p95_latency_interval",
         "No p95 interval: it needs at least two cases.",
-        "p95 latency with its cluster-bootstrap interval",
+        "p95 latency with its interval over cases",
         ("p95 latency (ms)", ",.0f"),
     ),
     (

@@ -244,7 +244,7 @@ def _single_latency_interval(
     own = sorted((c for c in cases if (agent_stat.agent, c.id) in cells), key=_case_id)
     if len(own) > 1:
         groups = _latency_groups(cells, agent_stat.agent, own, config.latency)
-        _, agent_stat.p95_latency_interval = stats.cluster_bootstrap_quantile(
+        _, agent_stat.p95_latency_interval = stats.cluster_quantile_interval(
             groups, 0.95, config.confidence
         )
 

@@ -274,7 +274,7 @@ def run_evaluation(
         report = options.report_process
         statistics_after_runs = report is not None and report.rides(store)
         if not statistics_after_runs:
-            _load_statistics_meanwhile(suite)
+            _load_statistics_meanwhile(gate_config)
         if store is not None:  # an unusable store stops the evaluation before any run
             store.confirm()
         with run_tracer(suite, meta, options.trace) as tracer:
@@ -312,7 +312,7 @@ def run_evaluation(
                 # runs and looks the quarantines up while this process computes them
                 held = store.quarantines(suite.suite_id, now) if store else ()
                 if statistics_after_runs:
-                    _load_statistics_meanwhile(suite)
+                    _load_statistics_meanwhile(gate_config)
                 summary, gates = analyse(
                     suite,
                     looked,
@@ -506,14 +506,17 @@ async def _execute(
         progress.close()
 
 
-def _load_statistics_meanwhile(suite: Suite) -> None:
+def _load_statistics_meanwhile(gate_config: GateConfig) -> None:
     """Import the statistics' numerical part (numpy: 60-90 ms of CPU) in a background
     thread, started while this process waits: for the store process to open the store
     (the import then goes on while the runs do, which mostly wait on agents and on the
     store process), or for the store process to catch up after the last run, so the
-    analysis does not start with the import. Only when the analysis will need it: its
-    cluster bootstrap needs two cases or more."""
-    if len(suite.cases) < 2 or "evals.stats.bootstrap" in sys.modules:
+    analysis does not start with the import. Only when the analysis will need it: when it
+    compares a baseline with a candidate (the paired bootstrap and the exact tests); an
+    evaluation of single agents uses closed-form statistics alone."""
+    if gate_config.baseline is None or gate_config.candidate is None:
+        return
+    if "evals.stats.bootstrap" in sys.modules:
         return
     threading.Thread(
         target=_import_quietly,

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from evals.stats.bootstrap import (
         PairedBootstrap,
-        cluster_bootstrap_quantile,
         paired_mean_bootstrap,
         paired_quantile_bootstrap,
     )
@@ -69,7 +68,7 @@ if TYPE_CHECKING:
         effective_wilson_interval,
         wilson_interval,
     )
-    from evals.stats.quantiles import percentile
+    from evals.stats.quantiles import cluster_quantile_interval, percentile
     from evals.stats.ratio import normal_limit, ratio_standard_error
     from evals.stats.repeats import case_flake, flake_probability, flake_rate, pass_at_k, pass_hat_k
     from evals.stats.sequential import crossing_probabilities, sequential_levels
@@ -88,7 +87,7 @@ __all__ = [
     "case_mean_difference",
     "clopper_pearson_interval",
     "clopper_pearson_limit",
-    "cluster_bootstrap_quantile",
+    "cluster_quantile_interval",
     "clustered_se",
     "crossing_probabilities",
     "effective_sample_size",
@@ -148,7 +147,7 @@ _MODULES = {
     "case_mean_difference": "noninferiority",
     "clopper_pearson_interval": "proportions",
     "clopper_pearson_limit": "proportions",
-    "cluster_bootstrap_quantile": "bootstrap",
+    "cluster_quantile_interval": "quantiles",
     "clustered_se": "clustering",
     "crossing_probabilities": "sequential",
     "effective_sample_size": "proportions",

@@ -1,9 +1,9 @@
-"""Tail latency and cost with intervals from a cluster bootstrap that resamples cases.
+"""Candidate/baseline ratios of tail latency and cost from a paired cluster bootstrap.
 
-Latency and cost are skewed and runs of a case are alike, so the interval of a p95
-resamples whole cases (Davison, A. C. and Hinkley, D. V. (1997), Bootstrap Methods and
-their Application, section 3.8) and reads percentiles of the resampled statistic. A fixed
-seed keeps reports reproducible.
+Latency and cost are skewed and runs of a case are alike, so the resamples draw whole
+cases, the same ones for both agents (Davison, A. C. and Hinkley, D. V. (1997), Bootstrap
+Methods and their Application, section 3.8), and each agent's interval reads percentiles
+of its resampled statistic. A fixed seed keeps reports reproducible.
 """
 
 from __future__ import annotations
@@ -103,28 +103,6 @@ def _percentile_interval(samples: np.ndarray, confidence: float) -> Interval:
     alpha = 1 - confidence
     low, high = _linear_quantiles(samples, [alpha / 2, 1 - alpha / 2])
     return low, high
-
-
-def cluster_bootstrap_quantile(
-    groups: Sequence[Sequence[float]],
-    quantile: float = 0.95,
-    confidence: float = 0.95,
-    resamples: int = 1000,
-    seed: int = 0,
-) -> tuple[float, Interval]:
-    """(quantile of all values, percentile interval) resampling the groups (cases)."""
-    groups = [g for g in groups if len(g)]
-    if not groups:
-        raise ValueError("no values")
-    estimate = percentile([v for g in groups for v in g], quantile)
-    ordered = _sorted_values(groups)
-    samples = np.concatenate(
-        [
-            _resampled_quantiles(groups, weights, quantile, ordered)
-            for weights in _weight_blocks(len(groups), resamples, seed, len(ordered[0]))
-        ]
-    )
-    return estimate, _percentile_interval(samples, confidence)
 
 
 @dataclass(slots=True)

@@ -1,12 +1,29 @@
 """The observed quantile of a sample (numpy's method='inverted_cdf', Hyndman, R. J. and
-Fan, Y. (1996), Sample Quantiles in Statistical Packages, definition 1), in plain Python:
-every evaluation reports a p95 latency, and a small one should not import numpy for it.
+Fan, Y. (1996), Sample Quantiles in Statistical Packages, definition 1), and its interval
+when the values come in correlated groups (the repeats of a case): Woodruff, R. S. (1952),
+Confidence intervals for medians and other position measures, JASA 47, 635-646, as survey
+statistics computes it for cluster samples (Francisco, C. A. and Fuller, W. A. (1991),
+Quantile estimation with a complex survey design, Annals of Statistics 19, 454-469).
+
+In plain Python: every evaluation reports a p95 latency with its interval, and neither
+should need numpy or resampling.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+from evals.stats.proportions import Interval, effective_wilson_interval
+
+_ROUNDING = 1e-9
+"""Slack for `quantile * count` computed in floating point (0.95 * 100 is 94.99999...)."""
+
+
+def _at_or_above(ordered: Sequence[float], share: float) -> int:
+    """The 0-based index of the inverted-CDF quantile at `share` of sorted `ordered`."""
+    index = max(0, math.ceil(share * len(ordered) - _ROUNDING) - 1)
+    return min(index, len(ordered) - 1)
 
 
 def percentile(values: Sequence[float], quantile: float) -> float:
@@ -15,5 +32,37 @@ def percentile(values: Sequence[float], quantile: float) -> float:
     if not values:
         raise ValueError("no values")
     ordered = sorted(values)
-    index = max(0, math.ceil(quantile * len(ordered) - 1e-9) - 1)
-    return float(ordered[min(index, len(ordered) - 1)])
+    return float(ordered[_at_or_above(ordered, quantile)])
+
+
+def cluster_quantile_interval(
+    groups: Sequence[Sequence[float]], quantile: float = 0.95, confidence: float = 0.95
+) -> tuple[float, Interval]:
+    """(the inverted-CDF quantile of all values, Woodruff's interval for it), each group
+    the runs of one case.
+
+    The share of values at or below the estimate is a proportion whose runs are clustered
+    by case; its interval is the Wilson interval at the effective sample size, with the
+    Korn-Graubard factor for few cases (`effective_wilson_interval`, as the pass rates),
+    from the share's cluster-robust (CR1) variance. The two limits of that interval are
+    carried back through the sorted values, rounded outward to the order statistics that
+    bracket them (the lower limit at floor(n·p_low), the upper at ceil(n·p_high) + 1, both
+    1-based), so the limits are observed values and the interval holds the estimate.
+    Needs two cases or more: with one, its runs' correlation cannot be estimated.
+    """
+    if not 0 < quantile < 1:
+        raise ValueError(f"quantile must be within (0, 1), got {quantile}")
+    groups = [g for g in groups if len(g)]
+    if len(groups) < 2:
+        raise ValueError("a clustered quantile interval needs values of two cases or more")
+    ordered = sorted(v for g in groups for v in g)
+    count = len(ordered)
+    estimate = ordered[_at_or_above(ordered, quantile)]
+    at_or_below = [(sum(1 for v in g if v <= estimate), len(g)) for g in groups]
+    share = sum(inside for inside, _ in at_or_below) / count
+    meat = sum((inside - size * share) ** 2 for inside, size in at_or_below)
+    variance = meat / count**2 * len(groups) / (len(groups) - 1)
+    low, high = effective_wilson_interval(quantile, variance, len(groups), count, confidence)
+    lower = max(0, math.floor(low * count + _ROUNDING) - 1)
+    upper = min(count - 1, math.ceil(high * count - _ROUNDING))
+    return float(estimate), (float(ordered[lower]), float(ordered[upper]))

@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from evals.stats import (
-    cluster_bootstrap_quantile,
     normal_limit,
     paired_mean_bootstrap,
     paired_quantile_bootstrap,
@@ -47,11 +46,13 @@ def test_resampled_quantiles_equal_quantiles_of_expanded_samples():
 def test_bootstrap_is_seeded_and_order_of_runs_irrelevant():
     rng = np.random.default_rng(0)
     groups = [list(rng.lognormal(6, 0.5, 5)) for _ in range(30)]
-    first = cluster_bootstrap_quantile(groups, seed=7)
-    assert first == cluster_bootstrap_quantile(groups, seed=7)
-    assert first == cluster_bootstrap_quantile([list(reversed(g)) for g in groups], seed=7)
-    estimate, (low, high) = first
-    assert low <= estimate <= high
+    others = [list(rng.lognormal(6, 0.5, 5)) for _ in range(30)]
+    first = paired_quantile_bootstrap(groups, others, seed=7)
+    assert first == paired_quantile_bootstrap(groups, others, seed=7)
+    reversed_runs = [list(reversed(g)) for g in groups]
+    assert first == paired_quantile_bootstrap(reversed_runs, others, seed=7)
+    low, high = first.candidate_interval
+    assert low <= first.candidate <= high
 
 
 def test_paired_bootstrap_ratio_of_identical_agents_is_one():
@@ -140,6 +141,6 @@ def test_the_bootstrap_does_not_depend_on_its_block_size(groups, cells):
     import evals.stats.bootstrap as bootstrap
 
     with mock.patch.object(bootstrap, "_BLOCK_CELLS", 10**9):
-        whole = cluster_bootstrap_quantile(groups, resamples=200, seed=3)
+        whole = paired_quantile_bootstrap(groups, groups, resamples=200, seed=3)
     with mock.patch.object(bootstrap, "_BLOCK_CELLS", cells):
-        assert cluster_bootstrap_quantile(groups, resamples=200, seed=3) == whole
+        assert paired_quantile_bootstrap(groups, groups, resamples=200, seed=3) == whole
