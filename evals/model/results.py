@@ -131,7 +131,8 @@ def promptfoo_components(components: list[dict[str, Any]]) -> list[dict[str, Any
             if subs:
                 component["componentResults"] = subs
         out.append(component)
-        out.extend({**sub, "assertion": sub.get("assertion") or assertion} for sub in subs)
+        if subs:
+            out.extend({**sub, "assertion": sub.get("assertion") or assertion} for sub in subs)
     return out
 
 
