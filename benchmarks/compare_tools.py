@@ -7,7 +7,10 @@ end to end. Wall times come from runs nothing else watches; the peak resident me
 the whole process tree (promptfoo's Python provider runs in child processes) from separate
 runs sampled every 20 ms (`--memory-measurements`), since the sampler's walk of the process
 tree takes CPU from the tool it times. Each measurement is repeated and the median shown;
-the tools take turns, one measurement each per round, so they run in the same minutes.
+the tools take turns, one measurement each per round, so they run in the same minutes, and
+each peer's line is followed by the median of its per-round ratios to evals (each peer run
+paired with the evals run just before it), which a machine whose speed drifts over the
+rounds moves less than the ratio of the medians.
 
 Settings, chosen so that every tool does the same work:
 - evals: `evals run SUITE --no-progress --concurrency 32`, writing its default SQLite
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -255,6 +259,12 @@ def main() -> None:
                     f"{ratios[0]:>13} {ratios[1]:>14}  {walls}",
                     flush=True,
                 )
+                if baseline is not None and tool != "evals":
+                    paired = statistics.median(
+                        peer.wall_s / own.wall_s
+                        for peer, own in zip(samples, samples_of["evals"], strict=True)
+                    )
+                    print(f"{'':<21} median of the per-round ratios: evals {paired:.1f}x faster")
 
 
 if __name__ == "__main__":
