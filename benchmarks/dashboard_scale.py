@@ -25,7 +25,7 @@ from evals.model.suite import Case, Suite
 from evals.model.trajectory import Step
 from evals.pipeline.evaluation import analyse
 from evals.store import Store, open_store
-from evals.store.codec import GRADE_COLUMNS, EncodedRun, encode_run
+from evals.store.codec import GRADE_COLUMNS, EncodedRun, RunRow, encode_run
 from evals.store.dashboard_queries import DashboardQueries
 from evals.store.jsontype import JsonDocument
 from evals.store.schema import runs
@@ -136,12 +136,13 @@ class _RunTemplates:
                 self.records[passed, agent] = record
                 self.encoded[passed, agent] = encode_run("", record)
         self.trajectory = {
-            key: dump_json(encoded[0]["trajectory"]) for key, encoded in self.encoded.items()
+            key: dump_json(RunRow._make(encoded[0]).trajectory)
+            for key, encoded in self.encoded.items()
         }
         self.static = {
             key: {
                 name: dump_json(value) if name in self.json_columns and value is not None else value
-                for name, value in encoded[0].items()
+                for name, value in RunRow._make(encoded[0])._asdict().items()
             }
             for key, encoded in self.encoded.items()
         }

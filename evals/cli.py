@@ -333,12 +333,13 @@ def _finish(
     """Write the reports (a report process finishes the JSON report it streamed, alongside
     the other reports and the terminal summary), print the verdict, and return the exit
     code."""
-    from evals.reports import render_terminal, write_report
-
     streamed = []
     if report_process is not None:  # written by its process while this one goes on
         report_process.send_finish(result)
         streamed = _streamed_reports(args.output)
+    # imported once the report process has its work: rich's import is part of the wait
+    from evals.reports import render_terminal, write_report
+
     for out in args.output or []:
         if Path(out) not in streamed:
             write_report(Path(out), result)

@@ -39,6 +39,7 @@ from evals.reports.promptfoo_row import (
     producer_version,
     test_indices,
 )
+from evals.store.codec import RunRow
 from evals.store.companion import Inbox, answer, answer_failure
 
 if TYPE_CHECKING:  # loaded once a report begins
@@ -99,12 +100,12 @@ class _Spool:
         evaluation_id = plan.evaluation_id
         pieces = []
         at = self.size
-        for encoded in runs:
-            run = encoded[0]
-            case, repeat = run["case_index"], run["repeat"]
-            column = plan.where[(run["agent"], run["prompt_id"])]
+        for values, grade_rows in runs:
+            run = RunRow._make(values)
+            case, repeat = run.case_index, run.repeat
+            column = plan.where[(run.agent, run.prompt_id)]
             test, test_json = plan.tests[case], parts.tests[case]
-            row = encoded_row(encoded, plan.columns[column], test, evaluation_id, test_json)
+            row = encoded_row(run, grade_rows, plan.columns[column], test, evaluation_id, test_json)
             accumulate(plan.prompts[column]["metrics"], row)
             data = row_fragment(row)
             pieces.append(data)
@@ -280,6 +281,11 @@ def _main(arguments: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    code = _main(sys.argv[1:])
+    # The module under its own name does the work: the plan the harness sends unpickles
+    # into its classes, so it loads now, while the process waits for its first message,
+    # rather than when the plan arrives.
+    from evals.reports import json_spool
+
+    code = json_spool._main(sys.argv[1:])
     sys.stderr.flush()
     os._exit(code)

@@ -30,7 +30,7 @@ from evals.reports.promptfoo_row import (
     test_indices,
 )
 from evals.reports.text import timestamp
-from evals.store.codec import encode_run
+from evals.store.codec import RunRow, encode_run
 from evals.tracing.redact import Redactor
 
 RESULTS_VERSION = 3
@@ -135,8 +135,9 @@ def build_rows(result: EvaluationResult) -> list[dict[str, Any]]:
     rows = []
     for record in result.records:
         column = fields[where[(record.key.agent, record.key.prompt_id)]]
-        encoded = encode_run(evaluation_id, record)
-        row = encoded_row(encoded, column, tests[record.case_index], evaluation_id)
+        values, grade_rows = encode_run(evaluation_id, record)
+        run = RunRow._make(values)
+        row = encoded_row(run, grade_rows, column, tests[record.case_index], evaluation_id)
         row["testIdx"] = indices[(record.case_index, record.key.repeat)]
         rows.append(row)
     rows.sort(key=lambda r: (r["testIdx"], r["promptIdx"]))

@@ -13,7 +13,7 @@ import hashlib
 from typing import Any
 
 from evals.model.results import promptfoo_components
-from evals.store.codec import reported_latency
+from evals.store.codec import RunRow, reported_latency
 
 PASS, ASSERT_FAILURE, ERROR_FAILURE = 0, 1, 2
 _COMPLETION_DETAILS = (
@@ -206,17 +206,17 @@ def row_latency(wall_ms: float, extra: dict[str, Any]) -> float | int:
     return round(wall_ms) if reported is None else _js_number(reported)
 
 
-def _response(run: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    output = run["output"]
-    if run["status"] == "error" and output is None:
-        return {"error": run["error"] or extra.get("error") or "error"}
+def _response(run: RunRow, extra: dict[str, Any]) -> dict[str, Any]:
+    output = run.output
+    if run.status == "error" and output is None:
+        return {"error": run.error or extra.get("error") or "error"}
     data: dict[str, Any] = {"output": output}
     if error := extra.get("error"):
         data["error"] = error
     if usage := extra.get("token_usage"):
         data["tokenUsage"] = dict(usage)
-    if run["cost"] is not None:
-        data["cost"] = run["cost"]
+    if run.cost is not None:
+        data["cost"] = run.cost
     data["cached"] = bool(extra.get("cached"))
     if finish_reason := extra.get("finish_reason"):
         data["finishReason"] = finish_reason
@@ -245,56 +245,57 @@ def step_dict(step: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in step.items() if v is not None and v != {}}
 
 
-def _run_details(run: dict[str, Any], policy_violation: bool) -> dict[str, Any]:
+def _run_details(run: RunRow, policy_violation: bool) -> dict[str, Any]:
     """The harness's own facts about a run, kept in the row's metadata under `evals`."""
     return {
-        "caseId": run["case_id"],
-        "agent": run["agent"],
-        "promptId": run["prompt_id"],
-        "repeat": run["repeat"],
-        "seed": run["seed"],
-        "status": run["status"],
-        "errorKind": run["error_kind"],
-        "stopReason": run["stop_reason"],
+        "caseId": run.case_id,
+        "agent": run.agent,
+        "promptId": run.prompt_id,
+        "repeat": run.repeat,
+        "seed": run.seed,
+        "status": run.status,
+        "errorKind": run.error_kind,
+        "stopReason": run.stop_reason,
         "policyViolation": policy_violation,
-        "startedAt": run["started_at"],
-        "endedAt": run["ended_at"],
-        "wallLatencyMs": run["latency_ms"],
-        "trajectory": [step_dict(step) for step in run["trajectory"] or []],
+        "startedAt": run.started_at,
+        "endedAt": run.ended_at,
+        "wallLatencyMs": run.latency_ms,
+        "trajectory": [step_dict(step) for step in run.trajectory or []],
     }
 
 
 def encoded_row(
-    encoded: tuple[dict[str, Any], list[tuple[Any, ...]]],
+    run: RunRow,
+    grade_rows: list[tuple[Any, ...]],
     column: dict[str, Any],
     test: dict[str, Any],
     evaluation_id: str,
     test_json: Any = None,
 ) -> dict[str, Any]:
-    """One encoded run (`encode_run`) as a promptfoo EvaluateResult row, but for its
-    `testIdx` (known once every run is, see `test_indices`). `column` is the run's column
-    (`index`, `label`, `promptId`, `provider`), `test` the case as `test_case` gives it;
+    """One encoded run (`encode_run`: its row, read as a `RunRow`, and its grade rows) as
+    a promptfoo EvaluateResult row, but for its `testIdx` (known once every run is, see
+    `test_indices`). `column` is the run's column (`index`, `label`, `promptId`,
+    `provider`), `test` the case as `test_case` gives it;
     `test_json`, when given, stands for `test` in the row's `testCase` (the test already
     serialized, an `orjson.Fragment`, shared by the rows that show it)."""
-    run, grade_rows = encoded
-    extra = run["extra"] or {}
+    extra = run.extra or {}
     grade = grade_dicts(grade_rows, extra.get("grade_details"))
     grading = _grading_result(grade)
-    reason = failure_code(run["status"])
-    cost = run["cost"] or 0.0
+    reason = failure_code(run.status)
+    cost = run.cost or 0.0
     row: dict[str, Any] = {"cost": cost}
     if reason == ERROR_FAILURE:
-        row["error"] = run["error"] or extra.get("error") or "error"
+        row["error"] = run.error or extra.get("error") or "error"
     elif reason == ASSERT_FAILURE and grade is not None:
         row["error"] = grade["reason"]
-    key = (run["prompt_id"], run["case_id"], run["agent"], run["repeat"])
+    key = (run.prompt_id, run.case_id, run.agent, run.repeat)
     run_name = f"{evaluation_id}/{'/'.join(map(str, key))}"
     row |= {
         "gradingResult": grading,
         "id": row_id(run_name),
-        "latencyMs": row_latency(run["latency_ms"], extra),
+        "latencyMs": row_latency(run.latency_ms, extra),
         "namedScores": dict(grade.get("namedScores", {})) if grade else {},
-        "prompt": {"raw": run["prompt"], "label": column["label"], "config": {}},
+        "prompt": {"raw": run.prompt, "label": column["label"], "config": {}},
         "promptId": column["promptId"],
         "promptIdx": column["index"],
         "provider": column["provider"],
@@ -303,11 +304,11 @@ def encoded_row(
         "success": reason == PASS,
         "testCase": test if test_json is None else test_json,
         "tokenUsage": _row_token_usage(extra.get("token_usage") or {}, grading),
-        "vars": run["vars"] or {},
+        "vars": run.vars or {},
         "metadata": {
             **test["metadata"],
             **(extra.get("metadata") or {}),
-            "repeatIndex": run["repeat"],
+            "repeatIndex": run.repeat,
             "evals": _run_details(run, bool(grade and grade.get("policyViolation"))),
         },
         "failureReason": reason,

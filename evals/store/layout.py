@@ -8,6 +8,7 @@ whichever wrote it. Nothing here imports SQLAlchemy.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -15,44 +16,12 @@ from evals.common.encoding import dump_json
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta
 from evals.model.summary import GateReport
-from evals.store.codec import GRADE_COLUMNS, EncodedRun
+from evals.store.codec import GRADE_COLUMNS, RUN_COLUMNS, EncodedRun
 
 SCHEMA_VERSION = 6
 
 RUN_KEY_COLUMNS = ("evaluation_id", "case_id", "agent", "prompt_id", "repeat")
 
-# The `runs` columns an insert names (all but the generated id), in table order.
-RUN_COLUMNS = (
-    "evaluation_id",
-    "prompt_id",
-    "case_id",
-    "case_index",
-    "prompt_index",
-    "agent",
-    "agent_index",
-    "repeat",
-    "seed",
-    "prompt",
-    "vars",
-    "output",
-    "status",
-    "error",
-    "error_kind",
-    "score",
-    "passed",
-    "input_tokens",
-    "output_tokens",
-    "total_tokens",
-    "cost",
-    "latency_ms",
-    "steps",
-    "stop_reason",
-    "trajectory",
-    "trace",
-    "extra",
-    "started_at",
-    "ended_at",
-)
 RUN_JSON_COLUMNS = frozenset({"vars", "output", "trajectory", "trace", "extra"})
 _RUN_JSON_POSITIONS = tuple(i for i, name in enumerate(RUN_COLUMNS) if name in RUN_JSON_COLUMNS)
 
@@ -79,18 +48,22 @@ META_COLUMNS = (
 )
 
 
-def run_values(row: dict[str, Any]) -> tuple[Any, ...]:
-    """A `runs` row (as `encode_run` builds it) in `RUN_COLUMNS` order, JSON serialized."""
-    values = [row[name] for name in RUN_COLUMNS]
+def run_values(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A `runs` row (as `encode_run` builds it, in `RUN_COLUMNS` order) as an insert
+    binds it: its JSON columns serialized."""
+    values = list(row)
     for position in _RUN_JSON_POSITIONS:
         if values[position] is not None:
             values[position] = dump_json(values[position])
     return tuple(values)
 
 
-def run_key(row: dict[str, Any]) -> tuple[Any, ...]:
-    """The unique key of a `runs` row within its evaluation, in insert lock order."""
-    return row["case_id"], row["agent"], row["prompt_id"], row["repeat"]
+_KEY_ORDER = ("case_id", "agent", "prompt_id", "repeat")
+run_key: Callable[[tuple[Any, ...]], tuple[Any, ...]] = operator.itemgetter(
+    *(RUN_COLUMNS.index(name) for name in _KEY_ORDER)
+)
+"""The unique key of a `runs` row (`encode_run`'s values) within its evaluation, in
+insert lock order: case, agent, prompt, repeat."""
 
 
 InsertRows = Callable[[str, Sequence[str], list[tuple[Any, ...]], str], list[tuple[Any, ...]]]

@@ -23,6 +23,7 @@ answers `begin`, `flush` and `finish` with `("ok", runs_stored)`, `quarantines` 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import pickle
 import signal
@@ -42,6 +43,10 @@ if TYPE_CHECKING:  # the process starts before these load (see `StoreProcess`)
     from evals.model.triage import TriageAction
     from evals.store.codec import EncodedRun
 
+# What the harness's first message (`begin`: an EvaluationMeta, then the store to open)
+# needs, imported as the process starts, while the harness still loads the suite: the
+# harness waits for the answer to `begin` before its first run.
+_BEGIN_MODULES = ("evals.model.evaluation", "evals.store.sqlite_direct")
 # How often `add` looks whether the store process has failed.
 _CHECK_INTERVAL_S = 0.1
 # Runs that travel together at most, so the store process works while the harness does.
@@ -263,20 +268,21 @@ def _picklable(run: EncodedRun) -> EncodedRun:
     try:
         pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as exc:
-        row, _grades = run
+        from evals.store.codec import RunRow
+
         detail = f"{type(exc).__name__}: {exc}"[:500]
-        return {
-            **row,
-            "output": None,
-            "trajectory": None,
-            "trace": None,
-            "extra": None,
-            "status": "error",
-            "error_kind": "malformed",
-            "error": f"malformed agent response: the run cannot be stored ({detail})",
-            "score": None,
-            "passed": None,
-        }, []
+        row = RunRow._make(run[0])._replace(
+            output=None,
+            trajectory=None,
+            trace=None,
+            extra=None,
+            status="error",
+            error_kind="malformed",
+            error=f"malformed agent response: the run cannot be stored ({detail})",
+            score=None,
+            passed=None,
+        )
+        return tuple(row), []
     return run
 
 
@@ -357,6 +363,8 @@ def serve(
     needed (the suite was invalid) leaves no database behind. A rider works on its runs
     only while no message waits and no batch is due.
     """
+    for module in _BEGIN_MODULES:
+        importlib.import_module(module)
     settle_long_lived()  # the modules' objects are never garbage here
     inbox = Inbox(source)
     store: RunStore | None = None

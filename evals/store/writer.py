@@ -20,8 +20,8 @@ from sqlalchemy.types import TypeEngine
 
 from evals.model.results import RunRecord
 from evals.store import sqlite_direct
-from evals.store.codec import GRADE_COLUMNS, EncodedRun, encode_run
-from evals.store.layout import RUN_COLUMNS, store_runs
+from evals.store.codec import GRADE_COLUMNS, RUN_COLUMNS, EncodedRun, encode_run
+from evals.store.layout import store_runs
 from evals.store.schema import grades, runs
 
 

@@ -266,6 +266,36 @@ def test_the_statistics_load_after_the_runs_only_while_the_store_process_writes_
     assert order == (["runs done", "load"] if rider else ["load", "runs done"])
 
 
+def test_the_report_is_asked_for_before_the_terminal_summary_loads(
+    write_suite, tmp_path, monkeypatch
+):
+    """The store process writes the report while the harness imports and prints its
+    summary, instead of after."""
+    import evals.reports
+    from evals.cli import main
+
+    order: list[str] = []
+    send_finish = ReportProcess.send_finish
+    lazy = evals.reports.__getattr__
+
+    def sending(self, result):
+        order.append("report")
+        send_finish(self, result)
+
+    def loading(name):
+        order.append(name)
+        return lazy(name)
+
+    monkeypatch.setattr(ReportProcess, "send_finish", sending)
+    monkeypatch.setattr(evals.reports, "__getattr__", loading)
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    out = tmp_path / "out.json"
+    arguments = ["run", str(write_suite(SUITE)), "-o", str(out), "--no-progress", "--store", store]
+    assert main(arguments) in (0, 1, 100)  # a verdict, not an input error
+    assert order[:2] == ["report", "render_terminal"]
+    assert json.loads(out.read_text(encoding="utf-8"))["results"]["results"]
+
+
 def test_the_report_names_the_installed_version_of_evals() -> None:
     from importlib import metadata
 

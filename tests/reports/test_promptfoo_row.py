@@ -30,19 +30,25 @@ from evals.reports.promptfoo_row import (
     grade_dicts,
     row_id,
 )
-from evals.store.codec import encode_run
+from evals.store.codec import EncodedRun, RunRow, encode_run
 from tests.store.test_store_properties import records
 
 COLUMN = {"index": 1, "label": "p", "promptId": "abc", "provider": {"id": "echo", "label": "e"}}
 TEST = {"description": None, "vars": {}, "assert": [], "options": {}, "metadata": {"m": 1}}
 
 
+def _read(encoded: EncodedRun) -> tuple[RunRow, list[tuple[Any, ...]]]:
+    """An encoded run as the report reads it: its row by name, and its grade rows."""
+    values, grade_rows = encoded
+    return RunRow._make(values), grade_rows
+
+
 @pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(record=records)
 def test_the_grade_tree_is_the_records(record: RunRecord) -> None:
-    run, grade_rows = encode_run("ev", record)
-    details = (run["extra"] or {}).get("grade_details")
+    run, grade_rows = _read(encode_run("ev", record))
+    details = (run.extra or {}).get("grade_details")
     expected = record.grade.to_dict() if record.grade is not None else None
     assert grade_dicts(grade_rows, details) == expected
 
@@ -50,7 +56,7 @@ def test_the_grade_tree_is_the_records(record: RunRecord) -> None:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(record=records)
 def test_the_row_says_what_the_record_says(record: RunRecord) -> None:
-    row = encoded_row(encode_run("ev", record), COLUMN, TEST, "ev")
+    row = encoded_row(*_read(encode_run("ev", record)), COLUMN, TEST, "ev")
     response = record.response
     reason = failure_code(record.status)
     assert row["failureReason"] == reason
@@ -101,7 +107,7 @@ def test_the_row_says_what_the_record_says(record: RunRecord) -> None:
 def test_a_merged_row_keeps_both_latencies(record: RunRecord) -> None:
     """A JSON shard's row gives back the harness's wall time and the reported latency,
     though its `latencyMs` is the reported one when there is one."""
-    row = encoded_row(encode_run("ev", record), COLUMN, TEST, "ev")
+    row = encoded_row(*_read(encode_run("ev", record)), COLUMN, TEST, "ev")
     merged = record_from_row(json.loads(json.dumps(row)))
     assert merged.latency_ms == record.latency_ms
     if not (record.status == "error" and record.response.output is None):
@@ -124,7 +130,7 @@ def _grade_tree(score: float) -> RunRecord:
 
 def test_a_nan_score_reaches_the_row_and_the_column_as_nan() -> None:
     """promptfoo's row carries NaN (its output file writes null); the column's score too."""
-    row = encoded_row(encode_run("ev", _grade_tree(math.nan)), COLUMN, TEST, "ev")
+    row = encoded_row(*_read(encode_run("ev", _grade_tree(math.nan))), COLUMN, TEST, "ev")
     assert math.isnan(row["score"])
     assert math.isnan(row["gradingResult"]["score"])
     assert math.isnan(row["gradingResult"]["componentResults"][0]["score"])
@@ -134,7 +140,7 @@ def test_a_nan_score_reaches_the_row_and_the_column_as_nan() -> None:
 
 
 def test_an_infinite_score_reaches_the_row() -> None:
-    row = encoded_row(encode_run("ev", _grade_tree(math.inf)), COLUMN, TEST, "ev")
+    row = encoded_row(*_read(encode_run("ev", _grade_tree(math.inf))), COLUMN, TEST, "ev")
     assert row["score"] == math.inf == row["gradingResult"]["componentResults"][0]["score"]
 
 

@@ -27,12 +27,11 @@ from evals.model.results import RunRecord
 from evals.model.summary import GateReport, Summary
 from evals.model.triage import TriageAction
 from evals.store import Store, open_store
-from evals.store.codec import encode_run
+from evals.store.codec import RUN_COLUMNS, RunRow, encode_run
 from evals.store.jsontype import JsonDocument
 from evals.store.layout import (
     EVALUATION_JSON_COLUMNS,
     META_COLUMNS,
-    RUN_COLUMNS,
     RUN_JSON_COLUMNS,
     SCHEMA_VERSION,
 )
@@ -234,7 +233,7 @@ def test_a_failed_transaction_leaves_nothing_behind(tmp_path: Path) -> None:
     direct.create_evaluation(meta)
     records = make_records(cases=2, repeats=2)
     good = [encode_run(meta.id, r) for r in records]
-    bad_row = {**good[-1][0], "status": "maybe", "repeat": 99}  # fails the status check
+    bad_row = tuple(RunRow._make(good[-1][0])._replace(status="maybe", repeat=99))  # no status
     with pytest.raises(sqlite3.IntegrityError):
         direct.add_encoded([*good, (bad_row, good[-1][1])])
     assert direct.add_encoded(good) == len(good)  # the failed batch stored none of them

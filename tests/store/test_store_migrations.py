@@ -9,7 +9,7 @@ from sqlalchemy import insert, inspect
 
 from evals.model.errors import HarnessFault, SuiteError
 from evals.store import open_store
-from evals.store.codec import encode_run
+from evals.store.codec import RunRow, encode_run
 from evals.store.engine import create_store_engine
 from evals.store.layout import SCHEMA_VERSION
 from evals.store.location import resolve_url
@@ -61,7 +61,8 @@ def _write_version_1_store(url: str) -> None:
             )
         )
         connection.execute(
-            insert(schema_v1.runs), [encode_run("ev-1", r)[0] for r in make_records(3, 2)]
+            insert(schema_v1.runs),
+            [RunRow._make(encode_run("ev-1", r)[0])._asdict() for r in make_records(3, 2)],
         )
     engine.dispose()
 

@@ -109,6 +109,27 @@ def test_a_process_started_and_not_used_leaves_no_database(tmp_path: Path) -> No
     assert not database.exists()
 
 
+def test_what_begin_needs_is_loaded_before_the_first_message_comes() -> None:
+    """The store process imports the model and the SQLite writer while the harness still
+    loads the suite, so the answer to `begin`, awaited before the first run, waits on
+    neither."""
+    probe = (
+        "import os, sys\n"
+        "from evals.store import process\n"
+        "wanted = ('evals.model.evaluation', 'evals.store.sqlite_direct')\n"
+        "print(all(name in sys.modules for name in wanted))\n"
+        "read, write = os.pipe()\n"
+        "os.close(write)\n"
+        "process.serve(None, read, sys.stdout.buffer, 256, 0.25)\n"
+        "print(all(name in sys.modules for name in wanted))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+
+    assert done.stdout.split() == ["False", "True"]
+
+
 def test_a_process_never_asked_to_begin_is_ended_on_close_not_awaited(tmp_path: Path) -> None:
     """The harness does not wait for an unused store process to finish importing SQLAlchemy
     (an invalid suite exits at once); one that began is let finish instead."""

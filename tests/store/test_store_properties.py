@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 
 from hypothesis import HealthCheck, given, settings
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.model.trajectory import Step
 from evals.store import Store
-from evals.store.codec import encode_run
+from evals.store.codec import RunRow, encode_run
 from tests.store.records import make_meta
 
 # Text columns hold UTF-8: no lone surrogates, and on PostgreSQL no NUL characters.
@@ -118,6 +119,44 @@ def test_any_record_round_trips(store: Store, record: RunRecord) -> None:
     assert store.load_runs(evaluation_id) == [record]
 
 
+@settings(max_examples=200, deadline=None)
+@given(record=records)
+def test_each_value_of_the_run_row_is_the_field_it_is_named_after(record: RunRecord) -> None:
+    """`encode_run` builds the row's values in place order; read by name, each is the
+    record's own (the columns the round trip does not read back included)."""
+    values, _ = encode_run("ev", record)
+    row = RunRow._make(values)
+    response, grade = record.response, record.grade
+    usage = response.token_usage
+
+    def tokens(name: str) -> int | None:
+        value = usage.get(name)
+        return int(value) if isinstance(value, int | float) else None
+
+    assert row.evaluation_id == "ev"
+    assert (row.prompt_id, row.case_id, row.agent, row.repeat) == record.key.as_tuple()
+    assert (row.case_index, row.prompt_index, row.agent_index, row.seed) == (
+        record.case_index,
+        record.prompt_index,
+        record.agent_index,
+        record.seed,
+    )
+    assert (row.prompt, row.vars, row.status) == (record.prompt, record.vars or None, record.status)
+    assert (row.error, row.error_kind) == (record.error, record.error_kind)
+    assert row.output is response.output
+    assert row.passed == (None if grade is None else grade.passed)
+    assert row.score == (None if grade is None or math.isnan(grade.score) else grade.score)
+    assert (row.input_tokens, row.output_tokens) == (tokens("prompt"), tokens("completion"))
+    assert (row.total_tokens, row.cost) == (record.total_tokens, response.cost)
+    assert (row.latency_ms, row.started_at, row.ended_at) == (
+        record.latency_ms,
+        record.started_at,
+        record.ended_at,
+    )
+    assert (row.steps, row.stop_reason) == (len(response.trajectory), response.stop_reason)
+    assert row.trace == (response.trace or None)
+
+
 def _preorder(grade: Grade | None) -> list[tuple[Grade, int | None]]:
     """A grade tree's nodes in pre-order with their parents' positions, by recursion."""
     nodes: list[tuple[Grade, int | None]] = []
@@ -152,7 +191,7 @@ def test_grade_rows_and_details_follow_the_tree_in_preorder(record: RunRecord) -
     verdicts = [(node.passed, node.score, node.reason) for node, _ in nodes]
     assert [values[3:6] for values in grade_rows] == verdicts
     details = [_detail(node) for node, _ in nodes]
-    stored = (row["extra"] or {}).get("grade_details")
+    stored = (RunRow._make(row).extra or {}).get("grade_details")
     assert stored == (details if any(details) else None)
 
 
@@ -164,7 +203,6 @@ def test_non_finite_scores_round_trip_and_leave_the_score_columns_valid(store: S
     """A check may score NaN or an infinity (a javascript check returning NaN): the grade
     tree reads back with them, and the run's score column holds no NaN."""
     import dataclasses
-    import math
 
     from tests.store.records import make_record
 
@@ -177,7 +215,7 @@ def test_non_finite_scores_round_trip_and_leave_the_score_columns_valid(store: S
     grade = Grade(False, nan, "Custom function returned false\nNaN", component_results=children)
     record = dataclasses.replace(make_record(0, 0, 0), grade=grade, status="fail")
     row, grade_rows = encode_run("ev", record)
-    assert row["score"] is None
+    assert RunRow._make(row).score is None
     assert all(math.isfinite(values[4]) or values[4] == inf for values in grade_rows)
 
     evaluation_id = uuid.uuid4().hex
