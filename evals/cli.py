@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from evals.model.ci import CiOutcome
     from evals.model.evaluation import EvaluationResult
     from evals.model.options import RunOptions
-    from evals.model.protocols import ReportSink
+    from evals.model.protocols import ReportSink, StoreSink
     from evals.model.suite import Suite
     from evals.reports.json_stream import ReportProcess
     from evals.store.process import StoreProcess
@@ -249,7 +249,7 @@ def _run(
     if args.until_decided:
         return _run_staged(suite, options, args)
     result = run_evaluation(suite, options)
-    return _finish(result, args, report_process)
+    return _finish(result, args, report_process, store_process)
 
 
 def _run_adaptive(
@@ -266,7 +266,7 @@ def _run_adaptive(
         config, args.adaptive, args.look_every, args.pass_reach, args.budget_runs, args.budget_cost
     )
     adaptive = run_adaptive(suite, options, design, args.shard_wait)
-    code = _finish(adaptive.result, args, report_process)
+    code = _finish(adaptive.result, args, report_process, options.store_process)
     if not args.quiet:
         print(adaptive.describe())
     return code
@@ -277,7 +277,7 @@ def _run_staged(suite: Suite, options: RunOptions, args: argparse.Namespace) -> 
     from evals.pipeline.staged import run_until_decided
 
     staged = run_until_decided(suite, options, args.until_decided)
-    code = _finish(staged.result, args, options.report_process)
+    code = _finish(staged.result, args, options.report_process, options.store_process)
     if not args.quiet:
         print(staged.describe())
     return code
@@ -328,11 +328,15 @@ def _check_outputs(outputs: Sequence[str] | None) -> list[str]:
 
 
 def _finish(
-    result: EvaluationResult, args: argparse.Namespace, report_process: ReportSink | None = None
+    result: EvaluationResult,
+    args: argparse.Namespace,
+    report_process: ReportSink | None = None,
+    store_process: StoreSink | None = None,
 ) -> int:
     """Write the reports (a report process finishes the JSON report it streamed, alongside
     the other reports and the terminal summary), print the verdict, and return the exit
-    code."""
+    code. The store process is let go at the end: it closes the database while this
+    process frees the evaluation's objects on its way out."""
     streamed = []
     if report_process is not None:  # written by its process while this one goes on
         report_process.send_finish(result)
@@ -347,6 +351,8 @@ def _finish(
         render_terminal(result)
     if report_process is not None:
         report_process.await_finish()
+    if store_process is not None:  # nothing more to store
+        store_process.release()
     for out in args.output or []:
         print(f"wrote {out}", file=sys.stderr)
     if getattr(args, "cache", False):

@@ -94,8 +94,13 @@ class StoreSink(Protocol):
         call or `close`)."""
         ...
 
+    def release(self) -> None:
+        """Let the sink finish what it holds without waiting for it (`close` waits);
+        nothing more is sent afterwards."""
+        ...
+
     def close(self) -> None:
-        """Release the sink."""
+        """Release the sink and wait until it is done."""
         ...
 
     def tee(self, receiver: Callable[[bytes], None] | None) -> None:

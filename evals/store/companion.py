@@ -119,6 +119,7 @@ class Companion:
         self._answers = Inbox(self.process.stdout.fileno())  # type: ignore[union-attr]
         self.failure: str | None = None
         self._written = False
+        self._released = False
         self._closed = False
 
     def write(self, framed: bytes) -> None:
@@ -173,21 +174,29 @@ class Companion:
             )
         raise HarnessFault(self.failure)
 
-    def close(self) -> None:
-        """Close the child's input (it finishes what it holds and exits) and wait for it.
+    def release(self) -> None:
+        """Close the child's input: it finishes what it holds and exits, while the harness
+        goes on (`close` waits for the exit).
 
         A child never sent a message (the suite was invalid, or loading it was
         interrupted) holds nothing: it is killed instead, so the harness exits at once
         rather than wait for the child to finish importing what it would have needed.
         """
-        if self._closed:
+        if self._released:
             return
-        self._closed = True
+        self._released = True
         if not self._written:
             with contextlib.suppress(OSError):
                 self.process.kill()
         with contextlib.suppress(OSError):
             self.process.stdin.close()  # type: ignore[union-attr]
+
+    def close(self) -> None:
+        """`release` the child and wait for it to exit."""
+        if self._closed:
+            return
+        self._closed = True
+        self.release()
         self.process.wait()
         self.process.stdout.close()  # type: ignore[union-attr]
         self._errors.close()

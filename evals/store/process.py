@@ -86,6 +86,7 @@ class StoreProcess:
         self._outbox: list[EncodedRun] = []
         self._send_scheduled = False
         self._next_check = 0.0
+        self._released = False
         self._closed = False
         self._tee: Callable[[bytes], None] | None = None
         self._unread = 0  # answers to posted messages not read yet, oldest first
@@ -233,12 +234,14 @@ class StoreProcess:
         """Store the runs handed over so far and mark evaluation `meta` interrupted."""
         self._request(("interrupted", meta))
 
-    def close(self) -> None:
-        """Let the store process store what it holds and exit; wait for it (one never sent
-        anything holds nothing and is ended at once)."""
-        if self._closed:
+    def release(self) -> None:
+        """Let the store process store what it holds and exit, without waiting for the exit
+        (`close` waits): it closes the database while the harness frees its evaluation.
+        Nothing may be sent afterwards. One never sent anything holds nothing and is ended
+        at once."""
+        if self._released:
             return
-        self._closed = True
+        self._released = True
         with contextlib.suppress(HarnessFault):
             self.send()
         try:
@@ -246,6 +249,16 @@ class StoreProcess:
             # after it are not read: nothing more is sent to a failed process) is not again.
             if self._child.failure is None:
                 self._read_unread()
+        finally:
+            self._child.release()
+
+    def close(self) -> None:
+        """`release` the store process and wait for it to exit."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.release()
         finally:
             self._child.close()
 

@@ -266,33 +266,36 @@ def test_the_statistics_load_after_the_runs_only_while_the_store_process_writes_
     assert order == (["runs done", "load"] if rider else ["load", "runs done"])
 
 
-def test_the_report_is_asked_for_before_the_terminal_summary_loads(
+def test_the_end_of_a_run_overlaps_the_store_process_work_with_the_harness(
     write_suite, tmp_path, monkeypatch
 ):
     """The store process writes the report while the harness imports and prints its
-    summary, instead of after."""
+    summary, and closes the database while the harness frees the evaluation (it is let go
+    once the report is written, not waited for until the harness is done)."""
     import evals.reports
     from evals.cli import main
 
     order: list[str] = []
-    send_finish = ReportProcess.send_finish
     lazy = evals.reports.__getattr__
 
-    def sending(self, result):
-        order.append("report")
-        send_finish(self, result)
+    def noting(name, method):
+        def noted(*args):
+            order.append(name)
+            return method(*args)
 
-    def loading(name):
-        order.append(name)
-        return lazy(name)
+        return noted
 
-    monkeypatch.setattr(ReportProcess, "send_finish", sending)
-    monkeypatch.setattr(evals.reports, "__getattr__", loading)
+    monkeypatch.setattr(evals.reports, "__getattr__", noting("import", lazy))
+    monkeypatch.setattr(ReportProcess, "send_finish", noting("report", ReportProcess.send_finish))
+    monkeypatch.setattr(ReportProcess, "await_finish", noting("wait", ReportProcess.await_finish))
+    monkeypatch.setattr(StoreProcess, "release", noting("release", StoreProcess.release))
+    monkeypatch.setattr(StoreProcess, "close", noting("close", StoreProcess.close))
     store = f"sqlite:///{tmp_path / 'r.db'}"
     out = tmp_path / "out.json"
     arguments = ["run", str(write_suite(SUITE)), "-o", str(out), "--no-progress", "--store", store]
     assert main(arguments) in (0, 1, 100)  # a verdict, not an input error
-    assert order[:2] == ["report", "render_terminal"]
+    assert order.index("report") < order.index("import")  # the summary's modules, rich
+    assert order.index("wait") < order.index("release") < order.index("close")
     assert json.loads(out.read_text(encoding="utf-8"))["results"]["results"]
 
 

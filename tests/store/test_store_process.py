@@ -93,6 +93,41 @@ def test_a_failed_batch_is_reported_to_the_harness(sqlite_url: str) -> None:
     store.close()
 
 
+def test_a_released_store_process_stores_everything_and_exits_without_being_waited_for(
+    sqlite_url: str,
+) -> None:
+    """`release` hands over the last runs and closes the pipe; the process stores them and
+    exits on its own while the harness goes on, and `close` then only collects it."""
+    records = make_records(cases=4, repeats=2)
+    store = StoreProcess(sqlite_url)
+    store.begin(make_meta("ev-released"), create=True)
+    for record in records:
+        store.add(record)
+    store.release()
+
+    assert store._child.process.wait(timeout=60) == 0  # no close: it ends by itself
+    store.close()
+    reader = open_store(sqlite_url)
+    assert len(reader.load_runs("ev-released")) == len(records)
+    reader.close()
+
+
+def test_a_failure_is_raised_by_release_and_not_again_by_close(sqlite_url: str) -> None:
+    store = StoreProcess(sqlite_url)
+    store.post_begin(make_meta("no-such-evaluation"), create=False)
+    store.add(make_record(0, 0, 0))
+    store.finish(
+        make_meta("no-such-evaluation"),
+        Summary("s", None, "f", 0.95, [], [], [], None),
+        GateReport(gates=[]),
+    )
+
+    with pytest.raises(HarnessFault, match="storing runs failed"):
+        store.release()
+    store.close()
+    assert store._child.process.returncode is not None
+
+
 def test_an_unreachable_store_stops_the_evaluation_at_begin(tmp_path: Path) -> None:
     store = StoreProcess("postgresql+psycopg://nobody@127.0.0.1:9/none")
 
