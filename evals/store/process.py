@@ -43,10 +43,6 @@ if TYPE_CHECKING:  # the process starts before these load (see `StoreProcess`)
     from evals.model.triage import TriageAction
     from evals.store.codec import EncodedRun
 
-# What the harness's first message (`begin`: an EvaluationMeta, then the store to open)
-# needs, imported as the process starts, while the harness still loads the suite: the
-# harness waits for the answer to `begin` before its first run.
-_BEGIN_MODULES = ("evals.model.evaluation", "evals.store.sqlite_direct")
 # How often `add` looks whether the store process has failed.
 _CHECK_INTERVAL_S = 0.1
 # Runs that travel together at most, so the store process works while the harness does.
@@ -362,6 +358,19 @@ def open_run_store(url: str | None) -> RunStore:
     return open_store(resolved)
 
 
+def _load_for_begin(url: str | None) -> None:
+    """Import what the harness's first message needs (`begin`: an EvaluationMeta, then the
+    store at `url` to open: SQLAlchemy too for a store that is not a SQLite file) as the
+    process starts, while the harness still loads the suite: the harness waits for the
+    answer to `begin` before its first run."""
+    for module in ("evals.model.evaluation", "evals.store.sqlite_direct"):
+        importlib.import_module(module)
+    from evals.store.location import resolve_url, sqlite_file
+
+    if sqlite_file(resolve_url(url)) is None:
+        importlib.import_module("evals.store.store")
+
+
 def serve(
     url: str | None,
     source: int,
@@ -376,15 +385,14 @@ def serve(
     needed (the suite was invalid) leaves no database behind. A rider works on its runs
     only while no message waits and no batch is due.
     """
-    for module in _BEGIN_MODULES:
-        importlib.import_module(module)
-    settle_long_lived()  # the modules' objects are never garbage here
     inbox = Inbox(source)
     store: RunStore | None = None
     pending: list[EncodedRun] = []
     stored = 0
     deadline = 0.0
     try:
+        _load_for_begin(url)
+        settle_long_lived()  # the modules' objects are never garbage here
         while True:
             timeout = max(0.0, deadline - time.monotonic()) if pending else None
             if rider is not None and rider.behind and timeout != 0.0:

@@ -144,25 +144,40 @@ def test_a_process_started_and_not_used_leaves_no_database(tmp_path: Path) -> No
     assert not database.exists()
 
 
-def test_what_begin_needs_is_loaded_before_the_first_message_comes() -> None:
-    """The store process imports the model and the SQLite writer while the harness still
-    loads the suite, so the answer to `begin`, awaited before the first run, waits on
-    neither."""
+@pytest.mark.parametrize(
+    ("url", "sqlalchemy"),
+    [("", False), ("postgresql+psycopg://nobody@127.0.0.1:9/none", True)],
+    ids=["sqlite", "postgresql"],
+)
+def test_what_begin_needs_is_loaded_before_the_first_message_comes(
+    url: str, sqlalchemy: bool, tmp_path: Path
+) -> None:
+    """The store process imports the model and the store's writer (SQLAlchemy's for a store
+    that is not a SQLite file) while the harness still loads the suite, so the answer to
+    `begin`, awaited before the first run, waits on none of them."""
     probe = (
         "import os, sys\n"
         "from evals.store import process\n"
         "wanted = ('evals.model.evaluation', 'evals.store.sqlite_direct')\n"
-        "print(all(name in sys.modules for name in wanted))\n"
+        "def loaded():\n"
+        "    print(all(name in sys.modules for name in wanted), 'sqlalchemy' in sys.modules)\n"
+        "loaded()\n"
         "read, write = os.pipe()\n"
         "os.close(write)\n"
-        "process.serve(None, read, sys.stdout.buffer, 256, 0.25)\n"
-        "print(all(name in sys.modules for name in wanted))\n"
+        f"process.serve({url!r} or None, read, sys.stdout.buffer, 256, 0.25)\n"
+        "loaded()\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        cwd=tmp_path,
     )
 
-    assert done.stdout.split() == ["False", "True"]
+    assert done.stdout.split() == ["False", "False", "True", str(sqlalchemy)]
+    assert not (tmp_path / ".evals").exists()  # nothing opened before `begin`
 
 
 def test_a_process_never_asked_to_begin_is_ended_on_close_not_awaited(tmp_path: Path) -> None:
