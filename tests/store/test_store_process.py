@@ -128,6 +128,33 @@ def test_a_failure_is_raised_by_release_and_not_again_by_close(sqlite_url: str) 
     assert store._child.process.returncode is not None
 
 
+def test_a_run_the_pipe_cannot_carry_is_stored_as_a_malformed_error_row(sqlite_url: str) -> None:
+    """A run whose response holds an object pickle refuses is stored as an error row (its
+    output and grades dropped); the other runs of its batch are stored as they are."""
+    import dataclasses
+    import threading
+
+    good = make_record(0, 0, 0)
+    bad = make_record(1, 0, 0)
+    bad = dataclasses.replace(
+        bad, response=dataclasses.replace(bad.response, metadata={"lock": threading.Lock()})
+    )
+    store = StoreProcess(sqlite_url)
+    store.begin(make_meta("ev-odd"), create=True)
+    store.add_group([good, bad])
+    assert store.flush() == 2
+    store.close()
+
+    reader = open_store(sqlite_url)
+    loaded = {record.key.case_id: record for record in reader.load_runs("ev-odd")}
+    reader.close()
+    assert loaded[good.key.case_id] == good
+    stored = loaded[bad.key.case_id]
+    assert (stored.status, stored.error_kind, stored.grade) == ("error", "malformed", None)
+    assert "the run cannot be stored (TypeError" in (stored.error or "")
+    assert (stored.key, stored.seed, stored.prompt) == (bad.key, bad.seed, bad.prompt)
+
+
 def test_an_unreachable_store_stops_the_evaluation_at_begin(tmp_path: Path) -> None:
     store = StoreProcess("postgresql+psycopg://nobody@127.0.0.1:9/none")
 
