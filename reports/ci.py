@@ -1,10 +1,13 @@
 """The Markdown of a CI job: the step summary, and the sticky pull-request comment.
 
-Both lead with the job's verdict and the notes of `CiOutcome` (where the baseline came
-from, what changed, what the gate can detect), then the regressions (suite, tags and
-cases whose verdict is a regression), then each comparison's Markdown report (gates,
-regressions, improvements, cost) one heading level down. The comment
-starts with `COMMENT_MARKER`, by which the workflow finds and edits its own comment
+The first line names the verdict and what decided it ("❌ FAIL: tag `units` −45.2 pp
+(7 cases); 3 P0 case(s) below tolerance"), so a notification or a glance at the pull
+request says it all; a few short lines follow (what was compared, where main's runs came
+from, the cases the pull request added or changed with their pass rates); everything
+else (the notes, the regressions, each comparison's full report) is folded below. A job
+that could not decide (exit 2 or 3) still writes a short comment saying what went wrong
+and what to do, so a stale verdict never stays on the pull request. The comment ends
+with `COMMENT_MARKER`, by which the publishing job finds and edits its own comment
 instead of adding one per push.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 from evals.model.ci import CiOutcome
 from evals.model.evaluation import EvaluationResult
+from evals.model.summary import CaseAgentStats, Comparison
 from evals.reports import text
 from evals.reports.markdown import render_markdown
 from evals.reports.view import regressions
@@ -19,23 +23,136 @@ from evals.reports.view import regressions
 COMMENT_MARKER = "<!-- evals-ci: pull request verdict -->"
 # GitHub refuses comments longer than 65536 characters.
 COMMENT_LIMIT = 65_000
+# Findings named on the first line before "… N more".
+HEADLINE_ITEMS = 4
 
-_LABELS = {"pass": "PASS", "fail": "FAIL", "undetermined": "UNDETERMINED"}
+_LABELS = {"pass": "PASS", "fail": "FAIL", "undetermined": "UNDETERMINED", "error": "ERROR"}
+_COMPARATIVE = ("regression", "p0_regressions", "cost_ratio", "latency_ratio")
+
+
+def _tolerance(result: EvaluationResult) -> float:
+    config = result.gate_config
+    return config.max_regression if config.max_regression is not None else config.margin
+
+
+def _is_comparative(name: str) -> bool:
+    return name.split("[", 1)[0] in _COMPARATIVE
+
+
+def _failed_gates(result: EvaluationResult) -> list[str]:
+    """The blocking gates that failed on the candidate's own numbers (pass rate, errors,
+    policy, budgets), as short findings."""
+    found = []
+    for gate in result.gates.gates:
+        if not gate.blocking or gate.status != "fail" or _is_comparative(gate.name):
+            continue
+        measured = gate.measured
+        shown = text.percent(measured) if measured is not None and measured <= 1 else measured
+        found.append(f"`{gate.name}` failed ({shown})" if shown is not None else gate.name)
+    return found
+
+
+def _tag_findings(comparison: Comparison, tolerance: float) -> list[str]:
+    """Tags that regressed, or dropped beyond the tolerance without a decision."""
+    found = []
+    for group in sorted(comparison.tags, key=lambda g: g.difference or 0.0):
+        if group.difference is None:
+            continue
+        if group.verdict == "regression":
+            found.append(
+                f"tag `{group.group}` {text.points(group.difference)} ({group.cases} cases)"
+            )
+        elif group.difference < -tolerance and group.verdict != "improvement":
+            found.append(
+                f"tag `{group.group}` {text.points(group.difference)} ({group.cases} cases, "
+                "not decided)"
+            )
+    return found
+
+
+def _p0_below(comparison: Comparison, tolerance: float) -> int:
+    return sum(
+        1
+        for case in comparison.cases
+        if case.priority == "P0" and case.difference is not None and case.difference < -tolerance
+    )
+
+
+def findings(result: EvaluationResult) -> list[str]:
+    """What a reader must know first about one comparison: failed gates on the candidate's
+    own numbers, regressed (or undecided, dropping) tags, P0 cases below tolerance,
+    regressed cases outside the named tags, and a suite-wide regression when no tag
+    says more."""
+    found = _failed_gates(result)
+    comparison = result.summary.comparison
+    if comparison is None:
+        return found
+    tolerance = _tolerance(result)
+    tags = _tag_findings(comparison, tolerance)
+    found += tags
+    p0 = _p0_below(comparison, tolerance)
+    if p0:
+        found.append(f"{p0} P0 case(s) below tolerance")
+    named = {g.group for g in comparison.tags if g.verdict == "regression"}
+    cases = [c for c in regressions(result) if not set(c.tags) & named]
+    if cases:
+        shown = ", ".join(f"`{c.case_id}`" for c in cases[:3])
+        more = f" and {len(cases) - 3} more" if len(cases) > 3 else ""
+        found.append(f"{len(cases)} case(s) regressed: {shown}{more}")
+    overall = comparison.overall
+    if not tags and overall.verdict == "regression":
+        found.append(f"suite {text.points(overall.difference)} ({overall.cases} cases)")
+    return found
+
+
+def _changed_cases(outcome: CiOutcome, result: EvaluationResult) -> list[str]:
+    """The cases the pull request added or changed, with the head's pass rate on each."""
+    candidate = result.summary.comparison.candidate if result.summary.comparison else None
+    stats: dict[str, CaseAgentStats] = {
+        s.case_id: s for s in result.summary.case_stats if s.agent == candidate
+    }
+    lines = []
+    for what, ids in (("new", outcome.added_cases), ("changed", outcome.changed_cases)):
+        for case_id in ids:
+            row = stats.get(case_id)
+            if row is None:
+                continue
+            lines.append(
+                f"{what} case `{case_id}`: {text.count(row.passes, row.counted)} passed "
+                f"({text.percent(row.pass_rate)})"
+            )
+    return lines
+
+
+def headline(outcome: CiOutcome) -> str:
+    """The first line: the verdict, then what decided it (the findings of every
+    comparison, at most `HEADLINE_ITEMS` of them), or the error that stopped the job."""
+    icon = text.GATE_ICONS.get(outcome.verdict, "❌")
+    label = _LABELS.get(outcome.verdict, outcome.verdict.upper())
+    what = "pull request" if outcome.kind == "pr" else "nightly"
+    if outcome.verdict == "error":
+        return f"{icon} evals {what}: {label} (exit {outcome.exit_code}): {outcome.title}"
+    found: list[str] = []
+    for result in outcome.results:
+        for finding in findings(result):
+            if finding not in found:
+                found.append(finding)
+    if outcome.verdict == "pass" and not found:
+        shown = outcome.results[-1] if outcome.results else None
+        comparison = shown.summary.comparison if shown is not None else None
+        if comparison is not None:
+            overall = comparison.overall
+            found.append(
+                f"no regression ({text.percent(overall.baseline_rate)} → "
+                f"{text.percent(overall.candidate_rate)}, {text.points(overall.difference)})"
+            )
+    if len(found) > HEADLINE_ITEMS:
+        found = [*found[:HEADLINE_ITEMS], f"… {len(found) - HEADLINE_ITEMS} more below"]
+    return f"{icon} evals {what}: {label}" + (f": {'; '.join(found)}" if found else "")
 
 
 def _demoted(markdown: str) -> list[str]:
     return [f"#{line}" if line.startswith("#") else line for line in markdown.splitlines()]
-
-
-def _heading(outcome: CiOutcome) -> list[str]:
-    icon = text.GATE_ICONS.get(outcome.verdict, "⚠️")
-    label = _LABELS.get(outcome.verdict, outcome.verdict.upper())
-    what = "pull request" if outcome.kind == "pr" else "nightly"
-    lines = [f"## {icon} evals {what}: {label} · `{outcome.suite_id}`", ""]
-    if outcome.title:
-        lines += [outcome.title, ""]
-    lines += [f"- {note}" for note in outcome.notes]
-    return lines
 
 
 def _regressions(result: EvaluationResult) -> list[str]:
@@ -59,8 +176,7 @@ def _regressions(result: EvaluationResult) -> list[str]:
     ]
     if not lines:
         return []
-    _, candidate = comparison.baseline, comparison.candidate
-    return ["", f"### Regressions of {candidate}", "", *lines]
+    return ["", f"### Regressions of {comparison.candidate}", "", *lines]
 
 
 def _links(outcome: CiOutcome) -> list[str]:
@@ -72,21 +188,63 @@ def _links(outcome: CiOutcome) -> list[str]:
     return ["", " · ".join(links)] if links else []
 
 
-def render_ci_summary(outcome: CiOutcome) -> str:
-    """The job summary: verdict, notes, every comparison's report, links."""
-    lines = _heading(outcome)
+def _top(outcome: CiOutcome) -> list[str]:
+    """The part above the fold: headline, what was compared, the key notes, the changed
+    cases."""
+    lines = [f"### {headline(outcome)}", ""]
+    if outcome.verdict == "error":
+        return [*lines, *(f"- {note}" for note in outcome.notes)]
+    if outcome.title:
+        lines += [outcome.title, ""]
+    lines += [f"- {note}" for note in outcome.key_notes]
+    for result in outcome.results:
+        lines += [f"- {line}" for line in _changed_cases(outcome, result)]
+    return lines
+
+
+def _details(outcome: CiOutcome) -> list[str]:
+    if outcome.verdict == "error":
+        return []
+    lines = [f"- {note}" for note in outcome.notes if note not in outcome.key_notes]
     for result in outcome.results:
         lines += _regressions(result)
     for result in outcome.results:
         lines += ["", *_demoted(render_markdown(result))]
+    return lines
+
+
+def render_ci_summary(outcome: CiOutcome) -> str:
+    """The job summary: the headline and key lines, then every note, the regressions and
+    each comparison's report, then links."""
+    lines = _top(outcome)
+    details = _details(outcome)
+    if details:
+        lines += ["", *details]
     lines += _links(outcome)
     return "\n".join(lines) + "\n"
 
 
 def render_ci_comment(outcome: CiOutcome) -> str:
-    """The sticky comment: the summary under `COMMENT_MARKER`, cut to GitHub's limit."""
-    body = render_ci_summary(outcome)
-    if len(body) > COMMENT_LIMIT:
-        note = "\n\n…cut to fit a comment: the job summary and the HTML report have the rest.\n"
-        body = body[: COMMENT_LIMIT - len(note)] + note
-    return f"{COMMENT_MARKER}\n{body}"
+    """The sticky comment: headline and key lines, the rest folded, cut to GitHub's limit,
+    ending with `COMMENT_MARKER`."""
+    lines = _top(outcome)
+    details = _details(outcome)
+    if details:
+        lines += [
+            "",
+            "<details><summary>Gates, notes and the full report</summary>",
+            "",
+            *details,
+            "",
+            "</details>",
+        ]
+    lines += _links(outcome)
+    body = "\n".join(lines) + "\n"
+    end = f"\n{COMMENT_MARKER}\n"
+    if len(body) + len(end) > COMMENT_LIMIT:
+        note = (
+            "\n\n…cut to fit a comment: the job summary and the HTML report have the rest.\n"
+            "\n</details>\n"
+        )
+        body = body[: COMMENT_LIMIT - len(note) - len(end)] + note
+    return body + end

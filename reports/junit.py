@@ -2,9 +2,14 @@
 
 One `<testsuite>` per agent holds one `<testcase>` per case. The candidate's testcase
 fails when the case regressed against the baseline (the message carries the difference,
-its interval with its level, the p-value and the adjusted q) and errors when every run
-errored; other agents' testcases are the reference and only report their numbers. With a
-single agent, a case fails when its pass-rate interval lies wholly below
+its interval with its level, the p-value and the adjusted q), when it dropped by more
+than the regression tolerance with a p-value of its own below 1 - confidence (5 of 12
+runs against 12 of 12: the case's own test shows the drop even where the correction
+across all the suite's cases leaves its verdict open; the gates still decide the
+build), or when its interval lies wholly below `min_pass_rate`; it errors when every
+run errored. Other
+agents' testcases are the reference and only report their numbers. A case the
+candidate alone ran (a single agent, or a case the baseline lacks) fails below
 `min_pass_rate`, or, without that threshold, when any run failed. A last
 `<testsuite name="gates">` has one testcase per gate: a failing blocking gate is a
 failure; an undetermined blocking gate is a failure where the environment fails on an
@@ -47,20 +52,43 @@ def _regression_message(comparison: CaseComparison) -> str:
     )
 
 
+def _dropped(comparison: CaseComparison, tolerance: float, confidence: float) -> str | None:
+    """The message when the case dropped by more than `tolerance` and its own test (not
+    corrected across cases) rejects no difference at `confidence`, else None."""
+    difference, p_value = comparison.difference, comparison.p_value
+    if difference is None or p_value is None:
+        return None
+    if difference >= -tolerance or p_value >= 1 - confidence:
+        return None
+    return (
+        f"dropped on {comparison.case_id}: {text.points(difference)}, p = "
+        f"{text.number(p_value, 3)} for this case alone (q = "
+        f"{text.number(comparison.p_adjusted, 3)} corrected across the cases: "
+        f"{comparison.verdict}); {_stats_line(comparison.candidate)} vs "
+        f"{_stats_line(comparison.baseline)}"
+    )
+
+
 def _failure(result: EvaluationResult, stats: CaseAgentStats, candidate: str | None) -> str | None:
     """The failure message of one (case, agent) testcase, or None when it passes."""
     if stats.agent != candidate:
         return None
     by_case = {c.case_id: c for c in case_comparisons(result)}
     comparison = by_case.get(stats.case_id)
+    config = result.gate_config
     if comparison is not None:
-        return _regression_message(comparison) if comparison.verdict == "regression" else None
-    threshold = result.gate_config.min_pass_rate
+        if comparison.verdict == "regression":
+            return _regression_message(comparison)
+        tolerance = config.max_regression if config.max_regression is not None else config.margin
+        dropped = _dropped(comparison, tolerance, config.confidence)
+        if dropped is not None:
+            return dropped
+    threshold = config.min_pass_rate
     if threshold is not None:
         if stats.interval is not None and stats.interval[1] < threshold:
             return f"pass rate below {text.percent(threshold)}: {_stats_line(stats)}"
         return None
-    if stats.fails > 0:
+    if comparison is None and stats.fails > 0:
         return f"{stats.fails} of {stats.runs} runs failed: {_stats_line(stats)}"
     return None
 

@@ -256,7 +256,7 @@ def test_insufficient_data_and_missing_agent_warning():
     assert comparison.overall.verdict == "insufficient data"
     assert comparison.cases[0].verdict == "insufficient data"
     assert [w for w in comparison.warnings if "only one agent" in w] == [
-        "1 case(s) were run by only one agent and are left out: b"
+        "1 case(s) were run by only one agent and are left out of the comparison: b"
     ]
 
 

@@ -59,7 +59,7 @@ def test_the_lines_list_the_differences() -> None:
     lines = suite_differences(before, after).lines()
 
     assert lines[0] == "the suite changed: compared on the 1 case(s) both versions share"
-    assert "1 case(s) only in the candidate's suite (not compared): new" in lines
+    assert "1 case(s) only in the candidate's suite (in its own gates, not compared): new" in lines
     assert "1 case(s) only in the baseline's suite (not compared): gone" in lines
     assert any(line.startswith("1 case(s) changed") and line.endswith(": two") for line in lines)
     assert any("prompts changed" in line for line in lines)

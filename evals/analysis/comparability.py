@@ -39,9 +39,13 @@ class SuiteDifferences:
                 "so a case whose vars or assertions changed is compared too"
             )
         for what, ids in (
-            ("only in the candidate's suite (not compared)", self.added),
+            ("only in the candidate's suite (in its own gates, not compared)", self.added),
             ("only in the baseline's suite (not compared)", self.removed),
-            ("changed (vars, assertions or their files; not compared)", self.changed),
+            (
+                "changed (vars, assertions or their files; in the candidate's own gates, "
+                "not compared)",
+                self.changed,
+            ),
         ):
             if ids:
                 shown = ", ".join(ids[:limit]) + (

@@ -289,7 +289,8 @@ def _warnings(results: list[CaseComparison], one_sided: list[str]) -> list[str]:
     if one_sided:
         shown = ", ".join(one_sided[:3]) + (", ..." if len(one_sided) > 3 else "")
         warnings.append(
-            f"{len(one_sided)} case(s) were run by only one agent and are left out: {shown}"
+            f"{len(one_sided)} case(s) were run by only one agent and are left out of the "
+            f"comparison: {shown}"
         )
     return warnings
 

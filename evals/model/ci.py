@@ -19,7 +19,11 @@ class CiOutcome:
     against the same agent at the head), or tonight's evaluation followed by its
     comparison with the previous night. `notes` are sentences about where the baseline
     came from, what changed, what the gate can detect and how undetermined gates count.
-    `exit_code` is the job's: 0 passed, 1 a gate failed, 3 the evaluation is incomplete.
+    `exit_code` is the job's: 0 passed, 1 a gate failed, 2 the suite or the job's input
+    is invalid, 3 a fault or an incomplete evaluation; a job stopped by an error has
+    `verdict` `error` and the error as `title`. `key_notes` are the notes shown above the
+    fold of the comment; `added_cases` and `changed_cases` the cases a pull request added
+    or changed, which count in the absolute gates but not in the comparison.
     """
 
     kind: CiKind
@@ -31,6 +35,9 @@ class CiOutcome:
     title: str = ""
     report_url: str | None = None
     run_url: str | None = None
+    key_notes: list[str] = field(default_factory=list)
+    added_cases: list[str] = field(default_factory=list)
+    changed_cases: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The outcome as JSON (each result by its evaluation id, verdict and gates)."""
@@ -41,6 +48,8 @@ class CiOutcome:
             "exit_code": self.exit_code,
             "title": self.title,
             "notes": list(self.notes),
+            "added_cases": list(self.added_cases),
+            "changed_cases": list(self.changed_cases),
             "report_url": self.report_url,
             "run_url": self.run_url,
             "results": [

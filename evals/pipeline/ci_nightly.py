@@ -19,7 +19,13 @@ from evals.model.errors import ExitCode, SuiteError
 from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
 from evals.model.suite import Suite
-from evals.pipeline.ci_outputs import exit_code, overall_verdict, undetermined_note, write_outputs
+from evals.pipeline.ci_outputs import (
+    error_outcome,
+    exit_code,
+    overall_verdict,
+    undetermined_note,
+    write_outputs,
+)
 from evals.pipeline.evaluation import git_info, run_evaluation
 from evals.pipeline.history import Side, compare_sides, latest_nightly
 from evals.pipeline.provenance import CiContext, ci_context
@@ -154,11 +160,22 @@ def run_nightly(options: NightlyOptions, context: CiContext | None = None) -> Ci
 
     Refused on pull-request events: a nightly is a baseline, and a pull request must not
     write one. Writes `summary.md` (and the job summary), `ci.json`, and
-    `nightly.{html,junit.xml,json}` and `previous-night.{...}` into `options.out`.
+    `nightly.{html,junit.xml,json}` and `previous-night.{...}` into `options.out`. A job
+    stopped by an error writes the summary and `ci.json` saying what went wrong and what
+    to do, then raises it (exit 2 or 3).
     """
+    context = context or ci_context()
+    try:
+        return _nightly_job(options, context)
+    except Exception as error:
+        outcome = error_outcome("nightly", str(options.suite), error, context.run_url)
+        write_outputs(outcome, options.out, names=[])
+        raise
+
+
+def _nightly_job(options: NightlyOptions, context: CiContext) -> CiOutcome:
     from evals.suite import load_suite
 
-    context = context or ci_context()
     if context.is_pull_request:
         raise SuiteError(
             f"evals ci nightly stores a baseline and does not run on {context.event} events",

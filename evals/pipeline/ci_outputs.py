@@ -4,6 +4,9 @@ A CI job's verdict is the worst of its comparisons' verdicts. Its Markdown summa
 to `summary.md` and, in GitHub Actions, to the job summary ($GITHUB_STEP_SUMMARY); the
 pull request's sticky comment to `comment.md`; the outcome as JSON to `ci.json`; each
 comparison to `<name>.html`, `<name>.junit.xml` (published as a check) and `<name>.json`.
+A job stopped by an error (exit 2 or 3) writes the summary, the comment and `ci.json`
+all the same, saying what went wrong and what to do, so the comment a pull request
+shows is never the verdict of an earlier push.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from pathlib import Path
 
 import orjson
 
-from evals.model.ci import CiOutcome
-from evals.model.errors import ExitCode
+from evals.model.ci import CiKind, CiOutcome
+from evals.model.errors import ExitCode, SuiteError
 from evals.model.evaluation import EvaluationResult
 
 REPORT_SUFFIXES = (".html", ".junit.xml", ".json")
@@ -82,3 +85,38 @@ def write_outputs(outcome: CiOutcome, out: Path, names: Sequence[str]) -> None:
     if step_summary:
         with open(step_summary, "a", encoding="utf-8") as handle:
             handle.write(summary + "\n")
+
+
+# What a reader does about a job that could not decide, by exit code.
+NEXT_STEPS = {
+    int(ExitCode.INVALID_INPUT): (
+        "the suite, an agent or the job's input could not be used as given (at the pull "
+        "request's head, or main's suite at the merge base); this is not a verdict on the "
+        "agent. Reproduce it with `evals validate SUITE` in a checkout of the branch, fix the "
+        "error above and push: the job runs again"
+    ),
+    int(ExitCode.HARNESS_FAULT): (
+        "a fault of the job's environment or of evals, not a verdict on the agent. Re-run the "
+        "job; if it recurs, report it with the workflow log"
+    ),
+}
+
+
+def error_outcome(kind: CiKind, suite: str, error: BaseException, run_url: str | None) -> CiOutcome:
+    """The outcome of a job stopped by `error`: exit 2 for a SuiteError, else 3."""
+    code = int(ExitCode.INVALID_INPUT if isinstance(error, SuiteError) else ExitCode.HARNESS_FAULT)
+    message = str(error).strip() or type(error).__name__
+    first, _, rest = message.partition("\n")
+    notes = [f"error: {first}"]
+    if rest.strip():
+        notes.append(" ".join(line.strip() for line in rest.splitlines() if line.strip()))
+    notes.append(f"what to do: {NEXT_STEPS[code]}")
+    return CiOutcome(
+        kind=kind,
+        suite_id=suite,
+        verdict="error",
+        exit_code=code,
+        notes=notes,
+        title="no verdict, the job stopped on an error",
+        run_url=run_url,
+    )

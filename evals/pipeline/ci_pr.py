@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evals.analysis.comparability import SuiteDifferences, suite_differences
 from evals.gates.adaptive import settle
 from evals.gates.decide import planned_test_split
 from evals.model.ci import CiOutcome
@@ -60,7 +61,13 @@ from evals.pipeline.checkout import (
     merge_base,
     repository_root,
 )
-from evals.pipeline.ci_outputs import exit_code, overall_verdict, undetermined_note, write_outputs
+from evals.pipeline.ci_outputs import (
+    error_outcome,
+    exit_code,
+    overall_verdict,
+    undetermined_note,
+    write_outputs,
+)
 from evals.pipeline.ci_plan import plan_pull_request
 from evals.pipeline.evaluation import run_evaluation
 from evals.pipeline.history import Side, compare_sides
@@ -440,7 +447,10 @@ class _PullRequest:
         self.cases = [c.id for c in select_cases(self.head.cases, self.config.tags, None)]
         self.scratch = str(self.out / SCRATCH_STORE)
         self.notes: list[str] = []
+        # Notes shown above the fold of the comment (where main's runs came from, ...).
+        self.key_notes: list[str] = []
         self.primed: int | None = None
+        self.differences: SuiteDifferences | None = None
 
     def run(self) -> CiOutcome:
         refs = self._base_refs()
@@ -457,6 +467,7 @@ class _PullRequest:
             if not agents:
                 return self._new_suite(head_id)
             self.notes += agent_notes
+            self.differences = suite_differences(identity.outline, self.head.outline())
             branch = self.options.nightly_branch or base_ref.removeprefix("origin/")
             nightly = _read_nightly(self.options.store, self.head, branch, agents)
             seed = self._seed(nightly)
@@ -532,7 +543,7 @@ class _PullRequest:
             if all(is_decided(r.gates) for r in results):
                 break
         assert baseline is not None
-        self.notes.append(baseline.note)
+        self.key_notes.append(baseline.note)
         if len(stages) > 1:
             self.notes.append(
                 f"staged until decided: {len(looks)} of {len(stages)} stage(s) "
@@ -562,7 +573,7 @@ class _PullRequest:
         looks = _PrLooks(self, sides, _held_quarantines(options.store, self.head, sides.now))
         cases = select_cases(self.head.cases, self.config.tags, None)
         run = run_looks(design, looks, cases, spends, design.last * per_repeat, sides.agents)
-        self.notes += looks.sources.values()
+        self.key_notes += looks.sources.values()
         results = looks.results
         decided = []
         for arm, result in enumerate(results):
@@ -732,17 +743,23 @@ class _PullRequest:
         verdict = overall_verdict(results)
         note = undetermined_note(results)
         if note:
-            self.notes.append(note)
+            self.key_notes.append(note)
+        differences = self.differences
         outcome = CiOutcome(
             kind="pr",
             suite_id=self.head.suite_id,
             verdict=verdict,
             exit_code=exit_code(results),
             results=results,
-            notes=self.notes,
+            notes=[*self.key_notes, *self.notes],
             title=title,
             report_url=self.options.report_url or self.context.run_url,
             run_url=self.context.run_url,
+            key_notes=list(self.key_notes),
+            added_cases=[c for c in differences.added if c in self.cases] if differences else [],
+            changed_cases=[c for c in differences.changed if c in self.cases]
+            if differences
+            else [],
         )
         write_outputs(outcome, self.out, names=[_slug(r.meta.agents[-1]) for r in results])
         return outcome
@@ -760,9 +777,20 @@ def run_pull_request(options: PrOptions, context: CiContext | None = None) -> Ci
     Writes into `options.out`: `summary.md` (also appended to $GITHUB_STEP_SUMMARY),
     `comment.md`, `ci.json`, per compared agent `<agent>.html`, `.junit.xml` and `.json`,
     and the scratch store `pr.db`, which a new job starts afresh and `options.resume`
-    keeps. Refuses a baseline store that is the scratch store.
+    keeps. Refuses a baseline store that is the scratch store. A job stopped by an error
+    writes a summary, comment and `ci.json` saying what went wrong and what to do, then
+    raises it (exit 2 or 3).
     """
     context = context or ci_context()
+    try:
+        return _pull_request_job(options, context)
+    except Exception as error:
+        outcome = error_outcome("pr", str(options.suite), error, context.run_url)
+        write_outputs(outcome, options.out, names=[])
+        raise
+
+
+def _pull_request_job(options: PrOptions, context: CiContext) -> CiOutcome:
     if options.adaptive is not None and (
         options.stages is not None or options.repeat is not None or options.effect is not None
     ):

@@ -130,7 +130,9 @@ def compare_sides(
     at `now`. A change of agent code is the point of
     a comparison and is reported; a change of the suite is refused unless
     `allow_suite_change`, and then only the cases both suites define alike are compared,
-    the differences listed.
+    the differences listed. The candidate's cases the baseline lacks or defines otherwise
+    (added or changed) are analysed all the same: they count in the candidate's own
+    gates (pass rate, errors, policy, budgets), only the comparison leaves them out.
     """
     differences = suite_differences(baseline.outline, candidate.outline)
     if not differences.same_suite and not allow_suite_change:
@@ -147,13 +149,9 @@ def compare_sides(
     index = {case.id: case.index for case in candidate.outline.cases}
     base_label, cand_label = labels
     records = _relabel(baseline, base_label, shared, index) + _relabel(
-        candidate, cand_label, shared, index
+        candidate, cand_label, set(index), index
     )
-    outline = dataclasses.replace(
-        candidate.outline,
-        cases=[c for c in candidate.outline.cases if c.id in shared],
-        agent_labels=[base_label, cand_label],
-    )
+    outline = dataclasses.replace(candidate.outline, agent_labels=[base_label, cand_label])
     config = dataclasses.replace(gate_config, baseline=base_label, candidate=cand_label)
     summary, gates = analyse(
         outline, records, config, environment, spend=spend, quarantines=quarantines, now=now

@@ -132,7 +132,7 @@ def test_agent_changes_are_compared_with_mains_agent_and_never_stored_as_baselin
     code, outcome, comment = _pull_request(project, monkeypatch, history, "harmless")
 
     assert (code, outcome["verdict"]) == (0, "pass")
-    assert comment.startswith(COMMENT_MARKER)
+    assert comment.rstrip().endswith(COMMENT_MARKER)
     assert "evals pull request: PASS" in comment
     assert "changed agent(s): agent" in comment
     assert f"baseline: the stored runs of nightly `{nightly}`" in comment

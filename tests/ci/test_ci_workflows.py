@@ -175,7 +175,7 @@ def test_nightly_then_pull_request_steps_in_a_git_project(tmp_path: Path) -> Non
     ci = work / env["EVALS_CI_DIR"]
     comment = (ci / "comment.md").read_text(encoding="utf-8")
     assert evaluated.returncode == 1, evaluated.stdout + evaluated.stderr + comment
-    assert comment.startswith(COMMENT_MARKER) and "evals pull request: FAIL" in comment
+    assert comment.rstrip().endswith(COMMENT_MARKER) and "evals pull request: FAIL" in comment
     # The workflow's stages: the first look (3 repeats, main's side from the nightly's
     # stored runs) already shows the news tag's loss beyond its tolerance.
     assert env["EVALS_PR_ARGS"] == "--until-decided 3,6,12"
@@ -193,7 +193,7 @@ def test_nightly_then_pull_request_steps_in_a_git_project(tmp_path: Path) -> Non
     calls = run_github_script(script, work, script_env, comments=[])
     assert [call[0] for call in calls] == ["list", "create"]
     created = calls[1][1]
-    assert created["issue_number"] == 12 and created["body"].startswith(COMMENT_MARKER)
+    assert created["issue_number"] == 12 and COMMENT_MARKER in created["body"]
     assert "https://github.example/artifacts/1" in created["body"]
     existing = [
         {"id": 3, "body": "looks good to me"},
