@@ -291,7 +291,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         latest_estimate,
         render_power_plan,
     )
-    from evals.gates.decide import planned_gate_count
+    from evals.gates.catalog import planned_gate_count
     from evals.suite import load_suite
 
     suite = load_suite(args.suite)

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from scipy.stats import norm
 
 from evals.cli import main
-from evals.gates.adaptive import AdaptiveState, advance, gate_cases, settle
+from evals.gates.adaptive import AdaptiveState, advance, settle
+from evals.gates.catalog import gate_cases
 from evals.model.errors import SuiteError
 from evals.model.options import RunOptions
 from evals.model.summary import AdaptiveSummary, GateReport, GateResult

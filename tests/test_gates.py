@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from evals.analysis.summarize import summarize
-from evals.gates.decide import check_comparable, decide, planned_gate_count
+from evals.gates.catalog import planned_gate_count
+from evals.gates.decide import check_comparable, decide
 from evals.model.errors import SuiteError
 from evals.model.gates import GateConfig
 from evals.model.results import AgentResponse, Grade, RunKey, RunRecord

@@ -15,7 +15,7 @@ from evals.analysis.power import (
     pooled_estimate,
 )
 from evals.cli import main
-from evals.gates.decide import planned_gate_count
+from evals.gates.catalog import planned_gate_count
 from evals.model.gates import GateConfig
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import analyse, run_evaluation

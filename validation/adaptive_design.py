@@ -66,7 +66,7 @@ from beta_binomial import case_rates, outcome_records, simulated_suite, tagged_c
 
 from evals.analysis import comparison
 from evals.gates.adaptive import AdaptiveState, advance, settle
-from evals.gates.decide import planned_test_split
+from evals.gates.catalog import planned_test_split
 from evals.model.gates import GateConfig
 from evals.model.results import RunRecord
 from evals.model.suite import Case, Suite

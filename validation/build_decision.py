@@ -25,7 +25,7 @@ import numpy as np
 from beta_binomial import case_rates, outcome_records, simulated_suite, tagged_cases
 
 from evals.analysis.power import build_power_plan
-from evals.gates.decide import planned_gate_count
+from evals.gates.catalog import planned_gate_count
 from evals.model.gates import GateConfig
 from evals.model.summary import GateReport
 from evals.pipeline.evaluation import analyse

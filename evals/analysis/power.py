@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.model.suite import Suite
+from evals.plan.runs import select_cases
 from evals.stats import (
     exact_rejection_probability,
     minimum_detectable_drop,
@@ -362,7 +363,7 @@ def build_power_plan(
 ) -> PowerPlan:
     """The power plan of a suite in an environment: flags first, then the stored estimate,
     then defaults. `gates` is the number of blocking statistical gates that share the
-    budget (`evals.gates.decide.planned_gate_count`)."""
+    budget (`evals.gates.catalog.planned_gate_count`)."""
     _check_inputs(
         pass_rate=pass_rate,
         icc=icc,
@@ -373,7 +374,7 @@ def build_power_plan(
         repeats=repeats,
     )
     config = suite.gates.for_environment(environment)
-    selected = [c for c in suite.cases if not config.tags or set(c.tags) & set(config.tags)]
+    selected = select_cases(suite.cases, config.tags, None)
     source = estimate.source if estimate else ""
     if repeats is not None:
         chosen_repeats = Assumed(repeats, "given on the command line")
@@ -381,7 +382,6 @@ def build_power_plan(
         chosen_repeats = Assumed(config.repeat, "the environment's gates.repeat")
     else:
         chosen_repeats = Assumed(suite.evaluate_options.repeat, "the suite's evaluateOptions")
-    gate_tolerance = config.max_regression if config.max_regression is not None else config.margin
     return PowerPlan(
         suite_id=suite.suite_id,
         environment=environment,
@@ -401,7 +401,7 @@ def build_power_plan(
         else Assumed(DEFAULT_EFFECT, "default"),
         tolerance=Assumed(tolerance, "given on the command line")
         if tolerance is not None
-        else Assumed(gate_tolerance, "the gates' max_regression (else margin)"),
+        else Assumed(config.tolerance(), "the gates' max_regression (else margin)"),
         spend=1 - config.confidence,
         gates=gates,
         power=power,

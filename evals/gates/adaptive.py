@@ -17,32 +17,20 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from evals import stats
+from evals.gates.catalog import gate_cases, gate_of
 from evals.model.suite import Case
 from evals.model.summary import GateReport, GateResult
 
-# Gates that read no runs: they are decided by a calibration file, never by more repeats.
-_READS_NO_RUNS = {"judge_kappa", "judge_accuracy"}
-# Facts, not estimates: they spend nothing and are never frozen (one violation fails at
-# any look).
-_FACTS = {"policy"}
+
+def _settles(gate: GateResult) -> bool:
+    """A decision at a look is kept, unless the gate is a fact one more run can overturn."""
+    declared = gate_of(gate.name)
+    return declared is None or declared.settles
 
 
-def gate_cases(name: str, cases: Sequence[Case]) -> frozenset[str]:
-    """The ids of the cases whose runs gate `name` reads.
-
-    `regression[news]` and `min_pass_rate[news]` read the cases tagged news,
-    `p0_regressions` the P0 cases, the judge gates none, and every other gate (the suite's
-    regression, pass rate, error and flake rates, cost and latency ratios, repeats) all.
-    """
-    base, bracket, rest = name.partition("[")
-    if bracket:
-        tag = rest.removesuffix("]")
-        return frozenset(c.id for c in cases if tag in c.tags)
-    if base == "p0_regressions":
-        return frozenset(c.id for c in cases if c.priority == "P0")
-    if base in _READS_NO_RUNS or base in _FACTS:
-        return frozenset()
-    return frozenset(c.id for c in cases)
+def _may_be_futile(gate: GateResult) -> bool:
+    declared = gate_of(gate.name)
+    return declared is None or declared.futility
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +59,7 @@ def _stamped(gate: GateResult, look: int, repeats: int, runs: int) -> GateResult
 
 
 def _freezes(gate: GateResult) -> bool:
-    return gate.blocking and gate.name not in _FACTS and gate.status in ("pass", "fail")
+    return gate.blocking and _settles(gate) and gate.status in ("pass", "fail")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +77,9 @@ class Futility:
     pass_reach: float | None = None
 
     def judge(self, gate: GateResult) -> bool:
-        """True when `gate` cannot be decided by the last look (never for the P0 gate,
-        whose decision is per case, nor for a gate without both limits)."""
+        """True when `gate` cannot be decided by the last look (never for a gate declared
+        without futility, such as the P0 gate whose decision is per case, nor for a gate
+        without both limits)."""
         numbers = [
             gate.measured,
             gate.threshold,
@@ -99,7 +88,7 @@ class Futility:
             gate.pass_limit,
             gate.pass_level,
         ]
-        if gate.name == "p0_regressions":
+        if not _may_be_futile(gate):
             return False
         known = [float(n) for n in numbers if n is not None]
         if len(known) < len(numbers):
@@ -138,7 +127,7 @@ def _is_futile(gate: GateResult, futile: Judge | None) -> bool:
         futile is not None
         and gate.blocking
         and gate.status == "undetermined"
-        and gate.name not in _FACTS
+        and _settles(gate)
         and futile(gate)
     )
 

@@ -10,6 +10,7 @@ every build the candidate does not clearly win; `evals validate` says so.
 
 from __future__ import annotations
 
+from evals.gates.catalog import selected_cases
 from evals.model.gates import GateConfig
 from evals.model.suite import Suite
 from evals.stats import clopper_pearson_limit, exact_score_limit
@@ -27,10 +28,6 @@ def p0_repeats_needed(config: GateConfig, spend: float) -> int | None:
     return None
 
 
-def _tolerance(config: GateConfig) -> float:
-    return config.max_regression if config.max_regression is not None else config.margin
-
-
 def unpassable_gates(suite: Suite) -> list[str]:
     """Warnings for gates that cannot pass in the top level or a declared environment
     whose `on_undetermined` is fail."""
@@ -41,13 +38,13 @@ def unpassable_gates(suite: Suite) -> list[str]:
             continue
         where = f"environment {environment}" if environment else "the top level of gates:"
         compared = config.baseline is not None and config.candidate is not None
-        if compared and _tolerance(config) == 0:
+        if compared and config.tolerance() == 0:
             warnings.append(
                 f"{where} fails on an undetermined verdict, but the regression gate has a "
                 "tolerance of 0: it passes only when the candidate is shown better; set "
                 "max_regression (or margin) to the loss you accept"
             )
-        selected = [c for c in suite.cases if not config.tags or set(c.tags) & set(config.tags)]
+        selected = selected_cases(suite, config)
         repeats = config.repeat or suite.evaluate_options.repeat
         spend = 1 - config.confidence
         runs = len(selected) * max(len(suite.prompts), 1) * repeats

@@ -88,6 +88,17 @@ class GateConfig:
             merged.on_undetermined = default_on_undetermined(name)
         return merged
 
+    def for_tag(self, tag: str) -> GateConfig:
+        """The thresholds of one tag: its `per_tag` block over these (keys a tag may not
+        set are ignored)."""
+        known = {f.name for f in fields(self)}
+        overrides = {k: v for k, v in (self.per_tag.get(tag) or {}).items() if k in known}
+        return replace(self, **overrides)
+
+    def tolerance(self) -> float:
+        """The loss the regression gates tolerate: `max_regression`, else `margin`."""
+        return self.max_regression if self.max_regression is not None else self.margin
+
     def to_dict(self) -> dict[str, Any]:
         """The thresholds as JSON (environments as their overrides), as stored."""
         return asdict(self)

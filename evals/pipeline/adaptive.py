@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evals.gates.adaptive import AdaptiveState, Futility, Judge, advance, settle
-from evals.gates.decide import planned_test_split
+from evals.gates.catalog import planned_test_split
 from evals.model.errors import HarnessFault, SuiteError
 from evals.model.summary import AdaptiveGateRecord, AdaptiveLookRecord, AdaptiveSummary
 from evals.plan.runs import build_plan, select_cases

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evals.analysis.power import Assumed, PowerPlan, build_power_plan, pooled_estimate
-from evals.gates.decide import planned_gate_count
+from evals.gates.catalog import planned_gate_count
 from evals.model.suite import Suite
 from evals.stats import minimum_detectable_drop
 

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 from evals.analysis.comparability import SuiteDifferences, suite_differences
 from evals.gates.adaptive import settle
-from evals.gates.decide import planned_test_split
+from evals.gates.catalog import planned_test_split
 from evals.model.ci import CiOutcome
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
 from evals.model.evaluation import EvaluationResult

@@ -8,7 +8,7 @@ from pathlib import Path
 from git_project import make_project
 
 from evals.analysis.power import build_power_plan
-from evals.gates.decide import planned_gate_count
+from evals.gates.catalog import planned_gate_count
 from evals.pipeline.ci_plan import plan_pull_request
 from evals.suite import load_suite
 
