@@ -150,7 +150,7 @@ def assertion_context(ctx: GradeContext) -> dict[str, Any]:
 
 def javascript_context(ctx: GradeContext) -> str:
     """The JSON text of promptfoo's assertion context for a JavaScript check, which the
-    sandbox's prelude turns back into the object promptfoo passes: the provider with an
+    sandbox's scripts realm turns back into the object promptfoo passes: the provider with an
     id() method, `logProbs` present even when undefined. Written once per run."""
     if ctx.assertion.config:
         return jsengine.to_json(_with_config(_with_provider_id(ctx), ctx.assertion.config))
@@ -161,7 +161,7 @@ def javascript_context(ctx: GradeContext) -> str:
 
 
 def _with_provider_id(ctx: GradeContext) -> dict[str, Any]:
-    """The run's context with the provider's id, which the prelude makes an id() method."""
+    """The run's context with the provider's id, which the scripts realm makes an id() method."""
     context = dict(_memoized_context(ctx))
     context["provider"] = {**context["provider"], "id": ctx.provider_id}
     return context

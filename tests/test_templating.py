@@ -37,7 +37,7 @@ _templates = st.lists(st.one_of(_literal, _placeholder), min_size=1, max_size=6)
 
 
 def _nunjucks(template: str, variables: dict) -> str:
-    return jsengine.call("render", template, variables, None, nunjucks=True)
+    return jsengine.call("render", template, variables, None, False)
 
 
 @settings(max_examples=300)
@@ -88,7 +88,7 @@ def test_nunjucks_prints_every_double_as_node_does():
         [NODE, "-e", script], input=json.dumps(doubles), capture_output=True, text=True, check=True
     )
     rendered = jsengine.call(
-        "render", "{% for n in ns %}{{ n }}\n{% endfor %}", {"ns": doubles}, None, nunjucks=True
+        "render", "{% for n in ns %}{{ n }}\n{% endfor %}", {"ns": doubles}, None, False
     )
     assert rendered.split("\n")[:-1] == json.loads(answer.stdout)
 

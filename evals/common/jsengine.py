@@ -5,13 +5,23 @@ transforms with `new Function`, and templates with Nunjucks. The harness runs th
 code in QuickJS (the `quickjs` module of the quickjs-ng package) with the Nunjucks 3.2.4
 browser build bundled in `evals/common/js/`, so results are JavaScript's own.
 
-The sandbox: a QuickJS context has no access to Python, files, the network, the process
-or its environment, and none is added; the only host function is the one that calls a
-suite's own Python `nunjucksFilters` with JSON data. Every call has a time limit and the
-context a memory limit; a call that exceeds one raises `JavaScriptLimitError` and the
-context is discarded, so the next call starts clean. A context is created lazily, one per
-thread (QuickJS contexts must stay on the thread that made them); Nunjucks is loaded into
-it only when a template needs more than plain `{{ name }}` slots.
+The sandbox is made of realms: QuickJS contexts, each built from a few files of `js/`
+(`REALMS`) and then locked down (`js/harden.js`): every object code in it can reach is
+frozen, and the host's entry points are taken off its global object. Three realms serve
+three kinds of work: `templates` (Nunjucks, whose global object is frozen too, so one
+render cannot change what another sees), `scripts` (inline assertions, transforms and
+JavaScript files' exported functions) and `regex` (regular expressions, with a larger
+memory limit). A realm has no access to Python, files, the network, the process or its
+environment, and none is added; the only host function is the one that calls a suite's
+own Python `nunjucksFilters` with JSON data, reachable only through those filters. Every
+call has a time limit and the realm a memory limit; a call that exceeds one raises
+`JavaScriptLimitError` and the realm is discarded, so the next call starts clean. Realms
+are created lazily, one of each per thread (QuickJS contexts must stay on the thread that
+made them); the templates realm is built again when the suite's filters change.
+
+To add to the sandbox: a call is a function a realm's file puts in `__evalsBridge.calls`
+(see `js/bridge.js`); `CALL_REALMS` says which realm answers it (`scripts` by default);
+a realm is a `RealmSpec` in `REALMS`.
 """
 
 from __future__ import annotations
@@ -23,7 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 from evals.common import jsregex
 
@@ -31,12 +41,56 @@ DEFAULT_TIME_LIMIT_S = 5.0
 """Longest a single call (a render, a regex, an assertion, a transform) may run."""
 
 MEMORY_LIMIT_BYTES = 64 * 1024 * 1024
-"""Memory one context may use, Nunjucks included (about 4 MB)."""
+"""Memory one realm may use, Nunjucks included (about 4 MB)."""
+
+REGEX_MEMORY_LIMIT_BYTES = 256 * 1024 * 1024
+"""Memory the regex realm may use: a backtracking match of a long text keeps a long stack
+(`^(ab)+$` over 2 MB of text needs about 70 MB)."""
 
 MAX_OUTPUT_CHARS = 8 * 1024 * 1024
 """Longest text a template may render."""
 
 _STACK_BYTES = 512 * 1024
+
+RealmName = Literal["templates", "scripts", "regex"]
+
+
+@dataclass(frozen=True)
+class RealmSpec:
+    """A realm: the files of `js/` it loads in order, the global names the host takes as
+    its entry points (they leave the global object at lockdown), whether its global object
+    is frozen, and whether its memory limit is the regex one."""
+
+    sources: tuple[str, ...]
+    entries: tuple[str, ...]
+    frozen_global: bool
+    regex_memory: bool = False
+
+
+REALMS: dict[RealmName, RealmSpec] = {
+    "templates": RealmSpec(
+        ("harden.js", "bridge.js", "nunjucks.min.js", "templates.js"),
+        ("__evals", "__evalsBridge", "__render"),
+        frozen_global=True,
+    ),
+    "scripts": RealmSpec(
+        ("harden.js", "bridge.js", "scripts.js"), ("__evals", "__evalsBridge"), frozen_global=False
+    ),
+    "regex": RealmSpec(
+        ("harden.js", "bridge.js", "regex.js"),
+        ("__evals", "__evalsBridge", "__regex"),
+        frozen_global=True,
+        regex_memory=True,
+    ),
+}
+
+CALL_REALMS: dict[str, RealmName] = {
+    "render": "templates",
+    "compile": "templates",
+    "envNames": "templates",
+    "regex": "regex",
+}
+"""The realm that answers each call; any other call is the scripts realm's."""
 
 
 class JavaScriptError(Exception):
@@ -54,13 +108,18 @@ class JavaScriptError(Exception):
 
 
 class JavaScriptLimitError(JavaScriptError):
-    """A call ran out of time or memory; its context was discarded."""
+    """A call ran out of time (`limit` "time") or memory ("memory"); its realm was discarded."""
+
+    def __init__(self, message: str, limit: Literal["time", "memory"]) -> None:
+        super().__init__(message, "InternalError")
+        self.limit = limit
 
 
 @dataclass
 class _Limits:
     time_s: float = DEFAULT_TIME_LIMIT_S
     memory_bytes: int = MEMORY_LIMIT_BYTES
+    regex_memory_bytes: int = REGEX_MEMORY_LIMIT_BYTES
     output_chars: int = MAX_OUTPUT_CHARS
 
 
@@ -89,10 +148,9 @@ def register_script_filter(name: str, source: str) -> None:
     """
     _register(name, ("script", source))
     try:
-        call("compile", "", nunjucks=True)
+        _realm("templates")
     except JavaScriptError:
         _unregister(name)
-        _local.engine = None  # its Nunjucks environment may hold part of the filter set
         raise
 
 
@@ -136,89 +194,56 @@ def _call_host_filter(name: str, args_json: str) -> str:
     return json.dumps(entry[1](*json.loads(args_json)), ensure_ascii=False, default=str)
 
 
-# Intrinsics frozen after loading, so code run in one call cannot change what later calls
-# see (prototype pollution stays inside the call that attempted it).
-_FREEZE = """
-(function () {
-  // Properties code commonly assigns on its own objects (err.name = ...) stay assignable
-  // there: a frozen prototype would otherwise forbid it (JavaScript's "override mistake").
-  function overridable(proto, key) {
-    var d = Object.getOwnPropertyDescriptor(proto, key);
-    if (!d || !("value" in d)) return;
-    var value = d.value;
-    Object.defineProperty(proto, key, {
-      get: function () { return value; },
-      set: function (v) {
-        if (this === proto) throw new TypeError("'" + key + "' is read-only");
-        Object.defineProperty(this, key,
-          {value: v, writable: true, enumerable: true, configurable: true});
-      },
-      enumerable: d.enumerable, configurable: false
-    });
-  }
-  var names = ["Object", "Function", "Array", "String", "Number", "Boolean", "Symbol",
-    "RegExp", "Date", "Error", "TypeError", "RangeError", "SyntaxError", "ReferenceError",
-    "EvalError", "URIError", "InternalError", "AggregateError", "Map", "Set", "WeakMap",
-    "WeakSet", "Promise", "BigInt", "ArrayBuffer", "DataView"];
-  var keys = ["constructor", "name", "message", "toString", "valueOf", "toLocaleString",
-    "hasOwnProperty"];
-  for (var i = 0; i < names.length; i++) {
-    var C = globalThis[names[i]];
-    if (typeof C !== "function") continue;
-    if (C === Function) {
-      Object.freeze(C.prototype);
-      continue;
-    }
-    for (var k = 0; k < keys.length; k++) overridable(C.prototype, keys[k]);
-    Object.freeze(C.prototype);
-    Object.freeze(C);
-  }
-  Object.freeze(JSON); Object.freeze(Math); Object.freeze(Reflect);
-  Object.freeze(Object.getPrototypeOf(function* () {}));
-  Object.freeze(Object.getPrototypeOf(async function () {}));
-  if (typeof nunjucks === "object") {
-    Object.keys(nunjucks).forEach(function (k) {
-      var v = nunjucks[k];
-      if (typeof v === "function" && v.prototype) Object.freeze(v.prototype);
-    });
-    Object.freeze(nunjucks);
-  }
-})();
-"""
+class _Realm:
+    """One locked-down QuickJS context built from a `RealmSpec`."""
 
-
-class _Engine:
-    """One QuickJS context with the prelude (and, once needed, Nunjucks) loaded."""
-
-    def __init__(self, with_nunjucks: bool) -> None:
+    def __init__(self, name: RealmName) -> None:
         import quickjs
 
+        spec = REALMS[name]
+        self.name = name
         self._quickjs = quickjs
         self.context = quickjs.Context()
-        self.context.set_memory_limit(_limits.memory_bytes)
+        memory = _limits.regex_memory_bytes if spec.regex_memory else _limits.memory_bytes
+        self.context.set_memory_limit(memory)
         self.context.set_max_stack_size(_STACK_BYTES)
         self.context.set_time_limit(-1)
-        self.has_nunjucks = with_nunjucks
         self.filters_version = -1
-        if with_nunjucks:
-            self.context.eval(_source("nunjucks.min.js"))
-        self.context.eval(_source("prelude.js"))
-        self.context.eval(_FREEZE)
+        with _registry_lock:
+            filters, version = dict(_filters), _filters_version
+        if name == "templates" and any(kind == "host" for kind, _ in filters.values()):
+            self.context.add_callable("__host_filter", _call_host_filter)
+        try:
+            for source in spec.sources:
+                self.context.eval(_source(source))
+        except quickjs.JSException as exc:
+            raise _thrown(str(exc)) from None
         self.dispatch = self.context.get("__evals")
-        self.direct = {name: self.context.get(f"__{name}") for name in ("regex", "render")}
+        self.direct = {entry: self.context.get(entry) for entry in spec.entries}
+        if name == "templates":
+            self._add_filters(filters)
+            self.filters_version = version
+            self._dispatch("seal", [])
+        frozen = "true" if spec.frozen_global else "false"
+        self.context.eval(f"__evalsHarden.lockdown({json.dumps(spec.entries)}, {frozen})")
         self.time_s = -1.0
         self.output_chars = -1
+
+    def _add_filters(self, filters: dict[str, tuple[str, Any]]) -> None:
+        for filter_name, (kind, payload) in filters.items():
+            if kind == "script":
+                self._dispatch("addScriptFilter", [filter_name, payload])
+            else:
+                self._dispatch("addHostFilter", [filter_name])
 
     def _ready(self, time_limited: bool) -> None:
         wanted = _limits.time_s if time_limited else -1.0
         if self.time_s != wanted:
             self.context.set_time_limit(wanted)
             self.time_s = wanted
-        if self.output_chars != _limits.output_chars and self.has_nunjucks:
+        if self.name == "templates" and self.output_chars != _limits.output_chars:
             self.output_chars = _limits.output_chars
             self._dispatch("setMaxOutput", [_limits.output_chars])
-        if self.has_nunjucks and self.filters_version != _filters_version:
-            self._sync_filters()
 
     def call(self, name: str, args: list[Any], time_limited: bool) -> Any:
         self._ready(time_limited)
@@ -228,12 +253,13 @@ class _Engine:
         return None if envelope.get("undef") else envelope.get("ok")
 
     def direct_call(self, name: str, args: list[Any], time_limited: bool) -> Any:
-        """`regex` or `render` with string arguments and result: no JSON envelope."""
+        """An entry point taking and returning strings (`__regex`, `__render`): no JSON
+        envelope; errors surface as the exception QuickJS raises."""
         self._ready(time_limited)
         try:
             return self.direct[name](*args)
         except self._quickjs.JSException as exc:
-            raise _thrown(str(exc)) from None
+            raise _thrown(str(exc), self.name) from None
         except self._quickjs.StackOverflow as exc:
             raise JavaScriptError(str(exc), "RangeError") from None
 
@@ -246,13 +272,13 @@ class _Engine:
         try:
             envelope = _envelope(self.dispatch(name, payload, special))
         except self._quickjs.JSException as exc:
-            raise _limit_error(str(exc)) from None
+            raise _limit_error(str(exc), self.name) from None
         except self._quickjs.StackOverflow as exc:
             raise JavaScriptError(str(exc), "RangeError") from None
         if "error" in envelope:
             error = envelope["error"]
             if _is_limit(error):
-                raise _limit_error(error)
+                raise _limit_error(error, self.name)
             raise JavaScriptError(error, envelope["name"], envelope["stack"], envelope["lineno"])
         return envelope
 
@@ -260,23 +286,11 @@ class _Engine:
         deadline = time.monotonic() + _limits.time_s
         while self.context.execute_pending_job():
             if time.monotonic() > deadline:
-                raise _limit_error("interrupted")
+                raise _limit_error("interrupted", self.name)
         return self._dispatch("settled", [])
 
-    def _sync_filters(self) -> None:
-        with _registry_lock:
-            filters, version = dict(_filters), _filters_version
-        if any(kind == "host" for kind, _ in filters.values()):
-            self.context.add_callable("__host_filter", _call_host_filter)
-        for name, (kind, payload) in filters.items():
-            if kind == "script":
-                self._dispatch("addScriptFilter", [name, payload])
-            else:
-                self._dispatch("addHostFilter", [name])
-        self.filters_version = version
 
-
-def _thrown(text: str) -> JavaScriptError:
+def _thrown(text: str, realm: RealmName | None = None) -> JavaScriptError:
     """The error a JavaScript exception's text (`Name: message` then `    at ...` lines)
     describes; a limit error when QuickJS stopped the code."""
     lines = text.split("\n")
@@ -286,19 +300,22 @@ def _thrown(text: str) -> JavaScriptError:
     if not sep or " " in name.replace("Template render error", ""):
         name, message = "Error", head
     if _is_limit(message):
-        return _limit_error(message)
+        return _limit_error(message, realm)
     return JavaScriptError(message, name, stack)
+
+
+_LIMIT_MESSAGES = ("interrupted", "out of memory", "out of memory in regexp execution")
 
 
 def _is_limit(message: str) -> bool:
     """Whether QuickJS stopped the code (time or memory), possibly inside a Nunjucks error."""
-    return message in ("interrupted", "out of memory") or message.endswith(
-        ("InternalError: out of memory", "InternalError: interrupted")
+    return message in _LIMIT_MESSAGES or message.endswith(
+        tuple(f"InternalError: {text}" for text in _LIMIT_MESSAGES)
     )
 
 
 def _finite(value: Any) -> Any:
-    """`value` with NaN and infinities as the tagged objects the prelude revives."""
+    """`value` with NaN and infinities as the tagged objects the bridge revives."""
     if isinstance(value, float) and not math.isfinite(value):
         text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
         return {"\u0000number": text}
@@ -310,9 +327,9 @@ def _finite(value: Any) -> Any:
 
 
 def to_json(value: Any) -> str:
-    """`value` as the JSON text the prelude reads back (`scriptContext`): ASCII, so lone
-    surrogates survive, with NaN and infinities tagged. Written once, it can be passed to
-    many calls."""
+    """`value` as the JSON text the scripts realm reads back (`scriptContext`): ASCII, so
+    lone surrogates survive, with NaN and infinities tagged. Written once, it can be passed
+    to many calls."""
     try:
         return json.dumps(value, default=str, allow_nan=False)
     except ValueError:
@@ -330,41 +347,48 @@ def _revive(tagged: dict[str, Any]) -> Any:
 
 
 def _envelope(text: str) -> dict[str, Any]:
-    """The prelude's answer, with the non-finite numbers it tagged as Python floats."""
+    """The bridge's answer, with the non-finite numbers it tagged as Python floats."""
     if "\\u0000number" not in text:
         return dict(json.loads(text))
     return dict(json.loads(text, object_hook=_revive))
 
 
-def _limit_error(message: str) -> JavaScriptLimitError:
-    _local.engine = None  # an interrupted or exhausted context is not reused
-    if message == "interrupted" or "interrupted" in message:
+def _limit_error(message: str, realm: RealmName | None) -> JavaScriptLimitError:
+    """The error of a call QuickJS stopped; its realm is not reused."""
+    realms: dict[RealmName, _Realm] = getattr(_local, "realms", {})
+    if realm is not None:
+        realms.pop(realm, None)
+    if "interrupted" in message:
         return JavaScriptLimitError(
-            f"JavaScript ran longer than {_limits.time_s:g} s and was stopped", "InternalError"
+            f"JavaScript ran longer than {_limits.time_s:g} s and was stopped", "time"
         )
+    memory = _limits.regex_memory_bytes if realm == "regex" else _limits.memory_bytes
     return JavaScriptLimitError(
-        f"JavaScript used more than {_limits.memory_bytes // (1024 * 1024)} MB and was stopped",
-        "InternalError",
+        f"JavaScript used more than {memory // (1024 * 1024)} MB and was stopped", "memory"
     )
 
 
-def _engine(with_nunjucks: bool) -> _Engine:
-    engine: _Engine | None = getattr(_local, "engine", None)
-    if engine is None or (with_nunjucks and not engine.has_nunjucks):
-        engine = _Engine(with_nunjucks)
-        _local.engine = engine
-    return engine
+def _realm(name: RealmName) -> _Realm:
+    realms: dict[RealmName, _Realm] | None = getattr(_local, "realms", None)
+    if realms is None:
+        realms = _local.realms = {}
+    realm = realms.get(name)
+    if realm is None or (name == "templates" and realm.filters_version != _filters_version):
+        realms.pop(name, None)
+        realm = realms[name] = _Realm(name)
+    return realm
 
 
-def call(name: str, *args: Any, nunjucks: bool = False, time_limited: bool = True) -> Any:
-    """Call a prelude function (`regex`, `assertion`, `transform`, `render`, `compile`).
+def call(name: str, *args: Any, time_limited: bool = True) -> Any:
+    """Call a function of the sandbox (`regex`, `assertion`, `transform`, `render`,
+    `compile`, `envNames`, ...), in the realm `CALL_REALMS` names.
 
     Arguments and the result cross as JSON. Raises JavaScriptError when the code throws
     and JavaScriptLimitError when it runs out of time or memory. QuickJS cannot call
     Python under a time limit, so a render that calls a suite's Python filter passes
     `time_limited=False` (the memory and output limits still hold).
     """
-    return _engine(nunjucks).call(name, list(args), time_limited)
+    return _realm(CALL_REALMS.get(name, "scripts")).call(name, list(args), time_limited)
 
 
 def host_filter_names() -> frozenset[str]:
@@ -383,9 +407,20 @@ def regex_test(pattern: str, text: str, flags: str = "") -> bool:
         if answer is not None:
             return answer
     try:
-        return bool(_engine(False).direct_call("regex", [pattern, flags, text], True))
+        return bool(_realm("regex").direct_call("__regex", [pattern, flags, text], True))
     except (SystemError, UnicodeEncodeError):  # lone surrogates: only JSON carries them
         return bool(call("regex", pattern, flags, text))
+
+
+def env_names(source: str) -> tuple[str, ...] | None:
+    """The names of `env` a template reads as `env.NAME` or `env["NAME"]`; None when it
+    reads `env` otherwise (the whole object, a computed key). A template that does not
+    parse reads none (rendering it reports the error)."""
+    try:
+        names = call("envNames", source)
+    except JavaScriptError:
+        return ()
+    return None if names == ["*"] else tuple(str(name) for name in names)
 
 
 def render(
@@ -403,12 +438,10 @@ def render(
     except ValueError:
         payload, special = json.dumps(_finite(variables), default=str), True
     scope = None if env is None else json.dumps(env)
-    engine = _engine(True)
+    realm = _realm("templates")
     try:
         arguments = [source, payload, scope, special, filters]
-        return str(engine.direct_call("render", arguments, time_limited))
+        return str(realm.direct_call("__render", arguments, time_limited))
     except (SystemError, UnicodeEncodeError):  # lone surrogates: only JSON carries them
-        text = call(
-            "render", source, variables, env, filters, nunjucks=True, time_limited=time_limited
-        )
+        text = call("render", source, variables, env, filters, time_limited=time_limited)
         return str(text)

@@ -8,7 +8,8 @@ prompt shape), are filled in Python without starting the engine: a slot prints w
 Nunjucks prints, JavaScript's `String()` of the value.
 
 `env` (the process environment and the suite's `env:` block) is passed only to templates
-the suite author wrote, the prompts; values from test data render without it.
+the suite author wrote, the prompts, and only the variables a prompt reads (found by
+parsing it); values from test data render without it.
 """
 
 from __future__ import annotations
@@ -84,6 +85,23 @@ def _calls_python_filter(source: str) -> bool:
     return bool(names) and any(re.search(rf"\b{re.escape(n)}\b", source) for n in names)
 
 
+@lru_cache(maxsize=1024)
+def _env_names(source: str) -> tuple[str, ...] | None:
+    return jsengine.env_names(source)
+
+
+def _env_scope(source: str, env: Mapping[str, str]) -> dict[str, str] | None:
+    """The `env` a template the suite author wrote renders with: the variables it names
+    (`env.NAME`, `env["NAME"]`, found by parsing it), all of them when it reads `env` some
+    other way, or none (no `env` at all) when it does not read it."""
+    names = _env_names(source)
+    if names is None:
+        return dict(env)
+    if not names:
+        return None
+    return {name: env[name] for name in names if name in env}
+
+
 def render(
     source: str,
     variables: Mapping[str, Any],
@@ -106,7 +124,7 @@ def render(
     plan = placeholders(source)
     if plan is not None:
         return _fill(plan, variables)
-    scope_env = None if env is None or "env" not in source else dict(env)
+    scope_env = None if env is None or "env" not in source else _env_scope(source, env)
     limited = test_data or not (filters and _calls_python_filter(source))
     try:
         return jsengine.render(source, dict(variables), scope_env, limited, filters)
@@ -136,7 +154,7 @@ def check_template(source: str) -> None:
     if placeholders(source) is not None or ("{{" not in source and "{%" not in source):
         return
     try:
-        jsengine.call("compile", source, nunjucks=True)
+        jsengine.call("compile", source)
     except jsengine.JavaScriptError as exc:
         raise _template_error(exc) from None
 

@@ -1,0 +1,152 @@
+// The scripts realm: what promptfoo runs as JavaScript code (inline assertions and
+// transforms, wrapped as promptfoo wraps them, and CommonJS files' exported functions).
+// Loaded after harden.js and bridge.js; the realm is locked down with its global object
+// left extensible, so code may still create globals of its own (`total = 0` in sloppy
+// code), while every built-in stays frozen.
+(function (global) {
+  "use strict";
+  var parse = JSON.parse;
+  var stringify = JSON.stringify;
+  var bridge = global.__evalsBridge;
+  var calls = bridge.calls;
+  var revive = bridge.revive;
+  var CACHE_SIZE = 512;
+  var functions = new Map();
+  var modules = new Map();
+
+  function remember(cache, key, make) {
+    var found = cache.get(key);
+    if (found === undefined) {
+      if (cache.size >= CACHE_SIZE) cache.clear();
+      found = make();
+      cache.set(key, found);
+    }
+    return found;
+  }
+
+  // --- promptfoo's process shim, without the host: no environment, no require
+  function processShim() {
+    return {
+      env: {},
+      mainModule: {
+        require: function () {
+          throw new Error("require() is not available in the JavaScript sandbox");
+        },
+      },
+    };
+  }
+
+  function compiledFunction(params, body) {
+    return remember(functions, params.join(",") + "\u0000" + body, function () {
+      return Function.apply(null, params.concat([body]));
+    });
+  }
+
+  // promptfoo's findLastStatementSemicolon / buildFunctionBody for one-line assertions.
+  function isCharEscaped(code, index) {
+    var backslashes = 0;
+    for (var i = index - 1; i >= 0 && code[i] === "\\"; i--) backslashes++;
+    return backslashes % 2 === 1;
+  }
+
+  function lastStatementSemicolon(code) {
+    var single = false, double = false, template = false, last = -1;
+    for (var i = 0; i < code.length; i++) {
+      var c = code[i];
+      if (!isCharEscaped(code, i)) {
+        if (c === "'" && !double && !template) single = !single;
+        else if (c === '"' && !single && !template) double = !double;
+        else if (c === "`" && !single && !double) template = !template;
+      }
+      if (c === ";" && !single && !double && !template) last = i;
+    }
+    return last;
+  }
+
+  function functionBody(code) {
+    var trimmed = code.trim().replace(/;+\s*$/, "");
+    if (/^(const|let|var)\s/.test(trimmed)) {
+      var last = lastStatementSemicolon(trimmed);
+      if (last !== -1) {
+        var statements = trimmed.slice(0, last + 1);
+        var expression = trimmed.slice(last + 1).trim();
+        if (expression) return statements + " return " + expression;
+      }
+      return trimmed;
+    }
+    return "return " + trimmed;
+  }
+
+  function isGradingResult(r) {
+    return typeof r === "object" && r !== null && typeof r.pass === "boolean" &&
+      typeof r.score === "number" && typeof r.reason === "string";
+  }
+
+  function validated(result) {
+    if (typeof result === "boolean" || typeof result === "number" || isGradingResult(result)) {
+      return result;
+    }
+    throw new Error("Custom function must return a boolean, number, or GradingResult object. Got type " +
+      typeof result + ": " + stringify(result));
+  }
+
+  // The `context` of a script assertion, from the JSON text the host wrote once per run:
+  // `provider.id` arrives as the provider's id and becomes promptfoo's id() method, and a
+  // null `logProbs` is promptfoo's undefined (the key is there, the value is not).
+  function scriptContext(text) {
+    var context = text.indexOf("\\u0000number") !== -1 ? parse(text, revive) : parse(text);
+    var provider = context.provider;
+    if (provider !== null && typeof provider === "object" && typeof provider.id === "string") {
+      var id = provider.id;
+      provider.id = function () { return id; };
+    }
+    if (context.logProbs === null) context.logProbs = undefined;
+    return context;
+  }
+
+  // A `javascript` assertion: the value as promptfoo's handleJavascript runs it. `context`
+  // is the JSON text of scriptContext, or an object given as it is.
+  calls.assertion = function (code, output, context) {
+    var body = code.indexOf("\n") !== -1 ? code : functionBody(code);
+    var scope = typeof context === "string" ? scriptContext(context) : context;
+    var result = compiledFunction(["output", "context", "process"], body)(output, scope, processShim());
+    if (result !== null && typeof result === "object" && typeof result.then === "function") {
+      return Promise.resolve(result).then(validated);
+    }
+    return validated(result);
+  };
+
+  // Any other function promptfoo builds with new Function (transforms, HTTP transforms):
+  // `params` end with "process", which receives the process shim.
+  calls.check = function (params, body) {
+    compiledFunction(params, body);
+    return true;
+  };
+
+  calls.fn = function (params, body, args) {
+    return compiledFunction(params, body).apply(undefined, args.concat([processShim()]));
+  };
+
+  // A CommonJS module's exported function (`module.exports = fn`, or `exports.name`), called
+  // with `args` (or only looked up, when `args` is null).
+  calls.exported = function (source, name, args) {
+    var exported = remember(modules, source, function () {
+      var module = { exports: {} };
+      Function("module", "exports", "process", source)(module, module.exports, processShim());
+      return module.exports;
+    });
+    var fn = name ? exported[name] : typeof exported === "function" ? exported :
+      exported.default;
+    if (typeof fn !== "function") {
+      throw new TypeError(name ? "the module does not export a function named " + name :
+        "the module does not export a function");
+    }
+    return args === null ? true : fn.apply(undefined, args);
+  };
+
+  // A JavaScript file as an assertion value: its function called with (output, context),
+  // the context given as scriptContext's JSON text.
+  calls.exportedCheck = function (source, name, output, context) {
+    return calls.exported(source, name, [output, scriptContext(context)]);
+  };
+})(globalThis);
