@@ -47,9 +47,11 @@ suite_id = selection.pick_suite()
 if suite_id is not None:
     selection.pick_environment(suite_id)
 st.sidebar.caption(
-    ":red-badge[regression] :green-badge[improvement] :gray-badge[inconclusive]  \n"
+    ":red-badge[regression] :green-badge[improvement] :gray-badge[inconclusive] "
+    ":yellow-badge[insufficient data] :blue-badge[equivalent]  \n"
     "Store: " + make_url(data.store_url()).render_as_string(hide_password=True),
-    help="Red is worse, green better, grey undecided, on every page and chart. "
+    help="Red is worse, green better, grey undecided, ochre too few runs to test, blue "
+    "equivalent, on every page and chart. "
     "Set EVALS_STORE_URL or pass --store to `evals dashboard` to read another store.",
 )
 if suite_id is not None:

@@ -12,8 +12,8 @@ from typing import Any
 import pandas as pd
 
 from evals.dashboard.frames import evidence_key, priority_rank
-from evals.dashboard.history import Onset
-from evals.dashboard.theme import when
+from evals.dashboard.history import P0_GATE, Onset, gate_subjects
+from evals.dashboard.theme import points, q_label, q_text, when
 
 CHANGE_COLUMNS = [
     "kind",
@@ -39,6 +39,9 @@ CHANGE_COLUMNS = [
     "last_good_commit",
     "last_good_evaluation",
     "last_good_verdict",
+    "unclear",
+    "redefined",
+    "gate",
 ]
 
 
@@ -49,14 +52,25 @@ def failing_gates(gates: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(chosen, key=lambda g: (order[g["status"]], not g.get("blocking", True)))
 
 
+def p0_failures(gates: dict[str, Any], cases: list[str]) -> list[str]:
+    """The cases the failing P0 gate names: each is a regression to show, whatever its
+    own verdict (the P0 gate decides within the P0 cases, the case's verdict across all)."""
+    for gate in gates.get("gates", []):
+        if gate.get("name") == P0_GATE and gate.get("status") == "fail":
+            return gate_subjects(gate, cases)
+    return []
+
+
 def failing_assertion_text(rows: list[dict[str, Any]]) -> dict[str, str]:
-    """Per case, its most frequent failed assertion: `type ×n: first reason`."""
+    """Per case, its most frequent failed assertion: `type ×n: first reason`, n the runs
+    it failed in."""
     text: dict[str, str] = {}
     for row in rows:
         if row["case_id"] in text:
             continue
         label = row["type"] if not row.get("metric") else f"{row['type']} ({row['metric']})"
-        text[row["case_id"]] = f"{label} ×{row['failures']}: {row['reason']}"
+        runs = "run" if row["failures"] == 1 else "runs"
+        text[row["case_id"]] = f"{label} failed in {row['failures']} {runs}: {row['reason']}"
     return text
 
 
@@ -73,6 +87,8 @@ def _onset_columns(onset: Onset | None) -> dict[str, Any]:
         "last_good_commit": (last.get("git_commit") or "")[:10],
         "last_good_evaluation": last.get("id", ""),
         "last_good_verdict": onset.last_good_verdict or "",
+        "unclear": ", ".join(row["id"] for row in onset.unclear),
+        "redefined": ", ".join(row["id"] for row in onset.redefined),
     }
 
 
@@ -81,16 +97,23 @@ def changes(
     verdict: str,
     onsets: dict[tuple[str, str], Onset],
     failing: dict[str, str],
+    gated: list[str] | None = None,
 ) -> pd.DataFrame:
     """The tags, then the cases, whose verdict is `verdict`: tags by evidence (q, p, size),
     cases by priority then evidence, each with its interval, q, reason, the failing
-    assertion (cases) and when the verdict began (`onsets`)."""
+    assertion (cases) and when the verdict began (`onsets`). `gated` adds the cases a
+    failing gate names (the P0 gate's), whatever their own verdict."""
     records = []
+    named = set(gated or [])
     tags = sorted(
         (t for t in comparison.get("tags", []) if t["verdict"] == verdict), key=evidence_key
     )
     cases = sorted(
-        (c for c in comparison.get("cases", []) if c["verdict"] == verdict),
+        (
+            c
+            for c in comparison.get("cases", [])
+            if c["verdict"] == verdict or c["case_id"] in named
+        ),
         key=lambda c: (priority_rank(c.get("priority")), evidence_key(c)),
     )
     for kind, group in [("tag", t) for t in tags] + [("case", c) for c in cases]:
@@ -118,6 +141,7 @@ def changes(
                 "reason": group.get("reason") or group.get("explanation") or "",
                 "failing_assertion": failing.get(name, "") if kind == "case" else "",
                 **_onset_columns(onsets.get((kind, name))),
+                "gate": P0_GATE if kind == "case" and name in named else "",
             }
         )
     return pd.DataFrame.from_records(records, columns=CHANGE_COLUMNS)
@@ -142,47 +166,60 @@ def errored_cases(rates: list[dict[str, Any]]) -> pd.DataFrame:
     return frame.sort_values(["errors", "case"], ascending=[False, True], ignore_index=True)
 
 
-def _points(value: float | None) -> str:
-    return "—" if value is None or pd.isna(value) else f"{value * 100:+.1f} pts"
-
-
 def _rate(value: float | None) -> str:
     return "—" if value is None or pd.isna(value) else f"{value * 100:.0f} %"
 
 
+def _known(value: Any) -> bool:
+    return value is not None and not pd.isna(value)
+
+
 def evidence_text(row: dict[str, Any]) -> str:
-    """`90 % → 45 % (−45.0 pts, interval [−60.0, −30.0] at 99 %) · q 0.002` for a change."""
-    parts = [f"{_rate(row['baseline'])} → {_rate(row['candidate'])}"]
-    detail = _points(row["difference"])
-    if row["low"] is not None and not pd.isna(row["low"]):
-        detail += f", interval [{row['low'] * 100:+.1f}, {row['high'] * 100:+.1f}] pts"
-        if row["level"] is not None and not pd.isna(row["level"]):
+    """`90 % → 45 % (−45.0 pp, interval [−60.0, −30.0] pp at 99 %) · q (BH) 0.002` for a
+    change."""
+    detail = points(row["difference"])
+    if _known(row["low"]):
+        detail += f", interval [{row['low'] * 100:+.1f}, {row['high'] * 100:+.1f}] pp"
+        if _known(row["level"]):
             detail += f" at {row['level'] * 100:.4g} %"
-    parts[0] += f" ({detail})"
-    if row["q"] is not None and not pd.isna(row["q"]):
-        parts.append(f"q {row['q']:.3g}")
-    elif row["p"] is not None and not pd.isna(row["p"]):
-        parts.append(f"p {row['p']:.3g}")
+    parts = [f"{_rate(row['baseline'])} → {_rate(row['candidate'])} ({detail})"]
+    if _known(row["q"]):
+        parts.append(f"{q_label(row['kind'])} {q_text(row['q'])}")
+    elif _known(row["p"]):
+        parts.append(f"p {q_text(row['p'])}")
     return " · ".join(parts)
 
 
+def _evaluation(row: dict[str, Any], prefix: str) -> str:
+    commit = f" · commit {row[prefix + '_commit']}" if row[prefix + "_commit"] else ""
+    return f"{row[prefix]}{commit} ({row[prefix + '_evaluation']})"
+
+
 def since_text(row: dict[str, Any]) -> str:
-    """When a change began and the last evaluation without it, in words."""
+    """When a change began, through which unclear evaluations it held, where the case's
+    definition changed, and the last evaluation without it, in words."""
     if not row.get("since_evaluation") or pd.isna(row["since_evaluation"]):
         return "no history stored for it"
-    commit = f" · commit {row['since_commit']}" if row["since_commit"] else ""
-    first = f"{row['since']}{commit} ({row['since_evaluation']})"
+    first = _evaluation(row, "since")
     streak = int(row["streak"])
-    if not row["last_good_evaluation"]:
-        return (
-            f"in all {streak} evaluations of this suite version here, since at least {first}"
-            if streak > 1
-            else f"first seen in this evaluation, {first}: no earlier one of this suite "
-            "version here"
-        )
-    good_commit = f" · commit {row['last_good_commit']}" if row["last_good_commit"] else ""
+    unclear = [u for u in str(row.get("unclear") or "").split(", ") if u]
     runs = "this evaluation only" if streak == 1 else f"{streak} evaluations in a row"
-    return (
-        f"since {first}, {runs}; last without it: {row['last_good']}{good_commit} "
-        f"({row['last_good_evaluation']}, {row['last_good_verdict']})"
-    )
+    if unclear:
+        runs += f", of which {len(unclear)} inconclusive on their own ({', '.join(unclear)})"
+    if not row["last_good_evaluation"]:
+        text = (
+            f"since at least {first}: in all {streak} evaluations of this suite here"
+            + (f", of which {len(unclear)} inconclusive on their own" if unclear else "")
+            if streak > 1
+            else f"first seen in this evaluation, {first}: no earlier one of this suite here"
+        )
+    else:
+        last = _evaluation(row, "last_good")
+        verdict = row["last_good_verdict"]
+        if verdict == "absent":
+            verdict = "not compared there: not in the suite, or no comparison"
+        text = f"since {first}, {runs}; last without it: {last}, {verdict}"
+    redefined = str(row.get("redefined") or "")
+    if redefined:
+        text += f". Its definition (vars, assertions) changed from {redefined} on"
+    return text

@@ -71,17 +71,13 @@ def environments(url: str, suite_id: str) -> list[dict[str, Any]]:
 
 @st.cache_data(show_spinner=False)
 def history(
-    url: str,
-    suite_id: str,
-    environment: str | None,
-    fingerprint: str,
-    until: float,
-    names: tuple[str, ...],
+    url: str, suite_id: str, environment: str | None, until: float, names: tuple[str, ...]
 ) -> dict[str, Any]:
-    """Stored verdicts of the named cases and tags over the evaluations up to `until`.
+    """Stored verdicts and failed gates of the named cases and tags over the evaluations
+    up to `until`, across suite versions (see `DashboardQueries.history`).
 
     Keyed by the newest evaluation's start, so it never changes once computed."""
-    return _queries(url).history(suite_id, environment, fingerprint, until, list(names))
+    return _queries(url).history(suite_id, environment, until, list(names))
 
 
 @st.cache_data(ttl=LISTING_TTL_S, show_spinner=False)

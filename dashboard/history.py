@@ -1,28 +1,50 @@
 """Since when does a case or tag regress? A walk back over stored verdicts.
 
-The verdicts are those each evaluation stored (`group_verdicts`, copied from its summary);
-nothing is estimated here. Walking from the newest evaluation back, a group's current
-run of identical verdicts ends at the first evaluation whose verdict differs, or that has
-no verdict for it: that evaluation is the last one without the change, the one after it
-the first with it.
+The verdicts are those each evaluation stored (`group_verdicts`, copied from its summary)
+and the reasons of the gates that failed; nothing is estimated here. The walk follows a
+case by its id and a tag by its name across suite versions and edits: the evaluations
+of one suite in one environment, whatever their suite fingerprint.
+
+Walking from the newest evaluation back, each evaluation is, for the change being
+followed (a regression, or an improvement):
+
+- *with* it: the group's stored verdict is that change, or (a regression of a P0 case)
+  the evaluation's failing P0 gate names the case;
+- *unclear*: the verdict is inconclusive or insufficient data: the evidence of that one
+  night decides nothing, and the walk goes on through it;
+- *without* it: any other verdict, or no verdict at all (the case was not in the suite,
+  or the evaluation compared nothing): the walk stops there.
+
+The change began at the oldest *with* evaluation of the span; the evaluation just
+before it is the last one without it (possibly an unclear one). Unclear evaluations
+inside the span are listed as such. Where the case's definition (its case fingerprint:
+vars, assertions, options) differs from one evaluation to the next within the span, the
+onset says from which evaluation on.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 ABSENT = "absent"
+UNCLEAR = frozenset({"inconclusive", "insufficient data"})
+P0_GATE = "p0_regressions"
 
 
 @dataclass(frozen=True, slots=True)
 class Onset:
-    """When a group's current verdict began.
+    """When a group's current change began.
 
-    `first` is the earliest evaluation of the unbroken run of that verdict, `streak` its
-    length in evaluations. `last_good` is the evaluation just before it, with
-    `last_good_verdict` (`absent` when it did not decide the group), or None when the run
+    `first` is the oldest evaluation of the span that shows the change, `streak` the
+    number of evaluations from it to the newest, `unclear` those of them whose evidence
+    alone was inconclusive. `last_good` is the evaluation just before `first`, with
+    `last_good_verdict` (`absent` when it did not decide the group), or None when the span
     reaches back to the oldest evaluation of the window: the change is at least as old.
+    `redefined` lists the evaluations (newest first) from which the case's definition
+    differs from the evaluation before it, within the span and at its start.
     """
 
     verdict: str
@@ -30,16 +52,89 @@ class Onset:
     first: dict[str, Any]
     last_good: dict[str, Any] | None
     last_good_verdict: str | None
+    unclear: tuple[dict[str, Any], ...] = ()
+    redefined: tuple[dict[str, Any], ...] = field(default=())
 
     @property
     def open_ended(self) -> bool:
-        """True when every evaluation in the window had the verdict."""
+        """True when every evaluation in the window showed the change."""
         return self.last_good is None
 
 
-def onsets(history: dict[str, Any]) -> dict[tuple[str, str], Onset]:
-    """The onset of the current verdict of every (kind, name) decided by the newest
-    evaluation of `history` (as `DashboardQueries.history` returns it)."""
+def named_in(text: str, names: Iterable[str]) -> list[str]:
+    """The names (case ids, tags) that appear in `text` as whole words: not as part of a
+    longer id (`case-1` is not named by `case-10`)."""
+    found = []
+    for name in names:
+        if name and re.search(rf"(?<![\w\-]){re.escape(name)}(?![\w\-])", text):
+            found.append(name)
+    return found
+
+
+def gate_subjects(gate: dict[str, Any], cases: Iterable[str]) -> list[str]:
+    """The cases a gate's reason names (the P0 gate names the cases that failed it)."""
+    return named_in(str(gate.get("reason") or ""), cases)
+
+
+def _state(verdict: str, wanted: str, named_by_gate: bool) -> str:
+    if verdict == wanted or named_by_gate:
+        return "with"
+    if verdict in UNCLEAR:
+        return "unclear"
+    return "without"
+
+
+def onset(
+    kind: str,
+    name: str,
+    wanted: str,
+    listed: list[dict[str, Any]],
+    verdicts: dict[tuple[str, str, str], str],
+    p0_named: set[tuple[str, str]],
+    fingerprints: dict[tuple[str, str], str],
+) -> Onset | None:
+    """The onset of change `wanted` (regression or improvement) for one group, walking
+    `listed` (newest first); None when the newest evaluation does not show it.
+
+    `verdicts` maps (evaluation, kind, name) to the stored verdict; `p0_named` holds the
+    (evaluation, case) pairs a failing P0 gate named (regressions only); `fingerprints`
+    maps (suite fingerprint, case) to the case's fingerprint where it is known."""
+    states = []
+    for row in listed:
+        verdict = verdicts.get((row["id"], kind, name), ABSENT)
+        named = wanted == "regression" and kind == "case" and (row["id"], name) in p0_named
+        states.append((row, verdict, _state(verdict, wanted, named)))
+    if not states or states[0][2] != "with":
+        return None
+    end = next((i for i, (_, _, s) in enumerate(states) if s == "without"), len(states))
+    span = states[:end]
+    oldest_with = max(i for i, (_, _, s) in enumerate(span) if s == "with")
+    kept = span[: oldest_with + 1]
+    before = states[oldest_with + 1] if oldest_with + 1 < len(states) else None
+    redefined = []
+    for (newer, _, _), older in zip(kept, [*states[1 : oldest_with + 2], None], strict=False):
+        if older is None:
+            break
+        now_fp = fingerprints.get((newer.get("fingerprint", ""), name))
+        then_fp = fingerprints.get((older[0].get("fingerprint", ""), name))
+        if kind == "case" and now_fp and then_fp and now_fp != then_fp:
+            redefined.append(newer)
+    return Onset(
+        verdict=wanted,
+        streak=len(kept),
+        first=kept[-1][0],
+        last_good=before[0] if before else None,
+        last_good_verdict=before[1] if before else None,
+        unclear=tuple(row for row, _, state in kept if state == "unclear"),
+        redefined=tuple(redefined),
+    )
+
+
+def onsets(history: dict[str, Any], p0_cases: Iterable[str] = ()) -> dict[tuple[str, str], Onset]:
+    """The onset of the current change of every (kind, name) the newest evaluation of
+    `history` (as `DashboardQueries.history` returns it) shows as a regression or an
+    improvement, and of each of `p0_cases` (cases the newest failing P0 gate names) as a
+    regression."""
     listed = history["evaluations"]
     if not listed:
         return {}
@@ -47,20 +142,27 @@ def onsets(history: dict[str, Any]) -> dict[tuple[str, str], Onset]:
         (row["evaluation_id"], row["kind"], row["name"]): row["verdict"]
         for row in history["verdicts"]
     }
+    case_names = {name for (_, kind, name) in verdicts if kind == "case"} | set(p0_cases)
+    p0_named = {
+        (gate["evaluation_id"], case)
+        for gate in history.get("gates", [])
+        if gate["name"] == P0_GATE and gate["status"] == "fail"
+        for case in gate_subjects(gate, case_names)
+    }
+    fingerprints = {
+        (suite, case): case_fingerprint
+        for suite, cases in history.get("case_fingerprints", {}).items()
+        for case, case_fingerprint in cases.items()
+    }
     newest = listed[0]["id"]
+    wanted_groups = {
+        (kind, name, verdict)
+        for (evaluation_id, kind, name), verdict in verdicts.items()
+        if evaluation_id == newest and verdict in ("regression", "improvement")
+    } | {("case", name, "regression") for name in p0_cases}
     found: dict[tuple[str, str], Onset] = {}
-    for evaluation_id, kind, name in verdicts:
-        if evaluation_id != newest:
-            continue
-        current = verdicts[(newest, kind, name)]
-        streak = 1
-        last_good: dict[str, Any] | None = None
-        last_verdict: str | None = None
-        for older in listed[1:]:
-            verdict = verdicts.get((older["id"], kind, name), ABSENT)
-            if verdict != current:
-                last_good, last_verdict = older, verdict
-                break
-            streak += 1
-        found[(kind, name)] = Onset(current, streak, listed[streak - 1], last_good, last_verdict)
+    for kind, name, wanted in sorted(wanted_groups):
+        result = onset(kind, name, wanted, listed, verdicts, p0_named, fingerprints)
+        if result is not None:
+            found[(kind, name)] = result
     return found

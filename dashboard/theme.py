@@ -1,7 +1,8 @@
 """The dashboard's colour convention and the small labels built on it.
 
 Red means worse (a regression, a failed gate or run), green better (an improvement, a
-passed gate or run), grey undecided (inconclusive, undetermined, not enough data). Every
+passed gate or run), grey undecided (inconclusive, undetermined), ochre not enough data
+to test, blue equivalent. Every
 chart and badge takes its colour from here so the convention holds on every page.
 """
 
@@ -16,6 +17,8 @@ GREEN = "#2e9e5b"
 GREY = "#8a8f98"
 BLUE = "#3b6fd1"
 AMBER = "#d99a25"
+# Not enough runs to test: told apart from "inconclusive" (tested, undecided) at a glance.
+OCHRE = "#b8a04a"
 
 _TONES = {
     "regression": "red",
@@ -24,9 +27,12 @@ _TONES = {
     "improvement": "green",
     "pass": "green",
     "equivalent": "blue",
+    "insufficient data": "ochre",
 }
 
-_HEX = {"red": RED, "green": GREEN, "blue": BLUE, "orange": AMBER, "gray": GREY}
+_HEX = {"red": RED, "green": GREEN, "blue": BLUE, "orange": AMBER, "gray": GREY, "ochre": OCHRE}
+# `st.badge` knows no ochre: its nearest colour.
+_BADGE = {"ochre": "yellow"}
 
 VERDICT_ORDER = ["regression", "improvement", "equivalent", "inconclusive", "insufficient data"]
 
@@ -47,8 +53,13 @@ FAVICON = (
 
 
 def tone(word: str | None) -> str:
-    """The Streamlit colour name (for `st.badge`) of a verdict, gate or run status."""
+    """The colour name of a verdict, gate or run status (see `hex_colour`)."""
     return _TONES.get(word or "", "gray")
+
+
+def badge_tone(word: str | None) -> str:
+    """The Streamlit colour name (for `st.badge`) of a verdict, gate or run status."""
+    return _BADGE.get(tone(word), tone(word))
 
 
 def hex_colour(word: str | None) -> str:
@@ -77,7 +88,37 @@ def interval_text(interval: list[float] | tuple[float, float] | None, scale: flo
     """An interval as `[lo, hi]`, scaled (percentage points by default)."""
     if not interval:
         return "no interval"
-    return f"[{interval[0] * scale:.1f}, {interval[1] * scale:.1f}]"
+    return f"[{interval[0] * scale:+.1f}, {interval[1] * scale:+.1f}]"
+
+
+# Differences of pass rates are written in one unit on every page: percentage points.
+POINTS = "pp"
+
+
+def points(value: float | None) -> str:
+    """A difference of pass rates in signed percentage points (`-45.0 pp`), or an em dash."""
+    if value is None or value != value:
+        return "—"
+    return f"{value * 100 + 0.0:+.1f} {POINTS}"
+
+
+def q_text(value: float | None) -> str:
+    """A p- or q-value: three significant digits, in scientific notation below 1e-4 (so a
+    tiny value never reads `0.0000` or `0`), an em dash when unknown."""
+    if value is None or value != value:
+        return "—"
+    if value < 1e-4:
+        return f"{value:.2e}"
+    return f"{value:.3g}"
+
+
+# Which correction makes each kind of group's q-value.
+CORRECTIONS = {"case": "BH", "tag": "Holm"}
+
+
+def q_label(kind: str) -> str:
+    """The q column's name for a kind of group: `q (BH)` for cases, `q (Holm)` for tags."""
+    return f"q ({CORRECTIONS[kind]})" if kind in CORRECTIONS else "q"
 
 
 def evaluation_label(row: dict[str, Any]) -> str:

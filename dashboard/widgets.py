@@ -21,7 +21,7 @@ def header(title: str, subtitle: str) -> None:
 
 def badge(text: str, word: str | None = None) -> None:
     """A coloured badge; its colour is that of `word` (default: the text itself)."""
-    st.badge(text, color=theme.tone(word or text))  # type: ignore[arg-type]
+    st.badge(text, color=theme.badge_tone(word or text))  # type: ignore[arg-type]
 
 
 def tinted_column(frame: pd.DataFrame, column: str, label: str | None = None) -> Any:

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from evals.dashboard import changes, data, history, selection, theme, widgets
+from evals.dashboard import changes, data, history, morning, selection, theme, widgets
 from evals.dashboard.comparison import Side
 
 SHOWN = 25
@@ -36,49 +36,6 @@ comparison = summary.get("comparison")
 pair = selection.stored_pair(latest["id"])
 sides = (Side(latest["id"], pair[0]), Side(latest["id"], pair[1])) if pair else None
 
-with st.container(border=True):
-    top = st.columns([2, 5])
-    with top[0]:
-        verdict = gates.get("verdict") or "no gates"
-        label = theme.evaluation_label(latest) + (f" · {pair[1]} against {pair[0]}" if pair else "")
-        st.html(
-            widgets.badge_html(f"gates: {verdict}", verdict)
-            + f"<p style='color:#666;font-size:0.875rem;margin:0.5rem 0 0'>{html.escape(label)}</p>"
-        )
-        if sides:
-            st.page_link(
-                "views/compare.py",
-                label="Open this comparison",
-                icon=":material/compare_arrows:",
-                query_params=selection.sides_params(*sides),
-            )
-    with top[1]:
-        failing = changes.failing_gates(gates)
-        if failing:
-            st.html(
-                "<p><b>Gates that did not pass</b></p>"
-                + widgets.table_html(
-                    pd.DataFrame(
-                        [
-                            {
-                                "gate": g["name"],
-                                "status": g["status"],
-                                "blocking": "yes" if g.get("blocking", True) else "no",
-                                "reason": g["reason"],
-                            }
-                            for g in failing
-                        ]
-                    ),
-                    tinted=["status"],
-                )
-            )
-        elif gates.get("gates"):
-            st.markdown(f"All {len(gates['gates'])} gates passed.")
-        else:
-            st.markdown("The suite defines no gates.")
-    for warning in gates.get("warnings", []):
-        st.warning(warning, icon="⚠️")
-
 previous = data.previous_evaluation(url, suite_id, environment, latest["started_at"], latest["id"])
 names = data.group_names(url, latest["id"])
 new_cases, removed_cases = changes.case_set_changes(
@@ -93,6 +50,7 @@ if comparison is None:
     )
     regressions = improvements = changes.changes({}, "regression", {}, {})
 else:
+    p0_failed = changes.p0_failures(gates, [c["case_id"] for c in comparison.get("cases", [])])
     decided = [
         name
         for group in (*comparison.get("tags", []), *comparison.get("cases", []))
@@ -104,50 +62,102 @@ else:
             url,
             suite_id,
             environment,
-            latest["fingerprint"],
             latest["started_at"],
-            tuple(sorted(decided)),
-        )
+            tuple(sorted({*decided, *p0_failed})),
+        ),
+        p0_failed,
     )
     failing_text = changes.failing_assertion_text(
         data.failing_assertions(url, latest["id"], comparison["candidate"])
     )
-    regressions = changes.changes(comparison, "regression", onsets, failing_text)
+    regressions = changes.changes(comparison, "regression", onsets, failing_text, p0_failed)
     improvements = changes.changes(comparison, "improvement", onsets, failing_text)
 
-overall = comparison["overall"] if comparison is not None else None
-# The counts and the whole suite's change, drawn as one block.
-st.html(
-    widgets.tiles_html(
-        [
-            ("Regressions", len(regressions), "tags and cases whose verdict is regression"),
-            ("Improvements", len(improvements), "tags and cases whose verdict is improvement"),
-            (
-                "New cases",
-                len(new_cases),
-                "against the evaluation before it"
-                + (f" ({previous['id']})" if previous else ": none stored"),
-            ),
-            ("Removed cases", len(removed_cases), "against the evaluation before it"),
-            (
-                "Cases with errored runs",
-                errored["case"].nunique(),
-                "cases with at least one run that raised or timed out",
-            ),
-        ]
-    )
-    + (
-        ""
-        if overall is None
-        else "<p style='color:#666;font-size:0.875rem'>"
-        + html.escape(
-            f"Whole suite: {theme.percent(overall.get('baseline_rate'))} → "
-            f"{theme.percent(overall.get('candidate_rate'))}, {overall['verdict']}. "
-            + (overall.get("explanation") or "")
+
+def _href(kind: str, name: str) -> str:
+    """The address a name in the answer opens: a case's page, a tag's cases on Compare."""
+    if sides is None:
+        return selection.link("compare", selection.view_params())
+    baseline, candidate = sides
+    if kind == "case":
+        return selection.link(
+            "case", selection.sides_params(baseline, candidate, **{selection.CASE: name})
         )
-        + "</p>"
-    )
+    key = "tag" if kind == "tag" else "verdict"
+    return selection.link("compare", selection.sides_params(baseline, candidate, **{key: name}))
+
+
+failing = changes.failing_gates(gates)
+verdict = gates.get("verdict") or "no gates"
+label = theme.evaluation_label(latest) + (f" · {pair[1]} against {pair[0]}" if pair else "")
+regressed_cases = int((regressions["kind"] == "case").sum())
+counts = (
+    f"New cases {len(new_cases)} · removed {len(removed_cases)}"
+    + (f" (against {previous['id']})" if previous else "")
+    + f" · cases with errored runs {errored['case'].nunique()}"
 )
+overall = comparison["overall"] if comparison is not None else None
+whole = (
+    ""
+    if overall is None
+    else f"Whole suite: {theme.percent(overall.get('baseline_rate'))} → "
+    f"{theme.percent(overall.get('candidate_rate'))} "
+    f"({theme.points(overall.get('difference'))}), {overall['verdict']}."
+)
+no_gates = (
+    f"All {len(gates['gates'])} gates passed."
+    if gates.get("gates") and not failing
+    else ""
+    if gates.get("gates")
+    else "The suite defines no gates."
+)
+# The answer to the morning question, as one block that fits a laptop's first view.
+st.html(
+    "<div class='evals-answer'>"
+    + widgets.badge_html(f"gates: {verdict}", verdict)
+    + f"<span style='color:#555;font-size:0.875rem;margin-left:0.5rem'>{html.escape(label)}"
+    + "</span>"
+    + (
+        " · "
+        + morning.link(
+            "open this comparison", selection.link("compare", selection.sides_params(*sides))
+        )
+        if sides
+        else ""
+    )
+    + (f"<p style='margin:0.5rem 0 0'>{html.escape(no_gates)}</p>" if no_gates else "")
+    + morning.gates_html(
+        failing,
+        [c["case_id"] for c in (comparison or {}).get("cases", [])],
+        regressed_cases,
+        _href,
+    )
+    + morning.changes_html("Regressions", regressions, _href)
+    + morning.changes_html("Improvements", improvements, _href)
+    + f"<p style='color:#555;font-size:0.875rem;margin:0.25rem 0 0'>{html.escape(whole)} "
+    + f"{html.escape(counts)}</p>"
+    + "</div>"
+)
+for warning in gates.get("warnings", []):
+    st.warning(warning, icon="⚠️")
+if failing:
+    with st.expander("Statistical detail: each gate's full reason"):
+        st.html(
+            widgets.table_html(
+                pd.DataFrame(
+                    [
+                        {
+                            "gate": g["name"],
+                            "status": g["status"],
+                            "blocking": "yes" if g.get("blocking", True) else "no",
+                            "reason": g["reason"],
+                        }
+                        for g in failing
+                    ]
+                ),
+                tinted=["status"],
+            )
+        )
 
 
 def _change_card(row: dict[str, Any]) -> None:
@@ -165,6 +175,13 @@ def _change_card(row: dict[str, Any]) -> None:
             html.escape(changes.evidence_text(row)),
             "<b>When:</b> " + html.escape(changes.since_text(row)),
         ]
+        if row["gate"]:
+            lines.insert(
+                1,
+                f"<b>The {html.escape(row['gate'])} gate failed on this case</b> (decided "
+                f"within the P0 cases); its own verdict over all cases: "
+                f"{html.escape(row['verdict'])}",
+            )
         if row["failing_assertion"]:
             lines.append("<b>Failing assertion:</b> " + html.escape(row["failing_assertion"]))
         if row["reason"]:

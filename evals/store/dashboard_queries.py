@@ -29,7 +29,14 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.expression import ColumnClause, ColumnElement
 
-from evals.store.schema import evaluations, grades, group_rates, group_verdicts, runs
+from evals.store.schema import (
+    evaluations,
+    gate_results,
+    grades,
+    group_rates,
+    group_verdicts,
+    runs,
+)
 
 
 class JsonMember(ColumnElement[str]):
@@ -363,25 +370,34 @@ class DashboardQueries:
         self,
         suite_id: str,
         environment: str | None,
-        fingerprint: str,
         until: float,
         names: list[str],
         limit: int = 200,
     ) -> dict[str, Any]:
-        """The stored verdicts of some cases and tags over past evaluations, newest first.
+        """The stored verdicts of some cases and tags over past evaluations, newest first,
+        across suite versions and edits.
 
-        `evaluations`: the last `limit` complete evaluations of the suite in the environment
-        with the same fingerprint, started no later than `until`; `verdicts`: their
-        `group_verdicts` rows (kind, name, verdict, difference) for the named groups.
+        `evaluations`: the last `limit` complete evaluations of the suite in the
+        environment started no later than `until`, with their suite fingerprints;
+        `verdicts`: their `group_verdicts` rows (kind, name, verdict, difference) for the
+        named groups; `gates`: their failed gates (evaluation, name, status, reason);
+        `case_fingerprints`: per suite fingerprint among them, the named cases' case
+        fingerprints (from one stored outline of each suite fingerprint).
         """
         window = (
-            self._window(suite_id, environment, fingerprint, until)
+            self._window(suite_id, environment, None, until)
             .order_by(evaluations.c.started_at.desc(), evaluations.c.id.desc())
             .limit(limit)
         )
         listed = self._rows(window)
+        empty: dict[str, Any] = {
+            "evaluations": listed,
+            "verdicts": [],
+            "gates": [],
+            "case_fingerprints": {},
+        }
         if not listed or not names:
-            return {"evaluations": listed, "verdicts": []}
+            return empty
         ids = [row["id"] for row in listed]
         query = select(
             group_verdicts.c.evaluation_id,
@@ -390,7 +406,41 @@ class DashboardQueries:
             group_verdicts.c.verdict,
             group_verdicts.c.difference,
         ).where(group_verdicts.c.evaluation_id.in_(ids), group_verdicts.c.name.in_(names))
-        return {"evaluations": listed, "verdicts": self._rows(query)}
+        failed = select(
+            gate_results.c.evaluation_id,
+            gate_results.c.name,
+            gate_results.c.status,
+            gate_results.c.reason,
+        ).where(gate_results.c.evaluation_id.in_(ids), gate_results.c.status == "fail")
+        representatives: dict[str, str] = {}
+        for row in listed:
+            representatives.setdefault(row["fingerprint"], row["id"])
+        return {
+            **empty,
+            "verdicts": self._rows(query),
+            "gates": self._rows(failed),
+            "case_fingerprints": self.case_fingerprints(representatives, set(names)),
+        }
+
+    def case_fingerprints(
+        self, representatives: dict[str, str], names: set[str]
+    ) -> dict[str, dict[str, str]]:
+        """Per suite fingerprint, the case fingerprints of the named cases, read from the
+        outline stored with its representative evaluation (`representatives`: suite
+        fingerprint → evaluation id)."""
+        query = select(evaluations.c.id, evaluations.c.outline).where(
+            evaluations.c.id.in_(list(representatives.values()))
+        )
+        by_id = {row["id"]: row["outline"] or {} for row in self._rows(query)}
+        found: dict[str, dict[str, str]] = {}
+        for suite_fingerprint, evaluation_id in representatives.items():
+            outline = by_id.get(evaluation_id) or {}
+            found[suite_fingerprint] = {
+                str(case["id"]): str(case["fingerprint"])
+                for case in outline.get("cases", [])
+                if isinstance(case, dict) and case.get("id") in names and case.get("fingerprint")
+            }
+        return found
 
     def group_trend(
         self, suite_id: str, environment: str | None, kind: str, name: str, limit: int = 60
@@ -493,23 +543,24 @@ class DashboardQueries:
         return names
 
     def failing_assertions(self, evaluation_id: str, agent: str) -> list[dict[str, Any]]:
-        """Per case of an agent: each assertion type (and metric) that failed, how many of
-        the case's runs it failed in, and the reason of its first failure."""
+        """Per case of an agent: each assertion type (and metric) that failed, in how many
+        of the case's runs it failed (a run failing two assertions of one type counts
+        once), and the reason of its first failure."""
+        metric = func.coalesce(grades.c.metric, "")
         failed = (
             select(
                 runs.c.case_id,
+                grades.c.run_id,
                 grades.c.type,
                 grades.c.metric,
+                metric.label("metric_key"),
                 grades.c.reason,
                 func.row_number()
                 .over(
-                    partition_by=(runs.c.case_id, grades.c.type, grades.c.metric),
-                    order_by=(runs.c.repeat, grades.c.idx),
+                    partition_by=(runs.c.case_id, grades.c.type, metric),
+                    order_by=(runs.c.repeat, runs.c.prompt_index, grades.c.idx),
                 )
                 .label("nth"),
-                func.count()
-                .over(partition_by=(runs.c.case_id, grades.c.type, grades.c.metric))
-                .label("failures"),
             )
             .join(runs, runs.c.id == grades.c.run_id)
             .where(
@@ -521,12 +572,34 @@ class DashboardQueries:
             )
             .subquery()
         )
+        counted = (
+            select(
+                failed.c.case_id,
+                failed.c.type,
+                failed.c.metric_key,
+                func.count(failed.c.run_id.distinct()).label("failures"),
+            )
+            .group_by(failed.c.case_id, failed.c.type, failed.c.metric_key)
+            .subquery()
+        )
         query = (
             select(
-                failed.c.case_id, failed.c.type, failed.c.metric, failed.c.reason, failed.c.failures
+                failed.c.case_id,
+                failed.c.type,
+                failed.c.metric,
+                failed.c.reason,
+                counted.c.failures,
+            )
+            .join(
+                counted,
+                and_(
+                    counted.c.case_id == failed.c.case_id,
+                    counted.c.type == failed.c.type,
+                    counted.c.metric_key == failed.c.metric_key,
+                ),
             )
             .where(failed.c.nth == 1)
-            .order_by(failed.c.case_id, failed.c.failures.desc(), failed.c.type)
+            .order_by(failed.c.case_id, counted.c.failures.desc(), failed.c.type)
         )
         return self._rows(query)
 

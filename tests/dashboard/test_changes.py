@@ -74,7 +74,7 @@ def test_changes_rank_tags_before_cases_and_carry_their_onset() -> None:
     listed = [
         {"id": f"e{n}", "started_at": float(n), "git_commit": f"{n:040x}"} for n in (4, 3, 2, 1)
     ]
-    stored = {"e4": "regression", "e3": "regression", "e2": "inconclusive", "e1": "regression"}
+    stored = {"e4": "regression", "e3": "regression", "e2": "equivalent", "e1": "regression"}
     found = history.onsets(
         {
             "evaluations": listed,
@@ -86,8 +86,9 @@ def test_changes_rank_tags_before_cases_and_carry_their_onset() -> None:
     )
     onset = found[("case", "worse")]
     assert (onset.streak, onset.first["id"], onset.last_good["id"]) == (2, "e3", "e2")
-    assert onset.last_good_verdict == "inconclusive"
-    frame = changes.changes(comparison, "regression", found, {"worse": "contains ×7: no"})
+    assert onset.last_good_verdict == "equivalent"
+    failing = {"worse": "contains failed in 6 runs: no"}
+    frame = changes.changes(comparison, "regression", found, failing)
     assert list(frame["name"]) == ["noticias", "worse"]
     row = frame.iloc[1].to_dict()
     assert row["since_evaluation"] == "e3" and row["last_good_evaluation"] == "e2"

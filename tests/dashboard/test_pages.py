@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from evals.dashboard import changes
 from evals.dashboard.comparison import Side
 from evals.dashboard.selection import side_text
 
@@ -70,11 +71,13 @@ def test_what_changed_opens_on_the_nightly_with_its_failing_gates(app: AppTest, 
     failing = [g for g in nightly.gates.gates if g.status in ("fail", "undetermined")]
     for gate in failing:
         assert html.escape(gate.reason) in shown
-    regressed = [c for c in nightly.summary.comparison.cases if c.verdict == "regression"] + [
+    cases = nightly.summary.comparison.cases
+    gated = changes.p0_failures(nightly.gates.to_dict(), [c.case_id for c in cases])
+    regressed = [c for c in cases if c.verdict == "regression" or c.case_id in gated] + [
         t for t in nightly.summary.comparison.tags if t.verdict == "regression"
     ]
-    tiles = dict(re.findall(r'<div class="label">([^<]+)</div><div class="value">([^<]*)<', shown))
-    assert tiles["Regressions"] == str(len(regressed))
+    heading = f"Regressions ({len(regressed)})" if regressed else "Regressions: none"
+    assert f"<b>{heading}</b>" in shown
 
 
 def test_overview_lists_the_suite_and_its_latest_verdicts(app: AppTest, demo_store) -> None:

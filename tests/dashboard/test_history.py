@@ -1,0 +1,194 @@
+"""Since when: the walk over stored verdicts follows a case and a tag across suite edits,
+goes through inconclusive nights, lists the P0 gate's cases as regressions, and says
+where a case's definition changed. The landing page, run with Streamlit's AppTest on a
+history `evals run` wrote night after night, answers with the right night before and
+after the suite was edited."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evals.dashboard import changes, history, morning
+from tests.dashboard.nightly_project import BREAKS, PARTIAL_FIX, SUITE_EDIT, build_history
+
+APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
+
+
+def _listed(*fingerprints: str) -> list[dict[str, Any]]:
+    count = len(fingerprints)
+    return [
+        {"id": f"e{count - i}", "started_at": float(count - i), "fingerprint": fp}
+        for i, fp in enumerate(fingerprints)
+    ]
+
+
+def _verdicts(kind: str, name: str, by_evaluation: dict[str, str]) -> list[dict[str, Any]]:
+    return [
+        {"evaluation_id": e, "kind": kind, "name": name, "verdict": v}
+        for e, v in by_evaluation.items()
+    ]
+
+
+def test_the_walk_goes_through_inconclusive_nights_and_suite_edits() -> None:
+    listed = _listed("v2", "v2", "v1", "v1", "v1", "v1")  # e6 newest ... e1 oldest
+    stored = {
+        "e6": "regression",
+        "e5": "inconclusive",
+        "e4": "regression",
+        "e3": "regression",
+        "e2": "inconclusive",
+        "e1": "equivalent",
+    }
+    found = history.onsets({"evaluations": listed, "verdicts": _verdicts("tag", "t", stored)})
+    onset = found[("tag", "t")]
+    assert onset.first["id"] == "e3" and onset.streak == 4
+    assert [row["id"] for row in onset.unclear] == ["e5"]
+    assert onset.last_good["id"] == "e2" and onset.last_good_verdict == "inconclusive"
+
+
+def test_a_night_without_the_case_or_with_another_verdict_ends_the_run() -> None:
+    listed = _listed("v", "v", "v", "v")
+    stored = {"e4": "regression", "e3": "regression", "e1": "regression"}
+    onset = history.onsets({"evaluations": listed, "verdicts": _verdicts("case", "c", stored)})[
+        ("case", "c")
+    ]
+    assert (onset.first["id"], onset.last_good["id"]) == ("e3", "e2")
+    assert onset.last_good_verdict == history.ABSENT
+    better = {"e4": "improvement", "e3": "regression"}
+    assert (
+        history.onsets({"evaluations": listed, "verdicts": _verdicts("case", "c", better)})[
+            ("case", "c")
+        ].streak
+        == 1
+    )
+
+
+def test_a_changed_definition_is_named_with_its_first_evaluation() -> None:
+    listed = _listed("v3", "v2", "v1")
+    stored = {"e3": "regression", "e2": "regression", "e1": "regression"}
+    found = history.onsets(
+        {
+            "evaluations": listed,
+            "verdicts": _verdicts("case", "c", stored),
+            "case_fingerprints": {"v3": {"c": "B"}, "v2": {"c": "A"}, "v1": {"c": "A"}},
+        }
+    )
+    assert [row["id"] for row in found[("case", "c")].redefined] == ["e3"]
+
+
+def test_a_case_the_failing_p0_gate_names_is_a_regression_whatever_its_verdict() -> None:
+    listed = _listed("v", "v", "v")
+    stored = {"e3": "inconclusive", "e2": "inconclusive", "e1": "inconclusive"}
+    gates = [
+        {"evaluation_id": e, "name": "p0_regressions", "status": "fail", "reason": "loss on c-1"}
+        for e in ("e3", "e2")
+    ]
+    found = history.onsets(
+        {"evaluations": listed, "verdicts": _verdicts("case", "c-1", stored), "gates": gates},
+        ["c-1"],
+    )
+    onset = found[("case", "c-1")]
+    assert (onset.first["id"], onset.last_good["id"]) == ("e2", "e1")
+    gate = {"name": "p0_regressions", "status": "fail", "reason": "loss shown on c-1 -50 pp"}
+    assert changes.p0_failures({"gates": [gate]}, ["c-1", "c-10", "c"]) == ["c-1"]
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("loss shown on case-1 -100.0 pp", ["case-1"]),
+        ("loss shown on case-10 -100.0 pp", []),
+        ("cases: case-1, case-1-b", ["case-1", "case-1-b"]),
+        ("(case-1)", ["case-1"]),
+    ],
+)
+def test_names_are_found_as_whole_ids(text: str, named: list[str]) -> None:
+    assert history.named_in(text, ["case-1", "case-1-b", "x"]) == named
+
+
+@pytest.fixture(scope="module")
+def nightly_stores(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """(store after the night before the suite edit, store after all ten nights)."""
+    folder = tmp_path_factory.mktemp("nightly")
+    store = folder / "store.db"
+    build_history(folder / "project", f"sqlite:///{store}", range(1, SUITE_EDIT))
+    before = folder / "before-edit.db"
+    shutil.copy(store, before)
+    build_history(folder / "project", f"sqlite:///{store}", range(SUITE_EDIT, 11))
+    return f"sqlite:///{before}", f"sqlite:///{store}"
+
+
+def _landing(store: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("EVALS_STORE_URL", store)
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    return "\n".join(block.proto.body for block in app.get("html"))
+
+
+def _text(markup: str) -> str:
+    lines = markup.replace("<br>", "\n").replace("</li>", "\n")
+    return re.sub(r"<[^>]+>", "", lines).replace("&amp;", "&")
+
+
+@pytest.mark.slow
+def test_since_when_names_the_night_before_and_after_the_suite_edit(
+    nightly_stores: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before, after = nightly_stores
+    for store, newest in ((before, SUITE_EDIT - 1), (after, 10)):
+        text = _text(_landing(store, monkeypatch))
+        tag = text[text.index("tag refunds") :]
+        assert f"(night-{BREAKS:02d}), {newest - BREAKS + 1} evaluations" in tag.split("\n")[0]
+        card = text[text.index("When:") :].split("\n")[0]
+        assert f"since 2026-03-0{4 + BREAKS}" in card
+        assert f"inconclusive on their own (night-{PARTIAL_FIX:02d})" in card
+        assert f"last without it: 2026-03-0{3 + BREAKS}" in card
+        assert "no earlier one" not in text and "this evaluation only" not in card
+
+
+@pytest.mark.slow
+def test_the_p0_gate_failures_lead_and_are_listed_with_links(
+    nightly_stores: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    markup = _landing(nightly_stores[1], monkeypatch)
+    answer = markup[markup.index("evals-answer") : markup.index("Improvements")]
+    gates = answer[answer.index("Gates that did not pass") : answer.index("Regressions (")]
+    assert "p0_regressions" in gates
+    for case in ("account-question-account-0", "refunds-question-refund-1"):
+        assert "case=" in gates and f">{case}</a>" in gates
+    regressions = answer[answer.index("Regressions (") :]
+    assert ">account-question-account-0</a> · P0 · <b>P0 gate failed</b>" in regressions
+    text = _text(markup)
+    card = text[text.index("case account-question-account-0 · P0 —") :]
+    assert "its own verdict over all cases: inconclusive" in card.split("When:")[0]
+    redefined = text[text.index("case refunds-question-refund-2 · P2 —") :].split("\n")
+    assert any(
+        "definition (vars, assertions) changed from night-08 on" in line for line in redefined[:8]
+    )
+
+
+def test_the_answer_lines_are_short_and_escaped() -> None:
+    row = {
+        "kind": "case",
+        "name": "<b>x</b>",
+        "priority": "P0",
+        "gate": "",
+        "baseline": 1.0,
+        "candidate": 0.0,
+        "difference": -1.0,
+        "since_evaluation": "e1",
+        "since": "2026-03-08 03:00",
+        "since_commit": "abc",
+        "streak": 3,
+        "last_good_evaluation": "e0",
+    }
+    line = morning.change_line(row, lambda kind, name: f"case?case={name}")
+    assert "<b>x</b>" not in line and "&lt;b&gt;x&lt;/b&gt;" in line
+    assert "-100.0 pp" in line and "since 2026-03-08 03:00 · commit abc (e1), 3 evaluations" in line
