@@ -294,7 +294,9 @@ def encoded_row(
         "gradingResult": grading,
         "id": row_id(run_name),
         "latencyMs": row_latency(run.latency_ms, extra),
-        "namedScores": dict(grade.get("namedScores", {})) if grade else {},
+        "namedScores": dict(grade.get("namedScores", {}))
+        if grade and reason != ERROR_FAILURE
+        else {},
         "prompt": {"raw": run.prompt, "label": column["label"], "config": {}},
         "promptId": column["promptId"],
         "promptIdx": column["index"],
@@ -350,7 +352,11 @@ def accumulate(metrics: dict[str, Any], row: dict[str, Any]) -> None:
         metrics["testErrorCount"] += 1
     else:
         metrics["testFailCount"] += 1
-    components = grading.get("componentResults", [])
+    # an error row keeps the checks graded beside the one that raised in its gradingResult,
+    # but adds no assertion counts, as promptfoo's error rows (without one) add none
+    components = (
+        [] if row["failureReason"] == ERROR_FAILURE else grading.get("componentResults", [])
+    )
     passed = sum(1 for c in components if c.get("pass"))
     metrics["assertPassCount"] += passed
     metrics["assertFailCount"] += len(components) - passed

@@ -9,9 +9,11 @@ A test's `assertScoringFunction` may then re-decide the combined grade. A suite 
 compensation for a policy violation.
 
 An assertion that raises (a malformed value, an unknown type, a transform or grader that
-throws) raises `AssertionRaised`: as in promptfoo, the run then becomes an error row and
-its other checks are dropped. A grader that answers "could not decide" (a judge that
-failed) is a failed check instead.
+throws) makes the run an error row, as in promptfoo, but its other checks are still
+graded: grades are independent facts, and a policy violation, a trajectory or a budget
+seen in a run whose cost check raised counts in its gate. `grade_case` then raises
+`AssertionRaised` carrying that grade, the raised assertion an errored component. A
+grader that answers "could not decide" (a judge that failed) is a failed check instead.
 """
 
 from __future__ import annotations
@@ -44,11 +46,22 @@ from evals.model.suite import Assertion, Case
 
 
 class AssertionRaised(Exception):
-    """An assertion raised: the run becomes an error row with this message."""
+    """An assertion raised: the run becomes an error row with this message.
 
-    def __init__(self, message: str) -> None:
+    Raised by a case's grading, `grade` is the run's grade all the same: every other
+    assertion graded, each one that raised an errored, failed component with its message,
+    combined by promptfoo's scoring rules (so a policy violation still marks it).
+    """
+
+    def __init__(self, message: str, grade: Grade | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.grade = grade
+
+
+def raised_grade(assertion: Assertion, raised: AssertionRaised) -> Grade:
+    """The component grade of an assertion that raised: failed, errored, with its message."""
+    return Grade(False, 0.0, raised.message, assertion.raw, errored=True)
 
 
 def _detail(exc: Exception) -> str:
@@ -302,20 +315,41 @@ def _case_context(case: Case, **context: Any) -> dict[str, Any]:
     }
 
 
+def _graded(
+    case: Case,
+    grades: list[tuple[Assertion, Grade]],
+    raised: list[str],
+    response: AgentResponse,
+    context: dict[str, Any],
+) -> Grade:
+    """The case's grade; AssertionRaised carrying it when an assertion raised. Such a run
+    is an error row: its grade is promptfoo's combination of the checks (policy
+    violations included), with neither the scorecard nor the scoring function, which
+    decide a verdict the run no longer has."""
+    if raised:
+        raise AssertionRaised(raised[0], combine(grades, case.threshold, case.vars))
+    return _finished(case, _combined(case, grades, response, context), context)
+
+
 def grade_case(case: Case, response: AgentResponse, *, output: Any, **context: Any) -> Grade:
     """Grade one response against every assertion of a case.
 
-    `context` holds prompt, latency_ms, suite_root, agent and suite_config.
+    `context` holds prompt, latency_ms, suite_root, agent and suite_config. Raises
+    AssertionRaised, with the grade of every assertion, when one of them raised.
     """
     keywords = _case_context(case, **context)
-    asserts = per_run_assertions(case)
     shared = _shared_fields(output, response, keywords)
-    grades = []
-    for assertion in asserts:
-        started = _start_assertion(assertion, output, response, keywords, shared)
-        grade = started if isinstance(started, Grade) else run_to_completion(started)
+    grades: list[tuple[Assertion, Grade]] = []
+    raised: list[str] = []
+    for assertion in per_run_assertions(case):
+        try:
+            started = _start_assertion(assertion, output, response, keywords, shared)
+            grade = started if isinstance(started, Grade) else run_to_completion(started)
+        except AssertionRaised as exc:
+            raised.append(exc.message)
+            grade = raised_grade(assertion, exc)
         grades.append((assertion, grade))
-    return _finished(case, _combined(case, grades, response, context), context)
+    return _graded(case, grades, raised, response, context)
 
 
 async def grade_case_async(
@@ -328,24 +362,25 @@ async def grade_case_async(
     """
     keywords = _case_context(case, **context)
     asserts = per_run_assertions(case)
-    started: list[Grade | Coroutine[Any, Any, Grade]] = []
     shared = _shared_fields(output, response, keywords)
-    try:
-        for assertion in asserts:
+    started: list[Grade | AssertionRaised | Coroutine[Any, Any, Grade]] = []
+    for assertion in asserts:
+        try:
             started.append(_start_assertion(assertion, output, response, keywords, shared))
-    except AssertionRaised:
-        for pending_grade in started:
-            if not isinstance(pending_grade, Grade):
-                pending_grade.close()  # a judge that will not be awaited
-        raise
-    pending = [s for s in started if not isinstance(s, Grade)]
-    results = await asyncio.gather(*pending, return_exceptions=True) if pending else []
-    judged_grades: list[Grade] = []
-    for result in results:
-        if isinstance(result, BaseException):
+        except AssertionRaised as exc:
+            started.append(exc)
+    pending = [s for s in started if not isinstance(s, Grade | AssertionRaised)]
+    judged = iter(await asyncio.gather(*pending, return_exceptions=True) if pending else [])
+    grades: list[tuple[Assertion, Grade]] = []
+    raised: list[str] = []
+    for assertion, outcome in zip(asserts, started, strict=True):
+        result: Grade | BaseException = (
+            outcome if isinstance(outcome, Grade | AssertionRaised) else next(judged)
+        )
+        if isinstance(result, AssertionRaised):
+            raised.append(result.message)
+            result = raised_grade(assertion, result)
+        elif isinstance(result, BaseException):
             raise result
-        judged_grades.append(result)
-    judged = iter(judged_grades)
-    grades = [s if isinstance(s, Grade) else next(judged) for s in started]
-    grade = _combined(case, list(zip(asserts, grades, strict=True)), response, context)
-    return _finished(case, grade, context)
+        grades.append((assertion, result))
+    return _graded(case, grades, raised, response, context)

@@ -173,7 +173,9 @@ def harness_rows(result: EvaluationResult) -> dict[Key, dict[str, Any]]:
     records = sorted(result.records, key=lambda r: (r.case_index, r.key.repeat, r.prompt_index))
     rows = []
     for record in records:
-        grade = record.grade
+        # an error row is compared as promptfoo writes one: no score, named scores or
+        # components, whatever checks the harness graded beside the one that raised
+        grade = record.grade if record.status != "error" else None
         row = {
             "success": record.passed,
             "score": grade.score if grade else 0.0,

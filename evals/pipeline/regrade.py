@@ -20,7 +20,8 @@ from evals.model.suite import Suite
 def regrade_records(suite: Suite, records: list[RunRecord]) -> tuple[list[RunRecord], list[str]]:
     """`records` graded again by `suite`'s current assertions; plus warnings.
 
-    Runs that errored stay as they were (there is no response to grade); runs of a case
+    Runs that errored stay as they were (there is no response to grade), but for those a
+    grader failed, which are graded again (their response is stored); runs of a case
     or agent the suite no longer has are dropped with a warning. Group assertions
     (max-score, select-best) are decided again over each case and repeat's regraded runs.
     """
@@ -38,7 +39,7 @@ def regrade_records(suite: Suite, records: list[RunRecord]) -> tuple[list[RunRec
         if run is None:
             dropped += 1
             continue
-        if record.status == "error":
+        if record.status == "error" and record.error_kind != "grader_error":
             regraded.append(record)
             continue
         run = dataclasses.replace(run, case=dataclasses.replace(run.case, vars=dict(record.vars)))
@@ -58,10 +59,16 @@ def regrade_records(suite: Suite, records: list[RunRecord]) -> tuple[list[RunRec
                 suite_config=suite.raw,
             )
         except (TransformError, AssertionRaised) as exc:
-            message = exc.message if isinstance(exc, AssertionRaised) else f"Error: {exc}"
             regraded.append(
                 dataclasses.replace(
-                    record, status="error", grade=None, error=message, error_kind="grader_error"
+                    record,
+                    case_index=run.case.index,
+                    prompt_index=run.prompt_index,
+                    agent_index=run.agent_index,
+                    status="error",
+                    grade=exc.grade if isinstance(exc, AssertionRaised) else None,
+                    error=exc.message if isinstance(exc, AssertionRaised) else f"Error: {exc}",
+                    error_kind="grader_error",
                 )
             )
             continue
@@ -73,6 +80,8 @@ def regrade_records(suite: Suite, records: list[RunRecord]) -> tuple[list[RunRec
                 agent_index=run.agent_index,
                 status="pass" if grade.passed else "fail",
                 grade=grade,
+                error=None,
+                error_kind=None,
             )
         )
     from evals.grade.groups import decide_groups

@@ -433,7 +433,9 @@ class Runner:
                     suite_config=self.suite_config,
                 )
         except AssertionRaised as exc:
-            return _response_error(run, prompt, response, "grader_error", exc.message, started)
+            record = _response_error(run, prompt, response, "grader_error", exc.message, started)
+            record.grade = exc.grade  # the run's other checks, policy violations included
+            return record
         return _record(
             run,
             prompt,

@@ -136,7 +136,8 @@ def run_record(
     """The harness's record of a finished run: the row `evals run` stores for it.
 
     A failed check that is a policy violation fails the run even when the test caught
-    it: as in `evals run`, a violation is never compensated.
+    it: as in `evals run`, a violation is never compensated. A test that ended in an
+    error keeps the checks it made before, so a violation seen in it still counts.
     """
     answer = run.answer()
     response = answer.response if answer is not None else AgentResponse()
@@ -146,7 +147,7 @@ def run_record(
     if status == "pass" and violations:
         status, reason = "fail", violations[0].reason
     grade = None
-    if status != "error":
+    if status != "error" or run.grades:
         grade = Grade(
             passed=status == "pass",
             score=1.0 if status == "pass" else 0.0,

@@ -124,6 +124,22 @@ def test_fail_and_error_outcomes_and_an_uncompensated_policy_violation():
     assert violated.grade.reason == "[denylist] rm: denied"
 
 
+def test_a_violation_seen_before_the_test_errored_still_counts():
+    """Before: an errored test's record had no grade, so the violation its checks had
+    seen before the error was lost to the policy gate."""
+    run = _run()
+    run.grades.append(
+        Grade(False, 0.0, "[approval] issue_refund: no approval", policy_violation=True)
+    )
+    errored = _record(run, Outcome("error", "KeyError: 'total'", "agent_error"))
+
+    assert (errored.status, errored.error_kind) == ("error", "agent_error")
+    assert errored.grade.policy_violation and not errored.grade.passed
+    assert [g.reason for g in errored.grade.component_results] == [
+        "[approval] issue_refund: no approval"
+    ]
+
+
 def test_several_answers_of_one_run_add_up():
     first = AgentResult(
         AgentResponse(
