@@ -19,6 +19,7 @@ from typing import Any
 
 import streamlit as st
 
+from evals.dashboard import sessions
 from evals.pipeline.serving import (
     TRIAGER,
     VIEWER,
@@ -69,6 +70,26 @@ def _claims() -> dict[str, Any]:
     return dict(st.user.to_dict())
 
 
+@st.cache_resource(show_spinner=False)
+def _revocations(path: str) -> sessions.Revocations:
+    return sessions.Revocations(Path(path))
+
+
+def revocations() -> sessions.Revocations:
+    """The server's record of logged-out sessions (one per file, shared by sessions)."""
+    return _revocations(str(sessions.revocations_path()))
+
+
+def log_out(claims: dict[str, Any], auth: AuthSettings) -> None:
+    """End this login on the server as well as in this browser: a copy of its cookie is
+    refused from now on (see `evals.dashboard.sessions`)."""
+    now = time.time()
+    revocations().revoke(
+        sessions.session_key(claims), sessions.expiry(claims, auth.session_hours), now
+    )
+    st.logout()
+
+
 def _login_page(auth: AuthSettings) -> None:
     st.title("evals")
     st.write("Log in to see the results store.")
@@ -83,7 +104,10 @@ def _logged_in(auth: AuthSettings) -> Visitor:
     if not st.user.is_logged_in:
         _login_page(auth)
     claims = _claims()
-    if session_expired(claims, auth.session_hours, time.time()):
+    now = time.time()
+    if session_expired(claims, auth.session_hours, now) or revocations().is_revoked(
+        sessions.session_key(claims), now
+    ):
         st.logout()
         st.stop()
     email = str(claims.get("email") or "")
@@ -93,7 +117,7 @@ def _logged_in(auth: AuthSettings) -> Visitor:
         st.title("evals")
         st.error(f"{actor} has no role on this dashboard; ask its administrators for one.")
         if st.button("Log out"):
-            st.logout()
+            log_out(claims, auth)
         st.stop()
     return Visitor(str(claims.get("name") or actor), actor, roles, "oidc")
 
@@ -115,18 +139,22 @@ def sidebar(person: Visitor) -> None:
     roles = ", ".join(sorted(person.roles))
     st.sidebar.caption(f"{person.name} · {roles}")
     if person.mode == "oidc" and st.sidebar.button("Log out", key="logout"):
-        st.logout()
+        log_out(_claims(), settings())
     elif person.mode == "insecure":
         st.sidebar.caption("No login: served for a trusted network, read-only.")
 
 
 def pages(person: Visitor) -> list[Any]:
-    """The team pages this visitor may open: the audit trail, and triage for triagers."""
-    found = [
-        st.Page("views/audit.py", title="Audit trail", icon=":material/history:", url_path="audit")
+    """The team pages: the audit trail, and triage, listed for triagers only. Others can
+    still open triage's address, where they are told it needs the triager role (rather
+    than being sent to another page)."""
+    return [
+        st.Page("views/audit.py", title="Audit trail", icon=":material/history:", url_path="audit"),
+        st.Page(
+            "views/triage.py",
+            title="Triage",
+            icon=":material/flag:",
+            url_path="triage",
+            visibility="visible" if person.can_triage else "hidden",
+        ),
     ]
-    if person.can_triage:
-        found.append(
-            st.Page("views/triage.py", title="Triage", icon=":material/flag:", url_path="triage")
-        )
-    return found

@@ -131,9 +131,14 @@ def run(
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def search_runs(
-    url: str, evaluation_id: str, filters: tuple[tuple[str, Any], ...], limit: int, offset: int
+    url: str,
+    evaluation_id: str,
+    filters: tuple[tuple[str, Any], ...],
+    limit: int | None,
+    offset: int,
 ) -> dict[str, Any]:
-    """One page of an evaluation's runs matching the search filters (see DashboardQueries)."""
+    """One page of an evaluation's runs matching the search filters (see DashboardQueries);
+    every matching run for `limit` None."""
     return _queries(url).search_runs(evaluation_id, **dict(filters), limit=limit, offset=offset)
 
 

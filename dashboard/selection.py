@@ -8,6 +8,7 @@ between pages), so a link pasted into a pull request opens the same view for a c
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import date
 from typing import Any
 from urllib.parse import urlencode
 
@@ -201,6 +202,11 @@ def gate_sides(evaluations: list[dict[str, Any]]) -> tuple[Side, Side] | None:
     return default_sides(evaluations, stored_pair(evaluations[0]["id"]))
 
 
+def _unknown_side(text: str, known: set[str]) -> bool:
+    side = parse_side(text)
+    return side is None or side.evaluation_id not in known
+
+
 def current_sides(suite_id: str) -> tuple[Side, Side] | None:
     """The sides chosen on any page (query string first), else the comparison the gates of
     the newest evaluation in the chosen environment made."""
@@ -212,7 +218,20 @@ def current_sides(suite_id: str) -> tuple[Side, Side] | None:
     known = {e["id"] for e in evaluations}
     if all(side is not None and side.evaluation_id in known for side in chosen):
         return chosen  # type: ignore[return-value]
-    return gate_sides(environment_evaluations(suite_id) or evaluations)
+    stale = [
+        text
+        for text in (st.query_params.get(BASELINE), st.query_params.get(CANDIDATE))
+        if text and _unknown_side(text, known)
+    ]
+    fallback = gate_sides(environment_evaluations(suite_id) or evaluations)
+    if stale and fallback is not None:
+        st.warning(
+            f"This address names {', '.join(stale)}, which this suite's store does not hold "
+            "(pruned, or from another store): showing the newest evaluation's own comparison "
+            f"instead, {side_text(fallback[0])} → {side_text(fallback[1])}.",
+            icon="⚠️",
+        )
+    return fallback
 
 
 def remember_sides(baseline: Side, candidate: Side) -> None:
@@ -338,6 +357,19 @@ def text_filter(label: str, key: str, **kwargs: Any) -> str:
     return value
 
 
+def date_filter(label: str, key: str) -> date | None:
+    """A date input kept in the query string under `key` (ISO `YYYY-MM-DD`); an
+    unreadable date in the address is left out."""
+    try:
+        start = date.fromisoformat(st.query_params.get(key, ""))
+    except ValueError:
+        start = None
+    value = st.date_input(label, value=start, key=f"filter_{key}")
+    chosen = value if isinstance(value, date) else None
+    keep_param(key, chosen.isoformat() if chosen else None)
+    return chosen
+
+
 def flag_filter(label: str, key: str, **kwargs: Any) -> bool:
     """A toggle kept in the query string under `key` (`1` when on)."""
     value = st.toggle(label, value=st.query_params.get(key) == "1", key=f"filter_{key}", **kwargs)
@@ -351,6 +383,13 @@ def evaluation_picker(
     """A selectbox over evaluations, starting at `chosen_id`; returns the chosen row."""
     ids = [e["id"] for e in evaluations]
     by_id = {e["id"]: e for e in evaluations}
+    if chosen_id not in by_id:
+        st.warning(
+            f"This address names evaluation {chosen_id!r}, which is not among this suite's "
+            "complete evaluations here (pruned, still running, or from another store): "
+            "showing the newest instead.",
+            icon="⚠️",
+        )
     picked = st.selectbox(
         label,
         ids,

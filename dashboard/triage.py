@@ -18,14 +18,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from evals.dashboard import widgets
 from evals.dashboard.auth import Visitor
 from evals.model.triage import TriageAction
 from evals.pipeline import triage
 from evals.store import Store, open_store, open_viewer_store
 
 READ_TTL_S = 10
-# A spreadsheet runs a cell starting with one of these as a formula.
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 @st.cache_resource(show_spinner=False)
@@ -79,12 +78,6 @@ def withdraw(person: Visitor, url: str, action_id: int, reason: str) -> TriageAc
     return removal
 
 
-def _spreadsheet_safe(value: object) -> object:
-    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
-        return "'" + value
-    return value
-
-
 def frame(actions: list[TriageAction], now: float) -> pd.DataFrame:
     """The actions as a table of plain text (shown as text, never as markup)."""
     rows = [
@@ -111,5 +104,4 @@ def frame(actions: list[TriageAction], now: float) -> pd.DataFrame:
 
 def csv_bytes(table: pd.DataFrame) -> bytes:
     """The table as CSV, with cells a spreadsheet would run as formulas quoted."""
-    safe = table.map(_spreadsheet_safe)
-    return safe.to_csv(index=False).encode("utf-8")
+    return widgets.csv_text(table).encode("utf-8")

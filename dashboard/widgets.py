@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from evals.dashboard import theme
+from evals.reports.data_files import csv_cell
 
 
 def header(title: str, subtitle: str) -> None:
@@ -47,12 +48,31 @@ def no_data(message: str) -> None:
     st.info(message, icon="ℹ️")
 
 
-def export(frame: pd.DataFrame, name: str, key: str) -> None:
-    """CSV and JSON downloads of a table, written only when clicked."""
-    left, right, _ = st.columns([1, 1, 6])
+def csv_text(frame: pd.DataFrame) -> str:
+    """A table as CSV that a spreadsheet opens as text: a cell that would run as a formula
+    (`=`, `+`, `-`, `@` first, after any blank) is prefixed with `'`, as promptfoo's CSV
+    export does; numbers stay numbers."""
+    return frame.map(lambda v: csv_cell(v) if isinstance(v, str) else v).to_csv(index=False)
+
+
+def export(
+    frame: pd.DataFrame | Callable[[], pd.DataFrame],
+    name: str,
+    key: str,
+    what: str = "",
+) -> None:
+    """CSV and JSON downloads of a table, written only when clicked. `frame` may be a
+    function that reads the whole table then (every matching row, not the page shown);
+    `what` names the rows in the buttons' labels (`all 3,032 matching runs`)."""
+
+    def rows() -> pd.DataFrame:
+        return frame() if callable(frame) else frame
+
+    left, right, _ = st.columns([1, 1, 4])
+    suffix = f" of {what}" if what else ""
     left.download_button(
-        "CSV",
-        data=lambda: frame.to_csv(index=False),
+        f"CSV{suffix}",
+        data=lambda: csv_text(rows()),
         file_name=f"{name}.csv",
         mime="text/csv",
         key=f"{key}_csv",
@@ -60,8 +80,8 @@ def export(frame: pd.DataFrame, name: str, key: str) -> None:
         icon=":material/download:",
     )
     right.download_button(
-        "JSON",
-        data=lambda: frame.to_json(orient="records", date_format="iso", indent=1),
+        f"JSON{suffix}",
+        data=lambda: rows().to_json(orient="records", date_format="iso", indent=1),
         file_name=f"{name}.json",
         mime="application/json",
         key=f"{key}_json",

@@ -77,7 +77,7 @@ def render_jsonl(result: EvaluationResult) -> str:
 _FORMULA_START = re.compile(r"^[\s\u200b\u200c\u200d]*([=@+-])")
 
 
-def _csv_cell(value: str) -> str:
+def csv_cell(value: str) -> str:
     """Neutralize spreadsheet formulas the way promptfoo does (CWE-1236)."""
     match = _FORMULA_START.match(value)
     if not match:
@@ -143,5 +143,5 @@ def render_csv(result: EvaluationResult) -> str:
                 f"{row['namedScores'][n]:.2f}" if n in row["namedScores"] else "" for n in names
             ]
             line += [grading.get("reason", ""), grading.get("comment", "")]
-        writer.writerow([_csv_cell(cell) for cell in line])
+        writer.writerow([csv_cell(cell) for cell in line])
     return buffer.getvalue()

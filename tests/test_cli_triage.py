@@ -140,6 +140,10 @@ def test_a_removed_quarantine_blocks_again_and_stays_in_the_log(suite, tmp_path,
             ["quarantine", "--case", "0", "--until", "soon", "--reason", "r"],
             "cannot read the expiry",
         ),
+        (
+            ["quarantine", "--case", "0", "--until", "100000d", "--reason", "r"],
+            "a quarantine lasts at most 90 days",
+        ),
         (["acknowledge", "--reason", "r"], "names what it acknowledges"),
         (
             [

@@ -15,19 +15,21 @@ import streamlit as st
 from evals.dashboard import data, selection, triage, widgets
 from evals.model.triage import TRIAGE_KINDS
 
-ALL_SUITES = "every suite"
-
 url = data.store_url()
 suite_id = st.session_state[selection.SUITE]
 widgets.header("Audit trail", "Every triage action: who took it, when, why and until when.")
 
-scope = st.segmented_control("Suite", [suite_id, ALL_SUITES], default=suite_id, key="audit_scope")
-actions = triage.history(url, None if scope == ALL_SUITES else suite_id)
+# Every filter is kept in the address, so a link to the audit trail opens the same view.
+everywhere = selection.flag_filter("Every suite", "all_suites")
+actions = triage.history(url, None if everywhere else suite_id)
 filters = st.columns(4)
-kinds = filters[0].multiselect("Action", [*TRIAGE_KINDS, "remove"], key="audit_kinds")
-who = filters[1].text_input("Who (contains)", key="audit_who")
-case = filters[2].text_input("Case (contains)", key="audit_case")
-since = filters[3].date_input("Since", value=None, key="audit_since")
+kinds = selection.list_filter(filters[0].multiselect, "Action", [*TRIAGE_KINDS, "remove"], "action")
+with filters[1]:
+    who = selection.text_filter("Who (contains)", "who")
+with filters[2]:
+    case = selection.text_filter("Case (contains)", "case_contains")
+with filters[3]:
+    since = selection.date_filter("Since", "since")
 if kinds:
     actions = [a for a in actions if a.kind in kinds]
 if who:

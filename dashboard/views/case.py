@@ -46,7 +46,22 @@ if ordered.empty:
     st.stop()
 compared = {case["case_id"]: case for case in comparison["cases"]}
 case_ids = list(ordered["case"])
-wanted = st.query_params.get(selection.CASE) or st.session_state.get(selection.CASE)
+addressed = st.query_params.get(selection.CASE)
+if addressed and addressed not in case_ids:
+    # A stale or mistyped link: say so, and open nothing else in its place.
+    st.error(
+        f"This address names case {addressed!r}, which the comparison "
+        f"{selection.side_text(baseline)} → {selection.side_text(candidate)} does not hold "
+        "(the case may have been renamed or removed from the suite, or the link mistyped)."
+    )
+    st.page_link(
+        "views/compare.py",
+        label="The comparison's cases",
+        icon=":material/compare_arrows:",
+        query_params=selection.sides_params(baseline, candidate),
+    )
+    st.stop()
+wanted = addressed or st.session_state.get(selection.CASE)
 if wanted != st.session_state.get(selection.CASE):
     st.session_state.pop("case_picker", None)
 case_id = st.selectbox(
@@ -82,7 +97,7 @@ if case.get("priority"):
 if case.get("tags"):
     details.append("tags " + ", ".join(case["tags"]))
 if case.get("interval"):
-    details.append(f"difference interval {theme.interval_text(case['interval'])} pts")
+    details.append(f"difference interval {theme.interval_text(case['interval'])} {theme.POINTS}")
 # The case's card and why the candidate fails, each drawn as one block.
 st.html(
     "<div style='border:1px solid rgba(49,51,63,0.2);border-radius:0.5rem;padding:1rem'>"
@@ -102,7 +117,7 @@ st.html(
             ),
             (
                 "q (BH)",
-                "—" if case["p_adjusted"] is None else f"{case['p_adjusted']:.3g}",
+                theme.q_text(case["p_adjusted"]),
                 "p-value of the difference, adjusted over the suite's cases (Benjamini-Hochberg)",
             ),
         ]

@@ -227,20 +227,27 @@ def _section(title: str, frame: pd.DataFrame, key: str, empty: str) -> None:
     if len(frame) > SHOWN:
         st.caption(f"{len(frame) - SHOWN} more in the table below.")
 
+    # Differences in percentage points, as every page writes them.
+    in_points = frame.assign(
+        difference=frame["difference"] * 100, low=frame["low"] * 100, high=frame["high"] * 100
+    )
+
     def table() -> None:
         st.dataframe(
-            frame,
+            in_points,
             hide_index=True,
             width="stretch",
             column_config={
                 "baseline": st.column_config.NumberColumn(format="percent"),
                 "candidate": st.column_config.NumberColumn(format="percent"),
-                "difference": st.column_config.NumberColumn(format="%+.3f"),
+                "difference": st.column_config.NumberColumn("difference (pp)", format="%+.1f"),
+                "low": st.column_config.NumberColumn("interval low (pp)", format="%+.1f"),
+                "high": st.column_config.NumberColumn("interval high (pp)", format="%+.1f"),
                 "level": st.column_config.NumberColumn("interval level", format="percent"),
             },
             key=f"{key}_table",
         )
-        widgets.export(frame, f"{suite_id}-{latest['id']}-{key}", key)
+        widgets.export(in_points, f"{suite_id}-{latest['id']}-{key}", key)
 
     widgets.on_demand(f"All {len(frame)} as a table", f"{key}_all", table)
 

@@ -7,8 +7,6 @@ query string, so the page's address reproduces the view.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 import streamlit as st
 
@@ -33,14 +31,6 @@ SORTS = [
 MORE_FILTERS = {"priority": "Priority", "tag": "Tags", "grader": "Assertion type"}
 # Rows by verdict under every order: what needs a look first.
 VERDICT_RANK = {"regression": 0, "improvement": 1}
-
-
-def _signed(value: Any) -> str:
-    return f"{value:+.2f}"
-
-
-def _p(value: Any) -> str:
-    return f"{value:.4f}"
 
 
 selection.follow_open()
@@ -139,11 +129,11 @@ block = [
             ("Baseline pass rate", theme.percent(overall["baseline_rate"]), ""),
             ("Candidate pass rate", theme.percent(overall["candidate_rate"]), ""),
             (
-                "Difference (pts)",
-                "—" if difference is None else f"{difference * 100:+.1f}",
+                "Difference",
+                theme.points(difference),
                 "candidate − baseline, percentage points",
             ),
-            ("Difference interval (pts)", theme.interval_text(overall["interval"]), ""),
+            ("Difference interval (pp)", theme.interval_text(overall["interval"]), ""),
             (
                 "Gates",
                 gates.get("verdict", "—"),
@@ -282,7 +272,7 @@ if not regressed.empty:
 
 shown["verdict_rank"] = shown["verdict"].map(lambda v: VERDICT_RANK.get(v, 2))
 shown["interval"] = [
-    "" if pd.isna(lo) or pd.isna(hi) else f"{lo:+.2f} to {hi:+.2f}"
+    "" if pd.isna(lo) or pd.isna(hi) else f"{lo * 100:+.1f} to {hi * 100:+.1f} pp"
     for lo, hi in zip(shown["low"], shown["high"], strict=True)
 ]
 paged.draw(
@@ -298,9 +288,9 @@ paged.draw(
         paged.Column("failing_assertion", "failing assertion"),
         paged.Column("baseline", "baseline", theme.percent),
         paged.Column("candidate", "candidate", theme.percent),
-        paged.Column("difference", "difference", _signed),
+        paged.Column("difference", "difference", theme.points),
         paged.Column("interval", "interval"),
-        paged.Column("p_adjusted", "q (BH)", _p),
+        paged.Column("p_adjusted", theme.q_label("case"), theme.q_text),
         paged.Column("reason", "why this verdict"),
     ],
     noun="cases",
@@ -309,7 +299,12 @@ paged.draw(
     first="verdict_rank",
 )
 exported = shown.drop(columns=["tags", "graders", "verdict_rank", "interval"]).assign(
-    tags=shown["tags"].map(", ".join), graders=shown["graders"].map(", ".join)
+    tags=shown["tags"].map(", ".join),
+    graders=shown["graders"].map(", ".join),
+    # Differences in percentage points, as every page writes them.
+    difference=shown["difference"] * 100,
+    low=shown["low"] * 100,
+    high=shown["high"] * 100,
 )
 
 
@@ -344,11 +339,11 @@ def full_table() -> None:
             "failing_assertion": st.column_config.TextColumn("failing assertion", width="large"),
             "baseline": st.column_config.NumberColumn("baseline", format="percent"),
             "candidate": st.column_config.NumberColumn("candidate", format="percent"),
-            "difference": st.column_config.NumberColumn("difference", format="%+.2f"),
-            "low": st.column_config.NumberColumn("interval low", format="%+.2f"),
-            "high": st.column_config.NumberColumn("interval high", format="%+.2f"),
-            "p_value": st.column_config.NumberColumn("p", format="%.4f"),
-            "p_adjusted": st.column_config.NumberColumn("q (BH)", format="%.4f"),
+            "difference": st.column_config.NumberColumn("difference (pp)", format="%+.1f"),
+            "low": st.column_config.NumberColumn("interval low (pp)", format="%+.1f"),
+            "high": st.column_config.NumberColumn("interval high (pp)", format="%+.1f"),
+            "p_value": st.column_config.NumberColumn("p", format="%.3g"),
+            "p_adjusted": st.column_config.NumberColumn(theme.q_label("case"), format="%.3g"),
             "level": st.column_config.NumberColumn("interval level", format="percent"),
             "reason": st.column_config.TextColumn("why this verdict", width="large"),
         },

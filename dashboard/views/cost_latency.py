@@ -25,8 +25,11 @@ if not evaluations:
     widgets.no_data("No complete evaluation of this suite yet.")
     st.stop()
 current = selection.current_sides(suite_id)
-start = current[1].evaluation_id if current else evaluations[0]["id"]
+start = st.query_params.get("evaluation") or (
+    current[1].evaluation_id if current else evaluations[0]["id"]
+)
 chosen = selection.evaluation_picker("Evaluation", evaluations, start, "cost_evaluation")
+selection.keep_param("evaluation", chosen["id"])
 stored = data.evaluation(url, chosen["id"])
 summary = (stored.summary if stored else None) or {}
 agents = summary.get("agents", [])

@@ -138,8 +138,8 @@ if subject != SUITE_TREND:
                 "evaluation": decided["evaluation"],
                 "commit": decided["commit"],
                 "verdict of the comparison": decided["group_verdict"],
-                "difference": decided["difference"].map(lambda v: f"{v:+.3f}"),
-                "q (BH)": decided["q"].map(lambda v: "" if pd.isna(v) else f"{v:.4f}"),
+                "difference": decided["difference"].map(theme.points),
+                theme.q_label(kind): decided["q"].map(theme.q_text),
             }
         ),
         tinted=["verdict of the comparison"],

@@ -90,7 +90,7 @@ st.html(
                 href=lambda row: selection.open_link(chosen["id"], case=row["case_id"]),
             ),
             paged.Column("agent", "agent"),
-            paged.Column("prompt_id", "prompt"),
+            paged.Column("prompt", "prompt", _short),
             paged.Column("repeat", "repeat"),
             paged.Column("status", "status", tinted=True),
             paged.Column("error_kind", "error kind"),
@@ -101,7 +101,7 @@ st.html(
             paged.Column("error", "error", _short),
         ],
         f"runs {(page - 1) * PAGE + 1:,}–{(page - 1) * PAGE + len(frame):,} of "
-        f"{found['total']:,}; outputs and errors cut at {SHOWN_CHARS} characters "
+        f"{found['total']:,}; prompts, outputs and errors cut at {SHOWN_CHARS} characters "
         "(in full in the table on demand and on the case's page)",
     )
 )
@@ -114,15 +114,32 @@ def full_table() -> None:
         width="stretch",
         column_config={
             "status": widgets.tinted_column(frame, "status"),
+            "prompt": st.column_config.TextColumn("prompt", width="medium"),
             "output": st.column_config.TextColumn("output", width="large"),
             "error": st.column_config.TextColumn("error", width="medium"),
             "cost": st.column_config.NumberColumn("cost (USD)", format="%.5f"),
             "latency_ms": st.column_config.NumberColumn("latency (ms)", format="%.0f"),
         },
     )
-    widgets.export(frame, f"{suite_id}-{chosen['id']}-runs", "runs")
+    widgets.export(
+        every_match,
+        f"{suite_id}-{chosen['id']}-runs",
+        "runs",
+        f"all {found['total']:,} matching runs",
+    )
+
+
+def every_match() -> pd.DataFrame:
+    """Every run the filters match (not only this page), read when a download is asked for."""
+    rows = data.search_runs(url, chosen["id"], filters, None, 0)["rows"]
+    whole = pd.DataFrame.from_records(rows)
+    if not whole.empty:
+        whole["repeat"] = whole["repeat"] + 1
+    return whole
 
 
 widgets.on_demand(
-    "These runs in full, sortable, with CSV and JSON downloads", "runs_full_table", full_table
+    "This page of runs in full, sortable, with downloads of every matching run",
+    "runs_full_table",
+    full_table,
 )

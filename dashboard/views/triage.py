@@ -27,7 +27,13 @@ EVERY = "every environment"
 
 person = auth.visitor()
 if not person.can_triage:
-    st.error("Triage needs the triager role.")
+    widgets.header("Triage", "Quarantine, acknowledge or accept: recorded with your name.")
+    st.error(
+        f"Triage needs the triager role; {person.actor} has "
+        f"{', '.join(sorted(person.roles)) or 'no role'}. Ask the dashboard's administrators "
+        "for the triager role (triager_emails, triager_groups or triager_domains), or see "
+        "every action on the Audit trail page."
+    )
     st.stop()
 url = data.store_url()
 suite_id = st.session_state[selection.SUITE]

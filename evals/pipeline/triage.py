@@ -27,6 +27,9 @@ ENVIRONMENTS = ("pr", "nightly", "release")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([dhm])")
 _UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0}
 MAX_TEXT = 4000
+# A quarantine is a pause while a flaky case is fixed, not a way to switch a case off:
+# it lasts at most this long, and is renewed (a new, recorded action) if it must go on.
+MAX_QUARANTINE_DAYS = 90
 
 
 def parse_until(text: str, now: float) -> float:
@@ -105,6 +108,13 @@ def new_action(
         if until <= now:
             raise SuiteError(
                 "the quarantine's expiry is not in the future", fix="give a later --until"
+            )
+        if until - now > MAX_QUARANTINE_DAYS * 86400.0:
+            raise SuiteError(
+                f"a quarantine lasts at most {MAX_QUARANTINE_DAYS} days, and this one would "
+                f"end {when(until)}",
+                fix=f"give an --until within {MAX_QUARANTINE_DAYS} days (90d) and renew the "
+                "quarantine if the case is still flaky then",
             )
     elif until is not None:
         raise SuiteError(f"only a quarantine has an expiry, not {kind}", fix="drop --until")

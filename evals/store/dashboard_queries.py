@@ -116,6 +116,18 @@ def case_metadata_matches(metadata: dict[str, Any], key: str, value: str) -> boo
     return any(item is not None and _as_text(item) == value for item in items)
 
 
+def _output_text(stored: str | None) -> str | None:
+    """A stored output (JSON text) as a reader wants it: a string output as its text, any
+    other value as its JSON."""
+    if stored is None or not stored.startswith('"'):
+        return stored
+    try:
+        value = json.loads(stored)
+    except ValueError:
+        return stored
+    return value if isinstance(value, str) else stored
+
+
 def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
@@ -654,20 +666,21 @@ class DashboardQueries:
         agents: list[str] | None = None,
         case_ids: list[str] | None = None,
         metadata: list[tuple[str, str]] | None = None,
-        limit: int = 200,
+        limit: int | None = 200,
         offset: int = 0,
     ) -> dict[str, Any]:
         """Runs of an evaluation whose output, error, prompt or vars contain `text` (a
         case-insensitive substring, or a regular expression with `regex`), filtered by
-        status, agent, case and `metadata`; one page of `limit` rows from `offset`, and the
-        total.
+        status, agent, case and `metadata`; one page of `limit` rows from `offset` (every
+        matching row for None), and the total.
 
         Each `(key, value)` of `metadata` must hold: the run's metadata (what the agent
         reported with its response, or what the harness recorded of the run) or its
         case's metadata in the suite has `key` equal to `value`, compared as text (a list,
         such as a case's tags, holds `value`).
 
-        Rows carry the run's identity, outcome, cost, latency and its output as text.
+        Rows carry the run's identity, its rendered prompt, outcome, cost, latency and its
+        output as text.
         """
         output_text = cast(runs.c.output, Text)
         conditions: list[Any] = [runs.c.evaluation_id == evaluation_id]
@@ -698,6 +711,7 @@ class DashboardQueries:
                 runs.c.case_id,
                 runs.c.agent,
                 runs.c.prompt_id,
+                runs.c.prompt,
                 runs.c.repeat,
                 runs.c.status,
                 runs.c.error_kind,
@@ -712,7 +726,10 @@ class DashboardQueries:
             .limit(limit)
             .offset(offset)
         )
-        return {"total": total[0]["n"], "rows": self._rows(query)}
+        rows = self._rows(query)
+        for row in rows:
+            row["output"] = _output_text(row["output"])
+        return {"total": total[0]["n"], "rows": rows}
 
     def _metadata_conditions(
         self, evaluation_id: str, metadata: list[tuple[str, str]]

@@ -170,7 +170,7 @@ def test_compare_opens_on_the_comparison_the_gates_made(app: AppTest, demo_store
     assert metrics["Baseline pass rate"] == f"{overall.baseline_rate * 100:.1f} %"
     assert metrics["Candidate pass rate"] == f"{overall.candidate_rate * 100:.1f} %"
     assert metrics["Gates"] == nightly.gates.verdict
-    assert metrics["Difference (pts)"] == f"{overall.difference * 100:+.1f}"
+    assert metrics["Difference"] == f"{overall.difference * 100 + 0.0:+.1f} pp"
     shown = _html(app)
     for gate in nightly.gates.gates:
         assert html.escape(gate.reason) in shown
