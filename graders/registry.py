@@ -53,6 +53,7 @@ _TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
     "evals.graders.budget": ("budget",),
     "evals.graders.verifier": ("verifier",),
     "evals.graders.policy": ("policy",),
+    "evals.graders.final_state": ("final-state",),
     "evals.graders.markup": ("contains-xml", "is-xml"),
     "evals.graders.sql": ("contains-sql", "is-sql"),
     "evals.graders.model_graded": (

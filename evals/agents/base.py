@@ -19,7 +19,9 @@ class CallContext:
     """What an agent is told about the run it is serving.
 
     `seed` is derived from (suite, case, agent, repeat) so stochastic agents can be
-    reproduced; `traceparent` lets out-of-process agents join the run's trace.
+    reproduced; `traceparent` lets out-of-process agents join the run's trace;
+    `environment` is the path of the run's own copy of the suite's world state, which the
+    agent's tools read and change (None when the suite declares no environment).
     """
 
     vars: dict[str, Any]
@@ -34,6 +36,7 @@ class CallContext:
     timeout_s: float | None = None
     traceparent: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    environment: str | None = None
 
     def promptfoo_context(self) -> dict[str, Any]:
         """The `context` argument of promptfoo's `call_api`, with the harness's additions."""
@@ -53,6 +56,7 @@ class CallContext:
                 "seed": self.seed,
                 "shared_seed": self.shared_seed,
                 "traceparent": self.traceparent,
+                "environment": self.environment,
             },
         }
 
@@ -179,6 +183,8 @@ def normalize_response(raw: Any) -> AgentResponse:
     metadata = dict(metadata) if isinstance(metadata, dict) else {"value": metadata}
     if raw.get("guardrails") is not None:
         metadata.setdefault("guardrails", raw["guardrails"])
+    if raw.get("sessionId") is not None:  # a conversation's session (promptfoo's sessionId)
+        metadata.setdefault("sessionId", raw["sessionId"])
     return AgentResponse(
         output=raw.get("output"),
         error=None if error in (None, "") else str(error),

@@ -24,7 +24,8 @@ def agent_env(
     """The harness environment plus the run's `TRACEPARENT` and any `context.extra["env"]`.
 
     Agents that speak OpenTelemetry join the run's trace through `TRACEPARENT` (W3C) and
-    export to the harness's receiver through the `OTEL_EXPORTER_OTLP_*` variables.
+    export to the harness's receiver through the `OTEL_EXPORTER_OTLP_*` variables; the
+    path of the run's world state (the suite's `environment:`) is `EVALS_ENVIRONMENT`.
     """
     env = dict(os.environ)
     for key, value in (extra or {}).items():
@@ -34,6 +35,8 @@ def agent_env(
             env[str(key)] = str(value)
         if context.traceparent:
             env["TRACEPARENT"] = context.traceparent
+        if context.environment:
+            env["EVALS_ENVIRONMENT"] = context.environment
     return env
 
 

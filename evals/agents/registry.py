@@ -27,6 +27,8 @@ _KINDS: dict[str, str] = {
     "openai-agents:": "evals.agents.frameworks.openai_agents:OpenAIAgentsAgent",
     "langgraph:": "evals.agents.frameworks.langgraph:LangGraphAgent",
     "pydantic-ai:": "evals.agents.frameworks.pydantic_ai:PydanticAIAgent",
+    "promptfoo:simulated-user": "evals.agents.simulated_user:SimulatedUserAgent",
+    "evals:scripted-user": "evals.agents.scripted_user:ScriptedUser",
 }
 
 
@@ -81,7 +83,8 @@ def _hint(provider_id: str) -> str:
         return f"did you mean {close[0]!r}?"
     return (
         "use file://agent.py, exec:, http(s)://, openai:, anthropic:, "
-        "openai-agents:, langgraph:, pydantic-ai: or echo"
+        "openai-agents:, langgraph:, pydantic-ai: or echo (and, for a test's provider, "
+        "promptfoo:simulated-user)"
     )
 
 
@@ -153,6 +156,33 @@ def _check_config(kind: str, spec: ProviderSpec, loader: _FileChecker) -> None:
 
         check_framework_provider(spec, loader.root)
         _check_prices(spec)
+    elif kind == "promptfoo:simulated-user":
+        _check_simulated_user(spec, loader)
+    elif kind == "evals:scripted-user":
+        from evals.agents.scripted_user import parse_script
+
+        parse_script(spec)
+
+
+def _check_simulated_user(spec: ProviderSpec, loader: _FileChecker) -> None:
+    """A simulated user's config, its `initialMessages` file and the provider playing the
+    user (itself checked as any provider, and not another simulated user)."""
+    from evals.agents.simulated_user import parse_simulation
+    from evals.common.files import is_file_ref
+
+    simulation = parse_simulation(spec)
+    if is_file_ref(simulation.initial_messages):
+        loader.file_ref(simulation.initial_messages, None, "initialMessages")
+    user = simulation.user
+    if user is None:
+        return
+    if _kind(user.id) == "promptfoo:simulated-user":
+        raise SuiteError(
+            "a simulated user cannot be played by another simulated user",
+            line=spec.line,
+            fix="give config.provider a model, evals:scripted-user or a Python function",
+        )
+    check_provider(user, loader)
 
 
 def _check_prices(spec: ProviderSpec) -> None:
@@ -171,10 +201,25 @@ def _check_prices(spec: ProviderSpec) -> None:
 
 
 def build_agent(spec: ProviderSpec, root: Path) -> Agent:
-    """Construct the agent for a validated provider spec."""
+    """Construct the agent for a validated provider spec (a simulated user, which holds a
+    conversation with another agent, is built with `build_conversation`)."""
     kind = _kind(spec.id)
     if kind is None:
         raise SuiteError(f"unknown provider id {spec.id!r}", line=spec.line)
+    if kind == "promptfoo:simulated-user":
+        raise SuiteError(
+            "promptfoo:simulated-user is a test's provider: it talks to the agent under test",
+            line=spec.line,
+            fix="set it as tests[].provider or defaultTest.provider, and the agent in providers:",
+        )
     module_name, class_name = _KINDS[kind].split(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     return cls(spec, root)
+
+
+def build_conversation(spec: ProviderSpec, root: Path, target: Agent, user: Agent | None) -> Agent:
+    """A simulated user's conversation with `target` (the agent under test), the user played
+    by `user` (built from `config.provider`; None: promptfoo's hosted model)."""
+    from evals.agents.simulated_user import SimulatedUserAgent
+
+    return SimulatedUserAgent(spec, root, target, user)

@@ -130,6 +130,15 @@ class CallLimit:
     tokens_per_minute: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """The world a suite's agents act on: a seed state (a SQLite database, a `.sql` script
+    that builds one, or a JSON or YAML document) that every run gets a fresh copy of."""
+
+    seed: Path
+    line: int | None = None
+
+
 @dataclass(slots=True)
 class Suite:
     """A loaded, validated suite: everything a run needs, plus its identity.
@@ -162,6 +171,7 @@ class Suite:
     limits: dict[str, CallLimit] = field(default_factory=dict)
     pass_env: list[str] = field(default_factory=list)
     secrets: frozenset[str] = field(default_factory=frozenset)
+    environment: Environment | None = None
 
     @property
     def root(self) -> Path:

@@ -18,6 +18,7 @@ import asyncio
 import hashlib
 import sqlite3
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ import orjson
 
 from evals.agents.base import Agent, CallContext
 from evals.common.encoding import dump_json, encode_step
+from evals.common.world import apply_changes, diff, digest, read_state
 from evals.model.protocols import ResponseCache
 from evals.model.results import AgentResponse, RunRecord
 from evals.model.suite import ProviderSpec
@@ -32,6 +34,8 @@ from evals.model.trajectory import Step
 from evals.tracing.redact import Redactor
 
 DEFAULT_CACHE_PATH = Path(".evals") / "cache" / "responses.db"
+WORLD_CHANGES = "evals_world_changes"
+"""The metadata key of a cached response holding what its call changed in the world state."""
 
 
 def cache_key(
@@ -41,19 +45,22 @@ def cache_key(
     variables: dict[str, Any],
     seed: int,
     repeat: int,
+    state: str | None = None,
 ) -> str:
-    """The cache key of one call: agent fingerprint and label, request, seed and repeat."""
-    document = dump_json(
-        {
-            "agent_fingerprint": agent_fingerprint,
-            "agent": agent,
-            "prompt": prompt,
-            "vars": variables,
-            "seed": seed,
-            "repeat": repeat,
-        }
-    )
-    return hashlib.sha256(document.encode()).hexdigest()
+    """The cache key of one call: agent fingerprint and label, request, seed and repeat,
+    and the digest of the world state the call starts from (for a suite with an
+    `environment:`)."""
+    fields: dict[str, Any] = {
+        "agent_fingerprint": agent_fingerprint,
+        "agent": agent,
+        "prompt": prompt,
+        "vars": variables,
+        "seed": seed,
+        "repeat": repeat,
+    }
+    if state is not None:
+        fields["state"] = state
+    return hashlib.sha256(dump_json(fields).encode()).hexdigest()
 
 
 def agent_identity(provider: ProviderSpec) -> str:
@@ -204,7 +211,14 @@ class CachedAgent:
         self.redactor = Redactor(secrets=secrets)
 
     async def call(self, prompt: str, context: CallContext) -> AgentResponse:
-        """The cached response of this call, or the agent's (then cached)."""
+        """The cached response of this call, or the agent's (then cached).
+
+        In a suite with an `environment:`, the key holds the digest of the world state the
+        call starts from, the cached entry what the call changed in it, and a call answered
+        from the cache makes those changes again (its tools do not run this time).
+        """
+        world = Path(context.environment) if context.environment else None
+        before = None if world is None else await asyncio.to_thread(read_state, world)
         key = cache_key(
             agent_identity(self.provider),
             self.label,
@@ -212,14 +226,23 @@ class CachedAgent:
             context.vars,
             context.seed,
             context.repeat,
+            None if before is None else digest(before),
         )
         # the cache may be a file or a remote actor: neither blocks the event loop
         cached = await asyncio.to_thread(self.cache.get, key)
         if cached is not None:
+            changes = cached.metadata.pop(WORLD_CHANGES, None)
+            if world is not None and changes:
+                await asyncio.to_thread(apply_changes, world, changes)
             return cached
         response = await self.agent.call(prompt, context)
         if response.error is None:
-            await asyncio.to_thread(self.cache.put, key, self.redactor.scrub(response))
+            stored = response
+            if world is not None:
+                after = await asyncio.to_thread(read_state, world)
+                changes = diff(before, after)
+                stored = replace(response, metadata={**response.metadata, WORLD_CHANGES: changes})
+            await asyncio.to_thread(self.cache.put, key, self.redactor.scrub(stored))
         return response
 
     async def aclose(self) -> None:

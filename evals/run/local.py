@@ -3,16 +3,60 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from evals.agents.base import Agent
-from evals.agents.registry import build_agent
+from evals.agents.registry import build_agent, build_conversation
+from evals.agents.simulated_user import is_simulated_user, parse_simulation
 from evals.model.plan import PlannedRun, agent_key
 from evals.model.protocols import OnRecord, ResponseCache, Tracer
-from evals.model.suite import Suite
+from evals.model.suite import ProviderSpec, Suite
 from evals.run.conversation import Conversations, may_use_conversation
 from evals.run.limiter import CallLimiter, Limiter
 from evals.run.runner import Runner
+from evals.suite.fingerprint import agent_fingerprint
+
+
+class AgentFactory:
+    """Builds the agent serving each (column provider, test provider) pair, each once,
+    behind the response cache when there is one. A simulated user's conversation is built
+    around the column's agent (cached call by call, so the cache covers every turn) and its
+    own user provider (cached too)."""
+
+    def __init__(self, suite: Suite, cache: ResponseCache | None) -> None:
+        self.suite = suite
+        self.cache = cache
+
+    def cached(self, agent: Agent, spec: ProviderSpec) -> Agent:
+        """`agent` behind the response cache, when there is one."""
+        if self.cache is None:
+            return agent
+        from evals.run.cache import CachedAgent
+
+        return CachedAgent(agent, spec, self.cache, self.suite.secrets)
+
+    def build(
+        self, provider: ProviderSpec, test_provider: ProviderSpec | None, built: dict[str, Agent]
+    ) -> Agent:
+        """The agent of `provider` in a test whose provider is `test_provider`; agents it
+        builds along the way (the column's, for a conversation) are added to `built`."""
+        if test_provider is None:
+            return self.cached(build_agent(provider, self.suite.root), provider)
+        if not is_simulated_user(test_provider):
+            return self.cached(build_agent(test_provider, self.suite.root), test_provider)
+        column = agent_key(provider, None)
+        if column not in built:
+            built[column] = self.build(provider, None, built)
+        simulation = parse_simulation(test_provider)
+        user = None
+        if simulation.user is not None:
+            spec = replace(
+                simulation.user,
+                fingerprint=agent_fingerprint(simulation.user, self.suite.root),
+            )
+            user = self.cached(build_agent(spec, self.suite.root), spec)
+        return build_conversation(test_provider, self.suite.root, built[column], user)
 
 
 class AgentsOnDemand(dict[str, Agent]):
@@ -21,20 +65,18 @@ class AgentsOnDemand(dict[str, Agent]):
 
     def __init__(self, suite: Suite, cache: ResponseCache | None) -> None:
         super().__init__()
-        self.suite = suite
-        self.cache = cache
-        self.specs = {agent_key(p, None): p for p in suite.providers}
+        self.factory = AgentFactory(suite, cache)
+        self.pairs: dict[str, tuple[ProviderSpec, ProviderSpec | None]] = {
+            agent_key(p, None): (p, None) for p in suite.providers
+        }
         for case in suite.cases:
             if case.provider is not None:
-                self.specs[agent_key(case.provider, case.provider)] = case.provider
+                for provider in suite.providers:
+                    self.pairs[agent_key(provider, case.provider)] = (provider, case.provider)
 
     def __missing__(self, key: str) -> Agent:
-        spec = self.specs[key]
-        agent: Agent = build_agent(spec, self.suite.root)
-        if self.cache is not None:
-            from evals.run.cache import CachedAgent
-
-            agent = CachedAgent(agent, spec, self.cache, self.suite.secrets)
+        provider, test_provider = self.pairs[key]
+        agent = self.factory.build(provider, test_provider, self)
         self[key] = agent
         return agent
 
@@ -48,17 +90,12 @@ def build_agents(
     demand (`AgentsOnDemand`)."""
     if not isinstance(planned, list):
         return AgentsOnDemand(suite, cache)
-    specs = {run.agent_key: run.caller for run in planned}
-    agents: dict[str, Agent] = {
-        label: build_agent(spec, suite.root) for label, spec in specs.items()
-    }
-    if cache is None:
-        return agents
-    from evals.run.cache import CachedAgent
-
-    return {
-        label: CachedAgent(agents[label], specs[label], cache, suite.secrets) for label in agents
-    }
+    factory = AgentFactory(suite, cache)
+    agents: dict[str, Agent] = {}
+    for run in planned:
+        if run.agent_key not in agents:
+            agents[run.agent_key] = factory.build(run.provider, run.case.provider, agents)
+    return agents
 
 
 def file_cache(cache_path: Path | None) -> ResponseCache | None:
@@ -94,6 +131,7 @@ def suite_runner(
         limiter=limiter,
         secrets=suite.secrets,
         conversations=Conversations() if may_use_conversation(suite) else None,
+        environment=None if suite.environment is None else suite.environment.seed,
     )
 
 

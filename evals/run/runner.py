@@ -30,11 +30,13 @@ from evals.agents.validate import check_response
 from evals.common import jsengine
 from evals.common.jsvalues import js_stringify
 from evals.common.transforms import TransformError
+from evals.common.world import WorldError
 from evals.grade.grading import AssertionRaised, grade_case_async
 from evals.model.plan import PlannedRun
 from evals.model.protocols import RunTrace, Tracer
 from evals.model.results import AgentResponse, ErrorKind, RunRecord
 from evals.run.conversation import CONVERSATION_VAR, Conversations
+from evals.run.environment import RunWorld, WorldSeed
 from evals.run.limiter import Limiter, limit_keys
 from evals.run.watchdog import LoopWatchdog
 from evals.suite.vars import fills_in_python, render_prompt_text, resolve_vars
@@ -238,8 +240,10 @@ class Runner:
         limiter: Limiter | None = None,
         secrets: frozenset[str] = frozenset(),
         conversations: Conversations | None = None,
+        environment: Path | None = None,
     ) -> None:
         self.agents = agents
+        self.world = None if environment is None else WorldSeed(environment)
         self.conversations = conversations
         self.limiter = limiter
         self.suite_id = suite_id
@@ -330,6 +334,18 @@ class Runner:
         return filled
 
     async def _execute(self, run: PlannedRun, traced: RunTrace) -> RunRecord:
+        """The run, in a fresh copy of the suite's world state when it declares one."""
+        if self.world is None:
+            return await self._call_and_grade(run, traced, None)
+        world = self.world.fresh()
+        try:
+            return await self._call_and_grade(run, traced, world)
+        finally:
+            world.close()
+
+    async def _call_and_grade(
+        self, run: PlannedRun, traced: RunTrace, world: RunWorld | None
+    ) -> RunRecord:
         prompt = ""
         started = time.time()
         try:
@@ -357,6 +373,7 @@ class Runner:
             timeout_s=self.timeout_s,
             traceparent=traced.traceparent,
             extra=dict(traced.extra),
+            environment=None if world is None else str(world.path),
         )
         limiter = self.limiter if run.case.provider_output is None else None
         keys = () if limiter is None else limit_keys(run.caller, run.provider.label, limiter.names)
@@ -402,6 +419,13 @@ class Runner:
         if delay_s > 0 and not response.cached:
             await asyncio.sleep(delay_s)  # promptfoo's provider delay, after each call
         traced.adopt(response)
+        if world is not None:
+            try:
+                outcome = await asyncio.to_thread(world.outcome)
+            except (WorldError, OSError) as exc:
+                message = f"the world state cannot be read after the run: {exc}"
+                return _response_error(run, prompt, response, "agent_error", message, started)
+            response = replace(response, metadata={**response.metadata, "environment": outcome})
         ended = time.time()
         if response.error is not None:
             return _response_error(run, prompt, response, "agent_error", response.error, started)

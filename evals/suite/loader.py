@@ -18,6 +18,7 @@ from typing import Any
 from evals.common.files import default_label, is_file_ref, is_python_ref, ref_body, split_ref
 from evals.graders.registry import check_assertion_type, check_assertion_value
 from evals.model.errors import SuiteError
+from evals.model.plan import SIMULATED_USER
 from evals.model.suite import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
 from evals.suite import checks
 from evals.suite.checks import COUNT, FINITE, NON_NEGATIVE
@@ -73,6 +74,7 @@ KNOWN_TOP_LEVEL = {
     "name",
     "limits",
     "pass_env",
+    "environment",
 }
 
 
@@ -199,6 +201,9 @@ class _Loader:
 
         limits = parse_limits(raw, str(self.path))
         pass_env = parse_pass_env(raw, str(self.path))
+        from evals.suite.environment import parse_environment
+
+        environment = parse_environment(raw, str(self.path), self.file_ref)
         version = raw.get("version")
         suite_files = expand_python_imports(f for f in self.files if f != self.path)
         for case in cases:
@@ -231,6 +236,7 @@ class _Loader:
             ),
             limits=limits,
             pass_env=pass_env,
+            environment=environment,
         )
 
     def config_env(self, raw: dict[str, Any]) -> dict[str, str]:
@@ -507,6 +513,15 @@ class _Loader:
             named = len(self.files)
             with self.located(line_of(item) or key_line):
                 spec = self.checked_provider(item, parent)
+            if spec.id == SIMULATED_USER:
+                raise SuiteError(
+                    f"{SIMULATED_USER} is not an agent under test: it is a test's provider "
+                    "that talks to the agent of each column",
+                    file=str(self.path),
+                    line=spec.line or key_line,
+                    fix="move it to defaultTest.provider (or a test's provider:) and list the "
+                    "agents to test under providers:",
+                )
             self.provider_files[spec.label] = self.files[named:]
             out.append(spec)
         del self.files[suite_files:]
