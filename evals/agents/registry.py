@@ -217,9 +217,15 @@ def build_agent(spec: ProviderSpec, root: Path) -> Agent:
     return cls(spec, root)
 
 
-def build_conversation(spec: ProviderSpec, root: Path, target: Agent, user: Agent | None) -> Agent:
+def build_conversation(
+    spec: ProviderSpec,
+    root: Path,
+    target: Agent,
+    user: Agent | None,
+    user_spec: ProviderSpec | None,
+) -> Agent:
     """A simulated user's conversation with `target` (the agent under test), the user played
-    by `user` (built from `config.provider`; None: promptfoo's hosted model)."""
+    by `user`, built from `user_spec` (`config.provider`; None: promptfoo's hosted model)."""
     from evals.agents.simulated_user import SimulatedUserAgent
 
-    return SimulatedUserAgent(spec, root, target, user)
+    return SimulatedUserAgent(spec, root, target, user, user_spec)

@@ -266,6 +266,9 @@ class _Conversation:
     session: Any = None
     last: AgentResponse | None = None
     state: Any = None
+    cached: list[bool] = field(default_factory=list)
+    instructions: str | None = None
+    user_system: str | None = None
 
     def said(self, role: str, text: str, **metadata: Any) -> None:
         """A message of either side, as a message step and in the transcript."""
@@ -293,13 +296,21 @@ class SimulatedUserAgent:
     """A conversation between a simulated user and the agent under test, as one run."""
 
     def __init__(
-        self, spec: ProviderSpec, root: Path, target: Agent, user: Agent | None = None
+        self,
+        spec: ProviderSpec,
+        root: Path,
+        target: Agent,
+        user: Agent | None = None,
+        user_spec: ProviderSpec | None = None,
     ) -> None:
+        """`user` plays the user (None: promptfoo's hosted model); `user_spec`, its provider
+        entry with its agent fingerprint, is recorded so stored turns can prime a cache."""
         self.spec = spec
         self.root = root
         self.simulation = parse_simulation(spec)
         self.target = target
         self.user = user if user is not None else PromptfooRemoteUser()
+        self.user_spec = user_spec
         self.label = target.label
 
     async def call(self, prompt: str, context: CallContext) -> AgentResponse:
@@ -307,7 +318,7 @@ class SimulatedUserAgent:
         simulation = self.simulation
         variables = dict(context.vars)
         instructions, system = await asyncio.to_thread(self._user_texts, variables)
-        talk = _Conversation()
+        talk = _Conversation(instructions=instructions, user_system=system)
         talk.state = await self._state(context)
         given = variables.get("initialMessages") or simulation.initial_messages
         for message in await asyncio.to_thread(initial_messages, given, variables, self.root):
@@ -318,16 +329,18 @@ class SimulatedUserAgent:
             if failed is not None:
                 return failed
             if self._handed_over(talk):
-                return self._finish(talk, "handoff", instructions)
+                return self._finish(talk, "handoff")
         for _ in range(simulation.max_turns):
             reply = await self.user.call(
                 user_prompt(system, talk.messages),
-                replace(context, vars=self._user_vars(variables, instructions)),
+                # the user does not act on the world: its calls never depend on its state
+                replace(context, vars=self._user_vars(variables, instructions), environment=None),
             )
             _add_usage(talk.user_usage, reply.token_usage)
             talk.user_costs.append(reply.cost)
+            talk.cached.append(reply.cached)
             if reply.error is not None:
-                return self._failed(talk, f"simulated user: {reply.error}", instructions)
+                return self._failed(talk, f"simulated user: {reply.error}")
             text = output_text(reply.output)
             if simulation.stop_signal in text:
                 talk.steps.append(
@@ -347,7 +360,7 @@ class SimulatedUserAgent:
             if self._handed_over(talk):
                 stop = "handoff"
                 break
-        return self._finish(talk, stop, instructions)
+        return self._finish(talk, stop)
 
     def _user_vars(self, variables: Mapping[str, Any], instructions: str) -> dict[str, Any]:
         """The vars the user's provider sees: the test's, its instructions and stop signal."""
@@ -386,6 +399,7 @@ class SimulatedUserAgent:
         response = await self.target.call(payload, replace(context, vars=variables))
         took = (time.time() - started) * 1000.0
         talk.last = response
+        talk.cached.append(response.cached)
         for step in response.trajectory:
             step.metadata = {**step.metadata, "turn": talk.turn}
         talk.steps.extend(response.trajectory)
@@ -397,13 +411,14 @@ class SimulatedUserAgent:
         if session is not None:
             talk.session = session
         if response.error is not None:
-            return self._failed(talk, response.error, None)
+            return self._failed(talk, response.error)
         facts: dict[str, Any] = {
             "tokenUsage": dict(response.token_usage),
             "cost": response.cost,
             "latencyMs": response.latency_ms,
             "stopReason": response.stop_reason,
             "finishReason": response.finish_reason,
+            "metadata": response.metadata,
         }
         if not isinstance(response.output, str):
             facts["output"] = response.output
@@ -412,6 +427,7 @@ class SimulatedUserAgent:
 
             after = await self._state(context)
             facts["state_before"] = digest(talk.state)
+            facts["state_after"] = digest(after)
             facts["changes"] = diff(talk.state, after)
             talk.state = after
         talk.said("assistant", output_text(response.output), **facts)
@@ -429,54 +445,60 @@ class SimulatedUserAgent:
             for step in talk.steps
         )
 
-    def _summary(self, talk: _Conversation, stop: str, instructions: str | None) -> dict[str, Any]:
-        user = self.user
+    def _summary(self, talk: _Conversation, stop: str) -> dict[str, Any]:
+        spec = self.user_spec
+        user = {
+            "id": spec.id if spec else getattr(self.user, "provider_id", USER_LABEL),
+            "label": spec.label if spec else USER_LABEL,
+            "fingerprint": spec.fingerprint if spec else None,
+            "tokenUsage": dict(talk.user_usage),
+            "cost": _total_cost(talk.user_costs),
+        }
         return {
             "turns": talk.turn,
             "stop": stop,
             "maxTurns": self.simulation.max_turns,
             "stateful": self.simulation.stateful,
-            "instructions": instructions,
-            "user": {
-                "id": getattr(user, "provider_id", None) or getattr(user, "label", USER_LABEL),
-                "tokenUsage": dict(talk.user_usage),
-                "cost": _total_cost(talk.user_costs),
-            },
+            "instructions": talk.instructions,
+            "stopSignal": self.simulation.stop_signal,
+            "userPrompt": talk.user_system,
+            "user": user,
         }
 
-    def _metadata(self, talk: _Conversation, stop: str, instructions: str | None) -> dict[str, Any]:
+    def _metadata(self, talk: _Conversation, stop: str) -> dict[str, Any]:
         metadata: dict[str, Any] = {"messages": list(talk.messages)}
         if talk.session is not None:
             metadata["sessionId"] = talk.session
         if talk.last is not None and "guardrails" in talk.last.metadata:
             metadata["guardrails"] = talk.last.metadata["guardrails"]
-        metadata["conversation"] = self._summary(talk, stop, instructions)
+        metadata["conversation"] = self._summary(talk, stop)
         return metadata
 
     def _latency(self, talk: _Conversation) -> float | None:
         known = [value for value in talk.latencies if value is not None]
         return sum(known) if known and len(known) == len(talk.latencies) else None
 
-    def _finish(self, talk: _Conversation, stop: str, instructions: str | None) -> AgentResponse:
+    def _finish(self, talk: _Conversation, stop: str) -> AgentResponse:
         return AgentResponse(
             output=transcript(talk.messages),
             token_usage=talk.usage,
             cost=_total_cost(talk.costs),
-            metadata=self._metadata(talk, stop, instructions),
+            metadata=self._metadata(talk, stop),
             trajectory=talk.steps,
             stop_reason=stop,
             finish_reason=None if talk.last is None else talk.last.finish_reason,
             latency_ms=self._latency(talk),
             trace=talk.trace,
+            cached=bool(talk.cached) and all(talk.cached),
         )
 
-    def _failed(self, talk: _Conversation, error: str, instructions: str | None) -> AgentResponse:
+    def _failed(self, talk: _Conversation, error: str) -> AgentResponse:
         """promptfoo's answer to a failed turn: the error, with what was gathered so far."""
         return AgentResponse(
             error=error,
             token_usage=talk.usage,
             cost=_total_cost(talk.costs),
-            metadata=self._metadata(talk, "error", instructions),
+            metadata=self._metadata(talk, "error"),
             trajectory=talk.steps,
             stop_reason="error",
             trace=talk.trace,
@@ -537,3 +559,72 @@ class PromptfooRemoteUser:
 
     async def aclose(self) -> None:
         """Nothing to release."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCall:
+    """One call a stored conversation made: to the agent under test (`side` "agent") or to
+    the user's provider ("user"), with what it was sent and what it answered, so the
+    response cache can be primed with every turn of a stored run."""
+
+    side: str
+    prompt: str
+    variables: dict[str, Any]
+    state: str | None
+    response: AgentResponse
+
+
+def _turn_response(step: Step, steps: Sequence[Step]) -> AgentResponse:
+    facts = step.metadata
+    turn = facts.get("turn")
+    metadata = dict(facts.get("metadata") or {})
+    if "changes" in facts:
+        metadata["evals_world_changes"] = facts["changes"]
+    return AgentResponse(
+        output=facts.get("output", step.result),
+        token_usage=dict(facts.get("tokenUsage") or {}),
+        cost=facts.get("cost"),
+        metadata=metadata,
+        trajectory=[s for s in steps if s.kind != "message" and s.metadata.get("turn") == turn],
+        stop_reason=facts.get("stopReason"),
+        finish_reason=facts.get("finishReason"),
+        latency_ms=facts.get("latencyMs"),
+    )
+
+
+def recorded_calls(
+    system: str, variables: Mapping[str, Any], response: AgentResponse
+) -> list[RecordedCall]:
+    """The calls of both sides a stored conversation made, as the simulated user made them
+    (`system` is the run's rendered prompt, `variables` its vars). A stateful conversation's
+    agent turns depend on the agent's session and are left out."""
+    summary = response.metadata.get("conversation")
+    messages = response.metadata.get("messages")
+    if not isinstance(summary, dict) or not isinstance(messages, list):
+        return []
+    initial = (response.metadata.get("environment") or {}).get("initial_digest")
+    state = initial
+    user_vars = {
+        **variables,
+        "instructions": summary.get("instructions"),
+        "stopSignal": summary.get("stopSignal"),
+    }
+    calls: list[RecordedCall] = []
+    shown = 0
+    for step in response.trajectory:
+        if step.kind != "message":
+            continue
+        if step.name == "user" and not step.metadata.get("initial"):
+            reply = AgentResponse(output=step.result)
+            prompt = user_prompt(str(summary.get("userPrompt") or ""), messages[:shown])
+            calls.append(RecordedCall("user", prompt, user_vars, None, reply))
+        elif step.name == "assistant" and not step.metadata.get("initial"):
+            if not summary.get("stateful"):
+                prompt = agent_prompt(system, messages[:shown], False, None)
+                before = step.metadata.get("state_before", state)
+                turn = _turn_response(step, response.trajectory)
+                calls.append(RecordedCall("agent", prompt, dict(variables), before, turn))
+            state = step.metadata.get("state_after", state)
+        if not step.metadata.get("ends"):
+            shown += 1
+    return calls

@@ -189,6 +189,10 @@ def _start_assertion(
     shared: tuple[Any, ...] | None = None,
 ) -> Grade | Coroutine[Any, Any, Grade]:
     """The grade of a pure grader, or the pending grade of a judge for the caller to await."""
+    if assertion.turn is not None:
+        from evals.grade.turns import start_turns
+
+        return start_turns(assertion, response, context, _start_assertion)
     grader, ctx = _prepare(assertion, output, response, context, shared)
     try:
         grade = grader(ctx)

@@ -8,7 +8,10 @@ The built-in suites (cases/) write their agents with these names:
   `ToolCall` and `ModelTurn`;
 - the simulators (`evals.kits.simulator`): seeded, scripted models behind the real SDKs,
   `run_simulated_agent`, `simulated_client`, `simulated_async_openai`, `simulated_adapter`,
-  `Conversation`, `Script`, `Action`, `draw`, `choose`, `LatencyModel`.
+  `Conversation`, `Script`, `Action`, `draw`, `choose`, `LatencyModel`, and
+  `conversation_prompt` (a simulated user's transcript as the loop's messages);
+- the run's world state (`evals.kits.world`): `world_path`, where a suite's
+  `environment:` copy of the seed is for this run.
 
 Names load their module on first use, so a tool file does not import the SDKs.
 """
@@ -25,6 +28,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
         LatencyModel,
         Script,
         choose,
+        conversation_prompt,
         draw,
         provider_response,
         run_seed,
@@ -41,12 +45,14 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them
         MessagesClient,
         ModelTurn,
         OpenAIResponsesAdapter,
+        Prompt,
         ResponsesClient,
         Tool,
         ToolRegistry,
         Wording,
         run_tool_loop,
     )
+    from evals.kits.world import world_path
     from evals.vendors.messages import ToolCall
     from evals.vendors.prices import Price
 
@@ -62,6 +68,7 @@ __all__ = [
     "ModelTurn",
     "OpenAIResponsesAdapter",
     "Price",
+    "Prompt",
     "ResponsesClient",
     "Script",
     "Tool",
@@ -69,6 +76,7 @@ __all__ = [
     "ToolRegistry",
     "Wording",
     "choose",
+    "conversation_prompt",
     "draw",
     "provider_response",
     "run_seed",
@@ -77,6 +85,7 @@ __all__ = [
     "simulated_adapter",
     "simulated_async_openai",
     "simulated_client",
+    "world_path",
 ]
 
 _SIMULATOR = {
@@ -85,6 +94,7 @@ _SIMULATOR = {
     "LatencyModel",
     "Script",
     "choose",
+    "conversation_prompt",
     "draw",
     "provider_response",
     "run_seed",
@@ -98,5 +108,5 @@ _SIMULATOR = {
 def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = "simulator" if name in _SIMULATOR else "toolloop"
+    module = "simulator" if name in _SIMULATOR else "world" if name == "world_path" else "toolloop"
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -29,6 +29,7 @@ from evals.kits.toolloop import (
     Adapter,
     AnthropicMessagesAdapter,
     OpenAIResponsesAdapter,
+    Prompt,
     ToolRegistry,
     run_tool_loop,
 )
@@ -45,12 +46,29 @@ Action = list[Call] | str
 
 @dataclass(frozen=True, slots=True)
 class Conversation:
-    """What a script reads from one request: model, question, tools offered, tool outputs."""
+    """What a script reads from one request: model, question, tools offered, tool outputs.
+
+    `question` is the first user message; `messages` are the text messages of both sides so
+    far, as (role, text), and `outputs` the tool outputs of the current turn (a multi-turn
+    conversation sends the earlier turns as text). `last_user` is the message to answer.
+    """
 
     model: str
     question: str
     tools: list[str]
     outputs: list[Any]
+    messages: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def last_user(self) -> str:
+        """The latest user message (the question in a single-turn run)."""
+        users = [text for role, text in self.messages if role == "user"]
+        return users[-1] if users else self.question
+
+    @property
+    def turn(self) -> int:
+        """The number of user messages so far: 1 in a single-turn run."""
+        return max(1, sum(role == "user" for role, _ in self.messages))
 
 
 Script = Callable[[Conversation, int], Action]
@@ -85,7 +103,13 @@ def read_anthropic(body: dict[str, Any]) -> Conversation:
 
 
 def _conversation(request: RequestView) -> Conversation:
-    return Conversation(request.model, request.user_texts[0], request.tools, request.outputs)
+    return Conversation(
+        request.model,
+        request.user_texts[0],
+        request.tools,
+        request.outputs,
+        tuple(request.messages),
+    )
 
 
 def _usage(
@@ -277,7 +301,8 @@ def run_simulated_agent(
     latencies: Mapping[str, LatencyModel] | None = None,
 ) -> dict[str, Any]:
     """One run of a demo agent as a promptfoo Python provider: the tool loop over `tools`,
-    answered by `script` through the SDK of `api`, as the rich provider dict.
+    answered by `script` through the SDK of `api`, as the rich provider dict. A prompt
+    that is a chat array (a simulated user's conversation) is one turn of the conversation.
 
     The provider config's keys api, model, max_steps, token_budget and price {input_per_mtok,
     output_per_mtok} override the defaults given here. With `latencies` (per model), the run
@@ -289,7 +314,7 @@ def run_simulated_agent(
     response = run_tool_loop(
         simulated_adapter(api, script, model, run_seed(context), usage, max_tokens=max_tokens),
         tools,
-        prompt,
+        conversation_prompt(prompt),
         system=system,
         max_steps=int(config.get("max_steps", max_steps)),
         token_budget=config.get("token_budget"),
@@ -297,3 +322,21 @@ def run_simulated_agent(
     )
     latency_ms = latencies[model].run_ms(response.trajectory) if latencies else None
     return provider_response(response, latency_ms=latency_ms, metadata={"api": api, "model": model})
+
+
+def conversation_prompt(prompt: str) -> Prompt:
+    """A provider's prompt as the tool loop takes it: a chat array (a simulated user's
+    conversation so far) as its messages, any other text as the user's message."""
+    from evals.vendors.messages import ChatPromptError, parse_chat_prompt
+
+    try:
+        messages = parse_chat_prompt(prompt)
+    except ChatPromptError:
+        return prompt
+    if (
+        len(messages) == 1
+        and messages[0].get("role") == "user"
+        and messages[0]["content"] == prompt
+    ):
+        return prompt
+    return messages

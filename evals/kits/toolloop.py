@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -183,13 +183,40 @@ class MessagesClient(Protocol):
     def messages(self) -> _CreateAPI: ...
 
 
+Prompt = str | Sequence[Mapping[str, Any]]
+"""What the loop starts from: the user's text, or a conversation so far as chat messages
+(`{role, content}`; the agent's earlier answers as `assistant` messages, system messages
+added to the system text)."""
+
+
+def chat_history(prompt: Prompt, system: str | None) -> tuple[list[dict[str, str]], str | None]:
+    """(user and assistant messages, system text) of a prompt: a text is one user message;
+    a conversation's system messages are appended to `system`, and its other messages are
+    kept as text in order."""
+    if isinstance(prompt, str):
+        return [{"role": "user", "content": prompt}], system
+    messages: list[dict[str, str]] = []
+    systems = [system] if system else []
+    for message in prompt:
+        role = str(message.get("role") or "user")
+        content = message.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        if role == "system":
+            systems.append(text)
+        else:
+            messages.append(
+                {"role": "assistant" if role == "assistant" else "user", "content": text}
+            )
+    return messages, "\n\n".join(systems) or None
+
+
 class Adapter(Protocol):
     """The small boundary between the loop and one provider's wire format."""
 
     model: str
 
-    def begin(self, prompt: str, system: str | None) -> Any:
-        """A new conversation holding the user's prompt."""
+    def begin(self, prompt: Prompt, system: str | None) -> Any:
+        """A new conversation holding the user's prompt (or the conversation so far)."""
         ...
 
     def send(self, conversation: Any, tools: Sequence[Tool]) -> ModelTurn:
@@ -220,10 +247,11 @@ class OpenAIResponsesAdapter:
         self.params = params
         self.system: str | None = None
 
-    def begin(self, prompt: str, system: str | None) -> list[Any]:
-        """Input items starting with the user's message; the system text goes to `instructions`."""
-        self.system = system
-        return [{"role": "user", "content": prompt}]
+    def begin(self, prompt: Prompt, system: str | None) -> list[Any]:
+        """Input items starting with the user's message (or the conversation's messages);
+        the system text goes to `instructions`."""
+        messages, self.system = chat_history(prompt, system)
+        return list(messages)
 
     def send(self, conversation: list[Any], tools: Sequence[Tool]) -> ModelTurn:
         """Call `responses.create` and read its function calls and output text."""
@@ -260,10 +288,18 @@ class AnthropicMessagesAdapter:
         self.params = params
         self.system: str | None = None
 
-    def begin(self, prompt: str, system: str | None) -> list[dict[str, Any]]:
-        """Messages starting with the user's prompt; the system text goes to `system`."""
-        self.system = system
-        return [{"role": "user", "content": prompt}]
+    def begin(self, prompt: Prompt, system: str | None) -> list[dict[str, Any]]:
+        """Messages starting with the user's prompt (or the conversation's messages, those
+        of one side in a row joined, as the API alternates roles); the system text goes to
+        `system`."""
+        messages, self.system = chat_history(prompt, system)
+        joined: list[dict[str, Any]] = []
+        for message in messages:
+            if joined and joined[-1]["role"] == message["role"]:
+                joined[-1]["content"] += "\n\n" + message["content"]
+            else:
+                joined.append(dict(message))
+        return joined
 
     def send(self, conversation: list[dict[str, Any]], tools: Sequence[Tool]) -> ModelTurn:
         """Call `messages.create` and read its tool_use and text blocks."""
@@ -396,7 +432,7 @@ def _finish(
 def run_tool_loop(
     adapter: Adapter,
     registry: ToolRegistry,
-    prompt: str,
+    prompt: Prompt,
     *,
     system: str | None = None,
     max_steps: int = 6,
@@ -406,12 +442,14 @@ def run_tool_loop(
 ) -> AgentResponse:
     """Run the ReAct loop until the model answers or a guardrail stops it.
 
-    A step is one model call; after `max_steps` calls the run is cut without an answer.
-    A call repeated with the same name and arguments is not executed again. When the
-    input tokens sent so far exceed `token_budget`, pending calls are dropped and the run
-    stops. A tool with `requires_approval` runs only if `approve(call)` says so; with no
-    `approve`, the run stops asking for approval. Provider failures end the run with
-    stop_reason "error" and the message in `error`.
+    `prompt` is the user's text, or the conversation so far (one turn of a multi-turn
+    conversation: the loop answers its last user message). A step is one model call;
+    after `max_steps` calls the run is cut without an answer. A call repeated with the
+    same name and arguments is not executed again. When the input tokens sent so far
+    exceed `token_budget`, pending calls are dropped and the run stops. A tool with
+    `requires_approval` runs only if `approve(call)` says so; with no `approve`, the run
+    stops asking for approval. Provider failures end the run with stop_reason "error"
+    and the message in `error`.
     """
     state = _LoopState()
     wording = registry.wording

@@ -23,6 +23,9 @@ class Assertion:
     config: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
     line: int | None = None
+    turn: int | str | None = None
+    """In a conversation, the agent's turn the assertion grades: a number (the answer to
+    that user message; negative counts from the end), `last`, or `each` (every answer)."""
     # Read for every run: worked out once. `negated`: a `not-` assertion, whose verdict is
     # inverted; `base_type`: the grader type without the prefix.
     negated: bool = field(init=False, repr=False, compare=False)

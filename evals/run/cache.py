@@ -85,6 +85,45 @@ def record_key(record: RunRecord, agent_fingerprint: str) -> str:
     )
 
 
+def _primed(record: RunRecord, fingerprint: str) -> list[tuple[str, AgentResponse]]:
+    """(cache key, response) of each call a stored run made: the run's one call, or each
+    turn of a conversation."""
+    if "conversation" not in record.response.metadata:
+        world = record.response.metadata.get("environment") or {}
+        state = world.get("initial_digest")
+        response = record.response
+        if state is not None:
+            metadata = {**response.metadata, WORLD_CHANGES: world.get("changes") or []}
+            metadata.pop("environment", None)
+            response = replace(response, metadata=metadata)
+        key = cache_key(
+            fingerprint,
+            record.key.agent,
+            record.prompt,
+            record.vars,
+            record.seed,
+            record.key.repeat,
+            state,
+        )
+        return [(key, response)]
+    from evals.agents.simulated_user import recorded_calls
+
+    user = record.response.metadata["conversation"].get("user") or {}
+    primed = []
+    for call in recorded_calls(record.prompt, record.vars, record.response):
+        if call.side == "agent":
+            identity, label = fingerprint, record.key.agent
+        elif user.get("fingerprint"):
+            identity, label = str(user["fingerprint"]), str(user.get("label"))
+        else:
+            continue
+        key = cache_key(
+            identity, label, call.prompt, call.variables, record.seed, record.key.repeat, call.state
+        )
+        primed.append((key, call.response))
+    return primed
+
+
 def cacheable(record: RunRecord) -> bool:
     """True for a run whose full response is at hand and did not fail."""
     return record.status != "error" and record.response.error is None and bool(record.prompt)
@@ -168,6 +207,8 @@ class SqliteResponseCache:
 
         `fingerprints` maps each agent label to the agent fingerprint it had when the
         runs were made; runs of other agents, errored runs and slim records are skipped.
+        A conversation (a simulated user's run) offers each turn of both sides: the agent's
+        answers under its fingerprint, the user's under the user provider's.
         Returns how many responses were offered.
         """
         offered = 0
@@ -175,11 +216,12 @@ class SqliteResponseCache:
             for record in records:
                 fingerprint = fingerprints.get(record.key.agent)
                 if fingerprint and cacheable(record):
-                    self._db.execute(
-                        "INSERT OR IGNORE INTO responses (key, response) VALUES (?, ?)",
-                        (record_key(record, fingerprint), _encode_response(record.response)),
-                    )
-                    offered += 1
+                    for key, response in _primed(record, fingerprint):
+                        self._db.execute(
+                            "INSERT OR IGNORE INTO responses (key, response) VALUES (?, ?)",
+                            (key, _encode_response(response)),
+                        )
+                        offered += 1
             self._db.commit()
         return offered
 

@@ -49,14 +49,13 @@ class AgentFactory:
         if column not in built:
             built[column] = self.build(provider, None, built)
         simulation = parse_simulation(test_provider)
-        user = None
-        if simulation.user is not None:
-            spec = replace(
-                simulation.user,
-                fingerprint=agent_fingerprint(simulation.user, self.suite.root),
-            )
-            user = self.cached(build_agent(spec, self.suite.root), spec)
-        return build_conversation(test_provider, self.suite.root, built[column], user)
+        if simulation.user is None:
+            return build_conversation(test_provider, self.suite.root, built[column], None, None)
+        spec = replace(
+            simulation.user, fingerprint=agent_fingerprint(simulation.user, self.suite.root)
+        )
+        user = self.cached(build_agent(spec, self.suite.root), spec)
+        return build_conversation(test_provider, self.suite.root, built[column], user, spec)
 
 
 class AgentsOnDemand(dict[str, Agent]):

@@ -30,6 +30,7 @@ _ASSERT_KEYS = {
     "config",
     "rubricPrompt",
     "contextTransform",
+    "turn",
 }
 
 

@@ -39,6 +39,8 @@ from evals.tracing.redact import secret_values
 
 DEFAULT_SUITE_NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml", "suite.yaml", "evals.yaml")
 PRIORITIES = ("P0", "P1", "P2", "P3")
+TURN_WORDS = ("last", "each")
+"""The words an assertion's `turn:` takes besides a turn number."""
 """The priority levels of `metadata.priority` the gates read (P0 cases block on their own)."""
 KNOWN_TOP_LEVEL = {
     "assertionTemplates",
@@ -823,7 +825,31 @@ class _Loader:
             config=dict(config or {}),
             raw=dict(item),
             line=line_of(item),
+            turn=self.assertion_turn(item, kind),
         )
+
+    def assertion_turn(self, item: dict[str, Any], kind: str) -> int | str | None:
+        """An assertion's `turn:` (harness extension): a whole number other than 0, `last`
+        or `each`; group assertions compare whole runs and take none."""
+        value = item.get("turn")
+        if value is None:
+            return None
+        from evals.graders.registry import GROUP_TYPES
+
+        valid = value in TURN_WORDS or (
+            isinstance(value, int) and not isinstance(value, bool) and value != 0
+        )
+        if not valid or kind in GROUP_TYPES:
+            raise self.error(
+                f"the turn of the {kind!r} assertion must be a turn number, last or each, "
+                f"not {value!r}"
+                if not valid
+                else f"a {kind} assertion grades whole runs and takes no turn",
+                item,
+                fix="write turn: 2 (the answer to the second user message), turn: -1, "
+                "turn: last or turn: each",
+            )
+        return value
 
     def evaluate_options(self, raw: dict[str, Any]) -> EvaluateOptions:
         """`evaluateOptions:` repeats, concurrency, timeout and delay, each range-checked."""

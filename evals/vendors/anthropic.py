@@ -33,6 +33,7 @@ from evals.vendors.messages import (
     normalize_finish_reason,
     plain,
     read_value,
+    text_messages,
     tool_outcome,
     tool_step,
     usage_number,
@@ -250,7 +251,7 @@ def read_request(body: dict[str, Any]) -> RequestView:
         str(text) for m in users if isinstance(text := content_text(m["content"]), str) and text
     ]
     tools = [t["name"] for t in body.get("tools", []) if "name" in t]
-    return RequestView(body["model"], texts, tools, outputs)
+    return RequestView(body["model"], texts, tools, outputs, text_messages(body["messages"]))
 
 
 def content_blocks(answer: str | Sequence[tuple[str, dict[str, Any]]], index: int) -> list[Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,12 +160,27 @@ ToolResult = tuple[ToolCall, Any]
 @dataclass(frozen=True, slots=True)
 class RequestView:
     """What a request asks a model: the model, the user's texts, the tools offered and the
-    tool outputs sent back so far."""
+    tool outputs sent back so far; `messages` are the conversation's text messages of both
+    sides in order, as (role, text)."""
 
     model: str
     user_texts: list[str]
     tools: list[str]
     outputs: list[Any]
+    messages: list[tuple[str, str]] = field(default_factory=list)
+
+
+def text_messages(messages: Iterable[Any]) -> list[tuple[str, str]]:
+    """(role, text) of every user or assistant message with text, in order (tool calls and
+    tool results, which carry no text, are left out)."""
+    found = []
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            continue
+        text = content_text(message.get("content"))
+        if isinstance(text, str) and text:
+            found.append((str(message["role"]), text))
+    return found
 
 
 @dataclass(slots=True)

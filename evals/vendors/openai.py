@@ -34,6 +34,7 @@ from evals.vendors.messages import (
     normalize_finish_reason,
     plain,
     read_value,
+    text_messages,
     tool_outcome,
     tool_step,
     usage_number,
@@ -304,7 +305,7 @@ def read_request(body: dict[str, Any]) -> RequestView:
     users = [str(content_text(x["content"])) for x in items if x.get("role") == "user"]
     outputs = [read_value(x["output"]) for x in items if x.get("type") == "function_call_output"]
     tools = [t["name"] for t in body.get("tools", []) if "name" in t]
-    return RequestView(body["model"], users, tools, outputs)
+    return RequestView(body["model"], users, tools, outputs, text_messages(items))
 
 
 def output_items(answer: str | Sequence[tuple[str, dict[str, Any]]], index: int) -> list[Any]:
