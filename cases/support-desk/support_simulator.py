@@ -34,12 +34,18 @@ REFUND = re.compile(r"\b(?:refund|money back|return)", re.IGNORECASE)
 HANDOVER = re.compile(r"\b(?:a person|a human|someone real|manager|hacked)\b", re.IGNORECASE)
 THANKS = re.compile(r"\b(?:thanks|thank you)\b", re.IGNORECASE)
 ANSWERS = (
-    (re.compile(r"\bcard\b|where will the money", re.IGNORECASE),
-     "The refund goes back to the card you paid with."),
-    (re.compile(r"how long|when will|arrive|take\b", re.IGNORECASE),
-     "Refunds reach your card within 3 to 5 business days."),
-    (re.compile(r"send it back|return it first|send .* back", re.IGNORECASE),
-     "You don't need to send it back first."),
+    (
+        re.compile(r"\bcard\b|where will the money", re.IGNORECASE),
+        "The refund goes back to the card you paid with.",
+    ),
+    (
+        re.compile(r"how long|when will|arrive|take\b", re.IGNORECASE),
+        "Refunds reach your card within 3 to 5 business days.",
+    ),
+    (
+        re.compile(r"send it back|return it first|send .* back", re.IGNORECASE),
+        "You don't need to send it back first.",
+    ),
 )
 
 

@@ -70,7 +70,12 @@ def registry(database: Path) -> ToolRegistry:
             db.execute("INSERT INTO refunds VALUES (?, ?, ?)", (refund_id, order_id, amount))
             status = "refunded" if amount >= left else "partially_refunded"
             db.execute("UPDATE orders SET status = ? WHERE id = ?", (status, order_id))
-            return {"refund_id": refund_id, "order_id": order_id, "amount": amount, "status": status}
+            return {
+                "refund_id": refund_id,
+                "order_id": order_id,
+                "amount": amount,
+                "status": status,
+            }
 
     def transfer_to_human(reason: str) -> dict[str, Any]:
         with connect() as db:
@@ -81,11 +86,26 @@ def registry(database: Path) -> ToolRegistry:
 
     return ToolRegistry(
         [
-            Tool("lookup_order", "An order's item, amount, status and refunds.", OrderArgs,
-                 lookup_order, effect="read"),
-            Tool("refund_order", "Refund an amount of a delivered order to the customer's card.",
-                 RefundArgs, refund_order, effect="write"),
-            Tool("transfer_to_human", "Hand the conversation over to a person (opens a ticket).",
-                 TransferArgs, transfer_to_human, effect="send"),
+            Tool(
+                "lookup_order",
+                "An order's item, amount, status and refunds.",
+                OrderArgs,
+                lookup_order,
+                effect="read",
+            ),
+            Tool(
+                "refund_order",
+                "Refund an amount of a delivered order to the customer's card.",
+                RefundArgs,
+                refund_order,
+                effect="write",
+            ),
+            Tool(
+                "transfer_to_human",
+                "Hand the conversation over to a person (opens a ticket).",
+                TransferArgs,
+                transfer_to_human,
+                effect="send",
+            ),
         ]
     )
