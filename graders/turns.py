@@ -6,7 +6,9 @@ tagged with its turn (the number of the user message it answers). An assertion w
 `turn: 2` grades the agent's answer to the second user message as if it were a run: its
 output is that answer, its trajectory the steps of that turn, its usage, cost and stop
 reason that turn's. `turn: -1` (or `last`) is the agent's last answer, `turn: each` every
-answer. A run that is not a conversation is one turn, turn 1.
+answer. A run that is not a conversation is one turn, turn 1. A turn's prompt is the
+user message it answers, so a grader that reads the question (the verifier: what the
+question asks, which figures it gives) reads that turn's question.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class TurnView:
     turn: int
     output: Any
     response: AgentResponse
+    prompt: str | None = None
 
 
 def _answers(trajectory: list[Step]) -> list[Step]:
@@ -34,6 +37,17 @@ def _answers(trajectory: list[Step]) -> list[Step]:
         for s in trajectory
         if s.kind == "message" and s.name == "assistant" and not s.metadata.get("initial")
     ]
+
+
+def _asked(trajectory: list[Step], answer: Step) -> str | None:
+    """The user message an answer answers."""
+    asked = None
+    for step in trajectory:
+        if step is answer:
+            break
+        if step.kind == "message" and step.name == "user":
+            asked = str(step.result)
+    return asked
 
 
 def _view(response: AgentResponse, answer: Step) -> TurnView:
@@ -49,6 +63,7 @@ def _view(response: AgentResponse, answer: Step) -> TurnView:
         replace(
             response,
             output=output,
+            metadata={**response.metadata, "turn": turn},
             trajectory=steps,
             token_usage=dict(facts.get("tokenUsage") or {}),
             cost=facts.get("cost"),
@@ -56,6 +71,7 @@ def _view(response: AgentResponse, answer: Step) -> TurnView:
             finish_reason=facts.get("finishReason"),
             latency_ms=facts.get("latencyMs"),
         ),
+        _asked(response.trajectory, answer),
     )
 
 

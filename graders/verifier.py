@@ -203,8 +203,13 @@ def verify_answer(
     trajectory: list[Step],
     rules: VerifierRules | None = None,
     stop_reason: str | None = None,
+    request: Any = None,
 ) -> list[str]:
-    """Every rule the answer breaks against its trajectory, as readable reasons (empty = OK)."""
+    """Every rule the answer breaks against its trajectory, as readable reasons (empty = OK).
+
+    `question` is what may source a figure; `request` what the answer answers (by default
+    the question): in a conversation, the user's message of the turn, while the figures
+    the conversation gave before may be quoted."""
     rules = rules or VerifierRules()
     if answer is None or not answer.strip():
         return [f"sin respuesta: {stop_reason}" if stop_reason else "sin respuesta"]
@@ -243,7 +248,8 @@ def verify_answer(
     for written in percentages:
         if not any(_sourced(t, calculated, rules.tolerance) for t in numbers_in(written)):
             failures.append(f"porcentaje sin cálculo: {written}%")
-    if not percentages and ASKS_PERCENTAGE.search(" ".join(_text_leaves(question))):
+    asking = question if request is None else request
+    if not percentages and ASKS_PERCENTAGE.search(" ".join(_text_leaves(asking))):
         failures.append("la pregunta pide un porcentaje y la respuesta no da ninguno")
 
     pending = unresolved_errors(calls)
@@ -265,8 +271,17 @@ def verifier(ctx: GradeContext) -> Grade:
     """Pass when the final answer breaks none of the verifier rules against its trajectory."""
     rules = rules_from(_options(ctx))
     answer = None if ctx.output is None else ctx.text
+    question: list[Any] = [ctx.prompt, ctx.vars]
+    request = None
+    messages = ctx.response.metadata.get("messages")
+    if "conversation" in ctx.response.metadata and isinstance(messages, list):
+        # a conversation: the user's messages may source figures; what is asked is the
+        # turn's message (a turn's prompt) or, for the whole conversation, every message
+        said = [m.get("content") for m in messages if m.get("role") == "user"]
+        question.append(said)
+        request = ctx.prompt if "turn" in ctx.response.metadata else said
     failures = verify_answer(
-        [ctx.prompt, ctx.vars], answer, ctx.trajectory, rules, ctx.response.stop_reason
+        question, answer, ctx.trajectory, rules, ctx.response.stop_reason, request
     )
     grade = verdict(
         ctx,

@@ -48,6 +48,11 @@ def _merged(assertion: Assertion, graded: list[tuple[int, Grade]]) -> Grade:
     )
 
 
+def _prompted(context: dict[str, Any], view: TurnView) -> dict[str, Any]:
+    """The grading context of one answer: its prompt is the conversation before it."""
+    return context if view.prompt is None else {**context, "prompt": view.prompt}
+
+
 def start_turns(
     assertion: Assertion, response: AgentResponse, context: dict[str, Any], start: Start
 ) -> Started:
@@ -68,7 +73,10 @@ def start_turns(
             assertion.raw,
         )
     plain = dataclasses.replace(assertion, turn=None)
-    started = [(view.turn, start(plain, view.output, view.response, context)) for view in views]
+    started = [
+        (view.turn, start(plain, view.output, view.response, _prompted(context, view)))
+        for view in views
+    ]
     if all(isinstance(grade, Grade) for _, grade in started):
         return _merged(
             assertion, [(turn, grade) for turn, grade in started if isinstance(grade, Grade)]
