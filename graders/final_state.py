@@ -121,38 +121,43 @@ def _describe(change: dict[str, Any], turns: dict[str, int]) -> str:
 
 def _checks(
     options: dict[str, Any], changes: list[dict[str, Any]], final: str | None, turns: dict[str, int]
-) -> Iterator[tuple[bool, str]]:
+) -> Iterator[tuple[bool, str, str | None]]:
+    """(passed, what was checked, the path of the change it failed on) per check."""
     paths = [(c, parse_path(c["path"])) for c in changes]
     expected = _expected_changes(options.get("changes"))
     for pattern, value, has_value in expected:
         parts = parse_path(pattern)
         hits = [c for c, p in paths if path_matches(parts, p)]
         if not hits:
-            yield False, f"expected {pattern} to change, it did not"
+            yield False, f"expected {pattern} to change, it did not", None
         elif has_value and not any(_covers(c.get("after"), value) for c in hits):
             seen = "; ".join(_describe(c, turns) for c in hits)
-            yield False, f"expected {pattern} to become {_shown(value)}, got {seen}"
+            yield (
+                False,
+                f"expected {pattern} to become {_shown(value)}, got {seen}",
+                hits[0]["path"],
+            )
         else:
-            yield True, f"{pattern} changed"
+            yield True, f"{pattern} changed", None
     for pattern in _patterns(options.get("forbid"), "forbid"):
         parts = parse_path(pattern)
         for change, path in paths:
             if path_matches(parts, path):
-                yield False, f"forbidden change {_describe(change, turns)}"
+                yield False, f"forbidden change {_describe(change, turns)}", change["path"]
     if options.get("only"):
         allowed = [parse_path(p) for p, _, _ in expected]
         for change, path in paths:
             if not any(path_matches(a, path) for a in allowed):
-                yield False, f"unexpected change {_describe(change, turns)}"
+                yield False, f"unexpected change {_describe(change, turns)}", change["path"]
     if options.get("unchanged"):
         for change, _ in paths:
-            yield False, f"the state changed: {_describe(change, turns)}"
+            yield False, f"the state changed: {_describe(change, turns)}", change["path"]
         if not changes:
-            yield True, "the state did not change"
+            yield True, "the state did not change", None
     wanted = options.get("digest")
     if wanted is not None:
         same = final is not None and final.lower() == wanted.strip().lower()
-        yield same, f"final state digest {final}" + ("" if same else f", expected {wanted}")
+        yield same, f"final state digest {final}" + ("" if same else f", expected {wanted}"), None
 
 
 @register("final-state")
@@ -168,8 +173,10 @@ def final_state(ctx: GradeContext) -> Grade:
         )
     changes = list(outcome.get("changes") or [])
     final = outcome.get("digest")
-    results = list(_checks(options, changes, final, _turns(ctx)))
-    failed = [text for ok, text in results if not ok]
+    turns = _turns(ctx)
+    results = list(_checks(options, changes, final, turns))
+    failed = [text for ok, text, _ in results if not ok]
+    failed_turns = sorted({turns[p] for ok, _, p in results if not ok and p in turns})
     score = (len(results) - len(failed)) / len(results) if results else 1.0
     if failed:
         reason = "; ".join(failed)
@@ -178,4 +185,6 @@ def final_state(ctx: GradeContext) -> Grade:
         reason = f"final state as expected ({summary}, digest {final})"
     grade = scored(ctx, score, not failed, reason)
     grade.metadata = {"changes": len(changes), "digest": final}
+    if failed_turns:
+        grade.metadata["turn"] = failed_turns[0]
     return grade

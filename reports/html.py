@@ -18,6 +18,7 @@ from markupsafe import Markup
 from evals.model.evaluation import EvaluationResult
 from evals.model.results import RunRecord
 from evals.reports import text
+from evals.reports.conversation import CONVERSATION_CSS, conversation_html, is_conversation
 from evals.reports.data_files import jsonable
 from evals.reports.svg import COLOURS, IntervalPoint, interval_chart
 from evals.reports.view import (
@@ -63,8 +64,16 @@ def _shown(value: Any) -> str:
     return json.dumps(jsonable(value), indent=2, ensure_ascii=False)
 
 
+def _conversation(record: RunRecord) -> Markup | None:
+    """A conversation turn by turn (its own escaping: agents' and users' text is escaped)."""
+    if not is_conversation(record) or not record.response.trajectory:
+        return None
+    return Markup(conversation_html(record, styled=False))
+
+
 def _run_view(record: RunRecord) -> dict[str, Any]:
     return {
+        "conversation": _conversation(record),
         "agent": record.key.agent,
         "repeat": record.key.repeat,
         "status": record.status,
@@ -166,4 +175,5 @@ def render_html(result: EvaluationResult) -> str:
         cases=cases,
         warnings=notes(result),
         gate_icons=text.GATE_ICONS,
+        conversation_css=Markup(CONVERSATION_CSS),
     )

@@ -11,6 +11,7 @@ import re
 from evals.model.evaluation import EvaluationResult
 from evals.model.summary import CaseComparison
 from evals.reports import text
+from evals.reports.conversation import failed_conversations, failure_line
 from evals.reports.view import (
     agent_overall,
     case_family,
@@ -206,6 +207,28 @@ def _explanations(result: EvaluationResult) -> list[str]:
     return ["", "### What changed", "", *(f"- {_cell(s)}" for s in sentences)]
 
 
+def _conversations(result: EvaluationResult) -> list[str]:
+    baseline, candidate = compared_agents(result)
+    order = [a for a in (candidate, baseline) if a] + list(result.meta.agents or [])
+    found = failed_conversations(result.records, order)
+    if not found:
+        return []
+    lines = [
+        "",
+        "### Failed conversations",
+        "",
+        "| Agent | Case | Failed | First failure (its turn) |",
+        "|---|---|---|---|",
+    ]
+    for f in found:
+        first = f"repeat {f.first.key.repeat + 1}: {failure_line(f.first)}"
+        lines.append(
+            f"| {_cell(f.agent)} | {_cell(f.case_id)} | {f.failed}/{f.conversations} "
+            f"| {_cell(first)} |"
+        )
+    return lines
+
+
 def render_markdown(result: EvaluationResult) -> str:
     """The PR-comment summary: verdict line first, then gates, regressions, improvements,
     cost and latency, the scorecard (when the suite keeps one), and warnings."""
@@ -215,6 +238,7 @@ def render_markdown(result: EvaluationResult) -> str:
     level, _ = case_family(result)
     lines += _case_table("Regressions", regressions(result), level)
     lines += _case_table("Improvements", improvements(result), level)
+    lines += _conversations(result)
     lines += _costs(result)
     lines += _scorecard(result)
     lines += _warnings(result)

@@ -17,6 +17,7 @@ from rich.text import Text
 from evals.model.evaluation import EvaluationResult
 from evals.model.summary import CaseAgentStats
 from evals.reports import text
+from evals.reports.conversation import failed_conversations, failure_line
 from evals.reports.view import (
     case_comparisons,
     case_family,
@@ -145,6 +146,22 @@ def _case_reasons(result: EvaluationResult) -> list[str]:
     return [f"{c.case_id}: {c.verdict}; {c.reason}" for c in chosen[:MAX_REASONS]]
 
 
+def _conversation_lines(result: EvaluationResult) -> list[str]:
+    """The failed conversations of each agent and case, each with its first failure and the
+    turn it failed in (the candidate first)."""
+    baseline, candidate = compared_agents(result)
+    order = [a for a in (candidate, baseline) if a] + list(result.meta.agents or [])
+    found = failed_conversations(result.records, order)
+    lines = [
+        f"{f.agent} · {f.case_id}: {f.failed} of {f.conversations} failed; repeat "
+        f"{f.first.key.repeat + 1}: {failure_line(f.first)}"
+        for f in found[:MAX_REASONS]
+    ]
+    if len(found) > MAX_REASONS:
+        lines.append(f"… and {len(found) - MAX_REASONS} more (-o report.html shows each turn)")
+    return lines
+
+
 def _single_agent_table(result: EvaluationResult) -> Table:
     cases = {c.id: c for c in result.suite.cases}
     rows, hidden = shown_rows(result.summary.case_stats, lambda s: int(s.passes == s.runs))
@@ -255,6 +272,11 @@ def render_terminal(result: EvaluationResult, console: Console | None = None) ->
             console.print(f"• {sentence}", highlight=False)
     else:
         console.print(_single_agent_table(result))
+    conversations = _conversation_lines(result)
+    if conversations:
+        console.print(Text("Failed conversations (the first failure of each; its turn)", "bold"))
+        for line in conversations:
+            console.print(Text(f"• {line}"))  # reasons hold [rule] tags: never markup
     scorecard = _scorecard_table(result)
     if scorecard is not None:
         console.print(scorecard)

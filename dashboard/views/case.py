@@ -20,6 +20,7 @@ import streamlit as st
 from evals.dashboard import data, diffs, figures, frames, selection, theme, widgets
 from evals.dashboard.comparison import Side
 from evals.model.results import RunRecord
+from evals.reports.conversation import conversation_html, is_conversation
 
 BASELINE_REPEAT = "baseline, same repeat"
 OTHER_REPEAT = "another candidate repeat"
@@ -266,6 +267,19 @@ def _two_columns(parts: list[str]) -> str:
 def _titled(title: str, body: str) -> str:
     return f"<p><b>{html.escape(title)}</b></p>{body}"
 
+
+# Conversations (a simulated user's runs): both sides turn by turn, side by side, the
+# turns of failed checks highlighted.
+if is_conversation(left) or is_conversation(right):
+    st.html(
+        widgets.heading_html("Conversations")
+        + _two_columns(
+            [
+                _titled(title, conversation_html(record))
+                for title, record in ((left_title, left), (right_title, right))
+            ]
+        )
+    )
 
 # The two runs' outputs, trajectories and assertions, drawn as one block; the
 # trajectories' difference folded (`<details>`).
