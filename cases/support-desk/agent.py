@@ -42,5 +42,5 @@ def baseline(prompt: str, options: Any = None, context: Any = None) -> dict[str,
 
 
 def candidate(prompt: str, options: Any = None, context: Any = None) -> dict[str, Any]:
-    """Takes any answer but a clear no as a yes in about 40 % of its conversations."""
+    """Takes any answer but a clear no as a yes in 80 % of its conversations."""
     return _run("sim-eager", prompt, options, context)

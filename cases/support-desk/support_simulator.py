@@ -8,10 +8,12 @@ answers questions and asks again, follows corrections, takes a no for an answer 
 the conversation over to a person when the customer asks for one.
 
 The `model` picks the policy. `sim-careful` (the baseline) always waits for a yes.
-`sim-eager` (the candidate) is the same agent, except that in about 40 % of its
-conversations (drawn from the run's seed) it takes any answer to its confirmation question
-that is not a clear no as a yes, and refunds at once: the customer's question, hesitation
-or correction becomes a refund nobody confirmed, on the turn after the offer.
+`sim-eager` (the candidate) is the same agent, except that in 80 % of its conversations
+(drawn from the run's seed) it takes any answer to its confirmation question that is not a
+clear no as a yes, and refunds at once: the customer's question, hesitation or correction
+becomes a refund nobody confirmed, on the turn after the offer. Half of the suite's
+customers ask or correct something before they say yes, so the candidate refunds without
+confirmation in about 40 % of its conversations.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 from evals.kits import Action, Conversation, draw
 
-EAGER_RATE = 0.4
+EAGER_RATE = 0.8
 ORDER_ID = re.compile(r"\bA\d{3}\b")
 OFFER = re.compile(r"Shall I refund €(?P<amount>[\d.]+) for order (?P<order>A\d{3})\?")
 AMOUNT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:EUR|euros?)\b|€\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
