@@ -12,6 +12,7 @@ import sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from threading import Thread
+from typing import ClassVar
 
 import pytest
 
@@ -333,9 +334,9 @@ def test_a_missing_user_file_names_the_file(write_suite, suite_error):
 class _TaskServer(BaseHTTPRequestHandler):
     """promptfoo's remote generation task endpoint, answered locally."""
 
-    bodies: list[dict] = []
+    bodies: ClassVar[list[dict]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - the http.server API
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).bodies.append(body)
         said = [m for m in body["history"] if m["role"] == "assistant"]
@@ -350,9 +351,7 @@ class _TaskServer(BaseHTTPRequestHandler):
         return
 
 
-def test_without_a_user_provider_the_user_is_promptfoos_hosted_model(
-    write_suite, monkeypatch
-):
+def test_without_a_user_provider_the_user_is_promptfoos_hosted_model(write_suite, monkeypatch):
     server = HTTPServer(("127.0.0.1", 0), _TaskServer)
     Thread(target=server.serve_forever, daemon=True).start()
     try:
