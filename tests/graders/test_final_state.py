@@ -132,9 +132,10 @@ def test_each_broken_expectation_is_named_with_the_turn_of_the_change():
 
 
 def test_only_unchanged_and_digest():
-    assert "unexpected change refunds.R-2" in _grade(
-        {"changes": ["orders.A1.status"], "only": True}, REFUNDED
-    ).reason
+    assert (
+        "unexpected change refunds.R-2"
+        in _grade({"changes": ["orders.A1.status"], "only": True}, REFUNDED).reason
+    )
     assert _grade({"unchanged": True}, []).passed
     assert "the state changed: orders.A1.status" in _grade({"unchanged": True}, REFUNDED).reason
     assert _grade({"digest": "ABC"}, [], final="abc").passed

@@ -25,7 +25,9 @@ def said(role: str, text: str, turn: int, **extra: object) -> Step:
 
 def call(name: str, turn: int, **args: object) -> Step:
     effect = {"lookup_order": "read", "refund_order": "write"}.get(name)
-    return Step(kind="tool", name=name, arguments=dict(args), effect=effect, metadata={"turn": turn})
+    return Step(
+        kind="tool", name=name, arguments=dict(args), effect=effect, metadata={"turn": turn}
+    )
 
 
 def police(trajectory: list[Step], value: dict | None = None) -> Grade:
