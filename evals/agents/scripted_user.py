@@ -23,9 +23,13 @@ provider:
 ```
 
 `when` is a regular expression (or a list: any of them) searched in the agent's last
-message; a rule without `when` always matches. Texts are templates over the test's vars
-(with `instructions` and `stopSignal`). Where a text has alternatives, the run's seed and
-the turn pick one, so repeats of a case may differ and a repeat replays exactly.
+message; a rule without `when` always matches; a rule whose answer renders empty (a var
+the test does not set) does not apply. When no rule applies, the next of `responses` is
+said, then `otherwise`. Texts are templates over the test's vars (with `instructions` and
+`stopSignal`). Where a text has alternatives, the run's seed and the turn pick one, so
+repeats of a case may differ and a repeat replays exactly. The script is replayed over the
+transcript it receives, so it keeps no state between calls; a conversation started from
+`initialMessages` has no opening, and only the script's own messages count.
 """
 
 from __future__ import annotations
@@ -34,8 +38,9 @@ import asyncio
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +50,9 @@ from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
 
 PROVIDER_ID = "evals:scripted-user"
+GIVEN_MESSAGES = "given_messages"
+"""The key of a user's `CallContext.extra` holding how many messages the conversation was
+given at its start (`initialMessages`), which a script did not write."""
 CONFIG_KEYS = ("opening", "rules", "responses", "otherwise")
 RULE_KEYS = ("when", "say", "times")
 DEFAULT_OTHERWISE = "{{stopSignal}}"
@@ -123,6 +131,15 @@ def parse_script(spec: ProviderSpec) -> Script:
     )
 
 
+@dataclass(slots=True)
+class _Progress:
+    """Where a script is: the user's message number, each rule's uses, the responses said."""
+
+    turn: int = 0
+    rule_uses: Counter[int] = field(default_factory=Counter)
+    responses: int = 0
+
+
 class ScriptedUser:
     """The user of a conversation, answering the agent by the rules of its script."""
 
@@ -138,33 +155,51 @@ class ScriptedUser:
         return await asyncio.to_thread(self._reply, messages, context)
 
     def _reply(self, messages: list[Mapping[str, Any]], context: CallContext) -> AgentResponse:
+        """Replay the script over the user's earlier messages (which rule answered, how
+        many responses were used), then decide this one."""
+        state = _Progress()
+        heard = ""
+        text = ""
+        given = int(context.extra.get(GIVEN_MESSAGES) or 0)
+        if given:  # the conversation started from given messages: no opening, and
+            state.turn = 1  # only the script's own messages count
+        for message in [*messages[:1], *messages[1 + given :], {"role": "assistant"}]:
+            if message.get("role") == "user":  # the agent's words, as the user sees them
+                heard = str(message.get("content", ""))
+            elif message.get("role") == "assistant":  # one of the user's own messages
+                text = self._decide(state, heard, context)
+                state.turn += 1
+        return AgentResponse(output=text)
+
+    def _decide(self, state: _Progress, heard: str, context: CallContext) -> str:
+        """The user's message at `state.turn`, answering `heard`; `state` is advanced."""
         from evals.common.templating import render
 
-        said = [str(m.get("content", "")) for m in messages if m.get("role") == "assistant"]
-        heard = [str(m.get("content", "")) for m in messages if m.get("role") == "user"]
-        variables = context.vars
-        draw = random.Random(f"{context.seed}|{len(said)}")
+        draw = random.Random(f"{context.seed}|{state.turn}")
 
         def pick(texts: tuple[str, ...]) -> str:
-            return render(draw.choice(texts), variables)
+            return render(draw.choice(texts), context.vars)
 
-        def used(texts: tuple[str, ...]) -> int:
-            rendered = {render(text, variables) for text in texts}
-            return sum(text in rendered for text in said)
-
-        if not said and self.script.opening:
-            return AgentResponse(output=pick(self.script.opening))
-        last = heard[-1] if heard else ""
-        for rule in self.script.rules:
-            if rule.when and not any(p.search(last) for p in rule.when):
+        script = self.script
+        if state.turn == 0 and script.opening:
+            opening = pick(script.opening)
+            if opening.strip():
+                return opening
+        for index, rule in enumerate(script.rules):
+            if rule.when and not any(p.search(heard) for p in rule.when):
                 continue
-            if rule.times is not None and used(rule.say) >= rule.times:
+            if rule.times is not None and state.rule_uses[index] >= rule.times:
                 continue
-            return AgentResponse(output=pick(rule.say))
-        for text in self.script.responses:
-            if not used((text,)):
-                return AgentResponse(output=render(text, variables))
-        return AgentResponse(output=pick(self.script.otherwise))
+            said = pick(rule.say)
+            if said.strip():  # a rule whose answer is empty for this test does not apply
+                state.rule_uses[index] += 1
+                return said
+        while state.responses < len(script.responses):
+            said = render(script.responses[state.responses], context.vars)
+            state.responses += 1
+            if said.strip():
+                return said
+        return pick(script.otherwise)
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.agents.base import Agent, CallContext
+from evals.agents.scripted_user import GIVEN_MESSAGES
 from evals.common.jsvalues import js_stringify
 from evals.model.errors import SuiteError
 from evals.model.plan import SIMULATED_USER
@@ -269,6 +270,7 @@ class _Conversation:
     cached: list[bool] = field(default_factory=list)
     instructions: str | None = None
     user_system: str | None = None
+    given: int = 0
 
     def said(self, role: str, text: str, **metadata: Any) -> None:
         """A message of either side, as a message step and in the transcript."""
@@ -323,6 +325,7 @@ class SimulatedUserAgent:
         given = variables.get("initialMessages") or simulation.initial_messages
         for message in await asyncio.to_thread(initial_messages, given, variables, self.root):
             talk.said(message["role"], message["content"], initial=True)
+            talk.given += 1
         stop = "max_turns"
         if talk.messages and talk.messages[-1]["role"] == "user":
             failed = await self._agent_turn(prompt, context, talk)
@@ -334,7 +337,12 @@ class SimulatedUserAgent:
             reply = await self.user.call(
                 user_prompt(system, talk.messages),
                 # the user does not act on the world: its calls never depend on its state
-                replace(context, vars=self._user_vars(variables, instructions), environment=None),
+                replace(
+                    context,
+                    vars=self._user_vars(variables, instructions),
+                    environment=None,
+                    extra={**context.extra, GIVEN_MESSAGES: talk.given},
+                ),
             )
             _add_usage(talk.user_usage, reply.token_usage)
             talk.user_costs.append(reply.cost)
