@@ -52,7 +52,9 @@ tests:
 
 
 def _run(path: Path, **options):
-    result = run_evaluation(load_suite(path), RunOptions(use_store=False, progress=False, **options))
+    result = run_evaluation(
+        load_suite(path), RunOptions(use_store=False, progress=False, **options)
+    )
     return result.records
 
 
