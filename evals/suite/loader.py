@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.common.files import default_label, is_file_ref, is_python_ref, ref_body, split_ref
+from evals.common.paths import LinkLoop, glob_paths, resolve
 from evals.graders.registry import check_assertion_type, check_assertion_value
 from evals.model.errors import SuiteError
 from evals.model.plan import SIMULATED_USER
@@ -129,7 +130,14 @@ class _Loader:
     def file_ref(self, ref: str, node: Any, what: str) -> Path:
         """Resolve a `file://` reference relative to the suite and record it."""
         rel, _ = split_ref(ref)
-        target = (self.root / rel).resolve()
+        try:
+            target = resolve(self.root / rel)
+        except LinkLoop:
+            raise self.error(
+                f"{what} file {rel} is a loop of symbolic links",
+                node,
+                fix="point the reference at the file itself",
+            ) from None
         if not target.exists():
             raise self.error(
                 f"{what} file not found: {rel}",
@@ -144,7 +152,13 @@ class _Loader:
         rel = ref_body(ref)
         if not glob.has_magic(rel):
             return [self.file_ref(ref, node, what)]
-        matches = sorted(Path(p).resolve() for p in glob.glob(str(self.root / rel), recursive=True))
+        matches = []
+        for match in glob_paths(rel, self.root):
+            try:
+                matches.append(resolve(match))
+            except LinkLoop:
+                continue  # a link in a loop names no file: the glob does not match it
+        matches.sort()
         if not matches:
             raise self.error(
                 f"no {what} file matches {rel}",
@@ -628,7 +642,7 @@ class _Loader:
                 line=line_of(parent, "tests"),
                 fix="write tests: as a YAML list, each item starting with '- '",
             )
-        return test_entries(value, self.resolve_files, parent)
+        return test_entries(value, self.resolve_files, parent, self.root)
 
     def cases(self, raw: dict[str, Any], default_test: dict[str, Any]) -> list[Case]:
         tests = raw.get("tests")

@@ -10,6 +10,10 @@ key are merged, the siblings winning). The JSON schemas of provider `functions` 
 `tools` (`parameters`) are left as written, as promptfoo leaves them. A reference whose
 target is missing, or that refers to itself, is a load error naming its line.
 
+A dataset's references are data: they may only name files inside the suite's folder or
+the dataset's own (symbolic links followed), as its `file://` vars may; a reference to any
+other file, an absolute path included, is a load error naming the dataset's line.
+
 Mappings and lists keep the YAML lines they were read with; an extending `$ref` takes the
 line of the reference.
 """
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from evals.common.paths import LinkLoop, inside, resolve
 from evals.model.errors import SuiteError
 from evals.suite.yaml_lines import (
     MAX_ALIAS_NODES,
@@ -119,12 +124,14 @@ def _deep_merge(target: Any, source: Any) -> Any:
 class Dereferencer:
     """Resolves the `$ref`s of one document (and of the files it refers to)."""
 
-    def __init__(self, path: Path, root: Any) -> None:
+    def __init__(self, path: Path, root: Any, confine: tuple[Path, ...] = ()) -> None:
         self.path = path
+        self.confine = confine  # the folders a dataset's references may read from
         self.documents: dict[Path, Any] = {path.resolve(): root}
         self.active: list[tuple[Path, str]] = []
         self.expanded = 0  # values walked inside references, against MAX_REF_NODES
         self.outermost: tuple[Any, Path] | None = None
+        self.lines: list[int] = []  # the lines of the nodes being walked (a JSON row's)
 
     def walk(self, node: Any, doc: Path) -> Any:
         """`node` with every reference in it replaced by its (dereferenced) target."""
@@ -132,6 +139,17 @@ class Dereferencer:
             self.expanded += 1
             if self.expanded > MAX_REF_NODES:
                 raise self.bomb()
+        line = line_of(node)
+        if line:
+            self.lines.append(line)
+        try:
+            return self.replaced(node, doc)
+        finally:
+            if line:
+                self.lines.pop()
+
+    def replaced(self, node: Any, doc: Path) -> Any:
+        """`walk` of one node."""
         if is_ref(node):
             return self.follow(node, doc)
         if isinstance(node, dict):
@@ -199,7 +217,26 @@ class Dereferencer:
                 doc,
                 "copy the referenced document next to the suite and refer to it by path",
             )
-        return (doc.parent / unquote(location.removeprefix("file://"))).resolve()
+        named = doc.parent / unquote(location.removeprefix("file://"))
+        try:
+            target = resolve(named)
+        except LinkLoop:
+            raise self.error(
+                f"$ref {location!r} names {named}, a loop of symbolic links",
+                node,
+                doc,
+                "point the $ref at the file itself",
+            ) from None
+        if self.confine and not inside(target, self.confine):
+            raise self.error(
+                f"$ref {location!r} reads {target}, which is outside the suite's folder: "
+                "a dataset may only refer to files inside the suite's or its own folder",
+                node,
+                doc,
+                "copy the file next to the suite or the dataset and refer to it by a path "
+                "relative to the dataset",
+            )
+        return target
 
     def document(self, path: Path, node: Any, doc: Path) -> Any:
         """The parsed file `path` (YAML or JSON), read once."""
@@ -224,9 +261,11 @@ class Dereferencer:
         )
 
     def error(self, message: str, node: Any, doc: Path, fix: str = _FIX) -> SuiteError:
-        """A load error at the reference's line, in the file that holds the reference."""
+        """A load error at the reference's line (or the line of the closest node around it
+        that has one: a JSON dataset's row), in the file that holds the reference."""
         shown = self.path if doc == self.path.resolve() else doc
-        return SuiteError(message, file=file_of(node) or str(shown), line=line_of(node), fix=fix)
+        line = line_of(node) or (self.lines[-1] if self.lines else None)
+        return SuiteError(message, file=file_of(node) or str(shown), line=line, fix=fix)
 
 
 def _provider_config(provider: Any) -> Any:
@@ -298,8 +337,10 @@ def dereference_suite(raw: dict[str, Any], path: Path) -> Any:
     return resolved
 
 
-def dereference_file(loaded: Any, path: Path) -> Any:
-    """A tests file's data with its `$ref`s resolved (within that file, or files it names)."""
+def dereference_file(loaded: Any, path: Path, root: Path) -> Any:
+    """A dataset's data with its `$ref`s resolved (within that file, or files it names,
+    which must lie inside `root`, the suite's folder, or the dataset's own folder)."""
     if not may_hold_ref(path):
         return loaded
-    return Dereferencer(path, loaded).walk(loaded, path.resolve())
+    confine = (resolve(root), resolve(path).parent)
+    return Dereferencer(path, loaded, confine).walk(loaded, resolve(path))

@@ -18,7 +18,7 @@ from typing import Any
 from evals.common.jsvalues import js_truthy
 from evals.model.errors import SuiteError
 from evals.model.suite import Prompt
-from evals.suite.vars import check_file_vars, json_vars, var_combinations
+from evals.suite.vars import check_data_globs, check_file_vars, json_vars, var_combinations
 from evals.suite.yaml_lines import file_of, keep_lines
 
 
@@ -166,6 +166,7 @@ def expand_tests(
         if merged["options"].get("disableVarExpansion"):
             combinations = [variables]
         else:
+            check_data_globs(variables, root, test)
             combinations = var_combinations(variables, root)
         for combination in combinations:
             check_file_vars(combination, root, test, where, checked_files)

@@ -155,8 +155,9 @@ def _json_lines(path: Path) -> list[Any]:
     return tests
 
 
-def tests_in_file(path: Path) -> list[Any]:
+def tests_in_file(path: Path, root: Path) -> list[Any]:
     """The tests a single file holds, by extension; a lone mapping counts as one test.
+    `root` is the suite's folder, which the file's `$ref`s may read from.
 
     Every test is a mapping that names the file it came from (and its line when the
     format gives one), so errors about it point into the file, not the suite.
@@ -164,7 +165,7 @@ def tests_in_file(path: Path) -> list[Any]:
     if path.suffix == ".csv":
         return [mark_origin(test, str(path)) for test in read_csv_tests(path)]
     if path.suffix == ".jsonl":
-        tests: list[Any] = dereference_file(_json_lines(path), path)
+        tests: list[Any] = dereference_file(_json_lines(path), path, root)
         return tests
     lines: list[int] = []
     if path.suffix == ".json":
@@ -172,6 +173,10 @@ def tests_in_file(path: Path) -> list[Any]:
         loaded = _json(text, path)
         if isinstance(loaded, list):
             lines = _item_lines(text)
+            # each row knows its line before its references are followed
+            loaded = [
+                mark_origin(test, str(path), at) for test, at in zip(loaded, lines, strict=True)
+            ]
     elif path.suffix in (".yaml", ".yml"):
         loaded = load_yaml(path, "the tests file")
     else:
@@ -180,7 +185,7 @@ def tests_in_file(path: Path) -> list[Any]:
             file=str(path),
             fix="use .yaml, .yml, .json, .jsonl, .csv or a Python generator file://gen.py:fn",
         )
-    loaded = dereference_file(loaded, path)
+    loaded = dereference_file(loaded, path, root)
     if isinstance(loaded, dict):
         loaded = [loaded]
     if not isinstance(loaded, list):
@@ -210,14 +215,15 @@ def _csv_descriptions(path: Path, tests: list[Any]) -> list[Any]:
 
 
 def read_test_ref(
-    ref: str, resolve_files: ResolveFiles, node: Any, config: Any = None
+    ref: str, resolve_files: ResolveFiles, node: Any, root: Path, config: Any = None
 ) -> list[Any]:
-    """The tests a `tests:` reference stands for, in file order then glob order."""
+    """The tests a `tests:` reference stands for, in file order then glob order; `root`
+    is the suite's folder."""
     if is_generator_ref(ref):
         return _generated_tests(ref, resolve_files, node, config)
     tests: list[Any] = []
     for path in resolve_files(ref, node, "tests"):
-        found = tests_in_file(path)
+        found = tests_in_file(path, root)
         if not found:
             raise SuiteError(
                 "the tests file holds no test",
@@ -229,17 +235,19 @@ def read_test_ref(
     return tests
 
 
-def test_entries(value: Any, resolve_files: ResolveFiles, node: Any) -> list[Any]:
-    """Every test of a `tests:` value, with references expanded; None means one empty test."""
+def test_entries(value: Any, resolve_files: ResolveFiles, node: Any, root: Path) -> list[Any]:
+    """Every test of a `tests:` value, with references expanded; None means one empty test.
+    `root` is the suite's folder."""
     if value is None:
         return [{}]
     items = value if isinstance(value, list) else [value]
     entries: list[Any] = []
     for item in items:
         if isinstance(item, str):
-            entries.extend(read_test_ref(item, resolve_files, node))
+            entries.extend(read_test_ref(item, resolve_files, node, root))
         elif isinstance(item, dict) and isinstance(item.get("path"), str) and "vars" not in item:
-            entries.extend(read_test_ref(item["path"], resolve_files, item, item.get("config")))
+            path = item["path"]
+            entries.extend(read_test_ref(path, resolve_files, item, root, item.get("config")))
         else:
             entries.append(item)
     return entries

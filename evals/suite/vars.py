@@ -9,7 +9,8 @@ At load, vars are checked: every value must be a JSON value (dates become ISO st
 keys strings as js-yaml makes them), and every `file://` var must name a file that
 exists and reads as UTF-8 (YAML that parses). A `file://` var that came from a dataset
 (data, not the suite's author) may only name a file inside the suite's folder or the
-dataset's own folder: data cannot make the harness read other files of the host.
+dataset's own folder, symbolic links followed, and a glob it names must start inside one
+of them: data cannot make the harness read or walk other files of the host.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 from evals.common.files import is_file_ref, read_text, ref_body
 from evals.common.jsvalues import js_string, js_stringify, json_parse
+from evals.common.paths import LinkLoop, glob_base, glob_paths, inside, resolve
 from evals.common.templating import placeholders, render, render_value
 from evals.model.errors import SuiteError
 from evals.suite.yaml_lines import file_of, keep_lines, line_of, parse_yaml_file_text
@@ -35,7 +37,10 @@ def _file_choices(name: str, ref: str, root: Path | None) -> list[str]:
     pattern = ref[len("file://") :]
     if root is None or not glob.has_magic(pattern):
         return [ref]
-    matches = sorted(glob.glob(pattern, root_dir=root, recursive=True))
+    matches = [
+        str(match.relative_to(root) if match.is_relative_to(root) else match)
+        for match in glob_paths(pattern, root)
+    ]
     if not matches:
         raise SuiteError(
             f"No files found for variable {name} at path {pattern}",
@@ -137,8 +142,44 @@ def json_vars(variables: Any, where: str) -> Any:
     return variables
 
 
-def _inside(path: Path, folders: tuple[Path, ...]) -> bool:
-    return any(path == folder or folder in path.parents for folder in folders)
+def _data_vars(test: Any, root: Path) -> tuple[set[str], tuple[Path, ...]]:
+    """The names of the vars `test` took from a dataset, and the folders their files may
+    lie in (the suite's and the dataset's); no names for a test the suite itself holds."""
+    origin = file_of(test)
+    own = test.get("vars") if isinstance(test, dict) else None
+    if origin is None or not isinstance(own, dict):
+        return set(), ()
+    return set(own), (resolve(root), resolve(Path(origin)).parent)
+
+
+def _outside_error(name: str, value: str, file: str, line: int | None, what: str) -> SuiteError:
+    return SuiteError(
+        f"var {name!r} names {value}, {what} outside the suite's folder: a dataset may only "
+        "name files inside the suite's or its own folder",
+        file=file,
+        line=line,
+        fix="copy the file next to the suite and name it relative to the suite "
+        "(file://docs/file.txt)",
+    )
+
+
+def check_data_globs(variables: dict[str, Any], root: Path, test: Any) -> None:
+    """Before any glob of a dataset's `file://` vars is walked: it must start inside the
+    suite's folder or the dataset's (`file:///**` would walk the whole disk)."""
+    names, folders = _data_vars(test, root)
+    for name in names:
+        value = variables.get(name)
+        if not is_file_ref(value) or not glob.has_magic(ref_body(value)):
+            continue
+        try:
+            base = resolve(glob_base(ref_body(value), root))
+        except LinkLoop:
+            base = root / ref_body(value)
+        if not inside(base, folders):
+            own = test.get("vars")
+            raise _outside_error(
+                name, value, file_of(test) or "", line_of(own, name) or line_of(test), "a glob"
+            )
 
 
 def check_file_vars(
@@ -156,26 +197,24 @@ def check_file_vars(
     absolute paths and `..` leading elsewhere are refused. `test` is the test the vars
     came from, `where` the suite file; `checked` holds files already read.
     """
-    origin = file_of(test)
+    from_data, folders = _data_vars(test, root)
     own = test.get("vars") if isinstance(test, dict) else None
-    from_data = set(own) if origin is not None and isinstance(own, dict) else set()
     for name, value in variables.items():
         if not is_file_ref(value):
             continue
-        path = (root / ref_body(value)).resolve()
-        file = origin if name in from_data and origin is not None else where
+        file = (file_of(test) or where) if name in from_data else where
         line = line_of(own, name) or line_of(test)
-        if name in from_data and origin is not None:
-            folders = (root.resolve(), Path(origin).resolve().parent)
-            if not _inside(path, folders):
-                raise SuiteError(
-                    f"var {name!r} names {value}, which is outside the suite's folder: "
-                    "a dataset may only name files inside the suite's or its own folder",
-                    file=file,
-                    line=line,
-                    fix="copy the file next to the suite and name it relative to the suite "
-                    "(file://docs/file.txt)",
-                )
+        try:
+            path = resolve(root / ref_body(value))
+        except LinkLoop:
+            raise SuiteError(
+                f"var {name!r} names {value}, a loop of symbolic links",
+                file=file,
+                line=line,
+                fix="point the var at the file itself",
+            ) from None
+        if name in from_data and not inside(path, folders):
+            raise _outside_error(name, value, file, line, "which is")
         if path in checked:
             continue
         if not path.is_file():

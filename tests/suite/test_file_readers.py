@@ -127,13 +127,13 @@ def test_a_csv_threshold_must_be_a_number(tmp_path: Path, cell: str) -> None:
 def test_dataset_tests_name_their_file_and_row(tmp_path: Path) -> None:
     path = tmp_path / "tests.jsonl"
     path.write_text('{"vars": {"q": 1}}\n\n{"vars": {"q": 2}, "metadata": {"a": 1}}\n')
-    tests = tests_files.tests_in_file(path)
+    tests = tests_files.tests_in_file(path, path.parent)
     assert [t.line for t in tests] == [1, 3]
     assert {t.file for t in tests} == {str(path)}
     assert tests[1]["metadata"].file == str(path)
     path.write_text('{"vars": {}}\n"text"\n')
     with pytest.raises(SuiteError, match="mapping") as caught:
-        tests_files.tests_in_file(path)
+        tests_files.tests_in_file(path, path.parent)
     assert caught.value.line == 2
 
 
@@ -158,14 +158,14 @@ def test_json_dataset_tests_name_their_line(
     path = tmp_path / "tests.json"
     path.write_bytes((text + gaps[5] + "]").encode())
 
-    assert [t.line for t in tests_files.tests_in_file(path)] == expected
+    assert [t.line for t in tests_files.tests_in_file(path, path.parent)] == expected
 
 
 def test_a_json_dataset_row_that_is_not_a_test_names_its_line(tmp_path: Path) -> None:
     path = tmp_path / "tests.json"
     path.write_text('[\n  {"vars": {"q": "a"}},\n\n  {"vars": {"q": "[1, 2]"}},\n  7\n]\n')
     with pytest.raises(SuiteError, match="test #3 must be a mapping") as caught:
-        tests_files.tests_in_file(path)
+        tests_files.tests_in_file(path, path.parent)
     assert caught.value.line == 5
 
 
