@@ -21,13 +21,17 @@ import numpy as np
 from evals.stats.distributions import t_quantile
 
 _QUADRATURE = 4000
+# An ICC below this leaves every case's rate within 1e-5 of the mean: the cases are
+# alike. (An estimate of 0 that rounding left at 7e-17 would otherwise make the Beta's
+# parameters 1e16, and its quantiles take a minute each.)
+NEGLIGIBLE_ICC = 1e-9
 
 
 def _case_rate_quantiles(mean: float, icc: float) -> np.ndarray:
     """Equal-probability quantiles of the Beta case rates with `mean` and `icc`."""
     if not 0 < mean < 1:
         return np.full(_QUADRATURE, float(mean))
-    if icc <= 0:
+    if icc < NEGLIGIBLE_ICC:
         return np.full(_QUADRATURE, float(mean))
     from scipy.special import betaincinv
 

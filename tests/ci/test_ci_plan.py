@@ -78,3 +78,15 @@ def test_the_power_note_describes_the_last_stage_and_more_repeats_see_smaller_dr
     assert "24 case(s) × 12 repeat(s)" in twelve[0]
     assert "defaults (no stored nightly)" in three[0]
     assert _drop(twelve) < _drop(three)
+
+
+def test_an_icc_that_rounding_left_above_zero_plans_as_cases_alike() -> None:
+    from evals.stats.power import _case_rate_quantiles, minimum_detectable_drop
+
+    # A nightly whose cases all pass alike estimates its ICC at 0 up to rounding (7e-17);
+    # the plan treats it as 0 instead of inverting a Beta with parameters near 1e16
+    # (a minute per call, half an hour for one plan).
+    rates = _case_rate_quantiles(0.9833, 6.9e-17)
+    assert rates.min() == rates.max() == 0.9833
+    rounded = minimum_detectable_drop(20, 3, 0.9833, 6.9e-17, 0.1, 0.025)
+    assert rounded == minimum_detectable_drop(20, 3, 0.9833, 0.0, 0.1, 0.025)
