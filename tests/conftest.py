@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +14,7 @@ from hypothesis import HealthCheck, settings
 
 from evals.model.errors import SuiteError
 from evals.suite import load_suite
+from tests import tiers
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -21,14 +24,39 @@ def pytest_configure(config: pytest.Config) -> None:
     comes."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    _write_bytecode_caches()
+    tiers.select_default_tier(config)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put the modules that hold a test marked slow first, each module's tests kept
-    together and in their order: pytest-xdist hands out the tests in this order, and a
-    long test started last keeps one worker busy while the others sit idle."""
-    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: item.path not in slow)
+def _write_bytecode_caches() -> None:
+    """Let this run and every process it starts write Python's bytecode caches, even where
+    the environment turned them off (container images often set PYTHONDONTWRITEBYTECODE):
+    the tests start hundreds of Python processes, and without the caches each one compiles
+    evals, its dependencies and the rewritten test modules again, minutes on two cores.
+    pytest-xdist starts its workers after this, with this environment."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test's tier and what it needs, skip what cannot run here with the reason,
+    and put the modules holding a slower test first.
+
+    Runs before pytest's own `-m` selection, so the markers added here select too. Each
+    module's tests stay together and in their order: pytest-xdist hands out the tests in
+    this order, and a long test started last keeps one worker busy while the others sit
+    idle."""
+    for item in items:
+        tiers.mark_by_folder(item)
+        tiers.skip_when_missing(item)
+    slower = {item.path for item in items if tiers.in_slower_tier(item)}
+    items.sort(key=lambda item: item.path not in slower)
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say which tiers the run selects, so a run of the fast tier is never taken for all."""
+    return tiers.header(config)
 
 
 # Speed is measured by the benchmark scripts, not by tests: on a loaded machine a property

@@ -36,6 +36,7 @@ def _report(statuses: dict[str, str]) -> GateReport:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(
     first=st.integers(1, 10),
@@ -161,6 +162,7 @@ def _stored_looks(store_url: str, evaluation_id: str) -> dict[tuple, int]:
         store.close()
 
 
+@pytest.mark.slow
 def test_decided_cases_stop_while_the_undetermined_tag_runs_on(write_suite, tmp_path):
     """The steady tag (no loss) and the suite are decided early; the shaky tag, whose loss
     sits exactly at its tolerance, stays open and alone gets the later looks."""
@@ -305,6 +307,7 @@ def test_adaptive_run_refuses_fixed_repeats_and_shards_without_a_shared_store(wr
 DEMO = Path(__file__).resolve().parents[1] / "cases" / "trading-research"
 
 
+@pytest.mark.slow
 def test_demo_suite_reaches_the_fixed_verdict_with_fewer_runs(tmp_path, capsys):
     fixed_url = f"sqlite:///{tmp_path / 'fixed.db'}"
     adaptive_url = f"sqlite:///{tmp_path / 'adaptive.db'}"

@@ -313,6 +313,7 @@ def test_a_case_significant_alone_shows_an_interval_that_agrees_with_its_verdict
     assert wide.reason.startswith("interval too wide to tell (p = ")
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2**31), st.floats(-0.4, 0.2), st.sampled_from([0.0, 0.05]))
 def test_every_case_and_tag_interval_agrees_with_its_correction_and_verdict(seed, shift, margin):

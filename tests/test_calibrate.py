@@ -21,6 +21,8 @@ from evals.analysis.agreement import Agreement, below_minimum, cohen_kappa
 from evals.cli import main
 from evals.pipeline.calibration import calibrate
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning:statsmodels")
 @settings(deadline=None, max_examples=80)

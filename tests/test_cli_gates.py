@@ -3,6 +3,8 @@ candidate fails the build; `evals validate` warns of gates that cannot pass."""
 
 from __future__ import annotations
 
+import pytest
+
 from evals.cli import main
 
 AGENTS = """
@@ -57,6 +59,7 @@ def test_a_candidate_whose_every_run_raises_fails_the_build(write_suite, capsys)
     assert "OPENAI_API_KEY is not set" in out
 
 
+@pytest.mark.slow
 def test_validate_warns_of_gates_that_cannot_pass_where_undetermined_fails(write_suite, capsys):
     path = _suite(write_suite, "steady", ", environments: {release: {repeat: 5}, pr: {}}")
     assert main(["validate", path]) == 0

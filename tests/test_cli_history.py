@@ -9,6 +9,8 @@ import pytest
 from evals.cli import main
 from evals.model.errors import ExitCode
 
+pytestmark = pytest.mark.slow
+
 AGENT = """
 def call_api(prompt, options, context):
     better = options["config"].get("better", False)

@@ -32,6 +32,7 @@ def _parse_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().err
 
 
+@pytest.mark.slow
 @given(value=st.floats(allow_nan=True, allow_infinity=True))
 def test_timeouts_must_be_finite_and_above_zero(value: float) -> None:
     parser = build_parser()
@@ -63,6 +64,7 @@ def test_out_of_range_numbers_are_usage_errors_naming_the_option(
     assert option in err and "usage:" in err
 
 
+@pytest.mark.slow
 @given(text=st.text(max_size=80))
 def test_evaluation_ids_are_1_to_64_printable_characters(text: str) -> None:
     parser = build_parser()
@@ -121,6 +123,7 @@ def test_a_report_in_a_read_only_directory_is_refused(tmp_path: Path) -> None:
         checked_report_path(str(locked / "r.json"))
 
 
+@pytest.mark.slow
 def test_resume_of_an_unknown_id_lists_what_can_be_resumed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -138,6 +141,7 @@ def test_resume_of_an_unknown_id_lists_what_can_be_resumed(
     assert "nothing to resume" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_resume_of_an_unknown_id_names_the_unfinished_evaluations(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -22,6 +22,7 @@ def _run(suite: str, store: str, capsys) -> tuple[int, str]:
     return code, " ".join(capsys.readouterr().out.split())
 
 
+@pytest.mark.slow
 def test_a_quarantine_stops_blocking_until_it_expires(suite, tmp_path, capsys, monkeypatch):
     store = f"sqlite:///{tmp_path / 'store.db'}"
     code, out = _run(suite, store, capsys)
@@ -89,6 +90,7 @@ def test_a_quarantine_stops_blocking_until_it_expires(suite, tmp_path, capsys, m
     assert "quarantined" not in out
 
 
+@pytest.mark.slow
 def test_a_removed_quarantine_blocks_again_and_stays_in_the_log(suite, tmp_path, capsys):
     store = f"sqlite:///{tmp_path / 'store.db'}"
     assert _run(suite, store, capsys)[0] == 1

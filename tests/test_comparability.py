@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,6 +27,7 @@ versions = st.dictionaries(
 )
 
 
+@pytest.mark.slow
 @given(versions, versions)
 def test_every_case_is_shared_added_changed_or_removed_exactly_once(before, after) -> None:
     found = suite_differences(_outline(before, "s1"), _outline(after, "s2"))

@@ -82,6 +82,7 @@ def _verdicts(records) -> list[tuple]:
     )
 
 
+@pytest.mark.slow
 def test_run_decides_each_group_and_reports_its_components(suite_path: Path, tmp_path: Path):
     db, report = tmp_path / "r.db", tmp_path / "out.json"
     args = ["run", str(suite_path), "--store", str(db), "--evaluation-id", "e1", "-o", str(report)]
@@ -112,6 +113,7 @@ def test_run_decides_each_group_and_reports_its_components(suite_path: Path, tmp
     assert sum(r.passed for r in stored) == 8 + 4
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_to_the_uninterrupted_verdicts(
     suite_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

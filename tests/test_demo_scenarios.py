@@ -162,6 +162,7 @@ def test_lesson_loop_cost_grows_quadratically() -> None:
     assert (sum(log[:6]), sum(log[:12]), sum(log)) == (1763, 6818, 41639)
 
 
+@pytest.mark.slow
 def test_loop_cost_grows_quadratically_with_steps() -> None:
     response, log = loop_run("anthropic", "bucle", max_steps=30)
     steps = [b - a for a, b in itertools.pairwise(log)]
@@ -189,6 +190,7 @@ def test_same_seed_same_trajectory(api: str) -> None:
         assert first["output"] == again["output"]
 
 
+@pytest.mark.slow
 def test_seeds_draw_the_policy_mix() -> None:
     outputs = collections.Counter()
     for seed in range(120):
@@ -273,12 +275,14 @@ def run_suite(
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("api", APIS)
 def test_every_case_passes_when_the_model_behaves(api: str) -> None:
     counts = run_suite(1, model="correcto", api=api)
     assert all(passed == total for passed, total in counts.values()), dict(counts)
 
 
+@pytest.mark.slow
 def test_demo_shows_an_improvement_and_a_regression() -> None:
     counts = run_suite(5)
     rate = {k: passed / total for k, (passed, total) in counts.items()}

@@ -35,6 +35,7 @@ def _shows(interval: tuple[float, float], margin: float, equivalence: float) -> 
     return "inconclusive"
 
 
+@pytest.mark.slow
 def test_every_case_and_tag_interval_agrees_with_its_verdict(demo):
     comparison = demo.summary.comparison
     config = demo.gate_config
@@ -53,6 +54,7 @@ def test_every_case_and_tag_interval_agrees_with_its_verdict(demo):
     assert {"regression", "improvement", "inconclusive"} <= verdicts
 
 
+@pytest.mark.slow
 def test_the_demo_fails_on_its_p0_injection_case_and_its_policy_violations(demo):
     gates = {g.name: g for g in demo.gates.gates}
     assert gates["p0_regressions"].status == "fail"

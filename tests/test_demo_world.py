@@ -7,6 +7,7 @@ import datetime as dt
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -114,6 +115,7 @@ def _expression(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     return st.builds(lambda a, o, b: f"({a} {o} {b})", children, op, children)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.recursive(numbers, _expression, max_leaves=8))
 def test_calculator_agrees_with_python_on_arithmetic(expression: str) -> None:

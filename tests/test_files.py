@@ -24,12 +24,14 @@ NAME = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True)
 PATH = st.lists(NAME, min_size=1, max_size=3).map("/".join)
 
 
+@pytest.mark.slow
 @given(PATH, NAME, st.sampled_from(["file://", "python:", ""]))
 def test_a_function_reference_splits_after_py(path: str, function: str, prefix: str) -> None:
     assert split_ref(f"{prefix}{path}.py:{function}") == (f"{path}.py", function)
     assert split_ref(f"{prefix}{path}.py") == (f"{path}.py", None)
 
 
+@pytest.mark.slow
 @given(PATH, NAME, st.sampled_from([".py", ".json", ".yaml", ".txt"]))
 def test_a_reference_names_its_file_next_to_the_suite(
     path: str, function: str, suffix: str

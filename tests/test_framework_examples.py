@@ -3,7 +3,6 @@ each candidate is caught by the trajectory, policy and budget graders, and the g
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -15,27 +14,8 @@ from evals.suite import load_suite
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "cases" / "examples"
 SUITES = [
-    pytest.param(
-        "openai-agents",
-        marks=pytest.mark.skipif(
-            importlib.util.find_spec("agents") is None,
-            reason="the openai-agents extra is not installed",
-        ),
-    ),
-    pytest.param(
-        "langgraph",
-        marks=pytest.mark.skipif(
-            importlib.util.find_spec("langgraph") is None,
-            reason="the langgraph extra is not installed",
-        ),
-    ),
-    pytest.param(
-        "pydantic-ai",
-        marks=pytest.mark.skipif(
-            importlib.util.find_spec("pydantic_ai") is None,
-            reason="the pydantic-ai extra is not installed",
-        ),
-    ),
+    pytest.param(name, marks=pytest.mark.extra(name))
+    for name in ("openai-agents", "langgraph", "pydantic-ai")
 ]
 
 

@@ -52,6 +52,7 @@ def statistical(report: GateReport) -> list[GateResult]:
 # --- the build's budget -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_budget_is_split_equally_among_statistical_gates_and_facts_spend_nothing():
     rng = np.random.default_rng(1)
     cases = tagged_cases(30, p0=range(5))
@@ -109,6 +110,7 @@ def test_min_pass_rate_limits_are_the_effective_wilson_interval_at_the_gate_leve
     assert result.status == expected
 
 
+@pytest.mark.slow
 def test_regression_gate_is_the_t_test_on_case_differences_at_its_share():
     rng = np.random.default_rng(3)
     rates = case_rates(rng, 40, 0.7, 0.3)
@@ -170,6 +172,7 @@ def test_missing_keys_for_both_agents_fail_the_build():
     assert not report.passed
 
 
+@pytest.mark.slow
 def test_excluded_error_kinds_leave_pass_rates_but_not_the_error_rate():
     rng = np.random.default_rng(5)
     outcomes = rng.random((20, 5)) < 0.8
@@ -257,6 +260,7 @@ def test_a_p0_case_dropping_5_of_5_to_0_of_5_fails_the_p0_gate():
     assert not report.passed
 
 
+@pytest.mark.slow
 def test_the_p0_gate_never_passes_cases_it_cannot_judge():
     _, few = _p0_build(np.random.default_rng(9), drop_case=None, repeats=5)
     result = gate(few, "p0_regressions")
@@ -380,6 +384,7 @@ def test_on_undetermined_decides_what_an_undetermined_verdict_does(environment, 
 # --- every gate's status agrees with the limits it shows --------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(
     st.integers(0, 2**31),

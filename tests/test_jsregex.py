@@ -124,6 +124,7 @@ _TEXT = st.text(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(st.lists(st.sampled_from(_ATOMS), min_size=1, max_size=7), st.lists(_TEXT, max_size=8))
 def test_translated_patterns_match_as_in_javascript(atoms: list[str], texts: list[str]) -> None:

@@ -37,6 +37,7 @@ _values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NODE is None, reason="needs node")
 @settings(max_examples=8)
 @given(st.lists(_values, min_size=40, max_size=40), st.sampled_from([0, 2]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -319,6 +320,7 @@ def _chat_transcripts(draw):
     return messages, expected
 
 
+@pytest.mark.slow
 @given(_chat_transcripts())
 def test_chat_and_anthropic_agree_on_any_transcript(case) -> None:
     messages, expected = case

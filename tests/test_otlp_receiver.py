@@ -48,6 +48,7 @@ def _suite(tmp_path: Path, env: dict[str, str]):
     return load(tmp_path, text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("env", "encoding"),
     [({}, "protobuf"), ({"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, "json")],

@@ -9,6 +9,7 @@ from a checkout (the links evals/graders, evals/reports and evals/dashboard).
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -44,6 +45,8 @@ def _source_files() -> set[str]:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The distribution's wheel, built from a clean copy of this checkout's sources."""
+    if importlib.util.find_spec("pip") is None:
+        pytest.skip("needs pip in this venv (`python3 -m venv` makes one with pip)")
     source = tmp_path_factory.mktemp("source")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)

@@ -23,6 +23,8 @@ from evals.stats import regression_gate_probability, shifted_case_rates
 from evals.suite import load_suite
 from validation.beta_binomial import outcome_records, simulated_suite, tagged_cases
 
+pytestmark = pytest.mark.slow
+
 AGENTS = """
 def steady(prompt, options, context):
     case = int(context["vars"]["n"])

@@ -14,6 +14,7 @@ import re
 import sys
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -122,6 +123,7 @@ FRAGMENTS = st.sampled_from(
 TEXTS = st.lists(st.one_of(FRAGMENTS, st.text(max_size=6)), max_size=14).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(text=TEXTS)
 @example(text="pw42")  # a short secret the suite reads: shorter than any pattern's match
@@ -135,6 +137,7 @@ def test_text_masks_what_every_pattern_in_turn_masks(text: str) -> None:
     assert redactor.text(text) == reference_text(text)  # the remembered answer too
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(texts=st.lists(TEXTS, min_size=1, max_size=6))
 @example(texts=["pw42", "pw42 and hunter2-hunter2"])
@@ -197,6 +200,7 @@ GRADE_TREES = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(grade=GRADE_TREES)
 @example(grade=Grade(True, 1.0, "ok", {"type": "equals", "value": "hunter2-hunter2"}))
@@ -333,6 +337,7 @@ CONFIGS = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(config=CONFIGS)
 def test_config_masks_what_the_plain_rebuild_masks(config: Any) -> None:

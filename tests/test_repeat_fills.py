@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
 from evals.run.runner import render_prompt
@@ -97,6 +99,7 @@ tests:
 """
 
 
+@pytest.mark.slow
 def test_numpy_is_loaded_ahead_only_when_the_analysis_will_need_it(write_suite):
     two_tests = ONE_TEST + "  - vars: {q: b}\n"
     assert not _loads_numpy(write_suite(two_tests, name="single.yaml"))
@@ -123,6 +126,7 @@ print("numpy" in sys.modules)
 """
 
 
+@pytest.mark.slow
 def test_an_evaluation_of_one_agent_reports_its_p95_interval_without_numpy(write_suite):
     """Woodruff's interval is closed-form: a single agent's analysis never imports numpy."""
     suite = write_suite(ONE_TEST + "  - vars: {q: b}\n  - vars: {q: c}\n", name="three.yaml")

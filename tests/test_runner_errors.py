@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
 from evals.suite import load_suite
@@ -150,6 +152,7 @@ tests:
 """
 
 
+@pytest.mark.slow
 def test_agents_that_block_the_loop_or_ignore_cancellation_time_out(write_suite):
     suite = load_suite(write_suite(BLOCKING_SUITE, files={"agents.py": BLOCKING}))
     started = time.monotonic()

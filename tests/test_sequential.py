@@ -86,6 +86,7 @@ def test_clearly_worse_candidate_stops_after_the_first_stage(write_suite):
     assert "1 of 3 stages" in staged.describe()
 
 
+@pytest.mark.slow
 def test_identical_agents_run_every_stage_into_one_stored_evaluation(write_suite, tmp_path):
     path = _identical_suite(write_suite)
     store_url = f"sqlite:///{tmp_path / 'results.db'}"
@@ -148,6 +149,7 @@ def test_parse_stages_rejects_junk():
         check_stages([])
 
 
+@pytest.mark.slow
 @given(st.floats(0.5, 0.999), st.lists(st.integers(1, 50), min_size=1, max_size=6, unique=True))
 def test_look_spends_add_up_to_the_overall_error_in_proportion_to_repeats(confidence, stages):
     stages = sorted(stages)
@@ -159,6 +161,7 @@ def test_look_spends_add_up_to_the_overall_error_in_proportion_to_repeats(confid
         previous = stage
 
 
+@pytest.mark.slow
 def test_identical_noisy_agents_fail_a_staged_build_within_alpha():
     """Two agents with the same per-case pass rates (beta-binomial, mean 0.7, ICC 0.3).
 

@@ -136,6 +136,7 @@ def test_roles_come_from_claims_by_the_configured_rules(claims, roles) -> None:
     assert roles_for(claims, RULES) == frozenset(roles)
 
 
+@pytest.mark.slow
 @given(email=st.emails(), groups=st.lists(st.text(max_size=8), max_size=3))
 def test_a_triager_is_always_a_viewer(email: str, groups: list[str]) -> None:
     claims = {"email": email, "email_verified": True, "groups": groups}

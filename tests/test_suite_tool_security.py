@@ -96,6 +96,7 @@ def test_contract_schemas_accept_the_calls_the_tools_accept(suite) -> None:
         assert "error" in tools.TOOLS.execute(name, args), name
 
 
+@pytest.mark.slow
 def test_baseline_passes_and_candidate_falls_into_traps(result: EvaluationResult) -> None:
     baseline = [r for r in result.records if r.key.agent == "baseline"]
     candidate = [r for r in result.records if r.key.agent == "candidate"]

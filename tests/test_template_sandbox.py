@@ -90,6 +90,7 @@ def test_javascript_sees_no_host():
     assert render(probe, {}) == ",".join(["undefined"] * 7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "bomb",
     [
@@ -121,6 +122,7 @@ def test_a_template_bomb_is_an_error_row_within_the_timeout(write_suite, bomb):
     assert elapsed < 15  # one second of JavaScript, plus start-up on a busy machine
 
 
+@pytest.mark.slow
 def test_limits_stop_javascript_assertions_and_the_next_call_starts_clean(write_suite):
     path = write_suite(
         """\

@@ -40,6 +40,7 @@ def _nunjucks(template: str, variables: dict) -> str:
     return jsengine.call("render", template, variables, None, False)
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(_templates, st.dictionaries(_names, _values))
 def test_placeholder_templates_render_as_nunjucks_does(template, variables):
@@ -75,6 +76,7 @@ def _random_doubles(count: int, seed: int) -> list[float]:
     return doubles
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NODE is None, reason="needs node")
 def test_nunjucks_prints_every_double_as_node_does():
     """Every power of two and ten, and random bit patterns, against Node's String()."""

@@ -38,13 +38,6 @@ ROOT = Path(__file__).resolve().parents[1]
 LANGGRAPH_APP = ROOT / "tests" / "providers" / "framework_apps" / "langgraph_app.py"
 
 
-def _installed(*modules: str) -> pytest.MarkDecorator:
-    missing = [m for m in modules if importlib.util.find_spec(m) is None]
-    return pytest.mark.skipif(
-        bool(missing), reason=f"the instrumentation extra is not installed ({missing})"
-    )
-
-
 def through_receiver(produce: Callable[[TracerProvider], None]) -> list[SpanDict]:
     """Spans `produce` emits, exported with the official OTLP/HTTP exporter to the receiver."""
     received: list[SpanDict] = []
@@ -95,15 +88,16 @@ def _openai_instrumentors() -> list[Any]:
     return [
         pytest.param(
             "openinference.instrumentation.openai",
-            marks=_installed("openinference.instrumentation.openai"),
+            marks=pytest.mark.extra("instrumentation"),
         ),
         pytest.param(
             "opentelemetry.instrumentation.openai",
-            marks=_installed("opentelemetry.instrumentation.openai"),
+            marks=pytest.mark.extra("instrumentation"),
         ),
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", _openai_instrumentors())
 def test_model_only_instrumentation_gives_tool_steps_from_requested_calls(module: str) -> None:
     instrumentor = importlib.import_module(module).OpenAIInstrumentor()
@@ -127,11 +121,11 @@ def _langchain_instrumentors() -> list[Any]:
     return [
         pytest.param(
             ("openinference.instrumentation.langchain", "LangChainInstrumentor"),
-            marks=_installed("langgraph", "openinference.instrumentation.langchain"),
+            marks=pytest.mark.extra("instrumentation", "langgraph"),
         ),
         pytest.param(
             ("opentelemetry.instrumentation.langchain", "LangchainInstrumentor"),
-            marks=_installed("langgraph", "opentelemetry.instrumentation.langchain"),
+            marks=pytest.mark.extra("instrumentation", "langgraph"),
         ),
     ]
 
@@ -197,8 +191,8 @@ def test_langchain_instrumentation_matches_the_langgraph_adapter(
 
 def _example_params() -> list[Any]:
     return [
-        pytest.param("openinference", marks=_installed("openinference.instrumentation.openai")),
-        pytest.param("openllmetry", marks=_installed("opentelemetry.instrumentation.openai")),
+        pytest.param("openinference", marks=pytest.mark.extra("instrumentation")),
+        pytest.param("openllmetry", marks=pytest.mark.extra("instrumentation")),
     ]
 
 
@@ -314,6 +308,7 @@ def test_langchain_tool_messages_are_unwrapped_with_their_status() -> None:
 attribute_values = st.one_of(st.text(max_size=8), st.integers(), st.none())
 
 
+@pytest.mark.slow
 @given(
     st.dictionaries(
         st.sampled_from(

@@ -271,6 +271,7 @@ _STEPS = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(steps=_STEPS)
 def test_trajectory_survives_the_trip_through_spans(tmp_path_factory, steps) -> None:

@@ -91,6 +91,7 @@ _SECRETS = st.one_of(
 )
 
 
+@pytest.mark.slow
 @given(
     secret=_SECRETS,
     prefix=st.text(alphabet=" :=,;({[\"'", max_size=3),

@@ -64,6 +64,7 @@ def _decided(cases, records, held=(), environment=None, now=NOW):
     return analyse(simulated_suite(cases), records, CONFIG, environment, quarantines=held, now=now)
 
 
+@pytest.mark.slow
 def test_a_quarantined_p0_case_stops_blocking_until_its_expiry():
     cases, records = _p0_records()
     _, open_report = _decided(cases, records)
@@ -85,6 +86,7 @@ def test_a_quarantined_p0_case_stops_blocking_until_its_expiry():
     assert expired.quarantines == []
 
 
+@pytest.mark.slow
 def test_a_quarantine_holds_only_in_its_environment():
     cases, records = _p0_records()
     held = [quarantine("c2", NOW + DAY, environment="nightly")]
@@ -107,6 +109,7 @@ def test_in_force_keeps_the_longest_quarantine_of_a_case_and_skips_other_kinds()
     assert in_force([short, long_, ack, quarantine("c0", NOW - 1)], None, NOW) == [long_]
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(
     seed=st.integers(0, 10_000),

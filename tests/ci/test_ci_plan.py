@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from git_project import make_project
 
 from evals.analysis.power import build_power_plan
@@ -38,6 +39,7 @@ def test_an_effect_takes_the_fewest_repeats_with_the_plans_power(tmp_path: Path)
     assert plan.notes[0] == f"repeats from the power plan for a drop of 0.3: {chosen}"
 
 
+@pytest.mark.slow
 def test_a_drop_too_small_for_the_cap_runs_the_cap_and_says_what_it_needs(
     tmp_path: Path,
 ) -> None:
@@ -57,6 +59,7 @@ def test_a_drop_too_small_for_the_cap_runs_the_cap_and_says_what_it_needs(
     assert "needs more than 20 repeats with 24 cases" in capped.notes[0]
 
 
+@pytest.mark.slow
 def test_the_power_note_describes_the_last_stage_and_more_repeats_see_smaller_drops(
     tmp_path: Path,
 ) -> None:

@@ -27,6 +27,7 @@ def counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return calls
 
 
+@pytest.mark.slow
 def test_regrade_applies_the_changed_suite_without_calling_agents(
     tmp_path: Path, counted: Path
 ) -> None:
@@ -98,6 +99,7 @@ def test_cache_is_opt_in_and_keyed_by_repeat(tmp_path: Path, counted: Path) -> N
     assert _calls(counted) == runs + 3 * 2 + runs
 
 
+@pytest.mark.slow
 def test_cache_misses_for_another_seed_and_never_answers_a_changed_agent(
     tmp_path: Path, counted: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -9,12 +9,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from ci_suite import stored_runs, write_ci_suite
 
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
 from evals.store import open_store
 from evals.suite import load_suite
+
+pytestmark = pytest.mark.slow
 
 
 def _evals(args: list[str], env: dict[str, str]) -> list[str]:

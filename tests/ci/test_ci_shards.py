@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from ci_suite import write_ci_suite
 
 from evals.cli import main
@@ -12,6 +13,8 @@ from evals.pipeline.evaluation import run_evaluation
 from evals.pipeline.merge import merge_shards, store_merged
 from evals.store import open_store
 from evals.suite import load_suite
+
+pytestmark = pytest.mark.slow
 
 
 def _per_case(result) -> dict:

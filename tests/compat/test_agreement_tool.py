@@ -11,6 +11,7 @@ import math
 import shutil
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -95,6 +96,7 @@ def test_label_differences_pair_by_prompt_text_and_are_reported():
     assert len(notes) == 2 and all(n.startswith("row identity") for n in notes)
 
 
+@pytest.mark.slow
 @given(st.lists(st.tuples(st.sampled_from("pqr"), st.sampled_from("xy"), st.integers(0, 3))))
 def test_identical_keys_always_pair_with_themselves(entries):
     rows = {_key(p, v, {"v": v}, r): (p, v, r) for p, v, r in entries}

@@ -19,6 +19,8 @@ import pytest
 from evals.pipeline.promptfoo_check import check
 from tests.graders.judge_server import base_url, judge_server
 
+pytestmark = pytest.mark.slow
+
 SETS = Path(__file__).parent / "sets"
 GOLDENS = SETS / "goldens"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -147,6 +148,7 @@ def test_the_diff_escapes_what_the_agent_wrote() -> None:
     assert "<b>6.45" not in rendered
 
 
+@pytest.mark.slow
 @given(st.lists(st.floats(0, 1e6), min_size=1, max_size=200), st.floats(0.5, 1.0))
 def test_clipping_keeps_the_runs_up_to_the_quantile(values: list[float], quantile: float) -> None:
     frame = pd.DataFrame({"latency_ms": values})
@@ -156,6 +158,7 @@ def test_clipping_keeps_the_runs_up_to_the_quantile(values: list[float], quantil
     assert sorted(kept["latency_ms"]) == sorted(v for v in values if v <= limit)
 
 
+@pytest.mark.slow
 @given(
     digits=st.integers(0, 4),
     percent=st.booleans(),

@@ -19,6 +19,7 @@ from evals.suite import load_suite
 from .conftest import DEMO_SUITE
 
 
+@pytest.mark.slow
 def test_light_records_reproduce_the_stored_comparison(demo_store) -> None:
     url, (_, latest) = demo_store
     store = open_store(url)
@@ -44,6 +45,7 @@ def test_light_records_reproduce_the_stored_comparison(demo_store) -> None:
     assert overall["difference"] == pytest.approx(-expected.overall.difference)
 
 
+@pytest.mark.slow
 def test_the_same_runs_on_both_sides_are_refused(demo_store) -> None:
     url, (_, latest) = demo_store
     store = open_store(url)
@@ -110,6 +112,7 @@ def _swapped(url: str, evaluation_id: str):
         store.close()
 
 
+@pytest.mark.slow
 def test_a_recomputed_comparison_needs_no_suite_file(moved_suite_store) -> None:
     swapped = _swapped(*moved_suite_store)
 
@@ -123,6 +126,7 @@ def test_a_recomputed_comparison_needs_no_suite_file(moved_suite_store) -> None:
     assert not swapped.warnings
 
 
+@pytest.mark.slow
 def test_an_evaluation_stored_without_an_outline_still_compares(
     moved_suite_store, tmp_path
 ) -> None:

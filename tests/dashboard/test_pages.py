@@ -13,6 +13,8 @@ from evals.dashboard import changes
 from evals.dashboard.comparison import Side
 from evals.dashboard.selection import side_text
 
+pytestmark = pytest.mark.slow
+
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
 
 

@@ -6,6 +6,8 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
 from benchmarks.dashboard_scale import AGENTS, _outcome, _record, fill, scale_suite
 from evals.common.encoding import dump_json
 from evals.model.results import RunRecord
@@ -17,6 +19,7 @@ def _key(record: RunRecord) -> tuple[str, str, int]:
     return record.key.case_id, record.key.agent, record.key.repeat
 
 
+@pytest.mark.slow
 def test_bulk_filled_runs_equal_the_records_they_stand_for(tmp_path: Path) -> None:
     store = open_store(f"sqlite:///{tmp_path / 'scale.db'}")
     fill(store, evaluations=2, cases=6, repeats=3)

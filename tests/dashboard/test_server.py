@@ -20,6 +20,7 @@ def test_views_are_the_pages_app_registers() -> None:
     assert registered == {"views/changes.py", *server.VIEWS}
 
 
+@pytest.mark.slow
 def test_prefill_leaves_nothing_for_a_first_visit_to_read(
     demo_store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -70,6 +71,7 @@ def test_evals_dashboard_passes_the_serving_options(
     assert passed["--server.fileWatcherType"] == "none"
 
 
+@pytest.mark.slow
 def test_prefill_gives_up_on_a_page_that_outlasts_its_time(
     demo_store, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -102,6 +102,7 @@ def test_an_unknown_number_format_is_refused() -> None:
         svg.format_number(1.0, ".3e")
 
 
+@pytest.mark.slow
 @given(rates=st.lists(st.floats(0.5, 0.99), min_size=1, max_size=40))
 def test_a_trend_links_every_point_and_names_it(rates: list[float]) -> None:
     frame = _trend_frame(rates)
@@ -228,6 +229,7 @@ def _cases(count: int) -> pd.DataFrame:
     ).assign(rank=lambda f: f["verdict"].map({"regression": 0, "improvement": 1}).fillna(2))
 
 
+@pytest.mark.slow
 @given(count=st.integers(0, 300), per_page=st.integers(1, 60))
 def test_pages_cover_every_row_once(count: int, per_page: int) -> None:
     frame = _cases(count)

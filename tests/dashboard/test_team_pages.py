@@ -38,6 +38,7 @@ def _shown_as_markup(app: AppTest) -> list[str]:
     return [m.value for m in app.markdown if "alert(1)" in m.value]
 
 
+@pytest.mark.slow
 def test_a_triager_quarantines_a_case_and_the_audit_trail_shows_it(
     app: AppTest, team_store: str
 ) -> None:
@@ -81,6 +82,7 @@ def test_the_audit_export_quotes_formulas_and_keeps_text() -> None:
     assert ",'+1 known," in rows[2]
 
 
+@pytest.mark.slow
 def test_anonymous_viewers_get_no_triage_controls(
     app: AppTest, monkeypatch: pytest.MonkeyPatch
 ) -> None:

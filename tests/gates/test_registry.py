@@ -66,6 +66,7 @@ def _gate_names(rows: list[GateResult]) -> set[str]:
     return {gate.name for gate in named if gate is not None}
 
 
+@pytest.mark.slow
 @settings(max_examples=40)
 @given(values=thresholds, tags=per_tag, compared=st.booleans(), seed=st.integers(0, 99))
 def test_planning_counts_and_splits_what_decide_decides(values, tags, compared, seed):

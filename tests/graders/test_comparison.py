@@ -154,6 +154,7 @@ def test_select_best_asks_the_grader_provider_for_an_index() -> None:
     assert "best fits the following criteria: be spicy" in prompt
 
 
+@pytest.mark.slow
 def test_select_best_failures_fail_every_output() -> None:
     with judge_server() as server:
         url = base_url(server)

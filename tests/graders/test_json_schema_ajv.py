@@ -21,10 +21,13 @@ from evals.graders.base import GraderError
 from evals.graders.structured import _first_error, check_schema_value, compile_schema
 from tests.reports.promptfoo_cli import NODE_MODULES, node_answer
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("node") is None or not (NODE_MODULES / "ajv-formats").is_dir(),
-    reason="ajv-formats is not installed",
-)
+pytestmark = [
+    pytest.mark.promptfoo,
+    pytest.mark.skipif(
+        shutil.which("node") is None or not (NODE_MODULES / "ajv-formats").is_dir(),
+        reason="ajv-formats (installed with the promptfoo CLI) is not installed",
+    ),
+]
 
 AJV_SCRIPT = """
 const base = process.argv[1];

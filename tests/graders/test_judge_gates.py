@@ -70,6 +70,7 @@ def _calibration(tmp: Path) -> None:
     (tmp / "calibration.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_measure_runs_the_suites_grader_on_the_calibration_file(tmp_path: Path) -> None:
     _calibration(tmp_path)
     config = GateConfig(
@@ -96,6 +97,7 @@ def test_no_threshold_means_no_measurement(tmp_path: Path) -> None:
     assert measure_judge(GateConfig(judge_calibration="file://missing.yaml"), tmp_path) is None
 
 
+@pytest.mark.slow
 def test_the_judge_is_measured_once_per_file_and_judge(tmp_path: Path) -> None:
     """Every look of an adaptive run decides the judge gates on one measurement; a changed
     calibration file or another judge is measured again."""

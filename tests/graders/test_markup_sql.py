@@ -53,6 +53,7 @@ def _trees(draw: st.DrawFn, depth: int = 0) -> ET.Element:
     return element
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=60)
 @given(_trees())
 def test_well_formed_documents_parse_and_every_child_path_exists(tree: ET.Element) -> None:
@@ -141,6 +142,7 @@ def test_text_inside_an_element_or_a_written_body_is_wrapped(text: str) -> None:
     assert validate_html(text) == (True, "Output is valid HTML")
 
 
+@pytest.mark.slow
 @given(
     st.lists(
         st.sampled_from(["<p>a</p>", "<div><i>b</i></div>", " ", "\n", "x", "<!-- c -->"]),

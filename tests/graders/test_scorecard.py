@@ -335,6 +335,7 @@ def _grade_chapter_run(tmp_path: Path, steps: list[Step], output: str, cost: flo
     )
 
 
+@pytest.mark.slow
 def test_the_chapters_good_run_passes_with_every_layer_at_one(tmp_path: Path) -> None:
     grade = _grade_chapter_run(tmp_path, GOOD_RUN, GOOD_OUTPUT, 0.041, 4200)
     card = grade.metadata["scorecard"]

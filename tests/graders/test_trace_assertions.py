@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 
 import numpy as np
+import pytest
 from assertion_kit import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -71,6 +72,7 @@ def test_no_trace_is_a_grader_error_not_a_verdict() -> None:
 _GLOB_TEXT = st.text(alphabet="ab.c*?(", max_size=6)
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=300)
 @given(name=st.text(alphabet="abAB.c(", max_size=8), pattern=_GLOB_TEXT)
 def test_glob_matches_fnmatch_ignoring_case(name: str, pattern: str) -> None:

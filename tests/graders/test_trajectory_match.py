@@ -5,6 +5,7 @@ from __future__ import annotations
 from itertools import permutations
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from trajectory_kit import grade_run, tool
@@ -90,6 +91,7 @@ def greedy_matching(matrix: list[list[bool]]) -> int:
     return len(used)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(ACTUAL, EXPECTED, st.sampled_from(MATCH_MODES))
 def test_every_mode_agrees_with_brute_force(
@@ -102,6 +104,7 @@ def test_every_mode_agrees_with_brute_force(
         assert len(result.pairs) == brute_force_matching(reference_matrix(actual, expected), n, m)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(ACTUAL, EXPECTED)
 def test_pairs_are_one_to_one_and_really_match(
@@ -124,6 +127,7 @@ def test_a_trajectory_matches_itself_in_every_mode(actual: list[Call]) -> None:
         assert result.passed and result.score == 1.0
 
 
+@pytest.mark.slow
 @settings(deadline=None)
 @given(ACTUAL, EXPECTED)
 def test_unordered_is_subset_and_superset_with_equal_lengths(

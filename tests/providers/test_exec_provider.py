@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from evals.agents.exec_provider import ExecAgent, parse_command, read_script_output
 from evals.model.options import RunOptions
 from evals.model.suite import ProviderSpec
@@ -121,6 +123,7 @@ def test_read_script_output_keeps_non_provider_json_as_text():
     assert read_script_output('{"error": "boom"}').error == "boom"
 
 
+@pytest.mark.slow
 def test_malformed_provider_json_and_hangs_become_error_rows(write_suite, tmp_path):
     suite_path = write_suite(
         f"""\

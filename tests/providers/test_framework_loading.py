@@ -36,8 +36,16 @@ def _load(tmp_path: Path, provider: str) -> None:
     ("provider", "message"),
     [
         ("langgraph:graph", "does not name a module and an object"),
-        ("pydantic-ai:nowhere.agent:agent", "no module 'nowhere.agent'"),
-        ("openai-agents:missing.py:agent", "no module 'missing.py'"),
+        pytest.param(
+            "pydantic-ai:nowhere.agent:agent",
+            "no module 'nowhere.agent'",
+            marks=pytest.mark.extra("pydantic-ai"),
+        ),
+        pytest.param(
+            "openai-agents:missing.py:agent",
+            "no module 'missing.py'",
+            marks=pytest.mark.extra("openai-agents"),
+        ),
         ("langchain:graph.py:graph", "unknown provider id"),
     ],
 )
@@ -65,8 +73,8 @@ def test_a_missing_framework_package_names_the_extra(
     assert raised.value.fix.endswith("pip install langgraph")
 
 
+@pytest.mark.extra("langgraph")
 def test_a_dotted_module_next_to_the_suite_passes_the_load_check(tmp_path: Path) -> None:
-    pytest.importorskip("langgraph", reason="the langgraph extra is not installed")
     _load(tmp_path, "langgraph:graph:graph")
 
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("langgraph", reason="the langgraph extra is not installed")
+pytest.importorskip(
+    "langgraph", reason="needs the [langgraph] extra: pip install -e '.[langgraph]'"
+)
 
 from evals.agents.frameworks.langgraph import LangGraphAgent
 from evals.common.files import load_module
@@ -15,6 +17,8 @@ from evals.model.errors import SuiteError
 from evals.model.suite import ProviderSpec
 from evals.vendors.prices import LIST_PRICES
 from tests.providers.helpers import make_context, run
+
+pytestmark = pytest.mark.extra("langgraph")
 
 APPS = Path(__file__).parent / "framework_apps"
 

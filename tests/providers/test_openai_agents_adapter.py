@@ -7,13 +7,17 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("agents", reason="the openai-agents extra is not installed")
+pytest.importorskip(
+    "agents", reason="needs the [openai-agents] extra: pip install -e '.[openai-agents]'"
+)
 
 from evals.agents.frameworks.openai_agents import OpenAIAgentsAgent
 from evals.common.files import load_module
 from evals.model.suite import ProviderSpec
 from evals.vendors.prices import LIST_PRICES
 from tests.providers.helpers import make_context, run
+
+pytestmark = pytest.mark.extra("openai-agents")
 
 APPS = Path(__file__).parent / "framework_apps"
 

@@ -8,13 +8,17 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("pydantic_ai", reason="the pydantic-ai extra is not installed")
+pytest.importorskip(
+    "pydantic_ai", reason="needs the [pydantic-ai] extra: pip install -e '.[pydantic-ai]'"
+)
 
 from evals.agents.frameworks.pydantic_ai import PydanticAIAgent
 from evals.common.files import load_module
 from evals.model.suite import ProviderSpec
 from evals.vendors.prices import LIST_PRICES
 from tests.providers.helpers import make_context, run
+
+pytestmark = pytest.mark.extra("pydantic-ai")
 
 APPS = Path(__file__).parent / "framework_apps"
 

@@ -39,6 +39,7 @@ def nested(depth: int) -> object:
     return value
 
 
+@pytest.mark.slow
 @given(JSON_VALUES)
 def test_json_values_pass_and_encode(value):
     check_response(AgentResponse(output=value, metadata={"m": value}))

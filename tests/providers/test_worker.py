@@ -200,6 +200,7 @@ def test_crash_is_an_error_row_and_other_runs_pass(write_suite):
     assert "exited with code 7" in rows[1].error
 
 
+@pytest.mark.slow
 def test_replies_that_cannot_travel_are_malformed(monkeypatch):
     import io
     import json

@@ -17,9 +17,8 @@ PROMPTFOO = Path(os.environ.get("EVALS_PROMPTFOO") or shutil.which("promptfoo") 
 NODE_MODULES = Path(os.path.abspath(PROMPTFOO)).parent.parent
 """The node_modules folder promptfoo is installed in (its dependencies beside it)."""
 
-needs_promptfoo = pytest.mark.skipif(
-    shutil.which("node") is None or not PROMPTFOO.exists(), reason="promptfoo is not installed"
-)
+needs_promptfoo = pytest.mark.promptfoo
+"""Runs the promptfoo CLI: a slower tier, skipped where the CLI is missing (tests/tiers.py)."""
 
 
 def promptfoo_import(report: Path, work: Path) -> dict[str, str]:

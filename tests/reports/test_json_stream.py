@@ -71,6 +71,7 @@ def _streamed(suite_path: Path, out: Path, rider: bool = False, **options) -> tu
     return json.loads(streamed), json.loads(in_memory)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("store", "rider"),
     [(False, False), (True, False), (True, True)],
@@ -92,6 +93,7 @@ def test_the_streamed_report_is_the_in_memory_report(write_suite, tmp_path, stor
     assert share == pytest.approx(hits / 7)  # 2 + 3 (its own repeat) + 2 rows in the column
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rider", [False, True], ids=["report-process", "store-rider"])
 def test_a_resumed_evaluation_reports_the_runs_stored_before(write_suite, tmp_path, rider):
     path = write_suite(SUITE)
@@ -133,6 +135,7 @@ def test_a_report_failing_on_board_the_store_process_leaves_the_store_working(tm
     assert store._child.process.returncode == 0
 
 
+@pytest.mark.slow
 def test_a_store_refusing_the_evaluation_stops_it_before_any_run_with_the_report_on_board(
     write_suite, tmp_path
 ):
@@ -201,6 +204,7 @@ def _cli_report(suite: Path, out: Path, **environment: str) -> str:
     return out.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_the_cli_streams_the_json_report(write_suite, tmp_path):
     document = json.loads(_cli_report(write_suite(SUITE), tmp_path / "cli.json"))
     assert len(document["results"]["results"]) == 15  # (1 + 3 + 1 runs) x 3 columns
@@ -246,6 +250,7 @@ def test_runs_wait_for_their_rows_only_up_to_the_backlog_limit(write_suite, tmp_
     rider.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rider", [False, True], ids=["report-process", "store-rider"])
 def test_the_statistics_load_after_the_runs_only_while_the_store_process_writes_the_report(
     write_suite, tmp_path, monkeypatch, rider
@@ -266,6 +271,7 @@ def test_the_statistics_load_after_the_runs_only_while_the_store_process_writes_
     assert order == (["runs done", "load"] if rider else ["load", "runs done"])
 
 
+@pytest.mark.slow
 def test_the_end_of_a_run_overlaps_the_store_process_work_with_the_harness(
     write_suite, tmp_path, monkeypatch
 ):
@@ -308,6 +314,7 @@ def test_the_report_names_the_installed_version_of_evals() -> None:
     assert producer_version() == __version__ == metadata.version("evals-harness")
 
 
+@pytest.mark.slow
 def test_secrets_in_the_tests_are_masked_in_every_row_of_the_streamed_report(write_suite, tmp_path):
     secret = "hunter2-report-secret"
     path = write_suite(
@@ -323,6 +330,7 @@ def test_secrets_in_the_tests_are_masked_in_every_row_of_the_streamed_report(wri
     assert row["testCase"]["vars"]["q"] == "key [REDACTED]"
 
 
+@pytest.mark.slow
 def test_a_secret_in_the_head_of_the_streamed_report_is_masked(write_suite, tmp_path):
     """The head the harness sends at the end is scrubbed by the report's process."""
     secret = "literal-report-key-5f4e3d2c"

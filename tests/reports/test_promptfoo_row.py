@@ -53,6 +53,7 @@ def test_the_grade_tree_is_the_records(record: RunRecord) -> None:
     assert grade_dicts(grade_rows, details) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(record=records)
 def test_the_row_says_what_the_record_says(record: RunRecord) -> None:
@@ -104,6 +105,7 @@ def test_the_row_says_what_the_record_says(record: RunRecord) -> None:
             assert row["namedScores"] == {}
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(record=records)
 def test_a_merged_row_keeps_both_latencies(record: RunRecord) -> None:

@@ -111,6 +111,7 @@ def test_t_distribution_matches_scipy(p, df):
     assert t_sf(x, df) == pytest.approx(sps.t.sf(x, df), rel=1e-10, abs=1e-13)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=300),

@@ -50,6 +50,7 @@ def _likelihood_maximum(x1, n1, x2, n2, delta):
     return min((low, high, found), key=minus_log_likelihood)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(_tables(30), st.floats(-0.99, 0.99))
 def test_restricted_rates_maximize_the_likelihood(table, delta):
@@ -90,6 +91,7 @@ def _has_near_tie(x1, n1, x2, n2):
     return bool(np.sum(close) > 1)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(_tables(15), st.sampled_from(["less", "greater"]))
 @example((2, 13, 0, 8), "greater")  # two bumps of the nuisance tail within 2e-4 of each other
@@ -136,6 +138,7 @@ def _brute_force_p(x1, n1, x2, n2, delta, less):
     return max(tails)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "table,delta,less",
     [
@@ -163,6 +166,7 @@ def test_known_values():
     assert exact_score_interval(3, 5, 0, 5)[0] < 0
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(_tables(12), st.sampled_from([0.9, 0.95, 0.99]))
 def test_interval_excludes_zero_exactly_when_the_test_rejects(table, confidence):
@@ -174,6 +178,7 @@ def test_interval_excludes_zero_exactly_when_the_test_rejects(table, confidence)
     assert low <= x1 / n1 - x2 / n2 <= high
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(_tables(10), st.sampled_from([0.9, 0.975, 0.995]), st.sampled_from(["lower", "upper"]))
 def test_limit_is_where_the_one_sided_p_value_crosses(table, level, side):
@@ -189,6 +194,7 @@ def test_limit_is_where_the_one_sided_p_value_crosses(table, level, side):
         assert exact_score_p_value(x1, n1, x2, n2, outside, alternative) <= 1 - level
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n1,n2", [(5, 5), (6, 4)])
 @pytest.mark.parametrize("p1,p2", [(0.5, 0.5), (0.9, 0.6), (0.2, 0.7), (1.0, 0.8)])
 def test_interval_covers_at_least_nominally(n1, n2, p1, p2):
@@ -226,6 +232,7 @@ def _brute_force_paired(b, c, pairs, delta, less):
     return best
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "b,c,concordant,delta,less",
     [(0, 5, 0, 0.0, True), (1, 4, 2, -0.1, True), (3, 0, 3, 0.0, False), (2, 1, 4, 0.2, False)],

@@ -38,6 +38,7 @@ FRACTIONS = st.lists(st.integers(1, 19), max_size=4, unique=True).map(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None)
 @given(fractions=FRACTIONS, boundaries=st.lists(st.floats(1.0, 4.0), min_size=5, max_size=5))
 def test_crossing_probabilities_agree_with_scipys_multivariate_normal(

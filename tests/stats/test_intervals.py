@@ -23,6 +23,7 @@ counts = st.integers(min_value=1, max_value=400).flatmap(
 confidences = st.sampled_from([0.8, 0.9, 0.95, 0.99])
 
 
+@pytest.mark.slow
 @given(counts, confidences)
 def test_wilson_matches_scipy_and_statsmodels(xn, confidence):
     x, n = xn
@@ -33,6 +34,7 @@ def test_wilson_matches_scipy_and_statsmodels(xn, confidence):
     assert ours == pytest.approx((low, high), abs=1e-12)
 
 
+@pytest.mark.slow
 @given(counts, confidences)
 def test_wilson_continuity_matches_scipy(xn, confidence):
     x, n = xn
@@ -41,6 +43,7 @@ def test_wilson_continuity_matches_scipy(xn, confidence):
     assert ours == pytest.approx((theirs.low, theirs.high), abs=1e-12)
 
 
+@pytest.mark.slow
 @given(counts, confidences)
 def test_clopper_pearson_matches_statsmodels(xn, confidence):
     x, n = xn

@@ -96,6 +96,7 @@ def test_spending_shares_known_values():
         spending_shares([0.5, 0.9], 0.05)
 
 
+@pytest.mark.slow
 @given(
     st.floats(min_value=-2, max_value=2),
     st.floats(min_value=0.05, max_value=2),

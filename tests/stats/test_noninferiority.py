@@ -21,6 +21,7 @@ def _mixed_cases(draw_counts):
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(_mixed_cases(None), st.floats(-0.3, 0.3))
 def test_without_agreeing_cases_it_is_scipys_one_sample_t_test(data, null):

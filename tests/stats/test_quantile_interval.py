@@ -20,6 +20,7 @@ groups_of_values = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(groups_of_values, st.sampled_from([0.5, 0.9, 0.95, 0.99]), st.sampled_from([0.8, 0.95]))
 def test_the_interval_holds_the_estimate_and_its_limits_are_observed(groups, quantile, level):
@@ -31,6 +32,7 @@ def test_the_interval_holds_the_estimate_and_its_limits_are_observed(groups, qua
     assert low in values and high in values
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(groups_of_values, st.randoms(use_true_random=False))
 def test_the_order_of_cases_and_of_their_runs_does_not_matter(groups, rng):

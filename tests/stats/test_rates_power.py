@@ -34,6 +34,7 @@ def test_binomial_p_value_matches_scipy(table, rate, alternative):
     )
 
 
+@pytest.mark.slow
 @given(counts, st.sampled_from([0.9, 0.975, 0.995]))
 def test_clopper_pearson_limits_match_beta_quantiles(table, level):
     successes, trials = table
@@ -54,6 +55,7 @@ def _poisson_binomial(rates):
     return distribution
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "rates",
     [[0.0] * 20 + [0.3] * 10, [0.02, 0.05, 0.0, 0.1, 0.01] * 6, [0.5, 0.0, 0.0, 0.9] * 5],
@@ -92,6 +94,7 @@ def test_flake_probability_is_unbiased_whatever_the_repeats(runs, rate):
     assert expectation == pytest.approx(2 * rate * (1 - rate), abs=1e-12)
 
 
+@pytest.mark.slow
 @given(
     st.lists(
         st.integers(2, 20).flatmap(lambda k: st.tuples(st.integers(0, k), st.just(k))),
@@ -162,6 +165,7 @@ def test_simulated_power_is_seeded_and_near_the_noncentral_t_when_differences_ar
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("power", [0.5, 0.8, 0.9])
 def test_minimum_detectable_drop_reaches_the_power(power):
     drop = minimum_detectable_drop(40, 5, 0.7, 0.3, alpha=0.01, power=power)

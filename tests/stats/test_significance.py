@@ -18,6 +18,7 @@ from evals.stats import (
 p_lists = st.lists(st.floats(min_value=0, max_value=1), min_size=1, max_size=30)
 
 
+@pytest.mark.slow
 @given(p_lists)
 def test_benjamini_hochberg_matches_scipy(p_values):
     expected = false_discovery_control(p_values, method="bh")
@@ -35,6 +36,7 @@ def statsmodels_holm(p_values: list[float]) -> list[float]:
         return list(multipletests(p_values, method="holm")[1])
 
 
+@pytest.mark.slow
 @given(p_lists)
 def test_holm_matches_statsmodels(p_values):
     expected = statsmodels_holm(p_values)

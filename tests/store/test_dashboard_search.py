@@ -36,6 +36,7 @@ def _expected(store: Store, evaluation_id: str, filters: list[tuple[str, str]]) 
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("filters", FILTERS)
 def test_metadata_filters_match_what_the_records_hold(
     store: Store, filters: list[tuple[str, str]]

@@ -132,6 +132,7 @@ def _direct(path: Path) -> SqliteDirect:
     return opened
 
 
+@pytest.mark.slow
 def test_a_history_written_directly_is_the_store_sqlalchemy_writes(tmp_path: Path) -> None:
     suite = load_suite(str(CASES / "trading-research"))
     nights = [
@@ -152,6 +153,7 @@ def test_a_history_written_directly_is_the_store_sqlalchemy_writes(tmp_path: Pat
     assert len(written["gate_results"]) > 0
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40,
     deadline=None,
@@ -272,6 +274,7 @@ def test_stores_the_direct_path_cannot_take_go_through_sqlalchemy(tmp_path: Path
     assert not (tmp_path / "x.db").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("round_", range(3))
 def test_schema_creation_races_leave_one_schema(tmp_path: Path, round_: int) -> None:
     """Eight processes open one new store at once: each gets it, with one schema."""

@@ -3,6 +3,7 @@ evaluation finishes, and filled in by the migration for evaluations stored befor
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import delete, select, text, update
 
 from benchmarks.synthetic_history import CASES, DAY, START, Evaluation, commit, write
@@ -34,6 +35,7 @@ def _two_nightlies(url: str) -> None:
     store.close()
 
 
+@pytest.mark.slow
 def test_finishing_an_evaluation_copies_its_rates_and_verdicts(store_url: str) -> None:
     _two_nightlies(store_url)
     store = open_store(store_url)
@@ -49,6 +51,7 @@ def test_finishing_an_evaluation_copies_its_rates_and_verdicts(store_url: str) -
     store.close()
 
 
+@pytest.mark.slow
 def test_the_migration_fills_the_rows_of_evaluations_stored_before(store_url: str) -> None:
     _two_nightlies(store_url)
     written = _rows(store_url)

@@ -17,6 +17,8 @@ from evals.model.summary import GateReport, Summary
 from evals.store import open_store
 from evals.store.process import StoreProcess
 
+pytestmark = pytest.mark.slow
+
 WRITE_RUNS = Path(__file__).with_name("write_runs.py")
 
 

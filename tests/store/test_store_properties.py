@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import uuid
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +14,8 @@ from evals.model.trajectory import Step
 from evals.store import Store
 from evals.store.codec import RunRow, encode_run
 from tests.store.records import make_meta
+
+pytestmark = pytest.mark.slow
 
 # Text columns hold UTF-8: no lone surrogates, and on PostgreSQL no NUL characters.
 text = st.text(st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=12)

@@ -136,6 +136,7 @@ def _resume_after_kill(url: str) -> None:
     store.close()
 
 
+@pytest.mark.slow
 def test_resume_after_the_writer_process_is_killed_sqlite(sqlite_url: str) -> None:
     _resume_after_kill(sqlite_url)
 
@@ -171,6 +172,7 @@ def test_two_writer_processes_into_one_evaluation_lose_and_duplicate_nothing_pos
     _two_writer_processes(postgres_url)
 
 
+@pytest.mark.slow
 def test_two_writer_processes_into_one_evaluation_lose_and_duplicate_nothing_sqlite(
     sqlite_url: str,
 ) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from evals.grade.grading import grade_case
 from evals.model.results import AgentResponse
 from evals.suite import load_suite
@@ -48,6 +50,7 @@ def _grade(case, cost: float):
     )
 
 
+@pytest.mark.slow
 def test_a_case_budget_replaces_default_test_keys_and_keeps_the_others(write_suite):
     """Before: the defaultTest budget stayed a separate assertion with the suite's 0.08,
     so a case allowing 0.2 still failed at 0.1."""

@@ -42,6 +42,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @given(json_values)
 def test_a_config_without_references_comes_back_as_the_same_object(value: object) -> None:
     rendered = render_env_refs(value, ENV)
@@ -72,6 +73,7 @@ referencing_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @given(referencing_values)
 def test_references_are_replaced_as_a_plain_rebuild_replaces_them(value: object) -> None:
     rendered = render_env_refs(value, ENV)

@@ -137,6 +137,7 @@ def test_dataset_tests_name_their_file_and_row(tmp_path: Path) -> None:
     assert caught.value.line == 2
 
 
+@pytest.mark.slow
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

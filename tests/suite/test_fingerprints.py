@@ -141,6 +141,7 @@ def _ast_names(source: str) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_the_import_scan_finds_every_import_the_parser_finds() -> None:
     files = [*ROOT.glob("evals/**/*.py"), *ROOT.glob("cases/**/*.py"), *ROOT.glob("graders/*.py")]
     assert len(files) > 50

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -42,6 +43,7 @@ overrides = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(thresholds, st.dictionaries(st.sampled_from(["pr", "nightly", "release"]), overrides))
 def test_gate_thresholds_survive_json(config: GateConfig, environments: dict) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -42,6 +43,7 @@ DATA = st.recursive(
 )
 
 
+@pytest.mark.slow
 @given(DATA)
 def test_plain_data_equals_the_lined_data_in_plain_containers(data):
     lined = _lined(data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -137,6 +138,7 @@ def test_a_reference_bomb_is_refused_at_the_line_where_it_goes_over(
     assert error.line == 6  # `f:`: b to e stand for 82,980 values, f's nine refs go over
 
 
+@pytest.mark.slow
 def test_a_template_shared_by_thousands_of_tests_stays_within_the_budget(write_suite) -> None:
     tests = "".join(
         f"      - {{vars: {{text: t{i}}}, assert: [{{$ref: '#/assertionTemplates/health'}}]}}\n"

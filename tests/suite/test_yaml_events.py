@@ -99,6 +99,7 @@ _documents = st.recursive(
 )
 
 
+@pytest.mark.slow
 @given(_documents, st.booleans())
 def test_any_dumped_document_loads_identically(document, flow):
     text = yaml.safe_dump(document, default_flow_style=flow, allow_unicode=True)

@@ -39,6 +39,7 @@ def test_cases_are_drawn_once_then_read_back_from_the_database(tmp_path, monkeyp
     assert generated.recorded_files() == [database, database]
 
 
+@pytest.mark.slow
 def test_a_fresh_draw_gives_the_same_cases_in_another_process(tmp_path):
     mine = cases_from(RANGES, n=6, database=tmp_path / "mine.json")
     code = textwrap.dedent(f"""

@@ -13,6 +13,8 @@ from evals.plan.runs import derive_seed
 from evals.store import open_store
 from tests.testing.project import TESTS, suite, write_project
 
+pytestmark = pytest.mark.slow
+
 pytest_plugins = ["pytester"]
 
 
@@ -323,7 +325,6 @@ def test_baseline_and_candidate_from_the_command_line_are_compared(pytester):
         store.close()
 
 
-@pytest.mark.slow
 def test_two_xdist_workers_give_the_serial_runs_and_one_store_write(pytester):
     write_project(pytester, suite_text=suite(rates=(0.7, 0.4)))
 

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 LOADED = ["evals", "evals.testing", "evals.testing.generated", "evals.testing.plugin"]
 pytest_plugins = ["pytester"]
 
@@ -26,6 +28,7 @@ def test_loading_the_plugin_imports_no_other_module_of_evals_nor_its_dependencie
     assert heavy.isdisjoint(m.split(".")[0] for m in loaded)
 
 
+@pytest.mark.slow
 def test_a_session_without_evals_runs_marked_tests_once_and_loads_nothing_more(pytester):
     pytester.makepyfile(
         test_session=textwrap.dedent(f"""

@@ -37,6 +37,7 @@ schemas = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @given(name=names, description=st.text(min_size=1, max_size=30), parameters=schemas)
 def test_tool_formats_round_trip_between_vendors(name, description, parameters):
     definition = {"name": name, "description": description, "parameters": parameters}
@@ -126,6 +127,7 @@ def test_read_arguments():
     assert read_arguments("{oops", plain_text=True).value == {"input": "{oops"}
 
 
+@pytest.mark.slow
 @given(st.dictionaries(names, st.one_of(st.integers(), st.text(max_size=10), st.booleans())))
 def test_arguments_read_back_what_a_model_sent(arguments):
     sent = json.dumps(arguments)

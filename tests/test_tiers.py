@@ -1,0 +1,94 @@
+"""The test tiers as a project's pytest run sees them: the bare command runs the fast tier,
+named files and `-m` choose otherwise, and a test needing something missing is skipped
+with the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests import tiers
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TESTS = """
+import pytest
+
+def test_fast():
+    pass
+
+@pytest.mark.slow
+def test_slow():
+    pass
+
+@pytest.mark.browser
+def test_in_a_browser():
+    pass
+
+@pytest.mark.postgres
+def test_on_postgres():
+    pass
+
+@pytest.mark.extra("never-installed")
+def test_with_an_extra():
+    pass
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """A project whose conftest is this repository's, with one test of each kind."""
+    pytester.makeconftest(
+        "from tests import tiers\n"
+        "from tests.conftest import pytest_configure, pytest_collection_modifyitems, "
+        "pytest_report_header\n"
+        "tiers.EXTRA_MODULES['never-installed'] = ('a_module.nobody.installs',)\n"
+    )
+    pytester.makeini(
+        "[pytest]\nmarkers =\n  slow\n  browser\n  hostile\n  cluster\n  promptfoo\n"
+        "  postgres\n  extra\n"
+    )
+    pytester.makepyfile(test_kinds=TESTS)
+    monkeypatch.setitem(tiers.EXTRA_MODULES, "never-installed", ())
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    for variable in ("EVALS_TEST_POSTGRES_URL", "EVALS_TEST_CHROMIUM"):
+        monkeypatch.delenv(variable, raising=False)
+    return pytester
+
+
+def test_the_bare_command_runs_the_fast_tier_and_says_so(project: pytest.Pytester) -> None:
+    result = project.runpytest("-rs", "-p", "no:xdist")
+    result.assert_outcomes(passed=1, skipped=2, deselected=2)
+    result.stdout.fnmatch_lines(["tiers: the fast tier; the slower tiers (slow, browser, *"])
+    output = result.stdout.str()
+    assert "needs a PostgreSQL server: set EVALS_TEST_POSTGRES_URL" in output
+    assert (
+        "needs the [never-installed] extra (a_module.nobody.installs not installed): "
+        "pip install -e '.[never-installed]'"
+    ) in output
+
+
+def test_a_named_file_runs_every_tier_of_it(project: pytest.Pytester) -> None:
+    result = project.runpytest("test_kinds.py", "-rs", "-p", "no:xdist")
+    result.assert_outcomes(passed=2, skipped=3)
+    result.stdout.fnmatch_lines(["*needs headless Chromium: set EVALS_TEST_CHROMIUM*"])
+
+
+def test_markers_choose_the_slower_tiers(project: pytest.Pytester) -> None:
+    result = project.runpytest("-m", tiers.SLOWER_TIERS_EXPRESSION, "-p", "no:xdist")
+    result.assert_outcomes(passed=1, skipped=1, deselected=3)
+
+
+def test_a_missing_parent_package_is_a_missing_module() -> None:
+    assert not tiers.importable("a_module.nobody.installs")
+    assert tiers.importable("json.decoder")
+
+
+@pytest.mark.slow
+def test_xdist_workers_select_the_same_tier(project: pytest.Pytester) -> None:
+    result = project.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, skipped=2)
+    assert "different tests were collected" not in result.stdout.str().lower()
