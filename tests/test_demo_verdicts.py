@@ -15,6 +15,8 @@ from evals.reports import render_terminal
 from evals.stats import agreeing_confidence, fcr_confidence, holm
 from evals.suite import load_suite
 
+pytestmark = pytest.mark.slow
+
 DEMO = Path(__file__).resolve().parents[1] / "cases" / "trading-research"
 
 
@@ -35,7 +37,6 @@ def _shows(interval: tuple[float, float], margin: float, equivalence: float) -> 
     return "inconclusive"
 
 
-@pytest.mark.slow
 def test_every_case_and_tag_interval_agrees_with_its_verdict(demo):
     comparison = demo.summary.comparison
     config = demo.gate_config
@@ -54,7 +55,6 @@ def test_every_case_and_tag_interval_agrees_with_its_verdict(demo):
     assert {"regression", "improvement", "inconclusive"} <= verdicts
 
 
-@pytest.mark.slow
 def test_the_demo_fails_on_its_p0_injection_case_and_its_policy_violations(demo):
     gates = {g.name: g for g in demo.gates.gates}
     assert gates["p0_regressions"].status == "fail"

@@ -8,7 +8,11 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from evals.cli import main
+
+pytestmark = pytest.mark.slow
 
 AGENTS = """
 def careful(prompt, options, context):

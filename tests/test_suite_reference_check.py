@@ -24,6 +24,8 @@ from evals.reports import write_report
 from evals.reports.terminal import render_terminal
 from evals.suite import load_suite
 
+pytestmark = pytest.mark.slow
+
 SUITE_DIR = Path(__file__).resolve().parents[1] / "cases" / "reference-check"
 agent = load_module(SUITE_DIR / "agent.py")  # makes the suite's modules importable
 sim = importlib.import_module("reference_simulator")

@@ -24,6 +24,8 @@ from evals.pipeline.evaluation import run_evaluation
 from evals.reports import write_report
 from evals.suite import load_suite
 
+pytestmark = pytest.mark.slow
+
 SUITE_DIR = Path(__file__).resolve().parents[1] / "cases" / "tool-security"
 agent = load_module(SUITE_DIR / "agent.py")  # makes the suite's modules importable
 tools = importlib.import_module("security_tools")
@@ -96,7 +98,6 @@ def test_contract_schemas_accept_the_calls_the_tools_accept(suite) -> None:
         assert "error" in tools.TOOLS.execute(name, args), name
 
 
-@pytest.mark.slow
 def test_baseline_passes_and_candidate_falls_into_traps(result: EvaluationResult) -> None:
     baseline = [r for r in result.records if r.key.agent == "baseline"]
     candidate = [r for r in result.records if r.key.agent == "candidate"]

@@ -82,6 +82,22 @@ def test_markers_choose_the_slower_tiers(project: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1, skipped=1, deselected=3)
 
 
+def test_a_long_test_of_the_fast_tier_is_named_at_the_end(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.makepyfile(test_long="import time\n\ndef test_long():\n    time.sleep(0.3)\n")
+    monkeypatch.setattr(tiers, "SLOW_HINT_SECONDS", 0.2)
+    result = project.runpytest("-p", "no:xdist")
+    result.stdout.fnmatch_lines(
+        [
+            "1 test(s) of the fast tier took more than 0 s here; *",
+            "  0.* s  test_long.py::test_long",
+        ]
+    )
+    named = project.runpytest("test_long.py", "-p", "no:xdist")
+    assert "of the fast tier took" not in named.stdout.str()
+
+
 def test_a_missing_parent_package_is_a_missing_module() -> None:
     assert not tiers.importable("a_module.nobody.installs")
     assert tiers.importable("json.decoder")

@@ -24,6 +24,8 @@ from evals.reports.markdown import render_markdown
 from evals.reports.view import notes
 from validation.beta_binomial import case_rates, outcome_records, simulated_suite, tagged_cases
 
+pytestmark = pytest.mark.slow
+
 CONFIG = GateConfig(baseline="base", candidate="cand", max_error_rate=None)
 NOW = 1_800_000_000.0
 DAY = 86400.0
@@ -64,7 +66,6 @@ def _decided(cases, records, held=(), environment=None, now=NOW):
     return analyse(simulated_suite(cases), records, CONFIG, environment, quarantines=held, now=now)
 
 
-@pytest.mark.slow
 def test_a_quarantined_p0_case_stops_blocking_until_its_expiry():
     cases, records = _p0_records()
     _, open_report = _decided(cases, records)
@@ -86,7 +87,6 @@ def test_a_quarantined_p0_case_stops_blocking_until_its_expiry():
     assert expired.quarantines == []
 
 
-@pytest.mark.slow
 def test_a_quarantine_holds_only_in_its_environment():
     cases, records = _p0_records()
     held = [quarantine("c2", NOW + DAY, environment="nightly")]
@@ -109,7 +109,6 @@ def test_in_force_keeps_the_longest_quarantine_of_a_case_and_skips_other_kinds()
     assert in_force([short, long_, ack, quarantine("c0", NOW - 1)], None, NOW) == [long_]
 
 
-@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(
     seed=st.integers(0, 10_000),

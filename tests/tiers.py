@@ -16,6 +16,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,6 +150,7 @@ def select_default_tier(config: pytest.Config) -> None:
     if config.args_source == pytest.Config.ArgsSource.ARGS or _chose_markers(config):
         return
     config.option.markexpr = FAST_TIER_EXPRESSION
+    config.pluginmanager.register(SlowHint(), "evals-slow-hint")
 
 
 def header(config: pytest.Config) -> str:
@@ -160,3 +162,38 @@ def header(config: pytest.Config) -> str:
             f'-m "{SLOWER_TIERS_EXPRESSION}" (docs/testing.md)'
         )
     return f"tiers: chosen by -m {chosen!r}" if chosen else "tiers: every tier of the tests named"
+
+
+SLOW_HINT_SECONDS = 5.0
+"""A fast-tier test taking longer than this (setup, call and teardown) is named at the end
+of the run, as one that should probably be marked slow."""
+
+
+class SlowHint:
+    """A plugin that times the tests of a fast-tier run and names, at its end, those that
+    took longer than SLOW_HINT_SECONDS (pytest-xdist hands the workers' reports to the
+    main process, which prints the summary)."""
+
+    def __init__(self) -> None:
+        self.durations: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Add one phase of a test to its duration."""
+        self.durations[report.nodeid] = self.durations.get(report.nodeid, 0.0) + report.duration
+
+    def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
+        """Name the fast tier's tests that took long enough to belong to a slower tier."""
+        if config.option.markexpr != FAST_TIER_EXPRESSION:
+            return
+        slow = sorted(
+            ((s, n) for n, s in self.durations.items() if s > SLOW_HINT_SECONDS), reverse=True
+        )
+        if not slow:
+            return
+        terminalreporter.write_line(
+            f"{len(slow)} test(s) of the fast tier took more than {SLOW_HINT_SECONDS:.0f} s "
+            "here; if they do on a quiet machine too, mark them slow (docs/testing.md):",
+            yellow=True,
+        )
+        for seconds, name in slow[:10]:
+            terminalreporter.write_line(f"  {seconds:.1f} s  {name}", yellow=True)

@@ -20,6 +20,8 @@ from evals.dashboard import sessions, theme, widgets
 from evals.store import open_store
 from evals.store.dashboard_queries import DashboardQueries
 
+pytestmark = pytest.mark.slow
+
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
 AGENT = """
 def steady(prompt, options, context):

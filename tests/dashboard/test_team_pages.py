@@ -12,6 +12,8 @@ from streamlit.testing.v1 import AppTest
 from evals.store import open_store
 from tests.dashboard.conftest import run_demo
 
+pytestmark = pytest.mark.slow
+
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
 HOSTILE = "<script>alert(1)</script> **bold** [x](javascript:alert(1)) =HYPERLINK(1)"
 
@@ -38,7 +40,6 @@ def _shown_as_markup(app: AppTest) -> list[str]:
     return [m.value for m in app.markdown if "alert(1)" in m.value]
 
 
-@pytest.mark.slow
 def test_a_triager_quarantines_a_case_and_the_audit_trail_shows_it(
     app: AppTest, team_store: str
 ) -> None:
@@ -82,7 +83,6 @@ def test_the_audit_export_quotes_formulas_and_keeps_text() -> None:
     assert ",'+1 known," in rows[2]
 
 
-@pytest.mark.slow
 def test_anonymous_viewers_get_no_triage_controls(
     app: AppTest, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,6 +17,8 @@ from evals.reports import render_terminal, text, write_report
 from evals.store import open_store
 from evals.suite import load_suite
 
+pytestmark = pytest.mark.slow
+
 AGENTS = """
 def steady(prompt, options, context):
     return {"output": "yes"}

@@ -26,6 +26,7 @@ def _gate(measured: float, error: float, threshold: float, fail: float, passing:
     )
 
 
+@pytest.mark.slow
 @given(
     st.floats(-0.5, 0.5),
     st.floats(0.005, 0.3),
@@ -51,6 +52,7 @@ def test_futility_is_monotone_in_reach_and_mirrors_for_lower_is_better(
     assert futile(*mirrored, fraction, final_fail, final_pass, reach) == now
 
 
+@pytest.mark.slow
 @given(
     st.floats(-0.5, 0.5),
     st.floats(0.005, 0.3),
