@@ -163,37 +163,6 @@ def forest_plot(frame: pd.DataFrame, *, title: str) -> alt.LayerChart:
     )
 
 
-def waterfall(frame: pd.DataFrame, *, title: str) -> alt.Chart:
-    """Spans of one run as horizontal bars from their start to their end (milliseconds).
-
-    `frame` has `label` (unique, in order), `kind`, `start_ms`, `end_ms`, `status`.
-    """
-    kinds = ["model", "tool", "approval", "message", "span"]
-    palette = [theme.BLUE, theme.AMBER, "#7b4fc9", theme.GREY, "#1f9aa8"]
-    chart = (
-        alt.Chart(frame)
-        .mark_bar(cornerRadius=2, height=14)
-        .encode(
-            x=alt.X("start_ms:Q", title="time since the run started (ms)"),
-            x2="end_ms:Q",
-            y=alt.Y("label:N", title=None, sort=list(frame["label"])),
-            color=alt.Color("kind:N", title="kind", scale=alt.Scale(domain=kinds, range=palette)),
-            stroke=alt.condition(
-                alt.datum.status == "error", alt.value(theme.RED), alt.value(None)
-            ),
-            strokeWidth=alt.value(2),
-            tooltip=[
-                alt.Tooltip("label:N", title="step"),
-                alt.Tooltip("kind:N"),
-                alt.Tooltip("start_ms:Q", title="start (ms)", format=".1f"),
-                alt.Tooltip("end_ms:Q", title="end (ms)", format=".1f"),
-                alt.Tooltip("status:N"),
-            ],
-        )
-    )
-    return chart.properties(title=title, width=WIDTH, height=max(80, 22 * len(frame)))
-
-
 def histogram(frame: pd.DataFrame, *, title: str, axis_title: str) -> alt.Chart:
     """How a per-run quantity is distributed, one colour per agent, bars side by side.
 
@@ -240,4 +209,4 @@ def estimate_with_interval(
             alt.Tooltip("high:Q", title="interval high", format=axis_format),
         ],
     )
-    return (rule + point).properties(title=title, width=WIDTH, height=40 + 40 * len(agents))
+    return (rule + point).properties(title=title, width=WIDTH, height=110 + 36 * len(agents))

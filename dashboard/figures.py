@@ -14,14 +14,14 @@ from typing import Any, TypedDict
 import pandas as pd
 import streamlit as st
 
-from evals.dashboard import charts, data, frames
+from evals.dashboard import charts, data, frames, svg
 from evals.dashboard.comparison import Side
 
 # Histograms show runs up to this quantile; the rest are counted in a caption.
 CLIP_QUANTILE = 0.99
 DISTRIBUTIONS = (
-    ("latency_ms", "Latency per answered run", "latency (ms)"),
-    ("cost", "Cost per answered run", "cost (USD)"),
+    ("latency_ms", "Latency per answered run", "latency (ms)", ",.0f"),
+    ("cost", "Cost per answered run", "cost (USD)", "$.4f"),
 )
 
 
@@ -30,7 +30,8 @@ def distributions(url: str, evaluation_id: str) -> dict[str, Any]:
     """Histograms of latency and cost per answered run of an evaluation, and its errors.
 
     `runs`: how many runs the evaluation stored; `errored`: per agent and error kind, the
-    errored runs (left out of the histograms); per field, its chart `spec`, how many runs
+    errored runs (left out of the histograms); per field that has answered runs, its
+    chart as a figure drawn on the server (`svg`) and as a Vega-Lite `spec`, how many runs
     above the clip quantile were `cut`, the quantile's value `limit` and the `largest`.
     """
     runs = pd.DataFrame.from_records(data.run_metrics(url, evaluation_id))
@@ -43,10 +44,17 @@ def distributions(url: str, evaluation_id: str) -> dict[str, Any]:
         {"agent": row["agent"], "error_kind": row["error_kind"], "n": int(row["n"])}
         for row in counts.to_dict("records")
     ]
-    for field, title, axis_title in DISTRIBUTIONS:
+    for field, title, axis_title, axis_format in DISTRIBUTIONS:
         shown, cut = frames.clip_upper(answered, field, CLIP_QUANTILE)
         binned = frames.bin_counts(shown, field)
+        if binned.empty:
+            continue
+        if field == "latency_ms":
+            axis_format = svg.time_format(float(binned["high"].max()))
         result[field] = {
+            "svg": svg.histogram(
+                binned, title=title, axis_title=axis_title, axis_format=axis_format
+            ),
             "spec": charts.histogram(binned, title=title, axis_title=axis_title).to_dict(),
             "cut": cut,
             "limit": float(answered[field].quantile(CLIP_QUANTILE)) if cut else None,
@@ -60,7 +68,8 @@ def estimates(
     url: str, evaluation_id: str, value: str, interval: str, title: str, axis: tuple[str, str]
 ) -> dict[str, Any] | None:
     """The chart of one stored per-agent estimate with its interval (`axis`: title and
-    format), or None when no agent has one."""
+    format), as a figure drawn on the server (`svg`) and a Vega-Lite `spec`, or None when
+    no agent has one."""
     stored = data.evaluation(url, evaluation_id)
     frame = frames.agent_estimates((stored.summary if stored else None) or {}, value, interval)
     if frame.empty:
@@ -68,7 +77,8 @@ def estimates(
     chart = charts.estimate_with_interval(
         frame, title=title, axis_title=axis[0], axis_format=axis[1]
     )
-    return chart.to_dict()
+    drawn = svg.intervals(frame, title=title, axis_title=axis[0], axis_format=axis[1])
+    return {"svg": drawn, "spec": chart.to_dict()}
 
 
 @st.cache_data(show_spinner=False)
@@ -177,9 +187,10 @@ def group_trend_fields(kind: str, name: str) -> TrendFields:
 @st.cache_data(show_spinner=False, max_entries=256)
 def waterfall(
     url: str, side: Side, case_id: str, prompt_id: str, repeat: int, title: str
-) -> dict[str, Any] | None:
-    """The waterfall of one stored run's trace (or steps), titled `title` and the source;
-    None when the run is not stored or recorded no timing."""
+) -> str | None:
+    """The waterfall of one stored run's trace (or steps), titled `title` and the source,
+    as a figure drawn on the server; None when the run is not stored or recorded no
+    timing."""
     record = data.run(url, side.evaluation_id, case_id, side.agent, prompt_id, repeat)
     if record is None:
         return None
@@ -187,4 +198,4 @@ def waterfall(
     if bars.empty:
         return None
     shown = f"{title}: trace (ms)" if source == "trace" else f"{title}: steps (ms)"
-    return charts.waterfall(bars, title=shown).to_dict()
+    return svg.waterfall(bars, title=shown)

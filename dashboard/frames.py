@@ -478,14 +478,23 @@ def bin_counts(frame: pd.DataFrame, field: str, bins: int = 30) -> pd.DataFrame:
 
     One row per agent and bin: `agent`, `low`, `high` (the bin's edges), `runs`, and
     `left`, `right`: the agent's slice of the bin, so agents' bars stand side by side. A
-    chart of these rows carries a few dozen numbers instead of one per run.
+    chart of these rows carries a few dozen numbers instead of one per run. When every
+    value is the same there is one bin, a tenth of the value wide, centred on it.
     """
     import numpy as np
 
     values = frame[field].dropna()
     if values.empty:
         return pd.DataFrame(columns=["agent", "low", "high", "runs", "left", "right"])
-    edges = np.histogram_bin_edges(values.to_numpy(dtype=float), bins=bins)
+    low, high = float(values.min()), float(values.max())
+    if low == high:
+        # Every value the same: one bin around it, never reaching below zero for a
+        # quantity that cannot (a cost, a latency), instead of numpy's [v - 0.5, v + 0.5].
+        half = abs(low) * 0.05 or 0.5
+        start = max(low - half, 0.0) if low >= 0 else low - half
+        edges = np.array([start, low + half])
+    else:
+        edges = np.histogram_bin_edges(values.to_numpy(dtype=float), bins=bins)
     groups = list(frame.dropna(subset=[field]).groupby("agent", sort=False))
     share = 1 / len(groups)
     records: list[dict[str, Any]] = []

@@ -381,3 +381,152 @@ def forest(frame: pd.DataFrame, *, title: str, href: Callable[[str], str | None]
         for r in frame.to_dict("records")
     )
     return _figure(title, description, height, "".join(body), marks)
+
+
+def _x_axis(
+    scale: Scale, ticks: list[float], axis_format: str, title: str, top: float, bottom: float
+) -> str:
+    """A horizontal number axis: grid lines from `top` to `bottom`, tick labels under
+    `bottom` and the axis title under them."""
+    parts = [f'<g class="axis number-axis" aria-label="{_e(title)}">']
+    for tick in ticks:
+        px = scale(tick)
+        parts.append(
+            f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{top}" y2="{bottom}" stroke="#e3e5e8"/>'
+            f'<text class="tick" x="{px:.1f}" y="{bottom + 19}" text-anchor="middle">'
+            f"{_e(format_number(tick, axis_format))}</text>"
+        )
+    parts.append(
+        f'<text class="axis-title" x="{(scale.start + scale.end) / 2:.1f}" y="{bottom + 35}" '
+        f'text-anchor="middle">{_e(title)}</text></g>'
+    )
+    return "".join(parts)
+
+
+def _label(text: str, limit: int = 34) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# Rows of the charts with one row per item (forest, intervals, waterfall), in the picture's
+# units, and the room for their labels on the left.
+ROW = 28
+LABELS = 230
+
+
+def time_format(largest: float) -> str:
+    """The number format of an axis of milliseconds whose largest value is `largest`:
+    tenths below 10 ms, whole milliseconds above."""
+    return ",.1f" if largest < 10 else ",.0f"
+
+
+def waterfall(frame: pd.DataFrame, *, title: str) -> str:
+    """Spans of one run as horizontal bars from start to end (milliseconds), one lane per
+    span, labelled on the left, coloured by kind, errors outlined in red, as a figure.
+
+    `frame` has `label`, `kind`, `start_ms`, `end_ms`, `status`; the step table beside
+    it gives each span's numbers."""
+    kinds = ["model", "tool", "approval", "message", "span"]
+    palette = dict(
+        zip(kinds, [theme.BLUE, theme.AMBER, "#7b4fc9", theme.GREY, "#1f9aa8"], strict=True)
+    )
+    rows = frame.to_dict("records")
+    height = TOP + 12 + ROW * len(rows) + BOTTOM + 14
+    largest = max([float(r["end_ms"]) for r in rows] + [0.0])
+    axis_format = time_format(largest)
+    ticks = number_ticks(0.0, max(largest, charts.label_step(axis_format)), axis_format)
+    x = Scale(ticks[0], ticks[-1], LABELS + 10, WIDTH - RIGHT - 10)
+    bottom = TOP + 12 + ROW * len(rows)
+    body = [_x_axis(x, ticks, axis_format, "time since the run started (ms)", TOP, bottom)]
+    shown_kinds = [k for k in kinds if k in {r["kind"] for r in rows}]
+    body.append(_legend([(k, palette[k]) for k in shown_kinds]))
+    for index, row in enumerate(rows):
+        cy = TOP + 12 + index * ROW + ROW / 2
+        start, end = float(row["start_ms"]), float(row["end_ms"])
+        x1, x2 = x(start), max(x(end), x(start) + 2)
+        colour = palette.get(str(row["kind"]), theme.GREY)
+        outline = f' stroke="{theme.RED}" stroke-width="2"' if row["status"] == "error" else ""
+        body.append(
+            f'<text class="lane-label" x="{LABELS}" y="{cy + 4:.1f}" text-anchor="end">'
+            f"{_e(_label(str(row['label'])))}</text>"
+            f'<rect class="bar" x="{x1:.1f}" y="{cy - 7:.1f}" width="{x2 - x1:.1f}" height="14" '
+            f'rx="2" fill="{colour}"{outline}/>'
+        )
+    description = f"{len(rows)} spans over {largest:,.1f} ms; " + "; ".join(
+        f"{r['label']}: {float(r['start_ms']):,.1f}–{float(r['end_ms']):,.1f} ms" for r in rows[:20]
+    )
+    return _figure(title, description, height, "".join(body), [])
+
+
+def intervals(frame: pd.DataFrame, *, title: str, axis_title: str, axis_format: str) -> str:
+    """One estimate per agent with its interval, one row each, as a figure. `frame` has
+    `agent`, `value`, `low`, `high`; the axis covers every interval."""
+    rows = frame.to_dict("records")
+    height = TOP + 20 + ROW * len(rows) + BOTTOM + 14
+    values = [float(v) for r in rows for v in (r["value"], r["low"], r["high"])]
+    ticks = number_ticks(min(values), max(values), axis_format)
+    x = Scale(ticks[0], ticks[-1], LABELS + 10, WIDTH - RIGHT - 10)
+    bottom = TOP + 20 + ROW * len(rows)
+    body = [_x_axis(x, ticks, axis_format, axis_title, TOP, bottom)]
+    colours = {
+        r["agent"]: theme.AGENT_PALETTE[i % len(theme.AGENT_PALETTE)] for i, r in enumerate(rows)
+    }
+    marks = []
+    for index, row in enumerate(rows):
+        cy = TOP + 14 + index * ROW + ROW / 2
+        colour = colours[row["agent"]]
+        body.append(
+            f'<text class="lane-label" x="{LABELS}" y="{cy + 4:.1f}" text-anchor="end">'
+            f"{_e(_label(str(row['agent'])))}</text>"
+            f'<line class="interval" x1="{x(row["low"]):.1f}" x2="{x(row["high"]):.1f}" '
+            f'y1="{cy:.1f}" y2="{cy:.1f}" stroke="{colour}" stroke-width="3"/>'
+        )
+        tip = (
+            f"{row['agent']}\n{axis_title}: {format_number(row['value'], axis_format)}\n"
+            f"interval: {format_number(row['low'], axis_format)} to "
+            f"{format_number(row['high'], axis_format)}"
+        )
+        marks.append(Mark(x(row["value"]), cy, colour, tip, None))
+    description = "; ".join(
+        f"{r['agent']}: {format_number(r['value'], axis_format)} "
+        f"({format_number(r['low'], axis_format)} to {format_number(r['high'], axis_format)})"
+        for r in rows
+    )
+    return _figure(title, description, height, "".join(body), marks)
+
+
+def histogram(
+    frame: pd.DataFrame, *, title: str, axis_title: str, axis_format: str, height: int = 240
+) -> str:
+    """Runs per bin, one colour per agent, each agent's bar in its slice of the bin,
+    standing on the zero line, as a figure. `frame` is `frames.bin_counts`'s: `agent`,
+    `low`, `high`, `runs`, `left`, `right`."""
+    rows = frame.to_dict("records")
+    agents = list(dict.fromkeys(str(r["agent"]) for r in rows))
+    colours = {a: theme.AGENT_PALETTE[i % len(theme.AGENT_PALETTE)] for i, a in enumerate(agents)}
+    lows, highs = [float(r["low"]) for r in rows], [float(r["high"]) for r in rows]
+    x_ticks = number_ticks(min(lows), max(highs), axis_format)
+    x = Scale(x_ticks[0], x_ticks[-1], LEFT + 8, WIDTH - RIGHT - 8)
+    most = max([int(r["runs"]) for r in rows] + [1])
+    y_ticks = number_ticks(0.0, float(most), ",.0f")
+    bottom = height - BOTTOM - 14
+    y = Scale(y_ticks[0], y_ticks[-1], bottom, TOP + 8)
+    body = [
+        _number_axis(y, y_ticks, ",.0f", "runs"),
+        _x_axis(x, x_ticks, axis_format, axis_title, bottom, bottom),
+        _legend([(a, colours[a]) for a in agents]),
+    ]
+    for row in rows:
+        if not row["runs"]:
+            continue
+        x1, x2 = x(float(row["left"])), x(float(row["right"]))
+        top = y(float(row["runs"]))
+        colour = colours[str(row["agent"])]
+        body.append(
+            f'<rect class="bar" x="{x1:.1f}" y="{top:.1f}" width="{max(x2 - x1, 1.0):.1f}" '
+            f'height="{bottom - top:.1f}" fill="{colour}" fill-opacity="0.85"/>'
+        )
+    description = (
+        f"{sum(int(r['runs']) for r in rows)} runs of {len(agents)} agent(s) from "
+        f"{format_number(min(lows), axis_format)} to {format_number(max(highs), axis_format)}"
+    )
+    return _figure(title, description, height, "".join(body), [])

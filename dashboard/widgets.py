@@ -124,7 +124,7 @@ SHORT_CELL = 24
 TABLE_STYLE = (
     "<style>.evals-table{border-collapse:collapse;width:100%;font-size:0.9rem}"
     ".evals-table th,.evals-table td{border-bottom:1px solid #e3e5e8;padding:6px 8px;"
-    "text-align:left;vertical-align:top;white-space:pre-wrap;word-break:break-word}"
+    "text-align:left;vertical-align:top;white-space:pre-wrap;overflow-wrap:anywhere}"
     ".evals-table th{font-weight:600;color:#555;white-space:nowrap}"
     ".evals-table td.short{white-space:nowrap}"
     ".evals-table .tag{color:white;border-radius:4px;padding:1px 6px;font-weight:600}</style>"

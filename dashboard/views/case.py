@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from evals.dashboard import data, diffs, figures, frames, selection, theme, widgets
+from evals.dashboard import data, diffs, figures, frames, selection, svg, theme, widgets
 from evals.dashboard.comparison import Side
 from evals.model.results import RunRecord
 from evals.reports.conversation import conversation_html, is_conversation
@@ -258,8 +258,14 @@ def _facts(record: RunRecord) -> str:
 def _two_columns(parts: list[str]) -> str:
     """Two runs' blocks side by side."""
     return (
-        "<div style='display:flex;gap:1rem;flex-wrap:wrap'>"
-        + "".join(f"<div style='flex:1 1 0;min-width:20rem'>{part}</div>" for part in parts)
+        "<div class='two-runs' style='display:flex;gap:1rem;flex-wrap:wrap'>"
+        + "".join(
+            # min-width 0 and a scroll of its own: a long unbroken value (JSON arguments)
+            # never pushes one run's table over the other's.
+            "<div class='run-column' style='flex:1 1 0;min-width:min(20rem,100%);"
+            f"max-width:100%;overflow-x:auto'>{part}</div>"
+            for part in parts
+        )
         + "</div>"
     )
 
@@ -333,14 +339,23 @@ st.html(
 
 
 def timings(shown: tuple[tuple[str, RunRecord, Side, dict[str, Any]], ...]) -> None:
-    """Each run's step waterfall and its steps' timings, tokens and cost, side by side."""
-    for index, (column, (title, record, side, row)) in enumerate(
+    """Each run's step waterfall, one under the other at the page's width (side by side,
+    their labels would shrink below reading size on a laptop), then the steps' timings,
+    tokens and cost side by side."""
+    svg.draw(
+        *(
+            drawn
+            for title, _, side, row in shown
+            for drawn in [
+                figures.waterfall(url, side, case_id, row["prompt_id"], row["repeat"], title)
+            ]
+            if drawn is not None
+        )
+    )
+    for index, (column, (_, record, _, _)) in enumerate(
         zip(st.columns(len(shown)), shown, strict=True)
     ):
         with column:
-            spec = figures.waterfall(url, side, case_id, row["prompt_id"], row["repeat"], title)
-            if spec is not None:
-                st.vega_lite_chart(spec, width="stretch", key=f"waterfall_{index}")
             st.dataframe(
                 frames.step_frame(record),
                 hide_index=True,

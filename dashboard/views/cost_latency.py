@@ -4,11 +4,12 @@ intervals, and the flakiest cases."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from evals.dashboard import data, figures, frames, selection, theme, widgets
+from evals.dashboard import data, figures, frames, selection, svg, theme, widgets
 
 # Flaky cases drawn as a plain table; the rest are one switch away.
 FLAKY_SHOWN = 25
@@ -113,26 +114,45 @@ estimate_specs = [
 ]
 
 
+def _clipped(shown: dict[str, Any]) -> str:
+    if not shown["cut"]:
+        return ""
+    return widgets.heading_html(
+        "",
+        f"{shown['cut']:,} runs above the {figures.CLIP_QUANTILE:.0%} quantile "
+        f"({shown['limit']:,.4g}) left out so outliers do not squeeze the bars; the "
+        f"largest is {shown['largest']:,.4g}.",
+    )
+
+
+# The distributions and the estimates with their intervals, drawn on the server as one
+# block, one under the other at the page's width: side by side, their text would shrink
+# below reading size.
+drawn = [
+    distributions[field]["svg"] + _clipped(distributions[field])
+    for field, *_ in figures.DISTRIBUTIONS
+    if field in distributions
+] + [
+    widgets.heading_html("", missing) if charted is None else charted["svg"]
+    for missing, charted in estimate_specs
+]
+svg.draw(*drawn)
+
+
 def charts() -> None:
-    """The runs' latency and cost distributions and each agent's estimates with their
-    intervals (Vega-Lite, whose script the browser loads only once they are asked for)."""
-    for column, (field, _, _) in zip(st.columns(2), figures.DISTRIBUTIONS, strict=True):
-        shown = distributions[field]
-        column.vega_lite_chart(shown["spec"], width="stretch")
-        if shown["cut"]:
-            column.caption(
-                f"{shown['cut']:,} runs above the {figures.CLIP_QUANTILE:.0%} quantile "
-                f"({shown['limit']:,.4g}) left out so outliers do not squeeze the bars; the "
-                f"largest is {shown['largest']:,.4g}."
-            )
-    for column, (missing, spec) in zip(st.columns(2), estimate_specs, strict=True):
-        if spec is None:
+    """The same charts in Vega-Lite, with zoom and tooltips (its script is loaded only
+    once they are asked for)."""
+    for column, (field, *_) in zip(st.columns(2), figures.DISTRIBUTIONS, strict=True):
+        if field in distributions:
+            column.vega_lite_chart(distributions[field]["spec"], width="stretch")
+    for column, (missing, charted) in zip(st.columns(2), estimate_specs, strict=True):
+        if charted is None:
             column.info(missing)
         else:
-            column.vega_lite_chart(spec, width="stretch")
+            column.vega_lite_chart(charted["spec"], width="stretch")
 
 
-widgets.on_demand("Distributions and intervals as charts", "cost_charts", charts)
+widgets.on_demand("Interactive charts", "cost_charts", charts)
 
 st.subheader("Flaky cases, most flaky first")
 flaky = frames.flaky_cases(summary)

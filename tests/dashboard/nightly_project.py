@@ -64,12 +64,13 @@ def _answer(vars, wrong):
 
 
 def baseline(prompt, options, context):
-    return {"output": _answer(context["vars"], wrong=False)}
+    return {"output": _answer(context["vars"], wrong=False), "cost": 0.002}
 
 
 def candidate(prompt, options, context):
     failing = SETTINGS["failing_repeats"].get(context["vars"]["id"], 0)
-    return {"output": _answer(context["vars"], wrong=context["repeat"] < failing)}
+    wrong = context["repeat"] < failing
+    return {"output": _answer(context["vars"], wrong=wrong), "cost": 0.002}
 '''
 
 
