@@ -17,7 +17,18 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from evals.dashboard import data, diffs, figures, frames, selection, svg, theme, widgets
+from evals.dashboard import (
+    badges,
+    data,
+    diffs,
+    figures,
+    frames,
+    selection,
+    svg,
+    theme,
+    triage,
+    widgets,
+)
 from evals.dashboard.comparison import Side
 from evals.model.results import RunRecord
 from evals.reports.conversation import conversation_html, is_conversation
@@ -103,6 +114,9 @@ if case.get("interval"):
 st.html(
     "<div style='border:1px solid rgba(49,51,63,0.2);border-radius:0.5rem;padding:1rem'>"
     + widgets.badge_html(case["verdict"])
+    + badges.marks_html(
+        badges.case_marks(triage.current(url, suite_id), environment).get(case_id, [])
+    )
     + f"<p style='white-space:pre-wrap;margin:0.5rem 0'>{html.escape(case['description'])}</p>"
     + widgets.tiles_html(
         [

@@ -12,7 +12,17 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from evals.dashboard import changes, data, history, morning, selection, theme, widgets
+from evals.dashboard import (
+    badges,
+    changes,
+    data,
+    history,
+    morning,
+    selection,
+    theme,
+    triage,
+    widgets,
+)
 from evals.dashboard.comparison import Side
 
 SHOWN = 25
@@ -87,6 +97,13 @@ def _href(kind: str, name: str) -> str:
     return selection.link("compare", selection.sides_params(baseline, candidate, **{key: name}))
 
 
+marks = badges.case_marks(triage.current(url, suite_id), environment)
+
+
+def _marks(row: dict[str, Any]) -> str:
+    return badges.marks_html(marks.get(row["name"], [])) if row["kind"] == "case" else ""
+
+
 failing = changes.failing_gates(gates)
 verdict = gates.get("verdict") or "no gates"
 label = theme.evaluation_label(latest) + (f" · {pair[1]} against {pair[0]}" if pair else "")
@@ -132,8 +149,8 @@ st.html(
         regressed_cases,
         _href,
     )
-    + morning.changes_html("Regressions", regressions, _href)
-    + morning.changes_html("Improvements", improvements, _href)
+    + morning.changes_html("Regressions", regressions, _href, _marks)
+    + morning.changes_html("Improvements", improvements, _href, _marks)
     + f"<p style='color:#555;font-size:0.875rem;margin:0.25rem 0 0'>{html.escape(whole)} "
     + f"{html.escape(counts)}</p>"
     + "</div>"
@@ -166,7 +183,7 @@ def _change_card(row: dict[str, Any]) -> None:
         if row["priority"]:
             title += f" · {row['priority']}"
         lines = [
-            f"<b>{html.escape(title)}</b>"
+            f"<b>{html.escape(title)}</b>{_marks(row)}"
             + (
                 f" — {html.escape(row['description'])}"
                 if row["description"] and row["description"] != row["name"]

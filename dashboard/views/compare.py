@@ -10,7 +10,19 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evals.dashboard import changes, data, figures, frames, paged, selection, svg, theme, widgets
+from evals.dashboard import (
+    badges,
+    changes,
+    data,
+    figures,
+    frames,
+    paged,
+    selection,
+    svg,
+    theme,
+    triage,
+    widgets,
+)
 from evals.dashboard.comparison import Side
 from evals.model.summary import AdaptiveSummary
 
@@ -253,12 +265,16 @@ def _case_params(case_id: str) -> dict[str, str]:
     return selection.sides_params(baseline, candidate, **{selection.CASE: case_id})
 
 
+marks = badges.case_marks(triage.current(url, suite_id), environment)
+shown["triage"] = [badges.marks_text(marks.get(case, [])) for case in shown["case"]]
 regressed = shown[shown["verdict"] == "regression"]
 if not regressed.empty:
     with st.container(border=True):
         st.markdown(f"**Regressed cases ({len(regressed)})**: open one")
         for row in regressed.head(SHOWN_LINKS).to_dict("records"):
             label = f"{row['case']}" + (f" · {row['priority']}" if row["priority"] else "")
+            if row["triage"]:
+                label += f" [{row['triage']}]"
             if row["failing_assertion"]:
                 label += f" — {row['failing_assertion'][:120]}"
             st.page_link(
@@ -285,6 +301,7 @@ paged.draw(
             href=lambda row: selection.link("case", _case_params(row["case"])),
         ),
         paged.Column("priority", "priority"),
+        paged.Column("triage", "triage"),
         paged.Column("failing_assertion", "failing assertion"),
         paged.Column("baseline", "baseline", theme.percent),
         paged.Column("candidate", "candidate", theme.percent),

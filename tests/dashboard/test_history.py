@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import streamlit
 from streamlit.testing.v1 import AppTest
 
 from evals.dashboard import changes, history, morning
@@ -192,3 +193,47 @@ def test_the_answer_lines_are_short_and_escaped() -> None:
     line = morning.change_line(row, lambda kind, name: f"case?case={name}")
     assert "<b>x</b>" not in line and "&lt;b&gt;x&lt;/b&gt;" in line
     assert "-100.0 pp" in line and "since 2026-03-08 03:00 · commit abc (e1), 3 evaluations" in line
+
+
+@pytest.mark.slow
+def test_a_quarantined_case_carries_its_badge_on_every_page(
+    nightly_stores: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from evals.pipeline import triage
+    from evals.store import open_store
+
+    store = nightly_stores[1]
+    case = "refunds-question-refund-3"
+    opened = open_store(store)
+    now = time.time()
+    try:
+        suite_id = opened.list_evaluations(limit=1)[0].suite_id
+        triage.record(
+            opened,
+            triage.new_action(
+                "quarantine",
+                suite_id,
+                "ann@example.com",
+                "flaky refund API",
+                now=now,
+                case_id=case,
+                environment="nightly",
+                until=now + 86400,
+            ),
+        )
+    finally:
+        opened.close()
+    streamlit.cache_data.clear()  # the triage log is read with a cache of a few seconds
+    landing = _landing(store, monkeypatch)
+    line = next(li for li in landing.split("<li>") if f">{case}</a>" in li)
+    assert "quarantined until" in line and "flaky refund API" in line
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.switch_page("views/compare.py").run()
+    shown = " ".join(h.proto.body for h in app.html)
+    row = next(r for r in shown.split("<tr>") if f">{case}</a>" in r)
+    assert "quarantined until" in row
+    app.query_params["case"] = case
+    app.switch_page("views/case.py").run()
+    assert "quarantined until" in " ".join(h.proto.body for h in app.html)
