@@ -24,6 +24,7 @@ from evals.common.jsvalues import js_stringify
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.structured import extract_json_objects
 from evals.model.errors import SuiteError
+from evals.model.plan import SIMULATED_USER
 from evals.model.suite import ProviderSpec
 
 Purpose = Literal["text", "embedding"]
@@ -84,6 +85,17 @@ def _from_definition(definition: Any, purpose: Purpose) -> GraderProvider:
     )
 
 
+def _simulated_user(definition: Any) -> bool:
+    """promptfoo's isSimulatedUserProviderConfig: the id, or any provider in a mapping."""
+    if isinstance(definition, str):
+        return definition == SIMULATED_USER
+    if not isinstance(definition, dict):
+        return False
+    if isinstance(definition.get("id"), str):
+        return bool(definition["id"] == SIMULATED_USER)
+    return any(_simulated_user(value) for value in definition.values())
+
+
 def resolve_provider(ctx: GradeContext, purpose: Purpose, check: str) -> GraderProvider:
     """The grader provider for one assertion and purpose, with promptfoo's precedence."""
     definition = ctx.assertion.provider or ctx.case_options.get("provider")
@@ -93,7 +105,9 @@ def resolve_provider(ctx: GradeContext, purpose: Purpose, check: str) -> GraderP
         options = default_test.get("options") or {}
         provider = options.get("provider") if isinstance(options, dict) else None
         text = provider.get("text") if isinstance(provider, dict) else None
-        definition = default_test.get("provider") or text or provider
+        # as promptfoo: defaultTest's simulated user is never an implicit grader
+        candidates = (default_test.get("provider"), text, provider)
+        definition = next((c for c in candidates if c and not _simulated_user(c)), None)
     chosen = (
         _from_definition(definition, purpose) if definition else GraderProvider(_DEFAULTS[purpose])
     )
