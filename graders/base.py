@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,8 @@ class GradeContext:
     entry (where is-valid-openai-tools-call finds its `tools`) and `provider_id` its id
     (is-valid-function-call asks which provider it is); `grade_nested` grades
     another assertion on this same run (the grading engine supplies it; assert-set grades
-    its children with it). `latency_ms` is the run's one latency, from the source the
+    its children with it), leaving a pending grade (a judge, a check off the event loop)
+    to await. `latency_ms` is the run's one latency, from the source the
     suite names in `latency_source` (`gates.latency`: wall, the harness's clock, or
     agent, the agent's own report); every grader reads it and no other, but promptfoo's
     `latency` assertion, which reads the agent's report first, as promptfoo does. `case_test` is
@@ -48,7 +49,7 @@ class GradeContext:
     case_options: dict[str, Any] = field(default_factory=dict)
     provider_config: dict[str, Any] = field(default_factory=dict)
     provider_id: str = ""
-    grade_nested: Callable[[Assertion], Grade] | None = None
+    grade_nested: Callable[[Assertion], Grade | Awaitable[Grade]] | None = None
     case_test: dict[str, Any] = field(default_factory=dict)
     run_memo: dict[str, Any] = field(default_factory=dict)
 

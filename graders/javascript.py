@@ -13,11 +13,13 @@ fails the check with promptfoo's "Custom function threw error" reason.
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from typing import Any
 
 from evals.common import jsengine
 from evals.common.files import split_ref
 from evals.common.jsvalues import js_string, js_stringify
+from evals.common.offload import off_loop
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.python_assert import grade_from_result, is_grading_result
 from evals.graders.registry import register
@@ -76,37 +78,38 @@ def _invalid(ctx: GradeContext, result: Any, rendered: str) -> Grade:
     return Grade(False, 0.0, _with_value(reason, rendered), ctx.assertion.raw)
 
 
-def _file_result(ctx: GradeContext, ref: str) -> Any:
-    path, function = split_ref(ref)
-    source = (ctx.suite_root / path).read_text(encoding="utf-8")
-    return jsengine.call("exportedCheck", source, function, ctx.output, javascript_context(ctx))
-
-
 @register("javascript")
-def javascript(ctx: GradeContext) -> Grade:
-    """JavaScript code over `output` and `context` decides (boolean, score or GradingResult)."""
+def javascript(ctx: GradeContext) -> Coroutine[Any, Any, Grade]:
+    """JavaScript code over `output` and `context` decides (boolean, score or GradingResult).
+
+    The code runs off the event loop (it may take up to the sandbox's time limit), so
+    the grade is awaited; the context's JSON is written here, once per run.
+    """
     value = ctx.value
+    context = javascript_context(ctx)
     if (
         isinstance(value, str)
         and split_ref(value)[0].endswith(_JS_FILES)
         and (value.startswith("file://"))
     ):
-        try:
-            result = _file_result(ctx, value)
-        except jsengine.JavaScriptLimitError:
-            raise
-        except jsengine.JavaScriptError as exc:
-            return _threw(ctx, exc, value)
-        if not (isinstance(result, (bool, int, float)) or is_grading_result(result)):
-            return _invalid(ctx, result, value)
-        return normalize_result(ctx, result, value)
+        path, function = split_ref(value)
+        source = (ctx.suite_root / path).read_text(encoding="utf-8")
+        arguments = ("exportedCheck", source, function, ctx.output, context)
+        return _checked(ctx, arguments, value, file=True)
     if not isinstance(value, str):
         raise GraderError("Invariant failed: javascript assertion must have a string value")
     rendered = value.rstrip()
+    return _checked(ctx, ("assertion", rendered, ctx.output, context), rendered, file=False)
+
+
+async def _checked(ctx: GradeContext, arguments: tuple[Any, ...], shown: str, file: bool) -> Grade:
+    """The grade of one sandbox call (`arguments` for `jsengine.call`), run off the loop."""
     try:
-        result = jsengine.call("assertion", rendered, ctx.output, javascript_context(ctx))
+        result = await off_loop(jsengine.call, *arguments)
     except jsengine.JavaScriptLimitError:
         raise
     except jsengine.JavaScriptError as exc:
-        return _threw(ctx, exc, rendered)
-    return normalize_result(ctx, result, rendered)
+        return _threw(ctx, exc, shown)
+    if file and not (isinstance(result, (bool, int, float)) or is_grading_result(result)):
+        return _invalid(ctx, result, shown)
+    return normalize_result(ctx, result, shown)

@@ -7,8 +7,10 @@ score, the failure reason wording and how `not-` changes both.
 from __future__ import annotations
 
 import re
+from collections.abc import Coroutine
 from typing import Any
 
+from evals.common import jsregex
 from evals.common.jsengine import JavaScriptError, JavaScriptLimitError, regex_test
 from evals.common.jsvalues import (
     JS_WHITESPACE,
@@ -19,6 +21,7 @@ from evals.common.jsvalues import (
     json_parse,
     to_precision,
 )
+from evals.common.offload import off_loop
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import at_most, invariant, negation, outcome
 from evals.graders.refusal import is_basic_refusal
@@ -206,24 +209,39 @@ def starts_with(ctx: GradeContext) -> Grade:
 
 
 @register("regex")
-def regex(ctx: GradeContext) -> Grade:
+def regex(ctx: GradeContext) -> Grade | Coroutine[Any, Any, Grade]:
     """Output matches the regular expression anywhere, as JavaScript's `RegExp` matches.
 
     The pattern compiles as `new RegExp(value)` in the JavaScript sandbox, so its syntax
-    and meaning are JavaScript's; one that does not compile fails this check only.
+    and meaning are JavaScript's; one that does not compile fails this check only. A
+    pattern Python matches the same way within a bounded number of steps (`jsregex`) is
+    answered at once; any other runs off the event loop, within the sandbox's time and
+    memory limits (a match that exceeds one raises, making the run an error row).
     """
     value = assertion_value(ctx)
     invariant(value, '"regex" assertion type must have a string value')
     invariant(isinstance(value, str), '"regex" assertion type must have a string value')
+    text = output_string(ctx)
+    answer = jsregex.search(value, text)
+    if answer is None:
+        return _regex_in_sandbox(ctx, value, text)
+    return _regex_grade(ctx, value, answer)
+
+
+async def _regex_in_sandbox(ctx: GradeContext, pattern: str, text: str) -> Grade:
     try:
-        matched = regex_test(value, output_string(ctx))
+        matched = await off_loop(regex_test, pattern, text)
     except JavaScriptLimitError:
-        raise
+        raise  # the run becomes an error row
     except JavaScriptError as exc:
-        detail = f"Invalid regular expression: /{value}/: {exc.message}"
+        detail = f"Invalid regular expression: /{pattern}/: {exc.message}"
         return outcome(ctx, False, f"Invalid regex pattern: {detail}")
+    return _regex_grade(ctx, pattern, matched)
+
+
+def _regex_grade(ctx: GradeContext, pattern: str, matched: bool) -> Grade:
     passed = matched != ctx.inverse
-    return outcome(ctx, passed, f'Expected output to {negation(ctx)}match regex "{value}"')
+    return outcome(ctx, passed, f'Expected output to {negation(ctx)}match regex "{pattern}"')
 
 
 @register("is-refusal")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from evals.common.files import is_file_ref
 from evals.common.jsvalues import js_string, json_parse
+from evals.common.offload import CHEAP_STEPS, now_or_off_loop
 from evals.common.yaml12 import load_yaml_text
 from evals.graders.ajv_schema import DRAFT7_IDS, ajv_validator, meta_problems
 from evals.graders.base import GradeContext, GraderError
@@ -111,10 +112,17 @@ def _schema_validator(ctx: GradeContext, value: Any) -> jsonschema.protocols.Val
 
 
 @register("is-json")
-def is_json(ctx: GradeContext) -> Grade:
-    """The whole output is JSON, optionally conforming to a JSON schema."""
+def is_json(ctx: GradeContext) -> Grade | Coroutine[Any, Any, Grade]:
+    """The whole output is JSON, optionally conforming to a JSON schema.
+
+    Validating against a schema runs off the event loop (its patterns are JavaScript
+    regular expressions that may backtrack over long strings)."""
     value = assertion_value(ctx)
     text = output_string(ctx)
+    return now_or_off_loop(_is_json, CHEAP_STEPS + 1 if value else len(text), ctx, value, text)
+
+
+def _is_json(ctx: GradeContext, value: Any, text: str) -> Grade:
     try:
         parsed = json_parse(text)
         is_valid_json = True
@@ -222,10 +230,18 @@ def extract_json_objects(text: str) -> list[Any]:
 
 
 @register("contains-json")
-def contains_json(ctx: GradeContext) -> Grade:
-    """The output contains a JSON object, optionally one conforming to a JSON schema."""
+def contains_json(ctx: GradeContext) -> Grade | Coroutine[Any, Any, Grade]:
+    """The output contains a JSON object, optionally one conforming to a JSON schema.
+
+    Off the event loop with a schema, or for a long output (each `{` may start a parse)."""
     value = assertion_value(ctx)
-    objects = extract_json_objects(output_string(ctx))
+    text = output_string(ctx)
+    steps = CHEAP_STEPS + 1 if value else len(text) * 16
+    return now_or_off_loop(_contains_json, steps, ctx, value, text)
+
+
+def _contains_json(ctx: GradeContext, value: Any, text: str) -> Grade:
+    objects = extract_json_objects(text)
     reason = "Expected output to contain valid JSON"
     passed = (len(objects) == 0) if ctx.inverse else (len(objects) > 0)
     for obj in objects:

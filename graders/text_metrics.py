@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Coroutine
 from itertools import pairwise
 from typing import Any
 
 import regex
 
 from evals.common.jsvalues import js_string, to_fixed, utf16_units
+from evals.common.offload import now_or_off_loop
 from evals.graders import porter_stemmer, wordnet
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import at_most, invariant
@@ -253,11 +255,17 @@ def _references(ctx: GradeContext, message: str) -> list[str]:
 
 
 @register("levenshtein")
-def levenshtein(ctx: GradeContext) -> Grade:
-    """Edit distance to the value is at most `threshold` (default 5)."""
+def levenshtein(ctx: GradeContext) -> Grade | Coroutine[Any, Any, Grade]:
+    """Edit distance to the value is at most `threshold` (default 5); between long texts
+    (quadratic work) off the event loop."""
     value = assertion_value(ctx)
     invariant(isinstance(value, str), '"levenshtein" assertion type must have a string value')
-    distance = levenshtein_distance(output_string(ctx), value)
+    text = output_string(ctx)
+    return now_or_off_loop(_levenshtein, len(text) * len(value), ctx, text, value)
+
+
+def _levenshtein(ctx: GradeContext, text: str, value: str) -> Grade:
+    distance = levenshtein_distance(text, value)
     threshold = 5 if ctx.assertion.threshold is None else ctx.assertion.threshold
     return at_most(ctx, distance, threshold, f"Levenshtein distance {distance}")
 
@@ -379,12 +387,19 @@ def meteor_score(
 
 
 @register("meteor")
-def meteor(ctx: GradeContext) -> Grade:
-    """METEOR against one or more references reaches `threshold` (default 0.5)."""
+def meteor(ctx: GradeContext) -> Grade | Coroutine[Any, Any, Grade]:
+    """METEOR against one or more references reaches `threshold` (default 0.5); over long
+    texts (word matching is quadratic) off the event loop."""
     refs = _references(ctx, '"meteor" assertion must have a string or array of strings value')
+    text = output_string(ctx)
+    steps = len(text) * sum(len(ref) for ref in refs) // 16
+    return now_or_off_loop(_meteor, steps, ctx, text, refs)
+
+
+def _meteor(ctx: GradeContext, text: str, refs: list[str]) -> Grade:
     raw: dict[str, Any] = ctx.assertion.raw
     params = (raw.get("alpha", 0.9), raw.get("beta", 3), raw.get("gamma", 0.5))
-    score = meteor_score(output_string(ctx), refs, params)
+    score = meteor_score(text, refs, params)
     threshold = 0.5 if ctx.assertion.threshold is None else ctx.assertion.threshold
     passed = score < threshold if ctx.inverse else score >= threshold
     reason = (

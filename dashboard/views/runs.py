@@ -9,6 +9,7 @@ import streamlit as st
 from sqlalchemy.exc import DBAPIError
 
 from evals.dashboard import data, paged, selection, widgets
+from evals.store.dashboard_queries import SearchError
 
 PAGE = 100
 # Outputs and errors in the first view are cut at this length; the full table has them whole.
@@ -61,6 +62,9 @@ filters = (
 )
 try:
     found = data.search_runs(url, chosen["id"], filters, PAGE, (page - 1) * PAGE)
+except SearchError as error:
+    st.error(f"The search was not run: {error}.")
+    st.stop()
 except DBAPIError as error:
     st.error(f"The search failed: {error.orig}. Check the regular expression.")
     st.stop()

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.common.blocking import run_to_completion
+from evals.common.jsengine import JavaScriptLimitError
 from evals.common.templating import TemplateError, render_value
 from evals.graders.base import GradeContext, GraderError
 from evals.graders.contracts import suite_contracts
@@ -51,12 +52,14 @@ class AssertionRaised(Exception):
     Raised by a case's grading, `grade` is the run's grade all the same: every other
     assertion graded, each one that raised an errored, failed component with its message,
     combined by promptfoo's scoring rules (so a policy violation still marks it).
+    `limit` is "time" or "memory" when the sandbox stopped the check at one of its limits.
     """
 
-    def __init__(self, message: str, grade: Grade | None = None) -> None:
+    def __init__(self, message: str, grade: Grade | None = None, limit: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.grade = grade
+        self.limit = limit
 
 
 def raised_grade(assertion: Assertion, raised: AssertionRaised) -> Grade:
@@ -105,7 +108,7 @@ def _shared_fields(
         "provider_config": context.get("provider_config") or {},
         "provider_id": context.get("provider_id") or "",
         "grade_nested": functools.partial(
-            grade_assertion, output=output, response=response, **context
+            start_assertion, output=output, response=response, **context
         ),
         "case_test": context.get("case_test") or {},
         "run_memo": {},
@@ -155,6 +158,9 @@ def _prepare(
 def _raised(assertion: Assertion, exc: Exception) -> AssertionRaised:
     if isinstance(exc, AssertionRaised):
         return exc
+    if isinstance(exc, JavaScriptLimitError):
+        message = f"Error: the {assertion.type} check was stopped: {exc.message}"
+        return AssertionRaised(message, limit=exc.limit)
     if isinstance(exc, GraderError):
         return AssertionRaised(f"Error: {exc}")
     return AssertionRaised(f"Error: {assertion.type} raised {_detail(exc)}")
@@ -209,6 +215,14 @@ async def _awaited(assertion: Assertion, pending: Awaitable[Grade]) -> Grade:
     except Exception as exc:  # user graders may raise anything
         raise _raised(assertion, exc) from None
     return _settled(assertion, grade)
+
+
+def start_assertion(
+    assertion: Assertion, output: Any, response: AgentResponse, **context: Any
+) -> Grade | Coroutine[Any, Any, Grade]:
+    """`grade_assertion` that leaves a pending grade (a judge, a check running off the
+    event loop) for the caller to await instead of blocking for it."""
+    return _start_assertion(assertion, output, response, context)
 
 
 async def grade_assertion_async(
@@ -322,7 +336,7 @@ def _case_context(case: Case, **context: Any) -> dict[str, Any]:
 def _graded(
     case: Case,
     grades: list[tuple[Assertion, Grade]],
-    raised: list[str],
+    raised: list[AssertionRaised],
     response: AgentResponse,
     context: dict[str, Any],
 ) -> Grade:
@@ -331,7 +345,9 @@ def _graded(
     violations included), with neither the scorecard nor the scoring function, which
     decide a verdict the run no longer has."""
     if raised:
-        raise AssertionRaised(raised[0], combine(grades, case.threshold, case.vars))
+        first = raised[0]
+        grade = combine(grades, case.threshold, case.vars)
+        raise AssertionRaised(first.message, grade, first.limit)
     return _finished(case, _combined(case, grades, response, context), context)
 
 
@@ -344,13 +360,13 @@ def grade_case(case: Case, response: AgentResponse, *, output: Any, **context: A
     keywords = _case_context(case, **context)
     shared = _shared_fields(output, response, keywords)
     grades: list[tuple[Assertion, Grade]] = []
-    raised: list[str] = []
+    raised: list[AssertionRaised] = []
     for assertion in per_run_assertions(case):
         try:
             started = _start_assertion(assertion, output, response, keywords, shared)
             grade = started if isinstance(started, Grade) else run_to_completion(started)
         except AssertionRaised as exc:
-            raised.append(exc.message)
+            raised.append(exc)
             grade = raised_grade(assertion, exc)
         grades.append((assertion, grade))
     return _graded(case, grades, raised, response, context)
@@ -376,13 +392,13 @@ async def grade_case_async(
     pending = [s for s in started if not isinstance(s, Grade | AssertionRaised)]
     judged = iter(await asyncio.gather(*pending, return_exceptions=True) if pending else [])
     grades: list[tuple[Assertion, Grade]] = []
-    raised: list[str] = []
+    raised: list[AssertionRaised] = []
     for assertion, outcome in zip(asserts, started, strict=True):
         result: Grade | BaseException = (
             outcome if isinstance(outcome, Grade | AssertionRaised) else next(judged)
         )
         if isinstance(result, AssertionRaised):
-            raised.append(result.message)
+            raised.append(result)
             result = raised_grade(assertion, result)
         elif isinstance(result, BaseException):
             raise result

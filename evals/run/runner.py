@@ -443,7 +443,7 @@ class Runner:
             response = replace(response, output=output)
         try:
             with traced.stage("grade"):
-                grade = await grade_case_async(
+                grading = grade_case_async(
                     run.case,
                     response,
                     output=output,
@@ -456,8 +456,15 @@ class Runner:
                     provider_id=run.provider.id,
                     suite_config=self.suite_config,
                 )
+                grade = await (
+                    asyncio.wait_for(grading, self.timeout_s) if self.timeout_s else grading
+                )
+        except TimeoutError:
+            message = f"the checks took longer than the timeout of {self.timeout_s:g} s"
+            return _response_error(run, prompt, response, "timeout", message, started)
         except AssertionRaised as exc:
-            record = _response_error(run, prompt, response, "grader_error", exc.message, started)
+            kind: ErrorKind = "timeout" if self._is_timeout(exc) else "grader_error"
+            record = _response_error(run, prompt, response, kind, exc.message, started)
             record.grade = exc.grade  # the run's other checks, policy violations included
             return record
         return _record(
@@ -470,6 +477,13 @@ class Runner:
             started_at=started,
             ended_at=ended,
         )
+
+    def _is_timeout(self, raised: AssertionRaised) -> bool:
+        """Whether the sandbox stopped a check at the run's own timeout (shorter than the
+        sandbox's limit of one call): the run timed out, as a slow agent's would."""
+        if raised.limit != "time" or not self.timeout_s:
+            return False
+        return self.timeout_s <= jsengine.DEFAULT_TIME_LIMIT_S
 
     async def run(self, plan: Iterable[PlannedRun], on_record: Callable[[RunRecord], None]) -> int:
         """Execute every planned run with bounded concurrency; returns how many ran."""

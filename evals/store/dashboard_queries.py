@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 import re
+import time
+from collections.abc import Callable
 from typing import Any
 
+import regex as regex_module
 from sqlalchemy import (
     BigInteger,
     Engine,
@@ -25,10 +28,13 @@ from sqlalchemy import (
     or_,
     select,
 )
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.expression import ColumnClause, ColumnElement
 
+from evals.common.jsengine import DEFAULT_TIME_LIMIT_S
 from evals.store.schema import (
     evaluations,
     gate_results,
@@ -159,6 +165,44 @@ def _verdict() -> Any:
     return JsonMember(evaluations.c.gates, "verdict").label("verdict")
 
 
+SEARCH_TIME_LIMIT_S = DEFAULT_TIME_LIMIT_S
+"""Longest a regular-expression search of runs may take, the same limit as one check's
+regular expression: a pattern that backtracks without end stops there."""
+
+
+class SearchError(ValueError):
+    """A search the store will not run: an invalid pattern, or one past its time limit."""
+
+
+def _limited_regexp(pattern: str, deadline: float, state: dict[str, bool]) -> Callable[..., Any]:
+    """SQLite's `regexp(pattern, value)` for one search: Python's syntax (as SQLAlchemy's
+    own), matched by the `regex` module, which releases the GIL while it matches and
+    stops at the search's deadline."""
+    compiled = regex_module.compile(pattern)
+
+    def regexp(_: str, value: Any) -> bool | None:
+        if value is None:
+            return None
+        remaining = deadline - time.monotonic()
+        try:
+            if remaining <= 0:
+                raise TimeoutError
+            return compiled.search(str(value), timeout=remaining, concurrent=True) is not None
+        except TimeoutError:
+            state["timed_out"] = True
+            raise
+
+    return regexp
+
+
+def _timed_out_error() -> SearchError:
+    return SearchError(
+        f"the regular expression took longer than {SEARCH_TIME_LIMIT_S:g} s over these runs "
+        "and was stopped: simplify it (nested repetition such as (a+)+ backtracks) or narrow "
+        "the search with the other filters"
+    )
+
+
 class DashboardQueries:
     """Read-only queries over an engine opened by `evals.store.open_store`."""
 
@@ -168,6 +212,37 @@ class DashboardQueries:
     def _rows(self, query: Select[Any]) -> list[dict[str, Any]]:
         with self.engine.connect() as connection:
             return [dict(row._mapping) for row in connection.execute(query)]
+
+    def _searched(self, queries: list[Select[Any]], pattern: str) -> list[list[dict[str, Any]]]:
+        """The rows of `queries`, which match runs by the regular expression `pattern`,
+        all within SEARCH_TIME_LIMIT_S: SearchError past it, or for an invalid pattern."""
+        deadline = time.monotonic() + SEARCH_TIME_LIMIT_S
+        state = {"timed_out": False}
+        with self.engine.connect() as connection:
+            try:
+                self._limit_regexp(connection, pattern, deadline, state)
+                return [[dict(row._mapping) for row in connection.execute(q)] for q in queries]
+            except DBAPIError as exc:
+                if state["timed_out"] or "statement timeout" in str(exc.orig):
+                    raise _timed_out_error() from None
+                raise SearchError(f"the search failed: {exc.orig}") from None
+
+    def _limit_regexp(
+        self, connection: Connection, pattern: str, deadline: float, state: dict[str, bool]
+    ) -> None:
+        """Bound the connection's regular expressions by `deadline`: SQLite's `regexp`
+        function replaced for this search, PostgreSQL's statement timeout set for it."""
+        if connection.dialect.name == "sqlite":
+            try:
+                function = _limited_regexp(pattern, deadline, state)
+            except regex_module.error as exc:
+                raise SearchError(f"invalid regular expression: {exc}") from None
+            raw = connection.connection.driver_connection
+            raw.create_function("regexp", 2, function)  # type: ignore[union-attr]
+        elif connection.dialect.name == "postgresql":
+            connection.begin()
+            milliseconds = int(SEARCH_TIME_LIMIT_S * 1000)
+            connection.exec_driver_sql(f"SET LOCAL statement_timeout = {milliseconds}")
 
     def suites(self) -> list[dict[str, Any]]:
         """Every suite in the store: how many evaluations it has and when it last ran."""
@@ -672,7 +747,8 @@ class DashboardQueries:
         """Runs of an evaluation whose output, error, prompt or vars contain `text` (a
         case-insensitive substring, or a regular expression with `regex`), filtered by
         status, agent, case and `metadata`; one page of `limit` rows from `offset` (every
-        matching row for None), and the total.
+        matching row for None), and the total. A regular-expression search stops after
+        SEARCH_TIME_LIMIT_S with a SearchError, which an invalid pattern raises too.
 
         Each `(key, value)` of `metadata` must hold: the run's metadata (what the agent
         reported with its response, or what the harness recorded of the run) or its
@@ -705,7 +781,7 @@ class DashboardQueries:
             conditions.append(runs.c.case_id.in_(case_ids))
         if metadata:
             conditions.extend(self._metadata_conditions(evaluation_id, metadata))
-        total = self._rows(select(func.count().label("n")).select_from(runs).where(*conditions))
+        counted = select(func.count().label("n")).select_from(runs).where(*conditions)
         query = (
             select(
                 runs.c.case_id,
@@ -726,7 +802,10 @@ class DashboardQueries:
             .limit(limit)
             .offset(offset)
         )
-        rows = self._rows(query)
+        if text and regex:
+            total, rows = self._searched([counted, query], text)
+        else:
+            total, rows = self._rows(counted), self._rows(query)
         for row in rows:
             row["output"] = _output_text(row["output"])
         return {"total": total[0]["n"], "rows": rows}

@@ -1,12 +1,16 @@
-"""Runs search by metadata: the run's metadata or its case's, on SQLite and PostgreSQL."""
+"""Runs search by metadata (the run's metadata or its case's, on SQLite and PostgreSQL), and
+regular-expression searches within their time limit."""
 
 from __future__ import annotations
+
+import threading
+import time
 
 import pytest
 
 from benchmarks.dashboard_scale import fill
-from evals.store import Store
-from evals.store.dashboard_queries import DashboardQueries
+from evals.store import Store, dashboard_queries, open_store
+from evals.store.dashboard_queries import DashboardQueries, SearchError
 
 FILTERS = [
     [("model", "sim-2")],
@@ -54,3 +58,49 @@ def test_a_key_with_a_double_quote_is_refused(store: Store) -> None:
     fill(store, evaluations=1, cases=2, repeats=1)
     with pytest.raises(ValueError, match="double quote"):
         DashboardQueries(store.engine).search_runs("scale-0000", metadata=[('a"b', "c")])
+
+
+def _search_in_thread(queries: DashboardQueries, pattern: str) -> dict[str, object]:
+    """The outcome of a regex search, or "still running" after a minute (a daemon thread
+    left behind: a search without a limit never ends)."""
+    outcome: dict[str, object] = {"state": "still running"}
+
+    def search() -> None:
+        try:
+            outcome["found"] = queries.search_runs("scale-0000", text=pattern, regex=True)
+            outcome["state"] = "found"
+        except SearchError as exc:
+            outcome["error"], outcome["state"] = str(exc), "refused"
+
+    thread = threading.Thread(target=search, daemon=True)
+    thread.start()
+    thread.join(60)
+    return outcome
+
+
+def test_a_catastrophic_regex_search_stops_at_its_limit(
+    sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dashboard_queries, "SEARCH_TIME_LIMIT_S", 1.0)
+    store = open_store(sqlite_url)
+    try:
+        fill(store, evaluations=1, cases=4, repeats=1)
+        with store.engine.begin() as connection:
+            connection.exec_driver_sql("UPDATE runs SET error = ?", ("a" * 80 + "!",))
+        queries = DashboardQueries(store.engine)
+        started = time.monotonic()
+        outcome = _search_in_thread(queries, "^(a|aa)+$")
+        assert outcome["state"] == "refused", outcome
+        assert "longer than 1 s" in str(outcome["error"])
+        assert time.monotonic() - started < 30
+        # the limit is per search: a quick one afterwards answers
+        every = queries.search_runs("scale-0000")["total"]
+        assert queries.search_runs("scale-0000", text="^a+!$", regex=True)["total"] == every
+    finally:
+        store.close()
+
+
+def test_an_invalid_search_pattern_is_a_search_error(store: Store) -> None:
+    fill(store, evaluations=1, cases=2, repeats=1)
+    with pytest.raises(SearchError):
+        DashboardQueries(store.engine).search_runs("scale-0000", text="(unclosed", regex=True)
