@@ -57,9 +57,10 @@ def test_a_long_correct_answer_passes_a_backtracking_regex(
 
 def test_a_regex_past_its_memory_limit_is_an_error_row_not_a_fail(tmp_path: Path) -> None:
     """Run in a process of its own, with the regex realm's memory limit lowered."""
+    check = "[{type: regex, value: '^(ab)+$'}]"
     (tmp_path / "suite.yaml").write_text(
         "prompts: ['{{ a }}']\nproviders: [echo]\n"
-        f"tests: [{{vars: {{a: {'ab' * 400_000}}}, assert: [{{type: regex, value: '^(ab)+$'}}]}}]\n",
+        f"tests: [{{vars: {{a: {'ab' * 400_000}}}, assert: {check}}}]\n",
         encoding="utf-8",
     )
     script = textwrap.dedent(
