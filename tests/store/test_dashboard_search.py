@@ -78,6 +78,7 @@ def _search_in_thread(queries: DashboardQueries, pattern: str) -> dict[str, obje
     return outcome
 
 
+@pytest.mark.slow
 def test_a_catastrophic_regex_search_stops_at_its_limit(
     sqlite_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
