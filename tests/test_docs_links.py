@@ -41,8 +41,7 @@ def test_relative_links_lead_to_a_file_and_a_heading(page: Path) -> None:
     for target in links(page):
         path, _, fragment = target.partition("#")
         file = (page.parent / path).resolve() if path else page
-        if not file.exists():
-            broken.append(target)
-        elif fragment and file.suffix == ".md" and fragment not in anchors(file):
+        missing = not file.exists()
+        if missing or (fragment and file.suffix == ".md" and fragment not in anchors(file)):
             broken.append(target)
     assert not broken, broken
