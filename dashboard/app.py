@@ -30,6 +30,7 @@ PAGES = [
         "views/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"
     ),
     st.Page("views/case.py", title="Case", icon=":material/search:", url_path="case"),
+    st.Page("views/outputs.py", title="Outputs", icon=":material/view_column:", url_path="outputs"),
     st.Page("views/runs.py", title="Runs", icon=":material/manage_search:", url_path="runs"),
     st.Page("views/cost_latency.py", title="Cost and latency", icon=":material/timer:"),
     *auth.pages(person),

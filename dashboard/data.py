@@ -160,6 +160,14 @@ def comparison(
     return compare_sides(_store(url), baseline, candidate, environment)
 
 
+@st.cache_data(show_spinner=False, max_entries=128)
+def case_outputs(
+    url: str, evaluation_id: str, agent: str, case_ids: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    """Every run of one agent on the given cases, with its output as text."""
+    return _queries(url).case_outputs(evaluation_id, agent, list(case_ids))
+
+
 @st.cache_data(show_spinner=False)
 def case_assertion_types(url: str, evaluation_id: str) -> list[dict[str, Any]]:
     """Per case and assertion type of an evaluation: checks and failures."""

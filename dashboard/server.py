@@ -33,6 +33,7 @@ VIEWS = (
     "views/overview.py",
     "views/compare.py",
     "views/case.py",
+    "views/outputs.py",
     "views/runs.py",
     "views/cost_latency.py",
 )

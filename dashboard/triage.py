@@ -70,6 +70,45 @@ def submit(
     return stored
 
 
+def annotate(
+    person: Visitor, url: str, kind: str, suite_id: str, comment: str, **run: Any
+) -> TriageAction:
+    """Record `person`'s (a triager's) annotation of one run: an override, a thumb or a
+    comment (`run`: evaluation_id, case_id, agent, prompt_id, repeat, label)."""
+    _refuse(person)
+    action = triage.new_annotation(kind, suite_id, person.actor, comment, now=time.time(), **run)
+    stored = triage.record(_writer(triage_url(url)), action)
+    st.cache_data.clear()
+    return stored
+
+
+def run_annotations(
+    actions: list[TriageAction], evaluation_id: str, case_id: str
+) -> dict[tuple[str, str, int], list[TriageAction]]:
+    """The annotations in force of one case's runs in one evaluation, by (agent, prompt,
+    repeat), newest first."""
+    found: dict[tuple[str, str, int], list[TriageAction]] = {}
+    for action in actions:
+        if action.evaluation_id != evaluation_id or action.case_id != case_id:
+            continue
+        if action.agent is None or action.repeat is None:
+            continue
+        found.setdefault((action.agent, action.prompt_id or "", action.repeat), []).append(action)
+    return found
+
+
+def annotation_text(action: TriageAction) -> str:
+    """One annotation in words: `override to fail by ann@example.com, 2026-03-08 09:12 UTC:
+    the total is wrong`."""
+    what = {
+        "override": f"verdict overridden to {action.label}",
+        "rate": f"thumb {action.label}",
+        "comment": "comment",
+    }.get(action.kind, action.kind)
+    said = f": {action.reason}" if action.reason else ""
+    return f"{what} by {action.actor}, {triage.when(action.created_at)}{said}"
+
+
 def withdraw(person: Visitor, url: str, action_id: int, reason: str) -> TriageAction:
     """Record the removal of an action by `person` (a triager)."""
     _refuse(person)

@@ -436,6 +436,16 @@ def cmd_triage(args: argparse.Namespace) -> int:
     if args.action == "list":
         triage.print_actions(triage.listing(args.store, args.suite, args.all, now), now)
         return int(ExitCode.OK)
+    if args.action == "labels":
+        from evals.pipeline.labels import human_labels, write_labels
+
+        with triage.opened(args.store) as store:
+            labels = human_labels(store, args.suite, args.assertion)
+        write_labels(Path(args.output), labels)
+        print(f"wrote {len(labels.items)} labelled output(s) to {args.output}")
+        for why in labels.left_out:
+            print(f"left out: {why}")
+        return int(ExitCode.OK)
     actor = args.by or os.environ.get("EVALS_TRIAGE_ACTOR") or getpass.getuser()
     if args.action == "remove":
         with triage.opened(args.store) as store:
@@ -904,6 +914,18 @@ def build_parser() -> argparse.ArgumentParser:
     added.add_argument("--link", help="an https:// link: the issue, the fix")
     added.add_argument("--by", help="who (default: $EVALS_TRIAGE_ACTOR, else the user name)")
     _add_store(added)
+    labelled = triage_sub.add_parser(
+        "labels",
+        help="people's verdicts on runs (overrides, thumbs) as a file for `evals calibrate`",
+    )
+    labelled.add_argument("--suite", required=True, help="suite id")
+    labelled.add_argument(
+        "--assertion",
+        default="llm-rubric",
+        help="the judge's assertion type, taken from each run's grade (default llm-rubric)",
+    )
+    labelled.add_argument("-o", "--output", required=True, help="the .jsonl file to write")
+    _add_store(labelled)
     removed = triage_sub.add_parser("remove", help="withdraw an action (recorded, not deleted)")
     removed.add_argument("id", type=int, help="the action's id (`evals triage list`)")
     removed.add_argument("--reason", required=True, help="why")

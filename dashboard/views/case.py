@@ -18,6 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from evals.dashboard import (
+    auth,
     badges,
     data,
     diffs,
@@ -30,6 +31,7 @@ from evals.dashboard import (
     widgets,
 )
 from evals.dashboard.comparison import Side
+from evals.model.errors import SuiteError
 from evals.model.results import RunRecord
 from evals.reports.conversation import conversation_html, is_conversation
 
@@ -385,3 +387,75 @@ def timings(shown: tuple[tuple[str, RunRecord, Side, dict[str, Any]], ...]) -> N
 
 shown = ((left_title, left, left_side, left_row), (right_title, right, candidate, chosen))
 widgets.on_demand("Timings, tokens and cost per step", "timings", lambda: timings(shown))
+
+# People's word on these two runs: their annotations in force, and (for triagers) a form
+# to add one. No gate counts an annotation; `evals triage labels` reads them for
+# `evals calibrate`.
+in_force = triage.current(url, suite_id)
+shown_runs = [
+    (left_title, left_side, left_row),
+    (right_title, candidate, chosen),
+]
+notes = []
+for title, side, row in shown_runs:
+    held = triage.run_annotations(in_force, side.evaluation_id, case_id).get(
+        (side.agent, row["prompt_id"], row["repeat"]), []
+    )
+    texts = [triage.annotation_text(a) for a in held] or ["none yet"]
+    notes.append(f"<p><b>{html.escape(title)}</b></p>" + _note("\n".join(texts)))
+st.html(
+    widgets.heading_html(
+        "What people said of these runs",
+        "Overrides, thumbs and comments, kept in the triage log with who and when. They "
+        "change no verdict and no gate; `evals triage labels` turns them into labels for "
+        "`evals calibrate`.",
+    )
+    + _two_columns(notes)
+)
+person = auth.visitor()
+if person.can_triage:
+    KINDS = {
+        "override:fail": "Override the verdict: fail",
+        "override:pass": "Override the verdict: pass",
+        "rate:up": "Thumb up",
+        "rate:down": "Thumb down",
+        "comment:": "Comment",
+    }
+    with st.form("annotate_form", clear_on_submit=True):
+        which = st.radio(
+            "Run",
+            [0, 1],
+            format_func=lambda i: shown_runs[i][0],
+            horizontal=True,
+            index=1,
+            key="annotate_run",
+        )
+        picked = st.radio(
+            "Annotation",
+            list(KINDS),
+            format_func=KINDS.__getitem__,
+            horizontal=True,
+            key="annotate_kind",
+        )
+        said = st.text_input("Why (needed for an override or a comment)", key="annotate_reason")
+        if st.form_submit_button("Record annotation", type="primary"):
+            kind, _, label = picked.partition(":")
+            _, side, row = shown_runs[which]
+            try:
+                recorded = triage.annotate(
+                    person,
+                    url,
+                    kind,
+                    suite_id,
+                    said,
+                    evaluation_id=side.evaluation_id,
+                    case_id=case_id,
+                    agent=side.agent,
+                    prompt_id=row["prompt_id"],
+                    repeat=row["repeat"],
+                    label=label or None,
+                )
+            except SuiteError as error:
+                st.error(error.render())
+            else:
+                st.success(f"Recorded annotation {recorded.id}.")

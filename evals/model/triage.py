@@ -1,9 +1,15 @@
-"""Triage: what a team decided about a regression, a flaky case or a judge's verdict.
+"""Triage: what a team decided about a regression, a flaky case or a judge's verdict, and
+what people said of single runs (annotations).
 
 Every action is stored with who took it, when, why and (for a quarantine) until when, in
 an append-only log: removing an action is itself an action that names its target. A
 quarantined case keeps running and being reported with its own interval, but the
 regression and P0 gates leave it out until its expiry; after that it blocks again.
+
+Annotations are about one run (evaluation, case, agent, prompt, repeat): an `override`
+of its verdict (`label` pass or fail, with a reason), a `rate` (`label` up or down, with
+an optional comment) and a `comment`. No gate counts them: they are people's labels, shown
+beside the run and read by `evals triage labels` as the human side of `evals calibrate`.
 """
 
 from __future__ import annotations
@@ -11,8 +17,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-TriageKind = Literal["acknowledge", "quarantine", "accept_disagreement", "remove"]
+TriageKind = Literal[
+    "acknowledge", "quarantine", "accept_disagreement", "remove", "override", "rate", "comment"
+]
 TRIAGE_KINDS: tuple[str, ...] = ("acknowledge", "quarantine", "accept_disagreement")
+ANNOTATION_KINDS: tuple[str, ...] = ("override", "rate", "comment")
+# The labels of each annotation kind that takes one.
+ANNOTATION_LABELS: dict[str, tuple[str, ...]] = {
+    "override": ("pass", "fail"),
+    "rate": ("up", "down"),
+}
 EXPIRING_WITHIN_S = 24 * 3600.0
 
 
@@ -21,7 +35,9 @@ class TriageAction:
     """One triage action as stored (`id` None until stored).
 
     `environment` None applies to every environment. `target_id` is the action a `remove`
-    withdraws. Times are seconds since the epoch.
+    withdraws. An annotation names its run by `evaluation_id`, `case_id`, `agent`,
+    `prompt_id` and `repeat` (from 0), and holds its `label`. Times are seconds since the
+    epoch.
     """
 
     kind: TriageKind
@@ -36,6 +52,10 @@ class TriageAction:
     until: float | None = None
     link: str | None = None
     target_id: int | None = None
+    agent: str | None = None
+    prompt_id: str | None = None
+    repeat: int | None = None
+    label: str | None = None
     id: int | None = None
 
     def applies_to(self, environment: str | None) -> bool:

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from evals.model.errors import SuiteError
-from evals.model.triage import TRIAGE_KINDS, TriageAction, TriageKind
+from evals.model.triage import (
+    ANNOTATION_KINDS,
+    ANNOTATION_LABELS,
+    TRIAGE_KINDS,
+    TriageAction,
+    TriageKind,
+)
 
 if TYPE_CHECKING:
     from evals.store import Store
@@ -141,12 +147,81 @@ def new_action(
     )
 
 
+def new_annotation(
+    kind: str,
+    suite_id: str,
+    actor: str,
+    comment: str,
+    *,
+    now: float,
+    evaluation_id: str,
+    case_id: str,
+    agent: str,
+    prompt_id: str,
+    repeat: int,
+    label: str | None = None,
+) -> TriageAction:
+    """A checked annotation of one run, or a SuiteError saying what to fix.
+
+    An `override` sets the run's verdict as a person reads it (`label` pass or fail) and
+    needs a reason; a `rate` is a thumb (`label` up or down) with an optional comment; a
+    `comment` is a remark. None of them changes a verdict or a gate."""
+    if kind not in ANNOTATION_KINDS:
+        raise SuiteError(f"unknown annotation {kind!r}", fix=f"use one of {ANNOTATION_KINDS}")
+    who = _text(actor, "actor")
+    if who is None:
+        raise SuiteError("an annotation needs who made it", fix="log in, or give --by")
+    said = _text(comment, "comment") or ""
+    allowed = ANNOTATION_LABELS.get(kind)
+    if allowed is not None and label not in allowed:
+        raise SuiteError(f"a {kind} needs a label: one of {', '.join(allowed)}", fix="choose one")
+    if allowed is None and label is not None:
+        raise SuiteError(f"a {kind} takes no label", fix="leave the label out")
+    if kind in ("override", "comment") and not said:
+        raise SuiteError(f"a {kind} needs a reason", fix="say why")
+    if repeat < 0 or not (evaluation_id and case_id and agent):
+        raise SuiteError(
+            "an annotation names its run: evaluation, case, agent, prompt and repeat",
+            fix="annotate a run from the dashboard's Case page",
+        )
+    checked: TriageKind = kind  # type: ignore[assignment]
+    return TriageAction(
+        kind=checked,
+        suite_id=suite_id,
+        actor=who,
+        reason=said,
+        created_at=now,
+        case_id=case_id,
+        evaluation_id=evaluation_id,
+        agent=agent,
+        prompt_id=prompt_id,
+        repeat=repeat,
+        label=label,
+    )
+
+
 def record(store: Store, action: TriageAction) -> TriageAction:
     """Append a checked action to the store's triage log; returns it with its id.
 
     The suite must have an evaluation in the store, and a case must be one of the
-    suite's latest evaluation, so a mistyped id is refused rather than never matching.
+    suite's latest evaluation, so a mistyped id is refused rather than never matching;
+    an annotation's run must be stored.
     """
+    if action.kind in ANNOTATION_KINDS:
+        found = store.load_runs(
+            action.evaluation_id or "",
+            case_id=action.case_id,
+            agent=action.agent,
+            repeat=action.repeat,
+        )
+        if not any(r.key.prompt_id == action.prompt_id for r in found):
+            raise SuiteError(
+                f"no stored run of case {action.case_id!r} by {action.agent!r} (prompt "
+                f"{action.prompt_id!r}, repeat {action.repeat}) in evaluation "
+                f"{action.evaluation_id!r}",
+                fix="annotate a run the store holds",
+            )
+        return store.triage.record(action)
     latest = store.list_evaluations(suite_id=action.suite_id, limit=1)
     if not latest:
         raise SuiteError(
@@ -253,6 +328,7 @@ def print_actions(actions: list[TriageAction], now: float) -> None:
         table.add_column(column, overflow="fold")
     for action in actions:
         target = f" #{action.target_id}" if action.target_id is not None else ""
+        target += f" {action.label}" if action.label else ""
         reason = action.reason + (f" ({action.link})" if action.link else "")
         table.add_row(
             *(

@@ -731,6 +731,32 @@ class DashboardQueries:
         )
         return self._rows(query)
 
+    def case_outputs(
+        self, evaluation_id: str, agent: str, case_ids: list[str]
+    ) -> list[dict[str, Any]]:
+        """Every run of one agent on the given cases: its prompt, repeat, status, error and
+        output as text (a string output as its text), in plan order."""
+        query = (
+            select(
+                runs.c.case_id,
+                runs.c.prompt_id,
+                runs.c.repeat,
+                runs.c.status,
+                runs.c.error,
+                cast(runs.c.output, Text).label("output"),
+            )
+            .where(
+                runs.c.evaluation_id == evaluation_id,
+                runs.c.agent == agent,
+                runs.c.case_id.in_(case_ids),
+            )
+            .order_by(runs.c.case_index, runs.c.prompt_index, runs.c.repeat)
+        )
+        rows = self._rows(query)
+        for row in rows:
+            row["output"] = _output_text(row["output"])
+        return rows
+
     def search_runs(
         self,
         evaluation_id: str,

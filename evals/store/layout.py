@@ -18,7 +18,7 @@ from evals.model.evaluation import EvaluationMeta
 from evals.model.summary import GateReport
 from evals.store.codec import GRADE_COLUMNS, RUN_COLUMNS, EncodedRun
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 RUN_KEY_COLUMNS = ("evaluation_id", "case_id", "agent", "prompt_id", "repeat")
 

@@ -17,6 +17,7 @@ from evals.model.errors import HarnessFault, SuiteError
 from evals.store.groups import write_group_rows
 from evals.store.layout import SCHEMA_VERSION
 from evals.store.schema import (
+    TRIAGE_KINDS_SQL,
     evaluations,
     group_rates,
     group_verdicts,
@@ -77,6 +78,46 @@ def _add_triage_actions(connection: Connection) -> None:
     triage_actions.create(connection)
 
 
+_V6_TRIAGE_COLUMNS = (
+    "id, kind, suite_id, case_id, environment, evaluation_id, gate, until, reason, link, "
+    "actor, created_at, target_id"
+)
+
+
+def _add_annotations(connection: Connection) -> None:
+    """The triage log takes annotations of runs: three kinds and the run's columns.
+
+    PostgreSQL alters the kind check in place; SQLite cannot, so its table is rebuilt
+    with the current definition and the log copied over, ids kept."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("ALTER TABLE triage_actions DROP CONSTRAINT ck_triage_kind"))
+        check = f"CHECK ({TRIAGE_KINDS_SQL})"
+        connection.execute(
+            text(f"ALTER TABLE triage_actions ADD CONSTRAINT ck_triage_kind {check}")
+        )
+        for column, column_type in (
+            ("agent", "TEXT"),
+            ("prompt_id", "TEXT"),
+            ("repeat", "INTEGER"),
+            ("label", "VARCHAR(16)"),
+        ):
+            connection.execute(
+                text(f"ALTER TABLE triage_actions ADD COLUMN {column} {column_type}")
+            )
+        return
+    for index in triage_actions.indexes:
+        connection.execute(text(f"DROP INDEX IF EXISTS {index.name}"))
+    connection.execute(text("ALTER TABLE triage_actions RENAME TO triage_actions_v6"))
+    triage_actions.create(connection)
+    connection.execute(
+        text(
+            f"INSERT INTO triage_actions ({_V6_TRIAGE_COLUMNS}) "
+            f"SELECT {_V6_TRIAGE_COLUMNS} FROM triage_actions_v6 ORDER BY id"
+        )
+    )
+    connection.execute(text("DROP TABLE triage_actions_v6"))
+
+
 MIGRATIONS: list[Migration] = [
     (
         2,
@@ -99,6 +140,7 @@ MIGRATIONS: list[Migration] = [
         "triage actions: acknowledgements, quarantines, accepted disagreements",
         _add_triage_actions,
     ),
+    (7, "annotations of runs in the triage log: overrides, ratings, comments", _add_annotations),
 ]
 
 _POSTGRES_LOCK_KEY = 0x6576616C73  # "evals"

@@ -208,7 +208,10 @@ group_verdicts = Table(
     Index("ix_group_verdicts_name", "kind", "name", "verdict"),
 )
 
-TRIAGE_KINDS_SQL = "kind IN ('acknowledge', 'quarantine', 'accept_disagreement', 'remove')"
+TRIAGE_KINDS_SQL = (
+    "kind IN ('acknowledge', 'quarantine', 'accept_disagreement', 'remove', 'override', "
+    "'rate', 'comment')"
+)
 
 triage_actions = Table(
     "triage_actions",
@@ -226,6 +229,11 @@ triage_actions = Table(
     Column("actor", Text, nullable=False),
     Column("created_at", Double, nullable=False),
     Column("target_id", RowId, ForeignKey("triage_actions.id")),
+    # An annotation's run: with case_id and evaluation_id, its agent, prompt and repeat.
+    Column("agent", Text),
+    Column("prompt_id", Text),
+    Column("repeat", Integer),
+    Column("label", String(16)),
     CheckConstraint(TRIAGE_KINDS_SQL, name="ck_triage_kind"),
     CheckConstraint(
         "kind <> 'quarantine' OR (until IS NOT NULL AND case_id IS NOT NULL)",

@@ -50,8 +50,12 @@ CREATE TABLE triage_actions (
 	actor TEXT NOT NULL,
 	created_at DOUBLE NOT NULL,
 	target_id INTEGER,
+	agent TEXT,
+	prompt_id TEXT,
+	repeat INTEGER,
+	label VARCHAR(16),
 	PRIMARY KEY (id),
-	CONSTRAINT ck_triage_kind CHECK (kind IN ('acknowledge', 'quarantine', 'accept_disagreement', 'remove')),
+	CONSTRAINT ck_triage_kind CHECK (kind IN ('acknowledge', 'quarantine', 'accept_disagreement', 'remove', 'override', 'rate', 'comment')),
 	CONSTRAINT ck_triage_quarantine CHECK (kind <> 'quarantine' OR (until IS NOT NULL AND case_id IS NOT NULL)),
 	CONSTRAINT ck_triage_remove CHECK (kind <> 'remove' OR target_id IS NOT NULL),
 	FOREIGN KEY(target_id) REFERENCES triage_actions (id)

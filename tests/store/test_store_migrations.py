@@ -161,3 +161,48 @@ def test_a_read_only_sqlite_copy_is_upgraded_in_place(sqlite_url: str) -> None:
 
     assert [e.id for e in store.list_evaluations()] == ["ev-1"]
     store.close()
+
+
+def test_a_version_6_triage_log_is_kept_and_takes_annotations(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlalchemy import text
+
+    from evals.model.triage import TriageAction
+    from evals.store import migrations
+
+    _write_version_1_store(store_url)
+    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:-1])
+    monkeypatch.setattr(migrations, "SCHEMA_VERSION", 6)
+    engine = create_store_engine(resolve_url(store_url))
+    ensure_schema(engine)
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO triage_actions (id, kind, suite_id, case_id, until, reason, actor, "
+                "created_at) VALUES (5, 'quarantine', 's', 'c', 9e9, 'flaky', 'ann', 1.0)"
+            )
+        )
+    engine.dispose()
+    monkeypatch.undo()
+
+    store = open_store(store_url)
+    (kept,) = store.triage.history("s")
+    assert (kept.id, kept.kind, kept.case_id, kept.reason) == (5, "quarantine", "c", "flaky")
+    note = TriageAction(
+        "override",
+        "s",
+        "tom",
+        "the judge missed the sourced price",
+        2.0,
+        case_id="c",
+        evaluation_id="ev-1",
+        agent="a",
+        prompt_id="p",
+        repeat=1,
+        label="pass",
+    )
+    stored = store.triage.record(note)
+    assert stored.id == 6 and store.triage.get(6) == stored
+    store.close()
+    assert _reflected_shape(store_url) == _declared_shape()
