@@ -44,7 +44,7 @@ def deciding(actions: list[TriageAction]) -> list[TriageAction]:
     thumb, the newest of a kind (actions come newest first)."""
     chosen: dict[tuple[Any, ...], TriageAction] = {}
     for action in actions:
-        if action.kind not in _RANK or (action.kind, action.label) not in HUMAN:
+        if action.kind not in _RANK or (action.kind, action.label or "") not in HUMAN:
             continue
         held = chosen.get(_run_key(action))
         if held is None or _RANK[action.kind] < _RANK[held.kind]:
@@ -74,17 +74,18 @@ def human_labels(store: Store, suite_id: str, assertion_type: str) -> Labels:
         if run is None:
             left_out.append(f"{where}: the run is no longer stored")
             continue
-        for assertion in _assertions(run.grade, assertion_type) or [None]:
-            if assertion is None:
-                left_out.append(f"{where}: its grade has no {assertion_type} assertion")
-                continue
+        applied = _assertions(run.grade, assertion_type)
+        if not applied:
+            left_out.append(f"{where}: its grade has no {assertion_type} assertion")
+        human = HUMAN[(action.kind, action.label or "")]
+        for assertion in applied:
             items.append(
                 {
                     "output": run.response.output,
                     "vars": run.vars,
                     "prompt": run.prompt,
                     "assert": assertion,
-                    "human": "pass" if HUMAN[(action.kind, action.label)] else "fail",
+                    "human": "pass" if human else "fail",
                     "rubric": assertion_type,
                     "source": {
                         "evaluation": action.evaluation_id,
