@@ -404,3 +404,66 @@ def test_the_command_runs_a_conversation_suite_piped_to_a_file(write_suite, tmp_
     (row,) = report["results"]["results"]
     assert row["response"]["output"].startswith("User: hello\n---\nAssistant: seen 2: hello")
     assert row["response"]["metadata"]["messages"][0] == {"role": "user", "content": "hello"}
+
+
+class _ChatServer(BaseHTTPRequestHandler):
+    """An OpenAI-compatible model playing the user: it keeps each request's messages."""
+
+    requests: ClassVar[list[dict]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append(body)
+        spoken = sum(m["role"] == "assistant" for m in body["messages"])
+        text = "I want boots" if spoken == 0 else "###STOP###"
+        reply = {
+            "id": "c",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": text},
+                }
+            ],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10},
+        }
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        return
+
+
+def test_a_model_plays_the_user_from_its_instructions(write_suite):
+    server = HTTPServer(("127.0.0.1", 0), _ChatServer)
+    Thread(target=server.serve_forever, daemon=True).start()
+    user = f"""\
+        id: openai:chat:gpt-4o-mini
+        config: {{apiBaseUrl: "http://127.0.0.1:{server.server_port}/v1", apiKey: local}}
+"""
+    try:
+        path = write_suite(
+            _suite(user, "  - vars: {topic: shoes, instructions: 'You want boots, size 42'}\n"),
+            {"agent.py": AGENT},
+        )
+        (record,) = _run(path)
+    finally:
+        server.shutdown()
+    assert record.status == "pass", record.error
+    assert _user_messages(record) == ["I want boots"]
+    first, second = _ChatServer.requests[-2:]
+    assert first["messages"][0]["role"] == "system"
+    assert "You want boots, size 42" in first["messages"][0]["content"]
+    assert "###STOP###" in first["messages"][0]["content"]
+    # the user's own message comes back as the assistant's, the agent's as the user's
+    assert [m["role"] for m in second["messages"]] == ["system", "assistant", "user"]
+    # the user's tokens are the user's, not the agent's
+    assert record.response.metadata["conversation"]["user"]["tokenUsage"]["total"] == 20
+    assert record.response.token_usage["total"] == 12
