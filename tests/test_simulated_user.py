@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from threading import Thread
 from typing import ClassVar
@@ -351,8 +351,9 @@ class _TaskServer(BaseHTTPRequestHandler):
         return
 
 
+@pytest.mark.slow
 def test_without_a_user_provider_the_user_is_promptfoos_hosted_model(write_suite, monkeypatch):
-    server = HTTPServer(("127.0.0.1", 0), _TaskServer)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _TaskServer)
     Thread(target=server.serve_forever, daemon=True).start()
     try:
         monkeypatch.setenv(
@@ -441,8 +442,9 @@ class _ChatServer(BaseHTTPRequestHandler):
         return
 
 
+@pytest.mark.slow
 def test_a_model_plays_the_user_from_its_instructions(write_suite):
-    server = HTTPServer(("127.0.0.1", 0), _ChatServer)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ChatServer)
     Thread(target=server.serve_forever, daemon=True).start()
     user = f"""\
         id: openai:chat:gpt-4o-mini
