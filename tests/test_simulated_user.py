@@ -469,3 +469,23 @@ def test_a_model_plays_the_user_from_its_instructions(write_suite):
     # the user's tokens are the user's, not the agent's
     assert record.response.metadata["conversation"]["user"]["tokenUsage"]["total"] == 20
     assert record.response.token_usage["total"] == 12
+
+
+def test_an_agent_that_raises_mid_conversation_keeps_what_it_did(write_suite):
+    agent = AGENT.replace(
+        '    if "explode" in last:',
+        '    if "crash" in last:\n        raise RuntimeError("the agent crashed")\n'
+        '    if "explode" in last:',
+    )
+    user = """\
+        id: evals:scripted-user
+        config:
+          opening: "lookup my order"
+          responses: ["crash now"]
+"""
+    path = write_suite(_suite(user, "  - vars: {topic: shoes}\n"), {"agent.py": agent})
+    (record,) = _run(path)
+    assert record.status == "error"
+    assert record.error == "turn 2: agent raised RuntimeError: the agent crashed"
+    # the first turn's tool call is still there, for the policy and the reports
+    assert [s.name for s in record.response.trajectory if s.kind == "tool"] == ["lookup"]

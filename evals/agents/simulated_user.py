@@ -28,6 +28,7 @@ import fnmatch
 import json
 import os
 import time
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -246,6 +247,11 @@ def initial_messages(value: Any, variables: Mapping[str, Any], root: Path) -> li
     return messages
 
 
+def _detail(exc: Exception) -> str:
+    """The class and message of an exception, as an error row quotes it."""
+    return traceback.format_exception_only(type(exc), exc)[-1].strip()
+
+
 def _add_usage(total: dict[str, int], usage: Mapping[str, int]) -> None:
     for key, value in usage.items():
         total[key] = total.get(key, 0) + int(value)
@@ -334,16 +340,19 @@ class SimulatedUserAgent:
             if self._handed_over(talk):
                 return self._finish(talk, "handoff")
         for _ in range(simulation.max_turns):
-            reply = await self.user.call(
-                user_prompt(system, talk.messages),
-                # the user does not act on the world: its calls never depend on its state
-                replace(
-                    context,
-                    vars=self._user_vars(variables, instructions),
-                    environment=None,
-                    extra={**context.extra, GIVEN_MESSAGES: talk.given},
-                ),
-            )
+            try:
+                reply = await self.user.call(
+                    user_prompt(system, talk.messages),
+                    # the user does not act on the world: its calls never depend on its state
+                    replace(
+                        context,
+                        vars=self._user_vars(variables, instructions),
+                        environment=None,
+                        extra={**context.extra, GIVEN_MESSAGES: talk.given},
+                    ),
+                )
+            except Exception as exc:  # the user's code may raise anything
+                return self._failed(talk, f"simulated user raised {_detail(exc)}")
             _add_usage(talk.user_usage, reply.token_usage)
             talk.user_costs.append(reply.cost)
             talk.cached.append(reply.cached)
@@ -404,7 +413,10 @@ class SimulatedUserAgent:
             variables["sessionId"] = talk.session
         payload = agent_prompt(system, talk.messages, self.simulation.stateful, talk.session)
         started = time.time()
-        response = await self.target.call(payload, replace(context, vars=variables))
+        try:
+            response = await self.target.call(payload, replace(context, vars=variables))
+        except Exception as exc:  # the agent may raise anything: what it did so far is kept
+            return self._failed(talk, f"turn {talk.turn}: agent raised {_detail(exc)}")
         took = (time.time() - started) * 1000.0
         talk.last = response
         talk.cached.append(response.cached)
