@@ -9,10 +9,14 @@ original expression, walking every value.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import html
+import json
 import re
 import sys
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import pytest
 from hypothesis import example, given, settings
@@ -23,6 +27,7 @@ from evals.model.trajectory import Step
 from evals.tracing.redact import (
     _CACHE_CHARS,
     _CACHE_ENTRIES,
+    CUT_PIECE,
     MIN_REFERENCED_SECRET_LENGTH,
     MIN_SECRET_LENGTH,
     REDACTED,
@@ -54,13 +59,42 @@ URL_USERINFO = re.compile(r"(://[^/\s:@]+:)[^/\s@]+@")
 SECRETS = ("hunter2-hunter2", "Zq9!x7$k", "sk-known-value-123456", "pw42")
 
 
+def reference_forms(secret: str) -> set[str]:
+    """A secret as it is, re-cased, percent-, JSON- and HTML-escaped and in base64."""
+    quoted = [quote(secret, safe=""), quote(secret), quote_plus(secret)]
+    escaped = json.dumps(secret)[1:-1]
+    encoded = [
+        base64.b64encode(secret.encode("utf-8", "surrogatepass")).decode(),
+        base64.urlsafe_b64encode(secret.encode("utf-8", "surrogatepass")).decode(),
+    ]
+    forms = {secret, secret.lower(), secret.upper(), html.escape(secret), escaped}
+    forms.update(quoted + [re.sub("%..", lambda m: m.group(0).lower(), q) for q in quoted])
+    forms.update((json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(escaped)[1:-1]))
+    forms.update(encoded + [e.rstrip("=") for e in encoded])
+    return {f for f in forms if len(f) >= MIN_REFERENCED_SECRET_LENGTH}
+
+
+def reference_edges(segment: str, secrets: tuple[str, ...]) -> str:
+    """The longest piece (6 characters or more, not the whole) of a long secret's start at
+    the segment's end, then of a secret's end at its start, masked."""
+    long = [s for s in secrets if len(s) >= MIN_SECRET_LENGTH]
+    starts = [s[:n] for s in long for n in range(CUT_PIECE, len(s)) if segment.endswith(s[:n])]
+    if starts:
+        segment = segment[: -max(map(len, starts))] + REDACTED
+    ends = [s[-n:] for s in long for n in range(CUT_PIECE, len(s)) if segment.startswith(s[-n:])]
+    if ends:
+        segment = REDACTED + segment[max(map(len, ends)) :]
+    return segment
+
+
 def reference_text(text: str, secrets: tuple[str, ...] = SECRETS) -> str:
     """Every pattern substituted, in order, with no shortcut."""
-    known = sorted(
-        {s for s in secrets if len(s) >= MIN_REFERENCED_SECRET_LENGTH}, key=len, reverse=True
-    )
+    chosen = [s for s in secrets if len(s) >= MIN_REFERENCED_SECRET_LENGTH]
+    known = sorted({f for s in chosen for f in reference_forms(s)}, key=len, reverse=True)
     if known:
         text = re.sub("|".join(map(re.escape, known)), REDACTED, text)
+    parts = re.split(r"(…|\.\.\.| \[\.\.\. \d+ characters cut \.\.\.\] )", text)
+    text = "".join(p if i % 2 else reference_edges(p, tuple(chosen)) for i, p in enumerate(parts))
     text = REFERENCE_SHAPES.sub(REDACTED, text)
     text = URL_QUERY.sub(r"\1" + REDACTED, text)
     return URL_USERINFO.sub(r"\1" + REDACTED + "@", text)
@@ -118,6 +152,14 @@ FRAGMENTS = st.sampled_from(
         "abcdefghij",
         *SECRETS,
         "hunter2",
+        "hunter2-hun",
+        "2-hunter2",
+        "HUNTER2-HUNTER2",
+        "aHVudGVyMi1odW50ZXIy",
+        "Zq9%21x7%24k",
+        "…",
+        "...",
+        " [... 12 characters cut ...] ",
     ]
 )
 TEXTS = st.lists(st.one_of(FRAGMENTS, st.text(max_size=6)), max_size=14).map("".join)

@@ -36,6 +36,7 @@ from evals.model.triage import TriageAction
 from evals.plan.runs import build_plan, count_plan, refuse_empty_plan
 from evals.run.conversation import promptfoo_order, suite_uses_conversation
 from evals.tracing import run_tracer
+from evals.tracing.redact import Redactor
 
 if TYPE_CHECKING:
     from evals.analysis.agreement import Agreement
@@ -90,7 +91,7 @@ def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
     agents = [
         p.label for p in suite.providers if options.agents is None or p.label in options.agents
     ]
-    return EvaluationMeta(
+    meta = EvaluationMeta(
         id=options.evaluation_id or uuid.uuid4().hex[:12],
         suite_id=suite.suite_id,
         suite_version=suite.version,
@@ -116,6 +117,10 @@ def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
         },
         ci_event=os.environ.get("GITHUB_EVENT_NAME") or None,
     )
+    # every field is stored and reported: the outline's cases, tags and metadata, the
+    # description, may hold what a suite read through {{ env.X }}
+    masked: EvaluationMeta = Redactor(secrets=suite.secrets).scrub(meta)
+    return masked
 
 
 def analyse(

@@ -120,7 +120,8 @@ _ERROR_HEAD = 1 << 10
 
 
 def truncate_error(message: str) -> str:
-    """`message` as stored: at most about MAX_ERROR_CHARS characters, the middle cut."""
+    """`message` as stored: at most about MAX_ERROR_CHARS characters, the middle cut.
+    Cut only what is masked already: a secret cut in two would leave its pieces."""
     if len(message) <= MAX_ERROR_CHARS:
         return message
     tail = MAX_ERROR_CHARS - _ERROR_HEAD
@@ -132,7 +133,6 @@ def _error_record(
     run: PlannedRun, prompt: str, kind: str, message: str, started: float
 ) -> RunRecord:
     ended = time.time()
-    message = truncate_error(message)
     return _record(
         run,
         prompt,
@@ -149,7 +149,7 @@ def _error_record(
 def infra_record(run: PlannedRun, message: str) -> RunRecord:
     """The error row of a run the infrastructure failed (its worker or node died, its
     worker could not start): a failed run, counted by the error-rate gate."""
-    return _error_record(run, "", "infra", message, time.time())
+    return _error_record(run, "", "infra", truncate_error(message), time.time())
 
 
 def _tokens_used(response: AgentResponse | None) -> int:
@@ -169,10 +169,19 @@ def _response_error(
 ) -> RunRecord:
     """An error row that keeps the agent's response (its output, cost and tokens)."""
     record = _error_record(run, prompt, kind, message, started)
-    if response.error is not None and len(response.error) > MAX_ERROR_CHARS:
-        response = replace(response, error=truncate_error(response.error))
     record.response = response
     record.latency_ms = response.latency_ms or record.latency_ms
+    return record
+
+
+def _with_errors_cut(record: RunRecord) -> RunRecord:
+    """`record` with its error messages (the run's, and the response's) cut to the stored
+    length: a record already masked, so the cut halves no secret."""
+    error, response = record.error, record.response
+    if error is not None and len(error) > MAX_ERROR_CHARS:
+        record = replace(record, error=truncate_error(error))
+    if response.error is not None and len(response.error) > MAX_ERROR_CHARS:
+        record = replace(record, response=replace(response, error=truncate_error(response.error)))
     return record
 
 
@@ -276,10 +285,11 @@ class Runner:
                 record = await self._execute(run, traced)
             else:
                 record = await self._converse(run, traced, self.conversations)
+            # Graded on what the agent said; traced, stored and reported with secrets
+            # masked, and only then are long error messages cut.
+            record = _with_errors_cut(self.redactor.scrub(record))
             traced.finish(record)
-        # Graded on what the agent said; stored and reported with secrets masked.
-        scrubbed: RunRecord = self.redactor.scrub(record)
-        return scrubbed
+        return record
 
     async def _converse(
         self, run: PlannedRun, traced: RunTrace, conversations: Conversations

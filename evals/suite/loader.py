@@ -36,7 +36,7 @@ from evals.suite.test_cases import check_templates, expand_tests
 from evals.suite.tests_files import test_entries
 from evals.suite.vars import env_ref_names, render_env_refs
 from evals.suite.yaml_lines import file_of, kind_name, line_of, load_yaml
-from evals.tracing.redact import secret_values
+from evals.tracing.redact import Redactor, secret_values
 
 DEFAULT_SUITE_NAMES = ("promptfooconfig.yaml", "promptfooconfig.yml", "suite.yaml", "evals.yaml")
 PRIORITIES = ("P0", "P1", "P2", "P3")
@@ -107,6 +107,7 @@ class _Loader:
         self.files: list[Path] = [path]
         self.env: dict[str, str] = dict(os.environ)
         self.provider_files: dict[str, list[Path]] = {}
+        self.masker = Redactor()
 
     def error(self, message: str, node: Any = None, fix: str | None = None) -> SuiteError:
         return SuiteError(message, file=self.file_of(node), line=line_of(node), fix=fix)
@@ -203,6 +204,10 @@ class _Loader:
         providers: list[ProviderSpec] = []
         if cases_elsewhere is None or declared is not None:
             providers = self.providers(declared, raw)
+        secrets = secret_values(self.env, [p.config for p in providers], referenced)
+        # a description may read a secret through {{ env.X }}: masked before a case id is
+        # made of its words
+        self.masker = Redactor(secrets=secrets)
         default_test = self.default_test(raw)
         cases = self.cases(raw, default_test) if cases_elsewhere is None else []
         self.check_scorecard(raw, cases)
@@ -231,7 +236,7 @@ class _Loader:
         return Suite(
             path=self.path,
             suite_id=str(raw.get("id") or raw.get("name") or self.suite_id_default()),
-            description=str(raw.get("description") or ""),
+            description=self.masker.text(str(raw.get("description") or "")),
             version=None if version is None else str(version),
             prompts=prompts,
             providers=providers,
@@ -244,7 +249,7 @@ class _Loader:
             fingerprint=fingerprint(suite_files, self.root, document),
             default_test=default_test,
             derived_metrics=self.derived_metrics(raw.get("derivedMetrics"), raw),
-            secrets=secret_values(self.env, [p.config for p in providers], referenced),
+            secrets=secrets,
             prompts_fingerprint=fingerprint(
                 [Path(p.path) for p in prompts if p.path],
                 self.root,
@@ -702,7 +707,7 @@ class _Loader:
         """A case from a test already merged with defaultTest, for one vars combination."""
         metadata = dict(test.get("metadata") or {})
         self.check_priority(test.get("metadata"), test)
-        description = str(test.get("description") or "")
+        description = self.masker.text(str(test.get("description") or ""))
         case_id = str(metadata.get("id") or slug(description) or f"case-{index + 1}")
         threshold = test.get("threshold")
         options = dict(test.get("options") or {})

@@ -9,18 +9,30 @@ secret (`secret_values`: environment variables with secret-looking names, which 
 of the providers' configs; from 4 characters on when the suite reads it as
 `{{ env.X }}`, from 8 otherwise), wherever it appears. A suite adds its own span key patterns
 with `trace: {redact: ["gen_ai.input.messages", "*.email"]}`.
+
+A known secret is masked in every form it takes on its way out (`secret_forms`): as it is,
+lower- or upper-cased, percent-encoded (a URL, a query), JSON-escaped (once, or twice for
+JSON inside a JSON string), HTML-escaped, and base64-encoded as a whole. A secret cut by a
+truncation (the harness's, or an agent's own "…" before it answered) leaves a piece at the
+edge of a text or of a cut marker: a piece of 6 characters or more of a secret's start at
+the end of such a segment, or of its end at the start of one, is masked too. Callers
+that cut a text mask it first.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
 import dataclasses
 import fnmatch
 import functools
+import html
+import json
 import operator
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from evals.model.results import Grade
 
@@ -120,6 +132,35 @@ def secret_values(
     return frozenset(long)
 
 
+def _lower_hex(text: str) -> str:
+    return re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), text)
+
+
+def secret_forms(secret: str) -> frozenset[str]:
+    """Every form in which `secret` may leave the process: as it is, lower- and
+    upper-cased, percent-encoded (upper- and lower-case hex, `+` or `%20` for spaces, `/`
+    kept or not), JSON-escaped (ASCII or not, and escaped twice), HTML-escaped, and
+    base64 of the whole (standard and URL-safe alphabets, padded or not)."""
+    forms = {secret, secret.lower(), secret.upper(), html.escape(secret)}
+    for encoded in (quote(secret, safe=""), quote(secret), quote_plus(secret)):
+        forms.update((encoded, _lower_hex(encoded)))
+    once = json.dumps(secret)[1:-1]
+    forms.update((once, json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(once)[1:-1]))
+    raw = secret.encode("utf-8", "surrogatepass")
+    for encoded_bytes in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
+        text = encoded_bytes.decode("ascii")
+        forms.update((text, text.rstrip("=")))
+    return frozenset(form for form in forms if len(form) >= MIN_REFERENCED_SECRET_LENGTH)
+
+
+CUT_PIECE = 6
+"""The shortest piece of a cut secret that is masked at the edge of a text or of a cut
+marker (secrets of MIN_SECRET_LENGTH characters or more)."""
+
+CUT_MARKERS = re.compile(r"…|\.\.\.| \[\.\.\. \d+ characters cut \.\.\.\] ")
+"""Where a text was cut: an ellipsis, or the runner's marker in a long error message."""
+
+
 def _values_under_secret_keys(value: Any, depth: int) -> Iterable[str]:
     if depth > _MAX_DEPTH:
         return
@@ -176,11 +217,19 @@ class Redactor:
         )
         self._verdicts: dict[str, bool] = {}
         self._secret_keys: dict[str, bool] = {}
-        known = sorted(
-            {s for s in secrets if len(s) >= MIN_REFERENCED_SECRET_LENGTH}, key=len, reverse=True
-        )
+        chosen = {s for s in secrets if len(s) >= MIN_REFERENCED_SECRET_LENGTH}
+        known = sorted({f for s in chosen for f in secret_forms(s)}, key=len, reverse=True)
         self._known = re.compile("|".join(map(re.escape, known))) if known else None
         self._secrets = tuple(known)
+        # pieces of cut secrets: starts by their last CUT_PIECE characters, ends by their first
+        self._starts: dict[str, list[str]] = {}
+        self._ends: dict[str, list[str]] = {}
+        for secret in (s for s in chosen if len(s) >= MIN_SECRET_LENGTH):
+            for size in range(len(secret) - 1, CUT_PIECE - 1, -1):
+                self._starts.setdefault(secret[size - CUT_PIECE : size], []).append(secret[:size])
+                self._ends.setdefault(secret[-size:][:CUT_PIECE], []).append(secret[-size:])
+        for pieces in (*self._starts.values(), *self._ends.values()):
+            pieces.sort(key=len, reverse=True)  # the longest piece at an edge is masked
         # texts shorter than this hold nothing to mask (`secret_values` chooses the secrets)
         self._shortest = min([SHORTEST_MASKED, *map(len, known)])
         self._clean: set[str] = set()
@@ -211,6 +260,8 @@ class Redactor:
         match of it contains (a known secret, a marker of a key shape, `=`, `://` and `@`)."""
         if self._known is not None and any(secret in text for secret in self._secrets):
             text = self._known.sub(REDACTED, text)
+        if self._starts:
+            text = self._cut_pieces(text)
         if may_hold_shape(text):
             text = SECRET_VALUE.sub(REDACTED, text)
         if "=" in text:
@@ -218,6 +269,56 @@ class Redactor:
         if "://" in text and "@" in text:
             text = _URL_USERINFO.sub(r"\1" + REDACTED + "@", text)
         return text
+
+    def _cut_pieces(self, text: str) -> str:
+        """`text` with the pieces of cut secrets at the edges of its segments masked (the
+        text's own start and end, and each side of a cut marker)."""
+        cut = "…" in text or "..." in text
+        if not self._piece_at_edges(text) and not (cut and self._piece_at_markers(text)):
+            return text
+        parts = CUT_MARKERS.split(text) if cut else [text]
+        markers = CUT_MARKERS.findall(text) if cut else []
+        pieces = [self._mask_edges(part) for part in parts]
+        joined = [pieces[0]]
+        for marker, piece in zip(markers, pieces[1:], strict=True):
+            joined.extend((marker, piece))
+        result = "".join(joined)
+        return text if result == text else result
+
+    def _piece_at_edges(self, text: str) -> bool:
+        return text[-CUT_PIECE:] in self._starts or text[:CUT_PIECE] in self._ends
+
+    def _piece_at_markers(self, text: str) -> bool:
+        """Whether a piece of a secret touches a cut marker (found with `str.find`, which
+        a text without a piece at a marker costs little)."""
+        starts, ends = self._starts, self._ends
+        for marker in ("…", "..."):
+            at = text.find(marker)
+            while at != -1:
+                after = at + len(marker)
+                if text[at - CUT_PIECE : at] in starts or text[after : after + CUT_PIECE] in ends:
+                    return True
+                at = text.find(marker, after)
+        if "characters cut" not in text:
+            return False
+        return any(
+            text[m.start() - CUT_PIECE : m.start()] in starts
+            or text[m.end() : m.end() + CUT_PIECE] in ends
+            for m in CUT_MARKERS.finditer(text)
+        )
+
+    def _mask_edges(self, segment: str) -> str:
+        """`segment` with a secret's start at its end, or a secret's end at its start,
+        masked (the longest such piece; the whole secret is masked before this)."""
+        for piece in self._starts.get(segment[-CUT_PIECE:], ()):
+            if segment.endswith(piece):
+                segment = segment[: -len(piece)] + REDACTED
+                break
+        for piece in self._ends.get(segment[:CUT_PIECE], ()):
+            if segment.startswith(piece):
+                segment = REDACTED + segment[len(piece) :]
+                break
+        return segment
 
     def config(self, value: Any, depth: int = 0) -> Any:
         """A copy of a configuration (the suite's, a provider's) with the values of secret
