@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import html
 import json
-from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 import pytest
