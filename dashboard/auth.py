@@ -90,9 +90,9 @@ def log_out(claims: dict[str, Any], auth: AuthSettings) -> None:
     st.logout()
 
 
-def _login_page(auth: AuthSettings) -> None:
+def _login_page(auth: AuthSettings, note: str = "Log in to see the results store.") -> None:
     st.title("evals")
-    st.write("Log in to see the results store.")
+    st.write(note)
     for provider in auth.providers:
         label = "Log in" if provider == "default" else f"Log in with {provider}"
         if st.button(label, key=f"login_{provider}", type="primary"):
@@ -105,11 +105,12 @@ def _logged_in(auth: AuthSettings) -> Visitor:
         _login_page(auth)
     claims = _claims()
     now = time.time()
-    if session_expired(claims, auth.session_hours, now) or revocations().is_revoked(
-        sessions.session_key(claims), now
-    ):
+    if session_expired(claims, auth.session_hours, now):
         st.logout()
         st.stop()
+    if revocations().is_revoked(sessions.session_key(claims), now):
+        # A copy of a cookie whose session was logged out: refused, whatever browser holds it.
+        _login_page(auth, "This session was logged out. Log in again to see the results store.")
     email = str(claims.get("email") or "")
     actor = email or f"{claims.get('iss', '')}#{claims.get('sub', '')}"
     roles = roles_for(claims, auth.roles)

@@ -187,3 +187,28 @@ def test_a_triager_quarantines_and_the_next_run_honours_it(
     exported = Path(download.value.path()).read_text(encoding="utf-8")
     assert "tom@example.com" in exported and "quarantine" in exported and P0_CASE in exported
     tab.context.close()
+
+
+@pytest.mark.slow
+def test_logging_out_refuses_a_copy_of_the_session_cookie(browser, served) -> None:
+    url, _, _ = served
+    tab = _log_in(browser, url, "ann")
+    copied = tab.context.cookies()
+    assert copied, "the login set no cookie"
+    other = browser.new_context(viewport={"width": 1440, "height": 1800})
+    other.add_cookies(copied)
+    replay = other.new_page()
+    replay.set_default_timeout(30_000)
+    replay.goto(url)
+    replay.locator("[data-testid='stSidebar']").get_by_text("ann@example.com").wait_for()
+
+    tab.locator("[data-testid='stSidebar']").get_by_role("button", name="Log out").click()
+    tab.get_by_role("button", name="End session").click()  # the provider's end of session
+    tab.context.close()
+
+    replay.goto(f"{url}/compare")
+    replay.get_by_role("button", name="Log in").wait_for()
+    _settle(replay)
+    assert replay.get_by_role("heading", name="Compare").count() == 0
+    assert replay.get_by_text("ann@example.com").count() == 0
+    other.close()
