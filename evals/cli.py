@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from evals.model.options import RunOptions
     from evals.model.protocols import ReportSink, StoreSink
     from evals.model.suite import Suite
+    from evals.reports.closing import Closing
     from evals.reports.json_stream import ReportProcess
     from evals.store.process import StoreProcess
 
@@ -249,7 +250,12 @@ def _run(
     if args.until_decided:
         return _run_staged(suite, options, args)
     result = run_evaluation(suite, options)
-    return _finish(result, args, report_process, store_process)
+    return _finish(result, args, report_process, store_process, store=_run_store(args))
+
+
+def _run_store(args: argparse.Namespace) -> str | None:
+    """`_finish`'s `store` for `evals run`: its `--store`, or no store with `--no-store`."""
+    return _NOT_STORED if args.no_store else args.store
 
 
 def _run_adaptive(
@@ -266,10 +272,14 @@ def _run_adaptive(
         config, args.adaptive, args.look_every, args.pass_reach, args.budget_runs, args.budget_cost
     )
     adaptive = run_adaptive(suite, options, design, args.shard_wait)
-    code = _finish(adaptive.result, args, report_process, options.store_process)
-    if not args.quiet:
-        print(adaptive.describe())
-    return code
+    return _finish(
+        adaptive.result,
+        args,
+        report_process,
+        options.store_process,
+        store=_run_store(args),
+        preface=adaptive.describe(),
+    )
 
 
 def _run_staged(suite: Suite, options: RunOptions, args: argparse.Namespace) -> int:
@@ -277,10 +287,14 @@ def _run_staged(suite: Suite, options: RunOptions, args: argparse.Namespace) -> 
     from evals.pipeline.staged import run_until_decided
 
     staged = run_until_decided(suite, options, args.until_decided)
-    code = _finish(staged.result, args, options.report_process, options.store_process)
-    if not args.quiet:
-        print(staged.describe())
-    return code
+    return _finish(
+        staged.result,
+        args,
+        options.report_process,
+        options.store_process,
+        store=_run_store(args),
+        preface=staged.describe(),
+    )
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -332,23 +346,33 @@ def _finish(
     args: argparse.Namespace,
     report_process: ReportSink | None = None,
     store_process: StoreSink | None = None,
+    *,
+    store: str | None = None,
+    stored: bool = True,
+    preface: str | None = None,
 ) -> int:
     """Write the reports (a report process finishes the JSON report it streamed, alongside
-    the other reports and the terminal summary), print the verdict, and return the exit
-    code. The store process is let go at the end: it closes the database while this
-    process frees the evaluation's objects on its way out."""
+    the other reports and the terminal summary), print the summary and its last block, and
+    return the exit code. `store` is the `--store` value the evaluation was stored with
+    (None: $EVALS_STORE_URL or the default; `_NOT_STORED`: no store at all), or with
+    `stored` false the store the compared evaluations came from; `preface` goes just
+    before the last block. The store process is let go once the report is written: it
+    closes the database while this process frees the evaluation's objects on its way
+    out."""
     streamed = []
     if report_process is not None:  # written by its process while this one goes on
         report_process.send_finish(result)
         streamed = _streamed_reports(args.output)
     # imported once the report process has its work: rich's import is part of the wait
-    from evals.reports import render_terminal, write_report
+    from evals.reports import write_report
+    from evals.reports.terminal import render_body, render_closing, summary_console
 
     for out in args.output or []:
         if Path(out) not in streamed:
             write_report(Path(out), result)
+    console = summary_console()
     if not args.quiet:
-        render_terminal(result)
+        render_body(result, console)
     if report_process is not None:
         report_process.await_finish()
     if store_process is not None:  # nothing more to store
@@ -359,9 +383,39 @@ def _finish(
         from evals.run.cache import cache_hits, describe_hits
 
         print(describe_hits(cache_hits(result.records)), file=sys.stderr)
+    sys.stderr.flush()
+    if not args.quiet:
+        render_closing(result, console, _closing(result, store, stored, preface))
+    elif preface:
+        print(preface)
     from evals.pipeline.verdict import exit_code
 
     return exit_code(result)
+
+
+_NOT_STORED = "\0"
+"""`_finish`'s `store` when the evaluation went to no store (`--no-store`, a report file)."""
+
+
+def _closing(
+    result: EvaluationResult, store: str | None, stored: bool, preface: str | None
+) -> Closing:
+    """The last block's facts: the store (the `--store` value, else $EVALS_STORE_URL or
+    the default), how to name it again, and promptfoo's rule for a suite without gates."""
+    from evals.pipeline.verdict import rule_sentence
+    from evals.reports.closing import Closing
+    from evals.store.location import display_location, without_password
+
+    rule = rule_sentence(result)
+    if store == _NOT_STORED:
+        return Closing(rule=rule, preface=preface)
+    return Closing(
+        store=display_location(store),
+        stored=stored,
+        store_option=without_password(store) if store else None,
+        rule=rule,
+        preface=preface,
+    )
 
 
 def cmd_compat_check(args: argparse.Namespace) -> int:
@@ -487,7 +541,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         allow_fingerprint_mismatch=args.allow_fingerprint_mismatch,
         baseline_branch=args.baseline_branch,
     )
-    return _finish(result, args)
+    return _finish(result, args, store=args.store, stored=False)
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
@@ -511,7 +565,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
             f"stored evaluation {result.meta.id} ({result.meta.status}) in {args.out}",
             file=sys.stderr,
         )
-    code = _finish(result, args)
+    code = _finish(result, args, store=_NOT_STORED if to_report else args.out)
     if result.meta.status == "incomplete":
         for warning in result.gates.warnings:
             print(f"warning: {warning}", file=sys.stderr)
@@ -526,7 +580,7 @@ def cmd_regrade(args: argparse.Namespace) -> int:
     args.output = _check_outputs(args.output)
     result = regrade(args.store, args.evaluation, args.suite)
     print(f"stored evaluation {result.meta.id} (regraded {args.evaluation})", file=sys.stderr)
-    return _finish(result, args)
+    return _finish(result, args, store=args.store)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

@@ -1,22 +1,29 @@
-"""The terminal summary: per-case table, per-tag comparisons, gates, then the verdict.
+"""The terminal summary: per-case table, per-tag comparisons, gates, then a last block
+with the verdict, the gates that did not pass, the evaluation, its store and the commands
+to go on with (`evals.reports.closing`).
 
-Built with rich, which drops colour by itself when the output is not a terminal, so the
-same call serves developers and CI logs. Fits 100 columns.
+Built with rich, which drops colour by itself when the output is not a terminal. On a
+terminal the tables fit its width, long names wrapping within their cells; elsewhere (CI
+logs, pipes, files) the width is COLUMNS when set, else unbounded, so no name is cut and
+each row and sentence stays on one line, without trailing spaces.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TypeVar
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from evals.model.evaluation import EvaluationResult
-from evals.model.summary import CaseAgentStats
+from evals.model.summary import CaseAgentStats, CaseComparison
 from evals.reports import text
+from evals.reports.closing import Closing, closing_lines
 from evals.reports.conversation import failed_conversations, failure_line
 from evals.reports.view import (
     case_comparisons,
@@ -27,7 +34,6 @@ from evals.reports.view import (
     notes,
     robustness_lines,
     scorecard_table,
-    undetermined_gates,
 )
 
 T = TypeVar("T")
@@ -56,6 +62,13 @@ def shown_rows(rows: list[T], rank: Callable[[T], int]) -> tuple[list[T], int]:
         return rows, 0
     kept = sorted(range(len(rows)), key=lambda i: (rank(rows[i]), i))[:MAX_CASE_ROWS]
     return [rows[i] for i in sorted(kept)], len(rows) - MAX_CASE_ROWS
+
+
+def _add_row(table: Table, *cells: str | Text) -> None:
+    """Add a row whose text is shown as it is: a case id like `test_x[busi]` or a reason
+    quoting one is never read as rich markup (which would drop the brackets and make
+    different cases read the same)."""
+    table.add_row(*(Text(cell) if isinstance(cell, str) else cell for cell in cells))
 
 
 def _omitted_caption(hidden: int) -> str | None:
@@ -96,9 +109,11 @@ def _case_label(tags: list[str], priority: str | None) -> str:
     return " ".join([*([priority] if priority else []), *tags])
 
 
-def _comparison_table(result: EvaluationResult) -> Table:
+def _comparison_table(
+    result: EvaluationResult, rows: list[CaseComparison], hidden: int, names: list[str]
+) -> Table:
+    """The per-case table of `rows`, each case named by its entry of `names`."""
     baseline, candidate = compared_agents(result)
-    rows, hidden = shown_rows(case_comparisons(result), lambda c: VERDICT_RANK.get(c.verdict, 3))
     level, tested = case_family(result)
     table = Table(
         title=(
@@ -113,17 +128,17 @@ def _comparison_table(result: EvaluationResult) -> Table:
         caption=_omitted_caption(hidden),
         caption_justify="left",
     )
-    # The numbers keep their width; long case names and tags are cut instead.
-    table.add_column("Case", no_wrap=True, overflow="ellipsis", max_width=24)
+    table.add_column("Case", no_wrap=True)
     table.add_column("P", no_wrap=True, min_width=2, style="dim")
-    table.add_column(f"{baseline}", no_wrap=True, min_width=11)
-    table.add_column(f"{candidate}", no_wrap=True, min_width=11)
-    table.add_column("Δ [interval]", no_wrap=True, min_width=16)
+    table.add_column(Text(baseline or ""), no_wrap=True, min_width=11)
+    table.add_column(Text(candidate or ""), no_wrap=True, min_width=11)
+    table.add_column(Text("Δ [interval]"), no_wrap=True, min_width=16)
     table.add_column("q", no_wrap=True, min_width=5)
     table.add_column("Verdict", no_wrap=True, min_width=12)
-    for case in rows:
-        table.add_row(
-            case.case_id,
+    for name, case in zip(names, rows, strict=True):
+        _add_row(
+            table,
+            name,
             case.priority or "",
             _rate(case.baseline),
             _rate(case.candidate),
@@ -132,6 +147,25 @@ def _comparison_table(result: EvaluationResult) -> Table:
             Text(case.verdict, style=VERDICT_STYLES.get(case.verdict, "")),
         )
     return table
+
+
+def _case_table(result: EvaluationResult, console: Console) -> tuple[Table, list[str]]:
+    """The per-case table, and the lines naming its cases when it cannot hold their names.
+
+    A case name is never cut (cut names can read the same: four injected-headline cases
+    would all be `instrucción-inyectada-e…`): where the table with whole names is wider
+    than the console, the cases get short ids (c1, c2, ...) and the lines below the table
+    give each id its full name."""
+    rows, hidden = shown_rows(case_comparisons(result), lambda c: VERDICT_RANK.get(c.verdict, 3))
+    names = [case.case_id for case in rows]
+    table = _comparison_table(result, rows, hidden, names)
+    unbounded = console.options.update_width(UNWRAPPED_WIDTH)
+    if Measurement.get(console, unbounded, table).maximum <= console.width:
+        return table, []
+    ids = [f"c{number}" for number in range(1, len(rows) + 1)]
+    wide = len(ids[-1])
+    legend = [f"{short:<{wide}}  {name}" for short, name in zip(ids, names, strict=True)]
+    return _comparison_table(result, rows, hidden, ids), legend
 
 
 def _case_reasons(result: EvaluationResult) -> list[str]:
@@ -174,10 +208,11 @@ def _single_agent_table(result: EvaluationResult) -> Table:
     )
     latency = f"Mean latency ({result.summary.latency_source})"
     for name in ("Case", "Tags", "Agent", "Passed [interval]", latency, "Mean cost"):
-        table.add_column(name, overflow="fold")
+        table.add_column(Text(name), overflow="fold")
     for stats in rows:
         case = cases.get(stats.case_id)
-        table.add_row(
+        _add_row(
+            table,
             stats.case_id,
             _case_label(case.tags, case.priority) if case else "",
             stats.agent,
@@ -202,14 +237,15 @@ def _tag_table(result: EvaluationResult) -> Table | None:
         "level shown: the confidence for the suite, Holm's deciding step for a tag; "
         "q: Holm-adjusted p across tags)"
     )
-    table.add_column("Tag", no_wrap=True, overflow="ellipsis", max_width=16)
+    table.add_column("Tag", overflow="fold")
     for name in ("Cases", comparison.baseline, comparison.candidate, "Δ [interval]"):
-        table.add_column(name, no_wrap=True, overflow="ellipsis")
+        table.add_column(Text(name), no_wrap=True, overflow="ellipsis")
     table.add_column("Level", no_wrap=True, min_width=7)
     table.add_column("q", no_wrap=True, min_width=5)
     table.add_column("Verdict", no_wrap=True, min_width=12)
     for group in [comparison.overall, *comparison.tags]:
-        table.add_row(
+        _add_row(
+            table,
             group.group,
             str(group.cases),
             text.percent(group.baseline_rate),
@@ -240,7 +276,9 @@ def _gate_table(result: EvaluationResult) -> Table | None:
     table.add_column("Reason", overflow="fold", ratio=1)
     for gate in result.gates.gates:
         name = gate.name if gate.blocking else f"{gate.name} (advisory)"
-        table.add_row(name, Text(gate.status, style=GATE_STYLES.get(gate.status, "")), gate.reason)
+        _add_row(
+            table, name, Text(gate.status, style=GATE_STYLES.get(gate.status, "")), gate.reason
+        )
     return table
 
 
@@ -252,24 +290,81 @@ def _scorecard_table(result: EvaluationResult) -> Table | None:
         "Scorecard (mean layer scores; S: the combined score; <min: runs below a "
         "minimum; spans: missing_span_rate)"
     )
-    table.add_column(columns[0], no_wrap=True, overflow="ellipsis", max_width=16)
+    table.add_column(Text(columns[0]), overflow="fold")
     for name in columns[1:]:
-        table.add_column(name, no_wrap=True, justify="right")
+        table.add_column(Text(name), no_wrap=True, justify="right")
     for row in rows:
-        table.add_row(*row)
+        _add_row(table, *row)
     return table
 
 
-def render_terminal(result: EvaluationResult, console: Console | None = None) -> None:
-    """Print the evaluation's per-case table, tag comparisons, gates and overall verdict."""
-    if console is None:
-        console = Console()
-        if not console.is_terminal:  # CI logs and pipes: 100 columns, what the tables fit
-            console = Console(width=100)
+UNWRAPPED_WIDTH = 100_000
+"""The width of output that is no terminal and has no COLUMNS: wide enough for any row."""
+
+
+def log_width() -> int:
+    """The summary's width where the output is no terminal: COLUMNS when set, else
+    UNWRAPPED_WIDTH (each table at its natural width, each sentence on one line)."""
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else UNWRAPPED_WIDTH
+
+
+def summary_console() -> Console:
+    """The console a summary prints on: stdout at the terminal's width, or at
+    `log_width()` where stdout is no terminal."""
+    console = Console()
+    return console if console.is_terminal else Console(width=log_width())
+
+
+def render_terminal(
+    result: EvaluationResult, console: Console | None = None, closing: Closing | None = None
+) -> None:
+    """Print the evaluation's per-case table, tag comparisons and gates, then the last
+    block (`closing`: where the evaluation is stored; without it, not stored)."""
+    console = console or summary_console()
+    render_body(result, console)
+    render_closing(result, console, closing or Closing())
+
+
+def render_body(result: EvaluationResult, console: Console) -> None:
+    """Print the tables and their explanations: everything before the last block."""
+    _emit(console, lambda: _render(result, console))
+
+
+def render_closing(result: EvaluationResult, console: Console, closing: Closing) -> None:
+    """Print the last block: verdict, unsettled gates, evaluation, store, next commands.
+    On a terminal a line longer than its width is cut; in a log it stays whole."""
+    lines = closing_lines(result, closing)
+
+    def draw() -> None:
+        if closing.preface:
+            console.print(Text(closing.preface))
+        for line, style in lines:
+            console.print(Text(line, style=style), no_wrap=True, overflow="ellipsis", crop=True)
+
+    _emit(console, draw)
+
+
+def _emit(console: Console, draw: Callable[[], None]) -> None:
+    """Run `draw` on `console`; where it is no terminal, without trailing spaces (rich
+    pads each table row to the table's width)."""
+    if console.is_terminal:
+        draw()
+        return
+    with console.capture() as captured:
+        draw()
+    lines = captured.get().splitlines()
+    console.out("".join(f"{line.rstrip()}\n" for line in lines), end="", highlight=False)
+
+
+def _render(result: EvaluationResult, console: Console) -> None:
     if case_comparisons(result):
-        console.print(_comparison_table(result))
+        table, legend = _case_table(result, console)
+        console.print(table)
+        for line in legend:
+            console.print(Text(line), no_wrap=True, overflow="fold")
         for sentence in _case_reasons(result):
-            console.print(f"• {sentence}", highlight=False)
+            console.print(Text(f"• {sentence}"))
     else:
         console.print(_single_agent_table(result))
     conversations = _conversation_lines(result)
@@ -286,7 +381,7 @@ def render_terminal(result: EvaluationResult, console: Console | None = None) ->
     if tags is not None:
         console.print(tags)
         for sentence in explanations(result):
-            console.print(f"• {sentence}", highlight=False)
+            console.print(Text(f"• {sentence}"))
         console.print()
     gates = _gate_table(result)
     if gates is not None:
@@ -295,12 +390,3 @@ def render_terminal(result: EvaluationResult, console: Console | None = None) ->
         console.print(Text(f"gate configuration: {settings}", style="dim"))
     for warning in notes(result):
         console.print(Text(f"warning: {warning}", style="yellow"))
-    verdict = result.gates.verdict
-    undetermined = undetermined_gates(result)
-    if verdict == "undetermined" and undetermined:
-        names = ", ".join(g.name for g in undetermined)
-        console.print(Text(f"undetermined: {names} (reasons in the gate table)", style="yellow"))
-    console.print(
-        Text(text.verdict_line(result.gates), style=GATE_STYLES.get(verdict, "bold")),
-        style="bold",
-    )

@@ -20,18 +20,48 @@ def has_gates(result: EvaluationResult) -> bool:
     return result.suite.raw.get("gates") is not None
 
 
+def _threshold() -> float:
+    """PROMPTFOO_PASS_RATE_THRESHOLD in percent (default, and when unreadable, 100)."""
+    try:
+        threshold = float(os.environ.get("PROMPTFOO_PASS_RATE_THRESHOLD", "100"))
+    except ValueError:
+        return 100.0
+    return threshold if math.isfinite(threshold) else 100.0
+
+
+def _pass_rate(records: Sequence[RunRecord]) -> float:
+    passed = sum(1 for r in records if r.passed)
+    return 100.0 * passed / len(records) if records else 100.0
+
+
 def promptfoo_passed(records: Sequence[RunRecord]) -> bool:
     """promptfoo's rule: the percentage of passing runs reaches the threshold.
 
     The threshold comes from PROMPTFOO_PASS_RATE_THRESHOLD (default 100).
     """
-    try:
-        threshold = float(os.environ.get("PROMPTFOO_PASS_RATE_THRESHOLD", "100"))
-    except ValueError:
-        threshold = 100.0
+    return _pass_rate(records) >= _threshold()
+
+
+def rule_sentence(result: EvaluationResult) -> str | None:
+    """For a suite without a `gates:` block, the sentence that says how promptfoo's rule
+    decided the exit code (None when gates decide): the exit code 100 a user meets in CI
+    is explained where it happens."""
+    if has_gates(result):
+        return None
+    records = result.records
     passed = sum(1 for r in records if r.passed)
-    pass_rate = 100.0 * passed / len(records) if records else 100.0
-    return pass_rate >= (threshold if math.isfinite(threshold) else 100.0)
+    threshold = f"PROMPTFOO_PASS_RATE_THRESHOLD {_threshold():g} %"
+    counted = f"{passed} of {len(records)} runs passed ({_pass_rate(records):.1f} %)"
+    advice = "a gates: block decides with intervals instead (docs/gates.md)"
+    if promptfoo_passed(records):
+        return (
+            f"✅ No gates: block, so promptfoo's rule decides: {counted}, at least "
+            f"{threshold}: exit code 0; {advice}"
+        )
+    return (
+        f"❌ No gates: block, so promptfoo's rule decides: {counted}, below {threshold}: "
+        f"exit code {exit_code(result)} (PROMPTFOO_FAILED_TEST_EXIT_CODE, as promptfoo); {advice}"
+    )
 
 
 def verdict_passed(result: EvaluationResult) -> bool:

@@ -146,3 +146,16 @@ def without_password(url: str) -> str:
     host = parts.netloc.rpartition("@")[2]
     netloc = f"{parts.username}:***@{host}"
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def display_location(url: str | None) -> str:
+    """Where the store `url` names (None: $EVALS_STORE_URL or the default) keeps the
+    results, to print: a SQLite file's path, relative to the working directory when it is
+    inside it, else the URL without its password."""
+    resolved = resolve_url(url)
+    path = sqlite_file(resolved)
+    if path is None:
+        return without_password(resolved)
+    with contextlib.suppress(ValueError):
+        return str(path.relative_to(Path.cwd()))
+    return str(path)

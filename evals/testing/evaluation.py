@@ -15,13 +15,16 @@ import io
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
 from evals.model.results import RunRecord
 from evals.model.suite import Case, EvaluateOptions, Prompt, Suite
 from evals.testing.settings import Settings
+
+if TYPE_CHECKING:
+    from evals.reports.closing import Closing
 
 PROMPT = Prompt(id="pytest", label="pytest", raw="{{prompt}}")
 
@@ -158,18 +161,43 @@ def write_reports(result: EvaluationResult, outputs: list[Path]) -> None:
         write_report(out, result)
 
 
-def terminal_text(result: EvaluationResult, width: int, color: bool) -> str:
-    """The harness's terminal summary (per-case table, tags, gates, verdict) as text."""
+def terminal_text(
+    result: EvaluationResult, width: int | None, color: bool, closing: Closing | None = None
+) -> str:
+    """The harness's terminal summary (per-case table, tags, gates, and the last block
+    `closing` describes) as text; `width` None is output that is no terminal (a CI log):
+    COLUMNS when set, else as wide as the rows."""
     from rich.console import Console
 
     from evals.reports import render_terminal
+    from evals.reports.terminal import log_width
 
     buffer = io.StringIO()
     console = Console(
         file=buffer,
-        width=width,
+        width=width or log_width(),
         force_terminal=color,
         color_system="standard" if color else None,
     )
-    render_terminal(result, console)
+    render_terminal(result, console, closing)
     return buffer.getvalue()
+
+
+def closing(result: EvaluationResult, settings: Settings) -> Closing:
+    """The facts of the summary's last block: the store the session's evaluation went to
+    (named again by `--store` in the commands shown when the session chose it: neither
+    `evals compare` nor the dashboard reads pytest's settings), and promptfoo's rule for
+    a suite without gates."""
+    from evals.pipeline.verdict import rule_sentence
+    from evals.reports.closing import Closing
+    from evals.store.location import display_location, without_password
+
+    rule = rule_sentence(result)
+    if not settings.use_store:
+        return Closing(rule=rule)
+    chosen = settings.store_url
+    return Closing(
+        store=display_location(chosen),
+        store_option=without_password(chosen) if chosen else None,
+        rule=rule,
+    )

@@ -398,10 +398,8 @@ class EvaluationHooks:
                 started_at=self.started_at,
                 args=list(self.config.invocation_params.args),
             )
-            if settings.use_store:
+            if settings.use_store:  # the summary's last block says where
                 evaluation.store(self.result, settings.store_url)
-                where = settings.store_url or "the default store"
-                self.messages.append(f"stored evaluation {self.result.meta.id} in {where}")
             evaluation.write_reports(self.result, settings.outputs)
             self.messages.extend(f"wrote {out}" for out in settings.outputs)
         except (HarnessFault, SuiteError) as exc:
@@ -422,17 +420,21 @@ class EvaluationHooks:
         return result
 
     def _summary(self, terminalreporter: Any) -> None:
+        """The session's messages, then the harness's summary, which ends the output
+        with its last block (verdict, gates, evaluation, store, next commands)."""
         terminalreporter.write_sep("=", "evals")
-        if self.result is not None:
-            from evals.testing.evaluation import terminal_text
-
-            width = getattr(terminalreporter, "_tw", None)
-            text = terminal_text(
-                self.result,
-                width=getattr(width, "fullwidth", 100),
-                color=bool(getattr(terminalreporter, "hasmarkup", False)),
-            )
-            terminalreporter.write(text)
         for message in self.messages:
             terminalreporter.write_line(message)
+        if self.result is not None:
+            from evals.testing.evaluation import closing, terminal_text
+
+            writer = getattr(terminalreporter, "_tw", None)
+            on_terminal = bool(getattr(terminalreporter, "isatty", False))
+            text = terminal_text(
+                self.result,
+                width=getattr(writer, "fullwidth", 100) if on_terminal else None,
+                color=bool(getattr(terminalreporter, "hasmarkup", False)),
+                closing=closing(self.result, self.session.settings),
+            )
+            terminalreporter.write(text)
         sys.stdout.flush()

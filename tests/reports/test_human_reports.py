@@ -147,7 +147,9 @@ def test_terminal_summary_fits_100_columns_without_colour():
     assert "\x1b[" not in output
     lines = output.rstrip("\n").splitlines()
     assert max(len(line) for line in lines) <= 100
-    assert lines[-1] == "❌ Gate verdict (pr): FAIL"
+    last_block = lines[len(lines) - lines[::-1].index("") :]
+    assert last_block[0] == "❌ Gate verdict (pr): FAIL"
+    assert last_block[-1] == "evaluation e0123456789a (not stored)"
     for case_id in ("greets", "fruit", "boom", "markup"):
         assert case_id in output
     assert output.index("Cases") < output.index("Suite and tags") < output.index("Gates")
