@@ -373,6 +373,7 @@ def test_without_a_user_provider_the_user_is_promptfoos_hosted_model(write_suite
         (record,) = _run(path)
     finally:
         server.shutdown()
+        server.server_close()
     assert _user_messages(record) == ["remote: You want boots"]
     first, second = _TaskServer.bodies[-2:]
     assert first["task"] == "tau" and first["history"] == []
@@ -458,6 +459,7 @@ def test_a_model_plays_the_user_from_its_instructions(write_suite):
         (record,) = _run(path)
     finally:
         server.shutdown()
+        server.server_close()
     assert record.status == "pass", record.error
     assert _user_messages(record) == ["I want boots"]
     first, second = _ChatServer.requests[-2:]
