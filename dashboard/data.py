@@ -138,8 +138,17 @@ def search_runs(
     offset: int,
 ) -> dict[str, Any]:
     """One page of an evaluation's runs matching the search filters (see DashboardQueries);
-    every matching run for `limit` None."""
-    return _queries(url).search_runs(evaluation_id, **dict(filters), limit=limit, offset=offset)
+    every matching run for `limit` None. An `across` filter (evaluation ids) searches all
+    of them."""
+    given = dict(filters)
+    across = given.pop("across", None)
+    return _queries(url).search_runs(
+        evaluation_id,
+        **given,
+        limit=limit,
+        offset=offset,
+        across=list(across) if across else None,
+    )
 
 
 @st.cache_resource(show_spinner=False)

@@ -27,8 +27,18 @@ current = selection.current_sides(suite_id)
 start = st.query_params.get("evaluation") or (
     current[1].evaluation_id if current else evaluations[0]["id"]
 )
-chosen = selection.evaluation_picker("Evaluation", evaluations, start, "runs_evaluation")
-selection.keep_param("evaluation", chosen["id"])
+across = selection.flag_filter(
+    "Search every evaluation of this suite here",
+    "across",
+    help="All the suite's complete evaluations in this environment (up to 200), newest "
+    "runs first; case metadata as the newest evaluation's suite defines it.",
+)
+if across:
+    chosen = evaluations[0]
+    selection.keep_param("evaluation", None)
+else:
+    chosen = selection.evaluation_picker("Evaluation", evaluations, start, "runs_evaluation")
+    selection.keep_param("evaluation", chosen["id"])
 columns = st.columns([3, 1, 2, 2, 2])
 with columns[0]:
     text = selection.text_filter("Search", "find", placeholder="text in output, error, prompt")
@@ -59,6 +69,7 @@ filters = (
     ("agents", tuple(agents)),
     ("case_ids", tuple(cases) if cases else None),
     ("metadata", tuple(metadata) if metadata else None),
+    ("across", tuple(e["id"] for e in evaluations) if across else None),
 )
 try:
     found = data.search_runs(url, chosen["id"], filters, PAGE, (page - 1) * PAGE)
@@ -88,10 +99,21 @@ st.html(
     paged.table_html(
         frame,
         [
+            *(
+                [
+                    paged.Column(
+                        "evaluation_id",
+                        "evaluation",
+                        href=lambda row: selection.open_link(row["evaluation_id"]),
+                    )
+                ]
+                if across
+                else []
+            ),
             paged.Column(
                 "case_id",
                 "case",
-                href=lambda row: selection.open_link(chosen["id"], case=row["case_id"]),
+                href=lambda row: selection.open_link(row["evaluation_id"], case=row["case_id"]),
             ),
             paged.Column("agent", "agent"),
             paged.Column("prompt", "prompt", _short),

@@ -769,11 +769,14 @@ class DashboardQueries:
         metadata: list[tuple[str, str]] | None = None,
         limit: int | None = 200,
         offset: int = 0,
+        across: list[str] | None = None,
     ) -> dict[str, Any]:
         """Runs of an evaluation whose output, error, prompt or vars contain `text` (a
         case-insensitive substring, or a regular expression with `regex`), filtered by
         status, agent, case and `metadata`; one page of `limit` rows from `offset` (every
-        matching row for None), and the total. A regular-expression search stops after
+        matching row for None), and the total. With `across`, the runs of all those
+        evaluations instead (a suite's history), newest first; case metadata is then read
+        from `evaluation_id`'s outline. A regular-expression search stops after
         SEARCH_TIME_LIMIT_S with a SearchError, which an invalid pattern raises too.
 
         Each `(key, value)` of `metadata` must hold: the run's metadata (what the agent
@@ -785,7 +788,11 @@ class DashboardQueries:
         output as text.
         """
         output_text = cast(runs.c.output, Text)
-        conditions: list[Any] = [runs.c.evaluation_id == evaluation_id]
+        conditions: list[Any] = [
+            runs.c.evaluation_id.in_(across)
+            if across is not None
+            else runs.c.evaluation_id == evaluation_id
+        ]
         if text:
             searched = [output_text, runs.c.error, runs.c.prompt, cast(runs.c.vars, Text)]
             if regex:
@@ -808,8 +815,14 @@ class DashboardQueries:
         if metadata:
             conditions.extend(self._metadata_conditions(evaluation_id, metadata))
         counted = select(func.count().label("n")).select_from(runs).where(*conditions)
+        order = (
+            (runs.c.started_at.desc(), runs.c.id.desc())
+            if across is not None
+            else (runs.c.case_index, runs.c.agent_index, runs.c.prompt_index, runs.c.repeat)
+        )
         query = (
             select(
+                runs.c.evaluation_id,
                 runs.c.case_id,
                 runs.c.agent,
                 runs.c.prompt_id,
@@ -824,7 +837,7 @@ class DashboardQueries:
                 runs.c.error,
             )
             .where(*conditions)
-            .order_by(runs.c.case_index, runs.c.agent_index, runs.c.prompt_index, runs.c.repeat)
+            .order_by(*order)
             .limit(limit)
             .offset(offset)
         )

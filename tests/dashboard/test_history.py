@@ -237,3 +237,39 @@ def test_a_quarantined_case_carries_its_badge_on_every_page(
     app.query_params["case"] = case
     app.switch_page("views/case.py").run()
     assert "quarantined until" in " ".join(h.proto.body for h in app.html)
+
+
+@pytest.mark.slow
+def test_runs_are_searched_across_every_evaluation_of_the_suite(
+    nightly_stores: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evals.store import open_store
+    from evals.store.dashboard_queries import DashboardQueries, SearchError
+
+    store = nightly_stores[1]
+    opened = open_store(store, read_only=True)
+    queries = DashboardQueries(opened.engine)
+    ids = [e["id"] for e in queries.evaluations("project", complete_only=True)]
+    wrong = queries.search_runs(ids[0], text="Refund of 2100 EUR", across=ids, limit=None)
+    nights = {row["evaluation_id"] for row in wrong["rows"]}
+    # The bug's nights: 4, 5 (two repeats of eight), 6, and 7 to 10.
+    assert nights == {f"night-{n:02d}" for n in range(BREAKS, 11)}
+    assert wrong["total"] == 8 * 6 + 2
+    by_pattern = queries.search_runs(
+        ids[0], text=r"Refund of \d{4,} EUR", regex=True, across=ids, limit=10
+    )
+    assert by_pattern["total"] > wrong["total"] and len(by_pattern["rows"]) == 10
+    assert by_pattern["rows"][0]["evaluation_id"] == "night-10"  # newest first
+    with pytest.raises(SearchError):
+        queries.search_runs(ids[0], text="(unclosed", regex=True, across=ids)
+    opened.close()
+
+    monkeypatch.setenv("EVALS_STORE_URL", store)
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.query_params["across"] = "1"
+    app.query_params["find"] = "Refund of 2100 EUR"
+    app.switch_page("views/runs.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    table = next(h.proto.body for h in app.html if "paged-table" in h.proto.body)
+    assert ">night-10</a>" in table and ">night-04</a>" in table
+    assert "50 runs match" in " ".join(c.value for c in app.caption)
