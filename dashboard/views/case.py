@@ -25,6 +25,7 @@ from evals.dashboard import (
     figures,
     frames,
     selection,
+    spans,
     svg,
     theme,
     triage,
@@ -387,6 +388,22 @@ def timings(shown: tuple[tuple[str, RunRecord, Side, dict[str, Any]], ...]) -> N
 
 shown = ((left_title, left, left_side, left_row), (right_title, right, candidate, chosen))
 widgets.on_demand("Timings, tokens and cost per step", "timings", lambda: timings(shown))
+
+
+def span_trees() -> None:
+    """Each run's span tree from its stored trace: model calls with their input messages,
+    tool calls with their arguments and results."""
+    st.html(
+        _two_columns(
+            [
+                _titled(title, spans.tree_html(record.response.trace))
+                for title, record, _, _ in shown
+            ]
+        )
+    )
+
+
+widgets.on_demand("Span trees (model calls' input messages, tool arguments)", "spans", span_trees)
 
 # People's word on these two runs: their annotations in force, and (for triagers) a form
 # to add one. No gate counts an annotation; `evals triage labels` reads them for
