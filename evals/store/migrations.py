@@ -102,7 +102,8 @@ def _add_annotations(connection: Connection) -> None:
             ("label", "VARCHAR(16)"),
         ):
             connection.execute(
-                text(f"ALTER TABLE triage_actions ADD COLUMN {column} {column_type}")
+                # Migration 6 creates the table as declared now, these columns included.
+                text(f"ALTER TABLE triage_actions ADD COLUMN IF NOT EXISTS {column} {column_type}")
             )
         return
     for index in triage_actions.indexes:
