@@ -23,9 +23,11 @@ from evals.reports.data_files import jsonable
 from evals.reports.svg import COLOURS, IntervalPoint, interval_chart
 from evals.reports.view import (
     agent_overall,
+    agents_baseline_first,
     case_comparisons,
     compared_agents,
     explanations,
+    failed_gates,
     gate_settings,
     improvements,
     notes,
@@ -104,6 +106,7 @@ def _run_view(record: RunRecord) -> dict[str, Any]:
 
 def _charts(result: EvaluationResult) -> list[Markup]:
     charts = []
+    order = agents_baseline_first(result)
     agents = [
         IntervalPoint(
             s.agent,
@@ -111,7 +114,10 @@ def _charts(result: EvaluationResult) -> list[Markup]:
             s.interval,
             note=f"{text.percent(s.pass_rate)} {text.interval(s.interval, 0)}",
         )
-        for s in result.summary.agents
+        for s in sorted(
+            result.summary.agents,
+            key=lambda s: order.index(s.agent) if s.agent in order else len(order),
+        )
     ]
     if agents:
         threshold = result.gate_config.min_pass_rate
@@ -140,7 +146,7 @@ def render_html(result: EvaluationResult) -> str:
     """The full report as one HTML document."""
     baseline, candidate = compared_agents(result)
     runs = runs_by_case_agent(result)
-    agents = result.meta.agents or sorted({r.key.agent for r in result.records})
+    agents = agents_baseline_first(result)
     stats = {(s.case_id, s.agent): s for s in result.summary.case_stats}
     comparisons = {c.case_id: c for c in case_comparisons(result)}
     cases = [
@@ -160,6 +166,7 @@ def render_html(result: EvaluationResult) -> str:
         meta=result.meta,
         verdict_line=text.verdict_line(result.gates),
         undetermined=undetermined_gates(result),
+        failed=failed_gates(result),
         settings=gate_settings(result),
         latency_source=result.summary.latency_source,
         verdict=result.gates.verdict,

@@ -24,7 +24,13 @@ from evals.model.evaluation import EvaluationResult
 from evals.model.results import RunRecord
 from evals.model.summary import CaseAgentStats, CaseComparison
 from evals.reports import text
-from evals.reports.view import case_comparisons, compared_agents, run_reason, runs_by_case_agent
+from evals.reports.view import (
+    agents_baseline_first,
+    case_comparisons,
+    compared_agents,
+    run_reason,
+    runs_by_case_agent,
+)
 
 
 def _runs_text(runs: list[RunRecord]) -> str:
@@ -48,7 +54,7 @@ def _regression_message(comparison: CaseComparison) -> str:
         f"{text.points_interval(comparison.interval)} at {text.level(comparison.level)}, "
         f"p = {text.number(comparison.p_value, 3)}, q = {text.number(comparison.p_adjusted, 3)}"
         f" ({comparison.reason}); "
-        f"{_stats_line(comparison.candidate)} vs {_stats_line(comparison.baseline)}"
+        f"{_stats_line(comparison.baseline)} vs {_stats_line(comparison.candidate)}"
     )
 
 
@@ -64,8 +70,8 @@ def _dropped(comparison: CaseComparison, tolerance: float, confidence: float) ->
         f"dropped on {comparison.case_id}: {text.points(difference)}, p = "
         f"{text.number(p_value, 3)} for this case alone (q = "
         f"{text.number(comparison.p_adjusted, 3)} corrected across the cases: "
-        f"{comparison.verdict}); {_stats_line(comparison.candidate)} vs "
-        f"{_stats_line(comparison.baseline)}"
+        f"{comparison.verdict}); {_stats_line(comparison.baseline)} vs "
+        f"{_stats_line(comparison.candidate)}"
     )
 
 
@@ -170,7 +176,7 @@ def render_junit(result: EvaluationResult) -> str:
         candidate = result.meta.agents[0]
     runs = runs_by_case_agent(result)
     suites = []
-    agents = result.meta.agents or sorted({s.agent for s in result.summary.case_stats})
+    agents = agents_baseline_first(result)
     for agent in agents:
         cases = [
             _testcase(result, stats, runs.get((stats.case_id, agent), []), candidate)

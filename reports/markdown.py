@@ -17,6 +17,7 @@ from evals.reports.view import (
     case_family,
     compared_agents,
     explanations,
+    failed_gates,
     gate_settings,
     improvements,
     notes,
@@ -54,6 +55,12 @@ def _header(result: EvaluationResult) -> list[str]:
         parts.append(f"commit `{meta.git_commit[:10]}`{branch}")
     parts.append(f"{result.repeat} repeats, {len(result.records)} runs")
     lines = [f"## {text.verdict_line(result.gates)}", ""]
+    failed = failed_gates(result)
+    if failed:
+        lines += [
+            "**Failed**: " + "; ".join(f"`{_cell(g.name)}`: {_cell(g.reason)}" for g in failed),
+            "",
+        ]
     undetermined = undetermined_gates(result)
     if result.gates.verdict == "undetermined" and undetermined:
         lines += [
@@ -67,8 +74,8 @@ def _header(result: EvaluationResult) -> list[str]:
         overall = comparison.overall
         lines += [
             "",
-            f"**{_cell(candidate)}** vs **{_cell(baseline)}**: "
-            f"{text.percent(overall.candidate_rate)} vs {text.percent(overall.baseline_rate)}, "
+            f"**{_cell(baseline)}** (baseline) vs **{_cell(candidate)}** (candidate): "
+            f"{text.percent(overall.baseline_rate)} vs {text.percent(overall.candidate_rate)}, "
             f"{text.points(overall.difference)} {text.points_interval(overall.interval)} "
             f"→ **{overall.verdict}**",
         ]

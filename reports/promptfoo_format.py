@@ -119,9 +119,24 @@ def _evals_section(result: EvaluationResult) -> dict[str, Any]:
         "baseline": result.gate_config.baseline,
         "candidate": result.gate_config.candidate,
         "repeat": result.repeat,
-        "summary": result.summary.to_dict(),
+        "summary": _baseline_first(result, result.summary.to_dict()),
         "gates": result.gates.to_dict(),
     }
+
+
+def _baseline_first(result: EvaluationResult, summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary with its per-agent statistics in the reports' order: the baseline, the
+    candidate, then the other agents (`agents` above keeps the suite's order)."""
+    comparison = result.summary.comparison
+    config = result.gate_config
+    compared = (
+        (comparison.baseline, comparison.candidate)
+        if comparison is not None
+        else (config.baseline, config.candidate)
+    )
+    order = {agent: i for i, agent in enumerate(a for a in compared if a is not None)}
+    summary["agents"].sort(key=lambda stats: order.get(stats["agent"], len(order)))
+    return summary
 
 
 def build_rows(result: EvaluationResult) -> list[dict[str, Any]]:

@@ -109,8 +109,8 @@ def quarantine_notes(result: EvaluationResult) -> list[str]:
         row = rows.get(action.case_id or "")
         if row is not None and row.difference is not None:
             line += (
-                f"; candidate {row.candidate.passes}/{row.candidate.counted} vs baseline "
-                f"{row.baseline.passes}/{row.baseline.counted}, difference {row.difference:+.2f}"
+                f"; baseline {row.baseline.passes}/{row.baseline.counted} vs candidate "
+                f"{row.candidate.passes}/{row.candidate.counted}, difference {row.difference:+.2f}"
             )
             if row.interval is not None:
                 line += f" [{row.interval[0]:+.2f}, {row.interval[1]:+.2f}] ({row.verdict})"
@@ -121,6 +121,19 @@ def quarantine_notes(result: EvaluationResult) -> list[str]:
 def undetermined_gates(result: EvaluationResult) -> list[GateResult]:
     """The blocking gates the data could not decide."""
     return [g for g in result.gates.gates if g.blocking and g.status == "undetermined"]
+
+
+def failed_gates(result: EvaluationResult) -> list[GateResult]:
+    """The blocking gates that failed: what a FAIL verdict's headline explains."""
+    return [g for g in result.gates.gates if g.blocking and g.status == "fail"]
+
+
+def agents_baseline_first(result: EvaluationResult) -> list[str]:
+    """The evaluation's agents as every report lists them: the baseline, the candidate,
+    then the others in the suite's order (a suite may list its candidate first)."""
+    agents = result.meta.agents or sorted({s.agent for s in result.summary.case_stats})
+    compared = [a for a in compared_agents(result) if a is not None and a in agents]
+    return [*compared, *(a for a in agents if a not in compared)]
 
 
 def case_family(result: EvaluationResult) -> tuple[float | None, int]:

@@ -80,7 +80,7 @@ def test_a_quarantine_stops_blocking_until_it_expires(suite, tmp_path, capsys, m
     assert code == 0, out
     assert "1 case(s) quarantined, 1 expiring within a day" in out
     assert "quarantined case-1 until" in out and "by ci-bot: quote feed flaky" in out
-    assert "candidate 0/6 vs baseline 6/6" in out
+    assert "baseline 6/6 vs candidate 0/6" in out
     assert "1 quarantined case(s) left out: case-1" in out
 
     real = time.time

@@ -174,7 +174,7 @@ def test_the_report_lists_quarantines_with_their_expiry_and_interval():
     assert lines[-3].startswith("2 case(s) quarantined, 1 expiring within a day")
     assert lines[-2].startswith("quarantined c2 until ")
     assert "by alice@example.com: flaky upstream quote feed" in lines[-2]
-    assert "candidate 0/40 vs baseline 40/40, difference -1.00 [" in lines[-2]
+    assert "baseline 40/40 vs candidate 0/40, difference -1.00 [" in lines[-2]
 
 
 def test_triage_text_is_escaped_in_every_report():

@@ -137,7 +137,7 @@ def test_agent_changes_are_compared_with_mains_agent_and_never_stored_as_baselin
     assert "changed agent(s): agent" in comment
     assert f"baseline: the stored runs of nightly `{nightly}`" in comment
     assert "no agent called for it" in comment
-    assert "agent@head** vs **agent@base" in comment
+    assert "**agent@base** (baseline) vs **agent@head** (candidate)" in comment
     assert "Regressions" not in comment
     [result] = outcome["results"]
     assert result["agents"] == ["agent@base", "agent@head"]
