@@ -169,6 +169,16 @@ def comparison(
     return compare_sides(_store(url), baseline, candidate, environment)
 
 
+@st.cache_data(show_spinner=False)
+def case_fingerprints(
+    url: str, representatives: tuple[tuple[str, str], ...], case_id: str
+) -> dict[str, str]:
+    """Per suite fingerprint, one case's fingerprint (`representatives`: pairs of suite
+    fingerprint and an evaluation of it)."""
+    found = _queries(url).case_fingerprints(dict(representatives), {case_id})
+    return {suite: cases[case_id] for suite, cases in found.items() if case_id in cases}
+
+
 @st.cache_data(show_spinner=False, max_entries=128)
 def case_outputs(
     url: str, evaluation_id: str, agent: str, case_ids: tuple[str, ...]

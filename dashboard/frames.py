@@ -440,6 +440,7 @@ def group_trend_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             "group_verdict": row.get("verdict") or "",
             "difference": row.get("difference"),
             "q": row.get("q_value"),
+            "suite_fingerprint": row.get("suite_fingerprint") or "",
         }
         for row in rows
     ]
@@ -460,8 +461,29 @@ def group_trend_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
             "group_verdict",
             "difference",
             "q",
+            "suite_fingerprint",
         ],
     )
+
+
+def edits(fingerprints: list[str], case_fingerprints: list[str | None] | None = None) -> list[str]:
+    """Per evaluation of a history (oldest first, by suite fingerprint), what changed
+    since the one before: `suite edited` where the suite's fingerprint differs, `case
+    redefined` where (for a case) its own fingerprint differs too; empty otherwise."""
+    found = []
+    for index, fingerprint in enumerate(fingerprints):
+        if index == 0 or fingerprint == fingerprints[index - 1]:
+            found.append("")
+            continue
+        case = case_fingerprints or []
+        redefined = (
+            bool(case)
+            and case[index] is not None
+            and case[index - 1] is not None
+            and case[index] != case[index - 1]
+        )
+        found.append("case redefined" if redefined else "suite edited")
+    return found
 
 
 def clip_upper(frame: pd.DataFrame, field: str, quantile: float) -> tuple[pd.DataFrame, int]:

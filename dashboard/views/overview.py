@@ -129,7 +129,20 @@ if subject != SUITE_TREND:
             **({"tag": name} if kind == "tag" else {}),
         ),
     )
-    decided = group.dropna(subset=["difference"]).drop_duplicates("evaluation")
+    per_evaluation = group.drop_duplicates("evaluation")
+    suites = list(per_evaluation["suite_fingerprint"])
+    if kind == "case":
+        representatives = tuple(
+            dict(
+                zip(per_evaluation["suite_fingerprint"], per_evaluation["evaluation"], strict=True)
+            ).items()
+        )
+        defined = data.case_fingerprints(url, representatives, name)
+        changed = frames.edits(suites, [defined.get(s) for s in suites])
+    else:
+        changed = frames.edits(suites)
+    per_evaluation = per_evaluation.assign(changed=changed)
+    decided = per_evaluation.dropna(subset=["difference"])
     st.markdown("**Evaluations in this chart**")
     widgets.text_table(
         pd.DataFrame(
@@ -138,6 +151,7 @@ if subject != SUITE_TREND:
                 "evaluation": decided["evaluation"],
                 "commit": decided["commit"],
                 "verdict of the comparison": decided["group_verdict"],
+                "since the one before": decided["changed"],
                 "difference": decided["difference"].map(theme.points),
                 theme.q_label(kind): decided["q"].map(theme.q_text),
             }

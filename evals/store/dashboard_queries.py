@@ -550,6 +550,7 @@ class DashboardQueries:
                 window.c.started_at,
                 window.c.git_commit,
                 window.c.git_branch,
+                window.c.fingerprint,
                 evaluations.c.verdict.label("gate_verdict"),
             )
             .join(evaluations, evaluations.c.id == window.c.id)
@@ -561,6 +562,7 @@ class DashboardQueries:
                 chosen.c.started_at,
                 chosen.c.git_commit,
                 chosen.c.git_branch,
+                chosen.c.fingerprint.label("suite_fingerprint"),
                 chosen.c.gate_verdict,
                 group_rates.c.agent,
                 group_rates.c.pass_rate,

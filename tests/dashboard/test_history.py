@@ -273,3 +273,25 @@ def test_runs_are_searched_across_every_evaluation_of_the_suite(
     table = next(h.proto.body for h in app.html if "paged-table" in h.proto.body)
     assert ">night-10</a>" in table and ">night-04</a>" in table
     assert "50 runs match" in " ".join(c.value for c in app.caption)
+
+
+@pytest.mark.slow
+def test_a_case_trend_says_where_the_suite_and_the_case_changed(
+    nightly_stores: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EVALS_STORE_URL", nightly_stores[1])
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.query_params["trend"] = "case:refunds-question-refund-2"
+    app.switch_page("views/overview.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    table = next(h.proto.body for h in app.html if "since the one before" in h.proto.body)
+    rows = {
+        cells[1]: cells
+        for cells in (
+            re.findall(r"<td[^>]*>(?:<span[^>]*>)?([^<]*)", r) for r in table.split("<tr>")
+        )
+        if len(cells) > 4
+    }
+    assert "suite edited" in rows[f"night-{SUITE_EDIT:02d}"]
+    assert "case redefined" in rows["night-08"]
+    assert "" in rows["night-09"] and "case redefined" not in rows["night-09"]
