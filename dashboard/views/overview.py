@@ -130,17 +130,14 @@ if subject != SUITE_TREND:
         ),
     )
     per_evaluation = group.drop_duplicates("evaluation")
-    suites = list(per_evaluation["suite_fingerprint"])
+    versions = [str(s) for s in per_evaluation["suite_fingerprint"]]
     if kind == "case":
-        representatives = tuple(
-            dict(
-                zip(per_evaluation["suite_fingerprint"], per_evaluation["evaluation"], strict=True)
-            ).items()
-        )
+        evaluation_ids = [str(e) for e in per_evaluation["evaluation"]]
+        representatives = tuple(dict(zip(versions, evaluation_ids, strict=True)).items())
         defined = data.case_fingerprints(url, representatives, name)
-        changed = frames.edits(suites, [defined.get(s) for s in suites])
+        changed = frames.edits(versions, [defined.get(s) for s in versions])
     else:
-        changed = frames.edits(suites)
+        changed = frames.edits(versions)
     per_evaluation = per_evaluation.assign(changed=changed)
     decided = per_evaluation.dropna(subset=["difference"])
     st.markdown("**Evaluations in this chart**")
