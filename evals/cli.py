@@ -184,6 +184,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                 process.close()
 
 
+def _print_load_warnings(suite: Suite) -> None:
+    """What `evals run` says once about a suite before running it (`evals validate` says
+    it too, with its lint)."""
+    from evals.suite.costs import unpriced_agents
+
+    for warning in unpriced_agents(suite):
+        print(f"warning: {warning}", file=sys.stderr)
+
+
 def _check_run_options(args: argparse.Namespace) -> None:
     """Refuse contradictory options of `evals run` before anything starts."""
     if args.resume and args.no_store:
@@ -213,6 +222,7 @@ def _run(
     from evals.suite import load_suite
 
     suite = load_suite(args.suite)
+    _print_load_warnings(suite)
     options = RunOptions(
         repeat=args.repeat,
         concurrency=args.concurrency,
@@ -452,9 +462,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from evals.suite import load_suite
 
     suite = load_suite(args.suite)
+    from evals.suite.costs import unpriced_agents
     from evals.suite.lint import lint_suite
 
-    warnings = [*lint_suite(suite), *unpassable_gates(suite)]
+    warnings = [*lint_suite(suite), *unpassable_gates(suite), *unpriced_agents(suite)]
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.json:

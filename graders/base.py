@@ -12,6 +12,19 @@ from evals.model.suite import Assertion
 from evals.model.trajectory import Step
 
 
+def output_text(output: Any) -> str:
+    """An output as text, as promptfoo's string assertions see it: a string as is, nothing
+    as "", anything else as JSON (a value JSON cannot hold, in an answer a pytest test
+    recorded, as its `str`)."""
+    if isinstance(output, str):
+        return output
+    if output is None:
+        return ""
+    import json
+
+    return json.dumps(output, ensure_ascii=False, default=str)
+
+
 @dataclass(slots=True)
 class GradeContext:
     """Everything a grader may read about one run. Graders never write anywhere.
@@ -56,14 +69,7 @@ class GradeContext:
     @property
     def text(self) -> str:
         """The output as text, as promptfoo's string assertions see it."""
-        out = self.output
-        if isinstance(out, str):
-            return out
-        if out is None:
-            return ""
-        import json
-
-        return json.dumps(out, ensure_ascii=False)
+        return output_text(self.output)
 
     @property
     def trajectory(self) -> list[Step]:

@@ -8,9 +8,12 @@ the suite's top-level ``budget:`` block gives defaults that config and value ove
   trajectory records no model call);
 - tokens come from the agent's reported usage, else from the sum over steps, else they are
   counted from the prompt and the output with o200k_base (tiktoken's encoding);
-- cost is the agent's reported cost, else the sum of step costs, else tokens priced with the
-  suite's ``prices:`` table (per model, per million input and output tokens) over the list
-  prices of `evals.vendors.prices`;
+- cost is the run's cost as `evals.graders.cost` works it out: the agent's reported cost,
+  else the sum of step costs, else tokens priced with the suite's ``prices:`` table (per
+  model, per million input and output tokens) over the list prices of
+  `evals.vendors.prices`. A cost that cannot be worked out (a model without a price) is
+  unknown: ``max_cost`` is then not checked, the reason says so with the fix, the grade's
+  ``metadata.unknown`` lists it, and the verdict rests on the other limits;
 - latency is the run's one latency (`ctx.latency_ms`, from the source the suite's
   `gates.latency` names: the harness's wall time by default, or the agent's report), and
   the reason says which;
@@ -20,14 +23,24 @@ the suite's top-level ``budget:`` block gives defaults that config and value ove
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from evals.graders.base import GradeContext, GraderError, scored
+from evals.graders.cost import (
+    RunCost,
+    counted_tokens,
+    input_tokens,
+    output_tokens,
+    resolve_cost,
+    suite_prices,
+    total_tokens,
+)
 from evals.graders.registry import register
 from evals.model.results import AgentResponse, Grade
-from evals.model.trajectory import Step, model_calls, tool_calls
-from evals.vendors.prices import Price, PriceError, call_cost, find_price, price_table
+from evals.model.trajectory import model_calls, tool_calls
+from evals.vendors.prices import Price, PriceError
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,104 +68,20 @@ LIMITS: dict[str, Limit] = {
 }
 
 
-def _step_sum(steps: list[Step], read: Callable[[Step], float | None]) -> float | None:
-    values = [read(s) for s in steps]
-    known = [v for v in values if v is not None]
-    return float(sum(known)) if known else None
-
-
-def input_tokens(response: AgentResponse) -> float | None:
-    """Input (prompt) tokens of the run, reported or summed over steps; None when unknown."""
-    if "prompt" in response.token_usage:
-        return float(response.token_usage["prompt"])
-    return _step_sum(response.trajectory, lambda s: s.input_tokens)
-
-
-def output_tokens(response: AgentResponse) -> float | None:
-    """Output (completion) tokens of the run, reported or summed over steps; None when unknown."""
-    if "completion" in response.token_usage:
-        return float(response.token_usage["completion"])
-    return _step_sum(response.trajectory, lambda s: s.output_tokens)
-
-
-def total_tokens(response: AgentResponse) -> float | None:
-    """All tokens of the run; None when neither the total nor both parts are known."""
-    if "total" in response.token_usage:
-        return float(response.token_usage["total"])
-    parts = [input_tokens(response), output_tokens(response)]
-    return None if None in parts else float(sum(p for p in parts if p is not None))
-
-
-def _price(prices: Mapping[str, Price], model: str) -> Price:
-    price = find_price(model, prices)
-    if price is None:
-        known = ", ".join(sorted(prices)) or "none"
-        raise GraderError(
-            f"budget: no price for model {model!r} (the suite's prices: {known}; "
-            "no list price either)"
-        )
-    return price
-
-
-def priced_cost(
-    response: AgentResponse, prices: Mapping[str, Price], model: str | None = None
-) -> float | None:
-    """Cost from the suite's price table over the list prices: per model step when steps
-    carry tokens, else for the run."""
-    priced_steps = [
-        s
-        for s in model_calls(response.trajectory)
-        if s.input_tokens is not None or s.output_tokens is not None
-    ]
-    if priced_steps:
-        return sum(
-            _price(prices, str(step.metadata.get("model") or step.name)).cost(
-                step.input_tokens, step.output_tokens
-            )
-            for step in priced_steps
-        )
-    tokens_in, tokens_out = input_tokens(response), output_tokens(response)
-    if tokens_in is None and tokens_out is None:
-        return None
-    model = model or response.metadata.get("model")
-    if model is None:
-        if not prices:
-            return None
-        if len(prices) != 1:
-            raise GraderError("budget: several prices and no model; set model in the assertion")
-        model = next(iter(prices))
-    return call_cost(_price(prices, str(model)), tokens_in, tokens_out)
-
-
-def run_cost(
-    response: AgentResponse, prices: Mapping[str, Price], model: str | None = None
-) -> float | None:
-    """The run's cost: reported, else summed over steps, else priced; None when unknown."""
-    if response.cost is not None:
-        return response.cost
-    summed = _step_sum(response.trajectory, lambda s: s.cost)
-    return summed if summed is not None else priced_cost(response, prices, model)
-
-
 def with_counted_usage(ctx: GradeContext) -> AgentResponse:
     """The run's response, with tokens counted from its prompt and output when neither the
     agent nor its steps reported any (o200k_base, tiktoken's encoding, as seed 000 counts)."""
     response = ctx.response
     if input_tokens(response) is not None or output_tokens(response) is not None:
         return response
-    from evals.common.tokens import count_tokens
-
-    prompt = count_tokens(ctx.prompt)
-    completion = count_tokens(ctx.text) if response.output is not None else 0
-    usage = {"prompt": prompt, "completion": completion, "total": prompt + completion}
-    return replace(response, token_usage=usage)
+    prompt, completion = counted_tokens(response, ctx.prompt, ctx.text)
+    usage = {"prompt": int(prompt), "completion": int(completion)}
+    return replace(response, token_usage={**usage, "total": usage["prompt"] + usage["completion"]})
 
 
-def measure(
-    key: str, ctx: GradeContext, prices: Mapping[str, Price], model: str | None
-) -> float | None:
-    """The run's amount for one budget key."""
-    response = with_counted_usage(ctx) if "tokens" in key or key == "max_cost" else ctx.response
+def measure(key: str, ctx: GradeContext) -> float | None:
+    """The run's amount for one count or latency key (cost: `resolve_cost`)."""
+    response = with_counted_usage(ctx) if "tokens" in key else ctx.response
     if key == "max_steps":
         models = model_calls(ctx.trajectory)
         return float(len(models) if models else len(ctx.trajectory))
@@ -164,9 +93,17 @@ def measure(
         return output_tokens(response)
     if key == "max_tokens":
         return total_tokens(response)
-    if key == "max_cost":
-        return run_cost(response, prices, model)
     return ctx.latency_ms
+
+
+def _cost(ctx: GradeContext, prices: Mapping[str, Price], model: Any) -> RunCost:
+    return resolve_cost(
+        ctx.response,
+        prices,
+        prompt=ctx.prompt,
+        output_text=ctx.text,
+        model=None if model is None else str(model),
+    )
 
 
 @register("budget")
@@ -177,24 +114,29 @@ def budget(ctx: GradeContext) -> Grade:
     if not isinstance(value, dict) or not isinstance(defaults, dict):
         raise GraderError("budget: value must be a mapping such as {max_steps: 6, max_cost: 0.08}")
     options = {**defaults, **(ctx.assertion.config or {}), **value}
-    unknown = sorted(set(options) - set(LIMITS) - {"stop_reason", "model"})
-    if unknown:
-        raise GraderError(f"budget: unknown key(s) {unknown}; known: {sorted(LIMITS)}, stop_reason")
-    table = ctx.suite_config.get("prices") or {}
-    if not isinstance(table, dict):
-        raise GraderError("budget: the suite's prices must map model names to rates")
+    strange = sorted(set(options) - set(LIMITS) - {"stop_reason", "model"})
+    if strange:
+        raise GraderError(f"budget: unknown key(s) {strange}; known: {sorted(LIMITS)}, stop_reason")
     try:
-        prices = price_table(table)
+        prices = suite_prices(ctx.suite_config)
     except PriceError as exc:
         raise GraderError(f"budget: {exc}") from None
     checks, failures = 0, []
+    unknown: dict[str, str] = {}
     for key, limit in LIMITS.items():
         if options.get(key) is None:
             continue
         ceiling = options[key]
         if isinstance(ceiling, bool) or not isinstance(ceiling, (int, float)):
             raise GraderError(f"budget: {key} must be a number")
-        amount = measure(key, ctx, prices, options.get("model"))
+        if key == "max_cost":
+            cost = _cost(ctx, prices, options.get("model"))
+            if cost.amount is None:
+                unknown[key] = f"cost unknown, max_cost not checked: {cost.unknown}"
+                continue
+            amount: float | None = cost.amount
+        else:
+            amount = measure(key, ctx)
         if amount is None:
             raise GraderError(f"budget: {limit.label} of the run is unknown, cannot check {key}")
         checks += 1
@@ -212,7 +154,11 @@ def budget(ctx: GradeContext) -> Grade:
                 f"stop reason {ctx.response.stop_reason or 'unknown'}, "
                 f"expected {' or '.join(allowed)}"
             )
-    if not checks:
+    if not checks and not unknown:
         raise GraderError("budget: value sets no limit")
     reason = "; ".join(failures) if failures else f"within budget ({checks} check(s))"
-    return scored(ctx, (checks - len(failures)) / checks, not failures, reason)
+    grade = scored(ctx, (checks - len(failures)) / checks if checks else 1.0, not failures, reason)
+    if unknown:
+        grade.reason = "; ".join([grade.reason, *unknown.values()])
+        grade.metadata["unknown"] = sorted(unknown)
+    return grade

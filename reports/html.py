@@ -51,6 +51,7 @@ _ENVIRONMENT.filters.update(
     points=text.points,
     points_interval=text.points_interval,
     money=text.money,
+    cost=text.cost,
     ms=text.milliseconds,
     number=text.number,
     level=text.level,
@@ -82,7 +83,7 @@ def _run_view(record: RunRecord) -> dict[str, Any]:
         "reason": run_reason(record),
         "output": _shown(record.response.output),
         "latency": text.milliseconds(record.latency_ms),
-        "cost": text.money(record.response.cost),
+        "cost": "unknown cost" if record.cost_unknown else text.money(record.cost),
         "tokens": record.total_tokens,
         "stop_reason": record.response.stop_reason or "",
         "assertions": [

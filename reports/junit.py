@@ -118,6 +118,7 @@ def _testcase(
         ("errors", stats.errors),
         ("pass_rate", text.percent(stats.pass_rate)),
         ("interval", text.interval(stats.interval)),
+        ("mean_cost", text.cost(stats.mean_cost, stats.unknown_cost_runs)),
     ):
         ET.SubElement(properties, "property", name=name, value=str(value))
     message = _failure(result, stats, candidate)

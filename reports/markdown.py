@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from evals.model.evaluation import EvaluationResult
-from evals.model.summary import CaseComparison
+from evals.model.summary import AgentStats, CaseComparison
 from evals.reports import text
 from evals.reports.conversation import failed_conversations, failure_line
 from evals.reports.view import (
@@ -140,6 +140,11 @@ def _case_table(title: str, cases: list[CaseComparison], level: float | None) ->
     return lines
 
 
+def _known_total(stats: AgentStats) -> float | None:
+    """An agent's total cost when every run's cost is known, else None (no change shown)."""
+    return None if stats.unknown_cost_runs else stats.total_cost
+
+
 def _costs(result: EvaluationResult) -> list[str]:
     baseline, candidate = compared_agents(result)
     stats = [
@@ -163,15 +168,15 @@ def _costs(result: EvaluationResult) -> list[str]:
     for s in stats:
         lines.append(
             f"| {_cell(s.agent)} | {text.percent(s.pass_rate)} {text.interval(s.interval, 0)} | "
-            f"{s.errors}/{s.runs} | {text.money(s.total_cost)} | "
-            f"{text.money(s.cost_per_accepted)} | "
+            f"{s.errors}/{s.runs} | {text.cost(s.total_cost, s.unknown_cost_runs)} | "
+            f"{text.cost(s.cost_per_accepted, s.unknown_cost_runs)} | "
             f"{text.milliseconds(s.mean_latency_ms)} | {text.milliseconds(s.p95_latency_ms)} |"
         )
     if len(stats) == 2:
         base, cand = stats
         lines.append(
             f"| **change** | {text.points(_difference(base.pass_rate, cand.pass_rate))} | | "
-            f"{text.ratio_change(base.total_cost, cand.total_cost)} | "
+            f"{text.ratio_change(_known_total(base), _known_total(cand))} | "
             f"{text.ratio_change(base.cost_per_accepted, cand.cost_per_accepted)} | "
             f"{text.ratio_change(base.mean_latency_ms, cand.mean_latency_ms)} | "
             f"{text.ratio_change(base.p95_latency_ms, cand.p95_latency_ms)} |"

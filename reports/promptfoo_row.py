@@ -245,9 +245,9 @@ def step_dict(step: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in step.items() if v is not None and v != {}}
 
 
-def _run_details(run: RunRow, policy_violation: bool) -> dict[str, Any]:
+def _run_details(run: RunRow, policy_violation: bool, cost_unknown: str | None) -> dict[str, Any]:
     """The harness's own facts about a run, kept in the row's metadata under `evals`."""
-    return {
+    details = {
         "caseId": run.case_id,
         "agent": run.agent,
         "promptId": run.prompt_id,
@@ -262,6 +262,9 @@ def _run_details(run: RunRow, policy_violation: bool) -> dict[str, Any]:
         "wallLatencyMs": run.latency_ms,
         "trajectory": [step_dict(step) for step in run.trajectory or []],
     }
+    if cost_unknown is not None:
+        details["costUnknown"] = cost_unknown
+    return details
 
 
 def encoded_row(
@@ -282,8 +285,10 @@ def encoded_row(
     grade = grade_dicts(grade_rows, extra.get("grade_details"))
     grading = _grading_result(grade)
     reason = failure_code(run.status)
-    cost = run.cost or 0.0
-    row: dict[str, Any] = {"cost": cost}
+    cost_unknown = (extra.get("run_metadata") or {}).get("cost_unknown")
+    # promptfoo writes 0 for a cost it was not given; a cost the harness could not work
+    # out (a model without a price) is null instead, never a silent zero
+    row: dict[str, Any] = {"cost": None if cost_unknown is not None else run.cost or 0.0}
     if reason == ERROR_FAILURE:
         row["error"] = run.error or extra.get("error") or "error"
     elif reason == ASSERT_FAILURE and grade is not None:
@@ -311,7 +316,7 @@ def encoded_row(
             **test["metadata"],
             **(extra.get("metadata") or {}),
             "repeatIndex": run.repeat,
-            "evals": _run_details(run, bool(grade and grade.get("policyViolation"))),
+            "evals": _run_details(run, bool(grade and grade.get("policyViolation")), cost_unknown),
         },
         "failureReason": reason,
     }
@@ -368,7 +373,7 @@ def accumulate(metrics: dict[str, Any], row: dict[str, Any]) -> None:
         assertions = usage["assertions"]
         for key in _TOKEN_KEYS:
             assertions[key] += int(tokens.get(key) or 0)
-    metrics["cost"] += row["cost"]
+    metrics["cost"] += row["cost"] or 0
 
 
 def finish_metrics(prompts: list[dict[str, Any]], derived: list[tuple[str, str]]) -> None:

@@ -218,7 +218,7 @@ def _single_agent_table(result: EvaluationResult) -> Table:
             stats.agent,
             _rate(stats),
             text.milliseconds(stats.mean_latency_ms),
-            text.money(stats.mean_cost),
+            text.cost(stats.mean_cost, stats.unknown_cost_runs),
         )
     return table
 

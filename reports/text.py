@@ -66,6 +66,15 @@ def money(value: float | None) -> str:
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
+def cost(value: float | None, unknown_runs: int = 0) -> str:
+    """A cost as `money` writes it; "unknown" where no run's cost was known, and the count
+    of runs of unknown cost beside a cost known for the others ("$0.0120 (3 unknown)")."""
+    if unknown_runs and value is None:
+        return "unknown"
+    shown = money(value)
+    return f"{shown} ({unknown_runs} unknown)" if unknown_runs else shown
+
+
 def ratio_change(baseline: float | None, candidate: float | None) -> str:
     """Candidate relative to baseline as a signed percentage ('+12.0%'), or an em dash."""
     if baseline is None or candidate is None or baseline == 0:

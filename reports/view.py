@@ -90,7 +90,30 @@ def notes(result: EvaluationResult) -> list[str]:
                 "the pass rates (gates.exclude_errors); the error rate counts them"
             )
     found += quarantine_notes(result)
+    found += unknown_cost_notes(result)
     return list(dict.fromkeys(found))
+
+
+def unknown_cost_notes(result: EvaluationResult) -> list[str]:
+    """For a suite that checks cost, the agents whose runs' cost is unknown (a model
+    without a price), one line per reason, with what could not be checked and the fix."""
+    by_reason: dict[str, list[str]] = {}
+    for agent in result.summary.agents:
+        if agent.group == "suite" and agent.unknown_cost_runs:
+            by_reason.setdefault(agent.cost_unknown or "", []).append(
+                f"{agent.unknown_cost_runs} of {agent.runs} runs of {agent.agent}"
+            )
+    if not by_reason:
+        return []
+    from evals.suite.costs import checks_cost
+
+    if not checks_cost(result.suite):
+        return []
+    return [
+        f"cost unknown for {' and '.join(counts)}, so max_cost was not checked and the cost "
+        f"gates are undetermined: {reason}"
+        for reason, counts in by_reason.items()
+    ]
 
 
 def quarantine_notes(result: EvaluationResult) -> list[str]:

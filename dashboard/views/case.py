@@ -264,9 +264,15 @@ def _output(record: RunRecord) -> str:
     return text
 
 
+def _cost(record: RunRecord) -> str:
+    if record.cost_unknown is not None:
+        return "cost unknown"
+    return "—" if record.cost is None else f"${record.cost:.5f}"
+
+
 def _facts(record: RunRecord) -> str:
     return (
-        f"{record.status} · {record.latency_ms:,.0f} ms · ${record.cost:.5f} · "
+        f"{record.status} · {record.latency_ms:,.0f} ms · {_cost(record)} · "
         f"{record.total_tokens:,} tokens · {len(record.response.trajectory)} steps · "
         f"stop: {record.response.stop_reason or '—'}"
     )

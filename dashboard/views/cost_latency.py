@@ -62,7 +62,10 @@ if agents:
                     if stats.get("cost_per_accepted") is None
                     else _usd(stats["cost_per_accepted"]),
                     "cost interval": _interval(stats.get("cost_per_accepted_interval"), _usd),
-                    "total cost": _usd(stats.get("total_cost", 0.0)),
+                    "total cost": "unknown"
+                    if stats.get("total_cost") is None
+                    else _usd(stats["total_cost"])
+                    + (f" ({n} unknown)" if (n := stats.get("unknown_cost_runs")) else ""),
                     "flake probability": theme.percent(stats.get("flake_probability")),
                 }
                 for stats in agents

@@ -31,11 +31,26 @@ def _violations(cell: Cell) -> int:
     return sum(1 for r in cell.records if r.grade is not None and r.grade.policy_violation)
 
 
+def _costs(records: Sequence[RunRecord]) -> tuple[list[float], list[RunRecord]]:
+    """The costs of the runs whose cost is known (a run the agent never answered cost
+    nothing the harness saw: 0), and the answered runs whose cost is unknown."""
+    unknown = [r for r in records if r.cost_unknown is not None]
+    known = [r.cost or 0.0 for r in records if r.cost_unknown is None]
+    return known, unknown
+
+
+def _known_total(records: Sequence[RunRecord]) -> float | None:
+    """The cost of `records` when every answered run's cost is known, else None."""
+    known, unknown = _costs(records)
+    return None if unknown else sum(known)
+
+
 def _case_stats(
     case_id: str, agent: str, cell: Cell, k: int | None, config: GateConfig
 ) -> CaseAgentStats:
     counted = cell.counted
     scores = [r.grade.score for r in cell.records if r.grade is not None and r.status != "error"]
+    known_costs, unknown_costs = _costs(cell.records)
     return CaseAgentStats(
         case_id=case_id,
         agent=agent,
@@ -49,7 +64,8 @@ def _case_stats(
         else None,
         pass_hat_k=stats.pass_hat_k(counted, cell.passes, k) if counted and k else None,
         flake=stats.case_flake(cell.passes, counted),
-        mean_cost=mean([r.cost for r in cell.records]),
+        mean_cost=mean(known_costs),
+        unknown_cost_runs=len(unknown_costs),
         mean_latency_ms=mean([r.latency(config.latency) for r in cell.records]),
         mean_score=mean(scores),
         policy_violations=_violations(cell),
@@ -85,6 +101,7 @@ def _agent_stats(
     records = [r for c in cells for r in c.records]
     counted = [c for c in cells if c.counted]
     passes = sum(c.passes for c in cells)
+    known_costs, unknown_costs = _costs(records)
     result = AgentStats(
         agent=agent,
         group=group,
@@ -94,7 +111,9 @@ def _agent_stats(
         errors=sum(c.errors for c in cells),
         pass_rate=None,
         interval=None,
-        total_cost=sum(r.cost for r in records),
+        total_cost=sum(known_costs) if known_costs or not unknown_costs else None,
+        unknown_cost_runs=len(unknown_costs),
+        cost_unknown=unknown_costs[0].cost_unknown if unknown_costs else None,
         policy_violations=sum(_violations(c) for c in cells),
         k=k,
         excluded=sum(c.excluded for c in cells),
@@ -130,8 +149,13 @@ def _agent_stats(
     flake = stats.flake_probability([(c.passes, c.counted) for c in counted], config.confidence)
     if flake is not None:
         result.flake_probability, result.flake_interval = flake
-    per_accepted = stats.ratio_standard_error(
-        [sum(r.cost for r in c.records) for c in counted], [c.passes for c in counted]
+    case_costs = [_known_total(c.records) for c in counted]
+    per_accepted = (
+        None
+        if None in case_costs
+        else stats.ratio_standard_error(
+            [cost or 0.0 for cost in case_costs], [c.passes for c in counted]
+        )
     )
     if per_accepted is not None:
         result.cost_per_accepted, result.cost_per_accepted_se = per_accepted
@@ -276,15 +300,19 @@ def _attach_ratios(
         0.95,
         config.confidence,
     )
-    cost = stats.paired_mean_bootstrap(
-        [[r.cost for r in cells[(config.candidate, c.id)].records] for c in shared],
-        [[r.cost for r in cells[(config.baseline, c.id)].records] for c in shared],
-        config.confidence,
-    )
     comparison.latency_ratio, comparison.latency_ratio_log_se = latency.ratio, latency.log_ratio_se
     comparison.latency_ratio_interval = _shown_ratio(latency, config.confidence)
-    comparison.cost_ratio, comparison.cost_ratio_log_se = cost.ratio, cost.log_ratio_se
-    comparison.cost_ratio_interval = _shown_ratio(cost, config.confidence)
+    candidate_costs = [_costs(cells[(config.candidate, c.id)].records) for c in shared]
+    baseline_costs = [_costs(cells[(config.baseline, c.id)].records) for c in shared]
+    # no ratio of costs that are partly unknown: the cost gate names the unknown instead
+    if not any(unknown for _, unknown in [*candidate_costs, *baseline_costs]):
+        cost = stats.paired_mean_bootstrap(
+            [known for known, _ in candidate_costs],
+            [known for known, _ in baseline_costs],
+            config.confidence,
+        )
+        comparison.cost_ratio, comparison.cost_ratio_log_se = cost.ratio, cost.log_ratio_se
+        comparison.cost_ratio_interval = _shown_ratio(cost, config.confidence)
     for agent_stat in agent_stats:
         if agent_stat.agent == config.candidate:
             agent_stat.p95_latency_interval = latency.candidate_interval

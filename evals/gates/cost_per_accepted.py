@@ -1,6 +1,7 @@
 """`cost_per_accepted`: total cost over passing runs at most `max_cost_per_accepted`, with
 delta-method limits (docs/statistics.md). Spending money and accepting nothing fails
-outright.
+outright; a cost the harness could not work out (a model without a price) leaves it
+undetermined, naming the model and the fix.
 """
 
 from __future__ import annotations
@@ -28,15 +29,18 @@ def _cost_limit(estimate: float, standard_error: float, level: float, side: str)
 def cost_per_accepted_gate(agent: AgentStats, threshold: float, levels: Levels) -> GateResult:
     """The `cost_per_accepted` row of `agent` against `threshold`."""
     value, error = agent.cost_per_accepted, agent.cost_per_accepted_se
+    unknown = agent.unknown_cost_note()
+    if unknown is not None:
+        return GateResult("cost_per_accepted", "undetermined", threshold, None, None, unknown)
     if value is None:
-        status: GateStatus = "fail" if agent.total_cost > 0 else "undetermined"
+        status: GateStatus = "fail" if agent.total_cost else "undetermined"
         return GateResult(
             "cost_per_accepted",
             status,
             threshold,
             None,
             None,
-            f"{agent.agent} had no accepted run, spending {agent.total_cost:.4g}",
+            f"{agent.agent} had no accepted run, spending {agent.total_cost or 0.0:.4g}",
         )
     if error is None:
         return GateResult(

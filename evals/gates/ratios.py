@@ -1,6 +1,8 @@
 """`cost_ratio` and `latency_ratio`: the candidate's mean cost per run and p95 latency over
 the baseline's, at most `max_cost_ratio` and `max_latency_ratio`, with limits
-exp(log ratio ± z·SE) from the paired cluster bootstrap (docs/statistics.md)."""
+exp(log ratio ± z·SE) from the paired cluster bootstrap (docs/statistics.md). A cost
+the harness could not work out (a model without a price) leaves `cost_ratio`
+undetermined, naming the model and the fix."""
 
 from __future__ import annotations
 
@@ -49,6 +51,15 @@ def ratio_gate(
 def _decide_cost(evidence: Evidence, levels: Levels) -> list[GateResult]:
     comparison, threshold = evidence.comparison, evidence.config.max_cost_ratio
     assert comparison is not None and threshold is not None
+    compared = (evidence.config.candidate, evidence.config.baseline)
+    unknown = [
+        note
+        for agent in evidence.summary.agents
+        if agent.group == "suite" and agent.agent in compared
+        if (note := agent.unknown_cost_note()) is not None
+    ]
+    if unknown:
+        return [GateResult(COST.name, "undetermined", threshold, None, None, "; ".join(unknown))]
     return [
         ratio_gate(
             COST.name,

@@ -188,9 +188,17 @@ class RunRecord:
         return pick_latency(self.latency_ms, self.response.latency_ms, source)
 
     @property
-    def cost(self) -> float:
-        """Cost of the run in currency units (0 when unknown)."""
-        return self.response.cost or 0.0
+    def cost(self) -> float | None:
+        """Cost of the run in currency units; None when unknown (see `cost_unknown`) or
+        when the agent never answered."""
+        return self.response.cost
+
+    @property
+    def cost_unknown(self) -> str | None:
+        """Why an answered run's cost is unknown (the model without a price and the fix),
+        None when it is known or the agent never answered."""
+        reason = self.metadata.get("cost_unknown")
+        return None if reason is None else str(reason)
 
     @property
     def total_tokens(self) -> int:

@@ -48,6 +48,7 @@ class CaseAgentStats:
     mean_score: float | None = None
     policy_violations: int = 0
     excluded: int = 0
+    unknown_cost_runs: int = 0
 
     @property
     def counted(self) -> int:
@@ -65,7 +66,10 @@ class AgentStats:
     kinds too) over all runs, with a Clopper-Pearson interval; `error_kinds` counts them by
     kind and `first_errors` holds the first message of each kind. `flake_probability` is
     the mean over cases of the chance that two repeats disagree, with its interval.
-    Latencies are those `Summary.latency_source` names.
+    Latencies are those `Summary.latency_source` names. Costs are over the runs whose cost
+    is known: `unknown_cost_runs` answered runs had none (a model without a price;
+    `cost_unknown` says why, with the fix), `total_cost` is None when no run's cost is
+    known, and `cost_per_accepted` when any is unknown.
     """
 
     agent: str
@@ -82,7 +86,7 @@ class AgentStats:
     icc: float | None = None
     pass_at_k: float | None = None
     pass_hat_k: float | None = None
-    total_cost: float = 0.0
+    total_cost: float | None = 0.0
     cost_per_accepted: float | None = None
     p95_latency_ms: float | None = None
     mean_latency_ms: float | None = None
@@ -100,6 +104,18 @@ class AgentStats:
     first_errors: dict[str, str] = field(default_factory=dict)
     flake_probability: float | None = None
     flake_interval: Interval | None = None
+    unknown_cost_runs: int = 0
+    cost_unknown: str | None = None
+
+    def unknown_cost_note(self) -> str | None:
+        """ "cost unknown for N of M runs of AGENT: WHY" (with the fix), None when every
+        answered run's cost is known."""
+        if not self.unknown_cost_runs:
+            return None
+        return (
+            f"cost unknown for {self.unknown_cost_runs} of {self.runs} runs of {self.agent}: "
+            f"{self.cost_unknown}"
+        )
 
 
 @dataclass(slots=True)

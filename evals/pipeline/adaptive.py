@@ -213,8 +213,8 @@ class LookRunner(Protocol):
         """Runs the look would make."""
         ...
 
-    def spent(self, repeats: int) -> tuple[int, float]:
-        """Runs and their cost below `repeats` repeats per case."""
+    def spent(self, repeats: int) -> tuple[int, float | None]:
+        """Runs and their cost below `repeats` repeats per case (None: partly unknown)."""
         ...
 
     def look(self, request: LookRequest) -> list[GateReport]:
@@ -289,13 +289,21 @@ class AdaptiveResult(AdaptiveRun):
         return self.summary().describe()
 
 
-def _over_budget(design: AdaptiveDesign, runs: int, cost: float, next_runs: int) -> str | None:
+def _over_budget(
+    design: AdaptiveDesign, runs: int, cost: float | None, next_runs: int
+) -> str | None:
     if design.budget_runs is not None and runs + next_runs > design.budget_runs:
         return (
             f"the next look's {next_runs} runs would take the {runs} runs so far past "
             f"--budget-runs {design.budget_runs}"
         )
-    if design.budget_cost is not None and runs:
+    if design.budget_cost is not None and runs and cost is None:
+        return (
+            f"the cost of the runs so far is unknown (a model without a price), so "
+            f"--budget-cost {design.budget_cost:.4g} cannot be kept: add the model to the "
+            "suite's prices:"
+        )
+    if design.budget_cost is not None and runs and cost is not None:
         projected = cost + next_runs * cost / runs
         if projected > design.budget_cost:
             return (
@@ -438,7 +446,7 @@ class _EvaluationLooks:
     def planned(self, repeats: int, previous: int, active: Sequence[frozenset[str]]) -> int:
         return sum(1 for run in self.plan(repeats, previous) if run.case.id in active[0])
 
-    def spent(self, repeats: int) -> tuple[int, float]:
+    def spent(self, repeats: int) -> tuple[int, float | None]:
         records = self.result.records if self.result is not None else []
         return runs_below(records, repeats)
 
@@ -450,11 +458,14 @@ class _EvaluationLooks:
         return [self.result.gates]
 
 
-def runs_below(records: Sequence[RunRecord], repeats: int) -> tuple[int, float]:
+def runs_below(records: Sequence[RunRecord], repeats: int) -> tuple[int, float | None]:
     """How many of `records` have a repeat below `repeats`, and their cost: what a look
-    after `repeats` repeats has spent (a resumed run's later runs are not counted)."""
+    after `repeats` repeats has spent (a resumed run's later runs are not counted). The
+    cost is None when an answered run's cost is unknown (a model without a price)."""
     looked = [r for r in records if r.key.repeat < repeats]
-    return len(looked), sum(r.cost for r in looked)
+    if any(r.cost_unknown is not None for r in looked):
+        return len(looked), None
+    return len(looked), sum(r.cost or 0.0 for r in looked)
 
 
 def refuse_fixed_repeats(options: RunOptions) -> None:
@@ -542,7 +553,7 @@ class _ShardedLooks:
     def planned(self, repeats: int, previous: int, active: Sequence[frozenset[str]]) -> int:
         return sum(1 for run in self.plan(repeats, previous) if run.case.id in active[0])
 
-    def spent(self, repeats: int) -> tuple[int, float]:
+    def spent(self, repeats: int) -> tuple[int, float | None]:
         return runs_below(self.records, repeats)
 
     def look(self, request: LookRequest) -> list[GateReport]:

@@ -376,7 +376,7 @@ class _PrLooks:
         sides = len(cases & set(self.job.cases)) + len(cases & set(self.sides.base_cases))
         return (repeats - previous) * sides * sum(1 for c in active if c)
 
-    def spent(self, repeats: int) -> tuple[int, float]:
+    def spent(self, repeats: int) -> tuple[int, float | None]:
         if self.head is None or self.baseline is None:
             return 0, 0.0
         runs: list[RunRecord] = []

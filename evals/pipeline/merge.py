@@ -84,6 +84,7 @@ def record_from_row(row: dict[str, Any]) -> RunRecord:
         latency_ms=float(details.get("wallLatencyMs", row.get("latencyMs")) or 0.0),
         started_at=details.get("startedAt") or 0.0,
         ended_at=details.get("endedAt") or 0.0,
+        metadata={"cost_unknown": details["costUnknown"]} if "costUnknown" in details else {},
     )
 
 

@@ -32,6 +32,8 @@ from evals.common.jsvalues import js_stringify
 from evals.common.transforms import TransformError
 from evals.common.world import WorldError
 from evals.grade.grading import AssertionRaised, grade_case_async
+from evals.graders.base import output_text
+from evals.graders.cost import resolve_cost, suite_prices
 from evals.model.plan import PlannedRun
 from evals.model.protocols import RunTrace, Tracer
 from evals.model.results import AgentResponse, ErrorKind, RunRecord
@@ -260,6 +262,7 @@ class Runner:
         self.concurrency = max(1, concurrency)
         self.timeout_s = timeout_s
         self.suite_config = suite_config or {}
+        self.prices = suite_prices(self.suite_config)
         self.tracer = tracer
         self.latency_source = latency_source
         self.redactor = Redactor(secrets=secrets)
@@ -476,8 +479,8 @@ class Runner:
             kind: ErrorKind = "timeout" if self._is_timeout(exc) else "grader_error"
             record = _response_error(run, prompt, response, kind, exc.message, started)
             record.grade = exc.grade  # the run's other checks, policy violations included
-            return record
-        return _record(
+            return self._priced(record, output)
+        record = _record(
             run,
             prompt,
             response,
@@ -487,6 +490,24 @@ class Runner:
             started_at=started,
             ended_at=ended,
         )
+        return self._priced(record, output)
+
+    def _priced(self, record: RunRecord, output: Any) -> RunRecord:
+        """The answered run with its cost worked out (`resolve_cost`) when the agent
+        reported none, or the reason it is unknown in `metadata.cost_unknown`. Graders
+        saw the response as the agent returned it (promptfoo's `cost` assertion reads
+        only a reported cost)."""
+        response = record.response
+        if response.cost is not None:
+            return record
+        cost = resolve_cost(
+            response, self.prices, prompt=record.prompt, output_text=output_text(output)
+        )
+        if cost.amount is not None:
+            record.response = replace(response, cost=cost.amount)
+        else:
+            record.metadata = {**record.metadata, "cost_unknown": cost.unknown}
+        return record
 
     def _is_timeout(self, raised: AssertionRaised) -> bool:
         """Whether the sandbox stopped a check at the run's own timeout (shorter than the

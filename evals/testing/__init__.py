@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from evals.testing.checks import (
         GradeFailed,
+        UnknownCost,
         assert_budget,
         assert_policy,
         assert_trajectory,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "GradeFailed": "evals.testing.checks",
+    "UnknownCost": "evals.testing.checks",
     "assert_budget": "evals.testing.checks",
     "assert_policy": "evals.testing.checks",
     "assert_trajectory": "evals.testing.checks",
@@ -44,6 +46,7 @@ __all__ = [
     "AgentResult",
     "EvalsRun",
     "GradeFailed",
+    "UnknownCost",
     "assert_budget",
     "assert_policy",
     "assert_trajectory",

@@ -11,6 +11,7 @@ grade with the run (a failed policy check is stored as a policy violation).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,11 @@ from evals.testing.runs import current_run
 
 SEQUENCE_MODES = ("in_order", "exact")
 MATCH_MODES = ("strict", "unordered", "subset", "superset")
+
+
+class UnknownCost(UserWarning):
+    """A budget's `max_cost` was not checked: the run's cost is unknown (a model without a
+    price); the message names the model and the `prices:` entry that fixes it."""
 
 
 class GradeFailed(AssertionError):
@@ -83,6 +89,8 @@ def check(
     )
     if run is not None:
         run.grades.append(grade)
+    if grade.metadata.get("unknown"):
+        warnings.warn(UnknownCost(grade.reason), stacklevel=2)
     if not grade.passed:
         raise GradeFailed(grade)
     return grade

@@ -141,6 +141,11 @@ def run_record(
     """
     answer = run.answer()
     response = answer.response if answer is not None else AgentResponse()
+    metadata: dict[str, Any] = {"shared_seed": run.shared_seed}
+    if answer is not None and response.cost is None:
+        response, unknown = _priced(response, answer.prompt, run.suite_config)
+        if unknown is not None:
+            metadata["cost_unknown"] = unknown
     elapsed_ms = (ended_at - started_at) * 1000.0
     status, reason = outcome.status, outcome.reason
     violations = [g for g in run.grades if g.policy_violation and not g.passed]
@@ -171,8 +176,27 @@ def run_record(
         latency_ms=response.latency_ms if response.latency_ms is not None else elapsed_ms,
         started_at=started_at,
         ended_at=ended_at,
-        metadata={"shared_seed": run.shared_seed},
+        metadata=metadata,
     )
+
+
+def _priced(
+    response: AgentResponse, prompt: str, suite_config: dict[str, Any]
+) -> tuple[AgentResponse, str | None]:
+    """The answer with the cost `evals run` would work out for it (`resolve_cost` over the
+    suite file's prices), or unchanged with the reason its cost is unknown."""
+    from evals.graders.base import output_text
+    from evals.graders.cost import resolve_cost, suite_prices
+
+    cost = resolve_cost(
+        response,
+        suite_prices(suite_config),
+        prompt=prompt,
+        output_text=output_text(response.output),
+    )
+    if cost.amount is None:
+        return response, cost.unknown
+    return replace(response, cost=cost.amount), None
 
 
 def encode_record(record: RunRecord) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from trajectory_kit import grade_run, tool
 
-from evals.graders.budget import priced_cost, run_cost
+from evals.graders.cost import NO_MODEL, resolve_cost
 from evals.model.results import AgentResponse
 from evals.model.trajectory import Step
 from evals.vendors.prices import price_table
@@ -64,7 +64,7 @@ def test_cost_reported_by_the_agent() -> None:
 
 def test_cost_summed_over_steps() -> None:
     steps = [model(10, 1, cost=0.05), tool("a"), model(10, 1, cost=0.04)]
-    assert run_cost(AgentResponse(trajectory=steps), {}) == pytest.approx(0.09)
+    assert resolve_cost(AgentResponse(trajectory=steps), {}).amount == pytest.approx(0.09)
     assert check({"max_cost": 0.08}, steps).reason == "cost 0.09 over 0.08"
 
 
@@ -72,7 +72,7 @@ def test_cost_priced_per_model_step() -> None:
     steps = [model(1_000, 100, "small"), model(2_000, 50, name="x", metadata={"model": "big"})]
     expected = (1_000 * 1.0 + 100 * 4.0 + 2_000 * 10 + 50 * 40) / 1_000_000
     table = price_table(PRICES["prices"])
-    assert priced_cost(AgentResponse(trajectory=steps), table) == pytest.approx(expected)
+    assert resolve_cost(AgentResponse(trajectory=steps), table).amount == pytest.approx(expected)
     grade = check({"max_cost": 0.02}, steps)
     assert grade.reason == f"cost {expected:.6g} over 0.02"
 
@@ -81,7 +81,8 @@ def test_cost_priced_from_reported_usage_needs_a_model_when_several_prices() -> 
     usage = {"token_usage": {"prompt": 10_000, "completion": 1_000}}
     grade = check({"max_cost": 0.001, "model": "big"}, [], response=usage)
     assert grade.reason == "cost 0.14 over 0.001"
-    assert check({"max_cost": 1}, [], response=usage).errored
+    several = check({"max_cost": 1}, [], response=usage)
+    assert several.passed and not several.errored and NO_MODEL in several.reason
     single = grade_run(
         "budget",
         {"max_cost": 0.01},
@@ -92,10 +93,40 @@ def test_cost_priced_from_reported_usage_needs_a_model_when_several_prices() -> 
     assert single.reason == "cost 0.014 over 0.01"
 
 
-def test_unknown_cost_or_model_is_a_grader_error() -> None:
-    assert grade_run("budget", {"max_cost": 1}, [tool("a")]).errored
-    grade = check({"max_cost": 1}, [model(10, 1, "unpriced")])
-    assert grade.errored and "no price for model 'unpriced'" in grade.reason
+def test_an_unknown_cost_is_not_checked_and_says_so_with_the_fix() -> None:
+    """Before: a model without a price made the budget raise, so the run became an error
+    row (and, then, its other checks, policy included, were dropped)."""
+    grade = check({"max_cost": 1, "max_steps": 2}, [model(10, 1, "unpriced")])
+    assert grade.passed and not grade.errored and grade.score == 1.0
+    assert grade.reason == (
+        "within budget (1 check(s)); cost unknown, max_cost not checked: no price for model "
+        "'unpriced': add it to the suite's prices: ({unpriced: {input: 0.15, output: 0.6}}, "
+        "per million tokens)"
+    )
+    assert grade.metadata == {"unknown": ["max_cost"]}
+    over = check({"max_cost": 1, "max_steps": 0}, [model(10, 1, "unpriced")])
+    assert not over.passed and over.reason.startswith("steps 1 over 0; cost unknown")
+    alone = grade_run("budget", {"max_cost": 1}, [tool("a")])
+    assert alone.passed and alone.metadata == {"unknown": ["max_cost"]}
+    assert NO_MODEL in alone.reason
+
+
+def test_a_prices_entry_makes_an_unknown_cost_known() -> None:
+    """The fix the reason names: a prices: entry for the model, its tokens counted when the
+    run reported none."""
+    steps = [Step("model", "GenericFakeChatModel"), tool("a")]
+    unknown = grade_run("budget", {"max_cost": 0.01}, steps, prompt="hi", output="hello")
+    assert "no price for model 'GenericFakeChatModel'" in unknown.reason
+    priced = grade_run(
+        "budget",
+        {"max_cost": 0.01},
+        steps,
+        prompt="hi",
+        output="hello",
+        suite_config={"prices": {"GenericFakeChatModel": {"input": 0, "output": 0}}},
+    )
+    assert priced.passed and priced.reason == "within budget (1 check(s))"
+    assert "unknown" not in priced.metadata
 
 
 def test_latency_reads_the_suites_one_source() -> None:

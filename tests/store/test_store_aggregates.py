@@ -49,7 +49,7 @@ def test_agent_totals_match_the_records(filled: Store) -> None:
         assert row["passes"] == sum(r.status == "pass" for r in group)
         assert row["fails"] == sum(r.status == "fail" for r in group)
         assert row["errors"] == sum(r.status == "error" for r in group)
-        assert row["total_cost"] == pytest.approx(sum(r.cost for r in group))
+        assert row["total_cost"] == pytest.approx(sum(r.cost or 0.0 for r in group))
         assert row["mean_cost"] == pytest.approx(
             fmean(r.response.cost for r in group if r.response.cost is not None)
         )
