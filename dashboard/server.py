@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import atexit
 import json
+import logging
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 # Every page a visitor may open without logging in, as `app.py` names them; What changed,
@@ -128,13 +131,63 @@ def serve_shell_settings() -> None:
     file_util.get_static_dir = static_dir
 
 
+def load_options(argv: Sequence[str]) -> None:
+    """Load Streamlit's configuration with the options of `run ...` (`argv`) before the
+    warm-up reads it, as `streamlit run` loads it: when Streamlit's command line loads it
+    again, its server section is the same, so it prints no "An update to the [server]
+    config option section was detected ... please restart streamlit" notice."""
+    from streamlit.web import bootstrap, cli
+
+    context = cli.main_run.make_context("run", list(argv))
+    flags = {k: v for k, v in context.params.items() if k not in ("target", "args")}
+    bootstrap.load_config_options(flag_options=flags)
+
+
+# What Streamlit logs when its pages run before its runtime exists (here: on purpose,
+# while the server warms up), one line per cached function and page.
+BARE_MODE_NOTICES = {
+    "streamlit.runtime.caching.cache_data_api": "No runtime found",
+    "streamlit.runtime.scriptrunner_utils.script_run_context": "missing ScriptRunContext",
+}
+
+
+class _DropNotice(logging.Filter):
+    def __init__(self, notice: str) -> None:
+        super().__init__()
+        self.notice = notice
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.notice not in record.getMessage()
+
+
+@contextmanager
+def bare_mode_quiet() -> Iterator[None]:
+    """Leave out Streamlit's notices that its runtime is missing (BARE_MODE_NOTICES) while
+    the block runs: the warm-up imports and runs the pages before the server's runtime
+    starts, which is expected. Every other message is kept."""
+    filters = [
+        (logging.getLogger(name), _DropNotice(notice)) for name, notice in BARE_MODE_NOTICES.items()
+    ]
+    for logger, dropped in filters:
+        logger.addFilter(dropped)
+    try:
+        yield
+    finally:
+        for logger, dropped in filters:
+            logger.removeFilter(dropped)
+
+
 def main() -> None:
     """Warm up, fill the default views' caches, then run Streamlit's command line on this
     process's arguments (`run app.py ...`)."""
-    warm_up()
-    if len(sys.argv) > 2 and sys.argv[1] == "run":
-        for page in prefill(Path(sys.argv[2])):
-            print(f"evals dashboard: {page} failed while the server started", file=sys.stderr)
+    serving = len(sys.argv) > 2 and sys.argv[1] == "run"
+    if serving:
+        load_options(sys.argv[2:])
+    with bare_mode_quiet():
+        warm_up()
+        failed = prefill(Path(sys.argv[2])) if serving else []
+    for page in failed:
+        print(f"evals dashboard: {page} failed while the server started", file=sys.stderr)
     serve_shell_settings()
     from streamlit.web.cli import main as streamlit_main
 
