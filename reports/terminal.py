@@ -363,8 +363,11 @@ def _render(result: EvaluationResult, console: Console) -> None:
         console.print(table)
         for line in legend:
             console.print(Text(line), no_wrap=True, overflow="fold")
-        for sentence in _case_reasons(result):
+        reasons = _case_reasons(result)
+        for sentence in reasons:
             console.print(Text(f"• {sentence}"))
+        if reasons:
+            console.print()
     else:
         console.print(_single_agent_table(result))
     conversations = _conversation_lines(result)
