@@ -153,6 +153,14 @@ def evals_run(request: pytest.FixtureRequest) -> EvalsRun:
 
 
 @pytest.fixture
+def evals_agent_label(evals_run: EvalsRun) -> str:
+    """The label of the run's agent (`baseline`, `candidate`, ...), for a fixture of the
+    team's own that builds the agent of each label itself rather than calling it through
+    `evals_agent`."""
+    return evals_run.agent
+
+
+@pytest.fixture
 def evals_agent(request: pytest.FixtureRequest, evals_run: EvalsRun) -> AgentCaller:
     """The run's agent (baseline, candidate, ...): `evals_agent(prompt)` calls it with the
     run's seed, as `evals run` calls it, and records the answer on the run."""

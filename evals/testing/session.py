@@ -38,6 +38,8 @@ CASE = pytest.StashKey["CaseInfo"]()
 PHASES = pytest.StashKey[dict[str, pytest.CallInfo[None]]]()
 RECORD_ATTRIBUTE = "evals_record"
 MARKED_ATTRIBUTE = "evals_marked"
+# The fixtures through which a test runs the agent of its run (the session's agents).
+AGENT_FIXTURES = ("evals_agent", "evals_agent_label")
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +242,11 @@ class EvaluationHooks:
             if item.get_closest_marker(MARKER) is None:
                 kept.append(item)
                 continue
+            unrouted = self._unrouted(item)
+            if unrouted is not None:
+                if unrouted not in problems:
+                    problems.append(unrouted)
+                continue
             callspec = getattr(item, "callspec", None)
             slot = callspec.params.get(SLOT) if callspec is not None else None
             if slot is None:
@@ -286,6 +293,28 @@ class EvaluationHooks:
             config.hook.pytest_deselected(items=deselected)
             items[:] = kept
         self._outline(items, list(cases.values()))
+
+    def _unrouted(self, item: pytest.Item) -> str | None:
+        """Why a marked test cannot evaluate the session's agents, None when it can.
+
+        With several agents (a baseline and a candidate), or agents named with
+        --evals-baseline/--evals-candidate, a test whose fixtures never use `evals_agent`
+        (or `evals_agent_label`) runs its own agent in every column: the named agents are
+        never called, and an agent would be compared with itself."""
+        settings = self.session.settings
+        if not (len(settings.agents) > 1 or settings.named_agents):
+            return None
+        if set(AGENT_FIXTURES) & set(getattr(item, "fixturenames", ())):
+            return None
+        labels = " and ".join(settings.agent_labels)
+        test = item.nodeid.split("[", 1)[0]
+        return (
+            f"{test} runs for the agents {labels} but never calls them: none of its fixtures "
+            "uses evals_agent, so every agent's runs would run the test's own agent (an agent "
+            "compared with itself). Call the run's agent through evals_agent, in the test or "
+            "in your own fixture (`def agent(evals_agent): return evals_agent`), or build "
+            "each agent from evals_agent_label in your fixture"
+        )
 
     def _outline(self, items: list[pytest.Item], cases: list[Case]) -> None:
         from evals.suite.fingerprint import fingerprint

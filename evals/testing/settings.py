@@ -34,6 +34,8 @@ class Settings:
     where the suite file's relative references resolve. `suite_config` is the suite
     file's content, which the graders read and whose `gates:` key decides whether the
     verdict comes from gates or from promptfoo's pass-rate rule, as in `evals run`.
+    `named_agents` is True when --evals-baseline/--evals-candidate (or their ini keys)
+    name an agent.
     """
 
     suite_id: str
@@ -56,6 +58,7 @@ class Settings:
     description: str = ""
     version: str | None = None
     configured_agents: bool = True
+    named_agents: bool = False
 
     @property
     def agent_labels(self) -> list[str]:
@@ -167,6 +170,7 @@ def load_settings(config: pytest.Config) -> Settings:
         description=suite.description if suite is not None else "",
         version=suite.version if suite is not None else None,
         configured_agents=configured,
+        named_agents=bool(roles),
     )
 
 

@@ -325,6 +325,85 @@ def test_baseline_and_candidate_from_the_command_line_are_compared(pytester):
         store.close()
 
 
+# A team's own agent fixture, and a candidate that cannot even be imported.
+OWN_FIXTURE_TESTS = """
+import pytest
+
+@pytest.fixture
+def agent(evals_run):
+    return lambda prompt: {"output": f"echo {prompt}"}
+
+@pytest.mark.evals(repeat=2)
+def test_echo(agent, evals_run):
+    result = agent("hi")
+    evals_run.record(result)
+    assert result["output"] == "echo hi"
+"""
+TEAM_AGENTS = """
+def shipped(prompt, options, context):
+    return {"output": f"echo {prompt}"}
+"""
+BROKEN_CANDIDATE = "raise SystemExit('the candidate cannot be imported')\n"
+
+
+def _team_project(pytester: pytest.Pytester, tests: str) -> None:
+    write_project(pytester, tests=textwrap.dedent(tests), suite_text="gates: {margin: 0.05}\n")
+    pytester.makepyfile(team_agents=textwrap.dedent(TEAM_AGENTS))
+    pytester.makepyfile(team_candidate=BROKEN_CANDIDATE)
+    pytester.syspathinsert()
+
+
+def test_a_test_that_never_calls_the_named_agents_is_a_collection_error(pytester):
+    """Before: both columns ran the test's own fixture, the named agents were never
+    imported (a candidate raising SystemExit at import passed) and the session exited 0."""
+    _team_project(pytester, OWN_FIXTURE_TESTS)
+    (pytester.path / "team_agents.py").write_text(
+        TEAM_AGENTS + TEAM_AGENTS.replace("shipped", "proposed"), encoding="utf-8"
+    )
+
+    result = _evals(
+        pytester,
+        "--evals-baseline",
+        "team_agents:shipped",
+        "--evals-candidate",
+        "team_agents:proposed",
+    )
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*test_agent.py::test_echo runs for the agents baseline and candidate but never calls "
+            "them*evals_agent*"
+        ]
+    )
+    assert not (pytester.path / "results.db").exists()
+
+
+def test_a_fixture_that_uses_evals_agent_runs_each_named_agent(pytester):
+    """The supported form: the team's fixture hands the test the run's agent, so each
+    column runs its own agent (here the candidate's import fails: an error, not a pass)."""
+    tests = (
+        OWN_FIXTURE_TESTS.replace(
+            'def agent(evals_run):\n    return lambda prompt: {"output": f"echo {prompt}"}',
+            "def agent(evals_agent):\n    return evals_agent",
+        )
+        .replace('result["output"]', "result.output")
+        .replace("    evals_run.record(result)\n", "")
+    )
+    _team_project(pytester, tests)
+
+    result = _evals(
+        pytester,
+        "--evals-baseline",
+        "team_agents:shipped",
+        "--evals-candidate",
+        "team_candidate:proposed",
+    )
+
+    assert result.ret != 0
+    assert "the candidate cannot be imported" in result.stdout.str() + result.stderr.str()
+
+
 def test_two_xdist_workers_give_the_serial_runs_and_one_store_write(pytester):
     write_project(pytester, suite_text=suite(rates=(0.7, 0.4)))
 
