@@ -18,7 +18,9 @@ from typing import Any
 from evals.agents.base import CallContext, MalformedResponse, normalize_response
 from evals.agents.processes import (
     MAX_REPLY_BYTES,
-    kill_group,
+    end_group,
+    exited,
+    new_group,
     read_at_most,
     read_tail,
     start_agent_process,
@@ -80,7 +82,10 @@ class ExecAgent:
         self.env = spec.config.get("env") or {}
 
     async def call(self, prompt: str, context: CallContext) -> AgentResponse:
-        """Run the command once; cancelling the call kills the process and its children."""
+        """Run the command once. Its answer is what it printed until it exited: then, or
+        when the call is cancelled (a timeout), the command and every process it started
+        (daemons and new sessions too) are killed, so nothing it left holds its output
+        open or outlives the run."""
         ctx = {**context.promptfoo_context(), "traceparent": context.traceparent}
         args = [
             *self.argv,
@@ -88,27 +93,36 @@ class ExecAgent:
             json.dumps(self.options, ensure_ascii=False, default=str),
             json.dumps(ctx, ensure_ascii=False, default=str),
         ]
+        group = new_group()
         proc = await start_agent_process(
             args,
             cwd=self.cwd,
             context=context,
             extra_env=self.env,
             stdin=asyncio.subprocess.DEVNULL,
+            group=group,
         )
         assert proc.stdout is not None and proc.stderr is not None
+        reading = asyncio.ensure_future(read_at_most(proc.stdout, MAX_REPLY_BYTES))
         errors = asyncio.ensure_future(read_tail(proc.stderr))
+        exit_code = asyncio.ensure_future(exited(proc))
         try:
-            out = await read_at_most(proc.stdout, MAX_REPLY_BYTES)
-            if out is None:
-                raise MalformedResponse(
-                    f"command {self.argv[0]!r} printed more than {MAX_REPLY_BYTES >> 20} MiB"
-                )
-            err = await errors
-            await proc.wait()
+            await asyncio.wait((reading, exit_code), return_when=asyncio.FIRST_COMPLETED)
+            if not (reading.done() and reading.result() is None):
+                await exit_code
         except BaseException:
-            errors.cancel()
-            await kill_group(proc)
+            for task in (reading, errors, exit_code):
+                task.cancel()
+            await end_group(proc, group)
             raise
+        # the command has exited (or printed too much): what it started ends with it,
+        # which closes the pipes a child of it still held open
+        await end_group(proc, group)
+        out, err = await reading, await errors
+        if out is None:
+            raise MalformedResponse(
+                f"command {self.argv[0]!r} printed more than {MAX_REPLY_BYTES >> 20} MiB"
+            )
         stdout = strip_ansi(out.decode("utf-8", errors="replace")).strip()
         stderr = strip_ansi(err.decode("utf-8", errors="replace")).strip()
         if proc.returncode != 0:

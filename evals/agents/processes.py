@@ -1,11 +1,28 @@
-"""What every out-of-process agent shares: its environment, and how it is stopped."""
+"""What every out-of-process agent shares: its environment, and how it is stopped.
+
+An agent process (an `exec:` command, a Python worker) starts in a session of its own and
+carries a group token in its environment (`EVALS_AGENT_GROUP`), which every process it
+starts inherits. Killing its session is not enough: a child may start a session or a
+process group of its own (`setsid`, a daemon's double fork). So on Linux the harness
+makes itself the subreaper of its descendants (`PR_SET_CHILD_SUBREAPER`): a process
+orphaned below it is re-parented to the harness, not to init, and `end_group` finds
+every descendant carrying the group's token, kills it with all it started and reaps it.
+An `exec:` command's group ends with each call (when the command exits, times out or is
+cancelled), a worker's when the worker stops; groups still alive when the harness exits
+are ended then.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
+import ctypes
 import os
 import signal
+import sys
+import time
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +57,32 @@ def agent_env(
     return env
 
 
+GROUP_VAR = "EVALS_AGENT_GROUP"
+"""The environment variable naming the group of an agent process and its descendants."""
+
+_PR_SET_CHILD_SUBREAPER = 36
+_live_groups: set[str] = set()
+_subreaper = False
+
+
+def _become_subreaper() -> None:
+    """Have orphaned descendants re-parented to this process (Linux), once."""
+    global _subreaper
+    if _subreaper or not sys.platform.startswith("linux"):
+        return
+    _subreaper = True
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    atexit.register(_end_live_groups)
+
+
+def new_group() -> str:
+    """A fresh group token for one agent process and everything it starts."""
+    token = f"{os.getpid()}-{uuid.uuid4().hex}"
+    _live_groups.add(token)
+    return token
+
+
 async def start_agent_process(
     args: Sequence[str],
     *,
@@ -47,17 +90,20 @@ async def start_agent_process(
     context: CallContext,
     extra_env: Mapping[str, Any] | None,
     stdin: int,
+    group: str,
     limit: int = 64 * 1024,
 ) -> asyncio.subprocess.Process:
     """Start an agent with the agent environment and its output piped, in a session of its
-    own so that `kill_group` stops it together with its children.
+    own and in `group` (`new_group`), so that `end_group` stops it together with every
+    process it started.
 
     `limit` bounds one line read from its output (asyncio's default, 64 KiB, unless given).
     """
+    _become_subreaper()
     return await asyncio.create_subprocess_exec(
         *args,
         cwd=cwd,
-        env=agent_env(context, extra_env),
+        env={**agent_env(context, extra_env), GROUP_VAR: group},
         stdin=stdin,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -80,6 +126,131 @@ async def kill_group(proc: asyncio.subprocess.Process) -> None:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
     await proc.wait()
+
+
+async def exited(proc: asyncio.subprocess.Process) -> int:
+    """The process's exit code once it has exited, whether or not its pipes are closed
+    (`Process.wait` also waits for them, which a child holding them delays forever)."""
+    if proc.returncode is None:
+        await _exit_of(proc.pid)
+    while proc.returncode is None:  # the child watcher reports the exit a moment later
+        await asyncio.sleep(0.001)
+    return proc.returncode
+
+
+async def _exit_of(pid: int) -> None:
+    """Wait for `pid` to exit: its pidfd turns readable (Linux), or by polling."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    loop.add_reader(fd, readable)
+    try:
+        await done
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
+async def end_group(proc: asyncio.subprocess.Process, group: str) -> None:
+    """End an agent process's group: the process and its session, then every descendant
+    of the harness that carries the group's token (in a session of its own, daemonized),
+    with everything those started; the killed processes are reaped, and once nothing
+    holds the process's pipes open any more it is reaped too."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    await exited(proc)
+    for _ in range(_ROUNDS):
+        killed = _kill_members(group)
+        if not killed:
+            break
+        await _reap(killed)
+    _live_groups.discard(group)
+    await proc.wait()
+
+
+_ROUNDS = 20
+_REAP_WAIT_S = 2.0
+
+
+def _children(pid: int) -> list[int]:
+    """The direct children of `pid`, from /proc (every thread's list)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        with (
+            contextlib.suppress(OSError, ValueError),
+            open(f"/proc/{pid}/task/{task}/children", "rb") as listing,
+        ):
+            found.extend(int(child) for child in listing.read().split())
+    return found
+
+
+def _in_group(pid: int, marker: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as environ:
+            return marker in environ.read()
+    except OSError:
+        return False
+
+
+def _kill_members(group: str) -> list[int]:
+    """SIGKILL every descendant of this process in `group`, and all it started; the pids
+    killed."""
+    if not sys.platform.startswith("linux"):
+        return []
+    marker = f"{GROUP_VAR}={group}".encode() + b"\0"
+    killed: list[int] = []
+    stack = [(child, False) for child in _children(os.getpid())]
+    while stack:
+        pid, inside = stack.pop()
+        member = inside or _in_group(pid, marker)
+        if member:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        stack.extend((child, member) for child in _children(pid))
+    return killed
+
+
+async def _reap(pids: list[int]) -> None:
+    """Collect the exit of killed processes that are this process's children (orphans
+    re-parented to it); others are reaped by their own parents."""
+    deadline = time.monotonic() + _REAP_WAIT_S
+    waiting = set(pids)
+    while waiting and time.monotonic() < deadline:
+        for pid in list(waiting):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # not ours, or reaped already
+                waiting.discard(pid)
+                continue
+            if done:
+                waiting.discard(pid)
+        if waiting:
+            await asyncio.sleep(0.01)
+
+
+def _end_live_groups() -> None:
+    """At exit: kill what is left of every group still alive (a worker never closed)."""
+    for group in list(_live_groups):
+        for _ in range(_ROUNDS):
+            if not _kill_members(group):
+                break
+        _live_groups.discard(group)
 
 
 async def read_at_most(stream: asyncio.StreamReader, limit: int) -> bytes | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from evals.agents import worker
 from evals.agents.base import AgentExited, CallContext, MalformedResponse, normalize_response
-from evals.agents.processes import kill_group, start_agent_process, tail
+from evals.agents.processes import end_group, exited, new_group, start_agent_process, tail
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
 
@@ -43,10 +43,11 @@ class WorkerCrashed(Exception):
 
 
 class _Session:
-    """One worker process and the calls in flight on it."""
+    """One worker process (in its process group `group`) and the calls in flight on it."""
 
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, group: str) -> None:
         self.proc = proc
+        self.group = group
         self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.stderr: deque[str] = deque(maxlen=_STDERR_LINES)
         self.fatal: str | None = None
@@ -73,7 +74,8 @@ class _Session:
             # a line over the limit, or one that is not a reply: the pipe cannot be trusted
             self.broken = f"the python worker sent a reply it cannot have written: {exc!r:.200}"
             self.kill_group()
-        await self.proc.wait()
+        # the worker's output ended: it ends, with what it started (which may hold stderr)
+        await end_group(self.proc, self.group)
         await self.stderr_reader
         crash = self.crash()
         for future in self.pending.values():
@@ -114,14 +116,12 @@ class _Session:
 
     async def close(self) -> None:
         """Close stdin so the worker exits (kill it if it does not), then kill what it
-        leaves behind in its process group."""
+        leaves behind: its process group, and the processes it started elsewhere."""
         if self.proc.stdin is not None:
             self.proc.stdin.close()
-        try:
-            await asyncio.wait_for(self.proc.wait(), _SHUTDOWN_GRACE_S)
-        except TimeoutError:
-            await kill_group(self.proc)
-        self.kill_group()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(exited(self.proc), _SHUTDOWN_GRACE_S)
+        await end_group(self.proc, self.group)
         await self.reply_reader
 
 
@@ -144,15 +144,17 @@ class WorkerAgent:
         async with self.starting:
             if self.session is not None and self.session.alive:
                 return self.session
+            group = new_group()
             proc = await start_agent_process(
                 [self.python, worker.__file__, str(self.path), self.fn_name],
                 cwd=self.root,
                 context=context,
                 extra_env=self.env,
                 stdin=asyncio.subprocess.PIPE,
+                group=group,
                 limit=_LINE_LIMIT,
             )
-            self.session = _Session(proc)
+            self.session = _Session(proc, group)
             return self.session
 
     async def call(self, prompt: str, context: CallContext) -> AgentResponse:
