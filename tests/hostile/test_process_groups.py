@@ -10,6 +10,7 @@ test looks for among every process of the machine.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -86,10 +87,8 @@ def marker() -> Iterator[str]:
     token = f"evals-leftover-{uuid.uuid4().hex}"
     yield token
     for pid in _alive_with(token):  # never leave them, even when the test failed
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 pytestmark = pytest.mark.skipif(
@@ -143,15 +142,14 @@ def test_children_of_a_command_that_times_out_are_reaped(
     )
     done = _run(tmp_path, suite, "-o", "out.json")
     assert done.returncode in (0, 1, 100), done.stderr
-    assert '"timeout"' in (tmp_path / "out.json").read_text() or "timed out" in (
-        tmp_path / "out.json"
-    ).read_text()
+    assert (
+        '"timeout"' in (tmp_path / "out.json").read_text()
+        or "timed out" in (tmp_path / "out.json").read_text()
+    )
     assert _gone(marker) == []
 
 
-def test_a_child_holding_the_output_does_not_hold_the_answer(
-    tmp_path: Path, marker: str
-) -> None:
+def test_a_child_holding_the_output_does_not_hold_the_answer(tmp_path: Path, marker: str) -> None:
     suite = (
         "prompts: ['{{ q }}']\n"
         f"providers: ['exec: {sys.executable} spawner.py {marker} holds-stdout exit']\n"
