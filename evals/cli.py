@@ -189,7 +189,7 @@ def _print_load_warnings(suite: Suite) -> None:
     it too, with its lint)."""
     from evals.suite.costs import unpriced_agents
 
-    for warning in unpriced_agents(suite):
+    for warning in [*suite.notices, *unpriced_agents(suite)]:
         print(f"warning: {warning}", file=sys.stderr)
 
 
@@ -453,7 +453,8 @@ def cmd_compat_check(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Load a suite and report problems without running anything.
+    """Load a suite and report problems without running anything; exit 2 when the suite
+    has problems promptfoo would turn into error rows (`Suite.notices`).
 
     `--json` prints the suite's identity instead: its outline (with the suite and case
     fingerprints) and each agent's fingerprint.
@@ -468,6 +469,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
     warnings = [*lint_suite(suite), *unpassable_gates(suite), *unpriced_agents(suite)]
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if suite.notices:
+        for notice in suite.notices:
+            print(f"error: {notice}", file=sys.stderr)
+        print(
+            f"{suite.path}: {len(suite.notices)} problem(s): `evals run` runs the suite and makes "
+            "each run they touch an error row (or a failed check), as promptfoo does",
+            file=sys.stderr,
+        )
+        return int(ExitCode.INVALID_INPUT)
     if args.json:
         import orjson
 

@@ -81,6 +81,16 @@ class GraderError(Exception):
     """A grader could not reach a verdict (bad assertion value, grader code raised)."""
 
 
+class ScriptRaised(GraderError):
+    """Code an assertion loads from a file threw, or the file could not be loaded: as in
+    promptfoo, the run is an error row whose error is this text (`Error: kaboom`)."""
+
+
+class ScriptFailed(GraderError):
+    """A Python file giving an assertion's value raised: promptfoo fails that check with
+    this text as its reason (score 0) and grades the others."""
+
+
 def verdict(ctx: GradeContext, ok: bool, reason_ok: str, reason_fail: str) -> Grade:
     """A binary grade honoring `not-`: the reason explains the final verdict."""
     passed = ok != ctx.inverse

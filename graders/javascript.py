@@ -7,26 +7,27 @@ are the body) and runs in the JavaScript sandbox of `evals.common.jsengine`;
 promptfoo's `context` (`scripts.javascript_context`: the whole test, the provider with an
 id() method, written once per run). The result, a
 boolean, a number (compared with the threshold, or > 0) or a GradingResult, is
-normalized as promptfoo's normalizeJavascriptAssertionResult does; code that throws
-fails the check with promptfoo's "Custom function threw error" reason.
+normalized as promptfoo's normalizeJavascriptAssertionResult does; inline code that
+throws fails the check with promptfoo's "Custom function threw error" reason, while a file
+that cannot be loaded, exports no function or whose function throws makes the run an
+error row, as promptfoo's runAssertion lets that error through.
 """
 
 from __future__ import annotations
 
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import Any
 
-from evals.common import jsengine
+from evals.common import jsengine, jsfiles
 from evals.common.files import split_ref
 from evals.common.jsvalues import js_string, js_stringify
 from evals.common.offload import off_loop
-from evals.graders.base import GradeContext, GraderError
+from evals.graders.base import GradeContext, GraderError, ScriptRaised
 from evals.graders.python_assert import grade_from_result, is_grading_result
 from evals.graders.registry import register
 from evals.graders.scripts import javascript_context
 from evals.model.results import Grade
-
-_JS_FILES = (".js", ".cjs", ".mjs")
 
 
 def _with_value(reason: str, rendered: Any) -> str:
@@ -89,27 +90,40 @@ def javascript(ctx: GradeContext) -> Coroutine[Any, Any, Grade]:
     context = javascript_context(ctx)
     if (
         isinstance(value, str)
-        and split_ref(value)[0].endswith(_JS_FILES)
+        and split_ref(value)[0].endswith(jsfiles.JS_FILES)
         and (value.startswith("file://"))
     ):
         path, function = split_ref(value)
-        source = (ctx.suite_root / path).read_text(encoding="utf-8")
-        arguments = ("exportedCheck", source, function, ctx.output, context)
-        return _checked(ctx, arguments, value, file=True)
+        return _file_checked(ctx, (ctx.suite_root / path).resolve(), function, context, value)
     if not isinstance(value, str):
         raise GraderError("Invariant failed: javascript assertion must have a string value")
     rendered = value.rstrip()
-    return _checked(ctx, ("assertion", rendered, ctx.output, context), rendered, file=False)
+    return _checked(ctx, rendered, context)
 
 
-async def _checked(ctx: GradeContext, arguments: tuple[Any, ...], shown: str, file: bool) -> Grade:
-    """The grade of one sandbox call (`arguments` for `jsengine.call`), run off the loop."""
+async def _checked(ctx: GradeContext, code: str, context: str) -> Grade:
+    """The grade of inline code, run in the sandbox off the loop; code that throws fails
+    the check."""
     try:
-        result = await off_loop(jsengine.call, *arguments)
+        result = await off_loop(jsengine.call, "assertion", code, ctx.output, context)
     except jsengine.JavaScriptLimitError:
         raise
     except jsengine.JavaScriptError as exc:
-        return _threw(ctx, exc, shown)
-    if file and not (isinstance(result, (bool, int, float)) or is_grading_result(result)):
+        return _threw(ctx, exc, code)
+    return normalize_result(ctx, result, code)
+
+
+async def _file_checked(
+    ctx: GradeContext, path: Path, function: str | None, context: str, shown: str
+) -> Grade:
+    """The grade of a JavaScript file's check, run in the sandbox off the loop; a file that
+    cannot be loaded or a check that throws raises ScriptRaised (an error row)."""
+    try:
+        result = await off_loop(jsfiles.call_check, path, function, ctx.output, context)
+    except jsengine.JavaScriptLimitError:
+        raise
+    except (jsengine.JavaScriptError, jsfiles.ModuleFileMissing) as exc:
+        raise ScriptRaised(jsfiles.error_text(exc)) from None
+    if not (isinstance(result, (bool, int, float)) or is_grading_result(result)):
         return _invalid(ctx, result, shown)
     return normalize_result(ctx, result, shown)

@@ -177,16 +177,23 @@ def check_assertion_type(kind: str, file: str | None = None, line: int | None = 
     `and` / `or` pass: promptfoo 0.121 runs them as error rows, and so do the graders
     (`evals validate` warns of them).
     """
+    hint = unknown_type_hint(kind, file, line)
+    if hint is not None:
+        raise SuiteError(f"unknown assertion type {kind!r}", file, line, hint)
+
+
+def unknown_type_hint(kind: str, file: str | None = None, line: int | None = None) -> str | None:
+    """None for a known assertion type (and `and` / `or`), else the suggestion for it (the
+    closest known type). A `not-` form of a group assertion is a SuiteError: it has none."""
     base = kind[4:] if kind.startswith("not-") else kind
     if base in GROUP_TYPES:
         if base != kind:
             raise SuiteError(f"unsupported assertion type {kind!r}", file, line, NEGATED_GROUP_HINT)
-        return
+        return None
     if base in COMBINATORS or get_grader(base) is not None:
-        return
+        return None
     close = difflib.get_close_matches(base, known_types(), n=1)
-    hint = f"did you mean {close[0]!r}?" if close else "see docs/graders.md for the list"
-    raise SuiteError(f"unknown assertion type {kind!r}", file, line, hint)
+    return f"did you mean {close[0]!r}?" if close else "see docs/graders.md for the list"
 
 
 def check_assertion_value(

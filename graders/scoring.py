@@ -14,6 +14,14 @@ from evals.common.templating import render
 from evals.model.results import Grade
 from evals.model.suite import Assertion
 
+GUARDRAIL_BLOCKED_REASON = "Content failed guardrail safety checks"
+
+
+def _is_redteam_guardrail(assertion: Assertion) -> bool:
+    """A `guardrails` check with `config.purpose: redteam`: its failure means the target's
+    guardrails blocked an attack, and promptfoo then passes the test."""
+    return assertion.type == "guardrails" and assertion.config.get("purpose") == "redteam"
+
 
 def combine(
     grades: list[tuple[Assertion, Grade]],
@@ -28,6 +36,7 @@ def combine(
     named_weight: dict[str, float] = {}
     failed_reason: str | None = None
     violation: Grade | None = None
+    blocked = False
     for assertion, grade in grades:
         weight = assertion.weight
         total_score += grade.score * weight
@@ -44,6 +53,7 @@ def combine(
             failed_reason = grade.reason
             if grade.policy_violation and violation is None:
                 violation = grade
+            blocked = blocked or _is_redteam_guardrail(assertion)
     score = total_score / total_weight if total_weight > 0 else 0.0
     passed = failed_reason is None
     reason = failed_reason or "All assertions passed"
@@ -53,6 +63,8 @@ def combine(
         reason = (
             f"Aggregate score {to_fixed(score, 2)} {comparator} {js_string(threshold)} threshold"
         )
+    if blocked:  # a red-team target that refused: what promptfoo counts as a pass
+        passed, reason = True, GUARDRAIL_BLOCKED_REASON
     if violation is not None:
         passed = False
         reason = f"Policy violation: {violation.reason}"

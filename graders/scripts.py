@@ -31,8 +31,11 @@ class ScriptError(Exception):
 def user_function(ref: str, suite_root: Path, default: str) -> Callable[..., Any]:
     """The function a `file://x.py[:fn]` reference names (`default` without `:fn`)."""
     rel, name = split_ref(ref)
+    path = (suite_root / rel).resolve()
+    if not path.is_file():  # promptfoo's Python runner's words for it
+        raise ScriptError(f"FileNotFoundError: [Errno 2] No such file or directory: '{path}'")
     try:
-        return load_function(suite_root / rel, name or default, "Python check")
+        return load_function(path, name or default, "Python check")
     except SuiteError as exc:
         raise ScriptError(str(exc)) from None
 
@@ -171,6 +174,8 @@ def run_file(ref: str, ctx: GradeContext) -> Any:
     """Call `file://x.py[:fn]` (default `get_assert`) with (output, context)."""
     try:
         fn = user_function(ref, ctx.suite_root, "get_assert")
+    except ScriptError:
+        raise
     except Exception as exc:
         raise ScriptError(f"{type(exc).__name__}: {exc}") from exc
     return call_json(fn, ctx.output, assertion_context(ctx))

@@ -12,7 +12,7 @@ from typing import Any
 
 from evals.common.files import is_file_ref, ref_body, split_ref
 from evals.common.yaml12 import load_yaml_text
-from evals.graders.base import GradeContext, GraderError
+from evals.graders.base import GradeContext, GraderError, ScriptFailed, ScriptRaised
 from evals.graders.scripts import ScriptError, javascript_context, run_file
 
 
@@ -25,17 +25,19 @@ def _load_data_file(ref: str, suite_root: Path) -> Any:
     raise GraderError(f"Unsupported file type: {path}")
 
 
-def _javascript_value(ctx: GradeContext, path: str, function: str | None) -> Any:
-    """A CommonJS module's exported function called with (output, context), in the sandbox."""
-    from evals.common import jsengine
+def javascript_file_result(ctx: GradeContext, path: str, function: str | None) -> Any:
+    """What a JavaScript file's check returns for (output, context), run in the sandbox as
+    promptfoo's loadFromJavaScriptFile runs it; ScriptRaised (an error row) when the file
+    is missing, exports no function or the call throws."""
+    from evals.common import jsengine, jsfiles
 
-    source = (ctx.suite_root / path).read_text(encoding="utf-8")
+    target = (ctx.suite_root / path).resolve()
     try:
-        return jsengine.call("exportedCheck", source, function, ctx.output, javascript_context(ctx))
+        return jsfiles.call_check(target, function, ctx.output, javascript_context(ctx))
     except jsengine.JavaScriptLimitError:
         raise
-    except jsengine.JavaScriptError as exc:
-        raise GraderError(f"Error running JavaScript file {path}: {exc}") from None
+    except (jsengine.JavaScriptError, jsfiles.ModuleFileMissing) as exc:
+        raise ScriptRaised(jsfiles.error_text(exc)) from None
 
 
 def assertion_value(ctx: GradeContext) -> Any:
@@ -51,14 +53,14 @@ def assertion_value(ctx: GradeContext) -> Any:
         return value
     path, function = split_ref(value)
     if path.endswith((".js", ".cjs", ".mjs")):
-        result = _javascript_value(ctx, path, function)
+        result = javascript_file_result(ctx, path, function)
     elif not path.endswith(".py"):
         return _load_data_file(value, ctx.suite_root)
     else:
         try:
             result = run_file(value, ctx)
         except ScriptError as exc:
-            raise GraderError(f"Error running Python script: {exc}") from None
+            raise ScriptFailed(f"Error running Python script: {exc}") from None
     kind = ctx.assertion.type
     if isinstance(result, bool):
         raise GraderError(

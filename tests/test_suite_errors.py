@@ -39,23 +39,6 @@ providers:
             id="yaml-syntax-error-names-the-line",
         ),
         pytest.param(
-            ECHO_HEAD
-            + "tests:\n  - vars: {q: hi}\n    assert:\n      - type: contians\n        value: hi\n",
-            "unknown assertion type 'contians'",
-            6,
-            "contains",
-            id="unknown-assertion-type-suggests-the-close-one",
-        ),
-        pytest.param(
-            "prompts: ['{{q}}']\nproviders:\n"
-            "  - id: file://agents/missing.py\n    label: baseline\n"
-            "tests: [{vars: {q: hi}}]\n",
-            "provider 'baseline' file not found: agents/missing.py",
-            3,
-            "correct the path",
-            id="missing-provider-file",
-        ),
-        pytest.param(
             ECHO_HEAD + "tests:\n  vars: {q: hi}\n",
             "tests must be a list, not a mapping",
             4,
@@ -94,8 +77,6 @@ def test_bad_suite_names_file_line_and_fix(write_suite, suite_error, suite, mess
     "body",
     [
         ECHO_HEAD + "tests:\n  - assert:\n    - type: contains\n   value: x\n",
-        ECHO_HEAD + "tests:\n  - assert: [{type: nope}]\n",
-        "prompts: ['{{q}}']\nproviders: [file://nope.py]\ntests: [{}]\n",
         ECHO_HEAD + "tests: 3\n",
         ECHO_HEAD + "tests: [{}]\ngates: {candidate: other}\n",
     ],
@@ -111,6 +92,43 @@ def test_cli_exits_with_invalid_suite_code_and_writes_nothing(tmp_path, body, ca
     assert str(suite) in err
     assert err.count("\n") <= 3
     assert not store.exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "notice", "error"),
+    [
+        pytest.param(
+            ECHO_HEAD
+            + "tests:\n  - vars: {q: hi}\n    assert:\n      - type: contians\n        value: hi\n",
+            ":6: unknown assertion type 'contians' (did you mean 'contains'?)",
+            "Error: Unknown assertion type: contians",
+            id="unknown-assertion-type",
+        ),
+        pytest.param(
+            "prompts: ['{{q}}']\nproviders:\n"
+            "  - id: file://agents/missing.py\n    label: baseline\n"
+            "tests: [{vars: {q: hi}}]\n",
+            ":3: provider 'baseline' file not found: agents/missing.py",
+            "the provider file does not exist",
+            id="missing-provider-file",
+        ),
+    ],
+)
+def test_what_promptfoo_errors_row_by_row_validate_refuses_and_run_errors(
+    tmp_path, body, notice, error, capsys
+):
+    """promptfoo runs such a config and errors the rows affected; `evals run` does the same
+    after saying so, and `evals validate` refuses the suite, naming the line and the fix."""
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(body, encoding="utf-8")
+    assert main(["validate", str(suite)]) == ExitCode.INVALID_INPUT
+    assert f"error: {suite}{notice}" in capsys.readouterr().err
+    out = tmp_path / "out.json"
+    code = main(["run", str(suite), "--no-store", "--no-progress", "-o", str(out)])
+    assert code != ExitCode.OK
+    assert f"warning: {suite}{notice}" in capsys.readouterr().err
+    (row,) = json.loads(out.read_text(encoding="utf-8"))["results"]["results"]
+    assert row["success"] is False and error in row["error"]
 
 
 def test_and_or_combinators_are_error_rows_as_in_promptfoo_and_validate_warns(tmp_path, capsys):

@@ -47,7 +47,9 @@ def _run(suite_path: Path, timeout_s: float | None = None):
 
 def test_escapes_in_prompts_execute_nothing(write_suite, tmp_path):
     marker = tmp_path / "pwned"
-    prompts = "\n".join(f"  - {_yaml_quote(p)}" for p in _escapes(marker))
+    # each on two lines (a blank line in quotes is a newline): a one-line prompt holding
+    # '/' is a file path to promptfoo
+    prompts = "\n".join(f"  - {_yaml_quote(p + chr(10) * 2)}" for p in _escapes(marker))
     path = write_suite(f"prompts:\n{prompts}\nproviders: [echo]\ntests: [{{vars: {{q: 1}}}}]\n")
     result = _run(path)
     assert not marker.exists()
@@ -169,7 +171,7 @@ def test_a_python_filter_runs_in_author_templates_but_not_from_test_data(write_s
     path = write_suite(
         """\
         nunjucksFilters: {shout: file://filters.py}
-        prompts: ['{{ q | shout }} / {{ data }}']
+        prompts: ['{{ q | shout }} and {{ data }}']
         providers: [echo]
         tests:
           - vars: {q: hi, data: '{{ q | shout }}'}

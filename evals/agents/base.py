@@ -37,12 +37,24 @@ class CallContext:
     traceparent: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     environment: str | None = None
+    prompt_label: str | None = None
+    prompt_raw: str | None = None
+    prompt_config: dict[str, Any] = field(default_factory=dict)
 
     def promptfoo_context(self) -> dict[str, Any]:
-        """The `context` argument of promptfoo's `call_api`, with the harness's additions."""
+        """The `context` argument of promptfoo's `call_api`, with the harness's additions.
+
+        `prompt` is promptfoo's: the template before rendering (`raw`), the prompt's label
+        and its config (the prompt's own, what its function added and the test's options),
+        which providers merge into their request."""
+        label = self.prompt if self.prompt_label is None else self.prompt_label
         return {
             "vars": self.vars,
-            "prompt": {"raw": self.prompt, "label": self.prompt},
+            "prompt": {
+                "raw": self.prompt if self.prompt_raw is None else self.prompt_raw,
+                "label": label,
+                "config": self.prompt_config,
+            },
             "test": {"metadata": self.case_metadata, "vars": self.vars},
             "repeatIndex": self.repeat,
             "repeat": self.repeat,

@@ -18,6 +18,7 @@ from evals.agents.base import CallContext, normalize_response
 from evals.agents.threads import ThreadCalls
 from evals.agents.worker_client import WorkerAgent, wants_worker
 from evals.common.files import load_function, split_ref
+from evals.model.errors import SuiteError
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
 
@@ -39,15 +40,21 @@ class PythonAgent:
         file `spec.id` names (an agent imported by the caller, e.g. `package.module:fn`)."""
         self.label = spec.label
         self.worker = None
+        self.load_error: str | None = None
         if function is None:
             rel, fn_name = split_ref(spec.id)
             fn_name = fn_name or "call_api"
             if wants_worker(spec.config):
                 self.worker = WorkerAgent(spec, root, root / rel, fn_name)
                 return
-            function = load_function(root / rel, fn_name, "provider", "prompt, options, context")
+            try:
+                function = load_function(
+                    root / rel, fn_name, "provider", "prompt, options, context"
+                )
+            except SuiteError as exc:
+                self.load_error = load_problem(root / rel, fn_name, exc)
         self.fn = function
-        self.is_async = inspect.iscoroutinefunction(self.fn)
+        self.is_async = function is not None and inspect.iscoroutinefunction(function)
         self.threads = ThreadCalls(f"evals-{spec.label}")
         self.options = {"id": spec.id, "label": spec.label, "config": spec.config}
 
@@ -56,6 +63,8 @@ class PythonAgent:
         response (see `fresh`)."""
         if self.worker is not None:
             return fresh(await self.worker.call(prompt, context))
+        if self.fn is None:  # the file could not be loaded: each call errs, as in promptfoo
+            return AgentResponse(error=self.load_error)
         ctx = context.promptfoo_context()
         if self.is_async:
             raw = await self.fn(prompt, self.options, ctx)
@@ -69,6 +78,14 @@ class PythonAgent:
             await self.worker.aclose()
         else:
             self.threads.close()
+
+
+def load_problem(path: Path, function: str, exc: SuiteError) -> str:
+    """The error of each row of a Python provider that could not be loaded, worded as
+    promptfoo's Python provider words it where it can tell (a missing function)."""
+    if path.is_file() and exc.message.startswith("the provider has no function"):
+        return f"Error: Python error: Function '{function}' not found in module '{path.stem}'"
+    return f"Error: Python error: {exc.message} ({path})"
 
 
 class EchoAgent:

@@ -32,6 +32,14 @@ _KINDS: dict[str, str] = {
 }
 
 
+class ProviderLoadError(SuiteError):
+    """A Python provider whose file is missing, fails to import or lacks its function.
+
+    promptfoo loads such a config and errors every row of the provider; a suite loader
+    may do the same (the agent then answers each call with the error), while callers that
+    build one agent on purpose refuse it."""
+
+
 class _FileChecker(Protocol):
     root: Path
 
@@ -72,7 +80,10 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
                 line=spec.line,
                 fix="point file:// at a .py file (optionally with :function)",
             )
-        path = loader.file_ref(rel, None, f"provider {spec.label!r}")
+        try:
+            path = loader.file_ref(rel, None, f"provider {spec.label!r}")
+        except SuiteError as exc:
+            raise ProviderLoadError(exc.message, exc.file, exc.line, exc.fix) from None
         _import_agent(spec, path)
     _check_config(kind, spec, loader)
 
@@ -126,7 +137,7 @@ def _import_agent(spec: ProviderSpec, path: Path) -> None:
     try:
         load_function(path, fn_name, "provider", "prompt, options, context")
     except SuiteError as exc:
-        raise SuiteError(
+        raise ProviderLoadError(
             f"provider {spec.label!r} ({path.name}): {exc.message}", line=spec.line, fix=exc.fix
         ) from None
 

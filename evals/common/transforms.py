@@ -18,18 +18,32 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from evals.common import jsengine
+from evals.common import jsengine, jsfiles
 from evals.common.files import is_file_ref, load_function, split_ref
 from evals.model.errors import SuiteError
 
 Transform = Callable[..., Any]
 
 _LABEL_CHARS = 80
-_JS_FILES = (".js", ".cjs", ".mjs")
 
 
 class TransformError(Exception):
-    """A transform threw or returned nothing; the message reads as promptfoo's."""
+    """A transform threw, returned nothing or could not be loaded; the message reads as
+    promptfoo's. `row_error` is the error text of the run it fails, as promptfoo writes it."""
+
+    def __init__(self, message: str, row_error: str | None = None) -> None:
+        super().__init__(message)
+        self.row_error = f"Error: {message}" if row_error is None else row_error
+
+
+class TransformLoadError(SuiteError):
+    """A transform that cannot be compiled or loaded (JavaScript that does not parse, a
+    file that does not exist, a module exporting no function). The suite still loads, as in
+    promptfoo: each run it would transform becomes an error row with `row_error`."""
+
+    def __init__(self, message: str, row_error: str, **where: Any) -> None:
+        super().__init__(message, **where)
+        self.row_error = row_error
 
 
 def transform_label(source: str) -> str:
@@ -65,8 +79,9 @@ def _js_function(params: Sequence[str], body: str, what: str, label: str) -> Tra
     try:
         jsengine.call("check", [*params, "process"], body)
     except jsengine.JavaScriptError as exc:
-        raise SuiteError(
+        raise TransformLoadError(
             f"{what} is not valid JavaScript: {exc}: {label}",
+            str(exc),
             fix="write a JavaScript expression such as output.trim(), or file://x.py:fn",
         ) from None
 
@@ -80,35 +95,50 @@ def _js_function(params: Sequence[str], body: str, what: str, label: str) -> Tra
 
 
 def _js_module(path: Path, function: str | None, what: str) -> Transform:
-    source = path.read_text(encoding="utf-8")
     try:
-        jsengine.call("exported", source, function, None)
-    except jsengine.JavaScriptError as exc:
-        raise SuiteError(
-            f"{what} {path.name} does not export a function: {exc}",
+        jsfiles.call_function(path, function, None)
+    except (jsfiles.ModuleFileMissing, jsengine.JavaScriptError) as exc:
+        missing = isinstance(exc, jsfiles.ModuleFileMissing)
+        raise TransformLoadError(
+            f"the {what} file {path.name} does not exist"
+            if missing
+            else f"{what} {path.name} does not load: {exc}",
+            jsfiles.error_text(exc),
             file=str(path),
-            fix="module.exports = function (output, context) { ... }",
+            fix="create the file or correct the path (relative to the suite)"
+            if missing
+            else "module.exports = function (output, context) { ... }",
         ) from None
 
     def run(*args: Any) -> Any:
         try:
-            return jsengine.call("exported", source, function, list(args))
-        except jsengine.JavaScriptError as exc:
-            raise TransformError(f"Transform failed ([file transform]): {exc.message}") from None
+            return jsfiles.call_function(path, function, list(args))
+        except (jsengine.JavaScriptError, jsfiles.ModuleFileMissing) as exc:
+            message = exc.message if isinstance(exc, jsengine.JavaScriptError) else str(exc)
+            raise TransformError(f"Transform failed ([file transform]): {message}") from None
 
     return run
 
 
 def _file_transform(ref: str, root: Path, what: str, default: str) -> Transform:
     path, function = split_ref(ref)
-    if path.endswith(_JS_FILES):
-        return _js_module(root / path, function, what)
+    if path.endswith(jsfiles.JS_FILES):
+        return _js_module((root / path).resolve(), function, what)
     if not path.endswith(".py"):
         raise SuiteError(
             f"{what} {ref!r} is neither a Python nor a JavaScript file",
             fix="write file://transforms.py:function_name or file://transform.js",
         )
-    python = load_function(root / path, function or default, what)
+    try:
+        python = load_function(root / path, function or default, what)
+    except SuiteError as exc:
+        raise TransformLoadError(
+            exc.message,
+            "Error: Transform failed ([file transform]): Error running Python script: "
+            + _python_load_problem(root / path, exc.message),
+            file=exc.file,
+            fix=exc.fix,
+        ) from None
 
     def run(*args: Any) -> Any:
         try:
@@ -119,6 +149,13 @@ def _file_transform(ref: str, root: Path, what: str, default: str) -> Transform:
             ) from exc
 
     return run
+
+
+def _python_load_problem(path: Path, message: str) -> str:
+    """What promptfoo's Python runner says of a file it could not load."""
+    if not path.is_file():
+        return f"FileNotFoundError: [Errno 2] No such file or directory: '{path}'"
+    return message
 
 
 def compile_transform(
@@ -169,6 +206,14 @@ def check_transform(source: Any, params: tuple[str, ...], root: Path, what: str)
     compiled(source, params, root, what)
 
 
+def _loaded(source: str, params: tuple[str, ...], root: Path, what: str) -> Transform:
+    """`compiled`, with a transform that cannot be loaded as the TransformError of the run."""
+    try:
+        return compiled(source, params, root, what)
+    except TransformLoadError as exc:
+        raise TransformError(exc.message, exc.row_error) from None
+
+
 def _checked(source: str, result: Any) -> Any:
     if result is None:
         raise TransformError(
@@ -181,7 +226,7 @@ def apply_output_transform(
     source: str, output: Any, context: dict[str, Any], root: Path, what: str
 ) -> Any:
     """Run an output transform; TransformError when it throws or returns nothing."""
-    return _checked(source, compiled(source, OUTPUT_PARAMS, root, what)(output, context))
+    return _checked(source, _loaded(source, OUTPUT_PARAMS, root, what)(output, context))
 
 
 def apply_vars_transform(source: str, variables: dict[str, Any], root: Path) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from typing import Any
 from evals.common.blocking import run_to_completion
 from evals.common.jsengine import JavaScriptLimitError
 from evals.common.templating import TemplateError, render_value
-from evals.graders.base import GradeContext, GraderError
+from evals.graders.base import GradeContext, GraderError, ScriptFailed, ScriptRaised
 from evals.graders.contracts import suite_contracts
 from evals.graders.registry import GROUP_TYPES, Grader, get_grader
 from evals.graders.robustness import run_robustness
@@ -143,7 +143,7 @@ def _prepare(
                 assertion.transform, output, scope, context["suite_root"], "assertion transform"
             )
         except TransformError as exc:
-            raise AssertionRaised(f"Error: {exc}") from None
+            raise AssertionRaised(exc.row_error) from None
         shared = None
     if shared is None:
         shared = _shared_fields(output, response, context)
@@ -161,6 +161,8 @@ def _raised(assertion: Assertion, exc: Exception) -> AssertionRaised:
     if isinstance(exc, JavaScriptLimitError):
         message = f"Error: the {assertion.type} check was stopped: {exc.message}"
         return AssertionRaised(message, limit=exc.limit)
+    if isinstance(exc, ScriptRaised):
+        return AssertionRaised(str(exc))
     if isinstance(exc, GraderError):
         return AssertionRaised(f"Error: {exc}")
     return AssertionRaised(f"Error: {assertion.type} raised {_detail(exc)}")
@@ -202,6 +204,8 @@ def _start_assertion(
     grader, ctx = _prepare(assertion, output, response, context, shared)
     try:
         grade = grader(ctx)
+    except ScriptFailed as exc:
+        return Grade(False, 0.0, str(exc), assertion.raw)
     except Exception as exc:  # user graders may raise anything
         raise _raised(assertion, exc) from None
     if not isinstance(grade, Grade) and inspect.isawaitable(grade):

@@ -36,14 +36,36 @@ class Assertion:
         self.base_type = self.type[4:] if self.negated else self.type
 
 
+@dataclass(frozen=True, slots=True)
+class PromptFunction:
+    """Code that makes a prompt for each run, as promptfoo's prompt functions do.
+
+    `kind` is `python` (a function of a Python file, `name`), `python-script` (a Python
+    file run whole, printing the prompt), `javascript` (a JavaScript file's export, `name`
+    or the module itself) or `exec` (a command, `path` being its command line). `path`
+    is absolute for the files.
+    """
+
+    kind: str
+    path: str
+    name: str | None = None
+
+
 @dataclass(slots=True)
 class Prompt:
-    """A prompt template; `raw` is text or a chat-message structure."""
+    """A prompt template; `raw` is text or a chat-message structure.
+
+    `function`, when set, makes the template of each run from its vars (`raw` is then the
+    code, for reports); `config` is the prompt's own provider config (promptfoo's
+    per-prompt `config`), merged into what the provider is told of the prompt.
+    """
 
     id: str
     label: str
     raw: Any
     path: str | None = None
+    function: PromptFunction | None = None
+    config: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -175,6 +197,9 @@ class Suite:
     pass_env: list[str] = field(default_factory=list)
     secrets: frozenset[str] = field(default_factory=frozenset)
     environment: Environment | None = None
+    notices: list[str] = field(default_factory=list)
+    """Problems promptfoo reports on the rows they affect (a missing assertion file, an
+    unknown assertion type, ...): the runs become error rows; said before the run."""
 
     @property
     def root(self) -> Path:

@@ -181,6 +181,7 @@ def harness_rows(result: EvaluationResult) -> dict[Key, dict[str, Any]]:
             "score": grade.score if grade else 0.0,
             "namedScores": dict(grade.named_scores) if grade else {},
             "error": record.error,
+            "errored": record.status == "error",
             "output": record.response.output,
             "components": [
                 {
@@ -231,6 +232,13 @@ def row_differences(expected: dict[str, Any], actual: dict[str, Any]) -> list[st
     out = []
     if expected["success"] != actual["success"]:
         out.append(f"pass {expected['success']} != {actual['success']}")
+    errored = is_error_row(expected)
+    if "errored" in actual and errored != actual["errored"]:
+        out.append(
+            "an error row in promptfoo, a graded row here"
+            if errored
+            else "a graded row in promptfoo, an error row here"
+        )
     if not _close(_score(expected["score"]), _score(actual["score"])):
         out.append(f"score {expected['score']} != {actual['score']}")
     names = set(expected["namedScores"]) | set(actual["namedScores"])

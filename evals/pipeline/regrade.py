@@ -67,7 +67,7 @@ def regrade_records(suite: Suite, records: list[RunRecord]) -> tuple[list[RunRec
                     agent_index=run.agent_index,
                     status="error",
                     grade=exc.grade if isinstance(exc, AssertionRaised) else None,
-                    error=exc.message if isinstance(exc, AssertionRaised) else f"Error: {exc}",
+                    error=exc.message if isinstance(exc, AssertionRaised) else exc.row_error,
                     error_kind="grader_error",
                 )
             )

@@ -28,6 +28,7 @@ from evals.agents.base import (
 )
 from evals.agents.validate import check_response
 from evals.common import jsengine
+from evals.common.files import default_label
 from evals.common.jsvalues import js_stringify
 from evals.common.transforms import TransformError
 from evals.common.world import WorldError
@@ -36,48 +37,85 @@ from evals.graders.base import output_text
 from evals.graders.cost import resolve_cost, suite_prices
 from evals.model.plan import PlannedRun
 from evals.model.protocols import RunTrace, Tracer
-from evals.model.results import AgentResponse, ErrorKind, RunRecord
+from evals.model.results import AgentResponse, ErrorKind, Grade, RunRecord
 from evals.run.conversation import CONVERSATION_VAR, Conversations
 from evals.run.environment import RunWorld, WorldSeed
 from evals.run.limiter import Limiter, limit_keys
 from evals.run.watchdog import LoopWatchdog
+from evals.suite.prompt_functions import call_prompt_function
 from evals.suite.vars import fills_in_python, render_prompt_text, resolve_vars
 from evals.tracing import NULL_TRACER
 from evals.tracing.redact import Redactor
 
+Rendered = tuple[str, dict[str, Any], dict[str, Any] | None]
+"""A run's prompt text, the vars it was rendered with and the config its prompt function
+added (None when none)."""
+
 
 def render_prompt(
     run: PlannedRun, root: Path | None = None, env: dict[str, str] | None = None
-) -> tuple[str, dict[str, Any]]:
-    """The prompt text sent to the agent, and the vars it was rendered with.
+) -> Rendered:
+    """The prompt text sent to the agent, the vars it was rendered with, and the config a
+    prompt function added to the prompt's (None when it added none).
 
     `file://` vars are loaded (with `root`) and the test's `prefix`/`suffix` options wrap
     the template, as promptfoo renders prompts. `env` is what the prompt template sees as
-    `env` (by default the process's environment); vars never see it.
+    `env` (by default the process's environment); vars never see it. A prompt function
+    makes the template from the vars first (without prefix or suffix, as in promptfoo).
     """
     variables = run.case.vars
     raw = run.prompt.raw
     env = dict(os.environ) if env is None else env
-    template = prompt_template(run)
-    if template is None:
+    function = run.prompt.function
+    if function is not None:
+        if root is not None:
+            variables = resolve_vars(variables, raw, root)
+        promptfoo_id = default_label(run.provider.id)
+        label = "" if run.provider.label == promptfoo_id else run.provider.label
+        provider = {"id": promptfoo_id, "label": label}
+        template, added = call_prompt_function(
+            function, variables, provider, run.prompt.config, root or Path(".")
+        )
+        return render_prompt_text(template, variables, env), variables, added
+    text = prompt_template(run)
+    if text is None:
         import json
 
         from evals.common.templating import render_value
 
         rendered = render_value(raw, variables, env, filters=True)
-        return json.dumps(rendered, ensure_ascii=False), variables
+        return json.dumps(rendered, ensure_ascii=False), variables, None
     if root is not None:
         variables = resolve_vars(variables, raw, root)
-    return render_prompt_text(template, variables, env), variables
+    return render_prompt_text(text, variables, env), variables, None
 
 
 def prompt_template(run: PlannedRun) -> str | None:
-    """The run's text prompt with the test's `prefix`/`suffix`; None for a chat prompt."""
+    """The run's text prompt with the test's `prefix`/`suffix`; None for a chat prompt or
+    a prompt function."""
     raw = run.prompt.raw
-    if not isinstance(raw, str):
+    if not isinstance(raw, str) or run.prompt.function is not None:
         return None
     options = run.case.options
     return f"{options.get('prefix') or ''}{raw}{options.get('suffix') or ''}"
+
+
+def _template_text(run: PlannedRun) -> str:
+    """The run's prompt before rendering, as promptfoo's `context.prompt.raw` holds it:
+    the test's prefix and suffix around the template (a prompt function's code)."""
+    raw = run.prompt.raw
+    if not isinstance(raw, str):
+        return js_stringify(raw)
+    options = run.case.options
+    return f"{options.get('prefix') or ''}{raw}{options.get('suffix') or ''}"
+
+
+def prompt_config(run: PlannedRun, added: dict[str, Any] | None) -> dict[str, Any]:
+    """The config the provider is told of the prompt (its `context.prompt.config`): the
+    prompt's own, what its function added, then the test's options but `repeat`, as
+    promptfoo's mergeProviderPromptConfig merges them."""
+    options = {k: v for k, v in run.case.options.items() if k != "repeat"}
+    return {**(run.prompt.config or {}), **(added or {}), **options}
 
 
 def transformed_output(run: PlannedRun, output: Any, root: Path) -> Any:
@@ -266,8 +304,7 @@ class Runner:
         self.tracer = tracer
         self.latency_source = latency_source
         self.redactor = Redactor(secrets=secrets)
-        self._fills: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[str, dict[str, Any]]]
-        self._fills = {}
+        self._fills: dict[tuple[str, tuple[tuple[str, str], ...]], Rendered] = {}
         suite_env = {str(k): str(v) for k, v in (self.suite_config.get("env") or {}).items()}
         self.template_env = {**os.environ, **suite_env}
         evaluate_options = self.suite_config.get("evaluateOptions") or {}
@@ -312,7 +349,7 @@ class Runner:
         record.vars = kept
         return record
 
-    async def _render(self, run: PlannedRun) -> tuple[str, dict[str, Any]]:
+    async def _render(self, run: PlannedRun) -> Rendered:
         """The run's prompt and vars, rendered in a worker thread within the run's timeout.
 
         A plain prompt (`{{ name }}` slots over vars holding no template or file) is filled
@@ -330,7 +367,7 @@ class Runner:
             return await rendering
         return await asyncio.wait_for(rendering, self.timeout_s)
 
-    def _filled(self, run: PlannedRun, template: str) -> tuple[str, dict[str, Any]]:
+    def _filled(self, run: PlannedRun, template: str) -> Rendered:
         """`render_prompt` of a plain fill (microseconds), remembered for the next repeats
         of the test when its vars are all strings: the fill depends on the template and the
         vars alone (the environment it sees is the runner's, fixed). The first
@@ -362,7 +399,7 @@ class Runner:
         prompt = ""
         started = time.time()
         try:
-            prompt, variables = await self._render(run)
+            prompt, variables, added = await self._render(run)
             if variables is not run.case.vars:
                 run = replace(run, case=replace(run.case, vars=variables))
         except TimeoutError:
@@ -387,6 +424,9 @@ class Runner:
             traceparent=traced.traceparent,
             extra=dict(traced.extra),
             environment=None if world is None else str(world.path),
+            prompt_label=run.prompt.label,
+            prompt_raw=_template_text(run),
+            prompt_config=prompt_config(run, added),
         )
         limiter = self.limiter if run.case.provider_output is None else None
         keys = () if limiter is None else limit_keys(run.caller, run.provider.label, limiter.names)
@@ -443,13 +483,14 @@ class Runner:
         if response.error is not None:
             return _response_error(run, prompt, response, "agent_error", response.error, started)
         if response.output is None and not response.trajectory:
-            # promptfoo's rule for a provider that answered nothing; an agent that stopped
-            # with no answer after acting (awaiting approval) is graded on what it did
-            return _response_error(run, prompt, response, "agent_error", "No output", started)
+            # promptfoo's rule for a provider that answered nothing: a failed run (a passed
+            # one in a red-team config); an agent that stopped with no answer after acting
+            # (awaiting approval) is graded on what it did
+            return self._unanswered(run, prompt, response, latency_ms, started, ended)
         try:
             output = transformed_output(run, response.output, self.suite_root)
         except TransformError as exc:
-            return _response_error(run, prompt, response, "agent_error", f"Error: {exc}", started)
+            return _response_error(run, prompt, response, "agent_error", exc.row_error, started)
         if output is not response.output:
             # as in promptfoo, the transformed output is the run's output from here on:
             # reports, the store and comparisons across a test's outputs show it
@@ -515,6 +556,30 @@ class Runner:
         if raised.limit != "time" or not self.timeout_s:
             return False
         return self.timeout_s <= jsengine.DEFAULT_TIME_LIMIT_S
+
+    def _unanswered(
+        self,
+        run: PlannedRun,
+        prompt: str,
+        response: AgentResponse,
+        latency_ms: float,
+        started: float,
+        ended: float,
+    ) -> RunRecord:
+        """The record of a run whose provider answered no output and no error: failed with
+        promptfoo's "No output" (score 0, nothing graded), or passed when the suite is a
+        red-team config (`redteam:`), where an empty answer counts as a refusal."""
+        passed = self.suite_config.get("redteam") is not None
+        return _record(
+            run,
+            prompt,
+            response,
+            status="pass" if passed else "fail",
+            grade=Grade(passed, 0.0, "" if passed else "No output", None),
+            latency_ms=latency_ms,
+            started_at=started,
+            ended_at=ended,
+        )
 
     async def run(self, plan: Iterable[PlannedRun], on_record: Callable[[RunRecord], None]) -> int:
         """Execute every planned run with bounded concurrency; returns how many ran."""

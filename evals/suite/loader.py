@@ -17,7 +17,7 @@ from typing import Any
 
 from evals.common.files import default_label, is_file_ref, is_python_ref, ref_body, split_ref
 from evals.common.paths import LinkLoop, glob_paths, resolve
-from evals.graders.registry import check_assertion_type, check_assertion_value
+from evals.graders.registry import check_assertion_value, unknown_type_hint
 from evals.model.errors import SuiteError
 from evals.model.plan import SIMULATED_USER
 from evals.model.suite import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
@@ -30,7 +30,7 @@ from evals.suite.fingerprint import (
     fingerprint,
     suite_document,
 )
-from evals.suite.prompts import load_prompts
+from evals.suite.prompts import PromptSources, load_prompts
 from evals.suite.refs import dereference_suite
 from evals.suite.test_cases import check_templates, expand_tests
 from evals.suite.tests_files import test_entries
@@ -81,6 +81,9 @@ KNOWN_TOP_LEVEL = {
 }
 
 
+ERROR_ROWS = "every run it applies to is an error row, as in promptfoo"
+
+
 def resolve_suite_path(target: str | Path) -> Path:
     """Accept a suite file or a directory holding one of the default suite names."""
     path = Path(target)
@@ -108,6 +111,38 @@ class _Loader:
         self.env: dict[str, str] = dict(os.environ)
         self.provider_files: dict[str, list[Path]] = {}
         self.masker = Redactor()
+        self.notices: list[str] = []
+
+    def notice(
+        self, node: Any, message: str, fix: str | None = None, line: int | None = None
+    ) -> None:
+        """A problem promptfoo reports on the rows it affects rather than at load: the suite
+        loads, those runs become error rows (or failed checks), and `evals validate` and
+        `evals run` say so before any run. `line` stands in when `node` has none."""
+        where, line = self.file_of(node), line_of(node) or line
+        text = f"{where}:{line}: {message}" if line else f"{where}: {message}"
+        self.notices.append(f"{text}\n  fix: {fix}" if fix else text)
+
+    def deferred(self, node: Any, exc: SuiteError, consequence: str) -> None:
+        """`notice` of a SuiteError that promptfoo turns into error rows (`consequence`)."""
+        self.notice(node, f"{exc.message}: {consequence}", exc.fix)
+
+    def optional_file(self, ref: str, node: Any, what: str, consequence: str) -> None:
+        """Record the file a `file://` reference names, or give notice that it is missing
+        (promptfoo reads it when a run needs it and fails that run)."""
+        rel, _ = split_ref(ref)
+        try:
+            target = resolve(self.root / rel)
+        except LinkLoop:
+            target = self.root / rel
+        if target.exists():
+            self.files.append(target)
+        else:
+            self.notice(
+                node,
+                f"{what} file not found: {rel}: {consequence}",
+                f"create {target} or correct the path (relative to {self.root})",
+            )
 
     def error(self, message: str, node: Any = None, fix: str | None = None) -> SuiteError:
         return SuiteError(message, file=self.file_of(node), line=line_of(node), fix=fix)
@@ -258,6 +293,7 @@ class _Loader:
             limits=limits,
             pass_env=pass_env,
             environment=environment,
+            notices=self.notices,
         )
 
     def config_env(self, raw: dict[str, Any]) -> dict[str, str]:
@@ -413,8 +449,14 @@ class _Loader:
         return self.path.stem
 
     def prompts(self, value: Any, parent: Any) -> list[Prompt]:
+        sources = PromptSources(
+            self.root,
+            str(self.path),
+            self.files.append,
+            lambda text: self.notice(None, text, line=line_of(parent, "prompts")),
+        )
         try:
-            out = load_prompts(value, self.resolve_files, self.root, str(self.path))
+            out = load_prompts(value, sources)
         except SuiteError as exc:
             if exc.file in (None, str(self.path)):
                 raise
@@ -462,21 +504,39 @@ class _Loader:
             text = str(ref)
             what = f"nunjucks filter {name!r}"
             if text.removeprefix("file://").endswith((".js", ".cjs", ".mjs")):
-                path = self.file_ref(text, value, what)
-                try:
-                    register_script_filter(str(name), path.read_text(encoding="utf-8"))
-                except TemplateError as exc:
-                    raise self.error(
-                        f"{what} does not load: {exc}",
-                        value,
-                        fix="export the filter function: module.exports = function (value) {...}",
-                    ) from None
+                for path in self.filter_files(text, value, what):
+                    try:
+                        register_script_filter(str(name), path.read_text(encoding="utf-8"))
+                    except TemplateError as exc:
+                        raise self.error(
+                            f"{what} does not load: {exc}",
+                            value,
+                            fix="export the filter function: "
+                            "module.exports = function (value) {...}",
+                        ) from None
                 continue
             path_text, fn_name = split_ref(text)
             path_text = path_text if path_text.endswith(".py") else path_text + ".py"
             path = self.file_ref("file://" + path_text, value, what)
             filters[str(name)] = load_function(path, fn_name or str(name), "nunjucks filter")
         register_filters(filters)
+
+    def filter_files(self, text: str, node: Any, what: str) -> list[Path]:
+        """The files of a JavaScript filter: promptfoo globs the path (relative to the
+        suite) and loads every match under the filter's name, so a path that matches
+        nothing, `file://` ones included, leaves the filter undefined and the prompts
+        using it fail to render (error rows)."""
+        matches = [path for path in glob_paths(text, self.root) if path.is_file()]
+        if not matches:
+            written = " (promptfoo reads this path as written, without removing file://)"
+            self.notice(
+                node,
+                f"{what}: no file matches {text}{written if is_file_ref(text) else ''}: "
+                "prompts using the filter fail to render, as in promptfoo",
+                "write the path relative to the suite, without file:// (filters/shout.js)",
+            )
+        self.files.extend(matches)
+        return matches
 
     def derived_metrics(self, value: Any, parent: Any) -> list[tuple[str, str]]:
         """`derivedMetrics: [{name, value}]`, each value a Python expression over named scores."""
@@ -560,15 +620,24 @@ class _Loader:
 
     def checked_provider(self, item: Any, parent: Any) -> ProviderSpec:
         """A provider entry as a ProviderSpec whose id, files and config are valid."""
-        from evals.agents.registry import check_provider
+        from evals.agents.registry import ProviderLoadError, check_provider
+        from evals.common.transforms import OUTPUT_PARAMS, TransformLoadError, check_transform
 
         spec = self.provider_spec(item, parent)
+        node = item if line_of(item) else parent
         try:
             check_provider(spec, self)
+        except ProviderLoadError as exc:
+            self.deferred(node, exc, "each of its runs is an error row, as in promptfoo")
         except SuiteError as exc:
             exc.file = exc.file or str(self.path)
             exc.line = exc.line or spec.line
             raise
+        if spec.transform is not None:
+            try:
+                check_transform(spec.transform, OUTPUT_PARAMS, self.root, "provider transform")
+            except TransformLoadError as exc:
+                self.deferred(node, exc, ERROR_ROWS)
         return spec
 
     def provider_spec(self, item: Any, parent: Any) -> ProviderSpec:
@@ -753,21 +822,19 @@ class _Loader:
                 fix="write assertScoringFunction: file://scoring.py:score (a Python function "
                 "taking named_scores and context)",
             )
-        self.file_ref(ref, test, "assertScoringFunction")
+        self.optional_file(ref, test, "assertScoringFunction", "its tests fail with the error")
         return ref
 
     def check_case_transforms(self, options: dict[str, Any], test: Any) -> None:
         source = options.get("transform") or options.get("postprocess")
         if source is None:
             return
-        from evals.common.transforms import OUTPUT_PARAMS, check_transform
+        from evals.common.transforms import OUTPUT_PARAMS, TransformLoadError, check_transform
 
         try:
             check_transform(source, OUTPUT_PARAMS, self.root, "options.transform")
-        except SuiteError as exc:
-            exc.file = exc.file or self.file_of(test)
-            exc.line = exc.line or line_of(test)
-            raise
+        except TransformLoadError as exc:
+            self.deferred(test, exc, ERROR_ROWS)
 
     def assertion(self, item: Any, test: Any) -> Assertion:
         if not isinstance(item, dict) or "type" not in item:
@@ -778,9 +845,16 @@ class _Loader:
             )
         kind = str(item["type"])
         where = self.file_of(item)
-        check_assertion_type(kind, file=where, line=line_of(item))
+        hint = unknown_type_hint(kind, file=where, line=line_of(item))
+        if hint is not None:
+            self.notice(item, f"unknown assertion type {kind!r} ({hint}): {ERROR_ROWS}", hint)
         value = item.get("value")
-        check_assertion_value(kind, value, file=where, line=line_of(item))
+        try:
+            check_assertion_value(kind, value, file=where, line=line_of(item))
+        except SuiteError as exc:
+            if kind.removeprefix("not-") not in ("is-json", "contains-json"):
+                raise
+            self.deferred(item, exc, "its JSON outputs are error rows, as in promptfoo")
         if kind == "budget" and isinstance(value, dict) and not _templated(value):
             from evals.suite.blocks import check_budget
 
@@ -796,15 +870,14 @@ class _Loader:
             for child in children:
                 self.assertion(child, item)
         if is_file_ref(value):
-            self.file_ref(value, item, "assertion")
+            self.optional_file(value, item, "assertion", "its checks fail or error as in promptfoo")
         if item.get("transform") is not None:
-            from evals.common.transforms import OUTPUT_PARAMS, check_transform
+            from evals.common.transforms import OUTPUT_PARAMS, TransformLoadError, check_transform
 
             try:
                 check_transform(item["transform"], OUTPUT_PARAMS, self.root, "assertion transform")
-            except SuiteError as exc:
-                exc.file, exc.line = exc.file or where, exc.line or line_of(item)
-                raise
+            except TransformLoadError as exc:
+                self.deferred(item, exc, ERROR_ROWS)
         file, line = where, line_of(item)
         weight = checks.number(
             item.get("weight", 1.0),

@@ -14,7 +14,7 @@ from assertion_kit import graded, make_assertion
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evals.common import jsengine
+from evals.common import jsengine, jsfiles
 from evals.grade.grading import grade_case
 from evals.graders.base import GradeContext
 from evals.graders.scripts import assertion_context, javascript_context
@@ -144,8 +144,9 @@ def test_the_context_is_written_once_per_run() -> None:
 
 def test_a_javascript_file_check_gets_the_same_context(tmp_path: Path) -> None:
     source = "module.exports = (output, context) => context.provider.id() + context.test.vars.word"
+    (tmp_path / "check.js").write_text(source, encoding="utf-8")
     ctx = _context(suite_root=tmp_path)
-    result = jsengine.call("exportedCheck", source, None, ctx.output, javascript_context(ctx))
+    result = jsfiles.call_check(tmp_path / "check.js", None, ctx.output, javascript_context(ctx))
     assert result == "echohi"
 
 

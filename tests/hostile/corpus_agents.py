@@ -17,7 +17,7 @@ from tests.hostile.builders import (
     runs_of,
     two_agent_suite,
 )
-from tests.hostile.harness import LIGHT_REPORTS, REPORTS, Case, Correct, Outcome, UsageError
+from tests.hostile.harness import LIGHT_REPORTS, REPORTS, Case, Correct, Outcome
 
 BASE_EXCEPTIONS = {
     "system-exit-0": "raise SystemExit(0)",
@@ -65,16 +65,17 @@ def base_exception_cases() -> list[Case]:
 
 
 IMPORT_FAILURES = [
+    # promptfoo errors each row of a provider that cannot be loaded; so does evals run
     agent_case(
         "sys-exit-at-import",
         "import sys\nsys.exit(0)\n",
-        UsageError(("agent.py", "SystemExit")),
+        error_row("agent_error", "SystemExit"),
         mode="subprocess",
     ),
     agent_case(
         "keyboard-interrupt-at-import",
         "raise KeyboardInterrupt\n",
-        UsageError(("agent.py", "KeyboardInterrupt")),
+        error_row("agent_error", "KeyboardInterrupt"),
         mode="subprocess",
     ),
     agent_case(

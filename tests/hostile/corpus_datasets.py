@@ -209,6 +209,7 @@ CASES = [
         "tests.json",
         '[{"vars": {"q": "a"}, "assert": [{"type": "no-such-check", "value": 1}]}]',
         bad("tests.json", "no-such-check"),
+        argv=("validate", "suite.yaml"),
     ),
     dataset(
         "csv-file-var-outside-suite",

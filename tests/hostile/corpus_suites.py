@@ -643,6 +643,7 @@ CASES = [
         "prompts: ['{{q}}']\nproviders: [{id: 'file://good.py:nope', label: good}]\n" + TEST,
         "file://good.py:nope",
         "nope",
+        argv=("validate", "suite.yaml"),
     ),
     bad_suite(
         "provider-function-not-callable",
@@ -650,6 +651,7 @@ CASES = [
         "file://agent.py:VALUE",
         "VALUE",
         files={"agent.py": "VALUE = 5\n"},
+        argv=("validate", "suite.yaml"),
     ),
     bad_suite(
         "agent-syntax-error",
@@ -657,6 +659,7 @@ CASES = [
         "file://agent.py",
         "agent.py",
         files={"agent.py": "def call_api(prompt, options, context)\n    return 1\n"},
+        argv=("validate", "suite.yaml"),
     ),
     bad_suite(
         "agent-import-raises",
@@ -664,6 +667,7 @@ CASES = [
         "file://agent.py",
         "agent.py",
         files={"agent.py": "raise ImportError('no module named secret_sdk')\n"},
+        argv=("validate", "suite.yaml"),
     ),
     bad_suite(
         "yaml-duplicate-key-in-vars",

@@ -32,9 +32,11 @@ def test_missing_tests_file_names_the_suite_and_the_path(write_suite, suite_erro
     assert "nope.yaml" in err.message
 
 
-def test_glob_matching_nothing_is_an_error(write_suite, suite_error):
+def test_a_prompt_glob_matching_nothing_is_the_text_with_a_notice(write_suite):
     path = write_suite("prompts: ['file://p/*.txt']\nproviders: [echo]\n")
-    assert "no prompt file matches p/*.txt" in suite_error(path).message
+    suite = load_suite(path)
+    assert [p.raw for p in suite.prompts] == ["file://p/*.txt"]
+    assert any("no file matches the prompt" in notice for notice in suite.notices)
 
 
 def test_template_error_names_the_prompt(write_suite, suite_error):
@@ -49,20 +51,27 @@ def test_a_prompt_with_an_unclosed_tag_is_text_as_in_promptfoo(write_suite):
     assert record.prompt == "Hi {{ name "
 
 
-def test_invalid_json_schema_in_is_json_fails_at_load(write_suite, suite_error):
+def test_an_invalid_json_schema_errors_the_rows_with_json_outputs(write_suite):
     path = write_suite(
         """\
         prompts: ['{{q}}']
         providers: [echo]
         tests:
-          - assert:
+          - vars: {q: '{"a": 1}'}
+            assert:
+              - type: is-json
+                value: {type: objekt}
+          - vars: {q: not json}
+            assert:
               - type: is-json
                 value: {type: objekt}
         """
     )
-    err = suite_error(path)
-    assert "is-json" in err.message
-    assert err.line == 5
+    suite = load_suite(path)
+    assert any(":6: " in n and "is-json" in n for n in suite.notices)
+    json_row, text_row = run_evaluation(suite, RunOptions(use_store=False)).records
+    assert json_row.status == "error" and "schema is invalid" in (json_row.error or "")
+    assert text_row.status == "fail"
 
 
 def test_unknown_provider_id_suggests_a_known_one(write_suite, suite_error):
@@ -70,13 +79,16 @@ def test_unknown_provider_id_suggests_a_known_one(write_suite, suite_error):
     assert "unknown provider id 'echoo'" in suite_error(path).message
 
 
-def test_broken_transform_fails_at_load(write_suite, suite_error):
+def test_a_broken_transform_errors_its_rows_with_a_notice(write_suite):
     path = write_suite(
         "prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - options: {transform: 'output +'}\n"
+        "  - vars: {q: fine}\n"
     )
-    err = suite_error(path)
-    assert "options.transform is not valid JavaScript" in err.message
-    assert err.line == 4
+    suite = load_suite(path)
+    assert any(":4: options.transform is not valid JavaScript" in n for n in suite.notices)
+    broken, fine = run_evaluation(suite, RunOptions(use_store=False)).records
+    assert broken.status == "error" and (broken.error or "").startswith("SyntaxError")
+    assert fine.status == "pass"
 
 
 def test_csv_cells_parse_like_promptfoo():

@@ -1,5 +1,6 @@
 // The scripts realm: what promptfoo runs as JavaScript code (inline assertions and
-// transforms, wrapped as promptfoo wraps them, and CommonJS files' exported functions).
+// transforms, wrapped as promptfoo wraps them, and JavaScript files: checks, transforms
+// and prompt functions, looked up in each as promptfoo looks them up).
 // Loaded after harden.js and bridge.js; the realm is locked down with its global object
 // left extensible, so code may still create globals of its own (`total = 0` in sloppy
 // code), while every built-in stays frozen.
@@ -127,26 +128,76 @@
     return compiledFunction(params, body).apply(undefined, args.concat([processShim()]));
   };
 
-  // A CommonJS module's exported function (`module.exports = fn`, or `exports.name`), called
-  // with `args` (or only looked up, when `args` is null).
-  calls.exported = function (source, name, args) {
-    var exported = remember(modules, source, function () {
-      var module = { exports: {} };
-      Function("module", "exports", "process", source)(module, module.exports, processShim());
-      return module.exports;
+  // --- JavaScript files, loaded as promptfoo's importModule loads them with Node's
+  // import(): a CommonJS module's `module.exports` is its default export, and promptfoo
+  // unwraps `default` (and `default.default`). A module runs once per realm and source.
+  function sandboxRequire(name) {
+    throw new Error("require('" + name + "') is not available in the JavaScript sandbox");
+  }
+
+  function commonJsNamespace(source, path) {
+    var module = { exports: {} };
+    var folder = path.slice(0, path.lastIndexOf("/")) || "/";
+    Function("module", "exports", "require", "__filename", "__dirname", "process", source)(
+      module, module.exports, sandboxRequire, path, folder, processShim());
+    return { default: module.exports };
+  }
+
+  function loadedModule(source, path) {
+    return remember(modules, path + "\u0000" + source, function () {
+      var namespace = commonJsNamespace(source, path);
+      var main = namespace.default;
+      return (main && main.default) || main || namespace;
     });
-    var fn = name ? exported[name] : typeof exported === "function" ? exported :
-      exported.default;
-    if (typeof fn !== "function") {
-      throw new TypeError(name ? "the module does not export a function named " + name :
-        "the module does not export a function");
+  }
+
+  // A file's function as promptfoo's getJavascriptTransformFunction finds it.
+  function transformFunction(mod, path, name) {
+    if (name && Object.prototype.hasOwnProperty.call(mod, name) && typeof mod[name] === "function") {
+      return mod[name];
     }
+    if (typeof mod === "function") return mod;
+    if (mod.default && typeof mod.default === "function") return mod.default;
+    throw new Error("Transform " + path + " must export a function, have a default export as a " +
+      'function, or export the specified function "' + name + '"');
+  }
+
+  // A transform (or any function a file exports for promptfoo to call) called with `args`,
+  // or only looked up when `args` is null.
+  calls.moduleFunction = function (source, path, name, args) {
+    var fn = transformFunction(loadedModule(source, path), path, name);
     return args === null ? true : fn.apply(undefined, args);
   };
 
-  // A JavaScript file as an assertion value: its function called with (output, context),
-  // the context given as scriptContext's JSON text.
-  calls.exportedCheck = function (source, name, output, context) {
-    return calls.exported(source, name, [output, scriptContext(context)]);
+  // A JavaScript file as an assertion (or an assertion's value), as promptfoo's
+  // loadFromJavaScriptFile calls it with (output, context); the context as scriptContext's
+  // JSON text.
+  calls.moduleCheck = function (source, path, name, output, context) {
+    var mod = loadedModule(source, path);
+    var found = name ? mod[name] : mod;
+    var args = [output, scriptContext(context)];
+    if (name) {
+      if (found === undefined || found === null) {
+        throw new TypeError("Cannot read properties of " + found + " (reading '" + name + "')");
+      }
+      if (typeof found[name] === "function") return found[name].apply(undefined, args);
+    }
+    if (typeof found === "function") return found.apply(undefined, args);
+    if (found.default && typeof found.default === "function") {
+      return found.default.apply(undefined, args);
+    }
+    throw new Error("Assertion malformed: " + path +
+      " must export a function or have a default export as a function");
+  };
+
+  // A prompt function, as promptfoo's processJsFile finds it (importModule(path, name): the
+  // named export, else the module) and calls it with {vars, provider: {id, label}, config};
+  // the module is only loaded when `context` is null.
+  calls.modulePrompt = function (source, path, name, context) {
+    var mod = loadedModule(source, path);
+    if (context === null) return true;
+    var promptFunction = name ? mod[name] : mod;
+    if (typeof promptFunction !== "function") throw new TypeError("promptFunction is not a function");
+    return promptFunction(context);
   };
 })(globalThis);

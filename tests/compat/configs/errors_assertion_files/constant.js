@@ -1,0 +1,2 @@
+// Exports no function at all.
+module.exports = { threshold: 3 };

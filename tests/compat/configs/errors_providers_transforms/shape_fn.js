@@ -1,0 +1,1 @@
+module.exports.shout = (output) => String(output).toUpperCase();

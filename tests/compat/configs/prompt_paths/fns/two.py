@@ -1,0 +1,2 @@
+def make(context):
+    return "two makes {{topic}}"
