@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 from sqlalchemy.exc import DBAPIError
 
-from evals.dashboard import data, paged, selection, widgets
+from evals.dashboard import badges, data, paged, selection, triage, widgets
 from evals.store.dashboard_queries import SearchError
 
 PAGE = 100
@@ -89,6 +89,8 @@ if frame.empty:
     widgets.no_data("No run matches these filters.")
     st.stop()
 frame["repeat"] = frame["repeat"] + 1
+marks = badges.case_marks(triage.current(url, suite_id), selection.current_environment())
+frame["triage"] = [badges.marks_text(marks.get(case, [])) for case in frame["case_id"]]
 
 
 def _short(text: str) -> str:
@@ -115,6 +117,7 @@ st.html(
                 "case",
                 href=lambda row: selection.open_link(row["evaluation_id"], case=row["case_id"]),
             ),
+            paged.Column("triage", "triage"),
             paged.Column("agent", "agent"),
             paged.Column("prompt", "prompt", _short),
             paged.Column("repeat", "repeat"),

@@ -237,6 +237,11 @@ def test_a_quarantined_case_carries_its_badge_on_every_page(
     app.query_params["case"] = case
     app.switch_page("views/case.py").run()
     assert "quarantined until" in " ".join(h.proto.body for h in app.html)
+    app.query_params.clear()
+    app.query_params["run_case"] = case
+    app.switch_page("views/runs.py").run()
+    table = next(h.proto.body for h in app.html if "paged-table" in h.proto.body)
+    assert all("quarantined until" in row for row in table.split("<tbody>")[1].split("<tr>")[1:])
 
 
 @pytest.mark.slow
