@@ -646,6 +646,7 @@ def cmd_ci_pr(args: argparse.Namespace) -> int:
             timeout_s=args.timeout,
             nightly_branch=args.nightly_branch,
             report_url=args.report_url,
+            env_cache=Path(args.env_cache) if args.env_cache else None,
         )
     )
     return _ci_finish(outcome, Path(args.out), args.quiet)
@@ -694,6 +695,16 @@ def cmd_store_prune(args: argparse.Namespace) -> int:
         store.close()
     print(f"pruned {len(deleted)} evaluation(s), kept the newest {args.keep} per suite")
     return int(ExitCode.OK)
+
+
+def cmd_store_check(args: argparse.Namespace) -> int:
+    """Check that a store is whole and readable, changing nothing: exit 0 when it is,
+    1 when it is not (a CI job then falls back to an older store)."""
+    from evals.store.integrity import check_store
+
+    checked = check_store(args.store)
+    print(f"{'ok' if checked.ok else 'damaged'}: {checked.detail}")
+    return int(ExitCode.OK if checked.ok else ExitCode.GATE_FAILED)
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
@@ -1042,6 +1053,11 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--keep", type=_positive, required=True, metavar="N")
     _add_store(prune)
     prune.set_defaults(handler=cmd_store_prune)
+    check = store_commands.add_parser(
+        "check", help="check that a store is whole and readable (exit 1 when it is not)"
+    )
+    _add_store(check)
+    check.set_defaults(handler=cmd_store_check)
 
     calibration = sub.add_parser("calibrate", help="measure an LLM judge against human labels")
     calibration.add_argument("file", help="calibration file (.yaml with items: or .jsonl)")
@@ -1120,6 +1136,12 @@ def _add_ci(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     pr.add_argument("--out", default=".evals/ci", help="output folder (default .evals/ci)")
     pr.add_argument("--nightly-branch", help="branch of the stored nightly (default: the base)")
     pr.add_argument("--report-url", help="link to the HTML report (default: the workflow run)")
+    pr.add_argument(
+        "--env-cache",
+        metavar="DIR",
+        help="where main's virtual environments are cached (default $EVALS_ENV_CACHE, else "
+        "~/.cache/evals/envs)",
+    )
     pr.set_defaults(handler=cmd_ci_pr)
 
     nightly = jobs.add_parser(

@@ -23,7 +23,9 @@ class CiOutcome:
     is invalid, 3 a fault or an incomplete evaluation; a job stopped by an error has
     `verdict` `error` and the error as `title`. `key_notes` are the notes shown above the
     fold of the comment; `added_cases` and `changed_cases` the cases a pull request added
-    or changed, which count in the absolute gates but not in the comparison.
+    or changed, which count in the absolute gates but not in the comparison;
+    `base_agent_fingerprints` the compared agents' fingerprints at the merge base, as
+    main's side computed them.
     """
 
     kind: CiKind
@@ -38,6 +40,7 @@ class CiOutcome:
     key_notes: list[str] = field(default_factory=list)
     added_cases: list[str] = field(default_factory=list)
     changed_cases: list[str] = field(default_factory=list)
+    base_agent_fingerprints: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The outcome as JSON (each result by its evaluation id, verdict and gates)."""
@@ -50,6 +53,7 @@ class CiOutcome:
             "notes": list(self.notes),
             "added_cases": list(self.added_cases),
             "changed_cases": list(self.changed_cases),
+            "base_agent_fingerprints": dict(self.base_agent_fingerprints),
             "report_url": self.report_url,
             "run_url": self.run_url,
             "results": [

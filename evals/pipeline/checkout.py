@@ -7,17 +7,17 @@ worktree of that commit in a temporary folder and removes it afterwards.
 Code of the base must not be imported into the harness's process, whose modules are the
 pull request's (two `agent.py` files importing two versions of a sibling module would
 see one of them). The base suite is therefore described (`describe_suite`) and run in a
-child process, `python -P -m evals ...`: `-P` keeps the child from importing an `evals`
-folder the base checkout may hold instead of the installed harness.
+child process, `python -P -m evals ...`, with the interpreter and environment of
+`evals.pipeline.base_env` (its own import path, its own virtual environment when the
+project is installed): `-P` keeps the child from importing an `evals` folder the base
+checkout may hold instead of the installed harness.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -25,6 +25,7 @@ from pathlib import Path
 
 from evals.model.errors import HarnessFault, SuiteError
 from evals.model.suite import SuiteOutline
+from evals.pipeline.base_env import BaseEnvironment
 
 GIT_TIMEOUT_S = 120
 
@@ -84,14 +85,9 @@ def base_checkout(repo: Path, commit: str) -> Iterator[Path]:
                 git(repo, "worktree", "remove", "--force", str(folder))
 
 
-def harness_command(*args: str) -> list[str]:
+def harness_command(python: str, *args: str) -> list[str]:
     """`python -P -m evals ARGS`: the installed harness, whatever folder it runs in."""
-    return [sys.executable, "-P", "-m", "evals", *args]
-
-
-def child_environment(drop: Sequence[str] = ("EVALS_STORE_URL",)) -> dict[str, str]:
-    """This process's environment without `drop` (by default the store's write URL)."""
-    return {k: v for k, v in os.environ.items() if k not in drop}
+    return [python, "-P", "-m", "evals", *args]
 
 
 @dataclass(slots=True)
@@ -102,14 +98,15 @@ class SuiteIdentity:
     agent_fingerprints: dict[str, str]
 
 
-def describe_suite(suite: Path, cwd: Path) -> SuiteIdentity | None:
-    """The identity of the suite at `suite`, loaded in a child process; None if absent."""
+def describe_suite(suite: Path, cwd: Path, environment: BaseEnvironment) -> SuiteIdentity | None:
+    """The identity of the suite at `suite`, loaded in a child process of `environment`;
+    None if absent."""
     if not suite.exists():
         return None
     answer = subprocess.run(
-        harness_command("validate", "--json", str(suite)),
+        harness_command(environment.python, "validate", "--json", str(suite)),
         cwd=cwd,
-        env=child_environment(),
+        env=environment.env,
         capture_output=True,
         text=True,
         check=False,

@@ -11,11 +11,12 @@ as `incomplete` (never a baseline) and the job exits 3 after reporting.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from evals.model.ci import CiOutcome
-from evals.model.errors import ExitCode, SuiteError
+from evals.model.errors import ExitCode, HarnessFault, SuiteError
 from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
 from evals.model.suite import Suite
@@ -79,9 +80,11 @@ def _branch(context: CiContext, suite: Suite) -> str | None:
 
 def _tonight(
     options: NightlyOptions, suite: Suite, branch: str | None, context: CiContext
-) -> EvaluationResult:
+) -> tuple[EvaluationResult, list[str]]:
+    """Tonight's evaluation, run or merged from the shards and stored, and notes on the
+    shards merged (attempts, an earlier attempt's evaluation replaced)."""
     if options.shards is None:
-        return run_evaluation(
+        result = run_evaluation(
             suite,
             RunOptions(
                 repeat=options.repeat,
@@ -98,6 +101,7 @@ def _tonight(
                 pass_env=options.pass_env,
             ),
         )
+        return result, []
     from evals.pipeline.merge import merge_shards, store_merged
 
     sources = shard_files(options.shards)
@@ -114,8 +118,11 @@ def _tonight(
     )
     result.meta.git_branch = branch
     result.meta.ci_event = context.event
-    store_merged(result, options.store)
-    return result
+    replaced = store_merged(result, options.store)
+    merged = ", ".join(result.meta.config.get("merged_shards") or [])
+    notes = [f"merged shard(s) {merged} of evaluation `{result.meta.id}`"]
+    notes += result.meta.config.get("shard_attempts") or []
+    return result, notes + ([replaced] if replaced else [])
 
 
 def _against_previous_night(
@@ -173,6 +180,33 @@ def run_nightly(options: NightlyOptions, context: CiContext | None = None) -> Ci
         raise
 
 
+def set_aside_if_damaged(store: str | None) -> str | None:
+    """Move a SQLite history that fails its check out of the way (renamed beside it), so
+    tonight starts a new one instead of failing every night; a sentence saying so. A
+    damaged PostgreSQL store is a fault the team must see (HarnessFault)."""
+    if not store:
+        return None
+    from evals.store.integrity import check_store
+    from evals.store.location import sqlite_file
+
+    path = sqlite_file(store) if "://" in store else Path(store)
+    if path is not None and not path.exists():
+        return None
+    checked = check_store(store)
+    if checked.ok:
+        return None
+    if path is None:
+        raise HarnessFault(f"the store failed its check: {checked.detail}")
+    aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
+    path.rename(aside)
+    for suffix in ("-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+    return (
+        f"the history store failed its check ({checked.detail}): set aside as `{aside.name}`; "
+        "tonight starts a new history, so tonight is compared with no earlier nightly"
+    )
+
+
 def _nightly_job(options: NightlyOptions, context: CiContext) -> CiOutcome:
     from evals.suite import load_suite
 
@@ -183,11 +217,14 @@ def _nightly_job(options: NightlyOptions, context: CiContext) -> CiOutcome:
         )
     suite = load_suite(options.suite)
     branch = _branch(context, suite)
-    tonight = _tonight(options, suite, branch, context)
+    damaged = set_aside_if_damaged(options.store)
+    tonight, merged = _tonight(options, suite, branch, context)
     meta = tonight.meta
     notes = [
+        *([damaged] if damaged else []),
         f"evaluation `{meta.id}` of branch `{branch or 'unknown'}` stored in the store "
-        + _where(options.store)
+        + _where(options.store),
+        *merged,
     ]
     if meta.status == "incomplete":
         notes.append(

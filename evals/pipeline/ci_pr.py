@@ -51,10 +51,10 @@ from evals.model.suite import Suite
 from evals.model.summary import GateReport
 from evals.model.triage import TriageAction
 from evals.pipeline.adaptive import LookRequest, design_for, run_looks, runs_below
+from evals.pipeline.base_env import BaseEnvironment, base_environment
 from evals.pipeline.checkout import (
     SuiteIdentity,
     base_checkout,
-    child_environment,
     describe_suite,
     git,
     harness_command,
@@ -119,6 +119,7 @@ class PrOptions:
     timeout_s: float | None = None
     nightly_branch: str | None = None
     report_url: str | None = None
+    env_cache: Path | None = None
 
 
 @dataclass(slots=True)
@@ -150,6 +151,22 @@ def _held_quarantines(store_url: str | None, suite: Suite, now: float) -> list[T
     if not store_url or ("://" not in store_url and not Path(store_url).is_file()):
         return []
     return quarantines(store_url, suite.suite_id, now)
+
+
+def _checked_store(store_url: str | None) -> tuple[str | None, str]:
+    """(the baseline store when it is whole, else None; a note when it is not). A store
+    that fails its check is never read: main's agent then runs in the job."""
+    if not store_url or ("://" not in store_url and not Path(store_url).is_file()):
+        return store_url, ""
+    from evals.store.integrity import check_store
+
+    checked = check_store(store_url)
+    if checked.ok:
+        return store_url, ""
+    return None, (
+        f"the baseline store failed its check and is not read ({checked.detail}); main's "
+        "agent runs in this job, and no quarantine applies"
+    )
 
 
 def _read_nightly(
@@ -242,6 +259,7 @@ def _reusable(
 def _run_base(
     base_suite: Path,
     base_root: Path,
+    environment: BaseEnvironment,
     scratch: str,
     cache: Path,
     evaluation_id: str,
@@ -253,8 +271,8 @@ def _run_base(
     resume: bool,
     look: int | None = None,
 ) -> None:
-    """Run main's agents over the base's suite in a child process, into the scratch store;
-    an adaptive comparison's `look` is recorded on each run."""
+    """Run main's agents over the base's suite in a child process of `environment`, into
+    the scratch store; an adaptive comparison's `look` is recorded on each run."""
     args = [
         "run",
         str(base_suite),
@@ -283,9 +301,9 @@ def _run_base(
     if options.timeout_s:
         args += ["--timeout", str(options.timeout_s)]
     answer = subprocess.run(
-        harness_command(*args),
+        harness_command(environment.python, *args),
         cwd=base_root,
-        env=child_environment(),
+        env=environment.env,
         capture_output=True,
         text=True,
         check=False,
@@ -345,6 +363,7 @@ class _Sides:
     identity: SuiteIdentity
     base_suite: Path
     base_root: Path
+    environment: BaseEnvironment
     agents: list[str]
     nightly: _Nightly
     seed: int
@@ -451,6 +470,8 @@ class _PullRequest:
         self.key_notes: list[str] = []
         self.primed: int | None = None
         self.differences: SuiteDifferences | None = None
+        self.store, self.store_note = _checked_store(options.store)
+        self.base_fingerprints: dict[str, str] = {}
 
     def run(self) -> CiOutcome:
         refs = self._base_refs()
@@ -458,30 +479,19 @@ class _PullRequest:
         head_commit = git(self.repo, "rev-parse", "HEAD")
         number = self.context.pull_request
         head_id = self.options.evaluation_id or f"pr-{number or 'local'}-{head_commit[:10]}"
+        relative = self.head.path.relative_to(self.repo)
         with base_checkout(self.repo, base_commit) as base_root:
-            base_suite = base_root / self.head.path.relative_to(self.repo)
-            identity = describe_suite(base_suite, base_root)
-            if identity is None:
+            base_suite = base_root / relative
+            if not base_suite.exists():
                 return self._new_suite(head_id)
-            agents, agent_notes = compared_agents(self.head, identity, self.options.agents)
-            if not agents:
-                return self._new_suite(head_id)
-            self.notes += agent_notes
-            self.differences = suite_differences(identity.outline, self.head.outline())
-            branch = self.options.nightly_branch or base_ref.removeprefix("origin/")
-            nightly = _read_nightly(self.options.store, self.head, branch, agents)
-            seed = self._seed(nightly)
-            base_cases = [c for c in self.cases if c in {x.id for x in identity.outline.cases}]
-            sides = _Sides(
-                identity, base_suite, base_root, agents, nightly, seed, head_id, base_cases
-            )
-            if self.options.adaptive is not None:
-                results = self._adaptive(sides, self.options.adaptive)
-                repeats = f"up to {max(r.repeat for r in results)} repeat(s)"
-            else:
-                stages = self._stages(nightly)
-                results = self._compare(sides, stages)
-                repeats = f"{results[0].repeat if results else stages[-1]} repeat(s)"
+            folder = relative if self.head.path.is_dir() else relative.parent
+            with base_environment(
+                self.repo, base_root, folder, self.options.env_cache
+            ) as environment:
+                compared = self._against_base(base_suite, base_root, environment, base_ref, head_id)
+        if isinstance(compared, CiOutcome):
+            return compared
+        agents, results, repeats = compared
         title = (
             f"{', '.join(f'`{a}`' for a in agents)} at `{base_commit[:10]}` (merge base with "
             f"`{base_ref}`) → `{head_commit[:10]}` (this pull request): "
@@ -492,6 +502,50 @@ class _PullRequest:
             f"`{self.scratch}` (environment pr)"
         )
         return self._outcome(results, title)
+
+    def _against_base(
+        self,
+        base_suite: Path,
+        base_root: Path,
+        environment: BaseEnvironment,
+        base_ref: str,
+        head_id: str,
+    ) -> tuple[list[str], list[EvaluationResult], str] | CiOutcome:
+        """Describe main's suite in `environment`, then compare (agents, results, repeats
+        in words), or gate the head on its own when main has nothing to compare with."""
+        identity = describe_suite(base_suite, base_root, environment)
+        if identity is None:
+            return self._new_suite(head_id)
+        agents, agent_notes = compared_agents(self.head, identity, self.options.agents)
+        if not agents:
+            return self._new_suite(head_id)
+        self.base_fingerprints = {a: identity.agent_fingerprints[a] for a in agents}
+        self.notes += agent_notes
+        self.key_notes.append(environment.description)
+        self.differences = suite_differences(identity.outline, self.head.outline())
+        branch = self.options.nightly_branch or base_ref.removeprefix("origin/")
+        nightly = _read_nightly(self.store, self.head, branch, agents)
+        if self.store_note:
+            nightly.note = self.store_note
+        seed = self._seed(nightly)
+        base_cases = [c for c in self.cases if c in {x.id for x in identity.outline.cases}]
+        sides = _Sides(
+            identity,
+            base_suite,
+            base_root,
+            environment,
+            agents,
+            nightly,
+            seed,
+            head_id,
+            base_cases,
+        )
+        if self.options.adaptive is not None:
+            results = self._adaptive(sides, self.options.adaptive)
+            return agents, results, f"up to {max(r.repeat for r in results)} repeat(s)"
+        stages = self._stages(nightly)
+        results = self._compare(sides, stages)
+        return agents, results, f"{results[0].repeat if results else stages[-1]} repeat(s)"
 
     def _base_refs(self) -> list[str]:
         if self.options.base:
@@ -527,7 +581,7 @@ class _PullRequest:
             list(look_spends(self.config.confidence, stages)) if len(stages) > 1 else [None]
         )
         config = self.config
-        held = _held_quarantines(self.options.store, self.head, sides.now)
+        held = _held_quarantines(self.store, self.head, sides.now)
         head_result: EvaluationResult | None = None
         baseline: _Baseline | None = None
         looks: list[str] = []
@@ -570,7 +624,7 @@ class _PullRequest:
             self.config.confidence, planned_test_split(self.head, "pr", compared)
         )
         per_repeat = len(sides.agents) * (len(self.cases) + len(sides.base_cases))
-        looks = _PrLooks(self, sides, _held_quarantines(options.store, self.head, sides.now))
+        looks = _PrLooks(self, sides, _held_quarantines(self.store, self.head, sides.now))
         cases = select_cases(self.head.cases, self.config.tags, None)
         run = run_looks(design, looks, cases, spends, design.last * per_repeat, sides.agents)
         self.key_notes += looks.sources.values()
@@ -691,6 +745,7 @@ class _PullRequest:
         _run_base(
             sides.base_suite,
             sides.base_root,
+            sides.environment,
             self.scratch,
             cache,
             base_id,
@@ -756,6 +811,7 @@ class _PullRequest:
             report_url=self.options.report_url or self.context.run_url,
             run_url=self.context.run_url,
             key_notes=list(self.key_notes),
+            base_agent_fingerprints=dict(self.base_fingerprints),
             added_cases=[c for c in differences.added if c in self.cases] if differences else [],
             changed_cases=[c for c in differences.changed if c in self.cases]
             if differences

@@ -12,6 +12,11 @@ unsharded evaluation, shards of different evaluations, suites, agent code, shard
 or plans. When shards are missing (a shard job failed), the shards at hand are merged
 and the evaluation is stored as `incomplete`, with its planned and stored run counts: it
 is reported, but never chosen as a baseline.
+
+A shard given more than once (a CI job re-run: the shards of the first attempt and the
+re-run shard of the second, all of one evaluation id) is merged from its newest attempt
+(the one that started last), and the notes say so; merging into a store that holds the
+evaluation an earlier attempt merged replaces it.
 """
 
 from __future__ import annotations
@@ -227,6 +232,32 @@ def check_shards(shards: list[Shard]) -> None:
             )
 
 
+def _shard_index(meta: EvaluationMeta) -> int:
+    return int(str(meta.shard).split("/")[0])
+
+
+def newest_attempts(shards: list[Shard]) -> tuple[list[Shard], list[str]]:
+    """One input per shard, the newest attempt of each (the one that started last), and
+    a note for every shard given more than once."""
+    by_index: dict[int, list[Shard]] = {}
+    for shard in shards:
+        by_index.setdefault(_shard_index(shard.meta), []).append(shard)
+    kept: list[Shard] = []
+    notes: list[str] = []
+    for index in sorted(by_index):
+        attempts = sorted(by_index[index], key=lambda s: (s.meta.started_at, s.source))
+        newest = attempts[-1]
+        kept.append(newest)
+        if len(attempts) > 1:
+            others = ", ".join(s.source or s.meta.id for s in attempts[:-1])
+            notes.append(
+                f"shard {newest.meta.shard}: {len(attempts)} attempts, the newest merged "
+                f"({newest.source or newest.meta.id}, {len(newest.records)} runs); "
+                f"left out: {others}"
+            )
+    return kept, notes
+
+
 def missing_shards(shards: list[Shard]) -> list[str]:
     """The shards (`i/n`) of the evaluation that no input holds."""
     count = _shard_count(shards[0].meta)
@@ -295,7 +326,7 @@ def merge_shards(
     """
     from evals.suite import load_suite
 
-    shards = read_shards(sources, evaluation_id)
+    shards, attempts = newest_attempts(read_shards(sources, evaluation_id))
     check_shards(shards)
     meta = merged_meta(shards)
     meta.environment = environment or meta.environment
@@ -317,6 +348,9 @@ def merge_shards(
     )
     meta.planned_runs = sum(1 for _ in planned)
     meta.stored_runs = len(records)
+    gates.warnings += attempts
+    if attempts:
+        meta.config["shard_attempts"] = attempts
     missing = missing_shards(shards)
     if missing or meta.stored_runs < meta.planned_runs:
         meta.status = "incomplete"
@@ -329,8 +363,10 @@ def merge_shards(
     return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
 
 
-def store_merged(result: EvaluationResult, store_url: str | None) -> None:
-    """Write the merged evaluation to a store, replacing nothing already stored there."""
+def store_merged(result: EvaluationResult, store_url: str | None) -> str | None:
+    """Write the merged evaluation to a store. An evaluation of the same id that an
+    earlier attempt merged there is replaced (a sentence says so, returned); a shard of
+    it is refused (the store is one of the inputs)."""
     from evals.store import open_store
 
     store = open_store(store_url)
@@ -341,9 +377,16 @@ def store_merged(result: EvaluationResult, store_url: str | None) -> None:
                 f"the store holds shard {existing.shard} of evaluation {result.meta.id}",
                 fix="merge into another store (a new file, or the team's store)",
             )
-        if existing is None:
-            store.create_evaluation(result.meta)
+        replaced = None
+        if existing is not None:
+            store.delete_evaluation(existing.id)
+            replaced = (
+                f"replaced evaluation `{existing.id}` as an earlier attempt merged it "
+                f"({existing.status}, {existing.stored_runs} of {existing.planned_runs} runs)"
+            )
+        store.create_evaluation(result.meta)
         store.add_runs(result.meta.id, result.records)
         store.finish_evaluation(result.meta, result.summary, result.gates)
+        return replaced
     finally:
         store.close()

@@ -345,6 +345,12 @@ class Store:
                 raw.close()
         return doomed
 
+    def delete_evaluation(self, evaluation_id: str) -> None:
+        """Delete one evaluation with its runs, grades and gate rows (a merge replacing
+        what an earlier attempt of the same job stored)."""
+        with self.engine.begin() as connection:
+            connection.execute(delete(evaluations).where(evaluations.c.id == evaluation_id))
+
     def close(self) -> None:
         """Release the store's connections."""
         self.engine.dispose()

@@ -11,18 +11,29 @@ and the files they name) says which cases two different suites still share.
 Credentials in a provider's config (keys named like `api_key`, `token`, `password`) and
 the execution settings `worker` / `isolation` are left out of the agent fingerprint:
 rotating a key or isolating an agent in a process does not change what it answers.
+
+An agent with code of its own also runs with the packages the project declares: its
+fingerprint covers the project's dependency files (requirements and lock files, the
+dependency tables of `pyproject.toml`), so bumping an SDK is an agent change. The
+project's own package counts as the agent's code however it is imported: from the
+checkout (a path entry, an editable install) or installed into `site-packages` from a
+folder of the project (`pip install .`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import shlex
+import shutil
+import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import orjson
 
@@ -171,14 +182,82 @@ def _origin(name: str) -> Path | None:
     return _ORIGINS[name]
 
 
-def _project_package(name: str, project: Path) -> list[Path]:
-    """Every Python file of an importable top-level module that lives in `project`.
+SITE_FOLDERS = ("site-packages", "dist-packages")
 
-    Only the top-level name is looked up (`find_spec` then imports nothing); a module in
-    a virtual environment inside the project is an installed package, not project code.
+
+def site_folder(path: Path) -> Path | None:
+    """The `site-packages` folder holding `path`, or None when it is not installed code."""
+    return next((parent for parent in path.parents if parent.name in SITE_FOLDERS), None)
+
+
+def local_source(url: object) -> Path | None:
+    """The folder a `direct_url.json` URL names when it is a local folder (`file://`)."""
+    if not isinstance(url, str) or not url.startswith("file://"):
+        return None
+    return Path(unquote(urlparse(url).path)).resolve()
+
+
+def _top_level_names(dist_info: Path) -> set[str]:
+    """The top-level modules a distribution installed (`top_level.txt`, else `RECORD`)."""
+    try:
+        listed = (dist_info / "top_level.txt").read_text(encoding="utf-8").split()
+    except OSError:
+        listed = []
+    if listed:
+        return set(listed)
+    names: set[str] = set()
+    try:
+        record = (dist_info / "RECORD").read_text(encoding="utf-8")
+    except OSError:
+        return names
+    for line in record.splitlines():
+        first = line.split(",", 1)[0].split("/", 1)[0]
+        if first and not first.startswith(".") and not first.endswith((".dist-info", ".pth")):
+            names.add(first.removesuffix(".py"))
+    return names - {"__pycache__"}
+
+
+_LOCAL_INSTALLS: dict[tuple[Path, Path], frozenset[str]] = {}
+
+
+def installed_from_project(site: Path, project: Path) -> frozenset[str]:
+    """Top-level modules of `site` whose distribution was installed from a folder inside
+    `project` (`pip install .`): the project's own code, installed."""
+    key = (site, project)
+    if key not in _LOCAL_INSTALLS:
+        names: set[str] = set()
+        try:
+            entries = [e for e in os.scandir(site) if e.name.endswith(".dist-info")]
+        except OSError:
+            entries = []
+        for entry in entries:
+            try:
+                direct = json.loads(Path(entry.path, "direct_url.json").read_bytes())
+            except (OSError, ValueError):
+                continue
+            source = local_source(direct.get("url") if isinstance(direct, dict) else None)
+            if source is not None and source.is_relative_to(project):
+                names |= _top_level_names(Path(entry.path))
+        _LOCAL_INSTALLS[key] = frozenset(names)
+    return _LOCAL_INSTALLS[key]
+
+
+def _project_package(name: str, project: Path) -> list[Path]:
+    """Every Python file of an importable top-level module that is the project's code:
+    it lives in `project`, or it was installed into `site-packages` from a folder of it.
+
+    Only the top-level name is looked up (`find_spec` then imports nothing); any other
+    installed package (in a virtual environment inside the project too) is not the
+    project's code.
     """
     origin = _origin(name)
-    if origin is None or not origin.is_relative_to(project) or "site-packages" in origin.parts:
+    if origin is None:
+        return []
+    site = site_folder(origin)
+    if site is not None:
+        if name not in installed_from_project(site, project):
+            return []
+    elif not origin.is_relative_to(project):
         return []
     if origin.name == "__init__.py":
         return _python_files(origin.parent)
@@ -209,13 +288,24 @@ def _canonical(value: Any) -> bytes:
     return orjson.dumps(value, default=str, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
 
 
+def _shown_path(path: Path, base: Path) -> str:
+    """The name a file is hashed under: relative to the `site-packages` folder it is
+    installed in, else to `base`, else its own name; the same file checked out or
+    installed elsewhere keeps its name."""
+    site = site_folder(path)
+    if site is not None:
+        return path.relative_to(site).as_posix()
+    try:
+        return path.relative_to(base).as_posix()
+    except ValueError:
+        return path.name
+
+
 def _hash_files(digest: Any, files: Iterable[Path], root: Path) -> None:
     base = root.resolve()
-    for path in sorted(set(files), key=str):
-        try:
-            rel = path.relative_to(base).as_posix()
-        except ValueError:
-            rel = path.name
+    # In the order of the names they are hashed under, which is where they are checked
+    # out or installed elsewhere too.
+    for rel, path in sorted((_shown_path(path, base), path) for path in set(files)):
         digest.update(rel.encode())
         digest.update(b"\0")
         digest.update(_digest_of(path))
@@ -291,12 +381,109 @@ def command_files(provider_id: str, root: Path) -> list[Path]:
     return [t for t in targets if t.is_file() and t.is_relative_to(base)]
 
 
+def command_modules(provider_id: str) -> list[str]:
+    """The top-level modules an `exec:` command runs: `python -m NAME`, and those a
+    console script it starts imports (the script itself, written by the installer, is
+    not the agent's code)."""
+    if not provider_id.startswith("exec:"):
+        return []
+    try:
+        words = shlex.split(provider_id[len("exec:") :])
+    except ValueError:
+        return []
+    names = [words[i + 1].split(".")[0] for i, word in enumerate(words[:-1]) if word == "-m"]
+    script = shutil.which(words[0]) if words and "/" not in words[0] else None
+    if script is not None and _is_python_script(Path(script)):
+        names += sorted(_names_of(Path(script)))
+    return names
+
+
+def _is_python_script(path: Path) -> bool:
+    """True for a small text file whose first line runs Python (a console script)."""
+    try:
+        if path.stat().st_size > 64 * 1024:
+            return False
+        with path.open("rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
 def agent_code(spec: ProviderSpec, root: Path, files: Iterable[Path] = ()) -> list[Path]:
     """The provider's code: the files its id, config or transform name (and an `exec:`
-    command's script), plus `files`, closed over the project's Python imports."""
+    command's script or module), plus `files`, closed over the project's Python
+    imports."""
+    project = project_root(root)
     named = referenced_files([spec.id, spec.config, spec.transform], root)
     named += command_files(spec.id, root)
-    return expand_python_imports([*named, *files], project_root(root))
+    for name in command_modules(spec.id):
+        named += _project_package(name, project)
+    return expand_python_imports([*named, *files], project)
+
+
+# Files that say which packages a project's code runs with, read whole.
+DEPENDENCY_FILES = (
+    "requirements.txt",
+    "constraints.txt",
+    "setup.py",
+    "setup.cfg",
+    "uv.lock",
+    "poetry.lock",
+    "pdm.lock",
+    "Pipfile",
+    "Pipfile.lock",
+)
+# The tables of pyproject.toml that name dependencies (the rest configures tools).
+PYPROJECT_TABLES = (
+    ("project", "dependencies"),
+    ("project", "optional-dependencies"),
+    ("project", "requires-python"),
+    ("build-system",),
+    ("tool", "poetry", "dependencies"),
+    ("tool", "poetry", "group"),
+    ("tool", "uv"),
+    ("tool", "pdm", "dev-dependencies"),
+)
+
+
+def dependency_files(folders: Iterable[Path]) -> list[Path]:
+    """The dependency files (`DEPENDENCY_FILES` and `pyproject.toml`) in `folders`."""
+    found: dict[Path, None] = {}
+    for folder in folders:
+        for name in (*DEPENDENCY_FILES, "pyproject.toml"):
+            path = (folder / name).resolve()
+            if path.is_file():
+                found[path] = None
+    return list(found)
+
+
+def _pyproject_dependencies(path: Path) -> Any:
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return _digest_of(path).hex()
+    chosen: dict[str, Any] = {}
+    for keys in PYPROJECT_TABLES:
+        value: Any = document
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is not None:
+            chosen[".".join(keys)] = value
+    return chosen
+
+
+def environment_document(project: Path, folders: Iterable[Path]) -> dict[str, Any]:
+    """What the project's code runs with: each dependency file in `folders` by its path
+    relative to `project`, as its content digest (`pyproject.toml`: its dependency
+    tables only, so configuring a linter changes nothing)."""
+    base = project.resolve()
+    return {
+        _shown_path(path, base): _pyproject_dependencies(path)
+        if path.name == "pyproject.toml"
+        else _digest_of(path).hex()
+        for path in dependency_files(folders)
+    }
 
 
 def agent_fingerprint(spec: ProviderSpec, root: Path, files: Iterable[Path] = ()) -> str:
@@ -305,15 +492,18 @@ def agent_fingerprint(spec: ProviderSpec, root: Path, files: Iterable[Path] = ()
     The code is every file the id, config or transform names (and an `exec:` command's
     script), plus `files`, closed over
     the project's Python imports: a one-word change to `agent.py` or to a module it
-    imports changes the fingerprint.
+    imports changes the fingerprint. A provider with code of its own also covers the
+    dependency files of the project and of the suite's folder (`environment_document`).
     """
     project = project_root(root)
     code = agent_code(spec, root, files)
-    document = {
+    document: dict[str, Any] = {
         "id": spec.id,
         "config": _behaviour_config(spec.config),
         "transform": spec.transform,
     }
+    if code:
+        document["environment"] = environment_document(project, [project, root])
     return fingerprint(code, project, document)
 
 

@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from git_project import AGENT_PATH, REGRESSION, branch_with, github_env, make_project
+from git_project import AGENT_PATH, REGRESSION, branch_with, git, github_env, make_project
 from workflow_steps import (
     WORKFLOWS,
     fake_gh,
@@ -51,7 +51,12 @@ def _actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
 @needs_actionlint
 def test_workflows_pass_actionlint_with_shellcheck() -> None:
     files = sorted(WORKFLOWS.glob("*.yml"))
-    assert [f.name for f in files] == ["ci.yml", "evals-nightly.yml", "evals-pr.yml"]
+    assert [f.name for f in files] == [
+        "ci.yml",
+        "evals-nightly.yml",
+        "evals-pr-publish.yml",
+        "evals-pr.yml",
+    ]
     result = _actionlint(*files)
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -72,11 +77,16 @@ def test_the_workflows_are_wired_as_the_docs_say() -> None:
     pr = load_workflow("evals-pr.yml")
     nightly = load_workflow("evals-nightly.yml")
     triggers = pr[True]
-    assert "cases/**" in triggers["pull_request"]["paths"]
+    paths = triggers["pull_request"]["paths"]
+    assert "cases/**" in paths
+    # What the agents run with is part of them: dependency files trigger the job.
+    assert {"pyproject.toml", "**/requirements*.txt", "uv.lock", "poetry.lock"} <= set(paths)
     assert triggers["workflow_dispatch"]["inputs"]["pr"]["required"] is True
+    assert triggers["workflow_dispatch"]["inputs"]["sha"]["required"] is True
     assert pr["concurrency"]["cancel-in-progress"] is True
     assert "evals-pr-" in pr["concurrency"]["group"]
     assert nightly["concurrency"]["cancel-in-progress"] is False
+    assert nightly["env"]["EVALS_EVALUATION_ID"] == "nightly-${{ github.run_id }}"
     merge = nightly["jobs"]["merge"]
     assert merge["needs"] == "shard" and "always()" in merge["if"]
     assert merge["environment"] == "evals-store"
@@ -85,10 +95,11 @@ def test_the_workflows_are_wired_as_the_docs_say() -> None:
     assert "secrets.EVALS_STORE_READ_URL" in pr_text
     shard_text = json.dumps(nightly["jobs"]["shard"])
     assert "EVALS_STORE_URL" not in shard_text
-    script = uses_step(pr["jobs"]["evals"], "actions/github-script")["with"]["script"]
+    publish = load_workflow("evals-pr-publish.yml")["jobs"]["publish"]
+    script = uses_step(publish, "actions/github-script")["with"]["script"]
     assert f"'{COMMENT_MARKER}'" in script
-    publish = uses_step(pr["jobs"]["evals"], "EnricoMi/publish-unit-test-result-action")
-    assert publish["with"]["files"] == ".evals/ci/*.junit.xml"
+    check = uses_step(publish, "EnricoMi/publish-unit-test-result-action")
+    assert check["with"]["files"] == "evals-pr/*.junit.xml"
 
 
 def _nightly_env(workflow: dict, work: Path, suite: str) -> dict[str, str]:
@@ -98,7 +109,7 @@ def _nightly_env(workflow: dict, work: Path, suite: str) -> dict[str, str]:
         | {
             "EVALS_SUITE": suite,
             "EVALS_KEEP": "5",
-            "EVALS_EVALUATION_ID": "nightly-7-1",
+            "EVALS_EVALUATION_ID": "nightly-7",
             "GITHUB_STEP_SUMMARY": str(work.parent / "nightly-summary.md"),
         }
     )
@@ -135,7 +146,7 @@ def test_nightly_then_pull_request_steps_in_a_git_project(tmp_path: Path) -> Non
     try:
         [meta] = reader.list_evaluations()
         assert (meta.id, meta.environment, meta.git_branch, meta.status) == (
-            "nightly-7-1",
+            "nightly-7",
             "nightly",
             "main",
             "complete",
@@ -188,26 +199,64 @@ def test_nightly_then_pull_request_steps_in_a_git_project(tmp_path: Path) -> Non
     ]
     assert any("regression" in (case.get("name") or "") for case in failures)
 
-    script = uses_step(job, "actions/github-script")["with"]["script"]
-    script_env = env | {"EVALS_REPORT_URL": "https://github.example/artifacts/1"}
-    calls = run_github_script(script, work, script_env, comments=[])
-    assert [call[0] for call in calls] == ["list", "create"]
-    created = calls[1][1]
+    head = git(work, "rev-parse", "HEAD")
+    described = run_step(step(job, "describe"), work, env | {"HEAD_SHA": head}, bin_dir)
+    assert described.returncode == 0, described.stderr
+    # The publishing workflow reads the uploaded folder as data (the artifact).
+    artifact_dir = tmp_path / "publish" / "evals-pr"
+    shutil.copytree(ci, artifact_dir)
+    calls = publish(tmp_path / "publish", head, pr=12, comments=[])
+    assert [call[0] for call in calls] == ["commits", "list", "create", "output"]
+    created = calls[2][1]
     assert created["issue_number"] == 12 and COMMENT_MARKER in created["body"]
-    assert "https://github.example/artifacts/1" in created["body"]
+    assert created["body"].startswith("### ❌ evals pull request: FAIL")
+    assert "https://github.example/team/agent/actions/runs/4242" in created["body"]
+    assert calls[3] == ["output", "sha", head]
     existing = [
-        {"id": 3, "body": "looks good to me"},
-        {"id": 55, "body": created["body"]},
+        {"id": 3, "body": "looks good to me", "user": {"type": "User"}},
+        {"id": 4, "body": f"quoting {COMMENT_MARKER}", "user": {"type": "User"}},
+        {"id": 55, "body": created["body"], "user": {"type": "Bot"}},
     ]
-    calls = run_github_script(script, work, script_env, comments=existing)
-    assert [call[0] for call in calls] == ["list", "update"]
-    assert calls[1][1]["comment_id"] == 55
+    calls = publish(tmp_path / "publish", head, pr=12, comments=existing)
+    assert [call[0] for call in calls] == ["commits", "list", "update", "output"]
+    assert calls[2][1]["comment_id"] == 55
 
     reader = open_store(str(store))
     try:
-        assert [e.id for e in reader.list_evaluations()] == ["nightly-7-1"]
+        assert [e.id for e in reader.list_evaluations()] == ["nightly-7"]
     finally:
         reader.close()
+
+
+def publish(
+    folder: Path,
+    head_sha: str,
+    *,
+    pr: int,
+    comments: list[dict[str, object]],
+    commits: dict[str, list[str]] | None = None,
+    event: str = "pull_request",
+) -> list[list[object]]:
+    """The publishing workflow's comment step on the artifact in `folder/evals-pr`, as the
+    `workflow_run` of a run that evaluated `head_sha` of pull request `pr`."""
+    workflow = load_workflow("evals-pr-publish.yml")
+    script = uses_step(workflow["jobs"]["publish"], "actions/github-script")["with"]["script"]
+    payload = {
+        "workflow_run": {
+            "event": event,
+            "head_sha": head_sha,
+            "html_url": "https://github.example/team/agent/actions/runs/4242",
+            "pull_requests": [{"number": pr}] if event == "pull_request" else [],
+        }
+    }
+    return run_github_script(
+        script,
+        folder,
+        {},
+        comments=comments,
+        payload=payload,
+        commits=commits if commits is not None else {str(pr): [head_sha]},
+    )
 
 
 @pytest.mark.slow

@@ -42,17 +42,26 @@ def literal_env(block: dict[str, Any]) -> dict[str, str]:
     return env
 
 
-def fake_gh(bin_dir: Path, store: Path | None) -> None:
-    """A `gh` that lists one finished nightly run whose `evals-store` artifact is `store`
-    (`results.db` in the artifact), or no run when `store` is None."""
+def fake_gh(bin_dir: Path, store: Path | list[Path] | None, base_ref: str = "main") -> None:
+    """A `gh` that lists finished nightly runs, newest first, whose `evals-store` artifacts
+    are `store` (one path or several, newest first; `results.db` in the artifact), or no
+    run when `store` is None; `gh api .../pulls/N` answers the pull request's base."""
     bin_dir.mkdir(parents=True, exist_ok=True)
-    listing = "echo 4242" if store is not None else "true"
+    stores = [] if store is None else [store] if isinstance(store, Path) else list(store)
+    listing = " ".join(str(4242 - i) for i in range(len(stores)))
+    cases = "".join(
+        f'      {4242 - i}) mkdir -p "$dir" && cp "{path}" "$dir/results.db" ;;\n'
+        for i, path in enumerate(stores)
+    )
     script = f"""#!/usr/bin/env bash
 case "$1 $2" in
-  "run list") {listing} ;;
+  "run list") for id in {listing}; do echo "$id"; done ;;
   "run download")
-    dir=""; while [ $# -gt 0 ]; do [ "$1" = --dir ] && dir="$2"; shift; done
-    mkdir -p "$dir" && cp "{store}" "$dir/results.db" ;;
+    run="$3"; dir=""; while [ $# -gt 0 ]; do [ "$1" = --dir ] && dir="$2"; shift; done
+    case "$run" in
+{cases}      *) exit 1 ;;
+    esac ;;
+  "api repos/"*) echo "{base_ref}" ;;
   *) exit 2 ;;
 esac
 """
@@ -98,23 +107,40 @@ const github = {
       updateComment: async (params) => { calls.push(['update', params]); },
       createComment: async (params) => { calls.push(['create', params]); },
     },
+    pulls: {
+      listCommits: async (params) => {
+        calls.push(['commits', params]);
+        return { data: (state.commits[String(params.pull_number)] || []).map((sha) => ({ sha })) };
+      },
+    },
   },
 };
-const context = { repo: { owner: 'team', repo: 'agent' } };
+const core = {
+  setOutput: (name, value) => calls.push(['output', name, value]),
+  setFailed: (message) => calls.push(['failed', message]),
+};
+const context = { repo: { owner: 'team', repo: 'agent' }, payload: state.payload };
 const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
 const script = fs.readFileSync(scriptFile, 'utf8');
-new AsyncFunction('github', 'context', 'require', script)(github, context, require)
+new AsyncFunction('github', 'context', 'core', 'require', script)(github, context, core, require)
   .then(() => fs.writeFileSync(callsFile, JSON.stringify(calls)))
   .catch((error) => { console.error(error); process.exit(1); });
 """
 
 
 def run_github_script(
-    script: str, cwd: Path, env: dict[str, str], comments: list[dict[str, Any]]
+    script: str,
+    cwd: Path,
+    env: dict[str, str],
+    comments: list[dict[str, Any]],
+    payload: dict[str, Any] | None = None,
+    commits: dict[str, list[str]] | None = None,
 ) -> list[list[Any]]:
     """Run an actions/github-script step's script with node against a recorded GitHub API.
 
-    `comments` are the pull request's existing comments; returns the API calls made.
+    `comments` are the pull request's existing comments, `commits` each pull request's
+    commits by number, `payload` the event (`context.payload`); returns the API calls
+    made, `core.setOutput` and `core.setFailed` among them.
     """
     import json
     import shutil
@@ -128,7 +154,8 @@ def run_github_script(
     work.mkdir(exist_ok=True)
     (work / "harness.js").write_text(GITHUB_SCRIPT_HARNESS, encoding="utf-8")
     (work / "script.js").write_text(script, encoding="utf-8")
-    (work / "state.json").write_text(json.dumps({"comments": comments}), encoding="utf-8")
+    state = {"comments": comments, "payload": payload or {}, "commits": commits or {}}
+    (work / "state.json").write_text(json.dumps(state), encoding="utf-8")
     subprocess.run(
         [
             node,
