@@ -256,6 +256,27 @@ def _reusable(
     return chosen if needed <= have else None
 
 
+def _short_nightly(
+    nightly: _Nightly,
+    base: SuiteIdentity,
+    agents: list[str],
+    cases: list[str],
+    repeat: int,
+    seed: int,
+) -> str | None:
+    """When the nightly is main's agent but stored fewer repeats than `repeat`, the
+    sentence that says so and how to make main's side free; else None."""
+    stored = int((nightly.meta.config.get("repeat") if nightly.meta else 0) or 0)
+    if not 0 < stored < repeat or _reusable(nightly, base, agents, cases, stored, seed) is None:
+        return None
+    return (
+        f"the nightly stored {stored} repeat(s) of main's agent and this job needed {repeat}: "
+        f"main's agent ran here for the rest; a nightly of at least {repeat} repeats "
+        "(`gates.environments.nightly.repeat`, the last stage of `--until-decided`) makes "
+        "main's side free"
+    )
+
+
 def _run_base(
     base_suite: Path,
     base_root: Path,
@@ -472,6 +493,8 @@ class _PullRequest:
         self.differences: SuiteDifferences | None = None
         self.store, self.store_note = _checked_store(options.store)
         self.base_fingerprints: dict[str, str] = {}
+        # Why main's agent ran although the nightly is main's: it stored too few repeats.
+        self.short_nightly: str | None = None
 
     def run(self) -> CiOutcome:
         refs = self._base_refs()
@@ -732,6 +755,8 @@ class _PullRequest:
                 f"baseline: the stored runs of nightly `{nightly.meta.id}` (main's agent and "
                 "suite unchanged since, same seeds): no agent called for it",
             )
+        short = _short_nightly(nightly, sides.identity, agents, cases, repeat, sides.seed)
+        self.short_nightly = short or self.short_nightly
         cache = self.out / CACHE_FILE
         if nightly.meta is not None and self.primed is None:
             from evals.run.cache import SqliteResponseCache
@@ -799,6 +824,8 @@ class _PullRequest:
         note = undetermined_note(results)
         if note:
             self.key_notes.append(note)
+        if self.short_nightly:
+            self.notes.append(self.short_nightly)
         differences = self.differences
         outcome = CiOutcome(
             kind="pr",

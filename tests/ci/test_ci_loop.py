@@ -177,6 +177,10 @@ def test_mains_agent_runs_in_the_job_through_the_primed_cache_when_the_nightly_f
     golden = len(TOPICS) - 1
     assert "baseline: main's agent run in this job, primed with" in comment
     assert f"{golden * 4} of {golden * 6} runs answered from the cache" in comment
+    assert (
+        "the nightly stored 4 repeat(s) of main's agent and this job needed 6: main's agent "
+        "ran here for the rest; a nightly of at least 6 repeats" in comment
+    )
     assert outcome["verdict"] == "pass"
     head = git(project, "rev-parse", "HEAD")[:10]
     scratch = _evaluations(project / ".evals" / "ci-harmless" / "pr.db")
