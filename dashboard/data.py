@@ -58,6 +58,18 @@ def evaluations(url: str, suite_id: str, complete_only: bool = True) -> list[dic
 
 
 @st.cache_data(ttl=LISTING_TTL_S, show_spinner=False)
+def baseline(url: str, suite_id: str, branch: str = "main") -> dict[str, str] | None:
+    """The suite's baseline on `branch` (the evaluation pull requests and the nightly
+    compare with) and why it is the baseline; None when it has none."""
+    store = _store(url)
+    found = store.baselines(suite_id, branch=branch)
+    if not found:
+        return None
+    status = store.baseline_statuses(found[:1])[found[0].id]
+    return {"id": found[0].id, "reason": status.reason, "branch": branch}
+
+
+@st.cache_data(ttl=LISTING_TTL_S, show_spinner=False)
 def trend(url: str, suite_id: str, environment: str | None) -> list[dict[str, Any]]:
     """Per-agent statistics of the suite's recent complete evaluations, oldest first."""
     return _queries(url).trend(suite_id, environment)

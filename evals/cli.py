@@ -495,6 +495,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return int(ExitCode.OK)
 
 
+def cmd_baseline(args: argparse.Namespace) -> int:
+    """`evals baseline show|accept`: which evaluation is the baseline and why; accept one."""
+    from evals.pipeline import baselines, triage
+
+    with triage.opened(args.store) as store:
+        if args.action == "show":
+            for current in baselines.current_baselines(store, args.suite, args.branch):
+                print("\n".join(baselines.describe(current)))
+            return int(ExitCode.OK)
+        actor = args.by or os.environ.get("EVALS_TRIAGE_ACTOR") or getpass.getuser()
+        action = baselines.accept_baseline(store, args.id, actor, args.reason, time.time())
+    print(
+        f"{args.id} is the baseline of {action.suite_id}, accepted by {actor} (action {action.id})"
+    )
+    return int(ExitCode.OK)
+
+
 def cmd_history(args: argparse.Namespace) -> int:
     """List stored evaluations, newest first."""
     from evals.pipeline.history import print_history
@@ -979,6 +996,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_store(history)
     history.set_defaults(handler=cmd_history)
+
+    baseline = sub.add_parser("baseline", help="which evaluation is the baseline and why")
+    baseline_sub = baseline.add_subparsers(dest="action", required=True)
+    shown = baseline_sub.add_parser("show", help="the baseline of each suite, and why")
+    shown.add_argument("--suite", help="only this suite id")
+    shown.add_argument("--branch", default="main", help="branch of the nightlies (default main)")
+    _add_store(shown)
+    accepted = baseline_sub.add_parser(
+        "accept", help="make a nightly the gates did not choose the baseline (recorded)"
+    )
+    accepted.add_argument("id", help="the evaluation's id (`evals history`)")
+    accepted.add_argument("--reason", required=True, help="why it is accepted")
+    accepted.add_argument("--by", help="who accepts it (default $EVALS_TRIAGE_ACTOR or the user)")
+    _add_store(accepted)
+    baseline.set_defaults(handler=cmd_baseline)
 
     triage = sub.add_parser("triage", help="acknowledge, quarantine, accept: the triage log")
     triage_sub = triage.add_subparsers(dest="action", required=True)

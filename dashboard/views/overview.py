@@ -50,6 +50,7 @@ if latest:
         ("Latest verdict", newest["verdict"] or "no gates", ""),
         ("Latest run (UTC)", stamp[11:], stamp),
     ]
+baseline = data.baseline(url, suite_id)
 # The figures and the verdict matrix go out as one HTML block.
 matrix = frames.verdict_matrix(verdicts, ENVIRONMENTS)
 st.html(
@@ -60,6 +61,12 @@ st.html(
         )
         if latest
         else ""
+    )
+    + widgets.heading_html(
+        "",
+        f"Baseline of {baseline['branch']}: {baseline['id']} ({baseline['reason']})"
+        if baseline
+        else "No baseline yet: no nightly of main has earned it",
     )
     + widgets.heading_html("Latest verdict per environment", "")
     + widgets.table_html(matrix.reset_index(), tinted=list(matrix.columns))

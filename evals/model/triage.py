@@ -28,6 +28,10 @@ ANNOTATION_LABELS: dict[str, tuple[str, ...]] = {
     "rate": ("up", "down"),
 }
 EXPIRING_WITHIN_S = 24 * 3600.0
+# An acknowledgement of an evaluation under this gate name accepts it as the baseline
+# (`evals baseline accept`): a nightly the gates did not choose becomes the one pull
+# requests and the next nightly compare with.
+BASELINE_GATE = "baseline"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +74,15 @@ class TriageAction:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
         return asdict(self)
+
+    @property
+    def accepts_baseline(self) -> bool:
+        """True for a triager's acceptance of evaluation `evaluation_id` as the baseline."""
+        return (
+            self.kind == "acknowledge"
+            and self.gate == BASELINE_GATE
+            and self.evaluation_id is not None
+        )
 
 
 def quarantine_sentence(quarantines: list[TriageAction], now: float) -> str:

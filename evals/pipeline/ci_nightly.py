@@ -20,6 +20,7 @@ from evals.model.errors import ExitCode, HarnessFault, SuiteError
 from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
 from evals.model.suite import Suite
+from evals.model.summary import GateResult
 from evals.pipeline.ci_outputs import (
     error_outcome,
     exit_code,
@@ -128,7 +129,8 @@ def _tonight(
 def _against_previous_night(
     options: NightlyOptions, suite: Suite, tonight: EvaluationResult, branch: str
 ) -> tuple[EvaluationResult | None, str]:
-    """Tonight's candidate agent against the previous complete nightly of the branch."""
+    """Tonight's candidate agent against the baseline of the branch: the newest nightly
+    that is a baseline (`Store.baselines`), never one the gates did not choose."""
     from evals.store import open_store
 
     store = open_store(options.store)
@@ -139,7 +141,7 @@ def _against_previous_night(
             previous = latest_nightly(store, tonight.meta, branch, any_suite_version=True)
             kept = "another suite version: compared on the cases both share"
         if previous is None:
-            return None, f"no earlier complete nightly of {branch} to compare with"
+            return None, f"no baseline of {branch} yet to compare with"
         meta = store.get_evaluation(previous.id)
         assert meta is not None
         runs = store.load_runs(previous.id)
@@ -157,17 +159,95 @@ def _against_previous_night(
         config,
         "nightly",
         allow_suite_change=True,
-        labels=(f"{agent}@previous", f"{agent}@tonight"),
+        labels=(f"{agent}@baseline", f"{agent}@tonight"),
     )
-    return result, f"compared with the previous nightly `{previous.id}` ({kept})"
+    return result, f"compared with the baseline `{previous.id}` ({kept})"
+
+
+# Gates that say whether tonight regressed against the baseline.
+REGRESSION_GATES = ("regression", "p0_regressions")
+
+
+def _is_regression_gate(gate: GateResult) -> bool:
+    return gate.blocking and gate.name.split("[", 1)[0] in REGRESSION_GATES
+
+
+def baseline_decision(
+    tonight: EvaluationResult, drift: EvaluationResult | None
+) -> tuple[bool, str]:
+    """Whether tonight becomes the baseline, and why: its own gates passed (the build's
+    rule), and against the baseline no regression gate failed nor stayed undetermined on
+    a drop beyond its tolerance."""
+    if tonight.meta.status != "complete":
+        return False, f"it is {tonight.meta.status}"
+    if not tonight.gates.passed:
+        names = [g.name for g in tonight.gates.gates if g.blocking and g.status != "pass"]
+        return False, f"its own gates did not pass ({', '.join(names)})"
+    if drift is None:
+        return True, "its gates passed; there was no baseline to compare with"
+    against = drift.meta.config.get("baseline_evaluation")
+    failed = [g for g in drift.gates.gates if _is_regression_gate(g) and g.status == "fail"]
+    if failed:
+        shown = ", ".join(_measured(g) for g in failed)
+        return False, f"it regressed against the baseline `{against}`: {shown}"
+    dropped = [
+        g
+        for g in drift.gates.gates
+        if _is_regression_gate(g)
+        and g.status == "undetermined"
+        and g.measured is not None
+        and g.threshold is not None
+        and g.measured < g.threshold
+    ]
+    if dropped:
+        shown = ", ".join(_measured(g) for g in dropped)
+        return False, (
+            f"a drop against the baseline `{against}` beyond the tolerance stayed "
+            f"undetermined: {shown}"
+        )
+    return True, f"its gates passed and it did not regress against the baseline `{against}`"
+
+
+def _measured(gate: GateResult) -> str:
+    if gate.measured is None or gate.name.startswith("p0"):
+        return gate.name
+    return f"{gate.name} {gate.measured * 100:+.1f} pp"
+
+
+def _choose_baseline(
+    store_url: str | None, tonight: EvaluationResult, drift: EvaluationResult | None
+) -> str:
+    """Record whether tonight is the baseline from now on, and say so (with how to accept
+    it when it is not)."""
+    from evals.store import open_store
+
+    chosen, reason = baseline_decision(tonight, drift)
+    meta = tonight.meta
+    store = open_store(store_url)
+    try:
+        if meta.status == "complete":
+            store.record_baseline_decision(meta.id, chosen, reason)
+        current = store.baselines(meta.suite_id, branch=meta.git_branch)
+    finally:
+        store.close()
+    if chosen:
+        return f"baseline: tonight's `{meta.id}` is the baseline from now on ({reason})"
+    kept = f"`{current[0].id}` stays the baseline" if current else "there is no baseline yet"
+    accept = (
+        f"; if the change is intended, `evals baseline accept {meta.id} --reason ...` makes "
+        "it the baseline"
+        if meta.status == "complete"
+        else ""
+    )
+    return f"baseline: tonight's `{meta.id}` is NOT the baseline ({reason}); {kept}{accept}"
 
 
 def run_nightly(options: NightlyOptions, context: CiContext | None = None) -> CiOutcome:
-    """Do the nightly job: run or merge, store, prune, compare with the night before, report.
+    """Do the nightly job: run or merge, store, prune, compare with the baseline, choose, report.
 
     Refused on pull-request events: a nightly is a baseline, and a pull request must not
     write one. Writes `summary.md` (and the job summary), `ci.json`, and
-    `nightly.{html,junit.xml,json}` and `previous-night.{...}` into `options.out`. A job
+    `nightly.{html,junit.xml,json}` and `against-baseline.{...}` into `options.out`. A job
     stopped by an error writes the summary and `ci.json` saying what went wrong and what
     to do, then raises it (exit 2 or 3).
     """
@@ -238,6 +318,7 @@ def _nightly_job(options: NightlyOptions, context: CiContext) -> CiOutcome:
     notes.append(note)
     if drift is not None:
         results.append(drift)
+    key_notes = [_choose_baseline(options.store, tonight, drift)]
     if options.keep:
         from evals.store import open_store
 
@@ -264,11 +345,12 @@ def _nightly_job(options: NightlyOptions, context: CiContext) -> CiOutcome:
         verdict=verdict,
         exit_code=int(code),
         results=results,
-        notes=notes,
+        notes=[*key_notes, *notes],
         title=f"`{suite.suite_id}` on `{branch or 'unknown'}`, environment nightly",
         run_url=context.run_url,
+        key_notes=key_notes,
     )
-    write_outputs(outcome, options.out, names=["nightly", "previous-night"][: len(results)])
+    write_outputs(outcome, options.out, names=["nightly", "against-baseline"][: len(results)])
     return outcome
 
 

@@ -129,6 +129,8 @@ class _Nightly:
     meta: StoredEvaluation | None = None
     records: list[RunRecord] = field(default_factory=list)
     note: str = ""
+    # Said of a nightly that serves main's side without being the baseline.
+    remark: str = ""
 
 
 @dataclass(slots=True)
@@ -169,10 +171,20 @@ def _checked_store(store_url: str | None) -> tuple[str | None, str]:
     )
 
 
+def _is_mains(meta: StoredEvaluation, base: SuiteIdentity, agents: Sequence[str]) -> bool:
+    """True when the stored nightly ran the base's suite and the base's `agents`."""
+    return meta.fingerprint == base.outline.fingerprint and all(
+        meta.agent_fingerprints.get(a) == base.agent_fingerprints.get(a) for a in agents
+    )
+
+
 def _read_nightly(
-    store_url: str | None, suite: Suite, branch: str, agents: Sequence[str]
+    store_url: str | None, suite: Suite, branch: str, agents: Sequence[str], base: SuiteIdentity
 ) -> _Nightly:
-    """The latest baseline-eligible nightly of `branch` for the suite, read only."""
+    """The stored nightly of `branch` that serves main's side, read only: the newest one
+    that ran main's agents as they are at the merge base (its runs are main's runs, even
+    when that nightly is not the baseline: main regressed and nobody accepted it yet),
+    else the baseline (its responses prime the cache)."""
     if not store_url:
         return _Nightly(note="no baseline store was given (--store)")
     if "://" not in store_url and not Path(store_url).is_file():
@@ -184,13 +196,24 @@ def _read_nightly(
     except (HarnessFault, SuiteError, OSError) as exc:
         return _Nightly(note=f"the baseline store could not be read: {exc}")
     try:
-        found = store.baselines(suite.suite_id, branch=branch)
+        found = store.baselines(suite.suite_id, branch=branch, chosen=False)
         if not found:
             return _Nightly(note=f"the store holds no complete nightly of {branch}")
-        meta = store.get_evaluation(found[0].id)
+        statuses = store.baseline_statuses(found)
+        chosen = next((m for m in found if statuses[m.id].chosen), None)
+        mains = next((m for m in found if _is_mains(m, base, agents)), None)
+        picked = mains or chosen or found[0]
+        note = ""
+        if mains is not None and not statuses[mains.id].chosen:
+            note = (
+                f"main's agent at the merge base is the one nightly `{mains.id}` ran, which is "
+                f"not the baseline ({statuses[mains.id].reason}): this pull request is "
+                "compared with main as it is, and the nightly keeps reporting main's drop"
+            )
+        meta = store.get_evaluation(picked.id)
         assert meta is not None
         records = [r for agent in agents for r in store.load_runs(meta.id, agent=agent)]
-        return _Nightly(meta, records)
+        return _Nightly(meta, records, remark=note)
     finally:
         store.close()
 
@@ -547,9 +570,11 @@ class _PullRequest:
         self.key_notes.append(environment.description)
         self.differences = suite_differences(identity.outline, self.head.outline())
         branch = self.options.nightly_branch or base_ref.removeprefix("origin/")
-        nightly = _read_nightly(self.store, self.head, branch, agents)
+        nightly = _read_nightly(self.store, self.head, branch, agents, identity)
         if self.store_note:
             nightly.note = self.store_note
+        if nightly.remark:
+            self.notes.append(nightly.remark)
         seed = self._seed(nightly)
         base_cases = [c for c in self.cases if c in {x.id for x in identity.outline.cases}]
         sides = _Sides(

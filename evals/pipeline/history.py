@@ -29,12 +29,31 @@ if TYPE_CHECKING:
     from evals.store import Store, StoredEvaluation
 
 
+def baseline_column(store: Store, metas: Sequence[StoredEvaluation]) -> dict[str, str]:
+    """What `evals history` says of each nightly: `★ baseline` for the baseline of its
+    suite and branch, else whether it is one and why (`evals.store.baselines`)."""
+    statuses = store.baseline_statuses([m for m in metas if m.environment == "nightly"])
+    current = {
+        found[0].id
+        for suite, branch in {(m.suite_id, m.git_branch) for m in metas if m.id in statuses}
+        for found in [store.baselines(suite, branch=branch)]
+        if found
+    }
+    shown = {}
+    for evaluation_id, status in statuses.items():
+        mark = "★ baseline: " if evaluation_id in current else "" if status.chosen else "not: "
+        shown[evaluation_id] = mark + status.reason
+    return shown
+
+
 def print_history(
     store_url: str | None, suite_id: str | None, environment: str | None, limit: int
 ) -> None:
-    """Print stored evaluations, newest first, one line each, with their gate verdict."""
+    """Print stored evaluations, newest first, one line each, with their gate verdict and,
+    for nightlies, whether each is the baseline and why."""
     from rich import box
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from evals.store import open_store
@@ -42,12 +61,14 @@ def print_history(
     store = open_store(store_url)
     try:
         metas = store.list_evaluations(suite_id=suite_id, environment=environment, limit=limit)
+        baselines = baseline_column(store, metas)
     finally:
         store.close()
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for column in ("id", "suite", "version", "env", "branch", "commit", "started (UTC)"):
         table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=28)
     table.add_column("verdict", no_wrap=True)
+    table.add_column("baseline", overflow="fold", max_width=60)
     colours = {"pass": "green", "fail": "red", "undetermined": "yellow"}
     for meta in metas:
         verdict = meta.verdict or "" if meta.status == "complete" else meta.status
@@ -61,10 +82,11 @@ def print_history(
             (meta.git_commit or "")[:8],
             started,
             f"[{colours.get(verdict, 'default')}]{verdict}[/]",
+            escape(baselines.get(meta.id, "")),
         )
     console = Console()
     if not console.is_terminal:  # logs and pipes: never truncate ids
-        console = Console(width=160)
+        console = Console(width=220)
     console.print(table)
 
 

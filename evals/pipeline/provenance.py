@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from evals.store.store import PULL_REQUEST_EVENTS
+from evals.store.baselines import PULL_REQUEST_EVENTS
 
 
 @dataclass(frozen=True, slots=True)

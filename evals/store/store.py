@@ -7,6 +7,8 @@ The only place in the harness with SQL. One class over SQLAlchemy Core serves SQ
 from __future__ import annotations
 
 import itertools
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +21,13 @@ from evals.model.suite import Case, SuiteOutline
 from evals.model.summary import GateReport, Summary
 from evals.model.triage import TriageAction
 from evals.store.aggregates import Aggregates
+from evals.store.baselines import (
+    DECISION,
+    BaselineStatus,
+    acceptances,
+    baseline_status,
+    is_baseline_eligible,
+)
 from evals.store.codec import EncodedRun, decode_run
 from evals.store.engine import check_read_only, create_store_engine, create_viewer_engine
 from evals.store.groups import write_group_rows
@@ -207,14 +216,17 @@ class Store:
         environment: str | None = "nightly",
         branch: str | None = "main",
         fingerprint: str | None = None,
+        chosen: bool = True,
     ) -> list[StoredEvaluation]:
-        """Evaluations that may serve as a baseline, newest first.
+        """The evaluations that are baselines (`evals.store.baselines`), newest first: the
+        first is *the* baseline.
 
         By default the nightlies on main; pass None for `environment` or `branch` to
         accept any, and a suite fingerprint to require the very same cases and assertions.
         Never chosen: running and incomplete evaluations, shards (a part of a plan),
         evaluations started by a pull request, and regraded ones (their responses came
-        from another evaluation).
+        from another evaluation). With `chosen` False, every evaluation that could be
+        one, chosen or not (a nightly that regressed is still main's agent's runs).
         """
         found = self.list_evaluations(
             suite_id=suite_id,
@@ -224,7 +236,33 @@ class Store:
             status="complete",
             limit=None,
         )
-        return [e for e in found if is_baseline_eligible(e)]
+        eligible = [e for e in found if is_baseline_eligible(e)]
+        if not chosen:
+            return eligible
+        statuses = self.baseline_statuses(eligible)
+        return [e for e in eligible if statuses[e.id].chosen]
+
+    def baseline_statuses(self, metas: Sequence[StoredEvaluation]) -> dict[str, BaselineStatus]:
+        """Whether each evaluation is a baseline and why, by id (the triage log's
+        acceptances read once)."""
+        suites = {meta.suite_id for meta in metas}
+        accepted: dict[str, TriageAction] = {}
+        now = time.time()
+        for suite_id in sorted(suites):
+            accepted.update(acceptances(self.triage.current(suite_id, now=now)))
+        return {meta.id: baseline_status(meta, meta.gates, accepted.get(meta.id)) for meta in metas}
+
+    def record_baseline_decision(self, evaluation_id: str, chosen: bool, reason: str) -> None:
+        """Record whether the nightly that stored the evaluation chose it as the baseline,
+        and why (in its config, beside how it ran)."""
+        meta = self.get_evaluation(evaluation_id)
+        if meta is None:
+            raise KeyError(evaluation_id)
+        config = {**meta.config, DECISION: {"chosen": chosen, "reason": reason}}
+        with self.engine.begin() as connection:
+            connection.execute(
+                update(evaluations).where(evaluations.c.id == evaluation_id).values(config=config)
+            )
 
     def completed_keys(self, evaluation_id: str) -> set[tuple[str, str, str, int]]:
         """`RunKey.as_tuple()` of every stored run of the evaluation."""
@@ -313,13 +351,14 @@ class Store:
     def prune(self, keep: int) -> list[str]:
         """Delete all but the `keep` newest evaluations of each suite; returns the ids deleted.
 
-        The newest baseline-eligible nightly of each (suite, branch) is kept even when it is
-        older, so pull requests always find a baseline. A SQLite file is compacted
+        The baseline of each (suite, branch) (`baselines`) is kept even when it is older,
+        so pull requests and the next nightly always find it. A SQLite file is compacted
         afterwards (VACUUM), so a store carried from job to job stays bounded.
         """
         if keep < 1:
             raise ValueError("keep at least one evaluation")
         everything = self.list_evaluations(limit=None)
+        statuses = self.baseline_statuses(everything)
         kept: set[str] = set()
         per_suite: dict[str, int] = {}
         baselines: set[tuple[str, str | None]] = set()
@@ -328,7 +367,7 @@ class Store:
             if per_suite[meta.suite_id] <= keep:
                 kept.add(meta.id)
             line = (meta.suite_id, meta.git_branch)
-            nightly = meta.environment == "nightly" and is_baseline_eligible(meta)
+            nightly = meta.environment == "nightly" and statuses[meta.id].chosen
             if nightly and line not in baselines:
                 baselines.add(line)
                 kept.add(meta.id)
@@ -361,19 +400,6 @@ def _changed_agents(stored: dict[str, str], current: dict[str, str] | None) -> l
     if not current:
         return []
     return sorted(label for label, fp in stored.items() if current.get(label, fp) != fp)
-
-
-PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target", "merge_group"})
-
-
-def is_baseline_eligible(meta: EvaluationMeta) -> bool:
-    """True for a complete, unsharded evaluation that no pull request started or regraded."""
-    return (
-        meta.status == "complete"
-        and meta.shard is None
-        and meta.ci_event not in PULL_REQUEST_EVENTS
-        and not (meta.config or {}).get("regraded_from")
-    )
 
 
 def open_store(url: str | None = None, *, read_only: bool = False) -> Store:

@@ -273,13 +273,10 @@ def test_the_night_after_an_agent_change_compares_with_the_night_before(
 
     out = project / ".evals" / "nightly-2"
     outcome = json.loads((out / "ci.json").read_text(encoding="utf-8"))
-    assert (
-        "compared with the previous nightly `nightly-1` (the same suite version)"
-        in (outcome["notes"])
-    )
+    assert "compared with the baseline `nightly-1` (the same suite version)" in (outcome["notes"])
     assert [r["agents"] for r in outcome["results"]] == [
         ["agent"],
-        ["agent@previous", "agent@tonight"],
+        ["agent@baseline", "agent@tonight"],
     ]
     drift = outcome["results"][1]["gates"]
     assert drift["verdict"] == "pass"

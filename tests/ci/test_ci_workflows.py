@@ -156,7 +156,7 @@ def test_nightly_then_pull_request_steps_in_a_git_project(tmp_path: Path) -> Non
         reader.close()
     summary = (tmp_path / "nightly-summary.md").read_text(encoding="utf-8")
     assert "evals nightly: PASS" in summary
-    assert "no earlier complete nightly of main" in summary
+    assert "no baseline of main yet to compare with" in summary
 
     branch_with(work, "regression", {AGENT_PATH: REGRESSION})
     workflow = load_workflow("evals-pr.yml")

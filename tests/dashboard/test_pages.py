@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from evals.dashboard import changes
 from evals.dashboard.comparison import Side
 from evals.dashboard.selection import side_text
+from evals.store import open_store
 
 pytestmark = pytest.mark.slow
 
@@ -99,6 +100,18 @@ def test_overview_lists_the_suite_and_its_latest_verdicts(app: AppTest, demo_sto
     assert cells["nightly"] == nightly.gates.verdict
     assert cells["no environment"] == latest.gates.verdict
     assert app.selectbox(key="suite_picker").value == "trading-research"
+    store = open_store(demo_store[0])
+    try:
+        found = store.baselines("trading-research", branch="main")
+        why = store.baseline_statuses(found[:1])
+    finally:
+        store.close()
+    expected = (
+        f"Baseline of main: {found[0].id} ({why[found[0].id].reason})"
+        if found
+        else "No baseline yet: no nightly of main has earned it"
+    )
+    assert html.escape(expected) in _html(app)
 
 
 def test_overview_trends_one_environment_and_one_tag(app: AppTest, demo_store) -> None:
