@@ -55,9 +55,16 @@ def test_history_lists_evaluations_with_their_verdicts(write_suite, tmp_path, ca
     lines = capsys.readouterr().out.splitlines()
     rows = [line.split() for line in lines if line.strip().startswith(("night-1", "pr-1"))]
     assert [row[0] for row in rows] == ["pr-1", "night-1"]
-    verdicts = {row[0]: row[-1] for row in rows}
-    assert verdicts["night-1"] == _stored_verdict(store, "night-1")
-    assert verdicts["pr-1"] == _stored_verdict(store, "pr-1") == verdicts["night-1"]
+    # The verdict column, then (for nightlies) whether it is the baseline and why.
+    assert rows[0][-1] == _stored_verdict(store, "pr-1")
+    assert rows[1][-6:] == [
+        _stored_verdict(store, "night-1"),
+        "★",
+        "baseline:",
+        "its",
+        "gates",
+        "passed",
+    ]
     assert "nightly" in rows[1]
 
 

@@ -162,7 +162,6 @@ gates:
   max_regression: 0.1
   per_tag:
     units: {{max_regression: 0.1}}
-    greeting: {{min_pass_rate: 0.9}}
   environments:
     pr: {{repeat: 3}}
     nightly: {{repeat: {nightly_repeats}}}
@@ -357,6 +356,45 @@ class Project:
             timeout=900,
             check=False,
         )
+
+    def sharded_nightly(
+        self, evaluation_id: str, history: Path, shards: int = 4
+    ) -> tuple[int, Path]:
+        """The nightly as the workflow runs it: a checkout of main, `shards` shard runs into
+        stores of their own, then `evals ci nightly --shards`; its exit code and checkout."""
+        checkout = self.checkout(evaluation_id)
+        env = self.env(checkout, "schedule", "refs/heads/main")
+        folder = checkout / ".evals" / "shards"
+        for index in range(1, shards + 1):
+            ran = self.evals(
+                checkout, env, "run", "evals-suite", "--env", "nightly",
+                "--shard", f"{index}/{shards}", "--evaluation-id", evaluation_id,
+                "--store", str(folder / f"shard-{index}.db"), "--no-progress", "--quiet",
+            )  # fmt: skip
+            assert ran.returncode in (0, 1), ran.stderr
+        merged = self.evals(
+            checkout, env, "ci", "nightly", "evals-suite", "--shards", str(folder),
+            "--store", str(history), "--evaluation-id", evaluation_id,
+            "--out", ".evals/nightly", "--quiet",
+        )  # fmt: skip
+        return merged.returncode, checkout
+
+    def pull_request(self, number: int, branch: str, history: Path, *args: str) -> tuple[int, Path]:
+        """`evals ci pr` in the merge commit of `branch` into main, as the workflow runs
+        it; its exit code and checkout."""
+        checkout = self.checkout(f"pr-{number}", branch)
+        env = self.env(
+            checkout,
+            "pull_request",
+            f"refs/pull/{number}/merge",
+            GITHUB_BASE_REF="main",
+            GITHUB_HEAD_REF=branch,
+        )
+        ran = self.evals(
+            checkout, env, "ci", "pr", "evals-suite", "--store", str(history),
+            "--out", ".evals/ci", "--quiet", *args,
+        )  # fmt: skip
+        return ran.returncode, checkout
 
     # -- what the agent saw -------------------------------------------------------------
 

@@ -111,11 +111,18 @@ def test_list_evaluations_filters_and_orders_newest_first(store: Store) -> None:
     assert ids(fingerprint="fp1", limit=2) == ["d", "c"]
 
 
-def _finished(store: Store, ident: str, **fields) -> None:
+def _passing() -> GateReport:
+    return GateReport(
+        [GateResult("pass_rate", "pass", 0.8, 0.91, (0.84, 0.95), "above threshold")],
+        environment="nightly",
+    )
+
+
+def _finished(store: Store, ident: str, gates: GateReport | None = None, **fields) -> None:
     meta = make_meta(ident, **fields)
     store.create_evaluation(meta)
     if meta.status == "complete":
-        store.finish_evaluation(meta, _summary(), _gates())
+        store.finish_evaluation(meta, _summary(), gates or _passing())
 
 
 def test_baselines_are_complete_unsharded_trusted_and_newest_first(store: Store) -> None:
@@ -131,6 +138,8 @@ def test_baselines_are_complete_unsharded_trusted_and_newest_first(store: Store)
     _finished(
         store, "regraded", started_at=950.0, status="complete", config={"regraded_from": "old"}
     )
+    # Complete and trusted, but its gates failed: stored, never a baseline on its own.
+    _finished(store, "failed", _gates(), started_at=980.0, status="complete")
 
     def baseline(**filters):
         found = store.baselines("trading", **filters)
@@ -144,6 +153,11 @@ def test_baselines_are_complete_unsharded_trusted_and_newest_first(store: Store)
     assert baseline(environment=None) == "pr"
     assert baseline(environment=None, branch=None) == "branch"
     assert store.baselines("missing") == []
+    assert [e.id for e in store.baselines("trading", chosen=False)][:2] == ["failed", "good"]
+    statuses = store.baseline_statuses(store.list_evaluations(limit=None))
+    assert statuses["failed"].reason == "its gates did not pass (fail)"
+    assert statuses["shard"].reason == "never a baseline: shard 1/2"
+    assert statuses["from-a-pr"].reason == "never a baseline: a pull request's"
 
 
 def test_find_resumable_picks_the_named_or_latest_running_evaluation(store: Store) -> None:
