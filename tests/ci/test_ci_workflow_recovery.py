@@ -238,6 +238,17 @@ def test_the_agents_job_can_write_nothing_and_the_publisher_runs_no_pull_request
     assert not {"GH_TOKEN", "GITHUB_TOKEN"} & set(evaluate["env"])
     assert "github.token" not in json.dumps(evaluate)
 
+    # The nightly's shards run main's agents with read access only; the merge job, which
+    # runs no agent, publishes the nightly's check.
+    nightly = load_workflow("evals-nightly.yml")
+    assert nightly["permissions"] == {"contents": "read"}
+    assert "permissions" not in nightly["jobs"]["shard"]
+    assert nightly["jobs"]["merge"]["permissions"]["checks"] == "write"
+    for job in nightly["jobs"].values():
+        for entry in job["steps"]:
+            if str(entry.get("uses", "")).startswith("actions/checkout"):
+                assert entry["with"]["persist-credentials"] is False
+
     publisher = load_workflow("evals-pr-publish.yml")
     trigger = publisher[True]["workflow_run"]
     assert trigger == {"workflows": [pr["name"]], "types": ["completed"]}
