@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from evals.model.evaluation import EvaluationResult
 from evals.model.summary import GateResult
@@ -42,47 +43,56 @@ def _short_reason(reason: str) -> str:
     return " ".join(first.split())
 
 
-def _gate_line(gate: GateResult) -> tuple[str, str]:
+class Line(NamedTuple):
+    """One line of the block: its text, its style, and whether a narrow output may cut it
+    (a gate's line: the gate table above holds the whole reason). The other lines (the
+    verdict, the evaluation, the commands) are never cut or wrapped, so they copy whole."""
+
+    text: str
+    style: str = ""
+    cut: bool = False
+
+
+def _gate_line(gate: GateResult) -> Line:
     icon = text.GATE_ICONS.get(gate.status, "")
     name = gate.name if gate.blocking else f"{gate.name} (advisory)"
     style = "red" if gate.status == "fail" and gate.blocking else "yellow"
-    return f"  {icon} {name} {gate.status}: {_short_reason(gate.reason)}", style
+    return Line(f"  {icon} {name} {gate.status}: {_short_reason(gate.reason)}", style, cut=True)
 
 
 def _store_flag(store_option: str | None) -> str:
     return f" --store {shlex.quote(store_option)}" if store_option else ""
 
 
-def closing_lines(result: EvaluationResult, closing: Closing) -> list[tuple[str, str]]:
-    """The block's lines, each with its style: the verdict, the gates that did not pass
-    (failing blocking gates first), the evaluation and store, then the next commands."""
+def closing_lines(result: EvaluationResult, closing: Closing) -> list[Line]:
+    """The block's lines: the verdict, the gates that did not pass (failing blocking gates
+    first), the evaluation and store, then the next commands."""
     gates = result.gates
     verdict_style = {"pass": "bold green", "fail": "bold red"}.get(gates.verdict, "bold yellow")
-    lines = [("", "")]
+    lines = [Line("")]
     if closing.rule is not None:
-        lines.append((closing.rule, "bold"))
+        lines.append(Line(closing.rule, "bold"))
     else:
-        lines.append((text.verdict_line(gates), verdict_style))
+        lines.append(Line(text.verdict_line(gates), verdict_style))
         unsettled = [g for g in gates.gates if g.status != "pass"]
         unsettled.sort(key=lambda g: (not g.blocking, g.status != "fail"))
         lines += [_gate_line(g) for g in unsettled]
     evaluation = result.meta.id
     if closing.store is None:
-        return [*lines, (f"evaluation {evaluation} (not stored)", "dim")]
+        return [*lines, Line(f"evaluation {evaluation} (not stored)", "dim")]
     flag = _store_flag(closing.store_option)
     if not closing.stored:
         return [
             *lines,
-            (f"comparison {evaluation} of evaluations in {closing.store}", ""),
-            (f"next: evals dashboard{flag}", ""),
+            Line(f"comparison {evaluation} of evaluations in {closing.store}"),
+            Line(f"next: evals dashboard{flag}"),
         ]
     return [
         *lines,
-        (f"evaluation {evaluation} in {closing.store}", ""),
-        (
+        Line(f"evaluation {evaluation} in {closing.store}"),
+        Line(
             f"next: evals compare {shlex.quote(evaluation)}{flag}"
-            "   (after the next run: compares it with this one)",
-            "",
+            "   (after the next run: compares it with this one)"
         ),
-        (f"      evals dashboard{flag}", ""),
+        Line(f"      evals dashboard{flag}"),
     ]

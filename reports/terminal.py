@@ -333,14 +333,18 @@ def render_body(result: EvaluationResult, console: Console) -> None:
 
 def render_closing(result: EvaluationResult, console: Console, closing: Closing) -> None:
     """Print the last block: verdict, unsettled gates, evaluation, store, next commands.
-    On a terminal a line longer than its width is cut; in a log it stays whole."""
+    Where the width is bounded (a terminal, COLUMNS) a gate's line longer than it is cut;
+    the other lines are never cut or wrapped."""
     lines = closing_lines(result, closing)
 
     def draw() -> None:
         if closing.preface:
             console.print(Text(closing.preface))
-        for line, style in lines:
-            console.print(Text(line, style=style), no_wrap=True, overflow="ellipsis", crop=True)
+        for line in lines:
+            if line.cut:
+                console.print(Text(line.text, line.style), no_wrap=True, overflow="ellipsis")
+            else:
+                console.print(Text(line.text, line.style), soft_wrap=True)
 
     _emit(console, draw)
 
