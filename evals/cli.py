@@ -189,7 +189,7 @@ def _print_load_warnings(suite: Suite) -> None:
     it too, with its lint)."""
     from evals.suite.costs import unpriced_agents
 
-    for warning in [*suite.notices, *unpriced_agents(suite)]:
+    for warning in [*suite.notices, *suite.warnings, *unpriced_agents(suite)]:
         print(f"warning: {warning}", file=sys.stderr)
 
 
@@ -466,7 +466,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from evals.suite.costs import unpriced_agents
     from evals.suite.lint import lint_suite
 
-    warnings = [*lint_suite(suite), *unpassable_gates(suite), *unpriced_agents(suite)]
+    warnings = [
+        *suite.warnings,
+        *lint_suite(suite),
+        *unpassable_gates(suite),
+        *unpriced_agents(suite),
+    ]
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if suite.notices:

@@ -200,6 +200,9 @@ class Suite:
     notices: list[str] = field(default_factory=list)
     """Problems promptfoo reports on the rows they affect (a missing assertion file, an
     unknown assertion type, ...): the runs become error rows; said before the run."""
+    warnings: list[str] = field(default_factory=list)
+    """What the loader says once about the suite before it runs (the promptfoo settings
+    it ignores)."""
 
     @property
     def root(self) -> Path:

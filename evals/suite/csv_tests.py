@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import math
 import re
@@ -200,6 +201,38 @@ def _cell_assertion(key: str, expected: str, path: Path, line: int) -> dict[str,
         ) from exc
 
 
+# promptfoo's special columns; any other column is a var.
+SPECIAL_COLUMNS = (
+    "__expected",
+    "__prefix",
+    "__suffix",
+    "__description",
+    "__providerOutput",
+    "__metric",
+    "__threshold",
+    "__metadata",
+    "__config",
+)
+
+
+def _refuse_misspelled_column(key: str, path: Path) -> None:
+    """A `__` column that reads as a misspelled special column (`__expeted`) is refused
+    with the one it resembles: as a var it would silently drop the assertion or setting.
+    Any other column is a var, as in promptfoo."""
+    if not key.startswith("__"):
+        return
+    head = key.split(":", 1)[0]
+    close = difflib.get_close_matches(head, SPECIAL_COLUMNS, n=1, cutoff=0.75)
+    if close:
+        raise SuiteError(
+            f"unknown column {key!r}: a var, though it looks like promptfoo's {close[0]!r}",
+            file=str(path),
+            line=1,
+            fix=f"did you mean {close[0] + key[len(head) :]!r}? (rename the column; a var "
+            "whose name starts with __ is taken for a misspelled special column)",
+        )
+
+
 def test_from_row(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
     """One promptfoo test case from a CSV row (header -> cell)."""
     test_vars: dict[str, str] = {}
@@ -256,6 +289,7 @@ def test_from_row(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
                 )
             configs.setdefault(index, {})["threshold"] = number
         elif key != "__metadata":
+            _refuse_misspelled_column(key, path)
             test_vars[key] = value
     for index, assertion in enumerate(asserts):
         assertion["metric"] = metric

@@ -15,13 +15,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from evals.common.files import default_label, is_file_ref, is_python_ref, ref_body, split_ref
+from evals.common.files import (
+    default_label,
+    is_file_ref,
+    is_python_ref,
+    read_text,
+    ref_body,
+    split_ref,
+)
 from evals.common.paths import LinkLoop, glob_paths, resolve
 from evals.graders.registry import check_assertion_value, unknown_type_hint
 from evals.model.errors import SuiteError
 from evals.model.plan import SIMULATED_USER
 from evals.model.suite import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
-from evals.suite import checks
+from evals.suite import checks, keys
 from evals.suite.checks import COUNT, FINITE, NON_NEGATIVE
 from evals.suite.fingerprint import (
     agent_fingerprint,
@@ -43,42 +50,6 @@ PRIORITIES = ("P0", "P1", "P2", "P3")
 TURN_WORDS = ("last", "each")
 """The words an assertion's `turn:` takes besides a turn number."""
 """The priority levels of `metadata.priority` the gates read (P0 cases block on their own)."""
-KNOWN_TOP_LEVEL = {
-    "assertionTemplates",
-    "description",
-    "prompts",
-    "providers",
-    "targets",
-    "tests",
-    "defaultTest",
-    "evaluateOptions",
-    "version",
-    "gates",
-    "env",
-    "scenarios",
-    "outputPath",
-    "sharing",
-    "nunjucksFilters",
-    "derivedMetrics",
-    "tags",
-    "metadata",
-    "extensions",
-    "writeLatestResults",
-    "commandLineOptions",
-    "redteam",
-    "tools",
-    "policy",
-    "budget",
-    "scorecard",
-    "permissions",
-    "prices",
-    "trace",
-    "id",
-    "name",
-    "limits",
-    "pass_env",
-    "environment",
-}
 
 
 ERROR_ROWS = "every run it applies to is an error row, as in promptfoo"
@@ -112,6 +83,7 @@ class _Loader:
         self.provider_files: dict[str, list[Path]] = {}
         self.masker = Redactor()
         self.notices: list[str] = []
+        self.ignored: list[str] = []
 
     def notice(
         self, node: Any, message: str, fix: str | None = None, line: int | None = None
@@ -221,7 +193,11 @@ class _Loader:
                 line=line_of(raw) or (None if raw is None else 1),
                 fix="start with keys such as prompts:, providers:, tests: (not '- ' items)",
             )
+        known = keys.TOP_LEVEL | keys.ref_targets(raw)
+        if set(raw) - known:  # keys that only hold YAML anchors are definitions
+            known |= keys.definition_keys(read_text(self.path, "the suite"))
         raw = dereference_suite(raw, self.path)
+        keys.refuse_unknown(raw, known, "the suite", file=str(self.path), line=1)
         document = suite_document(raw)
         self.env = {**os.environ, **self.config_env(raw)}
         referenced = env_ref_names(raw)
@@ -294,6 +270,7 @@ class _Loader:
             pass_env=pass_env,
             environment=environment,
             notices=self.notices,
+            warnings=keys.ignored_keys(raw, self.ignored),
         )
 
     def config_env(self, raw: dict[str, Any]) -> dict[str, str]:
@@ -341,6 +318,7 @@ class _Loader:
         a list, threshold a finite number; `line` is used where the test has none."""
         file = self.file_of(test)
         line = line_of(test) or (line if file == str(self.path) else None)
+        keys.refuse_unknown(test, keys.TEST, name, file=file, line=line)
         for key, example in (
             ("vars", "vars: {question: What is 2 + 2?}"),
             ("options", "options: {transform: output.trim()}"),
@@ -383,6 +361,9 @@ class _Loader:
             name = f"scenario #{number}"
             checks.mapping(
                 scenario, name, file=file, line=line_of(scenario) or line, example=example
+            )
+            keys.refuse_unknown(
+                scenario, keys.SCENARIO, name, file=file, line=line_of(scenario) or line
             )
             for key in ("config", "tests"):
                 if scenario.get(key) is None:
@@ -672,6 +653,8 @@ class _Loader:
             line=line,
             example=f"providers: [{{{pid}: {{label: baseline, config: {{temperature: 0}}}}}}]",
         )
+        keys.refuse_unknown(opts, keys.PROVIDER, f"provider {pid!r}", file=file, line=line)
+        self.ignored += [f"provider {key}" for key in ("env", "inputs") if key in opts]
         config = opts.get("config")
         if config is not None:
             checks.mapping(
@@ -845,6 +828,8 @@ class _Loader:
             )
         kind = str(item["type"])
         where = self.file_of(item)
+        known = keys.assertion_keys(kind)
+        keys.refuse_unknown(item, known, f"the {kind!r} assertion", file=where, line=line_of(item))
         hint = unknown_type_hint(kind, file=where, line=line_of(item))
         if hint is not None:
             self.notice(item, f"unknown assertion type {kind!r} ({hint}): {ERROR_ROWS}", hint)
@@ -952,6 +937,13 @@ class _Loader:
             file=str(self.path),
             line=line_of(raw, "evaluateOptions"),
             example="evaluateOptions: {repeat: 3, maxConcurrency: 4, timeoutMs: 30000}",
+        )
+        keys.refuse_unknown(
+            block,
+            keys.EVALUATE_OPTIONS,
+            "evaluateOptions",
+            file=str(self.path),
+            line=line_of(raw, "evaluateOptions"),
         )
 
         def read(key: str, bounds: checks.Bounds, example: str) -> float | None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tests.hostile.builders import GOOD_AGENT, correct_runs, dedent, line_of, stderr_has
-from tests.hostile.harness import Case, Correct, ErrorRow, UsageError
+from tests.hostile.builders import GOOD_AGENT, correct_runs, dedent, line_of
+from tests.hostile.harness import Case, ErrorRow, UsageError
 
 HEAD = """\
 prompts: ['{{q}}']
@@ -627,16 +627,13 @@ CASES = [
         "prompt.txt",
         files={"prompt.txt": b"\xff\xfe\x00\x00binary\x81"},
     ),
-    Case(
-        id="unknown-top-level-key-warns",
-        category="suites",
-        files={"suite.yaml": HEAD + TEST + "promts: [x]\n", "good.py": GOOD_AGENT},
+    bad_suite(
+        "unknown-top-level-key-refused",
+        HEAD + TEST + "promts: [x]\n",
+        "promts:",
+        "unknown key 'promts'",
+        "did you mean 'prompts'",
         argv=("validate", "suite.yaml"),
-        expect=Correct(
-            "validate passes and warns about the unknown key",
-            check=stderr_has("promts"),
-            status=None,
-        ),
     ),
     bad_suite(
         "provider-file-missing-function",
