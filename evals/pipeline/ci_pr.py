@@ -499,6 +499,7 @@ class _PullRequest:
         # Absolute: main's agent runs in another folder and writes here too.
         self.out = options.out.resolve()
         self.head = _load_head(options.suite)
+        _refuse_notices(self.head)
         self.repo = repository_root(self.head.path)
         if not self.head.path.is_relative_to(self.repo):
             raise SuiteError(
@@ -871,6 +872,21 @@ class _PullRequest:
         )
         write_outputs(outcome, self.out, names=[_slug(r.meta.agents[-1]) for r in results])
         return outcome
+
+
+def _refuse_notices(suite: Suite) -> None:
+    """Refuse a pull request whose suite has problems `evals run` would turn into error
+    rows (an agent that does not import, a missing assertion file): every run of it would
+    error, which measures the breakage, not the change; the job says what to fix
+    (exit 2), as `evals validate` does."""
+    if suite.notices:
+        shown = "; ".join(notice.splitlines()[0] for notice in suite.notices[:3])
+        more = f" (and {len(suite.notices) - 3} more)" if len(suite.notices) > 3 else ""
+        raise SuiteError(
+            f"the pull request's suite has {len(suite.notices)} problem(s): {shown}{more}",
+            file=str(suite.path),
+            fix="`evals validate` on the suite names each one; fix them and push",
+        )
 
 
 def _load_head(path: Path) -> Suite:

@@ -57,8 +57,8 @@ def test_a_nightly_that_stops_on_an_error_writes_its_summary(
 ) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    make_project(repo)
-    (repo / AGENT_PATH).write_text(CRASHING, encoding="utf-8")
+    suite = make_project(repo)
+    suite.write_text(suite.read_text(encoding="utf-8") + "  - vars: [unclosed\n", "utf-8")
     monkeypatch.chdir(repo)
     for name, value in github_env("schedule", "refs/heads/main").items():
         monkeypatch.setenv(name, value)
@@ -71,5 +71,5 @@ def test_a_nightly_that_stops_on_an_error_writes_its_summary(
     assert code == 2
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert summary.startswith("### ❌ evals nightly: ERROR (exit 2)")
-    assert "module_that_does_not_exist" in summary
+    assert "promptfooconfig.yaml" in summary and "- what to do:" in summary
     assert not (out / "comment.md").exists()
