@@ -725,7 +725,7 @@ def cmd_store_check(args: argparse.Namespace) -> int:
     from evals.store.integrity import check_store
 
     checked = check_store(args.store)
-    print(f"{'ok' if checked.ok else 'damaged'}: {checked.detail}")
+    print(f"{'ok' if checked.ok else 'unusable'}: {checked.detail}")
     return int(ExitCode.OK if checked.ok else ExitCode.GATE_FAILED)
 
 
