@@ -458,7 +458,15 @@ def dependency_files(folders: Iterable[Path]) -> list[Path]:
     return list(found)
 
 
+_PYPROJECTS: dict[_FileKey, Any] = {}
+
+
 def _pyproject_dependencies(path: Path) -> Any:
+    """The dependency tables of a pyproject.toml (its digest when it does not parse),
+    read once per version of the file."""
+    file_key = _key(path)
+    if file_key is not None and file_key in _PYPROJECTS:
+        return _PYPROJECTS[file_key]
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
@@ -466,10 +474,12 @@ def _pyproject_dependencies(path: Path) -> Any:
     chosen: dict[str, Any] = {}
     for keys in PYPROJECT_TABLES:
         value: Any = document
-        for key in keys:
-            value = value.get(key) if isinstance(value, dict) else None
+        for name in keys:
+            value = value.get(name) if isinstance(value, dict) else None
         if value is not None:
             chosen[".".join(keys)] = value
+    if file_key is not None:
+        _PYPROJECTS[file_key] = chosen
     return chosen
 
 
