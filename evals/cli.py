@@ -1058,7 +1058,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare = sub.add_parser("compare", help="compare two stored evaluations")
     compare.add_argument(
-        "baseline", nargs="?", help="baseline evaluation id (default: latest nightly on main)"
+        "baseline", nargs="?", help="baseline evaluation id (default: the baseline of main)"
     )
     compare.add_argument("candidate", nargs="?", help="candidate evaluation id (default: latest)")
     compare.add_argument("--suite", help="suite id, to pick defaults")
@@ -1074,7 +1074,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--baseline-branch",
         default="main",
-        help="branch whose latest nightly is the default baseline (default main)",
+        help="branch whose baseline is the default baseline (default main)",
     )
     compare.add_argument("-o", "--output", action="append", metavar="FILE")
     compare.add_argument("--quiet", "-q", action="store_true")

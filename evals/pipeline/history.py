@@ -1,8 +1,9 @@
 """Evaluations over time: listing the store, and comparing two evaluations.
 
-A candidate is usually compared with the latest nightly of main. The runs of the chosen
-agent in each evaluation are relabelled `baseline` and `candidate` and analysed with the
-same statistics and gates as a live evaluation. The agents may differ (their agent
+A candidate is usually compared with the baseline of main (the newest nightly that is a
+baseline, `evals.store.baselines`). The runs of the chosen agent in each evaluation are
+relabelled `baseline` and `candidate` and analysed with the same statistics and gates as
+a live evaluation. The agents may differ (their agent
 fingerprints are reported); the suites must not, unless the comparison is asked to keep
 to the cases both suites share.
 """
@@ -251,7 +252,7 @@ def compare_stored(
     """Analyse a stored candidate evaluation against a stored baseline evaluation.
 
     Defaults: the candidate is the latest evaluation (of `suite` when given) and the
-    baseline the latest nightly on `baseline_branch` with the same suite fingerprint.
+    baseline the baseline of `baseline_branch` with the same suite fingerprint.
     Agents may differ (that is what is compared); different suite fingerprints are
     refused unless explicitly allowed, and then compared on the cases both share.
     """
@@ -335,7 +336,8 @@ def _resolve_baseline(
     branch: str,
     allow_suite_change: bool,
 ) -> StoredEvaluation:
-    """The named baseline, else the newest nightly on `branch` started before the candidate.
+    """The named baseline, else the baseline of `branch` started before the candidate (the
+    newest nightly that is a baseline).
 
     `latest` names the default explicitly, so CI can name the candidate alone; a nightly
     candidate is thereby compared with the night before, never with itself. When the
