@@ -1,7 +1,10 @@
 """promptfoo's `exec:` provider: any command that reads its arguments and prints an answer.
 
 `exec: python agent.py` runs `python agent.py PROMPT OPTIONS_JSON CONTEXT_JSON` in the
-suite's directory; what it prints on stdout is the output. A non-zero exit, or stderr
+suite's directory; what it prints on stdout is the output. `python` and `python3` as the
+command are the interpreter running evals (`sys.executable`), whatever PATH holds, so a
+script finds what evals' environment has installed; its imports are checked before any
+run (`script_imports`). A non-zero exit, or stderr
 with no stdout, is an error. The harness adds one thing to promptfoo's contract: stdout
 that is a JSON provider response (`{"output": ...}` or `{"error": ...}`, with tokenUsage,
 cost, trajectory...) is read as such, so a script can report usage and its trajectory.
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -65,12 +69,64 @@ def read_script_output(stdout: str) -> AgentResponse:
     return AgentResponse(output=stdout)
 
 
+# Command names that mean the interpreter running evals.
+PYTHON_COMMANDS = ("python", "python3")
+
+
+def command_argv(provider_id: str) -> list[str]:
+    """The words of an `exec:` command, `python`/`python3` replaced by `sys.executable`."""
+    argv = parse_command(provider_id)
+    if argv and argv[0] in PYTHON_COMMANDS:
+        argv[0] = sys.executable
+    return argv
+
+
+def python_script(argv: list[str], cwd: Path) -> Path | None:
+    """The script file a `python [options] script.py ...` command runs, when it has one."""
+    if not argv or argv[0] != sys.executable:
+        return None
+    for word in argv[1:]:
+        if word == "-m" or word == "-c":
+            return None
+        if not word.startswith("-"):
+            script = cwd / word
+            return script if script.suffix == ".py" and script.is_file() else None
+    return None
+
+
+def check_exec_provider(spec: ProviderSpec, root: Path) -> None:
+    """Refuse, before any run, an `exec:` command without a command, and a Python script
+    that imports a module this interpreter lacks (naming the extra that provides it)."""
+    from evals.agents.script_imports import install_hint, missing_imports
+    from evals.model.errors import SuiteError
+
+    argv = command_argv(spec.id)
+    if not argv:
+        raise SuiteError(
+            f"provider {spec.id!r} has no command",
+            line=spec.line,
+            fix="write exec: python agent.py (the prompt, options and context are appended)",
+        )
+    cwd = Path(spec.config.get("basePath") or root)
+    script = python_script(argv, cwd)
+    if script is None:
+        return
+    missing = missing_imports(script)
+    if missing:
+        raise SuiteError(
+            f"provider {spec.label!r} ({script.name}) imports {missing[0]}, which is not "
+            f"installed for {sys.executable}",
+            line=spec.line,
+            fix=install_hint(missing[0]),
+        )
+
+
 class ExecAgent:
     """An agent behind a command line, one process per call."""
 
     def __init__(self, spec: ProviderSpec, root: Path) -> None:
         self.label = spec.label
-        self.argv = parse_command(spec.id)
+        self.argv = command_argv(spec.id)
         if not self.argv:
             raise ValueError(f"provider {spec.id!r} has no command after 'exec:'")
         self.cwd = Path(spec.config.get("basePath") or root)

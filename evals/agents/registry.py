@@ -149,14 +149,9 @@ def _check_config(kind: str, spec: ProviderSpec, loader: _FileChecker) -> None:
 
         check_http_config(spec, loader.root)
     elif kind == "exec:":
-        from evals.agents.exec_provider import parse_command
+        from evals.agents.exec_provider import check_exec_provider
 
-        if not parse_command(spec.id):
-            raise SuiteError(
-                f"provider {spec.id!r} has no command",
-                line=spec.line,
-                fix="write exec: python agent.py (the prompt, options and context are appended)",
-            )
+        check_exec_provider(spec, loader.root)
     elif kind in ("openai:", "anthropic:"):
         from evals.agents.sdk_providers import check_sdk_provider
 

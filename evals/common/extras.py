@@ -20,6 +20,28 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 }
 """Each extra and the modules it makes importable."""
 
+_PROVIDED_BY: dict[str, str] = {
+    "openinference": "instrumentation",
+    "opentelemetry.instrumentation": "instrumentation",
+    "agents": "openai-agents",
+    "langgraph": "langgraph",
+    "langchain_core": "langgraph",
+    "pydantic_ai": "pydantic-ai",
+    **{module: extra for extra, modules in EXTRAS.items() for module in modules},
+}
+"""The extra that installs a module (and its submodules), for naming it when the module is
+missing."""
+
+
+def extra_of_module(module: str) -> str | None:
+    """The extra whose packages provide `module` (dotted), None when no extra does."""
+    parts = module.split(".")
+    for size in range(len(parts), 0, -1):
+        extra = _PROVIDED_BY.get(".".join(parts[:size]))
+        if extra is not None:
+            return extra
+    return None
+
 
 def missing_modules(extra: str) -> list[str]:
     """The modules of `extra` that cannot be imported here (without importing them)."""

@@ -1,7 +1,8 @@
 """`error_rate`: the share of each compared agent's runs that errored, at most
 `max_error_rate`, with Clopper-Pearson limits on the pooled runs (Holm between the
 candidate and the baseline). An errored run counts here whatever its kind; the reason names
-the most frequent kind and its first message.
+the most frequent kind and the one line of its first message that says what happened (a
+traceback's exception line), never the whole traceback.
 """
 
 from __future__ import annotations
@@ -27,11 +28,28 @@ def _error_limit(agent: AgentStats, level: float, side: str) -> float:
     return stats.clopper_pearson_limit(agent.errors, agent.runs, level, side)
 
 
+# The most of an error message a gate's reason quotes.
+_QUOTED_CHARS = 200
+_TRACEBACK = "Traceback (most recent call last):"
+
+
+def first_line(message: str) -> str:
+    """An error message as a one-line reason quotes it: a traceback is left out but for its
+    last line (the exception), lines are joined, and the whole is cut at _QUOTED_CHARS;
+    the full message stays with the run."""
+    head, traceback, rest = message.partition(_TRACEBACK)
+    if traceback:
+        lines = [line.strip() for line in rest.splitlines() if line.strip()]
+        message = f"{head.strip()} {lines[-1] if lines else ''}"
+    line = " ".join(part.strip() for part in message.split("\n") if part.strip())
+    return line if len(line) <= _QUOTED_CHARS else line[: _QUOTED_CHARS - 1] + "…"
+
+
 def _error_words(agent: AgentStats) -> str:
     if not agent.errors:
         return f"{agent.agent}: no errored run of {agent.runs}"
     kind, count = max(agent.error_kinds.items(), key=lambda item: (item[1], item[0]))
-    first = agent.first_errors.get(kind, "")
+    first = first_line(agent.first_errors.get(kind, ""))
     text = (
         f"{agent.agent}: {agent.errors} of {agent.runs} runs errored "
         f"({agent.errors / agent.runs:.0%}), most often {kind} ({count}): {first!r}"
