@@ -176,3 +176,25 @@ def test_compare_across_a_suite_change_is_refused_or_kept_to_shared_cases(
         in warnings
     )
     assert any(w.startswith("1 case(s) changed") and w.endswith(": case-2") for w in warnings)
+
+
+def test_one_evaluation_named_twice_compares_its_baseline_with_its_candidate(
+    write_suite, tmp_path, capsys
+):
+    """Before: without agent flags both sides took the suite's candidate agent, so `evals
+    compare ID ID` compared the candidate with itself (a difference of 0, always)."""
+    suite = write_suite(SUITE, files={"agent.py": AGENT})
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    main(["run", str(suite), "--store", store, "--no-progress", "-q", "--evaluation-id", "e1"])
+    report = tmp_path / "compare.json"
+
+    main(["compare", "e1", "e1", "--store", store, "-o", str(report), "-q"])
+
+    summary = json.loads(report.read_text(encoding="utf-8"))["evals"]["summary"]
+    rates = {a["agent"]: a["pass_rate"] for a in summary["agents"] if a["group"] == "suite"}
+    assert rates == {"baseline": 0.5, "candidate": 1.0}
+    assert summary["comparison"]["overall"]["difference"] == pytest.approx(0.5)
+
+    code = main(["compare", "e1", "e1", "--store", store, "--baseline-agent", "candidate", "-q"])
+    assert code == ExitCode.INVALID_INPUT
+    assert "with itself" in capsys.readouterr().err

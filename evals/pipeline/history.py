@@ -252,7 +252,10 @@ def compare_stored(
     """Analyse a stored candidate evaluation against a stored baseline evaluation.
 
     Defaults: the candidate is the latest evaluation (of `suite` when given) and the
-    baseline the baseline of `baseline_branch` with the same suite fingerprint.
+    baseline the baseline of `baseline_branch` with the same suite fingerprint. Without
+    agent names, two evaluations compare the candidate agent of each (the suite's
+    `gates.candidate`, or each one's only agent); one evaluation named twice compares its
+    own baseline agent with its own candidate. An agent is never compared with itself.
     Agents may differ (that is what is compared); different suite fingerprints are
     refused unless explicitly allowed, and then compared on the cases both share.
     """
@@ -274,9 +277,18 @@ def compare_stored(
     finally:
         store.close()
     gate_config = suite_obj.gates.for_environment(environment)
-    default_agent = gate_config.candidate
-    base_agent = _pick_agent(baseline_meta, base_runs, baseline_agent, default_agent)
-    cand_agent = _pick_agent(candidate_meta, cand_runs, candidate_agent, default_agent)
+    same = baseline_meta.id == candidate_meta.id
+    # one evaluation with itself: its own baseline against its own candidate; two
+    # evaluations: the candidate agent of each
+    base_default = gate_config.baseline if same else gate_config.candidate
+    base_agent = _pick_agent(baseline_meta, base_runs, baseline_agent, base_default)
+    cand_agent = _pick_agent(candidate_meta, cand_runs, candidate_agent, gate_config.candidate)
+    if same and base_agent == cand_agent:
+        raise SuiteError(
+            f"this compares agent {cand_agent!r} of evaluation {candidate_meta.id} with itself",
+            fix="name two evaluations, or two of this evaluation's agents with "
+            "--baseline-agent / --candidate-agent",
+        )
     return compare_sides(
         suite_obj,
         Side(baseline_meta, baseline_meta.suite_outline(), base_runs, base_agent),
