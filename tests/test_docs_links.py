@@ -15,8 +15,9 @@ FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 
 
 def anchors(page: Path) -> set[str]:
-    """The anchors GitHub gives the headings of `page`: lower case, punctuation but `-` and
-    `_` dropped, spaces as `-`; a repeated heading gets `-1`, `-2`, ..."""
+    """The anchors of `page`: those GitHub gives its headings (lower case, punctuation but
+    `-` and `_` dropped, spaces as `-`; a repeated heading gets `-1`, `-2`, ...) and its
+    `<a id="...">` anchors."""
     found: set[str] = set()
     text = FENCE.sub("", page.read_text(encoding="utf-8"))
     for heading in re.findall(r"^#{1,6} +(.+?) *#*$", text, re.M):
@@ -27,7 +28,7 @@ def anchors(page: Path) -> set[str]:
             n += 1
             name = f"{slug}-{n}"
         found.add(name)
-    return found
+    return found | set(re.findall(r"<a (?:id|name)=\"([^\"]+)\"", text))
 
 
 def links(page: Path) -> list[str]:
