@@ -9,8 +9,9 @@ chart and badge takes its colour from here so the convention holds on every page
 from __future__ import annotations
 
 import base64
-from datetime import UTC, datetime
 from typing import Any
+
+from evals.common.clock import utc_text
 
 RED = "#d1453b"
 GREEN = "#2e9e5b"
@@ -73,10 +74,8 @@ def verdict_scale() -> tuple[list[str], list[str]]:
 
 
 def when(timestamp: float | None) -> str:
-    """A UTC timestamp as `YYYY-MM-DD HH:MM`, or an empty string."""
-    if timestamp is None:
-        return ""
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M")
+    """A UTC timestamp as `YYYY-MM-DD HH:MM`, or an empty string; any stored float is shown."""
+    return utc_text(timestamp, "%Y-%m-%d %H:%M")
 
 
 def percent(value: float | None, digits: int = 1) -> str:

@@ -10,8 +10,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from evals.common import spreadsheet
 from evals.dashboard import theme
-from evals.reports.data_files import csv_cell
 
 
 def header(title: str, subtitle: str) -> None:
@@ -49,10 +49,12 @@ def no_data(message: str) -> None:
 
 
 def csv_text(frame: pd.DataFrame) -> str:
-    """A table as CSV that a spreadsheet opens as text: a cell that would run as a formula
-    (`=`, `+`, `-`, `@` first, after any blank) is prefixed with `'`, as promptfoo's CSV
-    export does; numbers stay numbers."""
-    return frame.map(lambda v: csv_cell(v) if isinstance(v, str) else v).to_csv(index=False)
+    """A table as CSV that a spreadsheet opens as text, written by evals' one CSV writer
+    (`evals.common.spreadsheet`): a header or cell that would run as a formula (`=`, `+`,
+    `-`, `@` first, after any blank, or a leading tab) is prefixed with `'`; numbers stay
+    numbers, missing values are empty."""
+    cleaned = frame.astype(object).where(frame.notna(), None)
+    return spreadsheet.csv_text(list(cleaned.columns), cleaned.itertuples(index=False))
 
 
 def export(

@@ -463,14 +463,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from evals.suite import load_suite
 
     suite = load_suite(args.suite)
+    from evals.plan.runs import count_plan, plan_size_warning
     from evals.suite.costs import unpriced_agents
     from evals.suite.lint import lint_suite
 
+    repeat = suite.evaluate_options.repeat
+    too_big = plan_size_warning(count_plan(suite, repeat), repeat)
     warnings = [
         *suite.warnings,
         *lint_suite(suite),
         *unpassable_gates(suite),
         *unpriced_agents(suite),
+        *([too_big] if too_big else []),
     ]
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -1245,6 +1249,16 @@ def _exit_without_teardown(code: int) -> None:
     os._exit(code)
 
 
+def _store_location(args: argparse.Namespace) -> str:
+    """Where the command's store is, to name it in a message (its password hidden)."""
+    from evals.store.location import display_location
+
+    try:
+        return display_location(getattr(args, "store", None))
+    except SuiteError:
+        return str(getattr(args, "store", None) or "the default location")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command line; returns the process exit code."""
     collect_rarely()
@@ -1262,7 +1276,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; resume with --resume", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
-    except Exception:  # a bug of the harness must not look like a failed gate (exit 1)
+    except Exception as exc:  # a bug of the harness must not look like a failed gate (exit 1)
+        from evals.common.faults import fault_message, is_store_fault
+
+        if is_store_fault(exc):
+            where = f"the results store at {_store_location(args)}"
+            print(f"harness fault: {fault_message(exc, where)}", file=sys.stderr)
+            return int(ExitCode.HARNESS_FAULT)
         import traceback
 
         traceback.print_exc()

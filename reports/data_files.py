@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
-import re
 from typing import Any
 
 import yaml
 
+from evals.common.spreadsheet import csv_text
 from evals.model.evaluation import EvaluationResult
 from evals.reports.json_document import ROWS_MARK, finished_row, render_document, row_fragment
 from evals.reports.promptfoo_format import (
@@ -74,24 +72,6 @@ def render_jsonl(result: EvaluationResult) -> str:
     )
 
 
-_FORMULA_START = re.compile(r"^[\s\u200b\u200c\u200d]*([=@+-])")
-
-
-def csv_cell(value: str) -> str:
-    """Neutralize spreadsheet formulas the way promptfoo does (CWE-1236)."""
-    match = _FORMULA_START.match(value)
-    if not match:
-        return value
-    rest = value.lstrip(" \t\r\n\u200b\u200c\u200d")
-    if match.group(1) in "+-":
-        try:
-            if math.isfinite(float(rest)):
-                return value
-        except ValueError:
-            pass
-    return "'" + value
-
-
 def _output_text(output: Any) -> str:
     if output is None:
         return ""
@@ -105,7 +85,9 @@ def _named_scores_text(scores: dict[str, float]) -> str:
 
 def render_csv(result: EvaluationResult) -> str:
     """promptfoo's CSV table: one line per test (each repeat its own line), a column group
-    per (agent, prompt) with output, status, score, named scores, grader reason, comment."""
+    per (agent, prompt) with output, status, score, named scores, grader reason, comment.
+    Written by the one formula-safe CSV writer: a header made of a dataset's column names
+    is escaped as the cells are."""
     rows = build_rows(result)
     cols = columns(result)
     var_names = sorted({name for row in rows for name in row["testCase"]["vars"]})
@@ -123,9 +105,7 @@ def render_csv(result: EvaluationResult) -> str:
     by_test: dict[int, dict[int, dict[str, Any]]] = {}
     for row in rows:
         by_test.setdefault(row["testIdx"], {})[row["promptIdx"]] = row
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
+    lines: list[list[Any]] = []
     for _test_idx, outputs in sorted(by_test.items()):
         first = next(iter(outputs.values()))
         line = [first["testCase"].get("description") or ""] if has_descriptions else []
@@ -143,5 +123,5 @@ def render_csv(result: EvaluationResult) -> str:
                 f"{row['namedScores'][n]:.2f}" if n in row["namedScores"] else "" for n in names
             ]
             line += [grading.get("reason", ""), grading.get("comment", "")]
-        writer.writerow([csv_cell(cell) for cell in line])
-    return buffer.getvalue()
+        lines.append(line)
+    return csv_text(header, lines)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from datetime import UTC, datetime
 
+from evals.common.clock import utc_text
 from evals.graders.scorecard import LAYERS
 from evals.model.evaluation import EvaluationResult
 from evals.model.results import RunRecord
@@ -127,7 +127,7 @@ def quarantine_notes(result: EvaluationResult) -> list[str]:
     rows = {c.case_id: c for c in case_comparisons(result)}
     lines = [quarantine_sentence(held, now) + " (left out of the regression and P0 gates)"]
     for action in held:
-        until = datetime.fromtimestamp(action.until or 0.0, UTC).strftime("%Y-%m-%d %H:%M UTC")
+        until = utc_text(action.until or 0.0)
         line = f"quarantined {action.case_id} until {until} by {action.actor}: {action.reason}"
         row = rows.get(action.case_id or "")
         if row is not None and row.difference is not None:

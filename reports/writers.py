@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -45,7 +46,10 @@ def checked_report_path(text: str) -> Path:
 
     Resolved against the working directory now, so an agent that changes directory does
     not move the report; refused (SuiteError naming the path) when its format is unknown,
-    it is a directory, it lies under a file, or its directory cannot be written.
+    it is a directory, it lies under a file, or its directory cannot be written. Writing
+    is tried, not guessed from permissions: a file is created and removed in the nearest
+    existing directory (and an existing report opened for appending), so a file system
+    that takes no new files (`/proc`, a read-only mount) is refused here, before any run.
     """
     path = Path(text).expanduser().absolute()
     renderer_for(path)
@@ -55,9 +59,23 @@ def checked_report_path(text: str) -> Path:
     above = next(p for p in path.parents if p.exists())
     if not above.is_dir():
         raise SuiteError(f"-o {text}: {above} is a file, not a directory", fix=fix)
-    if not os.access(above, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise SuiteError(f"-o {text}: {path} cannot be written (permission denied)", fix=fix)
+    try:
+        _try_writing(path, above)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise SuiteError(f"-o {text}: {path} cannot be written ({reason})", fix=fix) from None
     return path
+
+
+def _try_writing(path: Path, folder: Path) -> None:
+    """Create and remove a file in `folder`, and open `path` for appending if it exists;
+    OSError when either cannot be done."""
+    if path.exists():
+        with path.open("ab"):
+            pass
+    handle, probe = tempfile.mkstemp(prefix=".evals-write-check-", dir=folder)
+    os.close(handle)
+    os.unlink(probe)
 
 
 def write_report(path: Path, result: EvaluationResult) -> None:

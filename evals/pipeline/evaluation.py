@@ -33,7 +33,7 @@ from evals.model.results import RunRecord
 from evals.model.suite import Suite, SuiteOutline
 from evals.model.summary import GateReport, Summary
 from evals.model.triage import TriageAction
-from evals.plan.runs import build_plan, count_plan, refuse_empty_plan
+from evals.plan.runs import build_plan, count_plan, plan_size_warning, refuse_empty_plan
 from evals.run.conversation import promptfoo_order, suite_uses_conversation
 from evals.tracing import run_tracer
 from evals.tracing.redact import Redactor
@@ -223,6 +223,9 @@ def run_evaluation(
             **filters,
             tags_from="--tag" if named else f"the tags of environment {options.environment!r}",
         )
+        warning = plan_size_warning(count_plan(suite, repeat, **filters), repeat)
+        if warning is not None:
+            print(f"warning: {warning}", file=sys.stderr)
 
     def selection(repeats: int, repeat_start: int = 0) -> Iterator[PlannedRun]:
         return build_plan(suite, repeats, **filters, repeat_start=repeat_start, salt=options.seed)
@@ -300,6 +303,12 @@ def run_evaluation(
                 )
             except KeyboardInterrupt:
                 _mark_interrupted(meta, store)
+                raise
+            except Exception:
+                # a fault (a full disk, a failing store or cache): what was stored stays,
+                # marked interrupted so `--resume` continues it; never left `running`
+                with contextlib.suppress(Exception):
+                    _mark_interrupted(meta, store)
                 raise
             meta.ended_at = time.time()
             if options.active_cases is None:

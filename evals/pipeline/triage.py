@@ -9,6 +9,7 @@ list|add|remove` and the dashboard's triage controls both go through these, and
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
+from evals.common.clock import utc_text
 from evals.model.errors import SuiteError
 from evals.model.triage import (
     ANNOTATION_KINDS,
@@ -38,25 +40,36 @@ MAX_TEXT = 4000
 MAX_QUARANTINE_DAYS = 90
 
 
+_UNTIL_FIX = (
+    f"give a duration of at most {MAX_QUARANTINE_DAYS} days (7d, 12h, 30m) or an ISO date or "
+    "time within them (2026-12-24, 2026-12-24T18:00Z)"
+)
+
+
 def parse_until(text: str, now: float) -> float:
     """An expiry as seconds since the epoch, from a duration after `now` (`7d`, `12h`,
     `30m`), an ISO date (midnight UTC starting that day) or an ISO date and time (UTC
-    unless it names its offset)."""
+    unless it names its offset). A duration or a time that no quarantine may last
+    (beyond MAX_QUARANTINE_DAYS, or one no clock can hold) is refused here, before
+    anything is stored."""
     value = text.strip()
     duration = _DURATION.fullmatch(value)
     if duration:
-        return now + float(duration.group(1)) * _UNITS[duration.group(2)]
+        seconds = float(duration.group(1)) * _UNITS[duration.group(2)]
+        if not math.isfinite(seconds) or seconds > MAX_QUARANTINE_DAYS * 86400.0:
+            raise SuiteError(
+                f"a quarantine lasts at most {MAX_QUARANTINE_DAYS} days, and the expiry "
+                f"{text!r} is further away",
+                fix=_UNTIL_FIX,
+            )
+        return now + seconds
     try:
         moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise SuiteError(
-            f"cannot read the expiry {text!r}",
-            fix="give a duration (7d, 12h, 30m) or an ISO date or time (2026-12-24, "
-            "2026-12-24T18:00Z)",
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return moment.timestamp()
+    except (ValueError, OverflowError):
+        raise SuiteError(f"cannot read the expiry {text!r}", fix=_UNTIL_FIX) from None
 
 
 def _text(value: str | None, what: str) -> str | None:
@@ -298,19 +311,22 @@ def listing(
 
 
 def when(seconds: float | None) -> str:
-    """A time as `YYYY-MM-DD HH:MM UTC` (empty for None)."""
-    if seconds is None:
-        return ""
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    """A time as `YYYY-MM-DD HH:MM UTC` (empty for None); any stored float is shown."""
+    return utc_text(seconds)
 
 
 def remaining(until: float | None, now: float) -> str:
-    """How long until an expiry, to the minute (`2d 3h`, `expired`)."""
+    """How long until an expiry, to the minute (`2d 3h`, `expired`); any stored float is
+    shown (`never` for one too far away to count in days)."""
     if until is None:
         return ""
     left = until - now
+    if left != left:
+        return "not a time"
     if left <= 0:
         return "expired"
+    if left >= timedelta.max.total_seconds():
+        return "never"
     span = timedelta(seconds=int(left))
     hours, rest = divmod(span.seconds, 3600)
     return f"{span.days}d {hours}h" if span.days else f"{hours}h {rest // 60}m"

@@ -227,3 +227,20 @@ def refuse_empty_plan(
         file=str(suite.path),
         fix="make each test's providers:/prompts: name a provider label or prompt of the suite",
     )
+
+
+PROBABLE_TYPO_RUNS = 10_000_000
+"""A plan of more runs than this is probably a typo (`repeat: 1000000000`): at a thousand
+runs a second it would run for days."""
+
+
+def plan_size_warning(planned: int, repeat: int) -> str | None:
+    """A warning for a plan of more than PROBABLE_TYPO_RUNS runs, else None. Such a plan
+    is not refused: it streams, so it starts at once and stops at Ctrl-C, resumable."""
+    if planned <= PROBABLE_TYPO_RUNS:
+        return None
+    return (
+        f"this evaluation plans {planned:,} runs (repeat {repeat:,}), which is probably a typo: "
+        "it starts anyway (the plan streams); Ctrl-C stops it, `--resume` continues it, and "
+        "--repeat sets the repeats"
+    )

@@ -15,9 +15,11 @@ main's agent is not paid for twice when its fingerprint is the nightly's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import sqlite3
 import threading
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,9 @@ import orjson
 
 from evals.agents.base import Agent, CallContext
 from evals.common.encoding import dump_json, encode_step
+from evals.common.faults import fault_message, is_store_fault
 from evals.common.world import apply_changes, diff, digest, read_state
+from evals.model.errors import HarnessFault
 from evals.model.protocols import ResponseCache
 from evals.model.results import AgentResponse, RunRecord
 from evals.model.suite import ProviderSpec
@@ -172,22 +176,37 @@ def _decode_response(text: str) -> AgentResponse:
 
 
 class SqliteResponseCache:
-    """Agent responses by `cache_key`, in a SQLite file shared by processes and threads."""
+    """Agent responses by `cache_key`, in a SQLite file shared by processes and threads.
+
+    A cache file that cannot be read or written (damaged, on a full disk) raises a
+    HarnessFault naming it: the evaluation stops as a store fault does, resumable."""
 
     def __init__(self, path: Path = DEFAULT_CACHE_PATH) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, response TEXT NOT NULL)"
-        )
-        self._db.commit()
+        with self._faults():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses "
+                "(key TEXT PRIMARY KEY, response TEXT NOT NULL)"
+            )
+            self._db.commit()
+
+    @contextlib.contextmanager
+    def _faults(self) -> Iterator[None]:
+        try:
+            yield
+        except (sqlite3.Error, OSError) as exc:
+            if not is_store_fault(exc):
+                raise
+            where = f"the response cache at {self.path}"
+            raise HarnessFault(fault_message(exc, where)) from exc
 
     def get(self, key: str) -> AgentResponse | None:
         """The cached response for `key`, marked `cached`, or None."""
-        with self._lock:
+        with self._lock, self._faults():
             row = self._db.execute(
                 "SELECT response FROM responses WHERE key = ?", (key,)
             ).fetchone()
@@ -195,7 +214,7 @@ class SqliteResponseCache:
 
     def put(self, key: str, response: AgentResponse) -> None:
         """Remember a response (the first one stored for a key wins)."""
-        with self._lock:
+        with self._lock, self._faults():
             self._db.execute(
                 "INSERT OR IGNORE INTO responses (key, response) VALUES (?, ?)",
                 (key, _encode_response(response)),
@@ -212,7 +231,7 @@ class SqliteResponseCache:
         Returns how many responses were offered.
         """
         offered = 0
-        with self._lock:
+        with self._lock, self._faults():
             for record in records:
                 fingerprint = fingerprints.get(record.key.agent)
                 if fingerprint and cacheable(record):
@@ -226,8 +245,9 @@ class SqliteResponseCache:
         return offered
 
     def close(self) -> None:
-        """Close the cache file."""
-        with self._lock:
+        """Close the cache file (a file that failed is closed as well as it can be: its
+        fault has been reported already)."""
+        with self._lock, contextlib.suppress(sqlite3.Error):
             self._db.close()
 
 

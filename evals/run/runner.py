@@ -35,6 +35,7 @@ from evals.common.world import WorldError
 from evals.grade.grading import AssertionRaised, grade_case_async
 from evals.graders.base import output_text
 from evals.graders.cost import resolve_cost, suite_prices
+from evals.model.errors import HarnessFault
 from evals.model.plan import PlannedRun
 from evals.model.protocols import RunTrace, Tracer
 from evals.model.results import AgentResponse, ErrorKind, Grade, RunRecord
@@ -457,8 +458,8 @@ class Runner:
             )
         except AgentExited as exc:
             return _error_record(run, prompt, "agent_exit", str(exc), started)
-        except asyncio.CancelledError:
-            raise
+        except (asyncio.CancelledError, HarnessFault):
+            raise  # the harness's own fault (its response cache, say) stops the evaluation
         except Exception as exc:
             detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
             return _error_record(run, prompt, "agent_error", f"agent raised {detail}", started)

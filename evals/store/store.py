@@ -352,12 +352,15 @@ class Store:
         """Delete all but the `keep` newest evaluations of each suite; returns the ids deleted.
 
         The baseline of each (suite, branch) (`baselines`) is kept even when it is older,
-        so pull requests and the next nightly always find it. A SQLite file is compacted
-        afterwards (VACUUM), so a store carried from job to job stays bounded.
+        so pull requests and the next nightly always find it. An evaluation still `running`
+        is never deleted nor counted (its runs are still arriving; one killed with `kill -9`
+        stays until it is resumed), even if it starts running while this prunes. A SQLite
+        file is compacted afterwards (VACUUM), so a store carried from job to job stays
+        bounded.
         """
         if keep < 1:
             raise ValueError("keep at least one evaluation")
-        everything = self.list_evaluations(limit=None)
+        everything = [m for m in self.list_evaluations(limit=None) if m.status != "running"]
         statuses = self.baseline_statuses(everything)
         kept: set[str] = set()
         per_suite: dict[str, int] = {}
@@ -372,10 +375,18 @@ class Store:
                 baselines.add(line)
                 kept.add(meta.id)
         doomed = [meta.id for meta in everything if meta.id not in kept]
+        resumed: set[str] = set()  # running again since they were listed: left alone
         with self.engine.begin() as connection:
             for start in range(0, len(doomed), 500):
                 chunk = doomed[start : start + 500]
-                connection.execute(delete(evaluations).where(evaluations.c.id.in_(chunk)))
+                connection.execute(
+                    delete(evaluations).where(
+                        evaluations.c.id.in_(chunk), evaluations.c.status != "running"
+                    )
+                )
+                left = select(evaluations.c.id).where(evaluations.c.id.in_(chunk))
+                resumed.update(connection.execute(left).scalars())
+        doomed = [i for i in doomed if i not in resumed]
         if doomed and self.dialect == "sqlite":
             raw = self.engine.raw_connection()  # autocommit: VACUUM runs outside a transaction
             try:

@@ -151,7 +151,15 @@ def _count_aliases(root: yaml.Node) -> None:
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
     seen: dict[str, int] = {}
     for key, _ in node.value:
-        if isinstance(key, yaml.ScalarNode) and key.tag != _MERGE_TAG:
+        if not isinstance(key, yaml.ScalarNode):
+            kind = "list" if isinstance(key, yaml.SequenceNode) else "mapping"
+            raise YAMLLimitError(
+                f"a key of this mapping is a {kind} (a YAML complex key, `? ...`); keys are "
+                "text or numbers, as in JSON",
+                key.start_mark.line + 1,
+                "write the key as text (quote it: '\"a, b\": 1')",
+            )
+        if key.tag != _MERGE_TAG:
             text = _key_text(loader.construct_object(key))
             line = key.start_mark.line + 1
             if text in seen:
