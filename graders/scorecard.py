@@ -85,7 +85,7 @@ class RunScorecard:
     """One run's layer scores, normalized cost and latency, combined score and failures."""
 
     layers: dict[str, float]
-    cost_n: float
+    cost_n: float | None
     latency_n: float
     score: float
     failures: tuple[str, ...]
@@ -203,14 +203,15 @@ def combined_score(
     layers: dict[str, float],
     weights: dict[str, float],
     penalties: tuple[float, float],
-    cost_n: float,
+    cost_n: float | None,
     latency_n: float,
 ) -> float:
-    """S(r): the weighted mean of the graded layers minus λ·C_n and μ·L_n."""
+    """S(r): the weighted mean of the graded layers minus λ·C_n and μ·L_n (no cost penalty
+    when the run's cost is unknown, `cost_n` None: the card says so rather than count 0)."""
     used = {layer: weights.get(layer, 0.0) for layer in layers if weights.get(layer, 0.0) > 0}
     total = sum(used.values())
     quality = sum(layers[layer] * w for layer, w in used.items()) / total if total else 0.0
-    return quality - penalties[0] * cost_n - penalties[1] * latency_n
+    return quality - penalties[0] * (cost_n or 0.0) - penalties[1] * latency_n
 
 
 def _normalized(value: float, limit: float | None) -> float:
@@ -221,12 +222,17 @@ def score_run(
     grades: list[tuple[Assertion, Grade]],
     config: ScorecardConfig,
     min_scores: dict[str, float],
-    cost: float,
+    cost: float | None,
     latency_ms: float,
 ) -> RunScorecard:
-    """The run's scorecard: layer scores, S(r), and which minimums it missed."""
+    """The run's scorecard: layer scores, S(r), and which minimums it missed. A cost that
+    is unknown (None: a model without a price) under a `max_cost` leaves C_n unknown."""
     layers = layer_scores(grades)
-    cost_n = _normalized(cost, config.max_cost)
+    cost_n = (
+        None
+        if cost is None and config.max_cost is not None
+        else _normalized(cost or 0.0, config.max_cost)
+    )
     latency_n = _normalized(latency_ms, config.max_latency_ms)
     penalties = (config.cost_penalty, config.latency_penalty)
     score = combined_score(layers, config.weights, penalties, cost_n, latency_n)
@@ -254,7 +260,7 @@ def apply_scorecard(
     grades: list[tuple[Assertion, Grade]],
     config: ScorecardConfig,
     case_min_scores: dict[str, float],
-    cost: float,
+    cost: float | None,
     latency_ms: float,
     threshold_decides: bool = False,
     robustness: dict[str, bool | None] | None = None,

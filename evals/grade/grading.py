@@ -31,8 +31,15 @@ from typing import Any
 from evals.common.blocking import run_to_completion
 from evals.common.jsengine import JavaScriptLimitError
 from evals.common.templating import TemplateError, render_value
-from evals.graders.base import GradeContext, GraderError, ScriptFailed, ScriptRaised
+from evals.graders.base import (
+    GradeContext,
+    GraderError,
+    ScriptFailed,
+    ScriptRaised,
+    output_text,
+)
 from evals.graders.contracts import suite_contracts
+from evals.graders.cost import resolve_cost, suite_prices
 from evals.graders.registry import GROUP_TYPES, Grader, get_grader
 from evals.graders.robustness import run_robustness
 from evals.graders.scorecard import (
@@ -308,7 +315,12 @@ def _combined(
         grades,
         parse_scorecard(suite_config.get("scorecard"), suite_config.get("budget")),
         parse_min_scores(case.metadata.get("min_scores") or {}),
-        response.cost or 0.0,
+        resolve_cost(
+            response,
+            suite_prices(suite_config),
+            prompt=context.get("prompt") or "",
+            output_text=output_text(response.output),
+        ).amount,
         pick_latency(context["latency_ms"], response.latency_ms, source),
         threshold_decides=case.threshold is not None,
         robustness=run_robustness(

@@ -352,6 +352,27 @@ def test_the_chapters_good_run_passes_with_every_layer_at_one(tmp_path: Path) ->
     assert card["score"] == pytest.approx(1 - 0.1 * 0.041 / 0.08 - 0.1 * 4200 / 6000)
 
 
+@pytest.mark.slow
+def test_an_unknown_cost_leaves_the_cost_penalty_unknown_not_zero(tmp_path: Path) -> None:
+    """Before: a run whose cost no price could give was scored as if it cost $0."""
+    steps = [Step("model", "local-llm"), *GOOD_RUN]
+    grade = _grade_chapter_run(tmp_path, steps, GOOD_OUTPUT, 0.041, 4200)
+    assert grade.metadata["scorecard"]["cost_n"] == pytest.approx(0.041 / 0.08)
+    unpriced = grade_case(
+        load_suite(_suite(tmp_path, CHAPTER_SUITE)).cases[0],
+        AgentResponse(output=GOOD_OUTPUT, trajectory=steps, stop_reason="done", latency_ms=4200),
+        output=GOOD_OUTPUT,
+        prompt="p",
+        latency_ms=1.0,
+        latency_source="agent",
+        suite_root=tmp_path,
+        suite_config=load_suite(tmp_path / "suite.yaml").raw,
+    )
+    card = unpriced.metadata["scorecard"]
+    assert card["cost_n"] is None
+    assert card["score"] == pytest.approx(1 - 0.1 * 4200 / 6000)
+
+
 def test_the_chapters_bad_run_fails_on_the_chapters_layers(tmp_path: Path) -> None:
     grade = _grade_chapter_run(tmp_path, BAD_RUN, BAD_OUTPUT, 0.132, 9100)
     card = grade.metadata["scorecard"]
