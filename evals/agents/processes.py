@@ -123,9 +123,27 @@ async def kill_group(proc: asyncio.subprocess.Process) -> None:
     if proc.returncode is None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
+        _kill(proc)
     await proc.wait()
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL the process without reaping it: `Process.kill` polls it first, and a poll
+    that finds it exited takes its exit status from the child watcher (which then
+    reports 255). Through its pidfd where there is one, so a reused pid is never hit."""
+    if proc.returncode is not None:
+        return
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(proc.pid, signal.SIGKILL)
+        return
+    try:
+        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+    finally:
+        os.close(fd)
 
 
 async def exited(proc: asyncio.subprocess.Process) -> int:
@@ -166,9 +184,7 @@ async def end_group(proc: asyncio.subprocess.Process, group: str) -> None:
     holds the process's pipes open any more it is reaped too."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
+    _kill(proc)
     await exited(proc)
     for _ in range(_ROUNDS):
         killed = _kill_members(group)
