@@ -223,3 +223,29 @@ def test_a_billion_runs_is_warned_as_a_probable_typo(tmp_path: Path) -> None:
         process.kill()
         process.wait()
     assert "probably a typo" in first
+
+
+@pytest.mark.parametrize(
+    ("evaluation", "reason"),
+    [("nope", "ok"), ("EVAL", ""), ("EVAL", "x" * 5000), ("RUNNING", "ok")],
+)
+def test_a_refused_baseline_acceptance_stores_nothing(
+    stored: Path, evaluation: str, reason: str
+) -> None:
+    from evals.model.options import RunOptions
+    from evals.pipeline.evaluation import new_meta
+    from evals.store import open_store
+    from evals.suite import load_suite
+
+    (existing,) = _rows(stored / "store.db", "SELECT id FROM evaluations")
+    store = open_store(str(stored / "store.db"))
+    try:
+        running = new_meta(load_suite(stored / "suite.yaml"), RunOptions(environment="nightly"), 1)
+        store.create_evaluation(running)
+    finally:
+        store.close()
+    target = {"EVAL": existing[0], "RUNNING": running.id}.get(evaluation, evaluation)
+    done = _evals(stored, "baseline", "accept", target, "--reason", reason, "--store", "store.db")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert TRACEBACK not in done.stderr and "fix:" in done.stderr
+    assert _rows(stored / "store.db", "SELECT count(*) FROM triage_actions") == [(0,)]
