@@ -17,17 +17,23 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from evals.model.results import AgentResponse
+from evals.model.results import AgentResponse, unknown_cost_reason
 from evals.model.trajectory import Step, model_calls
 from evals.vendors.prices import Price, PriceError, find_price, price_table
 
 
 @dataclass(frozen=True, slots=True)
 class RunCost:
-    """A run's cost in currency units, or None with the reason it is unknown."""
+    """A run's cost in currency units, or None and the model no price was found for (""
+    when the run named none): `unknown` says why, with the fix."""
 
     amount: float | None
-    unknown: str | None = None
+    unpriced: str | None = None
+
+    @property
+    def unknown(self) -> str | None:
+        """Why the cost is unknown and what fixes it; None when it is known."""
+        return None if self.unpriced is None else unknown_cost_reason(self.unpriced)
 
 
 def _step_sum(steps: list[Step], read: Callable[[Step], float | None]) -> float | None:
@@ -79,21 +85,6 @@ def suite_prices(suite_config: Mapping[str, Any]) -> dict[str, Price]:
     return price_table(table)
 
 
-def no_price(model: str) -> str:
-    """Why a run priced with `model` has no known cost, and the fix."""
-    return (
-        f"no price for model {model!r}: add it to the suite's prices: "
-        f"({{{model}: {{input: 0.15, output: 0.6}}}}, per million tokens)"
-    )
-
-
-NO_MODEL = (
-    "the agent reported no cost and names no model to price its tokens with: give the suite "
-    "a prices: entry for its model (a table of one entry prices every run; with several, "
-    "the budget's model names one), or the provider a config.price"
-)
-
-
 def step_model(step: Step) -> str:
     """The model a model step called: its `metadata.model`, else its name."""
     return str(step.metadata.get("model") or step.name)
@@ -108,7 +99,7 @@ def _steps_cost(models: list[Step], others: list[float], prices: Mapping[str, Pr
             continue
         price = find_price(step_model(step), prices)
         if price is None:
-            return RunCost(None, no_price(step_model(step)))
+            return RunCost(None, step_model(step))
         total += price.cost(step.input_tokens, step.output_tokens)
     return RunCost(total)
 
@@ -153,8 +144,8 @@ def resolve_cost(
         return RunCost(sum(others))
     name = model or _run_model(response, models, prices)
     if name is None:
-        return RunCost(None, NO_MODEL)
+        return RunCost(None, "")
     price = find_price(name, prices)
     if price is None:
-        return RunCost(None, no_price(name))
+        return RunCost(None, name)
     return RunCost(price.cost(*counted_tokens(response, prompt, output_text)))

@@ -285,9 +285,10 @@ def encoded_row(
     grade = grade_dicts(grade_rows, extra.get("grade_details"))
     grading = _grading_result(grade)
     reason = failure_code(run.status)
+    # the model no price was found for ("" when the run named none): promptfoo writes 0
+    # for a cost it was not given; a cost the harness could not work out is null instead,
+    # never a silent zero, and the row's `costUnknown` names that model
     cost_unknown = (extra.get("run_metadata") or {}).get("cost_unknown")
-    # promptfoo writes 0 for a cost it was not given; a cost the harness could not work
-    # out (a model without a price) is null instead, never a silent zero
     row: dict[str, Any] = {"cost": None if cost_unknown is not None else run.cost or 0.0}
     if reason == ERROR_FAILURE:
         row["error"] = run.error or extra.get("error") or "error"

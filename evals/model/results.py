@@ -29,6 +29,27 @@ def pick_latency(wall_ms: float, reported_ms: float | None, source: str) -> floa
     return wall_ms
 
 
+def no_price(model: str) -> str:
+    """Why a run priced with `model` has no known cost, and the fix."""
+    return (
+        f"no price for model {model!r}: add it to the suite's prices: "
+        f"({{{model}: {{input: 0.15, output: 0.6}}}}, per million tokens)"
+    )
+
+
+NO_MODEL = (
+    "the agent reported no cost and names no model to price its tokens with: give the suite "
+    "a prices: entry for its model (a table of one entry prices every run; with several, "
+    "the budget's model names one), or the provider a config.price"
+)
+
+
+def unknown_cost_reason(unpriced: str) -> str:
+    """Why a run's cost is unknown, with the fix, from the model no price was found for
+    (`unpriced`; "" when the run named no model)."""
+    return no_price(unpriced) if unpriced else NO_MODEL
+
+
 @dataclass(slots=True)
 class AgentResponse:
     """An agent's answer normalized from any provider contract.
@@ -196,9 +217,10 @@ class RunRecord:
     @property
     def cost_unknown(self) -> str | None:
         """Why an answered run's cost is unknown (the model without a price and the fix),
-        None when it is known or the agent never answered."""
-        reason = self.metadata.get("cost_unknown")
-        return None if reason is None else str(reason)
+        None when it is known or the agent never answered. The record keeps only the
+        model (`metadata.cost_unknown`, "" when the run named none)."""
+        unpriced = self.metadata.get("cost_unknown")
+        return None if unpriced is None else unknown_cost_reason(str(unpriced))
 
     @property
     def total_tokens(self) -> int:

@@ -536,7 +536,7 @@ class Runner:
 
     def _priced(self, record: RunRecord, output: Any) -> RunRecord:
         """The answered run with its cost worked out (`resolve_cost`) when the agent
-        reported none, or the reason it is unknown in `metadata.cost_unknown`. Graders
+        reported none, or the model no price was found for in `metadata.cost_unknown`. Graders
         saw the response as the agent returned it (promptfoo's `cost` assertion reads
         only a reported cost)."""
         response = record.response
@@ -548,7 +548,7 @@ class Runner:
         if cost.amount is not None:
             record.response = replace(response, cost=cost.amount)
         else:
-            record.metadata = {**record.metadata, "cost_unknown": cost.unknown}
+            record.metadata = {**record.metadata, "cost_unknown": cost.unpriced}
         return record
 
     def _is_timeout(self, raised: AssertionRaised) -> bool:

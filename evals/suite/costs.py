@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from evals.graders.cost import no_price, suite_prices
+from evals.graders.cost import suite_prices
+from evals.model.results import no_price
 from evals.model.suite import Assertion, Suite
 from evals.vendors.prices import PriceError, find_price, provider_price
 

@@ -184,7 +184,8 @@ def _priced(
     response: AgentResponse, prompt: str, suite_config: dict[str, Any]
 ) -> tuple[AgentResponse, str | None]:
     """The answer with the cost `evals run` would work out for it (`resolve_cost` over the
-    suite file's prices), or unchanged with the reason its cost is unknown."""
+    suite file's prices), or unchanged with the model no price was found for ("" when the
+    answer named none)."""
     from evals.graders.base import output_text
     from evals.graders.cost import resolve_cost, suite_prices
 
@@ -195,7 +196,7 @@ def _priced(
         output_text=output_text(response.output),
     )
     if cost.amount is None:
-        return response, cost.unknown
+        return response, cost.unpriced
     return replace(response, cost=cost.amount), None
 
 

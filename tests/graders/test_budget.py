@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from trajectory_kit import grade_run, tool
 
-from evals.graders.cost import NO_MODEL, resolve_cost
-from evals.model.results import AgentResponse
+from evals.graders.cost import resolve_cost
+from evals.model.results import NO_MODEL, AgentResponse
 from evals.model.trajectory import Step
 from evals.vendors.prices import price_table
 
