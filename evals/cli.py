@@ -338,6 +338,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise SuiteError(str(exc), fix="see `evals plan --help` for each option's range") from None
     render_power_plan(plan)
+    from evals.gates.feasibility import undecidable
+
+    config = suite.gates.for_environment(args.env)
+    for item in undecidable(suite, args.env):
+        print(f"cannot decide: {item.sentence(config.on_undetermined or 'warn')}")
     return int(ExitCode.OK)
 
 
@@ -459,7 +464,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     `--json` prints the suite's identity instead: its outline (with the suite and case
     fingerprints) and each agent's fingerprint.
     """
-    from evals.gates.feasibility import unpassable_gates
+    from evals.gates.feasibility import undecidable_gates
     from evals.suite import load_suite
 
     suite = load_suite(args.suite)
@@ -472,7 +477,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     warnings = [
         *suite.warnings,
         *lint_suite(suite),
-        *unpassable_gates(suite),
+        *undecidable_gates(suite),
         *unpriced_agents(suite),
         *([too_big] if too_big else []),
     ]

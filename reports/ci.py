@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from evals.model.ci import CiOutcome
 from evals.model.evaluation import EvaluationResult
+from evals.model.gates import about
 from evals.model.summary import CaseAgentStats, Comparison
 from evals.reports import text
 from evals.reports.markdown import render_markdown
@@ -140,11 +141,14 @@ def headline(outcome: CiOutcome) -> str:
     if outcome.verdict == "pass" and not found:
         shown = outcome.results[-1] if outcome.results else None
         comparison = shown.summary.comparison if shown is not None else None
-        if comparison is not None:
+        if comparison is not None and shown is not None:
             overall = comparison.overall
+            caught = text.detection(shown.gates)
             found.append(
                 f"no regression ({text.percent(overall.baseline_rate)} → "
-                f"{text.percent(overall.candidate_rate)}, {text.points(overall.difference)})"
+                f"{text.percent(overall.candidate_rate)}, {text.points(overall.difference)}"
+                f"{', ' + about(overall.estimand, overall.cases) if overall.cases else ''})"
+                + (f"; {caught}" if caught else "")
             )
     if len(found) > HEADLINE_ITEMS:
         found = [*found[:HEADLINE_ITEMS], f"… {len(found) - HEADLINE_ITEMS} more below"]

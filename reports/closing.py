@@ -68,7 +68,7 @@ def closing_lines(result: EvaluationResult, closing: Closing) -> list[Line]:
     """The block's lines: the verdict, the gates that did not pass (failing blocking gates
     first), the evaluation and store, then the next commands."""
     gates = result.gates
-    verdict_style = {"pass": "bold green", "fail": "bold red"}.get(gates.verdict, "bold yellow")
+    verdict_style = {"pass": "bold green", "fail": "bold red"}.get(gates.outcome, "bold yellow")
     lines = [Line("")]
     if closing.rule is not None:
         lines.append(Line(closing.rule, "bold"))

@@ -93,22 +93,46 @@ def level(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.4g} %"
 
 
+def detection(report: GateReport) -> str:
+    """What a comparison could have caught, from its regression gates: "this run would
+    catch -8.0 pp on the suite, -19.0 pp on tag units" (80 % of the time; empty without
+    one)."""
+    caught = [
+        f"{points(-g.detectable)} on "
+        + ("the suite" if g.name == "regression" else f"tag {g.name[len('regression[') : -1]}")
+        for g in report.gates
+        if g.name.startswith("regression") and g.detectable is not None
+    ]
+    return f"this run would catch {', '.join(caught)}" if caught else ""
+
+
+def _about(report: GateReport) -> str:
+    """What the comparison's verdict is about ("on these 20 cases"), from its suite row."""
+    return next((g.about for g in report.gates if g.name == "regression" and g.about), "")
+
+
 def build_outcome(report: GateReport) -> str:
-    """What the build does with the verdict, in words (empty for a plain pass or fail)."""
-    if report.verdict != "undetermined":
+    """What the build does with the verdict, in words (empty for a plain fail)."""
+    if report.verdict == "fail":
         return ""
+    if report.verdict == "pass":
+        return detection(report)
     action = report.on_undetermined
     if action == "fail":
         return "fails the build (on_undetermined: fail)"
     if action == "pass":
-        return "the build passes (on_undetermined: pass)"
+        where = _about(report)
+        shown = f"no loss beyond the tolerance shown{' ' + where if where else ''}"
+        caught = detection(report)
+        return f"{shown}; {caught}" if caught else f"{shown} (on_undetermined: pass)"
     return "warning only, the build passes (on_undetermined: warn)"
 
 
 def verdict_line(report: GateReport) -> str:
-    """The one-line overall decision that heads every summary, with what an undetermined
-    verdict does to the build."""
-    verdict = report.verdict
+    """The one-line overall decision that heads every summary: the verdict under the
+    environment's rule (`GateReport.outcome`), with what an undetermined verdict does to
+    the build and, for a comparison, the smallest loss the run would have caught."""
+    verdict = report.outcome
     where = f" ({report.environment})" if report.environment else ""
     label = {"pass": "PASS", "fail": "FAIL", "undetermined": "UNDETERMINED"}.get(
         verdict, verdict.upper()

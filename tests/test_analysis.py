@@ -239,12 +239,20 @@ def test_clear_regression_is_explained_per_tag():
     assert tags["news"].verdict == "regression"
     assert tags["news"].explanation.startswith("candidate lost 1.00")
     assert "regression; significant after correcting for 2 tags" in tags["news"].explanation
-    # 20 all-pass cases per agent bound each rate only to about [0.83, 1]: not enough
-    # to claim equivalence within 0.05, and certainly no change to report.
+    assert "on tag news, on these 20 cases" in tags["news"].explanation
+    # On these 20 cases, 100 passing runs per agent show the two within 0.05 of each other.
     assert tags["prices"].difference == 0
-    assert tags["prices"].verdict == "inconclusive"
+    assert tags["prices"].verdict == "equivalent"
     assert comparison.overall.verdict == "regression"
     assert tags["news"].p_adjusted <= 1
+    # As a sample of tasks, 20 all-pass cases bound each rate only to about [0.83, 1]: not
+    # enough to claim equivalence within 0.05 on tasks like these.
+    tasks = replace(CONFIG, estimand="tasks")
+    sampled = {
+        t.group: t for t in summarize(records, simulated_suite(cases), tasks).comparison.tags
+    }
+    assert sampled["prices"].verdict == "inconclusive"
+    assert "on tag news, on tasks like these" in sampled["news"].explanation
 
 
 def test_insufficient_data_and_missing_agent_warning():

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from evals.analysis.summarize import summarize
+from evals.analysis.summarize import pass_rate_limit, summarize
 from evals.gates.catalog import planned_gate_count
 from evals.gates.decide import check_comparable, decide
 from evals.model.errors import SuiteError
@@ -20,7 +20,7 @@ from evals.model.gates import GateConfig
 from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.model.summary import GateReport, GateResult
 from evals.pipeline.evaluation import analyse
-from evals.stats import agreeing_confidence, effective_wilson_interval, holm, mean_of_means_variance
+from evals.stats import agreeing_confidence, holm, mean_of_means_variance, stratified_difference
 from evals.suite.gates import parse_gates
 from validation.beta_binomial import case_rates, outcome_records, simulated_suite, tagged_cases
 
@@ -86,12 +86,20 @@ def test_budget_is_split_equally_among_statistical_gates_and_facts_spend_nothing
     assert [g.pass_level for g in statistical(half)] == pytest.approx([1 - 0.005] * 10)
 
 
-def test_min_pass_rate_limits_are_the_effective_wilson_interval_at_the_gate_levels():
+def _clopper_pearson(successes: float, size: float, level: float, side: str) -> float:
+    """The beta-quantile Clopper-Pearson limit, from scipy."""
+    if side == "upper":
+        return 1.0 if successes >= size else sps.beta.ppf(level, successes + 1, size - successes)
+    return 0.0 if successes <= 0 else sps.beta.ppf(1 - level, successes, size - successes + 1)
+
+
+@pytest.mark.parametrize("estimand", ["cases", "tasks"])
+def test_min_pass_rate_limits_are_clopper_pearson_at_the_gate_levels(estimand):
     rng = np.random.default_rng(2)
     rates = case_rates(rng, 25, 0.75, 0.3)
     records = outcome_records("cand", rng.random((25, 4)) < rates[:, None])
     suite = simulated_suite(tagged_cases(25), agents=("cand",))
-    config = GateConfig(candidate="cand", min_pass_rate=0.6)
+    config = GateConfig(candidate="cand", min_pass_rate=0.6, estimand=estimand)
     summary = summarize(records, suite, config)
     report = decide(summary, config, None)
     result = gate(report, "min_pass_rate")
@@ -100,22 +108,76 @@ def test_min_pass_rate_limits_are_the_effective_wilson_interval_at_the_gate_leve
     variance = mean_of_means_variance(case_rates_seen)
     mean = sum(case_rates_seen) / 25
     share = 0.05 / 2  # min_pass_rate and error_rate
-    fail_high = effective_wilson_interval(mean, variance, 25, 100, 1 - 2 * share)[1]
-    pass_low = effective_wilson_interval(mean, variance, 25, 100, 1 - 0.05)[0]
+
+    def size(level: float) -> float:
+        if estimand == "cases":
+            return 100.0  # 25 cases of 4 runs: the pooled runs
+        effective = min(max(mean * (1 - mean) / variance, 25), 100)
+        return effective * (sps.norm.ppf(level) / sps.t.ppf(level, 24)) ** 2
+
+    fail_high = _clopper_pearson(mean * size(1 - share), size(1 - share), 1 - share, "upper")
+    pass_low = _clopper_pearson(mean * size(0.975), size(0.975), 0.975, "lower")
     assert agent.variance == pytest.approx(variance)
     assert result.fail_limit == pytest.approx(fail_high, abs=1e-9)
     assert result.pass_limit == pytest.approx(pass_low, abs=1e-9)
     assert result.fail_level == pytest.approx(1 - share)
     expected = "fail" if fail_high < 0.6 else "pass" if pass_low >= 0.6 else "undetermined"
     assert result.status == expected
+    assert result.about == ("on these 25 cases" if estimand == "cases" else "on tasks like these")
 
 
 @pytest.mark.slow
-def test_regression_gate_is_the_t_test_on_case_differences_at_its_share():
+def test_min_pass_rate_keeps_its_level_at_the_ceiling():
+    """The Wilson limit misses its one-sided level near a rate of 1 (4.8 % against 2.5 % at
+    100 cases of one run); the gate's exact limit does not: for every true rate of a
+    100-case, one-run suite whose cases share that rate, the chance that the pass limit
+    at 97.5 % lies above it is at most 2.5 %, computed exactly over the binomial."""
+    config = GateConfig(candidate="cand", min_pass_rate=0.9)
+    suite = simulated_suite(tagged_cases(100), agents=("cand",))
+    lows = []
+    for passes in range(0, 101, 1):
+        outcomes = np.arange(100)[:, None] < passes
+        agent = summarize(outcome_records("cand", outcomes), suite, config).agents[0]
+        lows.append(pass_rate_limit(agent, "cases", 0.975, "lower"))
+    for rate in np.linspace(0.85, 0.999, 60):
+        missed = sum(sps.binom.pmf(k, 100, rate) for k, low in enumerate(lows) if low > rate)
+        assert missed <= 0.025 + 1e-12
+
+
+def test_regression_gate_is_the_stratified_score_test_on_these_cases_at_its_share():
+    rng = np.random.default_rng(3)
+    rates = case_rates(rng, 40, 0.7, 0.3)
+    worse = np.clip(rates - 0.15, 0, 1)
+    config = replace(BASE, max_regression=0.05, block_p0_regressions=False)
+    summary, report = decided(runs(rng, rates, worse, 5), tagged_cases(40), config)
+    result = gate(report, "regression")
+    cand = {s.case_id: s for s in summary.case_stats if s.agent == "cand"}
+    base = {s.case_id: s for s in summary.case_stats if s.agent == "base"}
+    test = stratified_difference(
+        [cand[c].passes for c in cand],
+        [cand[c].counted for c in cand],
+        [base[c].passes for c in cand],
+        [base[c].counted for c in cand],
+    )
+    share = 0.05 / 2  # error_rate and regression
+    assert result.fail_limit == pytest.approx(test.limit(1 - share, "upper"), abs=1e-12)
+    assert result.pass_limit == pytest.approx(test.limit(0.975, "lower"), abs=1e-12)
+    # The fail limit lies below the tolerated loss exactly when the test's p-value there is
+    # below the share.
+    p = test.p_value(-0.05, "less")
+    assert (result.fail_limit < -0.05) == (p < share)
+    assert result.status == ("fail" if p < share else result.status)
+    assert result.about == "on these 40 cases"
+    assert result.detectable is not None and 0.05 < result.detectable < 1
+    assert f"this run would catch {100 * -result.detectable:+.1f} pp" in result.reason
+
+
+@pytest.mark.slow
+def test_regression_gate_on_tasks_is_the_t_test_on_case_differences_at_its_share():
     rng = np.random.default_rng(3)
     rates = case_rates(rng, 40, 0.7, 0.3)
     worse = np.clip(rates - 0.35, 0, 1)
-    config = replace(BASE, max_regression=0.05, block_p0_regressions=False)
+    config = replace(BASE, max_regression=0.05, block_p0_regressions=False, estimand="tasks")
     summary, report = decided(runs(rng, rates, worse, 5), tagged_cases(40), config)
     result = gate(report, "regression")
     cand = {s.case_id: s for s in summary.case_stats if s.agent == "cand"}
@@ -376,7 +438,9 @@ def test_on_undetermined_decides_what_an_undetermined_verdict_does(environment, 
     _, report = decided(runs(rng, rates, rates, 5), tagged_cases(20), config, environment)
     assert report.verdict == "undetermined"
     assert report.passed is passes
-    assert report.on_undetermined == (override or ("fail" if environment == "release" else "warn"))
+    default = {"release": "fail", "pr": "pass"}.get(environment or "", "warn")
+    assert report.on_undetermined == (override or default)
+    assert report.outcome == ("pass" if report.on_undetermined == "pass" else "undetermined")
     assert report.config["on_undetermined"] == report.on_undetermined
     assert report.to_dict()["passed"] is passes
 

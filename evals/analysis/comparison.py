@@ -8,9 +8,11 @@ reads the interval, so the two cannot disagree:
   Benjamini-Hochberg q-values across the compared cases, and the test's inversion at the
   Benjamini-Yekutieli level 1 - R·alpha/m, which excludes 0 exactly for the cases BH
   selects;
-- tags: the t test on per-case differences, Holm across the tags, and its inversion at
-  the level of Holm's deciding step, 1 - alpha·p/q;
-- the suite: the same t test at the confidence level.
+- tags: the test of the configuration's estimand (the stratified score test over the tag's
+  cases' runs on these cases, the t test on per-case differences on tasks like these),
+  Holm across the tags, and its inversion at the level of Holm's deciding step,
+  1 - alpha·p/q;
+- the suite: the same test at the confidence level.
 
 A verdict is a regression when the whole interval lies below -margin, an improvement
 when above +margin, equivalent when within ±equivalence_margin, and inconclusive
@@ -22,10 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import replace
+from typing import Literal, Protocol
 
 from evals import stats
 from evals.analysis.cells import Cell, Cells
-from evals.model.gates import GateConfig
+from evals.model.gates import GateConfig, about
 from evals.model.results import RunRecord
 from evals.model.suite import Case
 from evals.model.summary import (
@@ -38,6 +41,7 @@ from evals.model.summary import (
 )
 
 SUITE_GROUP = "suite"
+Side = Literal["lower", "upper"]
 PairTable = tuple[int, int, int, int]
 
 
@@ -231,14 +235,14 @@ def compare(
         result.difference = cand.rate - base.rate
         result.p_value = case_p_value(cand, base, pair)
     _decide_cases(results, config)
-    overall = compare_group(SUITE_GROUP, shared, cells, config)
+    overall, _ = compare_group(SUITE_GROUP, shared, cells, config)
     tags = [compare_group(tag, tagged, cells, config) for tag, tagged in tag_groups(shared)]
     _decide_tags(tags, config)
     return Comparison(
         baseline=baseline,
         candidate=candidate,
         overall=overall,
-        tags=tags,
+        tags=[tag for tag, _ in tags],
         cases=results,
         warnings=_warnings(results, one_sided),
         paired_cases=sum(1 for r in results if r.paired),
@@ -272,8 +276,8 @@ def without_cases(
     _decide_tags(tags, config)
     return replace(
         comparison,
-        overall=compare_group(SUITE_GROUP, shared, cells, config),
-        tags=tags,
+        overall=compare_group(SUITE_GROUP, shared, cells, config)[0],
+        tags=[tag for tag, _ in tags],
         cases=kept,
     )
 
@@ -304,14 +308,32 @@ def tag_groups(cases: Sequence[Case]) -> list[tuple[str, list[Case]]]:
     return sorted(by_tag.items())
 
 
-def group_difference(
-    cases: Sequence[Case], cells: Cells, config: GateConfig
-) -> stats.CaseMeanDifference:
-    """The t test's candidate-minus-baseline difference over `cases` (two or more)."""
-    candidate, baseline = roles(config)
-    cand = [cells[(candidate, c.id)] for c in cases]
-    base = [cells[(baseline, c.id)] for c in cases]
-    return stats.case_mean_difference(
+class GroupTest(Protocol):
+    """A test of the difference of mean per-case pass rates over a group of cases: the
+    stratified score test on these cases (`stats.StratifiedDifference`) or the t test on
+    tasks like these (`stats.CaseMeanDifference`)."""
+
+    @property
+    def estimate(self) -> float:
+        """The candidate's mean per-case pass rate minus the baseline's."""
+        ...
+
+    @property
+    def standard_error(self) -> float:
+        """The estimate's standard error, for display."""
+        ...
+
+    def limit(self, level: float, side: Side) -> float:
+        """One-sided confidence limit at `level`."""
+        ...
+
+    def p_value(self, null: float, alternative: Literal["less", "greater"]) -> float:
+        """One-sided p-value of H0: difference = `null`."""
+        ...
+
+
+def _counts(cand: Sequence[Cell], base: Sequence[Cell]) -> tuple[list[int], ...]:
+    return (
         [c.passes for c in cand],
         [c.counted for c in cand],
         [b.passes for b in base],
@@ -319,29 +341,76 @@ def group_difference(
     )
 
 
-def group_test(group: GroupComparison) -> stats.CaseMeanDifference | None:
-    """The t test a group comparison holds (None when it has fewer than two cases)."""
-    if group.difference is None or group.standard_error is None or group.df is None:
+def counts_test(
+    estimand: str,
+    candidate_passes: Sequence[int],
+    candidate_runs: Sequence[int],
+    baseline_passes: Sequence[int],
+    baseline_runs: Sequence[int],
+) -> GroupTest:
+    """The candidate-minus-baseline test of per-case counts for `estimand`: the stratified
+    score test on these cases, or the t test on tasks like these (two cases or more)."""
+    counts = (candidate_passes, candidate_runs, baseline_passes, baseline_runs)
+    if estimand == "tasks":
+        return stats.case_mean_difference(*counts)
+    return stats.stratified_difference(*counts)
+
+
+def group_difference(cases: Sequence[Case], cells: Cells, config: GateConfig) -> GroupTest:
+    """The candidate-minus-baseline test over `cases` for the configuration's estimand."""
+    candidate, baseline = roles(config)
+    counts = _counts(
+        [cells[(candidate, c.id)] for c in cases], [cells[(baseline, c.id)] for c in cases]
+    )
+    return counts_test(config.estimand, *counts)
+
+
+def group_rows(comparison: Comparison, tag: str | None = None) -> list[CaseComparison]:
+    """The compared cases of the suite (`tag` None) or of one tag: those both agents ran."""
+    return [
+        row
+        for row in comparison.cases
+        if row.difference is not None and (tag is None or tag in row.tags)
+    ]
+
+
+def group_test(group: GroupComparison, rows: Sequence[CaseComparison]) -> GroupTest | None:
+    """The test a group comparison decides on, over its compared cases `rows`
+    (`group_rows`); None when there is none (no case, or one case on tasks like these)."""
+    if group.difference is None or not rows:
         return None
-    return stats.CaseMeanDifference(group.difference, group.standard_error, group.df, group.df + 1)
+    if group.estimand == "tasks":
+        if group.standard_error is None or group.df is None:
+            return None
+        return stats.CaseMeanDifference(
+            group.difference, group.standard_error, group.df, group.df + 1
+        )
+    return counts_test(
+        "cases",
+        [r.candidate.passes for r in rows],
+        [r.candidate.counted for r in rows],
+        [r.baseline.passes for r in rows],
+        [r.baseline.counted for r in rows],
+    )
 
 
-def two_sided_p(difference: stats.CaseMeanDifference) -> float:
-    """Two-sided t p-value of no difference: twice the smaller one-sided one."""
+def two_sided_p(difference: GroupTest) -> float:
+    """Two-sided p-value of no difference: twice the smaller one-sided one."""
     return min(1.0, 2 * min(difference.p_value(0.0, "less"), difference.p_value(0.0, "greater")))
 
 
-def limits(difference: stats.CaseMeanDifference, level: float) -> Interval:
-    """The two-sided interval of the t test at `level`."""
+def limits(difference: GroupTest, level: float) -> Interval:
+    """The two-sided interval of a group's test at `level`."""
     side = two_sided(level)
     return difference.limit(side, "lower"), difference.limit(side, "upper")
 
 
 def compare_group(
     group: str, cases: Sequence[Case], cells: Cells, config: GateConfig
-) -> GroupComparison:
+) -> tuple[GroupComparison, GroupTest | None]:
     """The difference of mean per-case pass rates over `cases` (counted by both agents),
-    decided at the confidence level (tags are decided again across tags by Holm)."""
+    decided at the confidence level (tags are decided again across tags by Holm), with
+    the test it was decided on."""
     result = GroupComparison(
         group=group,
         cases=len(cases),
@@ -350,53 +419,51 @@ def compare_group(
         difference=None,
         interval=None,
         verdict="insufficient data",
+        estimand=config.estimand,
     )
     if not cases:
         result.explanation = f"no case in {_where(group)} has counted runs from both agents"
-        return result
+        return result, None
     candidate, baseline = roles(config)
     cand = [cells[(candidate, c.id)] for c in cases]
     base = [cells[(baseline, c.id)] for c in cases]
     result.candidate_rate = sum(c.rate for c in cand) / len(cand)
     result.baseline_rate = sum(b.rate for b in base) / len(base)
     result.difference = result.candidate_rate - result.baseline_rate
-    if len(cases) < 2:
-        result.explanation = (
-            f"{_where(group)} has one case: a difference over cases needs at least two"
+    if len(cases) > 1:
+        result.correlation = stats.pearson_correlation(
+            [c.rate for c in cand], [b.rate for b in base]
         )
-        return result
-    result.correlation = stats.pearson_correlation([c.rate for c in cand], [b.rate for b in base])
-    result.fixed_suite_interval = stats.normal_interval(
-        result.difference,
-        stats.stratified_difference_variance(
-            [c.rate for c in cand],
-            [c.counted for c in cand],
-            [b.rate for b in base],
-            [b.counted for b in base],
-        ),
-        config.confidence,
-    )
+    if config.estimand == "tasks":
+        if len(cases) < 2:
+            result.explanation = (
+                f"{_where(group)} has one case: a difference over tasks like these needs at "
+                "least two"
+            )
+            return result, None
+        result.fixed_suite_interval = limits(
+            stats.stratified_difference(*_counts(cand, base)), config.confidence
+        )
     difference = group_difference(cases, cells, config)
-    result.standard_error, result.df = difference.standard_error, difference.df
+    result.standard_error = difference.standard_error
+    result.df = len(cases) - 1 if config.estimand == "tasks" else None
     result.p_value = result.p_adjusted = two_sided_p(difference)
     _apply_group_verdict(result, difference, config.confidence, 1, config)
-    return result
+    return result, difference
 
 
-def _decide_tags(tags: list[GroupComparison], config: GateConfig) -> None:
+def _decide_tags(tags: list[tuple[GroupComparison, GroupTest | None]], config: GateConfig) -> None:
     """Holm across the tags: each tag's interval at the level of its deciding step."""
-    tested = [t for t in tags if t.p_value is not None]
+    tested = [(tag, test) for tag, test in tags if test is not None and tag.p_value is not None]
     if not tested:
         return
     alpha = 1 - config.confidence
-    p_values = [t.p_value for t in tested if t.p_value is not None]
-    for tag, q, level in zip(
+    p_values = [tag.p_value for tag, _ in tested if tag.p_value is not None]
+    for (tag, test), q, level in zip(
         tested, stats.holm(p_values), stats.holm_confidences(p_values, alpha), strict=True
     ):
-        difference = group_test(tag)
-        assert difference is not None
         tag.p_adjusted = q
-        _apply_group_verdict(tag, difference, level, len(tested), config)
+        _apply_group_verdict(tag, test, level, len(tested), config)
 
 
 def _where(group: str) -> str:
@@ -405,7 +472,7 @@ def _where(group: str) -> str:
 
 def _apply_group_verdict(
     result: GroupComparison,
-    difference: stats.CaseMeanDifference,
+    difference: GroupTest,
     level: float,
     family: int,
     config: GateConfig,
@@ -416,7 +483,7 @@ def _apply_group_verdict(
     result.interval = limits(difference, level)
     low, high = result.interval
     result.verdict = verdict_of(result.interval, config)
-    where = _where(result.group)
+    where = f"{_where(result.group)}, {about(result.estimand, result.cases)}"
     if difference.estimate < 0:
         change = f"candidate lost {-difference.estimate:.2f} [{-high:.2f}, {-low:.2f}] on {where}"
     else:

@@ -1,14 +1,16 @@
 """Plan a comparison before running it: how likely the regression gate is to find a drop,
 the smallest drop it finds, and how likely identical agents are to pass it.
 
-The plan runs the gate's own test: a one-sided t test on per-case differences of pass
-rates at the gate's share of the build's false-failure budget, failing when the upper
-limit lies below -tolerance and passing when the lower limit at 1 - budget/2 reaches it.
-Cases are drawn from a population (`evals.stats.shifted_case_rates`): the baseline's case
-rates Beta with its mean pass rate and intra-class correlation, the candidate's the same
-cases moved by one log-odds shift to the baseline's rate minus the target drop, so both
-agents' rates enter. The headline numbers simulate the test (`simulated_gate_probability`,
-seeded); the table over repeats uses its noncentral t (`regression_gate_probability`).
+The plan runs the gate's own test for the suite's estimand at the gate's share of the
+build's false-failure budget: on these cases the stratified score test over the cases'
+runs, on tasks like these the one-sided t test on per-case differences; it fails when the
+upper limit lies below -tolerance and passes when the lower limit at 1 - budget/2 reaches
+it. Cases are drawn from a population (`evals.stats.shifted_case_rates`): the baseline's
+case rates Beta with its mean pass rate and intra-class correlation, the candidate's the
+same cases moved by one log-odds shift to the baseline's rate minus the target drop, so
+both agents' rates enter. The headline numbers simulate the test
+(`simulated_gate_probability`, seeded); the table over repeats uses its normal or
+noncentral t approximation (`regression_gate_probability`).
 P0 cases get the exact power of their own test (`exact_rejection_probability`).
 
 The pass rate and ICC come from a flag, else from the suite's recent complete stored
@@ -111,6 +113,7 @@ class PowerPlan:
     p0_cases: int = 0
     p0_rate: Assumed = field(default_factory=lambda: Assumed(DEFAULT_P0_RATE, "default"))
     p0_margin: float = 0.2
+    estimand: str = "cases"
 
     @property
     def share(self) -> float:
@@ -142,6 +145,7 @@ class PowerPlan:
             side,
             simulations,
             _SEED,
+            self.estimand,
         )
 
     def detection(self) -> float:
@@ -181,6 +185,7 @@ class PowerPlan:
             self.tolerance.value,
             self.share if side == "fail" else self.pass_alpha,
             side,
+            self.estimand,
         )
 
     def cases_needed(self, k: int) -> int | None:
@@ -202,7 +207,7 @@ class PowerPlan:
                 high = middle
             else:
                 low = middle
-        return max(high, 2)
+        return max(high, 2 if self.estimand == "tasks" else 1)
 
     def table(self, grid: tuple[int, ...] = REPEAT_GRID) -> list[PlanRow]:
         """One row per number of repeats in `grid` (and the suite's own)."""
@@ -220,6 +225,7 @@ class PowerPlan:
                         self.tolerance.value,
                         self.share,
                         self.power,
+                        self.estimand,
                     ),
                     cases_needed=self.cases_needed(k),
                     identical_pass=self.probability(self._n(), k, 0.0, "pass"),
@@ -408,6 +414,7 @@ def build_power_plan(
         p0_cases=sum(1 for c in selected if c.priority == "P0"),
         p0_rate=_pick(None, estimate.p0_rate if estimate else None, source, DEFAULT_P0_RATE),
         p0_margin=config.p0_margin,
+        estimand=config.estimand,
     )
 
 
@@ -428,7 +435,14 @@ def render_power_plan(plan: PowerPlan, console: Any = None) -> None:
     n_cases, k = int(plan.cases.value), int(plan.repeats.value)
     effect = plan.effect.value
     where = f" ({plan.environment})" if plan.environment else ""
-    console.print(f"[bold]Power plan for {plan.suite_id}{where}[/bold], baseline vs candidate")
+    console.print(
+        f"[bold]Power plan for {plan.suite_id}{where}[/bold], baseline vs candidate, "
+        + (
+            f"on these {n_cases} cases"
+            if plan.estimand == "cases"
+            else "on tasks like these (gates.estimand: tasks)"
+        )
+    )
     inputs = Table(show_header=False, box=None, padding=(0, 1))
     for label, assumed in (
         ("cases", plan.cases),
@@ -467,8 +481,10 @@ def render_power_plan(plan: PowerPlan, console: Any = None) -> None:
             f"{plan.p0_margin:.3g} (and can pass) with probability {plan.p0_pass():.2f} "
             f"at {k} repeats (exact)."
         )
+    approximation = "normal" if plan.estimand == "cases" else "noncentral t"
     table = Table(
-        title=f"At {n_cases} cases, by repeats (noncentral t of the gate's test, drop {effect:.3g})"
+        title=f"At {n_cases} cases, by repeats ({approximation} approximation of the gate's "
+        f"test, drop {effect:.3g})"
     )
     for header in ("repeats", "power", "smallest\ndrop found", "cases\nneeded", "identical\npass"):
         table.add_column(header, justify="right")
@@ -482,8 +498,12 @@ def render_power_plan(plan: PowerPlan, console: Any = None) -> None:
             style="bold" if row.repeats == k else None,
         )
     console.print(table)
+    test = (
+        "the gate's stratified score test over the cases' runs"
+        if plan.estimand == "cases"
+        else "the gate's one-sided t test on per-case differences"
+    )
     console.print(
         "Cases: baseline rates Beta(pass rate, ICC), the candidate's moved by one log-odds "
-        "shift; the gate's one-sided t test on per-case differences at its share. "
-        "docs/statistics.md shows plan against simulated gates."
+        f"shift; {test} at its share. docs/statistics.md shows plan against simulated gates."
     )

@@ -133,8 +133,11 @@ def _agent_stats(
     result.effective_n = stats.effective_sample_size(
         result.pass_rate, result.variance, len(counted), runs
     )
-    result.interval = stats.effective_wilson_interval(
-        result.pass_rate, result.variance, len(counted), runs, config.confidence
+    result.conditional_runs = len(counted) ** 2 / sum(1 / c.counted for c in counted)
+    side = two_sided(config.confidence)
+    result.interval = (
+        pass_rate_limit(result, config.estimand, side, "lower"),
+        pass_rate_limit(result, config.estimand, side, "upper"),
     )
     result.run_pass_rate = passes / runs
     if len(counted) > 1:
@@ -164,6 +167,29 @@ def _agent_stats(
                 result.cost_per_accepted, result.cost_per_accepted_se, config.confidence
             )
     return result
+
+
+def pass_rate_limit(agent: AgentStats, estimand: str, level: float, side: str) -> float:
+    """A one-sided limit of `agent`'s mean per-case pass rate at `level`.
+
+    On these cases (`estimand` "cases") the count of passes is a sum of binomials with the
+    cases' own rates, whose tails are no heavier than the binomial's with their mean
+    (Hoeffding 1956), so the exact Clopper-Pearson limit at the conditional runs is valid
+    (exactly so when every case has the same runs). On tasks like these it is the
+    Clopper-Pearson limit at the effective sample size with Korn and Graubard's (1998)
+    degrees-of-freedom factor. Both are exact-style limits: the Wilson limit misses its
+    level on one side near a rate of 0 or 1, which a minimum pass rate near 1 would inherit.
+    """
+    assert agent.pass_rate is not None
+    if estimand == "cases" and agent.conditional_runs:
+        size = agent.conditional_runs
+    else:
+        size = stats.effective_sample_size(
+            agent.pass_rate, agent.variance, agent.cases, max(agent.counted, agent.cases)
+        )
+        if agent.cases > 1:
+            size *= (stats.normal_quantile(level) / stats.t_quantile(level, agent.cases - 1)) ** 2
+    return stats.effective_clopper_pearson_limit(agent.pass_rate, size, level, side)
 
 
 def cost_per_accepted_interval(

@@ -20,7 +20,7 @@ from evals.gates.families import (
     limits_sentence,
 )
 from evals.gates.pass_rate import share_text
-from evals.gates.registry import Evidence, Gate, Scope
+from evals.gates.registry import Design, Evidence, Gate, Reach, Scope
 from evals.model.summary import AgentStats, GateResult
 
 
@@ -105,10 +105,29 @@ def _decide(evidence: Evidence, levels: Levels) -> list[GateResult]:
     return [error_rate_gate(compared, config.max_error_rate, levels)]
 
 
+def _reach(design: Design) -> list[Reach]:
+    """Over all runs of an agent: with every run errored the lower limit at Holm's first
+    step must exceed the maximum to fail; with none, the upper limit at the pass level
+    must be within it to pass."""
+    maximum = design.scope.config.max_error_rate
+    runs = design.runs * len(design.cases)
+    if maximum is None or not runs:
+        return []
+    levels = design.levels
+    return [
+        Reach(
+            GATE.name,
+            can_fail=stats.clopper_pearson_limit(runs, runs, levels.fail_level, "lower") > maximum,
+            can_pass=stats.clopper_pearson_limit(0, runs, levels.pass_level, "upper") <= maximum,
+        )
+    ]
+
+
 GATE = Gate(
     name="error_rate",
     keys=("max_error_rate",),
     statistical=True,
     family=_family,
     decide=_decide,
+    reach=_reach,
 )

@@ -4,6 +4,15 @@ Holm within the P0 cases (not all cases, so the other cases do not dilute it).
 A case fails when any loss is shown (its upper limit below 0) and passes only when its
 loss is shown within `p0_margin`; the gate fails when one case fails and passes when all
 pass. A case the data cannot judge never counts as passed.
+
+The test is chosen before seeing data, the same in every mode: the unpaired exact
+unconditional score test of the case's two binomials. When the agents' runs pair up by
+seed (`gates.paired`, and always in `evals ci pr`) it stays valid, and conservative under
+the positive correlation pairing brings (the unpaired variance of a difference exceeds
+the paired one), while it keeps its power: 5 of 5 against 0 of 5 has p = 2^-10 unpaired
+where the paired exact test, with five discordant pairs, cannot go below 2^-5 = 0.031 and
+so could not fail a total break at five repeats once the budget is split. The per-case
+verdict table keeps the paired test.
 """
 
 from __future__ import annotations
@@ -12,7 +21,7 @@ from functools import partial
 
 from evals import stats
 from evals.gates.families import Hypothesis, Levels, family_status, judge_family
-from evals.gates.registry import Evidence, Gate, Scope, p0_cases
+from evals.gates.registry import Design, Evidence, Gate, Reach, Scope, p0_cases
 from evals.gates.regression import points
 from evals.model.gates import GateConfig
 from evals.model.summary import CaseComparison, Comparison, GateResult
@@ -20,21 +29,15 @@ from evals.model.summary import CaseComparison, Comparison, GateResult
 
 def _p0_hypothesis(case: CaseComparison, config: GateConfig) -> Hypothesis:
     cand, base = case.candidate, case.baseline
-    if case.pair is not None:
-        limit = partial(stats.paired_exact_limit, *case.pair)
-        fail_p = partial(stats.paired_exact_p_value, *case.pair, 0.0, "less")
-    else:
-        table = (cand.passes, cand.counted, base.passes, base.counted)
-        limit = partial(stats.exact_score_limit, *table)
-        fail_p = partial(stats.exact_score_p_value, *table, 0.0, "less")
+    table = (cand.passes, cand.counted, base.passes, base.counted)
     assert case.difference is not None
     return Hypothesis(
         label=case.case_id,
         measured=case.difference,
-        limit=limit,
+        limit=partial(stats.exact_score_limit, *table),
         threshold=-config.p0_margin,
         fail_threshold=0.0,
-        fail_p=fail_p,
+        fail_p=partial(stats.exact_score_p_value, *table, 0.0, "less"),
     )
 
 
@@ -108,6 +111,24 @@ def _decide(evidence: Evidence, levels: Levels) -> list[GateResult]:
     return [p0_gate(evidence.comparison, evidence.config, levels)]
 
 
+def _reach(design: Design) -> list[Reach]:
+    """A P0 case can fail when k of k against 0 of k shows a loss at Holm's first step
+    (`design.levels` is already the share over the P0 cases), and can pass when k of k for
+    both shows the loss within `p0_margin`."""
+    if not design.scope.p0_cases:
+        return []
+    n, levels = design.runs, design.levels
+    broken = stats.exact_score_p_value(0, n, n, n, 0.0, "less")
+    same = stats.exact_score_limit(n, n, n, n, levels.pass_level, "lower")
+    return [
+        Reach(
+            GATE.name,
+            can_fail=broken <= levels.share,
+            can_pass=same >= -design.scope.config.p0_margin,
+        )
+    ]
+
+
 GATE = Gate(
     name="p0_regressions",
     keys=("block_p0_regressions", "p0_margin"),
@@ -116,4 +137,5 @@ GATE = Gate(
     decide=_decide,
     reads=p0_cases,
     futility=False,
+    reach=_reach,
 )

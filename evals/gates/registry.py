@@ -14,6 +14,9 @@ listed once in `evals.gates.catalog.GATES`. The declaration says
   not empty; inside it Holm's procedure decides,
 - which cases each of its rows `reads` (what an adaptive run keeps running for it),
 - its `decide`: the rows it adds from the evaluation's `Evidence` at its `Levels`,
+- what it can reach before any run (`reach`: whether each of its rows can fail and can
+  pass at a `Design`'s cases and repeats, on the most favourable data), which
+  `evals validate` and `evals plan` turn into warnings with the repeats that would do,
 - whether an adaptive run keeps a decision it reached at a look (`settles`; a fact that one
   more run can overturn, a policy violation, does not) and whether it may stop running
   for the gate when it cannot be decided by the last look (`futility`).
@@ -125,6 +128,34 @@ def tags_with(config: GateConfig, tags: frozenset[str], keys: set[str]) -> list[
 
 
 @dataclass(frozen=True, slots=True)
+class Design:
+    """What a gate can see before any run: the `scope`, the `repeats` per case and agent,
+    the runs per case and repeat (`prompts`), the selected `cases`, and its `levels` (its
+    share of the budget, already divided by its family's size: Holm's first step)."""
+
+    scope: Scope
+    cases: Sequence[Case]
+    repeats: int
+    prompts: int
+    levels: Levels
+
+    @property
+    def runs(self) -> int:
+        """Counted runs per case and agent."""
+        return self.repeats * self.prompts
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """Whether a row can fail and can pass at a design, each on the data most favourable to
+    it (a total break; every run of both agents passing)."""
+
+    row: str
+    can_fail: bool
+    can_pass: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Gate:
     """One gate, declared once (see the module's docstring)."""
 
@@ -137,6 +168,7 @@ class Gate:
     weight: float = 1.0
     settles: bool = True
     futility: bool = True
+    reach: Callable[[Design], list[Reach]] | None = None
 
     def owns(self, row: str) -> bool:
         """True when `row` (a name in the gate table) is one of this gate's rows."""

@@ -12,6 +12,9 @@ from evals.model.results import ErrorKind
 
 ERROR_KINDS: tuple[str, ...] = get_args(ErrorKind)
 UNDETERMINED_ACTIONS = ("fail", "warn", "pass")
+# What a comparison's verdict is about: the suite's own cases (inference conditional on the
+# cases, the default) or tasks like them (the cases as a sample).
+ESTIMANDS = ("cases", "tasks")
 LATENCY_SOURCES = ("wall", "agent")
 # Keys an environment may not override: they decide how runs are graded, once for all.
 SUITE_WIDE_KEYS = ("latency",)
@@ -19,8 +22,17 @@ SUITE_WIDE_KEYS = ("latency",)
 
 def default_on_undetermined(environment: str | None) -> str:
     """What an undetermined verdict does where the suite does not say: a release fails on
-    it (it must show its gates met), a pull request, a nightly run or a plain run warns."""
-    return "fail" if environment == "release" else "warn"
+    it (it must show its gates met), a pull request passes (it fails only on a loss shown
+    beyond the tolerance, and says the smallest loss it would have caught), a nightly run
+    or a plain run warns."""
+    return {"release": "fail", "pr": "pass"}.get(environment or "", "warn")
+
+
+def about(estimand: str, cases: int) -> str:
+    """What a verdict of `estimand` over `cases` cases is about, in a short phrase."""
+    if estimand == "tasks":
+        return "on tasks like these"
+    return f"on these {cases} case{'s' if cases != 1 else ''}"
 
 
 @dataclass(slots=True)
@@ -37,6 +49,9 @@ class GateConfig:
     data cannot decide does (None: `default_on_undetermined` of the environment).
     `latency` names the latency every grader (but promptfoo's `latency` assertion),
     statistic and gate reads: the harness's wall time, or the agent's own report.
+    `estimand` says what a comparison is about: `cases`, the suite's own cases (inference
+    conditional on the cases, whose only noise is the agents' run-to-run randomness), or
+    `tasks`, tasks like these (the cases as a sample of tasks).
     `judge_calibration` names a calibration file of human-labelled outputs on which
     `min_judge_kappa` / `min_judge_accuracy` gate the suite's judge. `environments` holds
     each environment's overrides: only the keys it sets, applied over the top level by
@@ -69,6 +84,7 @@ class GateConfig:
     budget_cost: float | None = None
     allow_fingerprint_mismatch: bool = False
     paired: bool = False
+    estimand: str = "cases"
     judge_calibration: str | None = None
     min_judge_kappa: float | None = None
     min_judge_accuracy: float | None = None

@@ -106,6 +106,7 @@ class AgentStats:
     flake_interval: Interval | None = None
     unknown_cost_runs: int = 0
     cost_unknown: str | None = None
+    conditional_runs: float | None = None
 
     def unknown_cost_note(self) -> str | None:
         """ "cost unknown for N of M runs of AGENT: WHY" (with the fix), None when every
@@ -152,10 +153,13 @@ class CaseComparison:
 class GroupComparison:
     """Candidate against baseline over the suite or one tag.
 
-    The difference of mean per-case pass rates, tested with a t test on per-case
-    differences (`standard_error`, `df`); `interval` inverts it at `level`: the confidence
-    for the suite, the level of Holm's deciding step across tags for a tag (so a tag's
-    interval excludes 0 exactly when its Holm-adjusted `p_adjusted` is significant).
+    The difference of mean per-case pass rates over the cases both agents ran. Its
+    `estimand` says what it is about: `cases`, these cases (the stratified score test over
+    the per-case binomials, `evals.stats.stratified_difference`), or `tasks`, tasks like
+    these (a t test on per-case differences with `standard_error` and `df`). `interval`
+    inverts the test at `level`: the confidence for the suite, the level of Holm's
+    deciding step across tags for a tag (so a tag's interval excludes 0 exactly when its
+    Holm-adjusted `p_adjusted` is significant).
     """
 
     group: str
@@ -173,6 +177,7 @@ class GroupComparison:
     level: float | None = None
     standard_error: float | None = None
     df: int | None = None
+    estimand: str = "cases"
 
 
 @dataclass(slots=True)
@@ -263,7 +268,10 @@ class GateResult:
     threshold, and passes when `pass_limit` (at `pass_level`) lies within it. `interval`
     holds the two limits, low first. Gates over several hypotheses (one per tag, one per
     P0 case) hold the `p_value` and Holm-adjusted `adjusted_p` of the one that decided.
-    Gates that count facts (policy, repeats) have no share.
+    Gates that count facts (policy, repeats) have no share. `about` says what the
+    verdict is about ("on these 20 cases", "on tasks like these"); a regression gate's
+    `detectable` is the smallest loss this run would have shown beyond its tolerance
+    (80 % of the time).
     """
 
     name: str
@@ -280,6 +288,8 @@ class GateResult:
     share: float | None = None
     p_value: float | None = None
     adjusted_p: float | None = None
+    about: str | None = None
+    detectable: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,6 +395,15 @@ class GateReport:
         return "pass"
 
     @property
+    def outcome(self) -> str:
+        """The verdict under the environment's rule: fail when a blocking gate failed,
+        pass when every one passed or the verdict is undetermined where the environment
+        passes it (a pull request fails only on a loss shown beyond its tolerance),
+        undetermined otherwise."""
+        verdict = self.verdict
+        return "pass" if verdict == "undetermined" and self.on_undetermined == "pass" else verdict
+
+    @property
     def passed(self) -> bool:
         """True when the build passes: the verdict passed, or it is undetermined and the
         environment warns on (or passes) an undetermined verdict."""
@@ -395,5 +414,6 @@ class GateReport:
         """A JSON-ready dict including the verdict and whether the build passed."""
         data = _json_ready(self)
         data["verdict"] = self.verdict
+        data["outcome"] = self.outcome
         data["passed"] = self.passed
         return data

@@ -24,9 +24,12 @@ from evals.model.evaluation import EvaluationResult
 REPORT_SUFFIXES = (".html", ".junit.xml", ".json")
 
 
-def overall_verdict(results: Sequence[EvaluationResult]) -> str:
-    """fail if any comparison failed, else undetermined if any is, else pass."""
-    verdicts = {result.gates.verdict for result in results}
+def overall_verdict(results: Sequence[EvaluationResult], rule: bool = True) -> str:
+    """fail if any comparison failed, else undetermined if any is, else pass: with `rule`
+    each comparison's verdict under its environment's rule (`GateReport.outcome`; a pull
+    request's comparison passes unless a loss beyond its tolerance is shown), else what its
+    data show (`GateReport.verdict`, as a stage of a staged job reports it)."""
+    verdicts = {result.gates.outcome if rule else result.gates.verdict for result in results}
     for verdict in ("fail", "undetermined"):
         if verdict in verdicts:
             return verdict

@@ -68,6 +68,7 @@ def detectable_drop(plan: PowerPlan) -> float | None:
         plan.tolerance.value,
         plan.share,
         plan.power,
+        plan.estimand,
     )
 
 

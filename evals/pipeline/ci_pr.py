@@ -642,7 +642,7 @@ class _PullRequest:
                 self.compared(sides, agent, baseline, head_result, repeat, spend, held)
                 for agent in sides.agents
             ]
-            looks.append(f"{repeat} repeat(s): {overall_verdict(results)}")
+            looks.append(f"{repeat} repeat(s): {overall_verdict(results, rule=False)}")
             if all(is_decided(r.gates) for r in results):
                 break
         assert baseline is not None

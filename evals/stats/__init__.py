@@ -25,8 +25,7 @@ if TYPE_CHECKING:
         pearson_correlation,
     )
     from evals.stats.decisions import gate_status
-    from evals.stats.differences import normal_interval, stratified_difference_variance
-    from evals.stats.distributions import t_quantile, t_sf, two_sided_z
+    from evals.stats.distributions import normal_quantile, t_quantile, t_sf, two_sided_z
     from evals.stats.exact import (
         exact_rejection_probability,
         exact_score_interval,
@@ -57,6 +56,7 @@ if TYPE_CHECKING:
         case_difference_variance,
         minimum_detectable_drop,
         regression_gate_probability,
+        run_noise_variance,
         shifted_case_rates,
         simulated_gate_probability,
     )
@@ -64,6 +64,7 @@ if TYPE_CHECKING:
         binomial_p_value,
         clopper_pearson_interval,
         clopper_pearson_limit,
+        effective_clopper_pearson_limit,
         effective_sample_size,
         effective_wilson_interval,
         wilson_interval,
@@ -73,10 +74,16 @@ if TYPE_CHECKING:
     from evals.stats.repeats import case_flake, flake_probability, flake_rate, pass_at_k, pass_hat_k
     from evals.stats.sequential import crossing_probabilities, sequential_levels
     from evals.stats.significance import benjamini_hochberg, holm
+    from evals.stats.stratified import (
+        StratifiedDifference,
+        detectable_drop,
+        stratified_difference,
+    )
 
 __all__ = [
     "CaseMeanDifference",
     "PairedBootstrap",
+    "StratifiedDifference",
     "agreeing_confidence",
     "alpha_shares",
     "benjamini_hochberg",
@@ -90,6 +97,8 @@ __all__ = [
     "cluster_quantile_interval",
     "clustered_se",
     "crossing_probabilities",
+    "detectable_drop",
+    "effective_clopper_pearson_limit",
     "effective_sample_size",
     "effective_wilson_interval",
     "exact_rejection_probability",
@@ -108,8 +117,8 @@ __all__ = [
     "mean_differences",
     "mean_of_means_variance",
     "minimum_detectable_drop",
-    "normal_interval",
     "normal_limit",
+    "normal_quantile",
     "paired_exact_interval",
     "paired_exact_limit",
     "paired_exact_p_value",
@@ -122,12 +131,13 @@ __all__ = [
     "percentile",
     "ratio_standard_error",
     "regression_gate_probability",
+    "run_noise_variance",
     "score_statistic",
     "sequential_levels",
     "shifted_case_rates",
     "simulated_gate_probability",
     "spending_shares",
-    "stratified_difference_variance",
+    "stratified_difference",
     "t_quantile",
     "t_sf",
     "two_sided_z",
@@ -137,6 +147,7 @@ __all__ = [
 _MODULES = {
     "CaseMeanDifference": "noninferiority",
     "PairedBootstrap": "bootstrap",
+    "StratifiedDifference": "stratified",
     "agreeing_confidence": "multiplicity",
     "alpha_shares": "multiplicity",
     "benjamini_hochberg": "significance",
@@ -150,6 +161,8 @@ _MODULES = {
     "cluster_quantile_interval": "quantiles",
     "clustered_se": "clustering",
     "crossing_probabilities": "sequential",
+    "detectable_drop": "stratified",
+    "effective_clopper_pearson_limit": "proportions",
     "effective_sample_size": "proportions",
     "effective_wilson_interval": "proportions",
     "exact_rejection_probability": "exact",
@@ -168,8 +181,8 @@ _MODULES = {
     "mean_differences": "noninferiority",
     "mean_of_means_variance": "clustering",
     "minimum_detectable_drop": "power",
-    "normal_interval": "differences",
     "normal_limit": "ratio",
+    "normal_quantile": "distributions",
     "paired_exact_interval": "exact",
     "paired_exact_limit": "exact",
     "paired_exact_p_value": "exact",
@@ -182,12 +195,13 @@ _MODULES = {
     "percentile": "quantiles",
     "ratio_standard_error": "ratio",
     "regression_gate_probability": "power",
+    "run_noise_variance": "power",
     "score_statistic": "exact",
     "sequential_levels": "sequential",
     "shifted_case_rates": "power",
     "simulated_gate_probability": "power",
     "spending_shares": "multiplicity",
-    "stratified_difference_variance": "differences",
+    "stratified_difference": "stratified",
     "t_quantile": "distributions",
     "t_sf": "distributions",
     "two_sided_z": "distributions",

@@ -9,6 +9,7 @@ Lentz's continued fraction (Press et al., Numerical Recipes, 3rd ed., section 6.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 from statistics import NormalDist
 
@@ -106,4 +107,39 @@ def t_quantile(probability: float, df: float) -> float:
             high = middle
         if high - low < 1e-15 * max(1.0, high):
             break
+    return (low + high) / 2
+
+
+def falling_root(
+    gap: Callable[[float], float], low: float, high: float, precision: float = 1e-10
+) -> float:
+    """Where `gap`, falling from `low` to `high`, crosses 0 (within `precision`): the
+    Illinois variant of regula falsi (Dowell and Jarratt 1971), bisecting while an end is
+    infinite. An end is returned when `gap` does not change sign between them."""
+    at_low, at_high = gap(low), gap(high)
+    if at_low <= 0:
+        return low
+    if at_high >= 0:
+        return high
+    side = 0
+    for _ in range(200):
+        if high - low <= precision:
+            break
+        if math.isinf(at_low) or math.isinf(at_high):
+            middle = (low + high) / 2
+        else:
+            middle = high - at_high * (high - low) / (at_high - at_low)
+            if not low < middle < high:
+                middle = (low + high) / 2
+        value = gap(middle)
+        if value > 0:
+            low, at_low = middle, value
+            at_high = at_high / 2 if side == 1 else at_high
+            side = 1
+        else:
+            high, at_high = middle, value
+            at_low = at_low / 2 if side == -1 else at_low
+            side = -1
+        if value == 0:
+            return middle
     return (low + high) / 2

@@ -3,11 +3,17 @@
 Miller, E. (2024). Adding error bars to evals. arXiv:2411.00640, section 5 ("power
 analysis"): the variance of a difference of two agents' mean scores over n cases with k
 repeats has a between-case part and a run-noise part that repeats shrink. Here the
-cases are a population: the baseline's case rates are Beta with the suite's mean and
-intra-class correlation, and the candidate's are the same cases moved by one log-odds
-shift to its mean, so both agents' rates enter. The gate's test is a one-sided t test on
-per-case differences at the gate's share of the build's budget; `simulated_gate_probability`
-runs it, `regression_gate_probability` is its noncentral t.
+cases are drawn from a population: the baseline's case rates are Beta with the suite's
+mean and intra-class correlation, and the candidate's are the same cases moved by one
+log-odds shift to its mean, so both agents' rates enter.
+
+The gate's test depends on what it is about (`estimand`). On these cases ("cases", the
+default) it is the stratified score test (`evals.stats.stratified`): only run noise
+counts, so its variance is the run-noise part alone and repeats shrink all of it; the
+drop planned for is the mean drop of the drawn cases. On tasks like these ("tasks") it is
+the one-sided t test on per-case differences, whose variance also holds the spread
+between cases. `simulated_gate_probability` runs the test itself,
+`regression_gate_probability` is its normal (cases) or noncentral t (tasks) approximation.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from evals.stats.distributions import t_quantile
+from evals.stats.distributions import normal_cdf, normal_quantile, t_quantile
 
 _QUADRATURE = 4000
 # An ICC below this leaves every case's rate within 1e-5 of the mean: the cases are
@@ -93,6 +99,20 @@ def case_difference_variance(
     return float(noise / repeats + np.var(candidate - baseline))
 
 
+@lru_cache(maxsize=4096)
+def run_noise_variance(
+    baseline_rate: float, candidate_rate: float, icc: float, repeats: int
+) -> float:
+    """Variance of one case's observed difference of pass rates from run noise alone:
+    (E[a(1-a)] + E[b(1-b)])/k over the same population as `case_difference_variance`,
+    what a comparison on these cases has (the cases' own differences are not noise)."""
+    if repeats < 1:
+        raise ValueError("need at least one repeat")
+    baseline, candidate = shifted_case_rates(baseline_rate, icc, candidate_rate)
+    noise = np.mean(candidate * (1 - candidate)) + np.mean(baseline * (1 - baseline))
+    return float(noise / repeats)
+
+
 def _shift(
     n_cases: int,
     repeats: int,
@@ -100,11 +120,17 @@ def _shift(
     candidate_rate: float,
     icc: float,
     tolerance: float,
+    estimand: str,
 ) -> float:
     """(true difference + tolerance) in standard errors of the mean difference."""
-    if n_cases < 2:
-        raise ValueError("the t test over cases needs at least two cases")
-    variance = case_difference_variance(baseline_rate, candidate_rate, icc, repeats)
+    if estimand == "tasks":
+        if n_cases < 2:
+            raise ValueError("the t test over cases needs at least two cases")
+        variance = case_difference_variance(baseline_rate, candidate_rate, icc, repeats)
+    else:
+        if n_cases < 1:
+            raise ValueError("need at least one case")
+        variance = run_noise_variance(baseline_rate, candidate_rate, icc, repeats)
     difference = candidate_rate - baseline_rate + tolerance
     if variance <= 0:
         return math.copysign(math.inf, difference) if difference else 0.0
@@ -120,28 +146,32 @@ def regression_gate_probability(
     tolerance: float = 0.0,
     alpha: float = 0.05,
     side: str = "fail",
+    estimand: str = "cases",
 ) -> float:
     """Probability that the regression gate fails (side="fail", its power) or passes.
 
-    The gate's own test: a one-sided t test on per-case differences, df = cases - 1, so
-    the probability is a noncentral t tail with noncentrality (difference + tolerance)/SE.
     It fails when the upper limit at 1 - alpha (alpha: the gate's share of the build's
     budget) is below -tolerance; it passes when the lower limit at 1 - alpha (the pass
     level) reaches -tolerance, which for identical agents is the chance that a release
-    with `on_undetermined: fail` passes. The floor on the standard error is ignored (it
-    only binds when the cases' differences hardly vary), and so is the skew of per-case
-    differences when many cases pass every run: `simulated_gate_probability` runs the
-    test itself.
+    with `on_undetermined: fail` passes. On these cases the test's score is close to
+    normal with the run noise as its variance; on tasks like these the t test's
+    probability is a noncentral t tail with noncentrality (difference + tolerance)/SE,
+    df = cases - 1 (the floor on its standard error ignored: it only binds when the cases'
+    differences hardly vary). Neither accounts for the skew when many cases pass every
+    run: `simulated_gate_probability` runs the test itself.
     """
     if side not in ("fail", "pass"):
         raise ValueError(f"side must be fail or pass, not {side!r}")
-    from scipy.stats import nct
-
-    shift = _shift(n_cases, repeats, baseline_rate, candidate_rate, icc, tolerance)
-    critical = t_quantile(1 - alpha, n_cases - 1)
+    shift = _shift(n_cases, repeats, baseline_rate, candidate_rate, icc, tolerance, estimand)
     failing = side == "fail"
     if math.isinf(shift):
         return 1.0 if (shift < 0) == failing else 0.0
+    if estimand != "tasks":
+        critical = normal_quantile(1 - alpha)
+        return normal_cdf(-shift - critical) if failing else normal_cdf(shift - critical)
+    from scipy.stats import nct
+
+    critical = t_quantile(1 - alpha, n_cases - 1)
     if failing:
         return float(nct.cdf(-critical, n_cases - 1, shift))
     return float(nct.sf(critical, n_cases - 1, shift))
@@ -155,6 +185,7 @@ def minimum_detectable_drop(
     tolerance: float = 0.0,
     alpha: float = 0.05,
     power: float = 0.8,
+    estimand: str = "cases",
 ) -> float | None:
     """Smallest drop of the mean pass rate the regression gate fails with `power`.
 
@@ -166,7 +197,7 @@ def minimum_detectable_drop(
         rate = baseline_rate - drop
         return (
             regression_gate_probability(
-                n_cases, repeats, baseline_rate, rate, icc, tolerance, alpha
+                n_cases, repeats, baseline_rate, rate, icc, tolerance, alpha, "fail", estimand
             )
             >= power
         )
@@ -193,31 +224,34 @@ def simulated_gate_probability(
     side: str = "fail",
     simulations: int = 4000,
     seed: int = 0,
+    estimand: str = "cases",
 ) -> float:
     """Share of simulated comparisons in which the regression gate fails (or passes).
 
-    The exact test the gate runs, where the noncentral t of `regression_gate_probability` is
-    only an approximation (per-case differences are skewed when many cases pass every
+    The exact test the gate runs, where `regression_gate_probability` is only an
+    approximation (scores and per-case differences are skewed when many cases pass every
     run): each simulation draws `n_cases` cases with replacement from the population
     (case i has true rates baseline_rates[i] and candidate_rates[i], e.g. from
     `shifted_case_rates` or a stored evaluation's cases), runs each agent `repeats`
-    times, and applies `mean_differences` with the one-sided limit at 1 - alpha:
-    side="fail" counts upper limits below -tolerance, side="pass" lower limits at or
-    above it. Seeded, so a plan prints the same number twice; the Monte Carlo standard
-    error is at most 0.5/sqrt(simulations).
+    times, and applies the gate's test for `estimand` (`stratified_scores` on these
+    cases, `mean_differences` on tasks like these) at one-sided 1 - alpha: side="fail"
+    counts upper limits below -tolerance, side="pass" lower limits at or above it.
+    Seeded, so a plan prints the same number twice; the Monte Carlo standard error is at
+    most 0.5/sqrt(simulations).
     """
     from evals.stats.noninferiority import mean_differences
+    from evals.stats.stratified import stratified_scores
 
     baseline = np.asarray(baseline_rates, dtype=float)
     candidate = np.asarray(candidate_rates, dtype=float)
     if baseline.shape != candidate.shape or baseline.ndim != 1 or not len(baseline):
         raise ValueError("need one baseline and one candidate rate per case of the population")
-    if n_cases < 2 or repeats < 1 or simulations < 1:
-        raise ValueError("need at least two cases, one repeat and one simulation")
+    if n_cases < (2 if estimand == "tasks" else 1) or repeats < 1 or simulations < 1:
+        raise ValueError("need enough cases, at least one repeat and one simulation")
     if side not in ("fail", "pass"):
         raise ValueError(f"side must be fail or pass, not {side!r}")
     rng = np.random.default_rng(seed)
-    critical = t_quantile(1 - alpha, n_cases - 1)
+    critical = t_quantile(1 - alpha, max(n_cases - 1, 1))
     found = 0
     block = max(1, 2_000_000 // (n_cases * repeats))
     for start in range(0, simulations, block):
@@ -225,6 +259,11 @@ def simulated_gate_probability(
         chosen = rng.integers(0, len(baseline), size=(size, n_cases))
         first = rng.binomial(repeats, candidate[chosen])
         second = rng.binomial(repeats, baseline[chosen])
+        if estimand != "tasks":
+            z = normal_quantile(1 - alpha)
+            scores = stratified_scores(first, repeats, second, repeats, -tolerance)
+            found += int(np.sum(scores < -z if side == "fail" else scores > z))
+            continue
         mean, error = mean_differences(first, repeats, second, repeats)
         if side == "fail":
             found += int(np.sum(mean + critical * error < -tolerance))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from evals.stats.distributions import regularized_beta, t_quantile, two_sided_z
+from evals.stats.distributions import falling_root, regularized_beta, t_quantile, two_sided_z
 
 Interval = tuple[float, float]
 
@@ -181,3 +181,32 @@ def clopper_pearson_limit(successes: int, trials: int, level: float, side: str) 
         else:
             high = middle
     return high if side == "lower" else low
+
+
+def effective_clopper_pearson_limit(
+    proportion: float, size: float, level: float, side: str
+) -> float:
+    """One-sided Clopper-Pearson limit at `level` for `proportion` of an effective `size`
+    (possibly fractional): the beta-quantile form of the exact limit with x = p·n
+    successes (Korn and Graubard 1998 use it at the effective sample size of a cluster
+    sample). With a whole `size` and p·n successes it equals `clopper_pearson_limit`.
+    """
+    if not 0 <= proportion <= 1:
+        raise ValueError(f"proportion must be within [0, 1], got {proportion}")
+    if size <= 0:
+        raise ValueError(f"size must be positive, got {size}")
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
+    alpha = 1 - level
+    successes = proportion * size
+    if side == "lower":
+        if successes <= 0:
+            return 0.0
+        a, b = successes, size - successes + 1
+        return falling_root(lambda p: alpha - regularized_beta(a, b, p), 0.0, proportion, 1e-12)
+    if side == "upper":
+        if successes >= size:
+            return 1.0
+        a, b = successes + 1, size - successes
+        return falling_root(lambda p: 1 - alpha - regularized_beta(a, b, p), proportion, 1.0, 1e-12)
+    raise ValueError(f"side must be lower or upper, not {side!r}")

@@ -8,6 +8,7 @@ from typing import Any
 from evals.model.errors import SuiteError
 from evals.model.gates import (
     ERROR_KINDS,
+    ESTIMANDS,
     LATENCY_SOURCES,
     SUITE_WIDE_KEYS,
     UNDETERMINED_ACTIONS,
@@ -45,7 +46,11 @@ _FLAGS = ("block_p0_regressions", "zero_policy_violations", "allow_fingerprint_m
 _OPTIONAL_KEYS = {
     f.name for f in fields(GateConfig) if f.name in {*_NUMBERS, *_COUNTS} and f.default is None
 } | {"max_error_rate"}
-_CHOICES = {"on_undetermined": UNDETERMINED_ACTIONS, "latency": LATENCY_SOURCES}
+_CHOICES = {
+    "on_undetermined": UNDETERMINED_ACTIONS,
+    "latency": LATENCY_SOURCES,
+    "estimand": ESTIMANDS,
+}
 _ENVIRONMENTS = ("pr", "nightly", "release")
 
 

@@ -246,7 +246,8 @@ def test_staged_until_decided_reuses_the_nightly_then_runs_and_resumes_mains_age
         project, monkeypatch, history, "reshuffled", "--until-decided", "2,5,6"
     )
 
-    assert (code, outcome["verdict"]) == (0, "undetermined")
+    # No loss beyond the tolerance shown: a pull request passes what it cannot decide.
+    assert (code, outcome["verdict"]) == (0, "pass")
     assert "staged until decided: 3 of 3 stage(s) (2 repeat(s): undetermined;" in comment
     golden = len(TOPICS) - 1
     assert f"primed with {len(TOPICS) * 4} stored response(s)" in comment

@@ -53,7 +53,7 @@ def test_new_and_changed_cases_count_in_the_absolute_gates_and_are_listed(
     gates = {g["name"]: g for g in result["gates"]["gates"]}
     golden = len(TOPICS) - 1
     # The head's own pass rate is over every pull-request case, new and changed included.
-    assert f"over {golden + 1} cases" in gates["min_pass_rate"]["reason"]
+    assert f"on these {golden + 1} cases" in gates["min_pass_rate"]["reason"]
     comment = (out / "comment.md").read_text(encoding="utf-8")
     above = comment.partition("<details>")[0]
     assert "- new case `refuses-to-guess`: 0/4 passed (0.0%)" in above

@@ -72,7 +72,8 @@ def test_a_pass_says_what_was_compared_on_its_first_line() -> None:
     result.gates.gates = [g for g in result.gates.gates if g.status == "pass"]
     outcome = _outcome(results=[result], verdict="pass", exit_code=0)
     assert (
-        headline(outcome) == "✅ evals pull request: PASS: no regression (94.0% → 95.0%, +1.0 pp)"
+        headline(outcome)
+        == "✅ evals pull request: PASS: no regression (94.0% → 95.0%, +1.0 pp, on these 4 cases)"
     )
 
 

@@ -17,6 +17,7 @@ from evals.stats import (
     flake_probability,
     minimum_detectable_drop,
     regression_gate_probability,
+    run_noise_variance,
     shifted_case_rates,
     simulated_gate_probability,
 )
@@ -143,26 +144,49 @@ def test_gate_power_is_statsmodels_one_sample_t_power(
     effect = (-drop + tolerance) / sd
     expected = TTestPower().power(effect, cases, alpha, alternative="smaller")
     assert regression_gate_probability(
-        cases, repeats, mu, mu - drop, icc, tolerance, alpha
+        cases, repeats, mu, mu - drop, icc, tolerance, alpha, estimand="tasks"
     ) == pytest.approx(expected, abs=1e-6)
     margin_effect = tolerance / np.sqrt(case_difference_variance(mu, mu, icc, repeats))
     expected_pass = TTestPower().power(margin_effect, cases, alpha, alternative="larger")
     assert regression_gate_probability(
-        cases, repeats, mu, mu, icc, tolerance, alpha, side="pass"
+        cases, repeats, mu, mu, icc, tolerance, alpha, side="pass", estimand="tasks"
     ) == pytest.approx(expected_pass, abs=1e-6)
 
 
-def test_simulated_power_is_seeded_and_near_the_noncentral_t_when_differences_are_regular():
+@pytest.mark.parametrize("estimand", ["cases", "tasks"])
+def test_simulated_power_is_seeded_and_near_its_approximation_when_differences_are_regular(
+    estimand,
+):
+    """The simulation runs the gate's own test (the stratified score test on these cases,
+    the t test on tasks like these); with regular cases its approximation (normal, or
+    noncentral t) is close."""
     population = shifted_case_rates(0.5, 0.1, 0.44)
-    first = simulated_gate_probability(*population, 60, 10, alpha=0.05, seed=3)
-    assert first == simulated_gate_probability(*population, 60, 10, alpha=0.05, seed=3)
-    analytic = regression_gate_probability(60, 10, 0.5, 0.44, 0.1, alpha=0.05)
+    kwargs = {"alpha": 0.05, "estimand": estimand}
+    first = simulated_gate_probability(*population, 60, 10, seed=3, **kwargs)
+    assert first == simulated_gate_probability(*population, 60, 10, seed=3, **kwargs)
+    analytic = regression_gate_probability(60, 10, 0.5, 0.44, 0.1, **kwargs)
     assert first == pytest.approx(analytic, abs=0.03)
     same = shifted_case_rates(0.7, 0.3, 0.7)
-    passes = simulated_gate_probability(*same, 60, 10, 0.1, 0.025, side="pass", seed=4)
-    assert passes == pytest.approx(
-        regression_gate_probability(60, 10, 0.7, 0.7, 0.3, 0.1, 0.025, "pass"), abs=0.03
+    passes = simulated_gate_probability(
+        *same, 60, 10, 0.1, 0.025, side="pass", seed=4, estimand=estimand
     )
+    assert passes == pytest.approx(
+        regression_gate_probability(60, 10, 0.7, 0.7, 0.3, 0.1, 0.025, "pass", estimand),
+        abs=0.03,
+    )
+
+
+def test_on_these_cases_repeats_shrink_all_of_the_noise():
+    """On these cases only run noise counts: ten times the repeats, ten times less
+    variance; on tasks like these the spread between cases stays."""
+    assert run_noise_variance(0.7, 0.6, 0.3, 50) == pytest.approx(
+        run_noise_variance(0.7, 0.6, 0.3, 5) / 10
+    )
+    between = [
+        case_difference_variance(0.7, 0.6, 0.3, k) - run_noise_variance(0.7, 0.6, 0.3, k)
+        for k in (5, 50)
+    ]
+    assert between[0] == pytest.approx(between[1]) and between[0] > 0
 
 
 @pytest.mark.slow
@@ -171,7 +195,8 @@ def test_minimum_detectable_drop_reaches_the_power(power):
     drop = minimum_detectable_drop(40, 5, 0.7, 0.3, alpha=0.01, power=power)
     assert regression_gate_probability(40, 5, 0.7, 0.7 - drop, 0.3, alpha=0.01) >= power - 1e-9
     assert regression_gate_probability(40, 5, 0.7, 0.7 - drop + 0.002, 0.3, alpha=0.01) < power
-    assert minimum_detectable_drop(2, 1, 0.7, 0.9, alpha=0.001, power=0.99) is None
+    tasks = {"alpha": 0.001, "power": 0.99, "estimand": "tasks"}
+    assert minimum_detectable_drop(2, 1, 0.7, 0.9, **tasks) is None
 
 
 def test_flake_interval_without_skew_is_the_t_interval():
