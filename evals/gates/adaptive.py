@@ -28,11 +28,6 @@ def _settles(gate: GateResult) -> bool:
     return declared is None or declared.settles
 
 
-def _may_be_futile(gate: GateResult) -> bool:
-    declared = gate_of(gate.name)
-    return declared is None or declared.futility
-
-
 @dataclass(frozen=True, slots=True)
 class Decided:
     """A gate decided at a look: its result then (whose reason names the look) and the look."""
@@ -77,9 +72,19 @@ class Futility:
     pass_reach: float | None = None
 
     def judge(self, gate: GateResult) -> bool:
-        """True when `gate` cannot be decided by the last look (never for a gate declared
-        without futility, such as the P0 gate whose decision is per case, nor for a gate
-        without both limits)."""
+        """True when `gate` cannot be decided by the last look: never for a gate declared
+        without futility nor one without both limits; for a gate decided case by case (the
+        P0 gate) when the pass side is given up (`pass_reach` 0, as where an undetermined
+        verdict passes) and its own exact `still_fails` says no remaining runs could fail
+        it."""
+        declared = gate_of(gate.name)
+        if declared is not None and not declared.futility:
+            return False
+        if declared is not None and declared.still_fails is not None:
+            if self.pass_reach != 0 or gate.share is None:
+                return False
+            final_share = gate.share * self.spend_ratio
+            return not declared.still_fails(gate, self.fraction, final_share)
         numbers = [
             gate.measured,
             gate.threshold,
@@ -88,8 +93,6 @@ class Futility:
             gate.pass_limit,
             gate.pass_level,
         ]
-        if not _may_be_futile(gate):
-            return False
         known = [float(n) for n in numbers if n is not None]
         if len(known) < len(numbers):
             return False

@@ -97,7 +97,33 @@ def p0_gate(comparison: Comparison, config: GateConfig, levels: Levels) -> GateR
         share=levels.share if judged else None,
         p_value=None if worst is None else worst.p_value,
         adjusted_p=None if worst is None else worst.adjusted_p,
+        tables=[
+            (c.candidate.passes, c.candidate.counted, c.baseline.passes, c.baseline.counted)
+            for c, j in zip(judgeable, judged, strict=True)
+            if j.status == "undetermined"
+        ],
+        family=len(judged),
     )
+
+
+def can_still_fail(gate: GateResult, fraction: float, final_share: float) -> bool:
+    """Whether a P0 row left undetermined after `fraction` of the last look's runs could
+    still fail by then: for some open case, every remaining run of the candidate failing
+    and of the baseline passing shows a loss at Holm's first step at the last look's
+    `final_share` (exact)."""
+    if not gate.tables:
+        return False
+    level = final_share / max(gate.family or 1, 1)
+    for cand_passes, cand_runs, base_passes, base_runs in gate.tables:
+        cand_final = max(cand_runs, round(cand_runs / fraction))
+        base_final = max(base_runs, round(base_runs / fraction))
+        extra = base_final - base_runs
+        p = stats.exact_score_p_value(
+            cand_passes, cand_final, base_passes + extra, base_final, 0.0, "less"
+        )
+        if p <= level:
+            return True
+    return False
 
 
 def _family(scope: Scope) -> tuple[str, ...] | None:
@@ -136,6 +162,6 @@ GATE = Gate(
     family=_family,
     decide=_decide,
     reads=p0_cases,
-    futility=False,
     reach=_reach,
+    still_fails=can_still_fail,
 )

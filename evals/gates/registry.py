@@ -19,7 +19,9 @@ listed once in `evals.gates.catalog.GATES`. The declaration says
   `evals validate` and `evals plan` turn into warnings with the repeats that would do,
 - whether an adaptive run keeps a decision it reached at a look (`settles`; a fact that one
   more run can overturn, a policy violation, does not) and whether it may stop running
-  for the gate when it cannot be decided by the last look (`futility`).
+  for the gate when it cannot be decided by the last look (`futility`): by the normal
+  limits of its estimate, or for a gate decided case by case by its own exact
+  `still_fails` (whether the most unfavourable remaining runs could still fail it).
 
 `decide`, planning (`planned_gate_count`, `planned_test_split`), the adaptive runs'
 cases and futility, and the warnings about gates that cannot decide all read the same
@@ -169,6 +171,7 @@ class Gate:
     settles: bool = True
     futility: bool = True
     reach: Callable[[Design], list[Reach]] | None = None
+    still_fails: Callable[[GateResult, float, float], bool] | None = None
 
     def owns(self, row: str) -> bool:
         """True when `row` (a name in the gate table) is one of this gate's rows."""

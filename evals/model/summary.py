@@ -271,7 +271,10 @@ class GateResult:
     Gates that count facts (policy, repeats) have no share. `about` says what the
     verdict is about ("on these 20 cases", "on tasks like these"); a regression gate's
     `detectable` is the smallest loss this run would have shown beyond its tolerance
-    (80 % of the time).
+    (80 % of the time). A gate decided case by case (P0) holds the `tables` (candidate
+    passes, runs, baseline passes, runs) of the cases it left undetermined and the size
+    of its Holm `family`, from which an adaptive run tells whether more runs could still
+    fail it.
     """
 
     name: str
@@ -290,6 +293,8 @@ class GateResult:
     adjusted_p: float | None = None
     about: str | None = None
     detectable: float | None = None
+    tables: list[tuple[int, int, int, int]] | None = None
+    family: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,8 +148,13 @@ def design_for(
 ) -> AdaptiveDesign:
     """The design `--adaptive LAST --look-every EVERY` asks for: the first look after
     EVERY repeats (at most LAST), the caps the flags give, else those of the environment's
-    gate configuration `config` (`gates.budget_runs`, `gates.budget_cost`). An impossible
-    design is a `SuiteError` naming the flags."""
+    gate configuration `config` (`gates.budget_runs`, `gates.budget_cost`). Where an
+    undetermined verdict passes (a pull request), only failing can change the build, so
+    the pass side's futility reach is 0 unless `--pass-reach` says otherwise: a gate stops
+    as soon as it cannot fail by the last look. An impossible design is a `SuiteError`
+    naming the flags."""
+    if pass_reach is None and config.on_undetermined == "pass":
+        pass_reach = 0.0
     try:
         return AdaptiveDesign(
             last=last,
