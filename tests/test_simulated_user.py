@@ -323,12 +323,15 @@ def test_a_simulated_user_is_not_an_agent_under_test(write_suite, suite_error):
     assert "defaultTest.provider" in (error.fix or "")
 
 
-def test_a_missing_user_file_names_the_file(write_suite, suite_error):
+def test_a_missing_user_file_is_an_error_row_naming_the_file(write_suite):
+    # promptfoo loads a provider file when it is called: the row errors, the config still runs
     path = write_suite(
         _suite("        id: file://nowhere.py\n", "  - vars: {topic: shoes}\n"),
         {"agent.py": AGENT},
     )
-    assert "nowhere.py" in str(suite_error(path))
+    (record,) = _run(path)
+    assert record.status == "error"
+    assert "nowhere.py" in (record.error or "")
 
 
 class _TaskServer(BaseHTTPRequestHandler):
