@@ -40,15 +40,35 @@ def _is_comparative(name: str) -> bool:
     return name.split("[", 1)[0] in _COMPARATIVE
 
 
+def _base_pass_rate(result: EvaluationResult, gate: str) -> float | None:
+    """The baseline side's pass rate on what a pass-rate gate reads (the suite, or the
+    tag of `min_pass_rate[tag]`), on the cases it shares; None without one."""
+    comparison = result.summary.comparison
+    name, _, tag = gate.partition("[")
+    if comparison is None or name != "min_pass_rate":
+        return None
+    if tag:
+        group = tag.removesuffix("]")
+        pool = [s for s in result.summary.tags if s.group == group]
+    else:
+        pool = result.summary.agents
+    found = next((s for s in pool if s.agent == comparison.baseline), None)
+    return found.pass_rate if found is not None else None
+
+
 def _failed_gates(result: EvaluationResult) -> list[str]:
     """The blocking gates that failed on the candidate's own numbers (pass rate, errors,
-    policy, budgets), as short findings."""
+    policy, budgets), as short findings; a failed pass rate says the baseline side's too,
+    so a reader sees whether main was already below the minimum."""
     found = []
     for gate in result.gates.gates:
         if not gate.blocking or gate.status != "fail" or _is_comparative(gate.name):
             continue
         measured = gate.measured
         shown = text.percent(measured) if measured is not None and measured <= 1 else measured
+        base = _base_pass_rate(result, gate.name)
+        if shown is not None and base is not None:
+            shown = f"{shown}, base {text.percent(base)}"
         found.append(f"`{gate.name}` failed ({shown})" if shown is not None else gate.name)
     return found
 

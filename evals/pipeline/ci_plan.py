@@ -9,15 +9,19 @@ of the build's false-failure budget); this module is the job's only use of it.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Any
 
 from evals.analysis.power import Assumed, PowerPlan, build_power_plan, pooled_estimate
 from evals.gates.catalog import planned_gate_count
+from evals.model.gates import GateConfig
 from evals.model.suite import Suite
 from evals.stats import minimum_detectable_drop
 
 ENVIRONMENT = "pr"
+# The group the cases a pull request added or changed are gated as.
+NEW_CASES_TAG = "new or changed"
 
 
 @dataclass(slots=True)
@@ -115,3 +119,32 @@ def plan_pull_request(
         "`evals plan --env pr` shows the repeats and cases a smaller drop needs"
     )
     return PrPlan(repeats, notes)
+
+
+def gate_new_cases(
+    suite: Suite, config: GateConfig, cases: Collection[str]
+) -> tuple[Suite, GateConfig]:
+    """The suite and the pull request's thresholds `config` with `cases` (those the pull
+    request added or changed) gated as a group of their own: tagged `NEW_CASES_TAG`, whose
+    per-tag minimum pass rate is the pull request's `min_pass_rate`.
+
+    Such cases have nothing alike at the base to be compared with, so only the absolute
+    gates can judge them; as a group, a new case that fails every run fails the pull
+    request even where the suite-wide pass rate, over many good cases, hides it. Unchanged
+    without `min_pass_rate` or without such cases. The suite's gates become `config`, so
+    planning reads the same gates as deciding.
+    """
+    if config.min_pass_rate is None or not cases:
+        return suite, config
+    wanted = set(cases)
+    gated = replace(
+        config,
+        per_tag={**config.per_tag, NEW_CASES_TAG: {"min_pass_rate": config.min_pass_rate}},
+    )
+    tagged = [
+        replace(case, metadata={**case.metadata, "tags": [*case.tags, NEW_CASES_TAG]})
+        if case.id in wanted
+        else case
+        for case in suite.cases
+    ]
+    return replace(suite, cases=tagged, gates=gated), gated

@@ -19,7 +19,9 @@ The baseline costs as little as it can:
 The head's agent always runs. Compared are the agents whose agent fingerprint differs
 between base and head (`--agent` to choose; with none changed, the gates' candidate).
 When the pull request also changed the suite, the comparison keeps to the cases both
-versions define alike and lists the rest.
+versions define alike and lists the rest; the cases it added or changed count in the
+absolute gates (pass rate, errors, policy, budgets), and as a group of their own in the
+minimum pass rate (`evals.pipeline.ci_plan.gate_new_cases`).
 
 The job reads the team's store read-only (`--store`; a PostgreSQL session in read-only
 transactions, or the nightly's SQLite artifact) and writes its own evaluations, with
@@ -68,7 +70,7 @@ from evals.pipeline.ci_outputs import (
     undetermined_note,
     write_outputs,
 )
-from evals.pipeline.ci_plan import plan_pull_request
+from evals.pipeline.ci_plan import gate_new_cases, plan_pull_request
 from evals.pipeline.evaluation import run_evaluation
 from evals.pipeline.history import Side, compare_sides
 from evals.pipeline.provenance import CiContext, ci_context
@@ -509,6 +511,9 @@ class _PullRequest:
             )
         self.config = replace(self.head.gates.for_environment("pr"), paired=True)
         self.cases = [c.id for c in select_cases(self.head.cases, self.config.tags, None)]
+        # The suite the comparisons read: the head's, with its new and changed cases
+        # gated as a group once they are known (`gate_new_cases`).
+        self.gated = self.head
         self.scratch = str(self.out / SCRATCH_STORE)
         self.notes: list[str] = []
         # Notes shown above the fold of the comment (where main's runs came from, ...).
@@ -570,6 +575,8 @@ class _PullRequest:
         self.notes += agent_notes
         self.key_notes.append(environment.description)
         self.differences = suite_differences(identity.outline, self.head.outline())
+        edited = {*self.differences.added, *self.differences.changed} & set(self.cases)
+        self.gated, self.config = gate_new_cases(self.head, self.config, edited)
         branch = self.options.nightly_branch or base_ref.removeprefix("origin/")
         nightly = _read_nightly(self.store, self.head, branch, agents, identity)
         if self.store_note:
@@ -614,7 +621,7 @@ class _PullRequest:
         if nightly.meta is not None and nightly.meta.summary:
             stored = (nightly.meta.id, nightly.meta.summary)
         plan = plan_pull_request(
-            self.head,
+            self.gated,
             cases=len(self.cases),
             repeats=options.repeat or self.config.repeat or self.head.evaluate_options.repeat,
             final_repeats=options.stages[-1] if options.stages else None,
@@ -670,11 +677,11 @@ class _PullRequest:
         labels = (f"{sides.agents[0]}@base", f"{sides.agents[0]}@head")
         compared = replace(self.config, baseline=labels[0], candidate=labels[1])
         spends = design.spends(
-            self.config.confidence, planned_test_split(self.head, "pr", compared)
+            self.config.confidence, planned_test_split(self.gated, "pr", compared)
         )
         per_repeat = len(sides.agents) * (len(self.cases) + len(sides.base_cases))
         looks = _PrLooks(self, sides, _held_quarantines(self.store, self.head, sides.now))
-        cases = select_cases(self.head.cases, self.config.tags, None)
+        cases = select_cases(self.gated.cases, self.config.tags, None)
         run = run_looks(design, looks, cases, spends, design.last * per_repeat, sides.agents)
         self.key_notes += looks.sources.values()
         results = looks.results
@@ -750,9 +757,9 @@ class _PullRequest:
         head_records = _looked(head.records, agent, repeat)
         base_records = _paired(_looked(baseline.records, agent, repeat), head_records)
         return compare_sides(
-            self.head,
+            self.gated,
             Side(baseline.meta, baseline.meta.suite_outline(), base_records, agent),
-            Side(head.meta, self.head.outline(), head_records, agent),
+            Side(head.meta, self.gated.outline(), head_records, agent),
             self.config,
             "pr",
             allow_suite_change=True,

@@ -98,15 +98,19 @@ def test_the_pull_request_loop_end_to_end(tmp_path: Path) -> None:
     assert any(case.startswith("units") for case in failed)
 
     # The new case runs, counts in the head's own gates and fails its JUnit test case (the
-    # check "evals gates" goes red), and is listed above the fold.
+    # check "evals gates" goes red), is listed above the fold, and fails the pull request:
+    # the suite-wide pass rate over 21 cases hides it, the new cases' own does not.
     code, outcome, comment, failed = results["new-case"]
     assert outcome["added_cases"] == ["greeting-zed"]
     assert "greeting-zed" in failed
     above = comment.partition("<details>")[0]
     assert "- new case `greeting-zed`: 0/" in above and "passed (0.0%)" in above
     gates = {g["name"]: g for g in outcome["results"][0]["gates"]["gates"]}
-    assert f"over {CASES + 1} cases" in gates["min_pass_rate"]["reason"]
-    assert code in (0, 1) and (code == 1) == (outcome["verdict"] == "fail")
+    assert f"on these {CASES + 1} cases" in gates["min_pass_rate"]["reason"]
+    assert gates["min_pass_rate"]["status"] == "pass"
+    assert gates["min_pass_rate[new or changed]"]["status"] == "fail"
+    assert (code, outcome["verdict"]) == (1, "fail"), comment
+    assert "`min_pass_rate[new or changed]` failed (0.0%)" in comment.splitlines()[0]
 
     code, outcome, comment, failed = results["crash"]
     assert (code, outcome["verdict"]) == (2, "error")
@@ -146,9 +150,14 @@ def test_the_pull_request_loop_end_to_end(tmp_path: Path) -> None:
     code, checkout = project.pull_request(6, "after", history, *STAGES)
     outcome, comment, failed = _outcome(checkout)
     calls["after-merge"] = project.take_calls(checkout)
-    # Main's own gates may stay open (its units answers are still 40 % wrong); the pull
-    # request changed nothing and cannot fail.
-    assert code == 0 and outcome["verdict"] != "fail", comment
+    # Compared with main as it is (the accepted nightly), the pull request changed nothing:
+    # no regression gate fails. Against `nightly-1`, `regression[units]` would. Main's own
+    # pass rate (its units answers are 60 % wrong) may stay below `min_pass_rate`, an
+    # absolute gate the head inherits from main: that alone may fail the build.
+    statuses = {g["name"]: g["status"] for g in outcome["results"][0]["gates"]["gates"]}
+    assert statuses["regression[units]"] != "fail", comment
+    assert {name for name, status in statuses.items() if status == "fail"} <= {"min_pass_rate"}
+    assert code in (0, 1) and (code == 1) == (outcome["verdict"] == "fail"), comment
     assert "baseline: the stored runs of nightly `nightly-2`" in comment
     assert calls["after-merge"]["base"] == {}
 

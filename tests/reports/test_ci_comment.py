@@ -39,7 +39,7 @@ def test_the_first_line_names_the_verdict_the_failed_gate_the_dropping_tag_and_t
     comment = render_ci_comment(_outcome())
     first = comment.splitlines()[0]
     assert first.startswith("### ❌ evals pull request: FAIL: ")
-    assert "`min_pass_rate` failed (50.0%)" in first
+    assert "`min_pass_rate` failed (50.0%, base 100.0%)" in first
     # The smoke tag dropped 50 points, beyond the tolerance (0), without a decision.
     assert "tag `smoke` -50.0 pp (2 cases, not decided)" in first
     assert "1 P0 case(s) below tolerance" in first
