@@ -149,6 +149,31 @@ def analyse(
     return summary, decide(summary, gate_config, environment, judge, spend, held, now)
 
 
+def stored_result(
+    suite: Suite,
+    store_url: str,
+    evaluation_id: str,
+    environment: str | None,
+    now: float | None = None,
+) -> EvaluationResult:
+    """A stored evaluation of `suite` analysed again from its stored runs, with the gate
+    configuration of `environment` and the gates decided as at `now`."""
+    from evals.store import open_store
+
+    store = open_store(store_url, read_only=True)
+    try:
+        meta = store.get_evaluation(evaluation_id)
+        if meta is None:
+            raise SuiteError(f"the store holds no evaluation {evaluation_id}")
+        records = store.load_runs(evaluation_id)
+    finally:
+        store.close()
+    gate_config = suite.gates.for_environment(environment)
+    summary, gates = analyse(suite, records, gate_config, environment, now=now)
+    repeat = int(meta.config.get("repeat") or 1)
+    return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
+
+
 def suite_judge(suite: Suite, options: RunOptions, gate_config: GateConfig) -> Agreement | None:
     """The judge's measured agreement for the judge gates of `gate_config` (None without
     one): the calibration's modules load only for a judge gate."""
