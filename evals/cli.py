@@ -395,9 +395,10 @@ def _finish(
     for out in args.output or []:
         print(f"wrote {out}", file=sys.stderr)
     if getattr(args, "cache", False):
-        from evals.run.cache import cache_hits, describe_hits
+        from evals.analysis.cells import run_facts
+        from evals.run.cache import describe_hits
 
-        print(describe_hits(cache_hits(result.records)), file=sys.stderr)
+        print(describe_hits(run_facts(result).cache_hits), file=sys.stderr)
     sys.stderr.flush()
     if not args.quiet:
         render_closing(result, console, _closing(result, store, stored, preface))

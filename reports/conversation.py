@@ -18,10 +18,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from evals.model.evaluation import FailedConversations
 from evals.model.results import Grade, RunRecord
 from evals.model.trajectory import Step
 
-CONVERSATION_STOPS = ("user_ended", "handoff", "max_turns")
 """The stop reasons of a conversation: the user's stop signal, a hand-over, the turn limit."""
 STOP_WORDS = {
     "user_ended": "the user ended the conversation",
@@ -44,13 +44,6 @@ class Turn:
     initial: bool = False
     ends: bool = False
     failed: bool = False
-
-
-def is_conversation(record: RunRecord) -> bool:
-    """True for a simulated user's run."""
-    return "conversation" in record.response.metadata or (
-        record.response.stop_reason in CONVERSATION_STOPS
-    )
 
 
 def _grades(grade: Grade) -> list[Grade]:
@@ -216,31 +209,12 @@ def failure_line(record: RunRecord) -> str:
     return reason
 
 
-@dataclass(slots=True)
-class FailedConversations:
-    """One agent's failed conversations on one case: how many, and the first one."""
+def failed_conversations(
+    found: list[FailedConversations], agents: list[str]
+) -> list[FailedConversations]:
+    """Per agent (in `agents`' order) and case, the conversations that failed a check,
+    the agents' most failing cases first.
 
-    agent: str
-    case_id: str
-    failed: int
-    conversations: int
-    first: RunRecord
-
-
-def failed_conversations(records: list[RunRecord], agents: list[str]) -> list[FailedConversations]:
-    """Per agent (in `agents`' order) and case, the conversations that failed a check.
-
-    Errored runs are left out (the error rate reports them); slim records (the terminal's)
-    are read by their stop reason and their grade's reason."""
-    groups: dict[tuple[str, str], list[RunRecord]] = {}
-    for record in records:
-        if is_conversation(record) and record.status != "error":
-            groups.setdefault((record.key.agent, record.key.case_id), []).append(record)
+    Errored runs are left out (the error rate reports them)."""
     rank = {agent: index for index, agent in enumerate(agents)}
-    found = []
-    for (agent, case_id), runs in groups.items():
-        failed = sorted((r for r in runs if r.status == "fail"), key=lambda r: r.key.repeat)
-        if failed:
-            found.append(FailedConversations(agent, case_id, len(failed), len(runs), failed[0]))
-    found.sort(key=lambda f: (rank.get(f.agent, len(rank)), -f.failed / f.conversations))
-    return found
+    return sorted(found, key=lambda f: (rank.get(f.agent, len(rank)), -f.failed / f.conversations))

@@ -18,7 +18,7 @@ from markupsafe import Markup
 from evals.model.evaluation import EvaluationResult
 from evals.model.results import RunRecord
 from evals.reports import text
-from evals.reports.conversation import CONVERSATION_CSS, conversation_html, is_conversation
+from evals.reports.conversation import CONVERSATION_CSS, conversation_html
 from evals.reports.data_files import jsonable
 from evals.reports.svg import COLOURS, IntervalPoint, interval_chart
 from evals.reports.view import (
@@ -69,7 +69,7 @@ def _shown(value: Any) -> str:
 
 def _conversation(record: RunRecord) -> Markup | None:
     """A conversation turn by turn (its own escaping: agents' and users' text is escaped)."""
-    if not is_conversation(record) or not record.response.trajectory:
+    if not record.is_conversation or not record.response.trajectory:
         return None
     return Markup(conversation_html(record, styled=False))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from evals.analysis.cells import run_facts
 from evals.model.evaluation import EvaluationResult
 from evals.model.summary import AgentStats, CaseComparison
 from evals.reports import text
@@ -222,7 +223,7 @@ def _explanations(result: EvaluationResult) -> list[str]:
 def _conversations(result: EvaluationResult) -> list[str]:
     baseline, candidate = compared_agents(result)
     order = [a for a in (candidate, baseline) if a] + list(result.meta.agents or [])
-    found = failed_conversations(result.records, order)
+    found = failed_conversations(run_facts(result).conversations, order)
     if not found:
         return []
     lines = [

@@ -20,6 +20,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from evals.analysis.cells import run_facts
 from evals.model.evaluation import EvaluationResult
 from evals.model.summary import CaseAgentStats, CaseComparison
 from evals.reports import text
@@ -185,7 +186,7 @@ def _conversation_lines(result: EvaluationResult) -> list[str]:
     turn it failed in (the candidate first)."""
     baseline, candidate = compared_agents(result)
     order = [a for a in (candidate, baseline) if a] + list(result.meta.agents or [])
-    found = failed_conversations(result.records, order)
+    found = failed_conversations(run_facts(result).conversations, order)
     lines = [
         f"{f.agent} · {f.case_id}: {f.failed} of {f.conversations} failed; repeat "
         f"{f.first.key.repeat + 1}: {failure_line(f.first)}"

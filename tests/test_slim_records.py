@@ -6,6 +6,7 @@ from pathlib import Path
 
 import yaml
 
+from evals.analysis.cells import run_facts
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import analyse, run_evaluation
 from evals.suite import load_suite
@@ -50,10 +51,20 @@ def test_statistics_of_slim_records_equal_those_of_full_records(tmp_path):
         assert small.grade.component_results == [] and full.grade.component_results
 
 
-def test_run_keeps_slim_records_when_asked(tmp_path):
+def test_run_without_records_has_the_statistics_and_facts_of_one_with_them(tmp_path):
     suite = load_suite(_suite(tmp_path))
-    options = RunOptions(repeat=2, use_store=False, progress=False, keep_records=False)
-    result = run_evaluation(suite, options)
-    assert len(result.records) == 6 * 2 * 2
-    assert all(r.prompt == "" and r.response.output is None for r in result.records)
-    assert sum(r.passed for r in result.records) == 2 * 2 * 4
+    kept = run_evaluation(suite, RunOptions(repeat=2, use_store=False, progress=False))
+    counted = run_evaluation(
+        suite, RunOptions(repeat=2, use_store=False, progress=False, keep_records=False)
+    )
+    assert counted.records == [] and len(kept.records) == 6 * 2 * 2
+    assert counted.facts is not None
+    assert (counted.facts.runs, counted.facts.passed) == (6 * 2 * 2, 2 * 2 * 4)
+    assert run_facts(kept) == counted.facts
+    again, _ = analyse(suite, kept.records, kept.gate_config, None)
+    for summary in (counted.summary, again):
+        assert [(s.agent, s.case_id, s.passes, s.fails) for s in summary.case_stats] == [
+            (s.agent, s.case_id, s.passes, s.fails) for s in kept.summary.case_stats
+        ]
+        assert summary.comparison is not None and kept.summary.comparison is not None
+        assert summary.comparison.overall.interval == kept.summary.comparison.overall.interval

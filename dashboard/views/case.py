@@ -34,7 +34,7 @@ from evals.dashboard import (
 from evals.dashboard.comparison import Side
 from evals.model.errors import SuiteError
 from evals.model.results import RunRecord
-from evals.reports.conversation import conversation_html, is_conversation
+from evals.reports.conversation import conversation_html
 
 BASELINE_REPEAT = "baseline, same repeat"
 OTHER_REPEAT = "another candidate repeat"
@@ -299,7 +299,7 @@ def _titled(title: str, body: str) -> str:
 
 # Conversations (a simulated user's runs): both sides turn by turn, side by side, the
 # turns of failed checks highlighted.
-if is_conversation(left) or is_conversation(right):
+if left.is_conversation or right.is_conversation:
     st.html(
         widgets.heading_html("Conversations")
         + _two_columns(

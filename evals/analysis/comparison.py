@@ -27,9 +27,8 @@ from dataclasses import replace
 from typing import Literal, Protocol
 
 from evals import stats
-from evals.analysis.cells import Cell, Cells
+from evals.analysis.cells import Cell, Cells, Tally
 from evals.model.gates import GateConfig, about
-from evals.model.results import RunRecord
 from evals.model.suite import Case
 from evals.model.summary import (
     CaseAgentStats,
@@ -57,11 +56,7 @@ def roles(config: GateConfig) -> tuple[str, str]:
     return config.candidate, config.baseline
 
 
-def _pair_seed(record: RunRecord) -> int | None:
-    return record.metadata.get("shared_seed")
-
-
-def paired_table(candidate: Cell, baseline: Cell, paired: bool) -> PairTable | None:
+def paired_table(tally: Tally, candidate: Cell, baseline: Cell) -> PairTable | None:
     """(both passed, candidate only, baseline only, neither) when every counted run pairs up.
 
     Runs pair only when the suite declares `gates.paired` (its agents draw their
@@ -70,18 +65,11 @@ def paired_table(candidate: Cell, baseline: Cell, paired: bool) -> PairTable | N
     Otherwise, or when an excluded error leaves a run without its pair, the samples are
     independent.
     """
-    if not paired or candidate.excluded or baseline.excluded:
+    if tally.rules.paired is None or candidate.excluded or baseline.excluded:
         return None
     if candidate.counted != baseline.counted:
         return None
-    base = {(r.key.prompt_id, r.key.repeat): r for r in baseline.records}
-    table = [0, 0, 0, 0]
-    for run in candidate.records:
-        other = base.get((run.key.prompt_id, run.key.repeat))
-        if other is None or _pair_seed(other) is None or _pair_seed(other) != _pair_seed(run):
-            return None
-        table[(0 if run.passed else 2) + (0 if other.passed else 1)] += 1
-    return table[0], table[1], table[2], table[3]
+    return tally.paired_table(candidate)
 
 
 def verdict_of(interval: Interval, config: GateConfig) -> Verdict:
@@ -205,7 +193,7 @@ def _decide_cases(results: list[CaseComparison], config: GateConfig) -> None:
 
 
 def compare(
-    cells: Cells,
+    tally: Tally,
     cases: Sequence[Case],
     config: GateConfig,
     case_stats: dict[tuple[str, str], CaseAgentStats],
@@ -213,6 +201,7 @@ def compare(
     """Candidate against baseline: per case, per tag and over the suite."""
     assert config.baseline is not None and config.candidate is not None
     baseline, candidate = config.baseline, config.candidate
+    cells = tally.cells
     results: list[CaseComparison] = []
     shared: list[Case] = []
     one_sided: list[str] = []
@@ -223,7 +212,7 @@ def compare(
                 one_sided.append(case.id)
             continue
         cand, base = cells[(candidate, case.id)], cells[(baseline, case.id)]
-        pair = paired_table(cand, base, config.paired)
+        pair = paired_table(tally, cand, base)
         result = _compare_case(
             case, case_stats[(candidate, case.id)], case_stats[(baseline, case.id)], pair
         )

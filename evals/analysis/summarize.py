@@ -12,13 +12,11 @@ docs/statistics.md explains every method and its reference.
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from evals import stats
-from evals.analysis.cells import Cell, Cells, count_cells, mean
+from evals.analysis.cells import Cell, Cells, ErrorOrder, Tally, TallyRules, mean
 from evals.analysis.comparison import SUITE_GROUP, compare, tag_groups, two_sided
-from evals.analysis.scorecard import scorecards
 from evals.model.gates import GateConfig
 from evals.model.results import RunRecord
 from evals.model.suite import Case, Suite, SuiteOutline
@@ -27,34 +25,15 @@ from evals.model.summary import AgentStats, CaseAgentStats, Comparison, Summary
 __all__ = ["SUITE_GROUP", "cost_per_accepted_interval", "ratio_interval", "summarize"]
 
 
-def _violations(cell: Cell) -> int:
-    return sum(1 for r in cell.records if r.grade is not None and r.grade.policy_violation)
-
-
-def _costs(records: Sequence[RunRecord]) -> tuple[list[float], list[RunRecord]]:
-    """The costs of the runs whose cost is known (a run the agent never answered cost
-    nothing the harness saw: 0), and the answered runs whose cost is unknown."""
-    unknown = [r for r in records if r.cost_unknown is not None]
-    known = [r.cost or 0.0 for r in records if r.cost_unknown is None]
-    return known, unknown
-
-
-def _known_total(records: Sequence[RunRecord]) -> float | None:
-    """The cost of `records` when every answered run's cost is known, else None."""
-    known, unknown = _costs(records)
-    return None if unknown else sum(known)
-
-
 def _case_stats(
     case_id: str, agent: str, cell: Cell, k: int | None, config: GateConfig
 ) -> CaseAgentStats:
     counted = cell.counted
-    scores = [r.grade.score for r in cell.records if r.grade is not None and r.status != "error"]
-    known_costs, unknown_costs = _costs(cell.records)
+    runs = cell.runs
     return CaseAgentStats(
         case_id=case_id,
         agent=agent,
-        runs=len(cell.records),
+        runs=runs,
         passes=cell.passes,
         fails=cell.fails,
         errors=cell.errors,
@@ -64,11 +43,11 @@ def _case_stats(
         else None,
         pass_hat_k=stats.pass_hat_k(counted, cell.passes, k) if counted and k else None,
         flake=stats.case_flake(cell.passes, counted),
-        mean_cost=mean(known_costs),
-        unknown_cost_runs=len(unknown_costs),
-        mean_latency_ms=mean([r.latency(config.latency) for r in cell.records]),
-        mean_score=mean(scores),
-        policy_violations=_violations(cell),
+        mean_cost=cell.cost / cell.costed if cell.costed else None,
+        unknown_cost_runs=cell.unknown_costs,
+        mean_latency_ms=cell.latency / runs if runs else None,
+        mean_score=cell.score / cell.scored if cell.scored else None,
+        policy_violations=cell.violations,
         excluded=cell.excluded,
     )
 
@@ -76,15 +55,17 @@ def _case_stats(
 def _error_facts(agent: AgentStats, cells: Sequence[Cell], confidence: float) -> None:
     """The pooled error rate (with its Clopper-Pearson interval over the suite), and errors
     by kind with the first message of each (first in case and repeat order)."""
-    errored = sorted(
-        (r for c in cells for r in c.records if r.status == "error"),
-        key=lambda r: (r.case_index, r.key.case_id, r.key.repeat, r.key.prompt_id),
-    )
-    agent.error_kinds = dict(Counter(r.error_kind or "agent_error" for r in errored))
-    for record in errored:
-        agent.first_errors.setdefault(
-            record.error_kind or "agent_error", record.error or record.response.error or ""
-        )
+    counts: dict[str, int] = {}
+    first: dict[str, tuple[ErrorOrder, str]] = {}
+    for cell in cells:
+        for kind, count in cell.error_kinds.items():
+            counts[kind] = counts.get(kind, 0) + count
+            order, message = cell.first_errors[kind]
+            if kind not in first or order < first[kind][0]:
+                first[kind] = (order, message)
+    kinds = sorted(first, key=lambda kind: first[kind][0])
+    agent.error_kinds = {kind: counts[kind] for kind in kinds}
+    agent.first_errors = {kind: first[kind][1] for kind in kinds}
     if agent.runs:
         agent.error_rate = agent.errors / agent.runs
     if agent.runs and agent.group == SUITE_GROUP:
@@ -95,34 +76,50 @@ def _error_facts(agent: AgentStats, cells: Sequence[Cell], confidence: float) ->
         )
 
 
+def _known_total(cells: Sequence[Cell]) -> float | None:
+    """The cost of the runs whose cost is known; None when no run's is (but some ran)."""
+    if any(c.costed for c in cells) or not any(c.unknown_costs for c in cells):
+        return sum(c.cost for c in cells)
+    return None
+
+
+def _pooled_latencies(cells: Sequence[Cell]) -> tuple[list[float], list[int]]:
+    """Every latency of `cells` with how many runs each stands for (see LatencySample)."""
+    values: list[float] = []
+    weights: list[int] = []
+    for cell in cells:
+        shown, counts = cell.latencies.items()
+        values += shown
+        weights += counts
+    return values, weights
+
+
 def _agent_stats(
     agent: str, group: str, cells: Sequence[Cell], k: int | None, config: GateConfig
 ) -> AgentStats:
-    records = [r for c in cells for r in c.records]
     counted = [c for c in cells if c.counted]
     passes = sum(c.passes for c in cells)
-    known_costs, unknown_costs = _costs(records)
+    runs_total = sum(c.runs for c in cells)
     result = AgentStats(
         agent=agent,
         group=group,
         cases=len(counted),
-        runs=len(records),
+        runs=runs_total,
         passes=passes,
         errors=sum(c.errors for c in cells),
         pass_rate=None,
         interval=None,
-        total_cost=sum(known_costs) if known_costs or not unknown_costs else None,
-        unknown_cost_runs=len(unknown_costs),
-        cost_unknown=unknown_costs[0].cost_unknown if unknown_costs else None,
-        policy_violations=sum(_violations(c) for c in cells),
+        total_cost=_known_total(cells),
+        unknown_cost_runs=sum(c.unknown_costs for c in cells),
+        cost_unknown=next((c.cost_unknown for c in cells if c.cost_unknown), None),
+        policy_violations=sum(c.violations for c in cells),
         k=k,
         excluded=sum(c.excluded for c in cells),
     )
     _error_facts(result, cells, config.confidence)
-    if records:
-        latencies = [r.latency(config.latency) for r in records]
-        result.p95_latency_ms = stats.percentile(latencies, 0.95)
-        result.mean_latency_ms = sum(latencies) / len(latencies)
+    if runs_total:
+        result.p95_latency_ms = stats.weighted_percentile(*_pooled_latencies(cells), 0.95)
+        result.mean_latency_ms = sum(c.latency for c in cells) / runs_total
     if not counted:
         return result
     rates = [c.rate for c in counted]
@@ -141,24 +138,20 @@ def _agent_stats(
     )
     result.run_pass_rate = passes / runs
     if len(counted) > 1:
-        outcomes = [r for c in counted for r in c.outcomes()]
-        scores = [1.0 if r.status == "pass" else 0.0 for r in outcomes]
-        owners = [r.key.case_id for r in outcomes]
-        result.standard_error = stats.clustered_se(scores, owners)
-        result.icc = stats.intra_class_correlation(scores, owners)
+        successes = [c.passes for c in counted]
+        sizes = [c.counted for c in counted]
+        result.standard_error = stats.clustered_se_of_counts(successes, sizes)
+        result.icc = stats.intra_class_correlation_of_counts(successes, sizes)
     if k:
         result.pass_at_k = mean([stats.pass_at_k(c.counted, c.passes, k) for c in counted])
         result.pass_hat_k = mean([stats.pass_hat_k(c.counted, c.passes, k) for c in counted])
     flake = stats.flake_probability([(c.passes, c.counted) for c in counted], config.confidence)
     if flake is not None:
         result.flake_probability, result.flake_interval = flake
-    case_costs = [_known_total(c.records) for c in counted]
     per_accepted = (
         None
-        if None in case_costs
-        else stats.ratio_standard_error(
-            [cost or 0.0 for cost in case_costs], [c.passes for c in counted]
-        )
+        if any(c.unknown_costs for c in counted)
+        else stats.ratio_standard_error([c.cost for c in counted], [c.passes for c in counted])
     )
     if per_accepted is not None:
         result.cost_per_accepted, result.cost_per_accepted_se = per_accepted
@@ -215,14 +208,19 @@ def ratio_interval(ratio: float, log_se: float, level: float) -> tuple[float, fl
 
 
 def summarize(
-    records: list[RunRecord], suite: Suite | SuiteOutline, gate_config: GateConfig
+    runs: Tally | Iterable[RunRecord], suite: Suite | SuiteOutline, gate_config: GateConfig
 ) -> Summary:
     """Per-case, per-agent, per-tag statistics and, when configured, the comparison.
 
-    The comparison needs `gate_config.baseline` and `.candidate` to both have records.
-    `suite` may be the loaded suite or the outline stored with an evaluation.
+    `runs` is the evaluation's tally (counted as the runs arrived, under `gate_config`'s
+    rules) or its records. The comparison needs `gate_config.baseline` and `.candidate`
+    to both have runs. `suite` may be the loaded suite or the outline stored with an
+    evaluation.
     """
-    cells = count_cells(records, gate_config.exclude_errors)
+    tally = runs if isinstance(runs, Tally) else Tally.of(runs, gate_config)
+    if tally.rules != TallyRules.of(gate_config):
+        raise ValueError("the runs were counted under other gate rules than these")
+    cells = tally.cells
     present = {agent for agent, _ in cells}
     agents = [a for a in suite.agent_labels if a in present]
     agents += sorted(present.difference(agents))
@@ -249,7 +247,7 @@ def summarize(
     comparison = None
     if gate_config.baseline in present and gate_config.candidate in present:
         comparison = compare(
-            cells, cases, gate_config, {(s.agent, s.case_id): s for s in case_stats}
+            tally, cases, gate_config, {(s.agent, s.case_id): s for s in case_stats}
         )
         _attach_ratios(agent_stats, comparison, cells, cases, gate_config)
     else:
@@ -265,7 +263,7 @@ def summarize(
         tags=tag_stats,
         comparison=comparison,
         latency_source=gate_config.latency,
-        scorecards=scorecards(records, agents),
+        scorecards=tally.scorecards.cards(agents),
     )
 
 
@@ -283,9 +281,11 @@ def _case_id(case: Case) -> str:
 
 
 def _latency_groups(
-    cells: Cells, agent: str, cases: Sequence[Case], source: str
-) -> list[list[float]]:
-    return [[r.latency(source) for r in cells[(agent, c.id)].records] for c in cases]
+    cells: Cells, agent: str, cases: Sequence[Case]
+) -> tuple[list[list[float]], list[list[int]]]:
+    """Each case's latencies for `agent`, and how many runs each stands for."""
+    items = [cells[(agent, c.id)].latencies.items() for c in cases]
+    return [values for values, _ in items], [weights for _, weights in items]
 
 
 def _single_latency_interval(
@@ -293,10 +293,16 @@ def _single_latency_interval(
 ) -> None:
     own = sorted((c for c in cases if (agent_stat.agent, c.id) in cells), key=_case_id)
     if len(own) > 1:
-        groups = _latency_groups(cells, agent_stat.agent, own, config.latency)
+        groups, weights = _latency_groups(cells, agent_stat.agent, own)
         _, agent_stat.p95_latency_interval = stats.cluster_quantile_interval(
-            groups, 0.95, config.confidence
+            groups, 0.95, config.confidence, weights
         )
+
+
+def _cost_totals(cells: Cells, agent: str, cases: Sequence[Case]) -> tuple[list[float], list[int]]:
+    """Each case's total cost and runs for `agent`."""
+    own = [cells[(agent, c.id)] for c in cases]
+    return [c.cost for c in own], [c.costed for c in own]
 
 
 def _attach_ratios(
@@ -320,21 +326,23 @@ def _attach_ratios(
     if len(shared) < 2:
         return
     assert config.baseline is not None and config.candidate is not None
+    candidate, candidate_counts = _latency_groups(cells, config.candidate, shared)
+    baseline, baseline_counts = _latency_groups(cells, config.baseline, shared)
     latency = stats.paired_quantile_bootstrap(
-        _latency_groups(cells, config.candidate, shared, config.latency),
-        _latency_groups(cells, config.baseline, shared, config.latency),
+        candidate,
+        baseline,
         0.95,
         config.confidence,
+        counts=(candidate_counts, baseline_counts),
     )
     comparison.latency_ratio, comparison.latency_ratio_log_se = latency.ratio, latency.log_ratio_se
     comparison.latency_ratio_interval = _shown_ratio(latency, config.confidence)
-    candidate_costs = [_costs(cells[(config.candidate, c.id)].records) for c in shared]
-    baseline_costs = [_costs(cells[(config.baseline, c.id)].records) for c in shared]
+    both = [cells[(agent, c.id)] for agent in (config.candidate, config.baseline) for c in shared]
     # no ratio of costs that are partly unknown: the cost gate names the unknown instead
-    if not any(unknown for _, unknown in [*candidate_costs, *baseline_costs]):
-        cost = stats.paired_mean_bootstrap(
-            [known for known, _ in candidate_costs],
-            [known for known, _ in baseline_costs],
+    if not any(cell.unknown_costs for cell in both):
+        cost = stats.paired_total_bootstrap(
+            _cost_totals(cells, config.candidate, shared),
+            _cost_totals(cells, config.baseline, shared),
             config.confidence,
         )
         comparison.cost_ratio, comparison.cost_ratio_log_se = cost.ratio, cost.log_ratio_se

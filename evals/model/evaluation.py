@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from evals.model.gates import GateConfig
 from evals.model.results import RunRecord
@@ -50,9 +51,48 @@ class EvaluationMeta:
     ci_event: str | None = None
 
 
+class RunSource(Protocol):
+    """Where an evaluation's every run can be read again, a batch at a time (the store)."""
+
+    def iter_runs(self) -> Iterator[RunRecord]:
+        """Every run, in plan order (case, prompt, agent, repeat), whole."""
+        ...
+
+
+@dataclass(slots=True)
+class FailedConversations:
+    """One agent's failed conversations on one case: how many, and the first one (in
+    repeat order)."""
+
+    agent: str
+    case_id: str
+    failed: int
+    conversations: int
+    first: RunRecord
+
+
+@dataclass(slots=True)
+class RunFacts:
+    """What reports and the exit code read of an evaluation's runs besides its statistics:
+    how many ran and passed, the response cache's (hits, runs) per agent, and each agent's
+    failed conversations per case, counted as the runs arrived."""
+
+    runs: int = 0
+    passed: int = 0
+    cache_hits: dict[str, tuple[int, int]] = field(default_factory=dict)
+    conversations: list[FailedConversations] = field(default_factory=list)
+
+
 @dataclass(slots=True)
 class EvaluationResult:
-    """Everything an evaluation produced; reports and the CLI read only this."""
+    """Everything an evaluation produced; reports and the CLI read only this.
+
+    `records` holds every run only when the evaluation kept them (a library caller's
+    default); otherwise it is empty, `facts` holds what was counted of the runs, and the
+    reports that list every run read them from `runs` (the store, in plan order).
+    `counts` is the analysis's tally of the runs (`evals.analysis.cells.Tally`), which a
+    staged run's next stage goes on counting.
+    """
 
     suite: Suite
     meta: EvaluationMeta
@@ -61,3 +101,6 @@ class EvaluationResult:
     gates: GateReport
     gate_config: GateConfig
     repeat: int
+    facts: RunFacts | None = None
+    runs: RunSource | None = None
+    counts: Any = None

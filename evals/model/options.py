@@ -13,8 +13,9 @@ from evals.model.summary import GateResult
 class RunOptions:
     """How to run a suite: repeats, concurrency, filters, environment, store.
 
-    `keep_records=False` keeps only slim records (`RunRecord.slimmed`) in the result:
-    enough for statistics, gates and the terminal summary, with full rows in the store.
+    `keep_records=False` keeps no run in the result: the statistics, gates and the
+    terminal summary come from counts taken as the runs arrive, and the reports that list
+    every run read them from the store.
     `store_process` is a `StoreProcess` the caller started early (it overlaps the
     store's start-up with loading the suite) and closes itself; `report_process`, likewise,
     a `ReportProcess` writing the JSON report as runs complete (the caller finishes it).

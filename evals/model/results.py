@@ -21,6 +21,10 @@ ErrorKind = Literal[
 ]
 
 
+CONVERSATION_STOPS = ("user_ended", "handoff", "max_turns")
+"""Stop reasons only a conversation with a simulated user ends with."""
+
+
 def pick_latency(wall_ms: float, reported_ms: float | None, source: str) -> float:
     """The one latency of a run: the harness's wall time (source "wall"), or the agent's
     own report (source "agent"), which is the wall time when the agent reported none."""
@@ -207,6 +211,12 @@ class RunRecord:
     def latency(self, source: str) -> float:
         """The run's latency from `source` (wall or agent, see `pick_latency`)."""
         return pick_latency(self.latency_ms, self.response.latency_ms, source)
+
+    @property
+    def is_conversation(self) -> bool:
+        """True for a simulated user's run."""
+        response = self.response
+        return "conversation" in response.metadata or response.stop_reason in CONVERSATION_STOPS
 
     @property
     def cost(self) -> float | None:

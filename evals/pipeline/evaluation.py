@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evals.analysis.cells import Tally, TallyRules
 from evals.common.blas import idle_blas_threads_asleep
 from evals.gates.adaptive import settle
 from evals.model.errors import SuiteError
@@ -35,6 +36,7 @@ from evals.model.summary import GateReport, Summary
 from evals.model.triage import TriageAction
 from evals.plan.runs import build_plan, count_plan, plan_size_warning, refuse_empty_plan
 from evals.run.conversation import promptfoo_order, suite_uses_conversation
+from evals.store.stored_runs import StoredRuns
 from evals.tracing import run_tracer
 from evals.tracing.redact import Redactor
 
@@ -125,7 +127,7 @@ def new_meta(suite: Suite, options: RunOptions, repeat: int) -> EvaluationMeta:
 
 def analyse(
     suite: Suite | SuiteOutline,
-    records: list[RunRecord],
+    records: Tally | Iterable[RunRecord],
     gate_config: GateConfig,
     environment: str | None,
     judge: Agreement | None = None,
@@ -133,7 +135,8 @@ def analyse(
     quarantines: Sequence[TriageAction] | Callable[[], Sequence[TriageAction]] = (),
     now: float | None = None,
 ) -> tuple[Summary, GateReport]:
-    """Statistics and gate decisions for a set of records (also used on stored runs).
+    """Statistics and gate decisions for a set of records (also used on stored runs), or
+    for the tally an evaluation counted them in.
 
     `judge` is the judge's measured agreement for the judge gates (see measure_judge);
     `spend` the build's false-failure budget for this decision (a staged run's look);
@@ -277,18 +280,32 @@ def run_evaluation(
         plan = (run for run in plan if run.case.id in options.active_cases)
     if options.look is not None:
         plan = (replace(run, look=options.look) for run in plan)
+    # Adaptive looks read their runs again; every other evaluation counts its runs as they
+    # arrive (`Tally`) and keeps them only when the caller asks (`keep_records`).
+    adaptive = options.look is not None or options.active_cases is not None
+    keep = options.keep_records or adaptive
     records: list[RunRecord] = []
+    tally = _tally(previous, gate_config)
     store = _store_process(options)
     try:
+        stored: list[RunRecord] = []
         if previous is not None:
             meta, is_new = previous.meta, False
             meta.config["repeat"] = repeat
             records.extend(previous.records)
+            earlier_runs = previous.meta.stored_runs or len(previous.records)
         else:
             meta, stored, is_new = _begin(suite, options, repeat)
             meta.config["repeat"] = repeat
-            records.extend(stored)
-        done = {r.key.as_tuple() for r in records}
+            earlier_runs = len(stored)
+            for record in stored:
+                if keep:
+                    records.append(record)
+                if not adaptive and record.key.repeat < repeat:
+                    tally.add(record)
+        done = {r.key.as_tuple() for r in stored}
+        if previous is not None:
+            done.update(r.key.as_tuple() for r in previous.records)
         look_plan: list[PlannedRun] = []
         planned: Iterable[PlannedRun]
         if streams:
@@ -298,6 +315,7 @@ def run_evaluation(
             look_plan = list(plan)
             planned = [run for run in look_plan if run.key.as_tuple() not in done]
             pending = len(planned)
+        del stored
         if store is not None:  # opened by the store process while the report's plan is made
             store.post_begin(meta, create=is_new)
         sinks = _sinks(suite, meta, records, store, options.report_process)
@@ -312,12 +330,12 @@ def run_evaluation(
             store.confirm()
         with run_tracer(suite, meta, options.trace) as tracer:
             try:
-                asyncio.run(
+                executed = asyncio.run(
                     _execute(
                         suite,
                         planned,
                         pending,
-                        records,
+                        _Keeper(records if keep else None, None if adaptive else tally),
                         sinks,
                         meta,
                         options,
@@ -341,10 +359,8 @@ def run_evaluation(
             else:  # an adaptive look: the runs of earlier looks and this look's runs
                 earlier = sum(1 for r in records if r.key.repeat < repeat_start)
                 meta.planned_runs = earlier + len(look_plan)
-            meta.stored_runs = len(records)
+            meta.stored_runs = earlier_runs + executed
             meta.status = "complete" if meta.stored_runs >= meta.planned_runs else "incomplete"
-            # A resumed look sees only the repeats run up to it, never those of later looks.
-            looked = [r for r in records if r.key.repeat < repeat]
             with tracer.evaluation_span("gates"):
                 now = time.time()
                 # asked now, read after the statistics: the store process stores the last
@@ -352,9 +368,11 @@ def run_evaluation(
                 held = store.quarantines(suite.suite_id, now) if store else ()
                 if statistics_after_runs:
                     _load_statistics_meanwhile(gate_config)
+                if adaptive:  # a resumed look sees only the repeats up to it, never later ones
+                    tally = Tally.of((r for r in records if r.key.repeat < repeat), gate_config)
                 summary, gates = analyse(
                     suite,
-                    looked,
+                    tally,
                     gate_config,
                     options.environment,
                     judge,
@@ -364,13 +382,50 @@ def run_evaluation(
                 )
             if options.look is not None:
                 frozen = options.frozen_gates or {}
-                gates = settle(gates, frozen, options.look, repeat, len(looked), options.futile)
+                gates = settle(gates, frozen, options.look, repeat, tally.runs, options.futile)
         if store is not None:
             store.finish(meta, summary, gates)
     finally:
         if store is not None and store is not options.store_process:
             store.close()
-    return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
+    runs = StoredRuns(options.store_url, meta.id) if options.use_store else None
+    return EvaluationResult(
+        suite,
+        meta,
+        records,
+        summary,
+        gates,
+        gate_config,
+        repeat,
+        facts=tally.facts(),
+        runs=runs,
+        counts=tally,
+    )
+
+
+def _tally(previous: EvaluationResult | None, gate_config: GateConfig) -> Tally:
+    """The counts an evaluation starts from: a staged run's previous stage's, else none."""
+    if previous is None:
+        return Tally(TallyRules.of(gate_config))
+    if isinstance(previous.counts, Tally):
+        return previous.counts
+    return Tally.of(previous.records, gate_config)
+
+
+class _Keeper:
+    """Where each completed run goes in this process: counted in the tally, and kept in
+    `records` when the caller keeps them."""
+
+    def __init__(self, records: list[RunRecord] | None, tally: Tally | None) -> None:
+        self.records = records
+        self.tally = tally
+
+    def take(self, record: RunRecord) -> None:
+        """Count (and keep) one run."""
+        if self.tally is not None:
+            self.tally.add(record)
+        if self.records is not None:
+            self.records.append(record)
 
 
 def _mark_interrupted(meta: EvaluationMeta, store: StoreSink | None) -> None:
@@ -488,14 +543,15 @@ async def _execute(
     suite: Suite,
     planned: Iterable[PlannedRun],
     pending: int,
-    records: list[RunRecord],
+    keeper: _Keeper,
     sinks: list[Any],
     meta: EvaluationMeta,
     options: RunOptions,
     concurrency: int,
     timeout_s: float | None,
     tracer: Tracer,
-) -> None:
+) -> int:
+    """Run `planned`, each completed run to `keeper` and `sinks`; returns how many ran."""
     from evals.run.cache import DEFAULT_CACHE_PATH
     from evals.run.executors import build_executor
 
@@ -521,19 +577,26 @@ async def _execute(
     groups = OutputGroups(suite, planned if isinstance(planned, list) else [])
     deciding: list[asyncio.Future[None]] = []
 
+    executed = 0
+
     async def store_group(members: list[RunRecord]) -> None:
+        nonlocal executed
         decided = await groups.decide(members)
-        records.extend(r if options.keep_records else r.slimmed() for r in decided)
+        for record in decided:
+            keeper.take(record)
+        executed += len(decided)
         for sink in sinks:
             sink.add_group(decided)
 
     def on_record(record: RunRecord) -> None:
+        nonlocal executed
         if groups.holds(record):
             complete = groups.add(record)
             if complete is not None:
                 deciding.append(asyncio.ensure_future(store_group(complete)))
         else:
-            records.append(record if options.keep_records else record.slimmed())
+            keeper.take(record)
+            executed += 1
             for sink in sinks:
                 sink.add(record)
         progress.advance(record)
@@ -543,6 +606,7 @@ async def _execute(
         await asyncio.gather(*deciding)
     finally:
         progress.close()
+    return executed
 
 
 def _load_statistics_meanwhile(gate_config: GateConfig) -> None:

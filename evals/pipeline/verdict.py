@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
 
+from evals.analysis.cells import run_facts
 from evals.model.errors import ExitCode
-from evals.model.evaluation import EvaluationResult
-from evals.model.results import RunRecord
+from evals.model.evaluation import EvaluationResult, RunFacts
 
 
 def has_gates(result: EvaluationResult) -> bool:
@@ -29,17 +28,16 @@ def _threshold() -> float:
     return threshold if math.isfinite(threshold) else 100.0
 
 
-def _pass_rate(records: Sequence[RunRecord]) -> float:
-    passed = sum(1 for r in records if r.passed)
-    return 100.0 * passed / len(records) if records else 100.0
+def _pass_rate(facts: RunFacts) -> float:
+    return 100.0 * facts.passed / facts.runs if facts.runs else 100.0
 
 
-def promptfoo_passed(records: Sequence[RunRecord]) -> bool:
+def promptfoo_passed(facts: RunFacts) -> bool:
     """promptfoo's rule: the percentage of passing runs reaches the threshold.
 
     The threshold comes from PROMPTFOO_PASS_RATE_THRESHOLD (default 100).
     """
-    return _pass_rate(records) >= _threshold()
+    return _pass_rate(facts) >= _threshold()
 
 
 def rule_sentence(result: EvaluationResult) -> str | None:
@@ -48,12 +46,11 @@ def rule_sentence(result: EvaluationResult) -> str | None:
     is explained where it happens."""
     if has_gates(result):
         return None
-    records = result.records
-    passed = sum(1 for r in records if r.passed)
+    facts = run_facts(result)
     threshold = f"PROMPTFOO_PASS_RATE_THRESHOLD {_threshold():g} %"
-    counted = f"{passed} of {len(records)} runs passed ({_pass_rate(records):.1f} %)"
+    counted = f"{facts.passed} of {facts.runs} runs passed ({_pass_rate(facts):.1f} %)"
     advice = "a gates: block decides with intervals instead (docs/gates.md)"
-    if promptfoo_passed(records):
+    if promptfoo_passed(facts):
         return (
             f"✅ No gates: block, so promptfoo's rule decides: {counted}, at least "
             f"{threshold}: exit code 0; {advice}"
@@ -68,7 +65,7 @@ def verdict_passed(result: EvaluationResult) -> bool:
     """Whether the evaluation passes: its gates decide, or promptfoo's rule without gates."""
     if has_gates(result):
         return result.gates.passed
-    return promptfoo_passed(result.records)
+    return promptfoo_passed(run_facts(result))
 
 
 def exit_code(result: EvaluationResult) -> int:

@@ -17,10 +17,13 @@ if TYPE_CHECKING:
         PairedBootstrap,
         paired_mean_bootstrap,
         paired_quantile_bootstrap,
+        paired_total_bootstrap,
     )
     from evals.stats.clustering import (
         clustered_se,
+        clustered_se_of_counts,
         intra_class_correlation,
+        intra_class_correlation_of_counts,
         mean_of_means_variance,
         pearson_correlation,
     )
@@ -69,7 +72,11 @@ if TYPE_CHECKING:
         effective_wilson_interval,
         wilson_interval,
     )
-    from evals.stats.quantiles import cluster_quantile_interval, percentile
+    from evals.stats.quantiles import (
+        cluster_quantile_interval,
+        percentile,
+        weighted_percentile,
+    )
     from evals.stats.ratio import normal_limit, ratio_standard_error
     from evals.stats.repeats import case_flake, flake_probability, flake_rate, pass_at_k, pass_hat_k
     from evals.stats.sequential import crossing_probabilities, sequential_levels
@@ -96,6 +103,7 @@ __all__ = [
     "clopper_pearson_limit",
     "cluster_quantile_interval",
     "clustered_se",
+    "clustered_se_of_counts",
     "crossing_probabilities",
     "detectable_drop",
     "effective_clopper_pearson_limit",
@@ -113,6 +121,7 @@ __all__ = [
     "holm",
     "holm_confidences",
     "intra_class_correlation",
+    "intra_class_correlation_of_counts",
     "inverted_p_value",
     "mean_differences",
     "mean_of_means_variance",
@@ -125,6 +134,7 @@ __all__ = [
     "paired_mean_bootstrap",
     "paired_quantile_bootstrap",
     "paired_score_statistic",
+    "paired_total_bootstrap",
     "pass_at_k",
     "pass_hat_k",
     "pearson_correlation",
@@ -141,6 +151,7 @@ __all__ = [
     "t_quantile",
     "t_sf",
     "two_sided_z",
+    "weighted_percentile",
     "wilson_interval",
 ]
 
@@ -160,6 +171,7 @@ _MODULES = {
     "clopper_pearson_limit": "proportions",
     "cluster_quantile_interval": "quantiles",
     "clustered_se": "clustering",
+    "clustered_se_of_counts": "clustering",
     "crossing_probabilities": "sequential",
     "detectable_drop": "stratified",
     "effective_clopper_pearson_limit": "proportions",
@@ -177,6 +189,7 @@ _MODULES = {
     "holm": "significance",
     "holm_confidences": "multiplicity",
     "intra_class_correlation": "clustering",
+    "intra_class_correlation_of_counts": "clustering",
     "inverted_p_value": "multiplicity",
     "mean_differences": "noninferiority",
     "mean_of_means_variance": "clustering",
@@ -187,12 +200,14 @@ _MODULES = {
     "paired_exact_limit": "exact",
     "paired_exact_p_value": "exact",
     "paired_mean_bootstrap": "bootstrap",
+    "paired_total_bootstrap": "bootstrap",
     "paired_quantile_bootstrap": "bootstrap",
     "paired_score_statistic": "exact",
     "pass_at_k": "repeats",
     "pass_hat_k": "repeats",
     "pearson_correlation": "clustering",
     "percentile": "quantiles",
+    "weighted_percentile": "quantiles",
     "ratio_standard_error": "ratio",
     "regression_gate_probability": "power",
     "run_noise_variance": "power",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evals.stats.quantiles import percentile
+from evals.stats.quantiles import weighted_percentile
 
 Interval = tuple[float, float]
 
@@ -25,19 +25,30 @@ Interval = tuple[float, float]
 _BLOCK_CELLS = 1_000_000
 
 
-def _sorted_values(groups: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray]:
-    """All values in ascending (stable) order, with the index of the group of each."""
+Sorted = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _sorted_values(
+    groups: Sequence[Sequence[float]], counts: Sequence[Sequence[int]] | None = None
+) -> Sorted:
+    """All values in ascending (stable) order, with the index of the group of each and
+    how many runs each stands for (`counts`, a quantile sketch's item weights; 1 without)."""
     values = np.fromiter((v for g in groups for v in g), dtype=float)
     owners = np.repeat(np.arange(len(groups)), [len(g) for g in groups])
+    runs = (
+        np.ones(len(values))
+        if counts is None
+        else np.fromiter((c for g in counts for c in g), dtype=float)
+    )
     order = np.argsort(values, kind="stable")
-    return values[order], owners[order]
+    return values[order], owners[order], runs[order]
 
 
 def _resampled_quantiles(
     groups: Sequence[Sequence[float]],
     weights: np.ndarray,
     quantile: float,
-    ordered: tuple[np.ndarray, np.ndarray] | None = None,
+    ordered: Sorted | None = None,
 ) -> np.ndarray:
     """The weighted inverted-CDF quantile for each row of case weights.
 
@@ -46,17 +57,18 @@ def _resampled_quantiles(
     are recomputed in full, so the result is exact. `ordered` is `_sorted_values(groups)`
     when the caller has it already.
     """
-    values, owners = ordered if ordered is not None else _sorted_values(groups)
-    totals = weights @ np.bincount(owners, minlength=len(groups))
+    values, owners, runs = ordered if ordered is not None else _sorted_values(groups)
+    totals = weights @ np.bincount(owners, runs, minlength=len(groups))
     thresholds = quantile * totals - 1e-9
     start = max(0, int(len(values) * (1 - 3 * (1 - quantile))) - 1)
-    below = weights @ np.bincount(owners[:start], minlength=len(groups))
+    below = weights @ np.bincount(owners[:start], runs[:start], minlength=len(groups))
     positions = start + (
-        below[:, None] + np.cumsum(weights[:, owners[start:]], axis=1) < thresholds[:, None]
+        below[:, None] + np.cumsum(weights[:, owners[start:]] * runs[start:], axis=1)
+        < thresholds[:, None]
     ).sum(axis=1)
     redo = below >= thresholds
     if redo.any():
-        cumulative = np.cumsum(weights[redo][:, owners], axis=1)
+        cumulative = np.cumsum(weights[redo][:, owners] * runs, axis=1)
         positions[redo] = (cumulative < thresholds[redo][:, None]).sum(axis=1)
     return values[np.minimum(positions, len(values) - 1)]
 
@@ -153,14 +165,20 @@ def paired_quantile_bootstrap(
     confidence: float = 0.95,
     resamples: int = 1000,
     seed: int = 0,
+    counts: tuple[Sequence[Sequence[int]], Sequence[Sequence[int]]] | None = None,
 ) -> PairedBootstrap:
     """Both agents' quantiles and their ratio, resampling the same cases for both.
 
     `candidate[i]` and `baseline[i]` are one case's values for each agent; resampling
-    cases jointly lets shared case difficulty cancel in the ratio.
+    cases jointly lets shared case difficulty cancel in the ratio. `counts`, when given,
+    holds how many runs each value stands for (candidate's, baseline's: a quantile
+    sketch's item weights); without, every value is one run.
     """
     _check_paired(candidate, baseline)
-    ordered = (_sorted_values(candidate), _sorted_values(baseline))
+    ordered = (
+        _sorted_values(candidate, counts[0] if counts else None),
+        _sorted_values(baseline, counts[1] if counts else None),
+    )
     size = max(len(ordered[0][0]), len(ordered[1][0]))
     blocks = [
         (
@@ -171,8 +189,10 @@ def paired_quantile_bootstrap(
     ]
     tops = np.concatenate([top for top, _ in blocks])
     bottoms = np.concatenate([bottom for _, bottom in blocks])
-    top = percentile([v for g in candidate for v in g], quantile)
-    bottom = percentile([v for g in baseline for v in g], quantile)
+    top, bottom = (
+        weighted_percentile(values.tolist(), runs.astype(int).tolist(), quantile)
+        for values, _, runs in ordered
+    )
     ratio, ratio_interval, log_se = _ratio(top, bottom, tops, bottoms, confidence)
     return PairedBootstrap(
         top,
@@ -194,12 +214,31 @@ def paired_mean_bootstrap(
 ) -> PairedBootstrap:
     """Both agents' mean per run (e.g. cost) and their ratio, resampling cases jointly."""
     _check_paired(candidate, baseline)
-    totals = [
-        (np.array([sum(g) for g in groups]), np.array([len(g) for g in groups]))
-        for groups in (candidate, baseline)
-    ]
+    return paired_total_bootstrap(
+        ([sum(g) for g in candidate], [len(g) for g in candidate]),
+        ([sum(g) for g in baseline], [len(g) for g in baseline]),
+        confidence,
+        resamples,
+        seed,
+    )
+
+
+def paired_total_bootstrap(
+    candidate: tuple[Sequence[float], Sequence[int]],
+    baseline: tuple[Sequence[float], Sequence[int]],
+    confidence: float = 0.95,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> PairedBootstrap:
+    """`paired_mean_bootstrap` from each case's (total, runs) for each agent: the per-case
+    sums an evaluation keeps instead of every run's value."""
+    if len(candidate[0]) != len(baseline[0]) or not candidate[0]:
+        raise ValueError("need the same, non-zero number of cases for both agents")
+    if min(*candidate[1], *baseline[1]) < 1:
+        raise ValueError("every case needs values for both agents")
+    totals = [(np.array(sums), np.array(sizes)) for sums, sizes in (candidate, baseline)]
     resampled: list[list[np.ndarray]] = [[], []]
-    for weights in _weight_blocks(len(candidate), resamples, seed):
+    for weights in _weight_blocks(len(candidate[0]), resamples, seed):
         for means, (sums, sizes) in zip(resampled, totals, strict=True):
             means.append((weights @ sums) / (weights @ sizes))
     (top, tops), (bottom, bottoms) = (

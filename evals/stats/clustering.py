@@ -92,3 +92,38 @@ def pearson_correlation(first: Sequence[float], second: Sequence[float]) -> floa
     if spread_1 <= 0 or spread_2 <= 0:
         return 0.0
     return max(-1.0, min(1.0, cross / math.sqrt(spread_1 * spread_2)))
+
+
+def clustered_se_of_counts(successes: Sequence[int], sizes: Sequence[int]) -> float:
+    """`clustered_se` of pass/fail runs (1 or 0) from each case's passes and runs: the
+    same number, from the counts an evaluation keeps instead of every run."""
+    count = sum(sizes)
+    if len(sizes) < 2:
+        raise ValueError("a clustered standard error needs at least two clusters")
+    mean = sum(successes) / count
+    meat = sum((passed - size * mean) ** 2 for passed, size in zip(successes, sizes, strict=True))
+    return math.sqrt(meat / count**2 * len(sizes) / (len(sizes) - 1))
+
+
+def intra_class_correlation_of_counts(
+    successes: Sequence[int], sizes: Sequence[int]
+) -> float | None:
+    """`intra_class_correlation` of pass/fail runs (1 or 0) from each case's passes and
+    runs; equal to it up to the rounding of the order its sums are taken in."""
+    group_count, count = len(sizes), sum(sizes)
+    if group_count < 2 or count <= group_count:
+        return None
+    mean = sum(successes) / count
+    pairs = list(zip(successes, sizes, strict=True))
+    between = sum(size * (passed / size - mean) ** 2 for passed, size in pairs)
+    within = sum(
+        passed * (1 - passed / size) ** 2 + (size - passed) * (passed / size) ** 2
+        for passed, size in pairs
+    )
+    mean_square_between = between / (group_count - 1)
+    mean_square_within = within / (count - group_count)
+    size_0 = (count - sum(size**2 for size in sizes) / count) / (group_count - 1)
+    denominator = mean_square_between + (size_0 - 1) * mean_square_within
+    if denominator <= 0:
+        return None
+    return min(1.0, max(0.0, (mean_square_between - mean_square_within) / denominator))

@@ -11,6 +11,8 @@ should need numpy or resampling.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -35,8 +37,40 @@ def percentile(values: Sequence[float], quantile: float) -> float:
     return float(ordered[_at_or_above(ordered, quantile)])
 
 
+class _Ordered:
+    """Values with weights (how many runs each stands for) in ascending order, read by
+    the 0-based position a run would have in the list of all runs sorted."""
+
+    def __init__(self, values: Sequence[float], weights: Sequence[int]) -> None:
+        pairs = sorted(zip(values, weights, strict=True), key=lambda pair: pair[0])
+        self.values = [value for value, _ in pairs]
+        self.ends: list[int] = list(itertools.accumulate(weight for _, weight in pairs))
+        self.count = self.ends[-1] if self.ends else 0
+
+    def at(self, position: int) -> float:
+        """The value at 0-based `position` of the runs sorted."""
+        return float(self.values[bisect.bisect_right(self.ends, position)])
+
+    def quantile(self, share: float) -> float:
+        """The inverted-CDF quantile at `share`."""
+        index = max(0, math.ceil(share * self.count - _ROUNDING) - 1)
+        return self.at(min(index, self.count - 1))
+
+
+def weighted_percentile(values: Sequence[float], weights: Sequence[int], quantile: float) -> float:
+    """`percentile` of the runs `values` stand for, value i standing for `weights[i]`
+    runs (a quantile sketch's items); equal to `percentile` when every weight is 1."""
+    ordered = _Ordered(values, weights)
+    if not ordered.count:
+        raise ValueError("no values")
+    return ordered.quantile(quantile)
+
+
 def cluster_quantile_interval(
-    groups: Sequence[Sequence[float]], quantile: float = 0.95, confidence: float = 0.95
+    groups: Sequence[Sequence[float]],
+    quantile: float = 0.95,
+    confidence: float = 0.95,
+    weights: Sequence[Sequence[int]] | None = None,
 ) -> tuple[float, Interval]:
     """(the inverted-CDF quantile of all values, Woodruff's interval for it), each group
     the runs of one case.
@@ -49,20 +83,28 @@ def cluster_quantile_interval(
     bracket them (the lower limit at floor(n·p_low), the upper at ceil(n·p_high) + 1, both
     1-based), so the limits are observed values and the interval holds the estimate.
     Needs two cases or more: with one, its runs' correlation cannot be estimated.
+    `weights[i][j]`, when given, is how many runs `groups[i][j]` stands for (the items of
+    a quantile sketch); without, every value is one run.
     """
     if not 0 < quantile < 1:
         raise ValueError(f"quantile must be within (0, 1), got {quantile}")
-    groups = [g for g in groups if len(g)]
-    if len(groups) < 2:
+    sized = [
+        (g, [1] * len(g) if weights is None else list(weights[i]))
+        for i, g in enumerate(groups)
+        if len(g)
+    ]
+    if len(sized) < 2:
         raise ValueError("a clustered quantile interval needs values of two cases or more")
-    ordered = sorted(v for g in groups for v in g)
-    count = len(ordered)
-    estimate = ordered[_at_or_above(ordered, quantile)]
-    at_or_below = [(sum(1 for v in g if v <= estimate), len(g)) for g in groups]
+    ordered = _Ordered([v for g, _ in sized for v in g], [w for _, ws in sized for w in ws])
+    count = ordered.count
+    estimate = ordered.quantile(quantile)
+    at_or_below = [
+        (sum(w for v, w in zip(g, ws, strict=True) if v <= estimate), sum(ws)) for g, ws in sized
+    ]
     share = sum(inside for inside, _ in at_or_below) / count
     meat = sum((inside - size * share) ** 2 for inside, size in at_or_below)
-    variance = meat / count**2 * len(groups) / (len(groups) - 1)
-    low, high = effective_wilson_interval(quantile, variance, len(groups), count, confidence)
+    variance = meat / count**2 * len(sized) / (len(sized) - 1)
+    low, high = effective_wilson_interval(quantile, variance, len(sized), count, confidence)
     lower = max(0, math.floor(low * count + _ROUNDING) - 1)
     upper = min(count - 1, math.ceil(high * count - _ROUNDING))
-    return float(estimate), (float(ordered[lower]), float(ordered[upper]))
+    return estimate, (ordered.at(lower), ordered.at(upper))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -308,6 +308,31 @@ class Store:
                 )
             }
         return [decode_run(row, trees.get(row.id, [])) for row in run_rows]
+
+    def iter_runs(self, evaluation_id: str, batch: int = 500) -> Iterator[RunRecord]:
+        """`load_runs` of a whole evaluation a batch of runs at a time, so a reader of a
+        million runs holds one batch, not every run."""
+        run_query = (
+            select(runs)
+            .where(runs.c.evaluation_id == evaluation_id)
+            .order_by(runs.c.case_index, runs.c.prompt_index, runs.c.agent_index, runs.c.repeat)
+        )
+        with self.engine.connect() as connection, self.engine.connect() as side:
+            result = connection.execution_options(yield_per=batch).execute(run_query)
+            for rows in result.partitions():
+                grade_query = (
+                    select(grades)
+                    .where(grades.c.run_id.in_([row.id for row in rows]))
+                    .order_by(grades.c.run_id, grades.c.idx)
+                )
+                trees = {
+                    run_id: list(found)
+                    for run_id, found in itertools.groupby(
+                        side.execute(grade_query), key=lambda row: row.run_id
+                    )
+                }
+                for row in rows:
+                    yield decode_run(row, trees.get(row.id, []))
 
     def add_runs(self, evaluation_id: str, records: list[RunRecord]) -> int:
         """Store records now, in one transaction; returns how many were not stored before."""

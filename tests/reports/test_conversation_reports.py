@@ -9,6 +9,7 @@ import re
 import pytest
 from rich.console import Console
 
+from evals.analysis.cells import run_facts
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
 from evals.reports.conversation import conversation_turns, failed_conversations
@@ -90,7 +91,7 @@ def test_markdown_and_terminal_list_failed_conversations_with_their_turn(result)
     assert "| candidate | eager | 1/1 | repeat 1: Policy violation: turn 1: [approval] pay:" in (
         markdown
     )
-    found = failed_conversations(result.records, ["candidate", "baseline"])
+    found = failed_conversations(run_facts(result).conversations, ["candidate", "baseline"])
     assert [(f.agent, f.case_id, f.failed, f.conversations) for f in found] == [
         ("candidate", "eager", 1, 1),
         ("baseline", "eager", 1, 1),

@@ -261,8 +261,9 @@ def test_the_statistics_load_after_the_runs_only_while_the_store_process_writes_
     execute = evaluation._execute
 
     async def runs(*args, **kwargs):
-        await execute(*args, **kwargs)
+        executed = await execute(*args, **kwargs)
         order.append("runs done")
+        return executed
 
     monkeypatch.setattr(evaluation, "_execute", runs)
     monkeypatch.setattr(evaluation, "_load_statistics_meanwhile", lambda _: order.append("load"))
