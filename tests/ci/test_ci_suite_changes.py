@@ -23,9 +23,10 @@ NEW_CASE = """  - description: refuses to guess
 """
 
 
-def test_new_and_changed_cases_count_in_the_absolute_gates_and_are_listed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _suite_edit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project whose pull request changes case 1 to fail every run and adds a case that
+    fails every run; the pull request's checkout is the working directory. Its output
+    folder."""
     repo = tmp_path / "repo"
     repo.mkdir()
     suite = make_project(repo)
@@ -42,7 +43,13 @@ def test_new_and_changed_cases_count_in_the_absolute_gates_and_are_listed(
         "pull_request", "refs/pull/5/merge", GITHUB_BASE_REF="main", GITHUB_HEAD_REF="suite-edit"
     ).items():
         monkeypatch.setenv(name, value)
-    out = repo / ".evals" / "ci"
+    return repo / ".evals" / "ci"
+
+
+def test_new_and_changed_cases_count_in_the_absolute_gates_and_are_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = _suite_edit(tmp_path, monkeypatch)
 
     code = main(["ci", "pr", "evals-suite", "--out", str(out), "--repeat", "4", "--quiet"])
 
@@ -73,3 +80,19 @@ def test_new_and_changed_cases_count_in_the_absolute_gates_and_are_listed(
     assert edited["status"] == "fail" and "on these 2 cases" in edited["reason"]
     assert (code, outcome["verdict"]) == (1, "fail")
     assert "`min_pass_rate[new or changed]` failed (0.0%)" in comment.splitlines()[0]
+
+
+@pytest.mark.parametrize("design", [("--until-decided", "2,4,8"), ("--adaptive", "8")])
+def test_the_new_and_changed_cases_fail_the_pull_request_in_staged_and_adaptive_jobs(
+    design: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = _suite_edit(tmp_path, monkeypatch)
+
+    code = main(["ci", "pr", "evals-suite", "--out", str(out), *design, "--quiet"])
+
+    outcome = json.loads((out / "ci.json").read_text(encoding="utf-8"))
+    [result] = outcome["results"]
+    gates = {g["name"]: g for g in result["gates"]["gates"]}
+    # Decided on the edited cases' runs: the looks ran them until the group failed.
+    assert gates["min_pass_rate[new or changed]"]["status"] == "fail", gates
+    assert (code, outcome["verdict"]) == (1, "fail")
