@@ -26,6 +26,7 @@ from evals.common.collector import collect_rarely
 from evals.common.extras import require_extra
 from evals.common.interrupts import exit_at_next_stop, stop_signals_as_interrupt
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
+from evals.reports.formats import output_help
 
 if TYPE_CHECKING:
     from evals.model.ci import CiOutcome
@@ -139,6 +140,10 @@ def _evaluation_id(text: str) -> str:
     return text
 
 
+def _add_outputs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-o", "--output", action="append", metavar="FILE", help=output_help())
+
+
 def _add_store(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--store",
@@ -150,7 +155,9 @@ def _add_store(parser: argparse.ArgumentParser) -> None:
 
 def _streamed_reports(outputs: Sequence[str] | None) -> list[Path]:
     """The `-o` files written while the evaluation runs: promptfoo's JSON report."""
-    return [Path(out) for out in outputs or [] if Path(out).name.lower().endswith(".json")]
+    from evals.reports.writers import find_format
+
+    return [Path(out) for out in outputs or [] if getattr(find_format(out), "streamed", False)]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -603,9 +610,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     An incomplete merge (shards missing) is stored and reported as incomplete, says so on
     stderr even with --quiet, and exits 3 whatever the gates say.
     """
-    from evals.pipeline.merge import REPORT_SUFFIXES, merge_shards, store_merged
+    from evals.pipeline.merge import merge_shards, store_merged
+    from evals.reports.writers import is_report_path
 
-    to_report = args.out.lower().endswith(REPORT_SUFFIXES) and "://" not in args.out
+    to_report = is_report_path(args.out)
     args.output = _check_outputs([args.out, *(args.output or [])] if to_report else args.output)
     if not to_report:
         from evals.store.location import check_store_settings
@@ -833,13 +841,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a suite against its agents and gate the result")
     run.add_argument("suite", help="suite YAML file or a directory holding promptfooconfig.yaml")
-    run.add_argument(
-        "-o",
-        "--output",
-        action="append",
-        metavar="FILE",
-        help="report file; format by extension: .json .jsonl .csv .yaml .md .xml .html",
-    )
+    _add_outputs(run)
     run.add_argument(
         "--repeat", "-r", type=_positive, help="runs per (case, agent); default from the suite"
     )
@@ -923,7 +925,7 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument(
         "out",
         metavar="OUT",
-        help="store to write (SQLite path or URL) or a report file (.json, .md)",
+        help=output_help("store to write (SQLite path or URL) or a report file"),
     )
     merge.add_argument(
         "shards",
@@ -935,14 +937,14 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument(
         "--evaluation-id", type=_evaluation_id, help="merge only this evaluation's shards"
     )
-    merge.add_argument("-o", "--output", action="append", metavar="FILE")
+    _add_outputs(merge)
     merge.add_argument("--quiet", "-q", action="store_true")
     merge.set_defaults(handler=cmd_merge)
 
     regrade = sub.add_parser("regrade", help="grade stored runs again, without calling agents")
     regrade.add_argument("evaluation", metavar="EVAL_ID", help="stored evaluation to regrade")
     regrade.add_argument("--suite", help="suite file (default: the one the evaluation ran)")
-    regrade.add_argument("-o", "--output", action="append", metavar="FILE")
+    _add_outputs(regrade)
     regrade.add_argument("--quiet", "-q", action="store_true")
     _add_store(regrade)
     regrade.set_defaults(handler=cmd_regrade)
@@ -1086,7 +1088,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="main",
         help="branch whose baseline is the default baseline (default main)",
     )
-    compare.add_argument("-o", "--output", action="append", metavar="FILE")
+    _add_outputs(compare)
     compare.add_argument("--quiet", "-q", action="store_true")
     _add_store(compare)
     compare.set_defaults(handler=cmd_compare)

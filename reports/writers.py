@@ -7,38 +7,72 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
+from evals.common import plugins
+from evals.common.plugins import Plugin
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationResult
+from evals.reports.formats import FORMATS, ReportFormat, builtin_suffixes
 from evals.tracing.redact import Redactor
 
 Renderer = Callable[[EvaluationResult], str]
 
-# Each format's module and function, imported when a report of that format is written.
-# Longest suffix first, so `.junit.xml` wins over `.xml`.
-FORMATS: dict[str, tuple[str, str]] = {
-    ".junit.xml": ("evals.reports.junit", "render_junit"),
-    ".jsonl": ("evals.reports.data_files", "render_jsonl"),
-    ".json": ("evals.reports.data_files", "render_json"),
-    ".yaml": ("evals.reports.data_files", "render_yaml"),
-    ".yml": ("evals.reports.data_files", "render_yaml"),
-    ".csv": ("evals.reports.data_files", "render_csv"),
-    ".xml": ("evals.reports.junit", "render_junit"),
-    ".md": ("evals.reports.markdown", "render_markdown"),
-    ".markdown": ("evals.reports.markdown", "render_markdown"),
-    ".html": ("evals.reports.html", "render_html"),
-    ".htm": ("evals.reports.html", "render_html"),
-}
+
+def _plugin_formats() -> list[tuple[ReportFormat, Plugin]]:
+    """The report formats installed plugins add (entry-point group `evals.reports`: the
+    name is the suffix, the value the renderer), none of them imported."""
+    found = []
+    taken = set(builtin_suffixes())
+    for suffix in plugins.names(plugins.REPORTS):
+        plugin = plugins.find(plugins.REPORTS, suffix)
+        assert plugin is not None
+        if not suffix.startswith(".") or suffix.lower() in taken:
+            raise plugins.PluginError(
+                f"plugin {plugin.describe()} names a report suffix that "
+                + ("does not start with '.'" if not suffix.startswith(".") else "is built in"),
+                fix="name the entry point after a suffix of its own, such as .acme.txt",
+            )
+        fmt = ReportFormat(f"{suffix} ({plugin.distribution})", (suffix.lower(),), plugin.value)
+        found.append((fmt, plugin))
+    return found
+
+
+def find_format(path: Path | str) -> ReportFormat | None:
+    """The format a file name chooses: the longest suffix it ends with among the built-in
+    formats and those of installed plugins (`.junit.xml` wins over `.xml`); None when no
+    suffix matches."""
+    return _choose(path, [*FORMATS, *(fmt for fmt, _ in _plugin_formats())])
+
+
+def _choose(path: Path | str, formats: list[ReportFormat]) -> ReportFormat | None:
+    name = Path(path).name.lower()
+    matches = [(len(s), fmt) for fmt in formats for s in fmt.suffixes if name.endswith(s)]
+    return max(matches, key=lambda match: match[0])[1] if matches else None
+
+
+def is_report_path(text: str) -> bool:
+    """True when `text` names a report file (a known suffix, not a URL)."""
+    return "://" not in text and find_format(text) is not None
 
 
 def renderer_for(path: Path) -> Renderer:
     """The renderer for a file name; unknown extensions are an input error."""
-    name = path.name.lower()
-    for suffix, (module, function) in FORMATS.items():
-        if name.endswith(suffix):
-            return getattr(importlib.import_module(module), function)
-    known = ", ".join(sorted(FORMATS))
-    raise SuiteError(f"unknown report format for {path.name!r}", fix=f"use one of: {known}")
+    installed = _plugin_formats()
+    fmt = _choose(path, [*FORMATS, *(fmt for fmt, _ in installed)])
+    if fmt is None:
+        known = sorted([*builtin_suffixes(), *(f.suffixes[0] for f, _ in installed)])
+        raise SuiteError(
+            f"unknown report format for {path.name!r}", fix=f"use one of: {', '.join(known)}"
+        )
+    plugin = next((p for f, p in installed if f is fmt), None)
+    if plugin is None:
+        module, function = fmt.renderer.split(":")
+        return cast(Renderer, getattr(importlib.import_module(module), function))
+    renderer = plugins.load(plugin)
+    if not callable(renderer):
+        raise plugins.wrong_kind(plugin, "a function of an EvaluationResult returning text")
+    return cast(Renderer, renderer)
 
 
 def checked_report_path(text: str) -> Path:

@@ -36,8 +36,6 @@ from evals.model.trajectory import Step
 from evals.pipeline.evaluation import analyse
 from evals.plan.runs import build_plan
 
-REPORT_SUFFIXES = (".json", ".jsonl", ".csv", ".yaml", ".yml", ".md", ".xml", ".html", ".htm")
-
 
 @dataclasses.dataclass(slots=True)
 class Shard:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from evals.reports.formats import output_help
+
 if TYPE_CHECKING:
     from evals.testing.agents import AgentCaller
     from evals.testing.runs import EvalsRun
@@ -84,7 +86,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--evals-output",
         action="append",
         metavar="FILE",
-        help="report file; format by extension: .json .jsonl .csv .yaml .md .xml .html",
+        help=output_help(),
     )
     group.addoption(
         "--evals-regenerate-cases",
