@@ -106,7 +106,7 @@ def _cost(ctx: GradeContext, prices: Mapping[str, Price], model: Any) -> RunCost
     )
 
 
-@register("budget")
+@register("budget", layer="operational")
 def budget(ctx: GradeContext) -> Grade:
     """Pass when the run stays within every limit and stopped for an expected reason."""
     value = {} if ctx.value is None else ctx.value

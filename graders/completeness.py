@@ -122,7 +122,7 @@ def _grade(ctx: GradeContext, required: tuple[str, ...], penalty: float, thresho
     )
 
 
-@register("trace-completeness")
+@register("trace-completeness", layer="trace")
 def completeness(ctx: GradeContext) -> Grade:
     """The chapter's trace score; passes at the threshold (default 0.95)."""
     required, penalty = _options(ctx.value, CHAPTER_REQUIRED)
@@ -130,7 +130,7 @@ def completeness(ctx: GradeContext) -> Grade:
     return _grade(ctx, required, penalty, threshold)
 
 
-@register("trace-complete")
+@register("trace-complete", layer="trace")
 def complete(ctx: GradeContext) -> Grade:
     """Route, tool call, tool result, gate and completion events all present, every call
     answered."""

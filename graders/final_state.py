@@ -160,7 +160,7 @@ def _checks(
         yield same, f"final state digest {final}" + ("" if same else f", expected {wanted}"), None
 
 
-@register("final-state")
+@register("final-state", layer="final")
 def final_state(ctx: GradeContext) -> Grade:
     """Pass when the world the run left behind has the expected changes, no forbidden ones,
     and (when given) the expected digest."""

@@ -130,7 +130,7 @@ def _g_eval_score(ctx: GradeContext, text: str, threshold: float, usage: dict[st
     return Grade(score / 10 >= threshold, score / 10, reason, ctx.assertion.raw, tokens_used=usage)
 
 
-@register("g-eval")
+@register("g-eval", layer="final", promptfoo=True)
 async def g_eval(ctx: GradeContext) -> Grade:
     """G-Eval: criteria (a string or a list, averaged) scored 0-10, pass at `threshold` (0.7)."""
     value = string_or_strings(ctx, "G-Eval")

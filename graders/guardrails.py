@@ -24,7 +24,7 @@ def reported_guardrails(metadata: dict[str, Any]) -> dict[str, Any]:
     return guardrails if isinstance(guardrails, dict) else {"flagged": False}
 
 
-@register("guardrails")
+@register("guardrails", layer="policy", promptfoo=True)
 def guardrails(ctx: GradeContext) -> Grade:
     """Passes when the provider's guardrails did not flag the content (inverted: when they did)."""
     verdict = reported_guardrails(ctx.response.metadata)

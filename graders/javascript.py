@@ -79,7 +79,7 @@ def _invalid(ctx: GradeContext, result: Any, rendered: str) -> Grade:
     return Grade(False, 0.0, _with_value(reason, rendered), ctx.assertion.raw)
 
 
-@register("javascript")
+@register("javascript", layer="final", promptfoo=True)
 def javascript(ctx: GradeContext) -> Coroutine[Any, Any, Grade]:
     """JavaScript code over `output` and `context` decides (boolean, score or GradingResult).
 

@@ -259,7 +259,7 @@ def required_elements(value: Any) -> list[str] | None:
     return None
 
 
-@register("is-xml", "contains-xml")
+@register("is-xml", "contains-xml", layer="final", promptfoo=True)
 def xml(ctx: GradeContext) -> Grade:
     """The output is (`is-xml`) or contains (`contains-xml`) XML with the required elements."""
     required = required_elements(assertion_value(ctx))

@@ -54,7 +54,7 @@ FACTUALITY_CATEGORIES = {
 }
 
 
-@register("llm-rubric")
+@register("llm-rubric", layer="final", promptfoo=True)
 async def llm_rubric(ctx: GradeContext) -> Grade:
     """The judge decides whether the output satisfies the rubric (the value)."""
     value = assertion_value(ctx)
@@ -93,7 +93,7 @@ def _against_value(ctx: GradeContext, name: str, value: str) -> dict[str, Any]:
     }
 
 
-@register("factuality")
+@register("factuality", layer="final", promptfoo=True)
 async def factuality(ctx: GradeContext) -> Grade:
     """The judge compares the output with the expert answer (the value), categories A-E."""
     value = assertion_value(ctx)
@@ -121,7 +121,7 @@ async def factuality(ctx: GradeContext) -> Grade:
     return Grade(passed, float(scores[option]), reason, ctx.assertion.raw, tokens_used=usage)
 
 
-@register("model-graded-closedqa")
+@register("model-graded-closedqa", layer="final", promptfoo=True)
 async def closed_qa(ctx: GradeContext) -> Grade:
     """The judge answers Y/N: does the output meet the criterion (the value)?"""
     value = assertion_value(ctx)
@@ -170,7 +170,7 @@ def _goal(value: Any) -> str:
     )
 
 
-@register("trajectory:goal-success")
+@register("trajectory:goal-success", layer="trajectory", promptfoo=True)
 async def goal_success(ctx: GradeContext) -> Grade:
     """The judge decides from the output and the trajectory whether the agent reached the goal."""
     goal = _goal(assertion_value(ctx))

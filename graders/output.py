@@ -103,7 +103,7 @@ def _contains_value(ctx: GradeContext) -> Any:
     return value
 
 
-@register("contains", "icontains")
+@register("contains", "icontains", layer="final", promptfoo=True)
 def contains(ctx: GradeContext) -> Grade:
     """Output contains the value; `icontains` ignores case."""
     value = _contains_value(ctx)
@@ -136,7 +136,7 @@ def _matcher(ctx: GradeContext) -> tuple[str, Any]:
     return text, found
 
 
-@register("contains-any", "icontains-any")
+@register("contains-any", "icontains-any", layer="final", promptfoo=True)
 def contains_any(ctx: GradeContext) -> Grade:
     """Output contains at least one of the values (a list or a comma-separated string)."""
     values = _list_value(ctx)
@@ -146,7 +146,7 @@ def contains_any(ctx: GradeContext) -> Grade:
     return outcome(ctx, passed, f'Expected output to {negation(ctx)}contain one of "{joined}"')
 
 
-@register("contains-all", "icontains-all")
+@register("contains-all", "icontains-all", layer="final", promptfoo=True)
 def contains_all(ctx: GradeContext) -> Grade:
     """Output contains every one of the values."""
     values = _list_value(ctx)
@@ -181,7 +181,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-@register("equals")
+@register("equals", layer="final", promptfoo=True)
 def equals(ctx: GradeContext) -> Grade:
     """Output equals the value as a string; a mapping or list value compares as parsed JSON."""
     value = assertion_value(ctx)
@@ -198,7 +198,7 @@ def equals(ctx: GradeContext) -> Grade:
     return outcome(ctx, passed, f'Expected output "{text}" to {negation(ctx)}equal "{shown}"')
 
 
-@register("starts-with")
+@register("starts-with", layer="final", promptfoo=True)
 def starts_with(ctx: GradeContext) -> Grade:
     """Output starts with the value."""
     value = assertion_value(ctx)
@@ -208,7 +208,7 @@ def starts_with(ctx: GradeContext) -> Grade:
     return outcome(ctx, passed, f'Expected output to {negation(ctx)}start with "{value}"')
 
 
-@register("regex")
+@register("regex", layer="final", promptfoo=True)
 def regex(ctx: GradeContext) -> Grade | Coroutine[Any, Any, Grade]:
     """Output matches the regular expression anywhere, as JavaScript's `RegExp` matches.
 
@@ -244,7 +244,7 @@ def _regex_grade(ctx: GradeContext, pattern: str, matched: bool) -> Grade:
     return outcome(ctx, passed, f'Expected output to {negation(ctx)}match regex "{pattern}"')
 
 
-@register("is-refusal")
+@register("is-refusal", layer="final", promptfoo=True)
 def is_refusal(ctx: GradeContext) -> Grade:
     """Output is a refusal; a missing or empty output counts as one (score 0)."""
     passed = not ctx.inverse
@@ -264,7 +264,7 @@ def _count_words(text: str) -> int:
     return len([w for w in re.split(r"\s+", text.strip()) if w])
 
 
-@register("word-count")
+@register("word-count", layer="final", promptfoo=True)
 def word_count(ctx: GradeContext) -> Grade:
     """Word count equals a number, or lies within `{min, max}`."""
     value = assertion_value(ctx)
@@ -337,7 +337,7 @@ def _number(value: Any) -> float | int | None:
     return None
 
 
-@register("cost")
+@register("cost", layer="operational", promptfoo=True)
 def cost(ctx: GradeContext) -> Grade:
     """The run's reported cost is at most `threshold`."""
     threshold = ctx.assertion.threshold
@@ -349,7 +349,7 @@ def cost(ctx: GradeContext) -> Grade:
     return at_most(ctx, spent, threshold, f"Cost {to_precision(spent, 2)}")
 
 
-@register("latency")
+@register("latency", layer="operational", promptfoo=True)
 def latency(ctx: GradeContext) -> Grade:
     """The run took at most `threshold` milliseconds.
 
@@ -366,7 +366,7 @@ def latency(ctx: GradeContext) -> Grade:
     return at_most(ctx, took, threshold, f"Latency {js_string(took)}ms", "ms")
 
 
-@register("finish-reason")
+@register("finish-reason", layer="final", promptfoo=True)
 def finish_reason(ctx: GradeContext) -> Grade:
     """The provider's finish (stop) reason equals the value, ignoring case."""
     value = assertion_value(ctx)

@@ -287,7 +287,7 @@ def approval_score(
     return 1.0, None
 
 
-@register("permission")
+@register("permission", layer="policy")
 def permission(ctx: GradeContext) -> Grade:
     """Every action obeyed its risk-scored decision; the score is the approval score."""
     policy = parse_permission_policy(ctx.suite_config.get("permissions"), ctx.value)

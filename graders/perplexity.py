@@ -44,7 +44,7 @@ def _log_probs(ctx: GradeContext, name: str) -> list[float]:
     return log_probs
 
 
-@register("perplexity")
+@register("perplexity", layer="final", promptfoo=True)
 def perplexity(ctx: GradeContext) -> Grade:
     """The output's perplexity, exp(-mean log-probability), is at most `threshold`."""
     value = js_exp(-mean_log_prob(_log_probs(ctx, "Perplexity")))
@@ -59,7 +59,7 @@ def perplexity(ctx: GradeContext) -> Grade:
     return Grade(passed, 1.0 if passed else 0.0, reason, ctx.assertion.raw)
 
 
-@register("perplexity-score")
+@register("perplexity-score", layer="final", promptfoo=True)
 def perplexity_score(ctx: GradeContext) -> Grade:
     """The normalized perplexity score, 1 / (1 + exp(-mean log-probability)), is at least
     `threshold`; the score is that value."""

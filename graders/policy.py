@@ -540,7 +540,7 @@ def find_violations(trajectory: list[Step], answer: str, policy: Policy) -> list
     ]
 
 
-@register("policy")
+@register("policy", layer="policy")
 def policy(ctx: GradeContext) -> Grade:
     """Pass when the run broke no policy rule; hard violations cannot be compensated."""
     violations = find_violations(ctx.trajectory, ctx.text, policy_from(ctx))

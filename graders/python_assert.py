@@ -197,7 +197,7 @@ def _normalize_object(
     return grade_from_result(mapped, ctx.assertion.raw)
 
 
-@register("python")
+@register("python", layer="final", promptfoo=True)
 def python(ctx: GradeContext) -> Grade:
     """A Python expression, function body or `file://` function decides (bool, score or dict)."""
     value = ctx.value

@@ -97,7 +97,7 @@ def _threshold_grade(
     return Grade(passed, score, reason, ctx.assertion.raw, tokens_used=usage, metadata=metadata)
 
 
-@register("context-recall")
+@register("context-recall", layer="final", promptfoo=True)
 async def context_recall(ctx: GradeContext) -> Grade:
     """Share of the expected answer's sentences (the value) the context supports."""
     value = assertion_value(ctx)
@@ -139,7 +139,7 @@ def _query(ctx: GradeContext) -> str:
     return ctx.vars["query"]
 
 
-@register("context-relevance")
+@register("context-relevance", layer="final", promptfoo=True)
 async def context_relevance(ctx: GradeContext) -> Grade:
     """Share of the context's sentences the judge extracts as needed to answer the query."""
     query = _query(ctx)
@@ -187,7 +187,7 @@ def faithfulness_score(verdicts: str, statements: int) -> float:
     return min(1.0, max(0.0, score))
 
 
-@register("context-faithfulness")
+@register("context-faithfulness", layer="final", promptfoo=True)
 async def context_faithfulness(ctx: GradeContext) -> Grade:
     """Share of the output's statements that the context supports (no hallucination)."""
     query = _query(ctx)
@@ -220,7 +220,7 @@ async def context_faithfulness(ctx: GradeContext) -> Grade:
     return _threshold_grade(ctx, score, "Faithfulness", usage, {"context": context})
 
 
-@register("answer-relevance")
+@register("answer-relevance", layer="final", promptfoo=True)
 async def answer_relevance(ctx: GradeContext) -> Grade:
     """Questions the judge infers from the answer, compared with the query by embeddings."""
     invariant(

@@ -6,8 +6,11 @@ import difflib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from evals.common import plugins
 from evals.common.files import is_file_ref
+from evals.graders import catalog
 from evals.graders.base import GradeContext, GraderError
+from evals.graders.catalog import LAYERS, AssertionType, Layer
 from evals.model.errors import SuiteError
 from evals.model.results import Grade
 
@@ -16,75 +19,7 @@ Grader = Callable[[GradeContext], Grade | Awaitable[Grade]]
 ValueCheck = Callable[[Any], None]
 _GRADERS: dict[str, Grader] = {}
 _VALUE_CHECKS: dict[str, ValueCheck] = {}
-# The assertion types each grader module registers, so a suite loads only the modules of
-# the types it uses (all of them take a tenth of the start-up). tests/graders checks this
-# table against what the modules register.
-_TYPES_BY_MODULE: dict[str, tuple[str, ...]] = {
-    "evals.graders.output": (
-        "contains",
-        "contains-all",
-        "contains-any",
-        "cost",
-        "equals",
-        "finish-reason",
-        "icontains",
-        "icontains-all",
-        "icontains-any",
-        "is-refusal",
-        "latency",
-        "regex",
-        "starts-with",
-        "word-count",
-    ),
-    "evals.graders.structured": ("contains-html", "contains-json", "is-html", "is-json"),
-    "evals.graders.python_assert": ("python",),
-    "evals.graders.javascript": ("javascript",),
-    "evals.graders.ruby_assert": ("ruby",),
-    "evals.graders.text_metrics": ("bleu", "gleu", "levenshtein", "meteor", "rouge-n"),
-    "evals.graders.sets": ("assert-set",),
-    "evals.graders.trajectory": (
-        "tool-call-f1",
-        "trajectory:match",
-        "trajectory:step-count",
-        "trajectory:tool-args-match",
-        "trajectory:tool-sequence",
-        "trajectory:tool-used",
-    ),
-    "evals.graders.budget": ("budget",),
-    "evals.graders.verifier": ("verifier",),
-    "evals.graders.policy": ("policy",),
-    "evals.graders.final_state": ("final-state",),
-    "evals.graders.markup": ("contains-xml", "is-xml"),
-    "evals.graders.sql": ("contains-sql", "is-sql"),
-    "evals.graders.model_graded": (
-        "factuality",
-        "llm-rubric",
-        "model-graded-closedqa",
-        "trajectory:goal-success",
-    ),
-    "evals.graders.g_eval": ("g-eval",),
-    "evals.graders.rag": (
-        "answer-relevance",
-        "context-faithfulness",
-        "context-recall",
-        "context-relevance",
-    ),
-    "evals.graders.similarity": ("similar", "similar:cosine", "similar:dot", "similar:euclidean"),
-    "evals.graders.tools_call": (
-        "is-valid-function-call",
-        "is-valid-openai-function-call",
-        "is-valid-openai-tools-call",
-        "skill-used",
-    ),
-    "evals.graders.guardrails": ("guardrails",),
-    "evals.graders.webhook": ("webhook",),
-    "evals.graders.trace": ("trace-error-spans", "trace-span-count", "trace-span-duration"),
-    "evals.graders.completeness": ("trace-complete", "trace-completeness"),
-    "evals.graders.permissions": ("permission",),
-    "evals.graders.ranking": ("max-score", "select-best"),
-    "evals.graders.perplexity": ("perplexity", "perplexity-score"),
-}
-_MODULE_OF_TYPE = {kind: module for module, kinds in _TYPES_BY_MODULE.items() for kind in kinds}
+_DECLARED: dict[str, AssertionType] = {}
 _loaded = False
 
 GROUP_TYPES = frozenset({"select-best", "max-score"})
@@ -106,12 +41,23 @@ NEGATED_GROUP_HINT = (
 )
 
 
-def register(*names: str) -> Callable[[Grader], Grader]:
-    """Decorator: make a grader available under one or more assertion types."""
+def register(*names: str, layer: Layer, promptfoo: bool = False) -> Callable[[Grader], Grader]:
+    """Decorator: make a grader available under one or more assertion types.
+
+    `layer` is the scorecard layer its scores count in (`final`: the answer; `trajectory`:
+    the tools called; `policy`; `operational`: cost, latency, steps; `trace`), `promptfoo`
+    whether the types are promptfoo's own (a promptfoo CSV's `__expected` cell may name
+    them). The harness finds its own graders' declarations without importing them
+    (`evals.graders.catalog`), so the arguments are literals; a plugin's are read when its
+    entry point loads.
+    """
+    if layer not in LAYERS:
+        raise ValueError(f"unknown scorecard layer {layer!r}; layers: {', '.join(LAYERS)}")
 
     def wrap(fn: Grader) -> Grader:
         for name in names:
             _GRADERS[name] = fn
+            _DECLARED[name] = AssertionType(name, fn.__module__, layer, promptfoo)
         return fn
 
     return wrap
@@ -129,10 +75,11 @@ def value_check(*names: str) -> Callable[[ValueCheck], ValueCheck]:
 
 
 def _load() -> None:
+    """Import every grader module of the harness."""
     global _loaded
     if _loaded:
         return
-    for module in _TYPES_BY_MODULE:
+    for module in catalog.modules():
         _import(module)
     _loaded = True
 
@@ -148,12 +95,41 @@ def _import(module: str) -> None:
 
 
 def _load_type(kind: str) -> None:
-    """Import the module that registers `kind` (every module when no table entry names it)."""
-    module = _MODULE_OF_TYPE.get(kind)
-    if module is None:
-        _load()
-    elif kind not in _GRADERS and kind not in _VALUE_CHECKS:
+    """Make `kind` available: import the harness's module that declares it, else an
+    installed plugin's entry point for it, else every module of the harness (for a type
+    declared in a way the catalog cannot read)."""
+    if kind in _GRADERS or kind in _VALUE_CHECKS:
+        return
+    module = catalog.module_of(kind)
+    if module is not None:
         _import(module)
+        return
+    _load_plugin(kind)
+    if kind not in _GRADERS:
+        _load()
+
+
+def _load_plugin(kind: str) -> None:
+    """Import the installed plugin that names `kind` in the entry-point group
+    `evals.assertions`; its grader must register the type."""
+    plugin = plugins.find(plugins.ASSERTIONS, kind)
+    if plugin is None:
+        return
+    grader = plugins.load(plugin)
+    if _GRADERS.get(kind) is not grader:
+        raise plugins.wrong_kind(
+            plugin, f"a grader registered as {kind!r} (decorated with @register({kind!r}, ...))"
+        )
+
+
+def declaration(kind: str) -> AssertionType | None:
+    """How the grader of an assertion type (without `not-`) declared it, None for a type
+    with no grader."""
+    declared = catalog.declared().get(kind)
+    if declared is None:
+        _load_type(kind)
+        declared = _DECLARED.get(kind)
+    return declared
 
 
 def get_grader(kind: str) -> Grader | None:
@@ -166,9 +142,10 @@ def get_grader(kind: str) -> Grader | None:
 
 
 def known_types() -> list[str]:
-    """Every registered assertion type, sorted."""
+    """Every assertion type the harness and its installed plugins grade, sorted (the
+    plugins' entry points are not imported)."""
     _load()
-    return sorted(_GRADERS)
+    return sorted({*_GRADERS, *plugins.names(plugins.ASSERTIONS)})
 
 
 def check_assertion_type(kind: str, file: str | None = None, line: int | None = None) -> None:

@@ -83,7 +83,7 @@ async def run_ruby(script: Path, method: str, args: list[Any]) -> Any:
     return result.get("data")
 
 
-@register("ruby")
+@register("ruby", layer="final", promptfoo=True)
 async def ruby(ctx: GradeContext) -> Grade:
     """Ruby code over `output` and `context` decides (bool, score or a result hash)."""
     value = ctx.value

@@ -35,27 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evals.graders.base import GraderError
+from evals.graders.catalog import LAYERS
+from evals.graders.registry import declaration
 from evals.model.results import Grade
 from evals.model.suite import Assertion
 
-LAYERS = ("final", "trajectory", "policy", "operational", "trace")
 DEFAULT_WEIGHTS = {"final": 0.25, "trajectory": 0.25, "policy": 0.25, "operational": 0.25}
 COST_PENALTY = 0.1
 LATENCY_PENALTY = 0.1
-_LAYER_OF_TYPE = {
-    "tool-call-f1": "trajectory",
-    "is-valid-openai-tools-call": "trajectory",
-    "skill-used": "trajectory",
-    "policy": "policy",
-    "permission": "policy",
-    "guardrails": "policy",
-    "budget": "operational",
-    "cost": "operational",
-    "latency": "operational",
-    "trace-completeness": "trace",
-    "trace-complete": "trace",
-}
-_LAYER_OF_PREFIX = {"trajectory:": "trajectory", "trace-": "trace"}
 OPTIONS = {
     "weights",
     "cost_penalty",
@@ -109,16 +96,13 @@ class RunScorecard:
 
 def layer_of(assertion: Assertion) -> str:
     """The layer an assertion's score counts in: its ``metric`` when that names a layer,
-    else the layer of its type."""
+    else the layer its type's grader declares (``@register(..., layer=...)``); a type
+    without a grader (``max-score``, ``select-best``, an unknown type's error) is about
+    the answer."""
     if assertion.metric in LAYERS:
         return str(assertion.metric)
-    kind = assertion.base_type
-    if kind in _LAYER_OF_TYPE:
-        return _LAYER_OF_TYPE[kind]
-    for prefix, layer in _LAYER_OF_PREFIX.items():
-        if kind.startswith(prefix):
-            return layer
-    return "final"
+    declared = declaration(assertion.base_type)
+    return "final" if declared is None else declared.layer
 
 
 def _fraction(value: Any, what: str) -> float:

@@ -30,7 +30,7 @@ def _child(raw: object) -> Assertion:
     )
 
 
-@register("assert-set")
+@register("assert-set", layer="final")
 def assert_set(ctx: GradeContext) -> Grade | Awaitable[Grade]:
     """Grade the nested `assert:` list like a test: weighted mean score, all-pass or threshold.
 

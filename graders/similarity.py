@@ -76,7 +76,9 @@ async def _similarity(
     return similarity_grade(ctx, measure(first.vector, second.vector), metric, threshold, usage)
 
 
-@register("similar", "similar:cosine", "similar:dot", "similar:euclidean")
+@register(
+    "similar", "similar:cosine", "similar:dot", "similar:euclidean", layer="final", promptfoo=True
+)
 async def similar(ctx: GradeContext) -> Grade:
     """Embedding similarity with the value (or the best of a list) reaches `threshold` (0.75)."""
     kind = ctx.assertion.base_type

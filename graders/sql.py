@@ -299,7 +299,7 @@ def sql_check(sql: str, value: Any) -> tuple[bool, list[str]]:
     return not reasons, reasons
 
 
-@register("is-sql")
+@register("is-sql", layer="final", promptfoo=True)
 def is_sql(ctx: GradeContext) -> Grade:
     """The whole output is SQL in the dialect, touching only allowed tables and columns."""
     valid, reasons = sql_check(output_string(ctx), assertion_value(ctx))
@@ -336,7 +336,7 @@ def sql_code_blocks(text: str) -> list[str]:
     return blocks
 
 
-@register("contains-sql")
+@register("contains-sql", layer="final", promptfoo=True)
 def contains_sql(ctx: GradeContext) -> Grade:
     """A fenced SQL block (or, without one, the whole output) is valid SQL."""
     text = coerce_string(output_string(ctx))

@@ -111,7 +111,7 @@ def _schema_validator(ctx: GradeContext, value: Any) -> jsonschema.protocols.Val
     return compile_schema(_schema_of(value, kind))
 
 
-@register("is-json")
+@register("is-json", layer="final", promptfoo=True)
 def is_json(ctx: GradeContext) -> Grade | Coroutine[Any, Any, Grade]:
     """The whole output is JSON, optionally conforming to a JSON schema.
 
@@ -229,7 +229,7 @@ def extract_json_objects(text: str) -> list[Any]:
     return found
 
 
-@register("contains-json")
+@register("contains-json", layer="final", promptfoo=True)
 def contains_json(ctx: GradeContext) -> Grade | Coroutine[Any, Any, Grade]:
     """The output contains a JSON object, optionally one conforming to a JSON schema.
 
@@ -448,14 +448,14 @@ def validate_html(text: str) -> tuple[bool, str]:
     return False, "Output does not contain recognized HTML elements"
 
 
-@register("contains-html")
+@register("contains-html", layer="final", promptfoo=True)
 def contains_html(ctx: GradeContext) -> Grade:
     """The output contains HTML (promptfoo's indicator heuristic)."""
     passed = contains_html_text(output_string(ctx)) != ctx.inverse
     return outcome(ctx, passed, f"Expected output to {negation(ctx)}contain HTML content")
 
 
-@register("is-html")
+@register("is-html", layer="final", promptfoo=True)
 def is_html(ctx: GradeContext) -> Grade:
     """The whole output is an HTML document or fragment."""
     valid, reason = validate_html(output_string(ctx))

@@ -254,7 +254,7 @@ def _references(ctx: GradeContext, message: str) -> list[str]:
     return value if isinstance(value, list) else [value]
 
 
-@register("levenshtein")
+@register("levenshtein", layer="final", promptfoo=True)
 def levenshtein(ctx: GradeContext) -> Grade | Coroutine[Any, Any, Grade]:
     """Edit distance to the value is at most `threshold` (default 5); between long texts
     (quadratic work) off the event loop."""
@@ -283,21 +283,21 @@ def _scored(ctx: GradeContext, name: str, score: float, default: float) -> Grade
     return Grade(passed, 1 - score if ctx.inverse else score, reason, ctx.assertion.raw)
 
 
-@register("bleu")
+@register("bleu", layer="final", promptfoo=True)
 def bleu(ctx: GradeContext) -> Grade:
     """BLEU against one or more references reaches `threshold` (default 0.5)."""
     refs = _references(ctx, '"bleu" assertion type must have a string or array of strings value')
     return _scored(ctx, "BLEU", bleu_score(output_string(ctx), refs), 0.5)
 
 
-@register("gleu")
+@register("gleu", layer="final", promptfoo=True)
 def gleu(ctx: GradeContext) -> Grade:
     """GLEU against one or more references reaches `threshold` (default 0.5)."""
     refs = _references(ctx, '"gleu" assertion must have a string or array of strings value')
     return _scored(ctx, "GLEU", gleu_score(output_string(ctx), refs), 0.5)
 
 
-@register("rouge-n")
+@register("rouge-n", layer="final", promptfoo=True)
 def rouge_n(ctx: GradeContext) -> Grade:
     """ROUGE-N (unigram F1, case-insensitive) reaches `threshold` (default 0.75)."""
     value = assertion_value(ctx)
@@ -386,7 +386,7 @@ def meteor_score(
     return max(_single_meteor(_meteor_words(r), cand, params) for r in references)
 
 
-@register("meteor")
+@register("meteor", layer="final", promptfoo=True)
 def meteor(ctx: GradeContext) -> Grade | Coroutine[Any, Any, Grade]:
     """METEOR against one or more references reaches `threshold` (default 0.5); over long
     texts (word matching is quadratic) off the event loop."""

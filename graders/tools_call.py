@@ -228,7 +228,7 @@ def _mcp_grade(ctx: GradeContext, text: str) -> Grade:
     return Grade(True, 1.0, f"MCP tool call succeeded for {tool}", ctx.assertion.raw)
 
 
-@register("is-valid-openai-tools-call")
+@register("is-valid-openai-tools-call", layer="trajectory", promptfoo=True)
 def is_valid_openai_tools_call(ctx: GradeContext) -> Grade:
     """Each OpenAI tool call names a configured function and its arguments match its schema.
 
@@ -292,7 +292,7 @@ def function_call_problem(output: Any, functions: Any, ctx: GradeContext) -> str
     return _arguments_problem(declared, output["name"], arguments)
 
 
-@register("is-valid-function-call", "is-valid-openai-function-call")
+@register("is-valid-function-call", "is-valid-openai-function-call", layer="final", promptfoo=True)
 def is_valid_function_call(ctx: GradeContext) -> Grade:
     """The output is a call of one of the provider's `functions`, with valid arguments.
 
@@ -411,7 +411,7 @@ def _skill_count(ctx: GradeContext, calls: list[dict[str, Any]], spec: dict[str,
     return Grade(passed, 1.0 if passed else 0.0, reason, ctx.assertion.raw)
 
 
-@register("skill-used")
+@register("skill-used", layer="trajectory", promptfoo=True)
 def skill_used(ctx: GradeContext) -> Grade:
     """The named skills were used (a name or list), or a name/pattern within min/max times."""
     calls = skill_calls(ctx)

@@ -81,7 +81,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-@register("trace-span-count")
+@register("trace-span-count", layer="trace", promptfoo=True)
 def trace_span_count(ctx: GradeContext) -> Grade:
     """The number of spans whose name matches `pattern` lies within `min`/`max`."""
     spans = _spans(ctx)
@@ -127,7 +127,7 @@ def _slowest(named: list[tuple[str, float]]) -> str:
     return ", ".join(f"{name} ({js_string(duration)}ms)" for name, duration in top)
 
 
-@register("trace-span-duration")
+@register("trace-span-duration", layer="trace", promptfoo=True)
 def trace_span_duration(ctx: GradeContext) -> Grade:
     """Every matching span (or the given percentile of them) finished within `max` ms."""
     spans = _spans(ctx)
@@ -227,7 +227,7 @@ def _error_detail(span: TraceSpan) -> str:
     return span.name
 
 
-@register("trace-error-spans")
+@register("trace-error-spans", layer="trace", promptfoo=True)
 def trace_error_spans(ctx: GradeContext) -> Grade:
     """At most `max_count` (default 0) or `max_percentage` % of matching spans errored."""
     spans = _spans(ctx)

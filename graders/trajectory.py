@@ -66,7 +66,7 @@ def _range_text(low: int | None, high: int | None) -> str:
     return f"expected at most {high}"
 
 
-@register("trajectory:tool-used")
+@register("trajectory:tool-used", layer="trajectory", promptfoo=True)
 def tool_used(ctx: GradeContext) -> Grade:
     """The agent called each named tool (list form), or one tool between min and max times."""
     kind = "trajectory:tool-used"
@@ -105,7 +105,7 @@ def tool_used(ctx: GradeContext) -> Grade:
     )
 
 
-@register("trajectory:tool-sequence")
+@register("trajectory:tool-sequence", layer="trajectory", promptfoo=True)
 def tool_sequence(ctx: GradeContext) -> Grade:
     """The tools were called in this order (``in_order``: a subsequence; ``exact``: only them)."""
     kind = "trajectory:tool-sequence"
@@ -143,7 +143,7 @@ def tool_sequence(ctx: GradeContext) -> Grade:
     return verdict(ctx, ok, f"tool sequence {', '.join(patterns)} observed ({mode})", failure)
 
 
-@register("trajectory:step-count")
+@register("trajectory:step-count", layer="trajectory", promptfoo=True)
 def step_count(ctx: GradeContext) -> Grade:
     """The number of steps, optionally filtered by kind (``type``) and name, is within min/max."""
     kind = "trajectory:step-count"
@@ -203,7 +203,7 @@ def _partial(actual: Any, expected: Any) -> bool:
     return value_matches(actual, expected)
 
 
-@register("trajectory:tool-args-match")
+@register("trajectory:tool-args-match", layer="trajectory", promptfoo=True)
 def tool_args_match(ctx: GradeContext) -> Grade:
     """Some call of the tool had these arguments (``partial`` or ``exact``; ignore, defaults)."""
     kind = "trajectory:tool-args-match"
@@ -273,7 +273,7 @@ def _expected_calls(value: dict[str, Any]) -> list[ExpectedCall]:
     return expected
 
 
-@register("trajectory:match")
+@register("trajectory:match", layer="trajectory")
 def trajectory_match(ctx: GradeContext) -> Grade:
     """The tool calls match a reference trajectory (strict, unordered, subset or superset)."""
     value = ctx.value
@@ -338,7 +338,7 @@ def _names_in_output(output: Any) -> set[str]:
     return {output["name"]} if isinstance(output.get("name"), str) else set()
 
 
-@register("tool-call-f1")
+@register("tool-call-f1", layer="trajectory", promptfoo=True)
 def tool_call_f1(ctx: GradeContext) -> Grade:
     """F1 between the set of expected tool names and the set of tools called (threshold 1)."""
     value = ctx.value

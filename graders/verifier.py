@@ -266,7 +266,7 @@ def _options(ctx: GradeContext) -> dict[str, Any]:
     return {**(ctx.assertion.config or {}), **(value or {})}
 
 
-@register("verifier")
+@register("verifier", layer="final")
 def verifier(ctx: GradeContext) -> Grade:
     """Pass when the final answer breaks none of the verifier rules against its trajectory."""
     rules = rules_from(_options(ctx))

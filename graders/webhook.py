@@ -65,7 +65,7 @@ def _score(answer: dict[str, Any], passed: bool, inverse: bool) -> float:
     return 1.0 - score if inverse else score
 
 
-@register("webhook")
+@register("webhook", layer="final", promptfoo=True)
 async def webhook(ctx: GradeContext) -> Grade:
     """The endpoint's `pass` decides (`not-webhook` inverts it), with its score and reason."""
     url = ctx.value

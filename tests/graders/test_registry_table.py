@@ -1,23 +1,73 @@
-"""The registry's table of which module registers which assertion type matches the modules."""
+"""What the catalog reads of the grader modules' declarations is what importing them
+registers; a suite imports only the modules of its types; promptfoo's CSV types are
+promptfoo's own list."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import evals.graders.registry as registry
+from evals.graders import catalog
 from evals.model.errors import SuiteError
+from evals.suite.csv_tests import promptfoo_types
+from tests.tiers import promptfoo_cli
 
 
-def test_the_table_names_the_module_that_registers_each_type() -> None:
+def test_the_catalog_reads_what_importing_the_grader_modules_registers() -> None:
     registry._load()
-    registered = {kind: grader.__module__ for kind, grader in registry._GRADERS.items()}
-    for kind, check in registry._VALUE_CHECKS.items():
-        registered.setdefault(kind, check.__module__)
 
-    assert registered == registry._MODULE_OF_TYPE
+    assert catalog.declared() == {
+        kind: declared
+        for kind, declared in registry._DECLARED.items()
+        if kind in catalog.declared()
+    }
+    assert set(catalog.declared()) == set(registry._GRADERS)
+    assert catalog.value_checks() == {
+        kind: check.__module__ for kind, check in registry._VALUE_CHECKS.items()
+    }
+    assert {kind: g.__module__ for kind, g in registry._GRADERS.items()} == {
+        kind: d.module for kind, d in catalog.declared().items()
+    }
+
+
+def test_a_decorator_spread_over_lines_or_with_a_parenthesis_in_a_name_is_read(
+    tmp_path: Path,
+) -> None:
+    source = (
+        "@register(\n"
+        '    "acme:one",\n'
+        '    "acme:(two)",  # a comment\n'
+        '    layer="policy",\n'
+        "    promptfoo=False,\n"
+        ")\n"
+        "def grade(ctx): ...\n"
+    )
+    call = catalog._call(source, 1)
+    assert call is not None
+    assert catalog._literals(call) == (
+        ["acme:one", "acme:(two)"],
+        {"layer": "policy", "promptfoo": False},
+    )
+    assert catalog._literals(catalog._call("@register(*NAMES, layer=LAYER)", 1)) is None
+
+
+def test_every_layer_is_declared_where_the_type_is_registered() -> None:
+    layers = {kind: d.layer for kind, d in catalog.declared().items()}
+    assert layers["trajectory:tool-used"] == layers["tool-call-f1"] == "trajectory"
+    assert layers["policy"] == layers["permission"] == layers["guardrails"] == "policy"
+    assert layers["budget"] == layers["cost"] == layers["latency"] == "operational"
+    assert layers["trace-complete"] == layers["trace-span-count"] == "trace"
+    assert layers["contains"] == layers["llm-rubric"] == "final"
+
+
+def test_registering_without_a_known_layer_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown scorecard layer 'answer'"):
+        registry.register("acme:x", layer="answer")  # type: ignore[arg-type]
 
 
 def test_a_suite_loads_only_the_grader_modules_it_uses() -> None:
@@ -48,3 +98,17 @@ def test_a_suite_loads_only_the_grader_modules_it_uses() -> None:
 def test_an_unknown_type_is_still_reported_with_a_suggestion() -> None:
     with pytest.raises(SuiteError, match="did you mean 'levenshtein'"):
         registry.check_assertion_type("levenstein")
+
+
+@pytest.mark.promptfoo
+def test_the_csv_types_are_promptfoos_own_list() -> None:
+    cli = promptfoo_cli()
+    assert cli is not None
+    package = cli.resolve().parents[2]
+    script = (
+        f"console.log(JSON.stringify(require({str(package)!r}).BaseAssertionTypesSchema.options))"
+    )
+    listed = subprocess.run(
+        ["node", "-e", script], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    assert promptfoo_types() == sorted(json.loads(listed))
