@@ -6,7 +6,7 @@ import json
 from collections import defaultdict
 
 from evals.common.clock import utc_text
-from evals.graders.scorecard import LAYERS
+from evals.graders.catalog import LAYERS
 from evals.model.evaluation import EvaluationResult
 from evals.model.results import RunRecord
 from evals.model.summary import AgentStats, CaseComparison, GateResult, RunShare
