@@ -10,7 +10,14 @@ import textwrap
 
 import pytest
 
-LOADED = ["evals", "evals.testing", "evals.testing.generated", "evals.testing.plugin"]
+LOADED = [
+    "evals",
+    "evals.reports",
+    "evals.reports.formats",
+    "evals.testing",
+    "evals.testing.generated",
+    "evals.testing.plugin",
+]
 pytest_plugins = ["pytester"]
 
 
