@@ -11,7 +11,7 @@ from typing import Any
 
 from evals.common.jsvalues import js_string, to_fixed
 from evals.common.templating import render
-from evals.model.results import Grade
+from evals.model.results import VIOLATION_PREFIX, Grade
 from evals.model.suite import Assertion
 
 GUARDRAIL_BLOCKED_REASON = "Content failed guardrail safety checks"
@@ -67,7 +67,7 @@ def combine(
         passed, reason = True, GUARDRAIL_BLOCKED_REASON
     if violation is not None:
         passed = False
-        reason = f"Policy violation: {violation.reason}"
+        reason = f"{VIOLATION_PREFIX}{violation.reason}"
     return Grade(
         passed=passed,
         score=score,

@@ -5,6 +5,7 @@ pr`, the report names the turn, and the baseline passes."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -54,6 +55,11 @@ def test_evals_run_fails_the_policy_gate_naming_the_turn_and_the_baseline_passes
     gates = json.loads((tmp_path / "report.json").read_text())["evals"]["gates"]["gates"]
     policy = next(g for g in gates if g["name"] == "policy")
     assert policy["status"] == "fail"
+    # the gate's reason names the first violation's case, repeat and turn
+    assert re.search(
+        r"candidate in \d+ case\(s\), first [a-z-]+ \(repeat \d+\): turn \d: ", policy["reason"]
+    )
+    assert UNCONFIRMED in policy["reason"]
     assert f"turn 2: {UNCONFIRMED}" in " ".join(printed.split())  # the terminal wraps lines
     markdown = (tmp_path / "report.md").read_text()
     assert "### Failed conversations" in markdown
@@ -155,5 +161,7 @@ def test_evals_ci_pr_blocks_a_pull_request_that_stops_waiting_for_the_yes(tmp_pa
     assert outcome["verdict"] == "fail"
     summary = (out / "summary.md").read_text()
     assert "policy violation(s) by support@head" in summary
+    policy_line = next(line for line in summary.splitlines() if "policy violation(s)" in line)
+    assert re.search(r"first [a-z-]+ \(repeat \d+\): turn \d: ", policy_line), policy_line
     assert f"turn 2: {UNCONFIRMED}" in summary
     assert "support@base" not in summary.split("Failed conversations")[1].split("####")[0]

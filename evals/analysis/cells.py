@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from evals.analysis.latency import LatencySample
 from evals.analysis.scorecard import ScorecardTally
 from evals.model.evaluation import EvaluationResult, FailedConversations, RunFacts
-from evals.model.results import RunRecord
+from evals.model.results import VIOLATION_PREFIX, RunRecord
 
 if TYPE_CHECKING:
     from evals.model.gates import GateConfig
@@ -42,7 +42,9 @@ class Cell:
     paired table (both passed, candidate only, baseline only, neither, then the pairs
     whose shared seeds differ) of a paired comparison's candidate cell; `conversations`
     counts a simulated user's runs (errors left out), of which `failed_conversations`
-    failed, the first in repeat order being `first_failed`.
+    failed, the first in repeat order being `first_failed`. `first_violation` is the first
+    run with a policy violation, in case and repeat order, with where and what it was
+    (`case (repeat 2): turn 3: [approval] ...`).
     """
 
     passes: int = 0
@@ -64,6 +66,7 @@ class Cell:
     conversations: int = 0
     failed_conversations: int = 0
     first_failed: RunRecord | None = None
+    first_violation: tuple[ErrorOrder, str] | None = None
 
     @property
     def runs(self) -> int:
@@ -153,7 +156,8 @@ class Tally:
         else:
             self._error(cell, record)
         if grade is not None:
-            cell.violations += grade.policy_violation
+            if grade.policy_violation:
+                self._violation(cell, record, grade.reason)
             if status != "error":
                 cell.score += grade.score
                 cell.scored += 1
@@ -187,6 +191,16 @@ class Tally:
         first = cell.first_errors.get(kind)
         if first is None or order < first[0]:
             cell.first_errors[kind] = (order, record.error or record.response.error or "")
+
+    @staticmethod
+    def _violation(cell: Cell, record: RunRecord, reason: str) -> None:
+        cell.violations += 1
+        key = record.key
+        order = (record.case_index, key.case_id, key.repeat, key.prompt_id)
+        first = cell.first_violation
+        if first is None or order < first[0]:
+            said = reason.removeprefix(VIOLATION_PREFIX)
+            cell.first_violation = (order, f"{key.case_id} (repeat {key.repeat + 1}): {said}")
 
     @staticmethod
     def _conversation(cell: Cell, record: RunRecord) -> None:

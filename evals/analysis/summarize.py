@@ -25,6 +25,15 @@ from evals.model.summary import AgentStats, CaseAgentStats, Comparison, Summary
 __all__ = ["SUITE_GROUP", "cost_per_accepted_interval", "ratio_interval", "summarize"]
 
 
+def _violation_facts(agent: AgentStats, cells: Sequence[Cell]) -> None:
+    """How many cases had a policy violation, and the first violation (case and repeat
+    order) in words: `case (repeat 2): turn 3: [approval] refund: ...`."""
+    agent.violation_cases = sum(1 for cell in cells if cell.violations)
+    firsts = [cell.first_violation for cell in cells if cell.first_violation is not None]
+    if firsts:
+        agent.first_violation = min(firsts)[1]
+
+
 def _case_stats(
     case_id: str, agent: str, cell: Cell, k: int | None, config: GateConfig
 ) -> CaseAgentStats:
@@ -117,6 +126,7 @@ def _agent_stats(
         excluded=sum(c.excluded for c in cells),
     )
     _error_facts(result, cells, config.confidence)
+    _violation_facts(result, cells)
     if runs_total:
         result.p95_latency_ms = stats.weighted_percentile(*_pooled_latencies(cells), 0.95)
         result.mean_latency_ms = sum(c.latency for c in cells) / runs_total

@@ -1,6 +1,7 @@
 """`policy`: fails on any run whose grade carries a policy violation. A fact, not an
 estimate: it spends nothing, a single violation fails at any look, and no score
-compensates it."""
+compensates it. Its reason names where the first violation of each agent happened (case,
+repeat and, in a conversation, the turn) and what it was."""
 
 from __future__ import annotations
 
@@ -18,11 +19,19 @@ def _decide(evidence: Evidence, levels: Levels) -> list[GateResult]:
     agents = [subject] if subject is not None else [a for a in summary.agents if a.group == "suite"]
     count = sum(a.policy_violations for a in agents)
     names = ", ".join(a.agent for a in agents)
-    reason = (
-        f"{count} policy violation(s) by {names}; a violation is never compensated by scores"
-        if count
-        else f"no policy violations by {names}"
-    )
+    if not count:
+        reason = f"no policy violations by {names}"
+    else:
+        where = "; ".join(
+            f"{a.agent} in {a.violation_cases} case(s), first {a.first_violation}"
+            for a in agents
+            if a.policy_violations and a.first_violation
+        )
+        reason = (
+            f"{count} policy violation(s) by {names}"
+            + (f" ({where})" if where else "")
+            + "; a violation is never compensated by scores"
+        )
     return [GateResult("policy", "fail" if count else "pass", 0, count, None, reason)]
 
 

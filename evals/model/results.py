@@ -80,6 +80,10 @@ class AgentResponse:
     log_probs: list[float] | None = None
 
 
+# What a test's reason starts with when a policy violation failed it, whatever else did.
+VIOLATION_PREFIX = "Policy violation: "
+
+
 @dataclass(slots=True)
 class Grade:
     """The verdict of one assertion (or of a whole test when it aggregates components).

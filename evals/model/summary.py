@@ -69,7 +69,10 @@ class AgentStats:
     Latencies are those `Summary.latency_source` names. Costs are over the runs whose cost
     is known: `unknown_cost_runs` answered runs had none (a model without a price;
     `cost_unknown` says why, with the fix), `total_cost` is None when no run's cost is
-    known, and `cost_per_accepted` when any is unknown.
+    known, and `cost_per_accepted` when any is unknown. `violation_cases` counts the cases
+    with a policy violation, and `first_violation` says where the first one (in case and
+    repeat order) happened and what it was: the case, the repeat (from 1) and the grade's
+    reason, which in a conversation names the turn.
     """
 
     agent: str
@@ -107,6 +110,8 @@ class AgentStats:
     unknown_cost_runs: int = 0
     cost_unknown: str | None = None
     conditional_runs: float | None = None
+    violation_cases: int = 0
+    first_violation: str | None = None
 
     def unknown_cost_note(self) -> str | None:
         """ "cost unknown for N of M runs of AGENT: WHY" (with the fix), None when every
