@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import getpass
 import json
 import math
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from evals.model.options import RunOptions
     from evals.model.protocols import ReportSink, StoreSink
     from evals.model.suite import Suite
+    from evals.pipeline.reuse import Prepared
     from evals.reports.closing import Closing
     from evals.reports.json_stream import ReportProcess
     from evals.store.process import StoreProcess
@@ -262,12 +264,44 @@ def _run(
             "--until-decided and --adaptive are two designs of looks",
             fix="choose one: --adaptive looks after every batch and runs only open cases",
         )
-    if args.adaptive:
-        return _run_adaptive(suite, options, args, report_process)
-    if args.until_decided:
-        return _run_staged(suite, options, args)
-    result = run_evaluation(suite, options)
-    return _finish(result, args, report_process, store_process, store=_run_store(args))
+    with contextlib.ExitStack() as stack:
+        reused = None
+        if args.reuse_baseline:
+            from evals.pipeline.reuse import reused_baseline
+
+            most = args.adaptive or (args.until_decided[-1] if args.until_decided else None)
+            reused = stack.enter_context(reused_baseline(suite, options, most))
+            if not args.quiet:
+                print(reused.note, file=sys.stderr)
+            options = reused.options
+        if args.adaptive:
+            return _run_adaptive(suite, options, args, report_process, reused)
+        if args.until_decided:
+            return _run_staged(suite, options, args, reused)
+        result = run_evaluation(suite, options)
+        return _finish(
+            result,
+            args,
+            report_process,
+            store_process,
+            store=_run_store(args),
+            preface=_reuse_settled(result, reused),
+        )
+
+
+def _reuse_settled(
+    result: EvaluationResult, reused: Prepared | None, repeats: int | None = None
+) -> str | None:
+    """The stored baseline's part in `result` (its gates' report says it too), in words,
+    against `repeats` repeats (else the run's) of every agent run fresh; None when no
+    stored baseline was looked for."""
+    if reused is None:
+        return None
+    from evals.analysis.cells import run_facts
+
+    reuse = reused.settled(run_facts(result).cache_hits, repeats or result.repeat)
+    result.gates.reuse = reuse
+    return reused.note if reuse is None else reuse.describe()
 
 
 def _run_store(args: argparse.Namespace) -> str | None:
@@ -280,37 +314,51 @@ def _run_adaptive(
     options: RunOptions,
     args: argparse.Namespace,
     report_process: ReportProcess | None,
+    reused: Prepared | None = None,
 ) -> int:
-    """`run --adaptive`: look after every batch, run only cases that can still decide."""
+    """`run --adaptive`: look after every batch, run only cases that can still decide;
+    with a stored baseline standing in, the candidate's repeats of each case follow the
+    baseline's history (`evals.gates.baseline.allocation`)."""
     from evals.pipeline.adaptive import design_for, run_adaptive
 
     config = suite.gates.for_environment(options.environment)
     design = design_for(
         config, args.adaptive, args.look_every, args.pass_reach, args.budget_runs, args.budget_cost
     )
+    if reused is not None and reused.reuse is not None and not reused.reuse.fell_back:
+        from dataclasses import replace
+
+        from evals.gates.baseline import allocation
+
+        planned = allocation(reused.history, design.last, maximum=design.last)
+        options = replace(options, allocation={c: n / design.last for c, n in planned.items()})
     adaptive = run_adaptive(suite, options, design, args.shard_wait)
+    settled = _reuse_settled(adaptive.result, reused, design.last)
     return _finish(
         adaptive.result,
         args,
         report_process,
         options.store_process,
         store=_run_store(args),
-        preface=adaptive.describe(),
+        preface="\n".join(p for p in (settled, adaptive.describe()) if p),
     )
 
 
-def _run_staged(suite: Suite, options: RunOptions, args: argparse.Namespace) -> int:
+def _run_staged(
+    suite: Suite, options: RunOptions, args: argparse.Namespace, reused: Prepared | None = None
+) -> int:
     """`run --until-decided`: add stages of repeats until the gates are decided."""
     from evals.pipeline.staged import run_until_decided
 
     staged = run_until_decided(suite, options, args.until_decided)
+    settled = _reuse_settled(staged.result, reused, args.until_decided[-1])
     return _finish(
         staged.result,
         args,
         options.report_process,
         options.store_process,
         store=_run_store(args),
-        preface=staged.describe(),
+        preface="\n".join(p for p in (settled, staged.describe()) if p),
     )
 
 
@@ -901,6 +949,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="mixed into every run's seed: another value draws fresh, reproducible randomness",
     )
     run.add_argument("--no-store", action="store_true", help="do not write the results store")
+    run.add_argument(
+        "--reuse-baseline",
+        action="store_true",
+        help="answer the baseline agent from its stored runs when its fingerprint, the suite "
+        "and --seed are unchanged, behind a drift guard that re-runs a share of them fresh "
+        "(falls back to a fresh baseline on drift)",
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     run.add_argument(

@@ -178,6 +178,8 @@ def gate_settings(result: EvaluationResult) -> list[tuple[str, str]]:
         shown.append(("false-failure budget of this decision", f"{result.gates.spend:.4g}"))
     if result.gates.adaptive is not None:
         shown.append(("adaptive run", result.gates.adaptive.describe()))
+    if result.gates.reuse is not None:
+        shown.append(("stored baseline", result.gates.reuse.describe()))
     return shown
 
 

@@ -133,13 +133,28 @@ def drift(fresh: Counts, stored: Counts, level: float = DRIFT_LEVEL) -> Drift:
     )
 
 
-def allocation(history: Counts, mean_repeats: float, minimum: int = MIN_REPEATS) -> dict[str, int]:
+def allocation(
+    history: Counts, mean_repeats: float, minimum: int = MIN_REPEATS, maximum: int | None = None
+) -> dict[str, int]:
     """The candidate's repeats per case for an average of `mean_repeats`, from the
     baseline's per-case history: in proportion to each case's standard deviation (Neyman's
-    allocation), at least `minimum` per case."""
+    allocation), at least `minimum` and at most `maximum` per case (the cases held at
+    `maximum` give their share to the others, as water fills)."""
     if not history:
         return {}
     spreads = {case: _spread(*counts) for case, counts in history.items()}
     budget = mean_repeats * len(history)
-    weight = sum(spreads.values())
-    return {case: max(minimum, round(budget * spread / weight)) for case, spread in spreads.items()}
+    capped: dict[str, int] = {}
+    while True:
+        free = {case: s for case, s in spreads.items() if case not in capped}
+        if not free:
+            return capped
+        left = budget - sum(capped.values())
+        weight = sum(free.values())
+        planned = {
+            case: max(minimum, round(left * spread / weight)) for case, spread in free.items()
+        }
+        over = {case for case, n in planned.items() if maximum is not None and n > maximum}
+        if not over:
+            return {**capped, **planned}
+        capped.update(dict.fromkeys(over, maximum or 0))

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from evals.model.protocols import ReportSink, StoreSink
-from evals.model.summary import GateResult
+from evals.model.summary import BaselineReuse, GateResult
 
 
 @dataclass(slots=True)
@@ -28,7 +28,11 @@ class RunOptions:
     run's look sets `look` (recorded in each new run's metadata), `active_cases` (only these
     cases get the new repeats), `frozen_gates` (gates decided at earlier looks keep those
     results) and `futile` (which undetermined gates the look judges can no longer be
-    decided).
+    decided). `units` runs only these (case id, repeat) pairs (the drift guard's fresh
+    runs); `allocation` caps the candidate's repeats of each case at that share of the
+    look's repeats (a per-case allocation); `baseline_reuse` is the stored baseline
+    standing in for the baseline's runs, through the response cache, which the gates'
+    spend and report follow (`evals.pipeline.reuse`).
     """
 
     repeat: int | None = None
@@ -61,3 +65,6 @@ class RunOptions:
     active_cases: frozenset[str] | None = None
     frozen_gates: dict[str, GateResult] | None = None
     futile: Callable[[GateResult], bool] | None = None
+    units: frozenset[tuple[str, int]] | None = None
+    allocation: dict[str, float] | None = None
+    baseline_reuse: BaselineReuse | None = None

@@ -372,6 +372,60 @@ class AdaptiveSummary:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class BaselineReuse:
+    """A stored baseline standing in for running the baseline agent again.
+
+    `source` is the stored evaluation whose runs of `agent` (the same agent fingerprint,
+    suite and seeds) answered `reused` of the baseline's runs without calling it;
+    `guard` runs were re-run fresh for the drift guard, which found the fresh runs'
+    mean per-case pass rate `fresh_rate` against `stored_rate` for the stored runs of the
+    same cases, with two-sided p-value `p_value` at `level`. `fell_back` says the guard
+    saw drift and the baseline ran fresh instead. While stored runs stand in, the gates
+    spend `1 - reserve` of the false-failure budget. `calls` are the agent calls the
+    evaluation made (the guard's included) and `fixed_calls` those of its most repeats
+    of every case with every agent run fresh, once the run is over.
+    """
+
+    source: str
+    agent: str
+    reused: int
+    guard: int
+    fresh_rate: float
+    stored_rate: float
+    p_value: float
+    level: float
+    fell_back: bool
+    reserve: float
+    calls: int | None = None
+    fixed_calls: int | None = None
+
+    def describe(self) -> str:
+        """What was reused, what the guard found and what the gates spent, in words."""
+        found = (
+            f"the drift guard re-ran {self.guard} of its runs fresh: "
+            f"{100 * self.fresh_rate:.1f} % against {100 * self.stored_rate:.1f} % stored on "
+            f"the same cases (p = {self.p_value:.3g}, two-sided level {self.level:g})"
+        )
+        calls = ""
+        if self.calls is not None and self.fixed_calls:
+            calls = (
+                f"; {self.calls} agent call(s) against {self.fixed_calls} with every agent run "
+                f"fresh ({self.calls / self.fixed_calls:.0%})"
+            )
+        if self.fell_back:
+            return (
+                f"baseline {self.agent}: the stored runs of evaluation {self.source} were not "
+                f"used: {found}, drift shown, so the baseline ran fresh{calls}"
+            )
+        return (
+            f"baseline {self.agent}: {self.reused} run(s) reused from evaluation "
+            f"{self.source} (agent fingerprint, suite and seeds unchanged), no agent called "
+            f"for them; {found}, no drift shown; the gates kept {self.reserve:.0%} of the "
+            f"false-failure budget in reserve against a drift the guard missed{calls}"
+        )
+
+
 @dataclass(slots=True)
 class GateReport:
     """All gates of an evaluation, the verdict of the data and what the build does with it.
@@ -382,7 +436,8 @@ class GateReport:
     decision used (1 - confidence, or a staged run's share for one look); `config` the
     effective gate configuration it applied. `quarantines` are the triage quarantines in
     force when the gates were decided at `decided_at` (their cases were left out of the
-    regression and P0 gates). `adaptive` is what an adaptive run did, on its final report.
+    regression and P0 gates). `adaptive` is what an adaptive run did, on its final report;
+    `reuse` what a stored baseline standing in for a fresh one did.
     """
 
     gates: list[GateResult]
@@ -394,6 +449,7 @@ class GateReport:
     quarantines: list[TriageAction] = field(default_factory=list)
     decided_at: float | None = None
     adaptive: AdaptiveSummary | None = None
+    reuse: BaselineReuse | None = None
 
     @property
     def verdict(self) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import math
 import os
 import subprocess
 import sys
@@ -177,6 +178,28 @@ def stored_result(
     return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
 
 
+def reuse_spend(options: RunOptions, gate_config: GateConfig) -> float | None:
+    """The gates' spend: the look's (`options.spend`, else the whole budget), less the
+    reserve kept against drift while a stored baseline stands in for the baseline."""
+    reuse = options.baseline_reuse
+    if reuse is None or reuse.fell_back:
+        return options.spend
+    spend = options.spend if options.spend is not None else 1 - gate_config.confidence
+    return spend * (1 - reuse.reserve)
+
+
+def allocated(
+    plan: Iterable[PlannedRun], allocation: dict[str, float], candidate: str | None, repeat: int
+) -> Iterator[PlannedRun]:
+    """`plan` with the candidate's runs of each case capped at its share of `repeat`
+    repeats (rounded up): the other agents' runs, and cases without a share, as planned."""
+    for run in plan:
+        share = allocation.get(run.case.id)
+        capped = run.key.agent == candidate and share is not None
+        if not capped or run.key.repeat < math.ceil((share or 0.0) * repeat):
+            yield run
+
+
 def suite_judge(suite: Suite, options: RunOptions, gate_config: GateConfig) -> Agreement | None:
     """The judge's measured agreement for the judge gates of `gate_config` (None without
     one): the calibration's modules load only for a judge gate."""
@@ -267,6 +290,8 @@ def run_evaluation(
     # promptfoo order of a `_conversation` suite.
     streams = (
         options.active_cases is None
+        and options.units is None
+        and options.allocation is None
         and options.executor != "ray"
         and not conversation
         and not any(has_group_assertions(case) for case in suite.cases)
@@ -278,6 +303,11 @@ def run_evaluation(
         plan = iter(promptfoo_order(list(plan)))  # listed once: it is not streamed
     if options.active_cases is not None:
         plan = (run for run in plan if run.case.id in options.active_cases)
+    if options.units is not None:
+        units = options.units
+        plan = (run for run in plan if (run.case.id, run.key.repeat) in units)
+    if options.allocation is not None:
+        plan = allocated(plan, options.allocation, gate_config.candidate, repeat)
     if options.look is not None:
         plan = (replace(run, look=options.look) for run in plan)
     # Adaptive looks read their runs again; every other evaluation counts its runs as they
@@ -376,10 +406,11 @@ def run_evaluation(
                     gate_config,
                     options.environment,
                     judge,
-                    options.spend,
+                    reuse_spend(options, gate_config),
                     held,
                     now,
                 )
+                gates.reuse = options.baseline_reuse
             if options.look is not None:
                 frozen = options.frozen_gates or {}
                 gates = settle(gates, frozen, options.look, repeat, tally.runs, options.futile)

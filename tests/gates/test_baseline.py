@@ -90,3 +90,14 @@ def test_neyman_allocation_beats_equal_repeats_at_the_same_calls():
     assert sum(v / planned[c] for c, v in variance.items()) < sum(
         v / equal for v in variance.values()
     )
+
+
+@settings(max_examples=60)
+@given(histories, st.floats(2, 20), st.integers(3, 12))
+def test_a_capped_allocation_gives_the_capped_cases_share_to_the_others(history, mean, most):
+    planned = allocation(history, mean, maximum=most)
+    assert set(planned) == set(history)
+    assert all(min(MIN_REPEATS, most) <= n <= max(most, MIN_REPEATS) for n in planned.values())
+    free = allocation(history, mean)
+    # a case below the cap gets at least what it had without one (rounding aside)
+    assert all(planned[c] >= free[c] - 1 for c in history if free[c] < most)

@@ -1,0 +1,125 @@
+"""`evals run --reuse-baseline`: a team's stored baseline answers the baseline agent's calls
+when its fingerprint, the suite and the seed are unchanged, behind a drift guard that
+re-runs a share of them fresh and falls back to a fresh baseline when the world moved."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from evals.cli import main
+
+AGENTS = """
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def _answer(name, context):
+    with open(HERE / "calls.log", "a") as log:
+        log.write(name + "\\n")
+    if (HERE / "world.txt").read_text().strip() == "moved":
+        return {"output": "no"}
+    return {"output": "yes" if (int(context["vars"]["n"]) + context["repeat"]) % 4 else "no"}
+
+
+def main_agent(prompt, options, context):
+    return _answer("main", context)
+
+
+def branch_agent(prompt, options, context):
+    return _answer("branch", context)
+"""
+
+
+@pytest.fixture
+def project(write_suite) -> Path:
+    """A 20-case suite of two agents whose answers depend on a world file."""
+    tests = "\n".join(
+        f"  - vars: {{n: {n}}}\n"
+        f"    metadata: {{tags: [{'api' if n < 8 else 'ui'}]}}\n"
+        "    assert: [{type: contains, value: 'yes'}]"
+        for n in range(20)
+    )
+    path = write_suite(
+        "prompts: ['{{n}}']\n"
+        "providers:\n"
+        "  - {id: file://support_agents.py:main_agent, label: main}\n"
+        "  - {id: file://support_agents.py:branch_agent, label: branch}\n"
+        "evaluateOptions: {repeat: 3}\n"
+        "gates: {baseline: main, candidate: branch}\n"
+        f"tests:\n{tests}\n",
+        files={"support_agents.py": AGENTS, "world.txt": "steady\n"},
+        name="support.yaml",
+    )
+    return path
+
+
+def _run(project: Path, *extra: str) -> tuple[int, Counter[str], dict]:
+    """Run the suite as a user does, with a JSON report; (exit code, agent calls, report)."""
+    calls = project.parent / "calls.log"
+    calls.write_text("")
+    report = project.parent / "report.json"
+    code = main(
+        [
+            "run",
+            str(project),
+            "--store",
+            str(project.parent / "results.db"),
+            "--env",
+            "pr",
+            "--no-progress",
+            "-o",
+            str(report),
+            *extra,
+        ]
+    )
+    return code, Counter(calls.read_text().split()), json.loads(report.read_text())["evals"]
+
+
+@pytest.mark.slow
+def test_a_stored_baseline_answers_the_baseline_and_a_moved_world_runs_it_fresh(project, capsys):
+    code, calls, first = _run(project)
+    assert code == 0 and calls == {"main": 60, "branch": 60}
+    assert first["gates"]["reuse"] is None
+    capsys.readouterr()
+
+    code, calls, reused = _run(project, "--reuse-baseline")
+    err = " ".join(capsys.readouterr().err.split())
+    # the guard re-runs a fifth of the stored runs, at least one per case; no other call
+    assert code == 0 and calls == {"main": 20, "branch": 60}
+    reuse = reused["gates"]["reuse"]
+    assert reuse["reused"] == 40 and reuse["guard"] == 20 and not reuse["fell_back"]
+    assert reuse["calls"] == 80 and reuse["fixed_calls"] == 120
+    assert f"40 run(s) reused from evaluation {first['evaluationId']}" in err
+    assert "no drift shown" in err
+    # half the false-failure budget is kept against a drift the guard missed
+    assert reused["gates"]["spend"] == pytest.approx(first["gates"]["spend"] / 2)
+    outcomes = [(a["agent"], a["runs"], a["passes"]) for a in first["summary"]["agents"]]
+    assert [(a["agent"], a["runs"], a["passes"]) for a in reused["summary"]["agents"]] == outcomes
+
+    (project.parent / "world.txt").write_text("moved\n")
+    code, calls, moved = _run(project, "--reuse-baseline")
+    err = " ".join(capsys.readouterr().err.split())
+    # the guard's 20 fresh runs are kept and the other 40 baseline runs are made fresh
+    assert calls == {"main": 60, "branch": 60}
+    assert moved["gates"]["reuse"]["fell_back"] is True
+    assert "were not used" in err and "drift shown, so the baseline ran fresh" in err
+    assert moved["gates"]["spend"] == pytest.approx(first["gates"]["spend"])
+
+
+@pytest.mark.slow
+def test_without_a_stored_evaluation_the_baseline_runs_fresh_and_says_why(project, capsys):
+    code, calls, report = _run(project, "--reuse-baseline", "--repeat", "1")
+    assert code == 0 and calls == {"main": 20, "branch": 20}
+    assert report["gates"]["reuse"] is None
+    err = " ".join(capsys.readouterr().err.split())
+    assert "baseline main runs fresh: no complete evaluation in the store ran this suite" in err
+
+
+def test_reuse_refuses_a_cache_of_its_own(project, capsys):
+    assert main(["run", str(project), "--reuse-baseline", "--cache", "--no-progress"]) == 2
+    assert "drop --cache" in capsys.readouterr().err
