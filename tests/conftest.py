@@ -1,4 +1,4 @@
-"""Shared fixtures: temporary suites written from text."""
+"""Shared fixtures: temporary suites written from text, a fresh PostgreSQL database."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import os
 import signal
 import sys
 import textwrap
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,20 @@ def suite_error() -> Callable[[Path], SuiteError]:
         return info.value
 
     return load
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """URL of a new, empty database on the test server; dropped afterwards."""
+    server_url = os.environ.get("EVALS_TEST_POSTGRES_URL")
+    if not server_url:
+        pytest.skip("EVALS_TEST_POSTGRES_URL is not set (see tests/store/start_postgres.sh)")
+    import psycopg
+
+    server = server_url.replace("postgresql+psycopg://", "postgresql://")
+    name = f"evals_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    yield server.rsplit("/", 1)[0] + f"/{name}"
+    with psycopg.connect(server, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")

@@ -4,18 +4,20 @@ A store downloaded from an earlier job may be truncated or otherwise damaged; re
 every query fails ("database disk image is malformed"), and uploaded again it damages
 every later job. `check_store` reads a SQLite file without writing to it (SQLite's
 `PRAGMA integrity_check`, then the harness's own tables) and answers whether it holds
-an evals store it can read; a PostgreSQL store is checked by reading its evaluations.
+an evals store it can read; a PostgreSQL store is checked by reading its evaluations (an
+empty database passes: the first job with write access creates the store).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from dataclasses import dataclass
 
 from evals.model.errors import SuiteError
 from evals.store.layout import SCHEMA_VERSION
-from evals.store.location import resolve_url, sqlite_file, without_password
+from evals.store.location import POSTGRES_SCHEMES, resolve_url, sqlite_file, without_password
 
 # Problems SQLite reports before it stops listing them.
 SHOWN_PROBLEMS = 3
@@ -56,27 +58,54 @@ def _sqlite(path: str) -> StoreCheck:
 
 
 def _postgres(url: str) -> StoreCheck:
+    """A PostgreSQL store: reachable, of a schema this harness reads or upgrades, and its
+    evaluations readable. An empty database is whole: the first job with write access
+    creates the tables (the team's first nightly). A missing driver is the job's set-up,
+    not the store's state: its SuiteError (exit 2, with the fix) goes to the caller."""
+    from evals.store.engine import create_store_engine
+    from evals.store.migrations import stored_version
+
+    shown = without_password(url)
+    engine = create_store_engine(url, read_only=True)
+    try:
+        with engine.connect() as connection:
+            version = stored_version(connection)
+    except Exception as exc:  # the driver's: connection refused, a wrong password, ...
+        return StoreCheck(False, f"{shown} cannot be opened: {exc}")
+    finally:
+        engine.dispose()
+    if version is None:
+        return StoreCheck(True, f"{shown}: empty (a job with write access creates the store)")
+    if version != SCHEMA_VERSION:
+        upgrade = "a job with write access upgrades it" if version < SCHEMA_VERSION else ""
+        return StoreCheck(
+            version < SCHEMA_VERSION,
+            f"{shown} has schema version {version}; this harness reads {SCHEMA_VERSION}"
+            + (f" ({upgrade})" if upgrade else ""),
+        )
     from evals.store import open_store
 
-    try:
-        store = open_store(url, read_only=True)
-    except Exception as exc:  # the driver's too: connection refused, a wrong password, ...
-        return StoreCheck(False, f"{without_password(url)} cannot be opened: {exc}")
+    store = open_store(url, read_only=True)
     try:
         store.list_evaluations(limit=1)
     except Exception as exc:  # the driver's errors reading the tables
-        return StoreCheck(False, f"{without_password(url)} cannot be read: {exc}")
+        return StoreCheck(False, f"{shown} cannot be read: {exc}")
     finally:
         store.close()
-    return StoreCheck(True, f"{without_password(url)}: readable")
+    return StoreCheck(True, f"{shown}: readable")
 
 
 def check_store(url: str | None) -> StoreCheck:
     """Check the store at `url` (a SQLite path or URL, or PostgreSQL; None: the default
-    store) without changing it."""
+    store) without changing it. A SQLite file that is not a store fails the check; a
+    PostgreSQL URL the job cannot use at all (the [postgres] extra missing) is the job's
+    set-up, a SuiteError with the fix."""
     try:
         resolved = resolve_url(url)
     except SuiteError as exc:
+        named = url or os.environ.get("EVALS_STORE_URL") or ""
+        if named.partition("://")[0] in POSTGRES_SCHEMES:
+            raise
         return StoreCheck(False, exc.message)
     database = sqlite_file(resolved)
     if database is not None:
