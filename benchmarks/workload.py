@@ -58,12 +58,21 @@ async def call_api_async(prompt, options, context):
     answer = {"output": prompt}
     _own_seconds += time.perf_counter() - started
     return answer
+
+
+async def call_api_slow(prompt, options, context):
+    """An agent that waits 50 ms for its model, as a remote call would."""
+    import asyncio
+
+    await asyncio.sleep(0.05)
+    return {"output": prompt}
 '''
 
 PROVIDERS = {
     "echo": "echo",
     "python-sync": "file://agent.py:call_api",
     "python-async": "file://agent.py:call_api_async",
+    "python-50ms": "file://agent.py:call_api_slow",
 }
 
 

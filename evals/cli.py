@@ -242,7 +242,8 @@ def _run(
         environment=args.env,
         store_url=args.store,
         use_store=not args.no_store,
-        keep_records=len(args.output or []) > len(_streamed_reports(args.output)),
+        # reports read every run back from the store; without one, the runs are kept
+        keep_records=args.no_store and len(args.output or []) > len(_streamed_reports(args.output)),
         resume=args.resume,
         shard=args.shard,
         progress=not args.quiet and not args.no_progress,

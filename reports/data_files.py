@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
 
-from evals.common.spreadsheet import csv_text
+from evals.common.spreadsheet import csv_lines
 from evals.model.evaluation import EvaluationResult
-from evals.reports.json_document import ROWS_MARK, finished_row, render_document, row_fragment
+from evals.reports.json_document import ROWS_MARK, document_parts, finished_row, row_fragment
 from evals.reports.promptfoo_format import (
     build_document,
-    build_rows,
+    column_metrics,
     columns,
     document_head,
     duration_ms,
-    table,
+    iter_rows,
 )
 from evals.reports.promptfoo_row import ERROR_FAILURE, PASS, fill_head
 
@@ -40,10 +42,17 @@ def jsonable(value: Any) -> Any:
 
 def render_json(result: EvaluationResult) -> str:
     """promptfoo's output file (results version 3) with the `evals` key added."""
-    rows, prompts = table(result)
+    return "".join(json_parts(result))
+
+
+def json_parts(result: EvaluationResult) -> Iterator[str]:
+    """`render_json` written a few hundred rows at a time: the runs are read twice, once
+    for the columns' metrics that come before the rows, so no report holds them all."""
     head = document_head(result, ROWS_MARK)
-    fill_head(head, prompts, duration_ms(result))
-    return render_document(head, (_finished(row) for row in rows))
+    fill_head(head, column_metrics(result), duration_ms(result))
+    rows = (_finished(row) for row in iter_rows(result))
+    for part in document_parts(head, rows):
+        yield part.decode("utf-8")
 
 
 def _finished(row: dict[str, Any]) -> bytes:
@@ -65,11 +74,11 @@ def render_yaml(result: EvaluationResult) -> str:
     )
 
 
-def render_jsonl(result: EvaluationResult) -> str:
-    """One promptfoo result row per run, one JSON object per line."""
-    return "".join(
-        json.dumps(jsonable(row), ensure_ascii=False) + "\n" for row in build_rows(result)
-    )
+def render_jsonl(result: EvaluationResult) -> Iterator[str]:
+    """One promptfoo result row per run, one JSON object per line (written a line at a
+    time)."""
+    for row in iter_rows(result):
+        yield json.dumps(jsonable(row), ensure_ascii=False) + "\n"
 
 
 def _output_text(output: Any) -> str:
@@ -83,30 +92,49 @@ def _named_scores_text(scores: dict[str, float]) -> str:
     return json.dumps(rounded, separators=(",", ":")) if rounded else ""
 
 
-def render_csv(result: EvaluationResult) -> str:
-    """promptfoo's CSV table: one line per test (each repeat its own line), a column group
-    per (agent, prompt) with output, status, score, named scores, grader reason, comment.
-    Written by the one formula-safe CSV writer: a header made of a dataset's column names
-    is escaped as the cells are."""
-    rows = build_rows(result)
+def _csv_header(result: EvaluationResult) -> tuple[list[str], list[str], list[list[str]], bool]:
+    """The CSV table's header, its variables, each column's metrics and whether a test has a
+    description: read from every row once, before the table is written."""
     cols = columns(result)
-    var_names = sorted({name for row in rows for name in row["testCase"]["vars"]})
+    var_names: set[str] = set()
     metric_names: list[list[str]] = [[] for _ in cols]
-    for row in rows:
+    has_descriptions = False
+    for row in iter_rows(result):
+        var_names.update(row["testCase"]["vars"])
         names = metric_names[row["promptIdx"]]
         names.extend(n for n in row["namedScores"] if n not in names)
+        has_descriptions = has_descriptions or bool(row["testCase"].get("description"))
     for names in metric_names:
         names.sort()
-    has_descriptions = any(row["testCase"].get("description") for row in rows)
-    header = [*(["Description"] if has_descriptions else []), *var_names]
+    variables = sorted(var_names)
+    header = [*(["Description"] if has_descriptions else []), *variables]
     for column, names in zip(cols, metric_names, strict=True):
         header += [f"[{column.provider.label}] {column.prompt.label}", "Status", "Score"]
         header += ["Named Scores", *(f"Metric: {n}" for n in names), "Grader Reason", "Comment"]
-    by_test: dict[int, dict[int, dict[str, Any]]] = {}
-    for row in rows:
-        by_test.setdefault(row["testIdx"], {})[row["promptIdx"]] = row
-    lines: list[list[Any]] = []
-    for _test_idx, outputs in sorted(by_test.items()):
+    return header, variables, metric_names, has_descriptions
+
+
+def render_csv(result: EvaluationResult) -> Iterator[str]:
+    """promptfoo's CSV table: one line per test (each repeat its own line), a column group
+    per (agent, prompt) with output, status, score, named scores, grader reason, comment.
+    Written by the one formula-safe CSV writer: a header made of a dataset's column names
+    is escaped as the cells are. The runs are read twice (the header needs every row's
+    names), a test at a time."""
+    header, var_names, metric_names, has_descriptions = _csv_header(result)
+    yield from csv_lines(header, _csv_rows(result, var_names, metric_names, has_descriptions))
+
+
+def _csv_rows(
+    result: EvaluationResult,
+    var_names: list[str],
+    metric_names: list[list[str]],
+    has_descriptions: bool,
+) -> Iterator[list[Any]]:
+    """The CSV table's lines after its header, a test at a time."""
+    cols = columns(result)
+    tests = itertools.groupby(iter_rows(result), key=lambda row: row["testIdx"])
+    for _test_idx, grouped in tests:
+        outputs = {row["promptIdx"]: row for row in grouped}
         first = next(iter(outputs.values()))
         line = [first["testCase"].get("description") or ""] if has_descriptions else []
         line += [_output_text(first["testCase"]["vars"].get(n)) for n in var_names]
@@ -123,5 +151,4 @@ def render_csv(result: EvaluationResult) -> str:
                 f"{row['namedScores'][n]:.2f}" if n in row["namedScores"] else "" for n in names
             ]
             line += [grading.get("reason", ""), grading.get("comment", "")]
-        lines.append(line)
-    return csv_text(header, lines)
+        yield line

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 class ReportFormat:
     """One report format: its name, the file-name suffixes that choose it (the first is the
     usual one), the renderer (`module:function`, taking an `EvaluationResult` and returning
-    the file's text) and whether `evals run` writes it while the runs complete."""
+    the file's text, or its parts in order) and whether `evals run` writes it while the
+    runs complete."""
 
     name: str
     suffixes: tuple[str, ...]
@@ -26,7 +27,7 @@ class ReportFormat:
 
 FORMATS: tuple[ReportFormat, ...] = (
     ReportFormat(
-        "promptfoo JSON", (".json",), "evals.reports.data_files:render_json", streamed=True
+        "promptfoo JSON", (".json",), "evals.reports.data_files:json_parts", streamed=True
     ),
     ReportFormat("JSON Lines", (".jsonl",), "evals.reports.data_files:render_jsonl"),
     ReportFormat("CSV", (".csv",), "evals.reports.data_files:render_csv"),

@@ -15,6 +15,7 @@ from jinja2 import FileSystemLoader, select_autoescape
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup
 
+from evals.analysis.cells import run_facts
 from evals.model.evaluation import EvaluationResult
 from evals.model.results import RunRecord
 from evals.reports import text
@@ -33,7 +34,7 @@ from evals.reports.view import (
     notes,
     regressions,
     run_reason,
-    runs_by_case_agent,
+    runs_by_case,
     undetermined_gates,
 )
 
@@ -143,11 +144,33 @@ def _charts(result: EvaluationResult) -> list[Markup]:
     return charts
 
 
+RUN_DETAILS = 2000
+"""The most runs the report shows in detail. An evaluation with more shows its runs that
+did not pass (up to this many) and counts the rest, which the dashboard lists."""
+
+
+def _shown_runs(result: EvaluationResult, agents: list[str]) -> tuple[dict[str, list[Any]], int]:
+    """Per case id, the views of the runs shown in detail (agents in `agents`' order, each
+    agent's in repeat order), and how many runs are not shown."""
+    every = run_facts(result).runs <= RUN_DETAILS
+    budget = RUN_DETAILS
+    shown: dict[str, list[Any]] = {}
+    hidden = 0
+    for case_id, by_agent in runs_by_case(result):
+        runs = [r for a in agents for r in by_agent.get(a, [])]
+        chosen = runs if every else [r for r in runs if r.status != "pass"][:budget]
+        budget -= len(chosen)
+        hidden += len(runs) - len(chosen)
+        shown[case_id] = [_run_view(r) for r in chosen]
+    return shown, hidden
+
+
 def render_html(result: EvaluationResult) -> str:
-    """The full report as one HTML document."""
+    """The full report as one HTML document; past RUN_DETAILS runs, the runs' details are
+    those of the runs that did not pass, and the dashboard has every run."""
     baseline, candidate = compared_agents(result)
-    runs = runs_by_case_agent(result)
     agents = agents_baseline_first(result)
+    runs, hidden = _shown_runs(result, agents)
     stats = {(s.case_id, s.agent): s for s in result.summary.case_stats}
     comparisons = {c.case_id: c for c in case_comparisons(result)}
     cases = [
@@ -155,10 +178,10 @@ def render_html(result: EvaluationResult) -> str:
             "case": case,
             "comparison": comparisons.get(case.id),
             "stats": [stats[(case.id, a)] for a in agents if (case.id, a) in stats],
-            "runs": [_run_view(r) for a in agents for r in runs.get((case.id, a), [])],
+            "runs": runs.get(case.id, []),
         }
         for case in result.suite.cases
-        if any((case.id, a) in runs for a in agents)
+        if any((case.id, a) in stats for a in agents)
     ]
     overall = [s for s in (agent_overall(result, a) for a in agents) if s is not None]
     comparison = result.summary.comparison
@@ -181,6 +204,9 @@ def render_html(result: EvaluationResult) -> str:
         improvements=improvements(result),
         overall=overall,
         cases=cases,
+        run_count=run_facts(result).runs,
+        hidden_runs=hidden,
+        run_details=RUN_DETAILS,
         warnings=notes(result),
         gate_icons=text.GATE_ICONS,
         conversation_css=Markup(CONVERSATION_CSS),

@@ -2,16 +2,15 @@
 
 The document is serialized once without its rows (`results.results` holds a mark), then
 the rows are written in between, each already serialized on its own. So the rows never
-need to be one list in memory: `render_json` writes them from the records it has, the
+need to be one list in memory: `render_json` writes them as it reads the runs, the
 report process (`json_stream.py`) from its spool file. NaN and infinities become null
 (promptfoo reads the file with JSON.parse), unknown objects their text.
 """
 
 from __future__ import annotations
 
-import io
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 import orjson
@@ -79,22 +78,22 @@ def write_document(
     """Write the document `head` (whose `results.results` is `ROWS_MARK`) with `rows`;
     `config`, when given, is the serialized `config` (`nested` at depth 1) that the head
     holds `CONFIG_MARK` for."""
+    for part in document_parts(head, rows, config):
+        out.write(part)
+
+
+def document_parts(
+    head: dict[str, Any], rows: Iterable[bytes], config: bytes | None = None
+) -> Iterator[bytes]:
+    """`write_document`'s bytes in the order written, a few hundred rows at a time."""
     before, after = dumps(head).split(_MARK_BYTES, 1)
     if config is not None:
         after = after.replace(_CONFIG_MARK_BYTES, config, 1)
-    out.write(before)
+    yield before
     opening = b"[\n"
     rows = iter(rows)
     while chunk := list(itertools.islice(rows, _ROWS_PER_WRITE)):
-        out.write(opening + b",\n".join(chunk))
+        yield opening + b",\n".join(chunk)
         opening = b",\n"
-    out.write(b"[]" if opening == b"[\n" else b"\n    ]")
-    out.write(after)
-    out.write(b"\n")
-
-
-def render_document(head: dict[str, Any], rows: Iterable[bytes]) -> str:
-    """`write_document` into a string."""
-    buffer = io.BytesIO()
-    write_document(buffer, head, rows)
-    return buffer.getvalue().decode("utf-8")
+    yield b"[]" if opening == b"[\n" else b"\n    ]"
+    yield after + b"\n"

@@ -29,7 +29,7 @@ from evals.reports.view import (
     case_comparisons,
     compared_agents,
     run_reason,
-    runs_by_case_agent,
+    runs_by_case,
 )
 
 
@@ -175,12 +175,18 @@ def render_junit(result: EvaluationResult) -> str:
     _, candidate = compared_agents(result)
     if candidate is None and len(result.meta.agents) == 1:
         candidate = result.meta.agents[0]
-    runs = runs_by_case_agent(result)
-    suites = []
+    stats_of = {(s.case_id, s.agent): s for s in result.summary.case_stats}
     agents = agents_baseline_first(result)
+    elements: dict[tuple[str, str], ET.Element] = {}
+    for case_id, runs in runs_by_case(result):
+        for agent, agent_runs in runs.items():
+            stats = stats_of.get((case_id, agent))
+            if stats is not None:
+                elements[(case_id, agent)] = _testcase(result, stats, agent_runs, candidate)
+    suites = []
     for agent in agents:
         cases = [
-            _testcase(result, stats, runs.get((stats.case_id, agent), []), candidate)
+            elements.get((stats.case_id, agent)) or _testcase(result, stats, [], candidate)
             for stats in result.summary.case_stats
             if stats.agent == agent
         ]

@@ -54,7 +54,7 @@ def _header(result: EvaluationResult) -> list[str]:
     if meta.git_commit:
         branch = f" ({_cell(meta.git_branch)})" if meta.git_branch else ""
         parts.append(f"commit `{meta.git_commit[:10]}`{branch}")
-    parts.append(f"{result.repeat} repeats, {len(result.records)} runs")
+    parts.append(f"{result.repeat} repeats, {run_facts(result).runs} runs")
     lines = [f"## {text.verdict_line(result.gates)}", ""]
     failed = failed_gates(result)
     if failed:

@@ -14,9 +14,11 @@ from __future__ import annotations
 import hashlib
 import platform
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from evals.analysis.cells import run_facts
 from evals.model.evaluation import EvaluationResult
 from evals.model.suite import Case, Prompt, ProviderSpec, Suite
 from evals.reports.json_document import CONFIG_MARK
@@ -30,6 +32,7 @@ from evals.reports.promptfoo_row import (
     test_indices,
 )
 from evals.reports.text import timestamp
+from evals.reports.view import every_run
 from evals.store.codec import RunRow, encode_run
 from evals.tracing.redact import Redactor
 
@@ -141,22 +144,33 @@ def _baseline_first(result: EvaluationResult, summary: dict[str, Any]) -> dict[s
 
 def build_rows(result: EvaluationResult) -> list[dict[str, Any]]:
     """Every run as a promptfoo row, ordered by (testIdx, promptIdx) like promptfoo."""
+    return list(iter_rows(result))
+
+
+def _test_indices(result: EvaluationResult) -> dict[tuple[int, int], int]:
+    """(case index, repeat) -> testIdx, from the records or from what was counted of them."""
+    if result.records:
+        return test_indices({(r.case_index, r.key.repeat) for r in result.records}, result.repeat)
+    facts = run_facts(result)
+    return test_indices({(i, facts.repeats - 1) for i in facts.case_indices}, result.repeat)
+
+
+def iter_rows(result: EvaluationResult) -> Iterator[dict[str, Any]]:
+    """`build_rows` one row at a time, the runs read in that order (`every_run`), so a
+    report of a million runs never holds them all."""
     tests = {c.index: test_case(c) for c in result.suite.cases}
     cols = columns(result)
     fields = [column_fields(column) for column in cols]
     where = column_index(result.suite, cols)
-    indices = test_indices({(r.case_index, r.key.repeat) for r in result.records}, result.repeat)
+    indices = _test_indices(result)
     evaluation_id = result.meta.id
-    rows = []
-    for record in result.records:
+    for record in every_run(result, "rows"):
         column = fields[where[(record.key.agent, record.key.prompt_id)]]
         values, grade_rows = encode_run(evaluation_id, record)
         run = RunRow._make(values)
         row = encoded_row(run, grade_rows, column, tests[record.case_index], evaluation_id)
         row["testIdx"] = indices[(record.case_index, record.key.repeat)]
-        rows.append(row)
-    rows.sort(key=lambda r: (r["testIdx"], r["promptIdx"]))
-    return rows
+        yield row
 
 
 def column_prompts(cols: list[Column]) -> list[dict[str, Any]]:
@@ -233,19 +247,22 @@ def duration_ms(result: EvaluationResult) -> int:
     return round(((meta.ended_at or meta.started_at) - meta.started_at) * 1000)
 
 
-def table(result: EvaluationResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The rows, and the columns with their metrics summed over the rows."""
-    rows = build_rows(result)
+def column_metrics(
+    result: EvaluationResult, rows: Iterable[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The columns with their metrics summed over `rows` (by default every run's row, read
+    one at a time)."""
     prompts = column_prompts(columns(result))
-    for row in rows:
+    for row in iter_rows(result) if rows is None else rows:
         accumulate(prompts[row["promptIdx"]]["metrics"], row)
     finish_metrics(prompts, result.suite.derived_metrics)
-    return rows, prompts
+    return prompts
 
 
 def build_document(result: EvaluationResult) -> dict[str, Any]:
     """The whole output file: evalId, results (v3), config, metadata and the `evals` key."""
-    rows, prompts = table(result)
+    rows = build_rows(result)
+    prompts = column_metrics(result, rows)
     head = document_head(result, rows)
     fill_head(head, prompts, duration_ms(result))
     return head

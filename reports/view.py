@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 
 from evals.common.clock import utc_text
 from evals.graders.catalog import LAYERS
-from evals.model.evaluation import EvaluationResult
+from evals.model.evaluation import EvaluationResult, RunOrder, run_order_key
 from evals.model.results import RunRecord
 from evals.model.summary import AgentStats, CaseComparison, GateResult, RunShare
 from evals.model.triage import quarantine_sentence
@@ -57,14 +59,25 @@ def compared_agents(result: EvaluationResult) -> tuple[str | None, str | None]:
     return result.gate_config.baseline, result.gate_config.candidate
 
 
-def runs_by_case_agent(result: EvaluationResult) -> dict[tuple[str, str], list[RunRecord]]:
-    """Records grouped by (case id, agent), each group in repeat order."""
-    groups: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
-    for record in result.records:
-        groups[(record.key.case_id, record.key.agent)].append(record)
-    for runs in groups.values():
-        runs.sort(key=lambda r: (r.key.repeat, r.key.prompt_id))
-    return groups
+def every_run(result: EvaluationResult, order: RunOrder = "plan") -> Iterable[RunRecord]:
+    """Every run of the evaluation, whole, in `order`: its records when it kept them, else
+    read from the store a batch at a time (never all at once)."""
+    if result.records or result.runs is None:
+        return sorted(result.records, key=run_order_key(order))
+    return result.runs.iter_runs(order)
+
+
+def runs_by_case(result: EvaluationResult) -> Iterator[tuple[str, dict[str, list[RunRecord]]]]:
+    """Each case's runs, case after case in suite order: (case id, runs by agent, each
+    agent's in repeat order). One case's runs are held at a time."""
+    groups = itertools.groupby(every_run(result, "cases"), key=lambda r: r.key.case_id)
+    for case_id, runs in groups:
+        by_agent: dict[str, list[RunRecord]] = defaultdict(list)
+        for record in runs:
+            by_agent[record.key.agent].append(record)
+        for agent_runs in by_agent.values():
+            agent_runs.sort(key=lambda r: (r.key.repeat, r.key.prompt_id))
+        yield case_id, by_agent
 
 
 def run_reason(record: RunRecord) -> str:

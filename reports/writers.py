@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import cast
 
@@ -16,7 +16,9 @@ from evals.model.evaluation import EvaluationResult
 from evals.reports.formats import FORMATS, ReportFormat, builtin_suffixes
 from evals.tracing.redact import Redactor
 
-Renderer = Callable[[EvaluationResult], str]
+Renderer = Callable[[EvaluationResult], str | Iterable[str]]
+"""A format's renderer: the whole text, or its parts in order (a row or a line each),
+written as they come so a report of a million runs is never held whole."""
 
 
 def _plugin_formats() -> list[tuple[ReportFormat, Plugin]]:
@@ -119,6 +121,9 @@ def write_report(path: Path, result: EvaluationResult) -> None:
     vars and config hold the values of its `{{ env.X }}` references.
     """
     path = Path(path)
-    content = Redactor(secrets=result.suite.secrets).text(renderer_for(path)(result))
+    redactor = Redactor(secrets=result.suite.secrets)
+    content = renderer_for(path)(result)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content, encoding="utf-8")
+    with path.open("w", encoding="utf-8") as out:
+        for part in [content] if isinstance(content, str) else content:
+            out.write(redactor.text(part))

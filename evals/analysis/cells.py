@@ -125,6 +125,8 @@ class Tally:
         self.cache_hits: dict[str, list[int]] = {}
         self.runs = 0
         self.passed = 0
+        self.repeats = 0
+        self.case_indices: dict[str, int] = {}
         self._waiting: dict[_PairKey, _PairRun] = {}
 
     @classmethod
@@ -148,6 +150,8 @@ class Tally:
         status = record.status
         grade = record.grade
         self.runs += 1
+        self.repeats = max(self.repeats, key.repeat + 1)
+        self.case_indices.setdefault(key.case_id, record.case_index)
         if status == "pass":
             cell.passes += 1
             self.passed += 1
@@ -243,7 +247,8 @@ class Tally:
             if (first := c.first_failed) is not None
         ]
         hits = {agent: (found, runs) for agent, (found, runs) in self.cache_hits.items()}
-        return RunFacts(self.runs, self.passed, hits, conversations)
+        indices = sorted(set(self.case_indices.values()))
+        return RunFacts(self.runs, self.passed, indices, self.repeats, hits, conversations)
 
     def paired_table(self, candidate: Cell) -> tuple[int, int, int, int] | None:
         """The candidate cell's paired table when every one of its counted runs found its

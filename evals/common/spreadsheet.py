@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 _FORMULA_START = re.compile(r"^[\s\u200b\u200c\u200d\ufeff]*([=@+-])")
@@ -51,13 +52,21 @@ def _cell(value: Any) -> Any:
     return formula_safe(str(value))
 
 
-def csv_text(header: Iterable[Any], rows: Iterable[Iterable[Any]]) -> str:
+def csv_lines(header: Iterable[Any], rows: Iterable[Iterable[Any]]) -> Iterator[str]:
     """A CSV document as RFC 4180 writes one (CRLF line ends; a cell holding a comma, a
     quote or any line break quoted, so a carriage return in a cell cannot start a row of
     its own) whose header and cells are all formula-safe; None and NaN are empty cells,
-    numbers stay numbers."""
+    numbers stay numbers. Yielded a row at a time, so a table of a million rows is never
+    held whole."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow([_cell(name) for name in header])
-    writer.writerows([_cell(value) for value in row] for row in rows)
-    return buffer.getvalue()
+    for row in itertools.chain([header], rows):
+        writer.writerow([_cell(value) for value in row])
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+
+
+def csv_text(header: Iterable[Any], rows: Iterable[Iterable[Any]]) -> str:
+    """`csv_lines` as one text."""
+    return "".join(csv_lines(header, rows))

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from evals.model.gates import GateConfig
 from evals.model.results import RunRecord
@@ -51,11 +51,33 @@ class EvaluationMeta:
     ci_event: str | None = None
 
 
+RunOrder = Literal["plan", "rows", "cases"]
+RUN_ORDERS: dict[str, tuple[str, ...]] = {
+    "plan": ("case_index", "prompt_index", "agent_index", "repeat"),
+    "rows": ("case_index", "repeat", "agent_index", "prompt_index"),
+    "cases": ("case_index", "agent_index", "repeat", "prompt_index"),
+}
+"""The orders runs are read in, as the store's columns: the plan's; promptfoo's rows (each
+test's repeats in turn, the columns agent-major); each case's runs of one agent together."""
+
+
+def run_order_key(order: RunOrder) -> Callable[[RunRecord], tuple[int, ...]]:
+    """The sort key of `order` for records held in memory."""
+    names = RUN_ORDERS[order]
+
+    def key(record: RunRecord) -> tuple[int, ...]:
+        return tuple(
+            record.key.repeat if name == "repeat" else getattr(record, name) for name in names
+        )
+
+    return key
+
+
 class RunSource(Protocol):
     """Where an evaluation's every run can be read again, a batch at a time (the store)."""
 
-    def iter_runs(self) -> Iterator[RunRecord]:
-        """Every run, in plan order (case, prompt, agent, repeat), whole."""
+    def iter_runs(self, order: RunOrder = "plan") -> Iterator[RunRecord]:
+        """Every run, whole, in `order` (`RUN_ORDERS`)."""
         ...
 
 
@@ -74,11 +96,14 @@ class FailedConversations:
 @dataclass(slots=True)
 class RunFacts:
     """What reports and the exit code read of an evaluation's runs besides its statistics:
-    how many ran and passed, the response cache's (hits, runs) per agent, and each agent's
-    failed conversations per case, counted as the runs arrived."""
+    how many ran and passed, the response cache's (hits, runs) per agent, each agent's
+    failed conversations per case, the cases that ran (their suite indices) and the
+    repeats (the highest repeat's number, plus one), counted as the runs arrived."""
 
     runs: int = 0
     passed: int = 0
+    case_indices: list[int] = field(default_factory=list)
+    repeats: int = 0
     cache_hits: dict[str, tuple[int, int]] = field(default_factory=dict)
     conversations: list[FailedConversations] = field(default_factory=list)
 

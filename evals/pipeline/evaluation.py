@@ -161,21 +161,26 @@ def stored_result(
     now: float | None = None,
 ) -> EvaluationResult:
     """A stored evaluation of `suite` analysed again from its stored runs, with the gate
-    configuration of `environment` and the gates decided as at `now`."""
+    configuration of `environment` and the gates decided as at `now`. The runs are read
+    a batch at a time into the analysis's counts; the reports read them from the store."""
     from evals.store import open_store
 
+    gate_config = suite.gates.for_environment(environment)
+    tally = Tally(TallyRules.of(gate_config))
     store = open_store(store_url, read_only=True)
     try:
         meta = store.get_evaluation(evaluation_id)
         if meta is None:
             raise SuiteError(f"the store holds no evaluation {evaluation_id}")
-        records = store.load_runs(evaluation_id)
+        tally.add_all(store.iter_runs(evaluation_id))
     finally:
         store.close()
-    gate_config = suite.gates.for_environment(environment)
-    summary, gates = analyse(suite, records, gate_config, environment, now=now)
+    summary, gates = analyse(suite, tally, gate_config, environment, now=now)
     repeat = int(meta.config.get("repeat") or 1)
-    return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
+    runs = StoredRuns(store_url, evaluation_id)
+    return EvaluationResult(
+        suite, meta, [], summary, gates, gate_config, repeat, tally.facts(), runs, tally
+    )
 
 
 def reuse_spend(options: RunOptions, gate_config: GateConfig) -> float | None:

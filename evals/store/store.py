@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Engine, Row, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from evals.model.evaluation import EvaluationMeta
+from evals.model.evaluation import RUN_ORDERS, EvaluationMeta, RunOrder
 from evals.model.results import RunRecord
 from evals.model.suite import Case, SuiteOutline
 from evals.model.summary import GateReport, Summary
@@ -309,13 +309,15 @@ class Store:
             }
         return [decode_run(row, trees.get(row.id, [])) for row in run_rows]
 
-    def iter_runs(self, evaluation_id: str, batch: int = 500) -> Iterator[RunRecord]:
-        """`load_runs` of a whole evaluation a batch of runs at a time, so a reader of a
-        million runs holds one batch, not every run."""
+    def iter_runs(
+        self, evaluation_id: str, order: RunOrder = "plan", batch: int = 500
+    ) -> Iterator[RunRecord]:
+        """`load_runs` of a whole evaluation in `order` (`RUN_ORDERS`), a batch of runs at a
+        time, so a reader of a million runs holds one batch, not every run."""
         run_query = (
             select(runs)
             .where(runs.c.evaluation_id == evaluation_id)
-            .order_by(runs.c.case_index, runs.c.prompt_index, runs.c.agent_index, runs.c.repeat)
+            .order_by(*(runs.c[name] for name in RUN_ORDERS[order]))
         )
         with self.engine.connect() as connection, self.engine.connect() as side:
             result = connection.execution_options(yield_per=batch).execute(run_query)

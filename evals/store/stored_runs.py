@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from evals.model.evaluation import RunOrder
 from evals.model.results import RunRecord
 
 
@@ -17,12 +18,12 @@ class StoredRuns:
     url: str | None
     evaluation_id: str
 
-    def iter_runs(self) -> Iterator[RunRecord]:
-        """Every stored run of the evaluation, whole, in plan order."""
+    def iter_runs(self, order: RunOrder = "plan") -> Iterator[RunRecord]:
+        """Every stored run of the evaluation, whole, in `order`."""
         from evals.store import open_store
 
         store = open_store(self.url, read_only=True)
         try:
-            yield from store.iter_runs(self.evaluation_id)
+            yield from store.iter_runs(self.evaluation_id, order)
         finally:
             store.close()

@@ -198,13 +198,13 @@ def test_yaml_and_jsonl_carry_the_same_rows(ours):
     result = sample_result()
     from_yaml = yaml.safe_load(render_yaml(result))
     assert from_yaml["results"]["results"] == ours["results"]["results"]
-    lines = render_jsonl(result).splitlines()
+    lines = "".join(render_jsonl(result)).splitlines()
     assert [json.loads(line) for line in lines] == ours["results"]["results"]
 
 
 def test_csv_follows_promptfoo_table():
     golden_rows = list(csv.reader((GOLDEN / "promptfoo-output.csv").open()))
-    rows = list(csv.reader(io.StringIO(render_csv(sample_result()))))
+    rows = list(csv.reader(io.StringIO("".join(render_csv(sample_result())))))
     assert rows[0] == golden_rows[0]  # same suite layout gives the same header
     assert len(rows) == 1 + 4 * 2  # one line per case and repeat
     status_columns = [i for i, name in enumerate(rows[0]) if name == "Status"]
@@ -217,7 +217,7 @@ def test_csv_follows_promptfoo_table():
 def test_csv_neutralizes_formulas():
     result = sample_result()
     result.records[0].response.output = "=HYPERLINK(1)"
-    rows = list(csv.reader(io.StringIO(render_csv(result))))
+    rows = list(csv.reader(io.StringIO("".join(render_csv(result)))))
     assert "'=HYPERLINK(1)" in rows[1]
 
 
