@@ -759,7 +759,10 @@ class _PullRequest:
         return compare_sides(
             self.gated,
             Side(baseline.meta, baseline.meta.suite_outline(), base_records, agent),
-            Side(head.meta, self.gated.outline(), head_records, agent),
+            # The suite's own thresholds: the new cases' group is the job's, not an edit.
+            Side(
+                head.meta, replace(self.gated.outline(), gates=self.head.gates), head_records, agent
+            ),
             self.config,
             "pr",
             allow_suite_change=True,
