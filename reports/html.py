@@ -75,6 +75,14 @@ def _conversation(record: RunRecord) -> Markup | None:
     return Markup(conversation_html(record, styled=False))
 
 
+def _tokens(record: RunRecord) -> str:
+    """The run's tokens, or that the agent reported none (never a silent 0)."""
+    usage = record.response.token_usage
+    if not any(key in usage for key in ("total", "prompt", "completion")):
+        return "tokens not reported"
+    return f"{record.total_tokens} tokens"
+
+
 def _run_view(record: RunRecord) -> dict[str, Any]:
     return {
         "conversation": _conversation(record),
@@ -85,7 +93,7 @@ def _run_view(record: RunRecord) -> dict[str, Any]:
         "output": _shown(record.response.output),
         "latency": text.milliseconds(record.latency_ms),
         "cost": "unknown cost" if record.cost_unknown else text.money(record.cost),
-        "tokens": record.total_tokens,
+        "tokens": _tokens(record),
         "stop_reason": record.response.stop_reason or "",
         "assertions": [
             {"passed": g.passed, "type": (g.assertion or {}).get("type", ""), "reason": g.reason}

@@ -10,7 +10,8 @@ virtual environment next to evals (with the extras the README names for them, an
   the same desk as PydanticAI agents on `TestModel` (`support.typed`); neither model has a
   list price.
 - `research`, package `pkg`: the README's pytest section, a plain function agent
-  (`pkg.agents:shipped`, and `proposed`, which also e-mails the answer out).
+  (`pkg.agents:shipped`; `proposed`, which also e-mails the answer out; `careless`, which
+  also drops the headline's quotes).
 
 Commands run as a user types them, the virtualenv not activated, output piped to a file
 (not a terminal).
@@ -147,6 +148,11 @@ def shipped(prompt, options, context):
 def proposed(prompt, options, context):
     mail = {"kind": "tool", "name": "send_email", "arguments": {"to": "desk@example.com"}}
     return {"output": 'BUSI: "Busi Corp raises its guidance"', "trajectory": [NEWS, mail]}
+
+
+def careless(prompt, options, context):
+    mail = {"kind": "tool", "name": "send_email", "arguments": {"to": "desk@example.com"}}
+    return {"output": "BUSI: Busi Corp raises its guidance", "trajectory": [NEWS, mail]}
 '''
 
 # A typed desk suite with two cases: the candidate pays a refund itself in every run.

@@ -145,6 +145,18 @@ def test_the_readmes_pytest_section_runs_as_written(team: Team):
     assert re.search(r"policy\s+fail\s+5 policy violation\(s\) by candidate", against.text)
 
 
+def test_the_readmes_pytest_test_counts_a_violation_whatever_else_fails(team: Team):
+    """Before: the README's test checked the answer before the policy, so a candidate that
+    dropped the quotes and e-mailed the answer out failed on the quotes, its policy was
+    never checked, and the policy gate said "no policy violations by candidate"."""
+    *_, compared = readme_commands("Your pytest tests in five minutes")
+
+    ran = team.shell(compared.replace(":proposed", ":careless"), team.research)
+
+    assert ran.code == 1, ran.output
+    assert re.search(r"policy\s+fail\s+5 policy violation\(s\) by candidate", ran.text)
+
+
 def test_a_test_that_never_calls_the_named_agents_is_refused(team: Team):
     """Before: with --evals-baseline/--evals-candidate a test using its own fixture ran the
     fixture's agent in both columns, never importing the named agents (a candidate raising

@@ -116,6 +116,15 @@ def test_html_shows_gates_regressions_and_intervals():
     assert "agent_error: agent crashed: boom" in page
 
 
+def test_html_says_when_a_run_reported_no_tokens_never_0():
+    """A run whose agent reported no usage (an error row, a fake model) is not shown as
+    having used 0 tokens."""
+    page = render_html(sample_result())
+    assert "· 10 tokens" in page
+    assert "· tokens not reported" in page
+    assert "· 0 tokens" not in page
+
+
 def test_markdown_starts_with_the_verdict_and_stays_short():
     lines = render_markdown(sample_result()).splitlines()
     assert lines[0] == "## ❌ Gate verdict (pr): FAIL"
