@@ -97,7 +97,7 @@ def test_validate_and_plan_name_a_p0_gate_that_cannot_fail_a_total_break(write_s
     err = " ".join(capsys.readouterr().err.split())
     assert (
         "environment pr: p0_regressions cannot fail at 3 repeats: not even a total break "
-        "of its cases would show beyond its threshold" in err
+        "of its cases alone would show beyond its threshold" in err
     )
     assert "it needs at least 4 repeats" in err
     assert main(["plan", path, "--env", "pr"]) == 0

@@ -1,11 +1,13 @@
 """Gates that cannot decide, found before any run, with the repeats that would let them.
 
 Every gate that declares its `reach` (`evals.gates.registry`) says whether each of its rows
-can fail on the data most favourable to failing (a total break) and can pass on the data
-most favourable to passing (every run of both agents passing), at an environment's cases,
-repeats and levels: its share of the budget over its family (Holm's first step, the
-easiest) on the fail side, half the budget on the pass side. A row that cannot fail is
-blind: no regression of its cases can turn the build red. A row that cannot pass keeps a
+can fail on the data most favourable to failing (a total break of its own cases, the rest
+holding) and can pass on the data most favourable to passing (every run of both agents
+passing), at an environment's cases, repeats and levels: its share of the budget over its
+family on the fail side (Holm's first step, the level a row shown alone meets), half the
+budget on the pass side. A row that cannot fail is blind: no regression of its cases alone
+can turn it red (a per-tag row may still fail when other tags of its family break with it,
+as Holm then tests it at a later, easier step). A row that cannot pass keeps a
 release red (`on_undetermined: fail`) and a nightly warning whatever the candidate does;
 in a pull request, which passes what it cannot decide, it costs nothing and is not named.
 For each, the fewest repeats that would make it reachable, if any up to 200.
@@ -45,7 +47,7 @@ class Undecidable:
         if self.side == "fail":
             what = (
                 f"{self.row} cannot fail at {self.repeats} repeats: not even a total break of "
-                "its cases would show beyond its threshold, so it cannot turn the build red"
+                "its cases alone would show beyond its threshold, so it cannot turn the build red"
             )
         else:
             effect = "every build fails" if rule == "fail" else "it always warns"
