@@ -260,8 +260,13 @@ def is_refusal(ctx: GradeContext) -> Grade:
     return outcome(ctx, passed, f"Expected output to {negation(ctx)}be a refusal")
 
 
+_JS_SPACES = re.compile("[" + re.escape(JS_WHITESPACE) + "]+")
+
+
 def _count_words(text: str) -> int:
-    return len([w for w in re.split(r"\s+", text.strip()) if w])
+    """promptfoo's countWords: the output split on JavaScript's whitespace (`\\s`, which
+    takes U+FEFF and not U+0085), empty pieces left out."""
+    return len([w for w in _JS_SPACES.split(js_trim(text)) if w])
 
 
 @register("word-count", layer="final", promptfoo=True)

@@ -1,7 +1,8 @@
 """Retrieval (RAG) assertions as in promptfoo 0.121: context-recall, context-relevance,
 context-faithfulness and answer-relevance.
 
-The retrieved context is the `context` var (or, for recall, the prompt); the judge's
+The retrieved context is the `context` var (or, for recall, the prompt), or what the
+assertion's `contextTransform` extracts from the provider's output; the judge's
 answers are read and scored as promptfoo does, and answer-relevance compares the questions
 the judge infers from the answer with the query by embeddings. Coroutine graders: the
 runner awaits them on its event loop.
@@ -15,7 +16,7 @@ from typing import Any
 
 from evals.common.jsvalues import js_string, to_fixed
 from evals.graders import judge_prompts as prompts
-from evals.graders.base import GradeContext
+from evals.graders.base import GradeContext, GraderError
 from evals.graders.jscompat import invariant
 from evals.graders.judge import (
     JudgeReply,
@@ -42,7 +43,8 @@ from evals.model.results import Grade
 
 
 def resolve_context(ctx: GradeContext, fallback: str | None) -> str | list[str]:
-    """The retrieved context: the `context` var (text or list of texts), else the fallback."""
+    """The retrieved context: the `context` var (text or list of texts), else the fallback;
+    with the assertion's `contextTransform`, what the transform extracts from the output."""
     value = ctx.vars.get("context")
     if isinstance(value, list):
         for index, item in enumerate(value):
@@ -52,6 +54,9 @@ def resolve_context(ctx: GradeContext, fallback: str | None) -> str | list[str]:
                 f"{_js_type(item)} at index {index}",
             )
     context = value if value else fallback
+    source = ctx.assertion.raw.get("contextTransform")
+    if source is not None:
+        context = _transformed_context(ctx, source)
     valid = (isinstance(context, str) and context) or (
         isinstance(context, list) and context and all(isinstance(c, str) and c for c in context)
     )
@@ -62,6 +67,36 @@ def resolve_context(ctx: GradeContext, fallback: str | None) -> str | list[str]:
         "context from the provider response.",
     )
     return context  # type: ignore[return-value]
+
+
+def _transformed_context(ctx: GradeContext, source: Any) -> Any:
+    """promptfoo's contextTransform: the transform run over the provider's output (before
+    the test's own transform), with the vars, the prompt and the response's metadata."""
+    from evals.common.transforms import TransformError, apply_output_transform, transform_label
+
+    scope: dict[str, Any] = {"vars": ctx.vars, "prompt": {"label": ctx.prompt}}
+    if ctx.response.metadata:
+        scope["metadata"] = ctx.response.metadata
+    label = transform_label(source) if isinstance(source, str) else str(source)
+    try:
+        context = apply_output_transform(
+            str(source), ctx.response.output, scope, ctx.suite_root, "contextTransform"
+        )
+    except TransformError as exc:
+        detail = exc.args[0].split("): ", 1)[-1] if "): " in exc.args[0] else exc.args[0]
+        raise GraderError(
+            f"Failed to transform context using expression '{label}': {detail}"
+        ) from None
+    valid = isinstance(context, str) or (
+        isinstance(context, list) and all(isinstance(c, str) for c in context)
+    )
+    if not valid:
+        raise GraderError(
+            f"Failed to transform context using expression '{label}': Invariant failed: "
+            f"contextTransform must return a string or array of strings. Got "
+            f"{_js_type(context)}. Check your transform expression: {label}"
+        )
+    return context
 
 
 def _js_type(value: Any) -> str:

@@ -76,4 +76,16 @@ async def _settled(ctx: GradeContext, started: list[tuple[Assertion, Any]]) -> G
 def _combined(ctx: GradeContext, grades: list[tuple[Assertion, Grade]]) -> Grade:
     result = combine(grades, ctx.assertion.threshold, ctx.vars)
     result.assertion = ctx.assertion.raw
+    result.metadata = {**result.metadata, "assertionSet": set_metadata(ctx.assertion.raw)}
     return result
+
+
+def set_metadata(raw: dict[str, Any]) -> dict[str, Any]:
+    """What promptfoo's buildAssertionSetMetadata says of an assert-set in its result's
+    metadata: its type and how many assertions it holds, with its metric, threshold and
+    weight when written."""
+    meta: dict[str, Any] = {"type": raw.get("type"), "assertionCount": len(raw.get("assert") or [])}
+    for key in ("metric", "threshold", "weight"):
+        if raw.get(key) is not None:
+            meta[key] = raw[key]
+    return meta

@@ -87,8 +87,13 @@ def column_index(suite: Suite, cols: list[Column]) -> dict[tuple[str, str], int]
 
 
 def test_case(case: Case) -> dict[str, Any]:
-    """promptfoo's resolved test case: description, vars, assertions, options, metadata."""
-    data: dict[str, Any] = {"description": case.description, "vars": case.vars}
+    """promptfoo's resolved test case: description, vars, assertions, options, metadata.
+
+    A test of a suite file that has no description has none here either, as in promptfoo
+    (the harness's own name for it, `case-3`, is not promptfoo's)."""
+    description = case.test.get("description") if case.test else case.description
+    data: dict[str, Any] = {} if description is None else {"description": description}
+    data["vars"] = case.vars
     data["assert"] = [a.raw or {"type": a.type, "value": a.value} for a in case.asserts]
     data["options"] = case.options
     data["metadata"] = case.metadata

@@ -7,15 +7,17 @@ browser build bundled in `evals/common/js/`, so results are JavaScript's own.
 
 The sandbox is made of realms: QuickJS contexts, each built from a few files of `js/`
 (`REALMS`) and then locked down (`js/harden.js`): every object code in it can reach is
-frozen, and the host's entry points are taken off its global object. Three realms serve
-three kinds of work: `templates` (Nunjucks, whose global object is frozen too, so one
+frozen, and the host's entry points are taken off its global object. Four realms serve
+four kinds of work: `templates` (Nunjucks, whose global object is frozen too, so one
 render cannot change what another sees), `scripts` (inline assertions, transforms and
-JavaScript files' exported functions) and `regex` (regular expressions, with a larger
-memory limit). A realm has no access to Python, files, the network, the process or its
-environment, and none is added; the only host function is the one that calls a suite's
-own Python `nunjucksFilters` with JSON data, reachable only through those filters. Every
-call has a time limit and the realm a memory limit; a call that exceeds one raises
-`JavaScriptLimitError` and the realm is discarded, so the next call starts clean. Realms
+JavaScript files' exported functions), `regex` (regular expressions, with a larger
+memory limit) and `modules` (ES modules parsed and rewritten as the scripts realm's
+function bodies, created only when a suite has one). A realm has no access to Python,
+files, the network, the process or its environment, and none is added; the only host
+function is the one that calls a suite's own Python `nunjucksFilters` with JSON data,
+reachable only through those filters. Every call has a time limit and the realm a memory
+limit; a call that exceeds one raises `JavaScriptLimitError` and the realm is discarded,
+so the next call starts clean. Realms
 are created lazily, one of each per thread (QuickJS contexts must stay on the thread that
 made them); the templates realm is built again when the suite's filters change.
 
@@ -52,7 +54,7 @@ MAX_OUTPUT_CHARS = 8 * 1024 * 1024
 
 _STACK_BYTES = 512 * 1024
 
-RealmName = Literal["templates", "scripts", "regex"]
+RealmName = Literal["templates", "scripts", "regex", "modules"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,11 @@ REALMS: dict[RealmName, RealmSpec] = {
         frozen_global=True,
         regex_memory=True,
     ),
+    "modules": RealmSpec(
+        ("harden.js", "bridge.js", "acorn.js", "modules.js"),
+        ("__evals", "__evalsBridge"),
+        frozen_global=True,
+    ),
 }
 
 CALL_REALMS: dict[str, RealmName] = {
@@ -89,6 +96,7 @@ CALL_REALMS: dict[str, RealmName] = {
     "compile": "templates",
     "envNames": "templates",
     "regex": "regex",
+    "moduleToCommonJs": "modules",
 }
 """The realm that answers each call; any other call is the scripts realm's."""
 
@@ -283,8 +291,17 @@ class _Realm:
         return envelope
 
     def _settle(self) -> dict[str, Any]:
+        """Run the realm's jobs until the call's promise settles; in the scripts realm,
+        when no job is left, its next timer (timers run on a virtual clock)."""
         deadline = time.monotonic() + _limits.time_s
-        while self.context.execute_pending_job():
+        while True:
+            while self.context.execute_pending_job():
+                if time.monotonic() > deadline:
+                    raise _limit_error("interrupted", self.name)
+            if self.name != "scripts" or not self._dispatch("pending", []).get("ok"):
+                break
+            if not self._dispatch("timerStep", []).get("ok"):
+                break
             if time.monotonic() > deadline:
                 raise _limit_error("interrupted", self.name)
         return self._dispatch("settled", [])

@@ -1,17 +1,22 @@
 """JavaScript files a suite names (`file://x.js[:fn]`), run in the sandbox as promptfoo runs
 them.
 
-promptfoo loads such a file with Node's `import()`: a CommonJS module's `module.exports`
-is its default export, `default` (and `default.default`) is unwrapped, and what it then
-looks up depends on the use: an assertion calls the named export, else the module, else
-its default (`loadFromJavaScriptFile`); a transform takes an own named export, else the
-module, else its default (`getJavascriptTransformFunction`). Both are mirrored here,
-messages included, with the file's source read on the host and run in
-`evals.common.jsengine`'s sandbox, which has no file access of its own.
+promptfoo loads such a file with Node's `import()`: an ES module (`.mjs`, or `import` /
+`export` in a `.js` file) is rewritten into a CommonJS body in the sandbox's modules
+realm, a CommonJS module's `module.exports` is its default export, `default` (and
+`default.default`) is unwrapped, and what it then looks up depends on the use: an
+assertion calls the named export, else the module, else its default
+(`loadFromJavaScriptFile`); a transform takes an own named export, else the module, else
+its default (`getJavascriptTransformFunction`); a prompt function is the named export,
+else the module; a var loader is the module. Each is mirrored here, messages included,
+with the file's source read on the host and run in `evals.common.jsengine`'s sandbox,
+which has no file access of its own. Timers (`setTimeout`, ...) run on the sandbox's
+virtual clock.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +33,42 @@ class ModuleFileMissing(FileNotFoundError):
 
 
 def module_source(path: Path) -> str:
-    """The text of a JavaScript file; ModuleFileMissing when there is none."""
+    """The text of a JavaScript file as the scripts realm runs it: an ES module (`.mjs`, or
+    a `.js` file with import or export, as Node loads it) rewritten as a CommonJS body
+    (`common_js`); ModuleFileMissing when there is no file."""
     try:
-        return path.read_text(encoding="utf-8")
+        source = path.read_text(encoding="utf-8")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise ModuleFileMissing(path) from None
+    return common_js(source, path)
+
+
+_MODULE_SYNTAX = re.compile(r"\b(?:import|export)\b")
+_REWRITTEN: dict[tuple[str, str], str] = {}
+_MAX_REWRITTEN = 256
+
+
+def common_js(source: str, path: Path) -> str:
+    """`source` as the scripts realm runs it: an ES module becomes a CommonJS body whose
+    `module.exports` is its namespace; anything else (CommonJS, `.cjs`) is as written.
+    JavaScriptError when an `.mjs` file does not parse."""
+    always = path.suffix == ".mjs"
+    if path.suffix == ".cjs" or not (always or _MODULE_SYNTAX.search(source)):
+        return source
+    key = (str(path), source)
+    rewritten = _REWRITTEN.get(key)
+    if rewritten is None:
+        try:
+            result = jsengine.call("moduleToCommonJs", source, str(path), always)
+        except jsengine.JavaScriptError:
+            if always:
+                raise
+            result = None  # not a module: the CommonJS run reports what is wrong with it
+        rewritten = source if result is None else str(result)
+        if len(_REWRITTEN) >= _MAX_REWRITTEN:
+            _REWRITTEN.clear()
+        _REWRITTEN[key] = rewritten
+    return rewritten
 
 
 def call_function(path: Path, name: str | None, args: list[Any] | None) -> Any:
@@ -53,6 +89,15 @@ def call_prompt(path: Path, name: str | None, context: dict[str, Any] | None) ->
     """A prompt function found as promptfoo's processJsFile finds it (the named export,
     else the module), called with `context` (only loaded when `context` is None)."""
     return jsengine.call("modulePrompt", module_source(path), str(path), name, context)
+
+
+def call_var(
+    path: Path, name: str, prompt: str, variables: dict[str, Any], provider: dict[str, Any]
+) -> Any:
+    """A var loader: the module itself called as promptfoo's renderPrompt calls it,
+    `fn(varName, prompt, vars, provider)` (the provider with an id() method)."""
+    source = module_source(path)
+    return jsengine.call("moduleVar", source, str(path), name, prompt, variables, provider)
 
 
 def error_text(exc: jsengine.JavaScriptError | ModuleFileMissing) -> str:

@@ -36,7 +36,7 @@ from evals.model.suite import Suite, SuiteOutline
 from evals.model.summary import GateReport, Summary
 from evals.model.triage import TriageAction
 from evals.plan.runs import build_plan, count_plan, plan_size_warning, refuse_empty_plan
-from evals.run.conversation import promptfoo_order, suite_uses_conversation
+from evals.run.conversation import promptfoo_order, suite_runs_in_order, suite_uses_conversation
 from evals.store.stored_runs import StoredRuns
 from evals.tracing import run_tracer
 from evals.tracing.redact import Redactor
@@ -254,13 +254,13 @@ def run_evaluation(
         concurrency = suite.evaluate_options.max_concurrency
     if suite.evaluate_options.delay_ms > 0:
         concurrency = 1  # promptfoo runs one call at a time when a delay is asked between calls
-    conversation = suite_uses_conversation(suite)
+    conversation = suite_runs_in_order(suite)
     if conversation and concurrency > 1:
         if options.progress:
-            print(
-                "setting concurrency to 1 because the _conversation variable is used",
-                file=sys.stderr,
+            why = (
+                "the _conversation variable" if suite_uses_conversation(suite) else "storeOutputAs"
             )
+            print(f"setting concurrency to 1 because {why} is used", file=sys.stderr)
         concurrency = 1
     timeout_s = options.timeout_s
     if timeout_s is None and suite.evaluate_options.timeout_ms:

@@ -196,6 +196,7 @@ def harness_rows(result: EvaluationResult) -> dict[Key, dict[str, Any]]:
             ],
         }
         case = suite.cases[record.case_index]
+        row["description"] = case.test.get("description") if case.test else case.description
         prompt = suite.prompts[record.prompt_index]
         rows.append((prompt.label, record.key.agent, case.vars, row))
     return _keyed(rows)
@@ -232,6 +233,8 @@ def row_differences(expected: dict[str, Any], actual: dict[str, Any]) -> list[st
     out = []
     if expected["success"] != actual["success"]:
         out.append(f"pass {expected['success']} != {actual['success']}")
+    if "description" in actual and expected.get("description") != actual["description"]:
+        out.append(f"description {expected.get('description')!r} != {actual['description']!r}")
     errored = is_error_row(expected)
     if "errored" in actual and errored != actual["errored"]:
         out.append(

@@ -49,9 +49,10 @@ def suite_uses_conversation(suite: Suite) -> bool:
 
 
 def may_use_conversation(suite: Suite) -> bool:
-    """Whether any run of the suite can read `_conversation`: through a prompt, or a test's
-    `prefix`/`suffix` around one. Suites that cannot keep no history at all."""
-    if suite_uses_conversation(suite):
+    """Whether any run of the suite can read `_conversation` (through a prompt, or a test's
+    `prefix`/`suffix` around one) or an output a test stored. Suites that cannot keep no
+    history at all."""
+    if suite_runs_in_order(suite):
         return True
     return any(
         isinstance(case.options.get(key), str) and CONVERSATION_VAR in case.options[key]
@@ -86,11 +87,25 @@ def _parsed(prompt: str) -> Any:
         return _UNPARSED
 
 
+def suite_stores_outputs(suite: Suite) -> bool:
+    """Whether a test of the suite stores its output for later tests (`storeOutputAs`):
+    promptfoo then runs the evaluation one run at a time, in order, too."""
+    return any(case.options.get("storeOutputAs") for case in suite.cases)
+
+
+def suite_runs_in_order(suite: Suite) -> bool:
+    """Whether the suite's runs must run one at a time in promptfoo's order: a prompt reads
+    `_conversation`, or a test stores its output for later ones."""
+    return suite_uses_conversation(suite) or suite_stores_outputs(suite)
+
+
 class Conversations:
-    """The threads of one evaluation, keyed by (provider, prompt, conversationId)."""
+    """The threads of one evaluation, keyed by (provider, prompt, conversationId), and the
+    outputs tests stored for later ones (`storeOutputAs`), by name (`registers`)."""
 
     def __init__(self) -> None:
         self._threads: dict[tuple[str, str, int, str], list[dict[str, Any]]] = {}
+        self.registers: dict[str, Any] = {}
 
     @staticmethod
     def _key(run: PlannedRun) -> tuple[str, str, int, str]:
@@ -111,12 +126,21 @@ class Conversations:
         the run's assertions see its own turn in it too (the first run's list stays empty).
         """
         variables = run.case.vars
+        if self.registers:  # stored outputs win over the test's own vars, as in promptfoo
+            variables = {**variables, **self.registers}
         if not uses_conversation(source):
             return variables
         if js_truthy(run.case.options.get("disableConversationVar")) or _env_disables():
             return variables
         thread = self._threads.get(self._key(run))
         return {**variables, CONVERSATION_VAR: [] if thread is None else thread}
+
+    def store(self, run: PlannedRun, output: Any) -> None:
+        """Keep a run's output (after transforms) under its test's `storeOutputAs` name, for
+        the runs after it; an empty output is not kept."""
+        name = run.case.options.get("storeOutputAs")
+        if name and js_truthy(output):
+            self.registers[str(name)] = output
 
     def record(self, run: PlannedRun, prompt: str, output: Any, metadata: Any) -> None:
         """Add a turn to the run's thread: the rendered prompt, its input (the last chat

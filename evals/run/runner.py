@@ -39,7 +39,7 @@ from evals.model.errors import HarnessFault
 from evals.model.plan import PlannedRun
 from evals.model.protocols import RunTrace, Tracer
 from evals.model.results import AgentResponse, ErrorKind, Grade, RunRecord
-from evals.run.conversation import CONVERSATION_VAR, Conversations
+from evals.run.conversation import Conversations
 from evals.run.environment import RunWorld, WorldSeed
 from evals.run.limiter import Limiter, limit_keys
 from evals.run.watchdog import LoopWatchdog
@@ -69,11 +69,9 @@ def render_prompt(
     env = dict(os.environ) if env is None else env
     function = run.prompt.function
     if function is not None:
+        provider = provider_seen(run)
         if root is not None:
-            variables = resolve_vars(variables, raw, root)
-        promptfoo_id = default_label(run.provider.id)
-        label = "" if run.provider.label == promptfoo_id else run.provider.label
-        provider = {"id": promptfoo_id, "label": label}
+            variables = resolve_vars(variables, raw, root, provider)
         template, added = call_prompt_function(
             function, variables, provider, run.prompt.config, root or Path(".")
         )
@@ -87,8 +85,18 @@ def render_prompt(
         rendered = render_value(raw, variables, env, filters=True)
         return json.dumps(rendered, ensure_ascii=False), variables, None
     if root is not None:
-        variables = resolve_vars(variables, raw, root)
+        variables = resolve_vars(variables, raw, root, provider_seen(run))
     return render_prompt_text(text, variables, env), variables, None
+
+
+def provider_seen(run: PlannedRun) -> dict[str, Any]:
+    """What promptfoo tells a prompt function or a var loader of the run's provider: its
+    id (`python:agent.py:default` for a Python file) and the label written for it ("")."""
+    promptfoo_id = default_label(run.provider.id)
+    return {
+        "id": promptfoo_id,
+        "label": "" if run.provider.label == promptfoo_id else run.provider.label,
+    }
 
 
 def prompt_template(run: PlannedRun) -> str | None:
@@ -335,19 +343,24 @@ class Runner:
     async def _converse(
         self, run: PlannedRun, traced: RunTrace, conversations: Conversations
     ) -> RunRecord:
-        """`_execute` with the run's `_conversation` var (when its prompt reads it), which
-        the agent and the assertions see and the record leaves out, as promptfoo's output."""
+        """`_execute` with the run's `_conversation` var (when its prompt reads it) and the
+        outputs earlier tests stored (`storeOutputAs`), which the agent and the assertions
+        see and the record leaves out, as promptfoo's output; then the run's own output
+        stored when its test says so."""
         own = run.case.vars
         template = prompt_template(run)
         source = js_stringify(run.prompt.raw) if template is None else template
         variables = conversations.vars_for(run, source)
         if variables is own:
-            return await self._execute(run, traced)
-        record = await self._execute(replace(run, case=replace(run.case, vars=variables)), traced)
-        kept = {k: v for k, v in record.vars.items() if k != CONVERSATION_VAR}
-        if CONVERSATION_VAR in own:
-            kept[CONVERSATION_VAR] = own[CONVERSATION_VAR]
-        record.vars = kept
+            record = await self._execute(run, traced)
+        else:
+            case = replace(run.case, vars=variables)
+            record = await self._execute(replace(run, case=case), traced)
+            added = variables.keys() - own.keys()
+            kept = {k: v for k, v in record.vars.items() if k not in added}
+            kept.update({k: own[k] for k in own if k in conversations.registers})
+            record.vars = kept
+        conversations.store(run, record.response.output)
         return record
 
     async def _render(self, run: PlannedRun) -> Rendered:

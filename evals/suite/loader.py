@@ -40,7 +40,7 @@ from evals.suite.fingerprint import (
 from evals.suite.prompts import PromptSources, load_prompts
 from evals.suite.refs import dereference_suite
 from evals.suite.test_cases import check_templates, expand_tests
-from evals.suite.tests_files import test_entries
+from evals.suite.tests_files import scenario_entries, test_entries
 from evals.suite.vars import env_ref_names, render_env_refs
 from evals.suite.yaml_lines import file_of, kind_name, line_of, load_yaml
 from evals.tracing.redact import Redactor, secret_values
@@ -349,9 +349,9 @@ class _Loader:
             example="0.8",
         )
 
-    def check_scenarios(self, raw: dict[str, Any]) -> None:
-        """`scenarios:` is a list of {config: [...], tests: [...]} whose entries are tests."""
-        value = raw.get("scenarios")
+    def check_scenarios(self, raw: dict[str, Any], value: Any) -> None:
+        """`scenarios:` (`value`, its files read) is a list of {config: [...], tests: [...]}
+        whose entries are tests."""
         if value is None:
             return
         file, line = str(self.path), line_of(raw, "scenarios")
@@ -474,6 +474,8 @@ class _Loader:
                 fix="write nunjucksFilters: {shout: filters/shout.js}",
             )
         from evals.common.files import load_function
+        from evals.common.jsengine import JavaScriptError
+        from evals.common.jsfiles import common_js
         from evals.common.templating import (
             TemplateError,
             register_filters,
@@ -487,8 +489,9 @@ class _Loader:
             if text.removeprefix("file://").endswith((".js", ".cjs", ".mjs")):
                 for path in self.filter_files(text, value, what):
                     try:
-                        register_script_filter(str(name), path.read_text(encoding="utf-8"))
-                    except TemplateError as exc:
+                        source = common_js(path.read_text(encoding="utf-8"), path)
+                        register_script_filter(str(name), source)
+                    except (TemplateError, JavaScriptError) as exc:
                         raise self.error(
                             f"{what} does not load: {exc}",
                             value,
@@ -710,6 +713,7 @@ class _Loader:
                 line=line_of(raw, "tests"),
                 fix="add a test (- vars: {...}), or leave tests: out for one test without vars",
             )
+        self.check_vars_paths(tests)
         with self.located(line_of(raw, "tests")):
             items = self.test_items(tests, raw) if tests or not raw.get("scenarios") else []
         for index, test in enumerate(items):
@@ -721,8 +725,12 @@ class _Loader:
                     fix="each test is a mapping with vars: and assert:",
                 )
             self.check_test(test, f"test #{index + 1}", line_of(raw, "tests"))
-        self.check_scenarios(raw)
-        merged = expand_tests(items, raw.get("scenarios"), default_test, self.root, str(self.path))
+        with self.located(line_of(raw, "scenarios")):
+            scenarios = scenario_entries(raw.get("scenarios"), self.resolve_files, raw, self.root)
+        self.check_scenarios(raw, scenarios)
+        merged = expand_tests(
+            items, scenarios, default_test, self.root, str(self.path), self.notice
+        )
         cases: list[Case] = []
         seen_ids: dict[str, int] = {}
         for index, (test, test_vars) in enumerate(merged):
@@ -734,6 +742,27 @@ class _Loader:
                 seen_ids[case.id] = 1
             cases.append(case)
         return cases
+
+    def check_vars_paths(self, tests: Any) -> None:
+        """Notice of a test whose `vars` names files (a path or a list of paths) that match
+        no file: promptfoo then gives the test no vars. A path written with `file://` never
+        matches: promptfoo reads it as part of the path."""
+        for test in tests if isinstance(tests, list) else []:
+            value = test.get("vars") if isinstance(test, dict) else None
+            paths = [value] if isinstance(value, str) else value
+            if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+                continue
+            for path in paths:
+                if not is_file_ref(path) and _matches(path, self.root):
+                    continue
+                written = " (it reads file:// as part of the path)" if is_file_ref(path) else ""
+                self.notice(
+                    test,
+                    f"vars names {path!r}, which matches no file: promptfoo gives the test "
+                    f"no vars{written}",
+                    "write the test's vars as a mapping, or name a YAML or JSON file of vars "
+                    "without file:// (vars: vars.yaml)",
+                )
 
     def check_priority(self, metadata: Any, test: Any) -> None:
         """A `metadata.priority` written as a priority level must be one the gates know.
@@ -977,6 +1006,14 @@ def promptfoo_test(merged: dict[str, Any], test_vars: dict[str, Any]) -> dict[st
     test = {k: v for k, v in merged.items() if v is not None or k not in _UNSET_WHEN_NONE}
     test["vars"] = test_vars
     return test
+
+
+def _matches(pattern: str, root: Path) -> bool:
+    """Whether a path or glob (relative to `root`) names at least one file."""
+    try:
+        return any(path.is_file() for path in glob_paths(pattern, root))
+    except ValueError:  # a pattern pathlib cannot read (`a**b`)
+        return False
 
 
 def _templated(value: dict[Any, Any]) -> bool:

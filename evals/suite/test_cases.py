@@ -18,7 +18,14 @@ from typing import Any
 from evals.common.jsvalues import js_truthy
 from evals.model.errors import SuiteError
 from evals.model.suite import Prompt
-from evals.suite.vars import check_data_globs, check_file_vars, json_vars, var_combinations
+from evals.suite.vars import (
+    Notice,
+    check_data_globs,
+    check_file_vars,
+    expands,
+    json_vars,
+    var_combinations,
+)
 from evals.suite.yaml_lines import file_of, keep_lines
 
 
@@ -56,7 +63,8 @@ def scenario_tests(scenarios: Any, default_test: dict[str, Any]) -> list[dict[st
     index = 0
     for scenario in scenarios or []:
         for data in scenario.get("config") or []:
-            for test in scenario.get("tests") or [{}]:
+            # promptfoo runs a scenario without tests for none of its config entries
+            for test in scenario.get("tests") or []:
                 out.append(_merged_scenario_test(default_test, data, test, index))
             index += 1
     return out
@@ -144,11 +152,13 @@ def expand_tests(
     default_test: dict[str, Any],
     root: Path,
     where: str = "",
+    notice: Notice | None = None,
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(merged test, vars) for every concrete case, in promptfoo's order.
 
     Vars are checked on the way (`json_vars`, `check_file_vars`); errors name the file
-    each test came from, `where` (the suite) for its own tests.
+    each test came from, `where` (the suite) for its own tests. A missing file one item of
+    a list var names is given `notice` (promptfoo errors those rows, not the config).
     """
     from evals.common.transforms import apply_vars_transform
 
@@ -163,13 +173,15 @@ def expand_tests(
         transform = (test.get("options") or {}).get("transformVars") or default_transform
         if transform:
             variables = apply_vars_transform(transform, variables, root)
+        listed: frozenset[str] = frozenset()
         if merged["options"].get("disableVarExpansion"):
             combinations = [variables]
         else:
             check_data_globs(variables, root, test)
             combinations = var_combinations(variables, root)
+            listed = frozenset(k for k, v in variables.items() if expands(v))
         for combination in combinations:
-            check_file_vars(combination, root, test, where, checked_files)
+            check_file_vars(combination, root, test, where, checked_files, listed, notice)
         expanded.extend((merged, combo) for combo in combinations)
     return expanded
 

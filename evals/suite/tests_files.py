@@ -17,10 +17,19 @@ from typing import Any
 
 from evals.common.files import is_python_ref, load_function, read_text, split_ref
 from evals.common.interrupts import watch_sigint
+from evals.common.paths import glob_paths, inside, resolve
 from evals.model.errors import SuiteError
 from evals.suite.csv_tests import read_csv_tests
+from evals.suite.external import load_external
 from evals.suite.refs import dereference_file
-from evals.suite.yaml_lines import kind_name, line_of, load_yaml, mark_origin
+from evals.suite.yaml_lines import (
+    file_of,
+    keep_lines,
+    kind_name,
+    line_of,
+    load_yaml,
+    mark_origin,
+)
 
 ResolveFiles = Callable[[str, Any, str], list[Path]]
 
@@ -207,18 +216,36 @@ def tests_in_file(path: Path, root: Path) -> list[Any]:
     return [mark_origin(test, str(path)) for test in loaded]
 
 
-def _csv_descriptions(path: Path, tests: list[Any]) -> list[Any]:
-    if path.suffix == ".csv":
-        for number, test in enumerate(tests, start=1):
-            test.setdefault("description", f"Row #{number}")
+def _described(tests: list[Any]) -> list[Any]:
+    """Tests without a description named `Row #N`, as promptfoo names the rows of a CSV
+    file and of a JSON or JSONL file that `tests:` names on its own."""
+    for number, test in enumerate(tests, start=1):
+        if not test.get("description"):
+            test["description"] = f"Row #{number}"
     return tests
 
 
+def _as_listed(path: Path, tests: list[Any], root: Path) -> list[Any]:
+    """Tests of a YAML file, or of a JSON or JSONL file in a `tests:` list, as promptfoo's
+    loadTestsFromGlob reads them: `file://` references in them loaded (`external`), and
+    a test's `vars` naming files read from them (relative to the file's folder)."""
+    allowed = (resolve(root), resolve(path).parent)
+    loaded = load_external(tests, root, allowed)
+    return [with_vars_files(test, path.parent, root, allowed) for test in loaded]
+
+
 def read_test_ref(
-    ref: str, resolve_files: ResolveFiles, node: Any, root: Path, config: Any = None
+    ref: str,
+    resolve_files: ResolveFiles,
+    node: Any,
+    root: Path,
+    config: Any = None,
+    alone: bool = False,
 ) -> list[Any]:
     """The tests a `tests:` reference stands for, in file order then glob order; `root`
-    is the suite's folder."""
+    is the suite's folder. `alone`: the reference is the whole `tests:` value (a CSV, JSON
+    or JSONL file's rows are then named `Row #N` and read as rows, as promptfoo's
+    readStandaloneTestsFile reads them); in a list, only a CSV file is."""
     if is_generator_ref(ref):
         return _generated_tests(ref, resolve_files, node, config)
     tests: list[Any] = []
@@ -231,15 +258,20 @@ def read_test_ref(
                 fix="add a test to the file (a CSV needs a row under its header), "
                 "or remove it from tests:",
             )
-        tests.extend(_csv_descriptions(path, found))
+        if path.suffix == ".csv" or (alone and path.suffix in (".json", ".jsonl")):
+            tests.extend(_described(found))
+        else:
+            tests.extend(_as_listed(path, found, root))
     return tests
 
 
 def test_entries(value: Any, resolve_files: ResolveFiles, node: Any, root: Path) -> list[Any]:
     """Every test of a `tests:` value, with references expanded; None means one empty test.
-    `root` is the suite's folder."""
+    `root` is the suite's folder; a test's `vars` naming files is read from them."""
     if value is None:
         return [{}]
+    if isinstance(value, str):
+        return read_test_ref(value, resolve_files, node, root, alone=True)
     items = value if isinstance(value, list) else [value]
     entries: list[Any] = []
     for item in items:
@@ -247,7 +279,96 @@ def test_entries(value: Any, resolve_files: ResolveFiles, node: Any, root: Path)
             entries.extend(read_test_ref(item, resolve_files, node, root))
         elif isinstance(item, dict) and isinstance(item.get("path"), str) and "vars" not in item:
             path = item["path"]
-            entries.extend(read_test_ref(path, resolve_files, item, root, item.get("config")))
+            entries.extend(
+                read_test_ref(path, resolve_files, item, root, item.get("config"), alone=True)
+            )
         else:
-            entries.append(item)
+            entries.append(with_vars_files(item, root, root))
     return entries
+
+
+def with_vars_files(
+    test: Any, base: Path, root: Path, allowed: tuple[Path, ...] | None = None
+) -> Any:
+    """A test whose `vars` names files (a path, a glob, or a list of them, relative to
+    `base`) with the vars read from them, as promptfoo's readTestFiles reads them: each
+    YAML or JSON file a mapping, merged in order, its `file://` references loaded
+    (relative to the suite's folder `root`). A path
+    written with `file://` matches no file there: promptfoo then gives the test no vars.
+    With `allowed` (a dataset's test), the files must lie inside those folders."""
+    if not isinstance(test, dict):
+        return test
+    value = test.get("vars")
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        return test
+    merged: dict[str, Any] = {}
+    for name in names:
+        try:
+            paths = [p for p in glob_paths(name, base) if p.is_file()]
+        except ValueError:
+            paths = []
+        for path in paths:
+            if allowed is not None and not inside(resolve(path), allowed):
+                raise SuiteError(
+                    f"the test's vars name {path}, outside the suite's folder: a dataset may "
+                    "only name files inside the suite's or its own folder",
+                    file=file_of(test),
+                    line=line_of(test, "vars") or line_of(test),
+                    fix="copy the file next to the suite and name it relative to the suite",
+                )
+            data = load_yaml(path, "the vars file")
+            if isinstance(data, dict):
+                merged.update(load_external(data, root, allowed))
+    rebuilt = type(test)(test)
+    rebuilt["vars"] = merged
+    rebuilt_with_lines: Any = keep_lines(test, rebuilt)
+    return rebuilt_with_lines
+
+
+def scenario_entries(value: Any, resolve_files: ResolveFiles, node: Any, root: Path) -> Any:
+    """`scenarios:` with its files read, as promptfoo reads them: the value, or an entry of
+    it, may be `file://` a YAML or JSON file (or glob) holding scenarios (lists are
+    flattened); a scenario's `tests:` may be such a file holding tests, and each of its
+    tests may be a test file (glob) or a test whose vars name files. Anything else is
+    returned as it is, for the loader's shape checks."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return value
+    scenarios: list[Any] = []
+    for entry in value:
+        loaded = _referenced(entry, resolve_files, node, "scenarios")
+        for scenario in loaded if isinstance(loaded, list) else [loaded]:
+            scenarios.append(_scenario_tests(scenario, resolve_files, root))
+    return scenarios
+
+
+def _referenced(value: Any, resolve_files: ResolveFiles, node: Any, what: str) -> Any:
+    """A `file://` YAML or JSON file (or glob) read: the items of every match, in order (a
+    file holding one mapping gives that one); anything else as it is."""
+    if not (isinstance(value, str) and value.startswith("file://")):
+        return value
+    out: list[Any] = []
+    for path in resolve_files(value, node, what):
+        data = load_yaml(path, f"the {what} file")
+        out.extend(data if isinstance(data, list) else [data])
+    return out
+
+
+def _scenario_tests(scenario: Any, resolve_files: ResolveFiles, root: Path) -> Any:
+    if not isinstance(scenario, dict) or "tests" not in scenario:
+        return scenario
+    tests = _referenced(scenario["tests"], resolve_files, scenario, "scenario tests")
+    if not isinstance(tests, list):
+        return scenario
+    entries: list[Any] = []
+    for test in tests:
+        if isinstance(test, str):
+            entries.extend(read_test_ref(test, resolve_files, scenario, root))
+        else:
+            entries.append(with_vars_files(test, root, root))
+    rebuilt = type(scenario)(scenario)
+    rebuilt["tests"] = entries
+    kept: Any = keep_lines(scenario, rebuilt)
+    return kept

@@ -18,25 +18,32 @@ from __future__ import annotations
 import datetime
 import functools
 import glob
-import json
+import posixpath
 import re
+from collections.abc import Callable
 from itertools import product
 from pathlib import Path
 from typing import Any
 
 from evals.common.files import is_file_ref, read_text, ref_body
+from evals.common.jsfiles import JS_FILES
 from evals.common.jsvalues import js_string, js_stringify, json_parse
 from evals.common.paths import LinkLoop, glob_base, glob_paths, inside, resolve
 from evals.common.templating import placeholders, render, render_value
 from evals.model.errors import SuiteError
+from evals.suite.var_files import MEDIA_EXTENSIONS, extension, load_var_file
 from evals.suite.yaml_lines import file_of, keep_lines, line_of, parse_yaml_file_text
 
 
 def _file_choices(name: str, ref: str, root: Path | None) -> list[str]:
-    """A `file://` var naming a glob stands for one `file://` var per matching file."""
+    """A `file://` var naming a glob stands for one `file://` var per matching file; one
+    naming a file is written as promptfoo's glob writes the match (`./a.txt` is `a.txt`)."""
     pattern = ref[len("file://") :]
-    if root is None or not glob.has_magic(pattern):
+    if root is None:
         return [ref]
+    if not glob.has_magic(pattern):
+        normal = posixpath.normpath(pattern)
+        return [f"file://{normal}" if (root / normal).is_file() else ref]
     matches = [
         str(match.relative_to(root) if match.is_relative_to(root) else match)
         for match in glob_paths(pattern, root)
@@ -60,38 +67,9 @@ def var_combinations(variables: dict[str, Any], root: Path | None = None) -> lis
         if isinstance(value, str) and value.startswith("file://"):
             choices.append(_file_choices(name, value, root))
             continue
-        is_expandable = isinstance(value, list) and bool(value) and isinstance(value[0], str)
-        choices.append(list(value) if is_expandable else [value])
+        choices.append(list(value) if expands(value) else [value])
     keys = list(variables)
     return [dict(zip(keys, combo, strict=True)) for combo in product(*choices)]
-
-
-def _python_var(path: Path, name: str, prompt: str, variables: dict[str, Any]) -> str:
-    from evals.common.files import load_function
-
-    result = load_function(path, "get_var", f"var {name!r}")(name, prompt, variables)
-    if isinstance(result, dict) and result.get("error"):
-        raise SuiteError(f"get_var for {name!r} failed: {result['error']}", file=str(path))
-    output = result.get("output") if isinstance(result, dict) else result
-    if not isinstance(output, str) or not output:
-        raise SuiteError(
-            f"get_var for {name!r} returned no output",
-            file=str(path),
-            fix="return {'output': 'text'} from get_var(var_name, prompt, other_vars)",
-        )
-    return output.strip()
-
-
-def load_var_file(ref: str, name: str, prompt: str, variables: dict[str, Any], root: Path) -> str:
-    """The value a `file://` var stands for when a prompt is rendered."""
-    path = root / ref_body(ref)
-    if path.suffix == ".py":
-        return _python_var(path, name, prompt, variables)
-    text = read_text(path, f"the file of var {name!r}")
-    if path.suffix in (".yaml", ".yml"):
-        value = parse_yaml_file_text(text, path)
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return text.strip()
 
 
 _NOT_JSON_KINDS: dict[type, str] = {
@@ -182,20 +160,36 @@ def check_data_globs(variables: dict[str, Any], root: Path, test: Any) -> None:
             )
 
 
+Notice = Callable[[Any, str, str | None], None]
+"""Gives notice of a problem promptfoo leaves to the rows (the loader's `notice`: the node
+it is about, the message, the fix)."""
+
+
+def expands(value: Any) -> bool:
+    """Whether a var's value stands for one test per item (a list whose first item is a
+    string, as promptfoo's generateVarCombinations reads it)."""
+    return isinstance(value, list) and bool(value) and isinstance(value[0], str)
+
+
 def check_file_vars(
     variables: dict[str, Any],
     root: Path,
     test: Any,
     where: str,
     checked: set[Path],
+    listed: frozenset[str] = frozenset(),
+    notice: Notice | None = None,
 ) -> None:
     """Check at load the `file://` vars of one case (after array and glob expansion).
 
-    The file must exist and read as UTF-8 (YAML must parse, within the alias limit); a
-    `.py` file is only checked to exist (it runs at render time). A var the test took
+    The file must exist and a text file read as UTF-8 (YAML must parse, within the alias
+    limit); code (`.py`, `.js`), media (read as base64) and PDF files are only checked to
+    exist. A var the test took
     from a dataset may only name a file inside the suite's folder or the dataset's:
     absolute paths and `..` leading elsewhere are refused. `test` is the test the vars
-    came from, `where` the suite file; `checked` holds files already read.
+    came from, `where` the suite file; `checked` holds files already read. A missing file
+    named by an item of a list var (`listed`) is given `notice` instead: promptfoo loads
+    it when the prompt renders, and errors those rows.
     """
     from_data, folders = _data_vars(test, root)
     own = test.get("vars") if isinstance(test, dict) else None
@@ -217,6 +211,14 @@ def check_file_vars(
             raise _outside_error(name, value, file, line, "which is")
         if path in checked:
             continue
+        if not path.is_file() and name in listed and notice is not None:
+            notice(
+                test,
+                f"var {name!r} lists {value}, which does not exist: its rows are error rows, "
+                "as in promptfoo",
+                f"create {path} or correct the path (relative to {root})",
+            )
+            continue
         if not path.is_file():
             raise SuiteError(
                 f"var {name!r} names {value}, which does not exist"
@@ -225,15 +227,22 @@ def check_file_vars(
                 line=line,
                 fix=f"create {path} or correct the path (relative to {root})",
             )
-        if path.suffix != ".py":
+        kind = extension(path)
+        if kind not in ("py", "pdf", *MEDIA_EXTENSIONS) and not path.name.endswith(JS_FILES):
             text = read_text(path, f"the file of var {name!r}")
             if path.suffix in (".yaml", ".yml"):
                 parse_yaml_file_text(text, path)
         checked.add(path)
 
 
-def resolve_vars(variables: dict[str, Any], prompt: str, root: Path) -> dict[str, Any]:
-    """Vars with `file://` values loaded and one trailing newline dropped from strings.
+def resolve_vars(
+    variables: dict[str, Any],
+    prompt: str,
+    root: Path,
+    provider: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Vars with `file://` values loaded (`var_files`) and one trailing newline dropped from
+    strings; `provider` (`{id, label}`) is what a JavaScript loader is told.
 
     Returns `variables` itself when nothing changes, so callers can tell cheaply.
     """
@@ -244,7 +253,7 @@ def resolve_vars(variables: dict[str, Any], prompt: str, root: Path) -> dict[str
     resolved = dict(variables)
     for name, value in variables.items():
         if is_file_ref(value):
-            resolved[name] = load_var_file(value, name, prompt, resolved, root)
+            resolved[name] = load_var_file(value, name, prompt, resolved, root, provider)
     return {
         k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v for k, v in resolved.items()
     }

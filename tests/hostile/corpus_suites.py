@@ -241,6 +241,7 @@ CASES = [
         with_test("  - vars: hello\n"),
         "vars: hello",
         "vars",
+        argv=("validate", "suite.yaml"),  # a vars file to promptfoo: run gives no vars
     ),
     bad_suite(
         "vars-list",

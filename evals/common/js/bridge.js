@@ -48,6 +48,11 @@
     return outcome.value;
   };
 
+  // Whether the call's promise still waits (the host then runs the scripts realm's timers).
+  calls.pending = function () {
+    return settled !== null && !settled.done;
+  };
+
   global.__evals = function (name, argsJson, special) {
     try {
       var value = calls[name].apply(null, special ? parse(argsJson, revive) : parse(argsJson));

@@ -25,6 +25,65 @@
     return found;
   }
 
+  // --- Timers, as Node's: setTimeout, setInterval, setImmediate and their clear*. They run
+  // on a virtual clock: when a call's promise waits and no job is left, the host asks
+  // `timerStep` to run the next timer (the earliest due, then the earliest set), so code
+  // that waits for a timer finishes without the wait, in Node's order. Timers a call left
+  // behind are dropped when the next call starts (`freshTimers`).
+  var timers = new Map();
+  var timerSeq = 0;
+  var clock = 0;
+
+  function addTimer(fn, ms, args, repeat, immediate) {
+    if (typeof fn !== "function") {
+      throw new TypeError('The "callback" argument must be of type function. Received ' + typeof fn);
+    }
+    var delay = Number(ms);
+    if (!(delay >= 1 && delay <= 2147483647)) delay = 1;
+    timerSeq += 1;
+    timers.set(timerSeq, {
+      fn: fn, args: args, due: clock + (immediate ? 0 : delay), seq: timerSeq,
+      every: repeat ? delay : 0, immediate: immediate,
+    });
+    return timerSeq;
+  }
+
+  function clearTimer(id) {
+    timers.delete(typeof id === "object" && id !== null ? id.id : id);
+  }
+
+  function rest(args, from) {
+    return Array.prototype.slice.call(args, from);
+  }
+
+  global.setTimeout = function (fn, ms) { return addTimer(fn, ms, rest(arguments, 2), false, false); };
+  global.setInterval = function (fn, ms) { return addTimer(fn, ms, rest(arguments, 2), true, false); };
+  global.setImmediate = function (fn) { return addTimer(fn, 0, rest(arguments, 1), false, true); };
+  global.clearTimeout = clearTimer;
+  global.clearInterval = clearTimer;
+  global.clearImmediate = clearTimer;
+
+  function freshTimers() {
+    timers.clear();
+    clock = 0;
+  }
+
+  // Run the next timer; false when none is left. Immediates run before timers.
+  calls.timerStep = function () {
+    var next = null;
+    timers.forEach(function (timer) {
+      if (next === null) { next = timer; return; }
+      var a = timer.immediate ? -1 : timer.due, b = next.immediate ? -1 : next.due;
+      if (a < b || (a === b && timer.seq < next.seq)) next = timer;
+    });
+    if (next === null) return false;
+    if (!next.immediate && next.due > clock) clock = next.due;
+    if (next.every > 0) next.due = clock + next.every;
+    else timers.delete(next.seq);
+    next.fn.apply(undefined, next.args);
+    return true;
+  };
+
   // --- promptfoo's process shim, without the host: no environment, no require
   function processShim() {
     return {
@@ -108,6 +167,7 @@
   // A `javascript` assertion: the value as promptfoo's handleJavascript runs it. `context`
   // is the JSON text of scriptContext, or an object given as it is.
   calls.assertion = function (code, output, context) {
+    freshTimers();
     var body = code.indexOf("\n") !== -1 ? code : functionBody(code);
     var scope = typeof context === "string" ? scriptContext(context) : context;
     var result = compiledFunction(["output", "context", "process"], body)(output, scope, processShim());
@@ -125,6 +185,7 @@
   };
 
   calls.fn = function (params, body, args) {
+    freshTimers();
     return compiledFunction(params, body).apply(undefined, args.concat([processShim()]));
   };
 
@@ -140,7 +201,8 @@
     var folder = path.slice(0, path.lastIndexOf("/")) || "/";
     Function("module", "exports", "require", "__filename", "__dirname", "process", source)(
       module, module.exports, sandboxRequire, path, folder, processShim());
-    return { default: module.exports };
+    // an ES module rewritten by the modules realm exports its namespace
+    return module.esNamespace === true ? module.exports : { default: module.exports };
   }
 
   function loadedModule(source, path) {
@@ -165,6 +227,7 @@
   // A transform (or any function a file exports for promptfoo to call) called with `args`,
   // or only looked up when `args` is null.
   calls.moduleFunction = function (source, path, name, args) {
+    freshTimers();
     var fn = transformFunction(loadedModule(source, path), path, name);
     return args === null ? true : fn.apply(undefined, args);
   };
@@ -173,6 +236,7 @@
   // loadFromJavaScriptFile calls it with (output, context); the context as scriptContext's
   // JSON text.
   calls.moduleCheck = function (source, path, name, output, context) {
+    freshTimers();
     var mod = loadedModule(source, path);
     var found = name ? mod[name] : mod;
     var args = [output, scriptContext(context)];
@@ -194,10 +258,22 @@
   // named export, else the module) and calls it with {vars, provider: {id, label}, config};
   // the module is only loaded when `context` is null.
   calls.modulePrompt = function (source, path, name, context) {
+    freshTimers();
     var mod = loadedModule(source, path);
     if (context === null) return true;
     var promptFunction = name ? mod[name] : mod;
     if (typeof promptFunction !== "function") throw new TypeError("promptFunction is not a function");
     return promptFunction(context);
+  };
+
+  // A var loader, called as promptfoo's renderPrompt calls it: the module itself, with
+  // (varName, prompt, vars, provider); `provider.id` becomes an id() method.
+  calls.moduleVar = function (source, path, varName, prompt, vars, provider) {
+    freshTimers();
+    var loader = loadedModule(source, path);
+    if (typeof loader !== "function") throw new TypeError("loader is not a function");
+    var id = provider.id;
+    provider.id = function () { return id; };
+    return loader(varName, prompt, vars, provider);
   };
 })(globalThis);

@@ -1,0 +1,3 @@
+export default function check(output, context) {
+  return output.includes(context.vars.topic);
+}

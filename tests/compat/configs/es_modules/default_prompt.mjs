@@ -1,0 +1,1 @@
+export default (context) => "Default prompt on {{ topic }}";

@@ -1,0 +1,1 @@
+export default function reverse(text) { return String(text).split("").reverse().join(""); }

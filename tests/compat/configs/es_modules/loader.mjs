@@ -1,0 +1,3 @@
+export default function (varName, prompt, vars) {
+  return { output: `esm var ${varName}` };
+}

@@ -1,0 +1,1 @@
+export default (output, context) => output.toUpperCase() + " via " + context.vars.topic;
