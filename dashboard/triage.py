@@ -20,7 +20,7 @@ import streamlit as st
 
 from evals.dashboard import widgets
 from evals.dashboard.auth import Visitor
-from evals.model.triage import TriageAction
+from evals.model.triage import TriageAction, annotation_words
 from evals.pipeline import triage
 from evals.store import Store, open_store, open_viewer_store
 
@@ -100,11 +100,7 @@ def run_annotations(
 def annotation_text(action: TriageAction) -> str:
     """One annotation in words: `override to fail by ann@example.com, 2026-03-08 09:12 UTC:
     the total is wrong`."""
-    what = {
-        "override": f"verdict overridden to {action.label}",
-        "rate": f"thumb {action.label}",
-        "comment": "comment",
-    }.get(action.kind, action.kind)
+    what = annotation_words(action)
     said = f": {action.reason}" if action.reason else ""
     return f"{what} by {action.actor}, {triage.when(action.created_at)}{said}"
 

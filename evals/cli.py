@@ -592,7 +592,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
-    """`evals triage list|add|remove`: the triage log from the command line."""
+    """`evals triage list|add|annotate|labels|remove`: the triage log from the command line."""
     from evals.pipeline import triage
 
     now = time.time()
@@ -614,6 +614,23 @@ def cmd_triage(args: argparse.Namespace) -> int:
         with triage.opened(args.store) as store:
             removal = triage.withdraw(store, args.id, actor, args.reason)
         print(f"removed triage action {args.id} (recorded as {removal.id})")
+        return int(ExitCode.OK)
+    if args.action == "annotate":
+        with triage.opened(args.store) as store:
+            stored = triage.annotate_run(
+                store,
+                args.kind,
+                actor,
+                args.reason,
+                now=now,
+                evaluation_id=args.evaluation,
+                case_id=args.case,
+                agent=args.agent,
+                repeat=args.repeat - 1,
+                prompt_id=args.prompt,
+                label=args.label,
+            )
+        triage.print_actions([stored], now)
         return int(ExitCode.OK)
     action = triage.new_action(
         args.kind.replace("-", "_"),
@@ -1117,6 +1134,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     labelled.add_argument("-o", "--output", required=True, help="the .jsonl file to write")
     _add_store(labelled)
+    annotated = triage_sub.add_parser(
+        "annotate",
+        help="a person's verdict override, thumb or comment on one stored run (no gate reads it)",
+    )
+    annotated.add_argument("kind", choices=["override", "rate", "comment"])
+    annotated.add_argument("--evaluation", required=True, help="the run's evaluation id")
+    annotated.add_argument("--case", required=True, help="the run's case id")
+    annotated.add_argument("--agent", required=True, help="the run's agent label")
+    annotated.add_argument(
+        "--repeat",
+        type=_positive,
+        default=1,
+        help="the run's repeat, counted from 1 as the reports count them (default 1)",
+    )
+    annotated.add_argument("--prompt", help="the run's prompt id (default: the run's only one)")
+    annotated.add_argument(
+        "--label", help="override: pass or fail; rate: up or down; comment: none"
+    )
+    annotated.add_argument(
+        "--reason", default="", help="why (an override and a comment need one; shown)"
+    )
+    annotated.add_argument("--by", help="who (default: $EVALS_TRIAGE_ACTOR, else the user name)")
+    _add_store(annotated)
     removed = triage_sub.add_parser("remove", help="withdraw an action (recorded, not deleted)")
     removed.add_argument("id", type=int, help="the action's id (`evals triage list`)")
     removed.add_argument("--reason", required=True, help="why")

@@ -18,6 +18,7 @@ from markupsafe import Markup
 from evals.analysis.cells import run_facts
 from evals.model.evaluation import EvaluationResult
 from evals.model.results import RunRecord
+from evals.model.triage import ANNOTATIONS_CHANGE_NO_GATE
 from evals.reports import text
 from evals.reports.conversation import CONVERSATION_CSS, conversation_html
 from evals.reports.data_files import jsonable
@@ -25,6 +26,7 @@ from evals.reports.svg import COLOURS, IntervalPoint, interval_chart
 from evals.reports.view import (
     agent_overall,
     agents_baseline_first,
+    annotation_rows,
     case_comparisons,
     compared_agents,
     explanations,
@@ -216,6 +218,8 @@ def render_html(result: EvaluationResult) -> str:
         hidden_runs=hidden,
         run_details=RUN_DETAILS,
         warnings=notes(result),
+        annotations=annotation_rows(result),
+        annotations_note=ANNOTATIONS_CHANGE_NO_GATE,
         gate_icons=text.GATE_ICONS,
         conversation_css=Markup(CONVERSATION_CSS),
     )

@@ -11,10 +11,12 @@ import re
 from evals.analysis.cells import run_facts
 from evals.model.evaluation import EvaluationResult
 from evals.model.summary import AgentStats, CaseComparison
+from evals.model.triage import ANNOTATIONS_CHANGE_NO_GATE
 from evals.reports import text
 from evals.reports.conversation import failed_conversations, failure_line
 from evals.reports.view import (
     agent_overall,
+    annotation_rows,
     case_family,
     compared_agents,
     explanations,
@@ -242,9 +244,30 @@ def _conversations(result: EvaluationResult) -> list[str]:
     return lines
 
 
+def _annotations(result: EvaluationResult) -> list[str]:
+    rows = annotation_rows(result)
+    if not rows:
+        return []
+    lines = [
+        "",
+        f"### Annotations ({len(rows)})",
+        "",
+        _cell(ANNOTATIONS_CHANGE_NO_GATE),
+        "",
+        "| When | Who | Run | Annotation | Said |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r.when} | {_plain(r.who)} | {_cell(r.run)} | {r.what} | {_plain(r.said)} |"
+        for r in rows
+    ]
+    return lines
+
+
 def render_markdown(result: EvaluationResult) -> str:
     """The PR-comment summary: verdict line first, then gates, regressions, improvements,
-    cost and latency, the scorecard (when the suite keeps one), and warnings."""
+    failed conversations, people's annotations of the runs (changing no gate), cost and
+    latency, the scorecard (when the suite keeps one), and warnings."""
     lines = _header(result)
     lines += _explanations(result)
     lines += _gates(result)
@@ -252,6 +275,7 @@ def render_markdown(result: EvaluationResult) -> str:
     lines += _case_table("Regressions", regressions(result), level)
     lines += _case_table("Improvements", improvements(result), level)
     lines += _conversations(result)
+    lines += _annotations(result)
     lines += _costs(result)
     lines += _scorecard(result)
     lines += _warnings(result)

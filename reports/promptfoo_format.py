@@ -21,6 +21,7 @@ from typing import Any
 from evals.analysis.cells import run_facts
 from evals.model.evaluation import EvaluationResult
 from evals.model.suite import Case, Prompt, ProviderSpec, Suite
+from evals.model.triage import ANNOTATIONS_CHANGE_NO_GATE, TriageAction
 from evals.reports.json_document import CONFIG_MARK
 from evals.reports.promptfoo_row import (
     accumulate,
@@ -129,6 +130,28 @@ def _evals_section(result: EvaluationResult) -> dict[str, Any]:
         "repeat": result.repeat,
         "summary": _baseline_first(result, result.summary.to_dict()),
         "gates": result.gates.to_dict(),
+        "annotations": {
+            "note": ANNOTATIONS_CHANGE_NO_GATE,
+            "items": [_annotation(a) for a in result.annotations],
+        },
+    }
+
+
+def _annotation(action: TriageAction) -> dict[str, Any]:
+    """One annotation of a run as the JSON report keeps it (the repeat from 0, as in the
+    rows' `metadata.repeatIndex`)."""
+    return {
+        "id": action.id,
+        "kind": action.kind,
+        "label": action.label,
+        "reason": action.reason,
+        "actor": action.actor,
+        "createdAt": timestamp(action.created_at),
+        "evaluationId": action.evaluation_id,
+        "caseId": action.case_id,
+        "agent": action.agent,
+        "promptId": action.prompt_id,
+        "repeat": action.repeat,
     }
 
 

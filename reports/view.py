@@ -6,13 +6,14 @@ import itertools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from evals.common.clock import utc_text
 from evals.graders.catalog import LAYERS
 from evals.model.evaluation import EvaluationResult, RunOrder, run_order_key
 from evals.model.results import RunRecord
 from evals.model.summary import AgentStats, CaseComparison, GateResult, RunShare
-from evals.model.triage import quarantine_sentence
+from evals.model.triage import TriageAction, annotation_words, quarantine_sentence
 from evals.reports import text
 
 
@@ -230,4 +231,36 @@ def robustness_lines(result: EvaluationResult) -> list[str]:
         f"{_share(card.fallback_correct)}, partial_task_handled "
         f"{_share(card.partial_task_handled)}, timeout_rate {_share(card.timeouts)}"
         for card in result.summary.scorecards
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class AnnotationRow:
+    """One annotation as the reports list it: when, who, which run, what was said."""
+
+    when: str
+    who: str
+    run: str
+    what: str
+    said: str
+
+
+def annotation_run(action: TriageAction) -> str:
+    """The run an annotation names: `case · agent · repeat 2 · evaluation 3b9e60f592a5`
+    (the repeat from 1, as the reports count repeats; the prompt when it has an id)."""
+    parts = [action.case_id or "", action.agent or "", f"repeat {(action.repeat or 0) + 1}"]
+    if action.prompt_id:
+        parts.append(f"prompt {action.prompt_id}")
+    parts.append(f"evaluation {action.evaluation_id}")
+    return " · ".join(parts)
+
+
+def annotation_rows(result: EvaluationResult) -> list[AnnotationRow]:
+    """People's annotations of the result's runs, newest first (none for a result that was
+    not read from a store)."""
+    return [
+        AnnotationRow(
+            utc_text(a.created_at), a.actor, annotation_run(a), annotation_words(a), a.reason
+        )
+        for a in result.annotations
     ]

@@ -11,6 +11,7 @@ from evals.model.gates import GateConfig
 from evals.model.results import RunRecord
 from evals.model.suite import Suite
 from evals.model.summary import GateReport, Summary
+from evals.model.triage import TriageAction
 
 
 @dataclass(slots=True)
@@ -117,6 +118,9 @@ class EvaluationResult:
     reports that list every run read them from `runs` (the store, in plan order).
     `counts` is the analysis's tally of the runs (`evals.analysis.cells.Tally`), which a
     staged run's next stage goes on counting.
+    `annotations` are people's annotations (overrides, thumbs, comments) in force on the
+    runs the result reads, when it was read from a store (`evals compare`, `evals regrade`),
+    newest first: reports list them beside the verdict, and no gate reads them.
     """
 
     suite: Suite
@@ -129,3 +133,4 @@ class EvaluationResult:
     facts: RunFacts | None = None
     runs: RunSource | None = None
     counts: Any = None
+    annotations: list[TriageAction] = field(default_factory=list)

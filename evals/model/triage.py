@@ -91,3 +91,21 @@ def quarantine_sentence(quarantines: list[TriageAction], now: float) -> str:
         1 for q in quarantines if q.until is not None and q.until - now <= EXPIRING_WITHIN_S
     )
     return f"{len(quarantines)} case(s) quarantined, {expiring} expiring within a day"
+
+
+# What every report says beside people's annotations of runs.
+ANNOTATIONS_CHANGE_NO_GATE = (
+    "Annotations are people's labels of single runs: they change no verdict and no gate "
+    "(the graders decide; to take a case out of the gates, quarantine it). Overrides and "
+    "thumbs are read by `evals triage labels` as the human side of `evals calibrate`."
+)
+
+
+def annotation_words(action: TriageAction) -> str:
+    """What an annotation says of its run, without who and when: `verdict overridden to
+    fail`, `thumb up`, `comment`."""
+    return {
+        "override": f"verdict overridden to {action.label}",
+        "rate": f"thumb {action.label}",
+        "comment": "comment",
+    }.get(action.kind, action.kind)

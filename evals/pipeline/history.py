@@ -257,8 +257,10 @@ def compare_stored(
     `gates.candidate`, or each one's only agent); one evaluation named twice compares its
     own baseline agent with its own candidate. An agent is never compared with itself.
     Agents may differ (that is what is compared); different suite fingerprints are
-    refused unless explicitly allowed, and then compared on the cases both share.
+    refused unless explicitly allowed, and then compared on the cases both share. The
+    result carries people's annotations of the compared agents' runs.
     """
+    from evals.pipeline.triage import annotations_of
     from evals.store import open_store
 
     store = open_store(store_url)
@@ -274,6 +276,7 @@ def compare_stored(
         )
         base_runs = store.load_runs(baseline_meta.id)
         cand_runs = store.load_runs(candidate_meta.id)
+        annotations = annotations_of(store, [baseline_meta.id, candidate_meta.id], time.time())
     finally:
         store.close()
     gate_config = suite_obj.gates.for_environment(environment)
@@ -289,7 +292,7 @@ def compare_stored(
             fix="name two evaluations, or two of this evaluation's agents with "
             "--baseline-agent / --candidate-agent",
         )
-    return compare_sides(
+    result = compare_sides(
         suite_obj,
         Side(baseline_meta, baseline_meta.suite_outline(), base_runs, base_agent),
         Side(candidate_meta, candidate_meta.suite_outline(), cand_runs, cand_agent),
@@ -297,6 +300,13 @@ def compare_stored(
         environment,
         allow_suite_change=allow,
     )
+    result.annotations = [
+        a
+        for a in annotations
+        if (a.evaluation_id, a.agent)
+        in {(baseline_meta.id, base_agent), (candidate_meta.id, cand_agent)}
+    ]
+    return result
 
 
 def _stored(store: Store, evaluation_id: str) -> StoredEvaluation:

@@ -97,9 +97,11 @@ def regrade(
 
     The suite is `suite_path`, else the file the evaluation ran. The new evaluation keeps
     the source's environment, commit and branch (the agents ran there) and names the
-    source in `config.regraded_from`. Returns its `EvaluationResult`.
+    source in `config.regraded_from`. Returns its `EvaluationResult`, with people's
+    annotations of the source's runs (the runs graded again).
     """
     from evals.pipeline.evaluation import analyse, new_meta
+    from evals.pipeline.triage import annotations_of
     from evals.store import open_store
     from evals.suite import load_suite
 
@@ -128,6 +130,9 @@ def regrade(
         meta.status = "complete"
         meta.ended_at = time.time()
         store.finish_evaluation(meta, summary, gates)
+        annotations = annotations_of(store, [evaluation_id], time.time())
     finally:
         store.close()
-    return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
+    return EvaluationResult(
+        suite, meta, records, summary, gates, gate_config, repeat, annotations=annotations
+    )

@@ -1,10 +1,11 @@
 """Triage from the command line and the dashboard: one validated, audited write path.
 
-`new_action` checks an action before anything is written (a quarantine needs a case and
-an expiry in the future, every action a reason, links are http(s)); `record` appends it
-to the store's triage log with who and when; `withdraw` records a removal. `evals triage
-list|add|remove` and the dashboard's triage controls both go through these, and
-`quarantines` is what `evals run` reads before deciding its gates.
+`new_action` and `new_annotation` check an action before anything is written (a
+quarantine needs a case and an expiry in the future, every action a reason, links are
+http(s)); `record` appends it to the store's triage log with who and when; `withdraw`
+records a removal. `evals triage list|add|annotate|remove` and the dashboard's triage
+controls all go through these, and `quarantines` is what `evals run` reads before deciding
+its gates.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -254,6 +255,53 @@ def record(store: Store, action: TriageAction) -> TriageAction:
     return store.triage.record(action)
 
 
+def annotate_run(
+    store: Store,
+    kind: str,
+    actor: str,
+    comment: str,
+    *,
+    now: float,
+    evaluation_id: str,
+    case_id: str,
+    agent: str,
+    repeat: int,
+    prompt_id: str | None = None,
+    label: str | None = None,
+) -> TriageAction:
+    """Check and record `actor`'s annotation of one stored run (`evals triage annotate`):
+    the suite is the evaluation's, and the prompt, when not named, the run's only one."""
+    meta = store.get_evaluation(evaluation_id)
+    if meta is None:
+        raise SuiteError(
+            f"the store has no evaluation {evaluation_id!r}", fix="see `evals history`"
+        )
+    if prompt_id is None:
+        runs = store.load_runs(evaluation_id, case_id=case_id, agent=agent, repeat=repeat)
+        prompts = sorted({r.key.prompt_id for r in runs})
+        if len(prompts) > 1:
+            raise SuiteError(
+                f"the run of case {case_id!r} by {agent!r} (repeat {repeat + 1}) has "
+                f"{len(prompts)} prompts",
+                fix=f"name one with --prompt: {', '.join(prompts)}",
+            )
+        prompt_id = prompts[0] if prompts else ""
+    action = new_annotation(
+        kind,
+        meta.suite_id,
+        actor,
+        comment,
+        now=now,
+        evaluation_id=evaluation_id,
+        case_id=case_id,
+        agent=agent,
+        prompt_id=prompt_id,
+        repeat=repeat,
+        label=label,
+    )
+    return record(store, action)
+
+
 def withdraw(store: Store, action_id: int, actor: str, reason: str) -> TriageAction:
     """Record the removal of action `action_id` (a SuiteError when there is none to remove)."""
     why, who = _text(reason, "reason"), _text(actor, "actor")
@@ -298,6 +346,17 @@ def quarantines(store_url: str | None, suite_id: str, now: float) -> list[Triage
         return store.triage.quarantines(suite_id, now=now)
     finally:
         store.close()
+
+
+def annotations_of(store: Store, evaluation_ids: Sequence[str], now: float) -> list[TriageAction]:
+    """People's annotations in force (not removed) of the runs of these evaluations, newest
+    first: what the reports written from stored evaluations list beside the verdict."""
+    wanted = set(evaluation_ids)
+    return [
+        action
+        for action in store.triage.current(now=now)
+        if action.kind in ANNOTATION_KINDS and action.evaluation_id in wanted
+    ]
 
 
 def listing(
