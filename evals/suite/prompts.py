@@ -283,9 +283,10 @@ def _globbed(
     sources: PromptSources,
     depth: int,
 ) -> list[Prompt]:
-    """A glob's prompts (each match read as a prompt of its own); one that matches
-    nothing is the text itself, as in promptfoo (`What is 1/2?`), with a notice when it
-    was written as a file (`file://`)."""
+    """A glob's prompts (each match read as a prompt of its own, without the entry's label
+    and config, as promptfoo reads each match); one that matches nothing is the text
+    itself, as in promptfoo (`What is 1/2?`), with a notice when it was written as a file
+    (`file://`)."""
     out: list[Prompt] = []
     try:  # a pattern pathlib cannot read (`a**b`) matches no file here
         paths = glob_paths(pattern, sources.root) if depth > 0 else []
@@ -294,7 +295,7 @@ def _globbed(
     for path in paths:
         match = Path(os.path.relpath(path, sources.root)).as_posix()
         entry = f"{match}:{function}" if function else match
-        out.extend(process_prompt(entry, label, config, sources, depth - 1))
+        out.extend(process_prompt(entry, None, None, sources, depth - 1))
     if out:
         return out
     if raw.startswith("file://"):
