@@ -5,6 +5,10 @@ fails with the plan's power, from the pass rate and ICC of the stored nightly (e
 defaults), and with `--effect` takes the repeats the plan needs for a given drop. The
 planning model is `evals.analysis.power`'s (the regression gate's own test at its share
 of the build's false-failure budget); this module is the job's only use of it.
+
+What the gates read of a pull request that edits the suite is planned here too: the cases
+it added or changed, which nothing at the base can be compared with, form a group of
+their own under the minimum pass rate (`gate_new_cases`).
 """
 
 from __future__ import annotations
