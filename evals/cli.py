@@ -514,6 +514,29 @@ def cmd_compat_check(args: argparse.Namespace) -> int:
     return int(ExitCode.OK) if data["agreeing"] == data["rows"] else 1
 
 
+def cmd_plugins(args: argparse.Namespace) -> int:
+    """List what installed plugins add, group by group, importing each entry point: exit 2
+    when one cannot be used (the error names it and its distribution)."""
+    from evals.common import plugins
+
+    broken = 0
+    for group, what in plugins.GROUPS.items():
+        print(f"{group}: {what}")
+        names = plugins.names(group)
+        for name in names:
+            try:
+                plugin = plugins.find(group, name)
+                assert plugin is not None
+                plugins.load(plugin)
+                print(f"  {name} = {plugin.value} ({plugin.distribution})")
+            except plugins.PluginError as exc:
+                broken += 1
+                print(f"  {name}: {exc.message}")
+        if not names:
+            print("  none installed" if not plugins.disabled() else "  plugins are disabled")
+    return int(ExitCode.INVALID_INPUT) if broken else int(ExitCode.OK)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     """Load a suite and report problems without running anything; exit 2 when the suite
     has problems promptfoo would turn into error rows (`Suite.notices`).
@@ -1062,6 +1085,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print the outline and the fingerprints as JSON"
     )
     validate.set_defaults(handler=cmd_validate)
+
+    listing = sub.add_parser(
+        "plugins", help="list the assertion types, gates, report formats and agents plugins add"
+    )
+    listing.set_defaults(handler=cmd_plugins)
 
     compat = sub.add_parser(
         "compat-check",

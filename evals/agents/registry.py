@@ -5,9 +5,10 @@ from __future__ import annotations
 import difflib
 import importlib
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from evals.agents.base import Agent
+from evals.common import plugins
 from evals.common.files import FILE_PREFIX, split_ref
 from evals.model.errors import SuiteError
 from evals.model.suite import ProviderSpec
@@ -55,18 +56,42 @@ def _kind(provider_id: str) -> str | None:
     return None
 
 
+def _plugin(provider_id: str) -> plugins.Plugin | None:
+    """The installed plugin whose scheme starts `provider_id` (`acme` for `acme` and
+    `acme:model-2`), None when none does."""
+    scheme = provider_id.split(":", 1)[0]
+    return plugins.find(plugins.AGENTS, scheme) if scheme else None
+
+
+def _plugin_class(plugin: plugins.Plugin) -> Any:
+    """The agent class a plugin's entry point holds (built as `cls(spec, root)`)."""
+    cls = plugins.load(plugin)
+    if not isinstance(cls, type):
+        raise plugins.wrong_kind(plugin, "an agent class, built as cls(spec, root)")
+    return cls
+
+
 def is_provider_id(text: str) -> bool:
-    """True when `text` names a provider kind (`file://x.py`, `openai:gpt-4o`, `echo`, ...)."""
-    return _kind(text) is not None
+    """True when `text` names a provider kind (`file://x.py`, `openai:gpt-4o`, `echo`, an
+    installed plugin's scheme, ...)."""
+    return _kind(text) is not None or _plugin(text) is not None
 
 
 def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
-    """Reject unknown provider ids and missing provider files before any run."""
+    """Reject unknown provider ids and missing provider files before any run; a plugin's
+    agent class is imported and its `check(spec, root)`, when it has one, checks the
+    provider's config."""
     kind = _kind(spec.id)
     if kind is None:
-        raise SuiteError(
-            f"unknown provider id {spec.id!r}", file=None, line=spec.line, fix=_hint(spec.id)
-        )
+        plugin = _plugin(spec.id)
+        if plugin is None:
+            raise SuiteError(
+                f"unknown provider id {spec.id!r}", file=None, line=spec.line, fix=_hint(spec.id)
+            )
+        check = getattr(_plugin_class(plugin), "check", None)
+        if callable(check):
+            check(spec, loader.root)
+        return
     module_name = _KINDS[kind].split(":")[0]
     if importlib.util.find_spec(module_name) is None:
         raise SuiteError(
@@ -89,13 +114,15 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
 
 
 def _hint(provider_id: str) -> str:
-    close = difflib.get_close_matches(provider_id, list(_KINDS), n=1)
+    installed = [f"{scheme}:" for scheme in plugins.names(plugins.AGENTS)]
+    close = difflib.get_close_matches(provider_id, [*_KINDS, *installed], n=1)
     if close:
         return f"did you mean {close[0]!r}?"
     return (
         "use file://agent.py, exec:, http(s)://, openai:, anthropic:, "
         "openai-agents:, langgraph:, pydantic-ai: or echo (and, for a test's provider, "
         "promptfoo:simulated-user)"
+        + "".join(f", {scheme}: (installed plugin)" for scheme in plugins.names(plugins.AGENTS))
     )
 
 
@@ -105,7 +132,13 @@ def check_grader(provider_id: str, root: Path) -> None:
     rather than in every graded run."""
     kind = _kind(provider_id)
     if kind is None:
-        raise SuiteError(f"--grader {provider_id!r} is not a provider id", fix=_hint(provider_id))
+        plugin = _plugin(provider_id)
+        if plugin is None:
+            raise SuiteError(
+                f"--grader {provider_id!r} is not a provider id", fix=_hint(provider_id)
+            )
+        _plugin_class(plugin)
+        return
     module_name = _KINDS[kind].split(":")[0]
     if importlib.util.find_spec(module_name) is None:
         raise SuiteError(
@@ -211,7 +244,10 @@ def build_agent(spec: ProviderSpec, root: Path) -> Agent:
     conversation with another agent, is built with `build_conversation`)."""
     kind = _kind(spec.id)
     if kind is None:
-        raise SuiteError(f"unknown provider id {spec.id!r}", line=spec.line)
+        plugin = _plugin(spec.id)
+        if plugin is None:
+            raise SuiteError(f"unknown provider id {spec.id!r}", line=spec.line)
+        return cast(Agent, _plugin_class(plugin)(spec, root))
     if kind == "promptfoo:simulated-user":
         raise SuiteError(
             "promptfoo:simulated-user is a test's provider: it talks to the agent under test",

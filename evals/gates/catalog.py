@@ -3,13 +3,15 @@ reads of them.
 
 Adding a gate is one module declaring a `Gate` (`evals.gates.registry`) and one line
 here; `decide`, planning, adaptive runs and the warnings about gates that cannot decide
-all go through this list.
+all go through this list (`gates_for`), which ends with the gates of installed plugins
+whose keys the suite sets.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evals.common import plugins
 from evals.gates import (
     cost_per_accepted,
     error_rate,
@@ -45,9 +47,34 @@ GATES: tuple[Gate, ...] = (
 )
 
 
+def plugin_gates() -> tuple[Gate, ...]:
+    """The gates of installed plugins (entry-point group `evals.gates`: the name is the
+    gate's, the value its `Gate`), imported on the first call."""
+    found = []
+    builtin = {gate.name for gate in GATES}
+    for plugin, gate in plugins.load_all(plugins.GATES):
+        if not isinstance(gate, Gate) or gate.name != plugin.name or gate.name in builtin:
+            raise plugins.wrong_kind(
+                plugin, f"a Gate named {plugin.name!r} (not a name of the harness's gates)"
+            )
+        found.append(gate)
+    return tuple(found)
+
+
+def gates_for(config: GateConfig) -> tuple[Gate, ...]:
+    """The gates of a configuration, in table order: the harness's, then the plugins'
+    gates whose keys it sets (plugins are imported only when it sets a key of theirs)."""
+    if not config.extra:
+        return GATES
+    return (*GATES, *(g for g in plugin_gates() if set(g.keys) & set(config.extra)))
+
+
 def gate_of(row: str) -> Gate | None:
     """The gate a row of the gate table belongs to (`regression[news]`: `regression[tag]`)."""
-    return next((gate for gate in GATES if gate.owns(row)), None)
+    owner = next((gate for gate in GATES if gate.owns(row)), None)
+    if owner is None and plugins.names(plugins.GATES):
+        owner = next((gate for gate in plugin_gates() if gate.owns(row)), None)
+    return owner
 
 
 def gate_cases(row: str, cases: Sequence[Case]) -> frozenset[str]:
@@ -88,7 +115,7 @@ def planning_scope(
 
 def spending(scope: Scope) -> list[Gate]:
     """The gates that take a share of the budget in `scope`."""
-    return [gate for gate in GATES if gate.spends(scope)]
+    return [gate for gate in gates_for(scope.config) if gate.spends(scope)]
 
 
 def planned_gate_count(

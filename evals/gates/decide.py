@@ -156,7 +156,7 @@ def decide(
         compared = without_cases(compared, quarantined, config)
     evidence = Evidence(summary, config, _subject(summary, config), compared, judge)
     scope = decision_scope(evidence)
-    active = [gate for gate in catalog.GATES if gate.family(scope) is not None]
+    active = [gate for gate in catalog.gates_for(config) if gate.family(scope) is not None]
     spending = [gate for gate in active if gate.spends(scope)]
     shares = dict(
         zip(

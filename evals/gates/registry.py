@@ -21,7 +21,10 @@ listed once in `evals.gates.catalog.GATES`. The declaration says
   more run can overturn, a policy violation, does not) and whether it may stop running
   for the gate when it cannot be decided by the last look (`futility`): by the normal
   limits of its estimate, or for a gate decided case by case by its own exact
-  `still_fails` (whether the most unfavourable remaining runs could still fail it).
+  `still_fails` (whether the most unfavourable remaining runs could still fail it),
+- for a plugin's gate, how the value of one of its keys is read (`parse`: the value
+  converted, or a ValueError saying what is wrong; without it any value is taken). The
+  harness's own keys are fields of `GateConfig`, checked in `evals.suite.gates`.
 
 `decide`, planning (`planned_gate_count`, `planned_test_split`), the adaptive runs'
 cases and futility, and the warnings about gates that cannot decide all read the same
@@ -33,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evals.gates.families import Levels
 from evals.model.gates import GateConfig
@@ -118,7 +121,7 @@ def when_set(key: str, needs: str) -> Callable[[Scope], list[str] | None]:
     hypothesis."""
 
     def family(scope: Scope) -> list[str] | None:
-        on = getattr(scope, needs) and getattr(scope.config, key) is not None
+        on = getattr(scope, needs) and scope.config.value(key) is not None
         return ["suite"] if on else None
 
     return family
@@ -172,6 +175,7 @@ class Gate:
     futility: bool = True
     reach: Callable[[Design], list[Reach]] | None = None
     still_fails: Callable[[GateResult, float, float], bool] | None = None
+    parse: Callable[[str, Any], Any] | None = None
 
     def owns(self, row: str) -> bool:
         """True when `row` (a name in the gate table) is one of this gate's rows."""

@@ -56,7 +56,8 @@ class GateConfig:
     `min_judge_kappa` / `min_judge_accuracy` gate the suite's judge. `environments` holds
     each environment's overrides: only the keys it sets, applied over the top level by
     `for_environment`. `budget_runs` and `budget_cost` cap an adaptive run's agent calls
-    and their cost in an environment.
+    and their cost in an environment. `extra` holds the keys that installed plugins'
+    gates declare (`value` reads any key).
     """
 
     baseline: str | None = None
@@ -90,6 +91,7 @@ class GateConfig:
     min_judge_accuracy: float | None = None
     per_tag: dict[str, dict[str, Any]] = field(default_factory=dict)
     environments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def for_environment(self, name: str | None) -> GateConfig:
         """The effective thresholds of an environment: its overrides over the top level.
@@ -99,7 +101,7 @@ class GateConfig:
         default. The result has no environments of its own.
         """
         overrides = self.environments.get(name, {}) if name else {}
-        merged = replace(self, **overrides, environments={})
+        merged = self.with_overrides(overrides, environments={})
         if merged.on_undetermined is None:
             merged.on_undetermined = default_on_undetermined(name)
         return merged
@@ -107,9 +109,21 @@ class GateConfig:
     def for_tag(self, tag: str) -> GateConfig:
         """The thresholds of one tag: its `per_tag` block over these (keys a tag may not
         set are ignored)."""
-        known = {f.name for f in fields(self)}
-        overrides = {k: v for k, v in (self.per_tag.get(tag) or {}).items() if k in known}
-        return replace(self, **overrides)
+        return self.with_overrides(self.per_tag.get(tag) or {})
+
+    def with_overrides(self, overrides: dict[str, Any], **changes: Any) -> GateConfig:
+        """These thresholds with `overrides` over them: a field's key replaces the field, a
+        plugin gate's key its value in `extra`."""
+        known = {f.name for f in fields(self)} - {"extra"}
+        plugin_keys = {k: v for k, v in overrides.items() if k not in known and k != "extra"}
+        ours = {k: v for k, v in overrides.items() if k in known} | changes
+        return replace(self, **ours, extra={**self.extra, **plugin_keys})
+
+    def value(self, key: str) -> Any:
+        """The value of a `gates:` key: a field, or a plugin gate's key (None when unset)."""
+        if key != "extra" and key in {f.name for f in fields(self)}:
+            return getattr(self, key)
+        return self.extra.get(key)
 
     def tolerance(self) -> float:
         """The loss the regression gates tolerate: `max_regression`, else `margin`."""
@@ -137,6 +151,6 @@ class GateConfig:
 
 def _overrides(block: dict[str, Any], known: set[str]) -> dict[str, Any]:
     if "environments" not in block:
-        return {k: v for k, v in block.items() if k in known}
+        return dict(block)
     defaults = GateConfig()
     return {k: v for k, v in block.items() if k in known and v != getattr(defaults, k)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
+from evals.common import plugins
 from evals.model.errors import SuiteError
 from evals.model.gates import (
     ERROR_KINDS,
@@ -59,9 +60,12 @@ def _parse_values(
 ) -> dict[str, Any]:
     """The keys `raw` sets, validated and converted: a whole block or an environment's
     overrides."""
-    known = {f.name for f in fields(GateConfig)}
+    known = {f.name for f in fields(GateConfig)} - {"extra"}
+    plugin_keys = _plugin_keys(raw, known)
     lines = getattr(raw, "key_lines", None)
-    checks.known_keys(raw, known, where, file=file, lines=lines, line=line_of(raw))
+    checks.known_keys(
+        raw, known | set(plugin_keys), where, file=file, lines=lines, line=line_of(raw)
+    )
     values: dict[str, Any] = {}
     for key, value in raw.items():
         line = line_of(raw, key) or line_of(raw)
@@ -115,8 +119,35 @@ def _parse_values(
             value = _environments(value, agents, file, line, where)
         elif key == "per_tag":
             value = _per_tag(value, agents, file, line, where)
+        elif key in plugin_keys:
+            value = _plugin_value(plugin_keys[key], key, value, file, line, name)
         values[key] = value
     return values
+
+
+def _plugin_keys(raw: dict[str, Any], known: set[str]) -> dict[str, Any]:
+    """The keys installed plugins' gates read, each with its gate, when `raw` sets a key
+    that is not the harness's own (the gate plugins are imported only then)."""
+    if all(key in known for key in raw):
+        return {}
+    keys = {}
+    for plugin, gate in plugins.load_all(plugins.GATES):
+        if not isinstance(getattr(gate, "keys", None), tuple):
+            raise plugins.wrong_kind(plugin, "a Gate (evals.gates.Gate)")
+        keys.update({key: gate for key in gate.keys if key not in known})
+    return keys
+
+
+def _plugin_value(
+    gate: Any, key: str, value: Any, file: str | None, line: int | None, name: str
+) -> Any:
+    """A plugin gate's key read by the gate's own `parse` (any value without one)."""
+    if gate.parse is None or value is None:
+        return value
+    try:
+        return gate.parse(key, value)
+    except ValueError as exc:
+        raise SuiteError(f"{name}: {exc}", file, line, f"see the {gate.name} gate's docs") from None
 
 
 def _number(key: str, value: Any, file: str | None, line: int | None, name: str) -> Any:
@@ -202,7 +233,7 @@ def parse_gates(
     if raw is None:
         raw = {}
     checks.mapping(raw, "gates", file=file, line=line, example="gates: {min_pass_rate: 0.8}")
-    config = GateConfig(**_parse_values(raw, agents, file, "gates"))
+    config = GateConfig().with_overrides(_parse_values(raw, agents, file, "gates"))
     for environment in (None, *config.environments):
         scoped = config.for_environment(environment)
         wants_judge = scoped.min_judge_kappa is not None or scoped.min_judge_accuracy is not None
