@@ -1,12 +1,10 @@
 """Report writers: promptfoo-format JSON/YAML/JSONL/CSV, JUnit XML, Markdown, HTML, terminal.
 
-`render_terminal`, `write_report` and `FORMATS` are imported on first use, so a process
-that needs one report module (the JSON report process) does not load the others.
+The names of `__init__.pyi` are imported on first use, so a process that needs one report
+module (the JSON report process) does not load the others.
 """
 
-from typing import Any
-
-__all__ = ["FORMATS", "STORE_WITH_REPORT", "render_terminal", "write_report"]
+import lazy_loader
 
 STORE_WITH_REPORT = "evals.reports.json_spool"
 """The entry module of a store process with the JSON report on board: start the
@@ -14,14 +12,5 @@ STORE_WITH_REPORT = "evals.reports.json_spool"
 (`json_stream`). Defined here, where importing it loads nothing, so the store process
 can start before the report's modules are imported."""
 
-
-def __getattr__(name: str) -> Any:
-    if name == "render_terminal":
-        from evals.reports.terminal import render_terminal
-
-        return render_terminal
-    if name in ("FORMATS", "write_report"):
-        from evals.reports import writers
-
-        return getattr(writers, name)
-    raise AttributeError(f"module 'evals.reports' has no attribute {name!r}")
+__getattr__, __dir__, _lazy = lazy_loader.attach_stub(__name__, __file__)
+__all__ = sorted(["STORE_WITH_REPORT", *_lazy])

@@ -29,8 +29,10 @@ from evals.model.results import AgentResponse
 from evals.model.trajectory import EFFECT_CLASSES, Step
 from evals.vendors import anthropic as anthropic_format
 from evals.vendors import openai as openai_format
-from evals.vendors.messages import ToolCall, ToolResult
-from evals.vendors.prices import Price, call_cost
+from evals.vendors.messages import ToolCall as ToolCall
+from evals.vendors.messages import ToolResult
+from evals.vendors.prices import Price as Price
+from evals.vendors.prices import call_cost
 
 StopReason = Literal["done", "max_steps", "budget_exhausted", "approval_required", "error"]
 

@@ -1,0 +1,10 @@
+from .checks import GradeFailed as GradeFailed
+from .checks import UnknownCost as UnknownCost
+from .checks import assert_budget as assert_budget
+from .checks import assert_policy as assert_policy
+from .checks import assert_trajectory as assert_trajectory
+from .checks import assert_verified as assert_verified
+from .checks import check as check
+from .generated import cases_from as cases_from
+from .results import AgentResult as AgentResult
+from .runs import EvalsRun as EvalsRun
