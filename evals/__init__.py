@@ -16,5 +16,9 @@ there, and every name starting with `_`, are the harness's own and may change.
 import lazy_loader
 
 __version__ = "0.1.0"
-__getattr__, __dir__, _public = lazy_loader.attach_stub(__name__, __file__)
+__getattr__, _, _public = lazy_loader.attach_stub(__name__, __file__)
 __all__ = sorted(["__version__", *_public])
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

@@ -12,5 +12,9 @@ STORE_WITH_REPORT = "evals.reports.json_spool"
 (`json_stream`). Defined here, where importing it loads nothing, so the store process
 can start before the report's modules are imported."""
 
-__getattr__, __dir__, _lazy = lazy_loader.attach_stub(__name__, __file__)
+__getattr__, _, _lazy = lazy_loader.attach_stub(__name__, __file__)
 __all__ = sorted(["STORE_WITH_REPORT", *_lazy])
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

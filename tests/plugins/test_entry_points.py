@@ -1,0 +1,182 @@
+"""Entry points found the way `importlib.metadata` finds an installed package's: a
+distribution's `.dist-info` folder on `sys.path` declares a gate and an agent adapter, and
+the harness parses, decides, plans and builds them as its own; broken or clashing plugins
+name the distribution to fix."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evals.agents.registry import build_agent, check_grader, is_provider_id
+from evals.common import plugins
+from evals.gates.catalog import planned_gate_count
+from evals.model.errors import SuiteError
+from evals.model.suite import ProviderSpec
+from evals.pipeline.evaluation import analyse
+from evals.suite.gates import parse_gates
+from validation.beta_binomial import outcome_records, simulated_suite, tagged_cases
+
+CASES = tagged_cases(8, tags=2)
+
+MODULE = """
+from evals import AgentResponse, Gate, GateResult, when_set
+
+def _parse(key, value):
+    if not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise ValueError(f"must be a rate between 0 and 1, not {value!r}")
+    return float(value)
+
+def _decide(evidence, levels):
+    limit = evidence.config.value("max_short_rate")
+    rate = evidence.subject.pass_rate
+    status = "pass" if rate is not None and 1 - rate <= limit else "fail"
+    reason = "short answers"
+    return [GateResult("max_short_rate", status, limit, rate, None, reason, share=levels.share)]
+
+SHORT = Gate(
+    name="max_short_rate",
+    keys=("max_short_rate",),
+    statistical=True,
+    family=when_set("max_short_rate", "subject"),
+    decide=_decide,
+    parse=_parse,
+)
+
+class Echo:
+    def __init__(self, spec, root):
+        self.label = spec.label
+        self.prefix = spec.config.get("prefix", "")
+
+    async def call(self, prompt, context):
+        return AgentResponse(output=self.prefix + prompt)
+
+    async def aclose(self):
+        pass
+
+NOT_A_GATE = "a string"
+"""
+
+
+def _distribution(root: Path, name: str, entry_points: str, module: str = "") -> None:
+    info = root / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(textwrap.dedent(entry_points))
+    if module:
+        (root / f"{name.replace('-', '_')}.py").write_text(module)
+
+
+def _forget() -> None:
+    plugins._group.cache_clear()
+    plugins._LOADED.clear()
+
+
+@pytest.fixture
+def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., None]]:
+    """Install distributions into a folder on sys.path, as pip would lay them out."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv(plugins.DISABLE_VARIABLE, raising=False)
+    _forget()
+
+    def install(name: str, entry_points: str, module: str = "") -> None:
+        _distribution(tmp_path, name, entry_points, module)
+        _forget()
+
+    yield install
+    _forget()
+
+
+ACME = """
+    [evals.gates]
+    max_short_rate = acme_fast:SHORT
+    [evals.agents]
+    acmeecho = acme_fast:Echo
+"""
+
+
+def _records(seed: int) -> list:
+    rng = np.random.default_rng(seed)
+    records = []
+    for agent in ("base", "cand"):
+        for record in outcome_records(agent, rng.random((len(CASES), 3)) < 0.7):
+            record.response.cost = 0.01
+            records.append(record)
+    return records
+
+
+def test_a_plugin_gate_is_parsed_decided_and_shares_the_budget_as_planned(installed) -> None:
+    installed("acme-fast", ACME, MODULE)
+    suite = simulated_suite(CASES)
+    suite.gates = parse_gates(
+        {"baseline": "base", "candidate": "cand", "max_short_rate": 0.9}, ["base", "cand"]
+    )
+    assert suite.gates.value("max_short_rate") == 0.9
+
+    _, report = analyse(suite, _records(3), suite.gates, None)
+
+    rows = {row.name: row for row in report.gates}
+    assert rows["max_short_rate"].threshold == 0.9
+    spending = [row for row in report.gates if row.share is not None]
+    assert rows["max_short_rate"] in spending
+    assert len({round(row.share, 15) for row in spending}) == 1, "equal weights, equal shares"
+    assert planned_gate_count(suite, None) == len(spending)
+    suite.gates = parse_gates({"baseline": "base", "candidate": "cand"}, ["base", "cand"])
+    assert planned_gate_count(suite, None) == len(spending) - 1
+
+
+def test_a_plugin_gate_key_is_read_by_the_gate_and_applies_per_environment(installed) -> None:
+    installed("acme-fast", ACME, MODULE)
+    with pytest.raises(SuiteError, match="must be a rate between 0 and 1, not 3"):
+        parse_gates({"max_short_rate": 3}, ["a"])
+    config = parse_gates(
+        {"max_short_rate": 0.5, "environments": {"nightly": {"max_short_rate": 0.2}}}, ["a"]
+    )
+    assert config.for_environment("nightly").value("max_short_rate") == 0.2
+    assert config.for_environment("pr").value("max_short_rate") == 0.5
+    with pytest.raises(SuiteError, match="did you mean 'max_short_rate'"):
+        parse_gates({"max_short_rat": 0.5}, ["a"])
+
+
+def test_a_provider_scheme_builds_the_plugin_s_agent(installed, tmp_path: Path) -> None:
+    installed("acme-fast", ACME, MODULE)
+    spec = ProviderSpec("acmeecho:fast", "fast", config={"prefix": "> "})
+    assert is_provider_id("acmeecho:fast") and is_provider_id("acmeecho")
+    agent = build_agent(spec, tmp_path)
+    response = asyncio.run(agent.call("hello", None))  # type: ignore[arg-type]
+    assert response.output == "> hello"
+    check_grader("acmeecho:judge", tmp_path)
+
+
+def test_without_plugins_their_names_are_unknown(installed, monkeypatch) -> None:
+    installed("acme-fast", ACME, MODULE)
+    monkeypatch.setenv(plugins.DISABLE_VARIABLE, "1")
+    assert not is_provider_id("acmeecho:fast")
+    with pytest.raises(SuiteError, match="unknown key 'max_short_rate' in gates"):
+        parse_gates({"max_short_rate": 0.5}, ["a"])
+
+
+def test_a_plugin_of_the_wrong_kind_names_its_distribution(installed) -> None:
+    installed("acme-fast", "[evals.gates]\nmax_short_rate = acme_fast:NOT_A_GATE\n", MODULE)
+    with pytest.raises(plugins.PluginError, match=r"acme-fast 1\.0.*does not hold a Gate"):
+        parse_gates({"max_short_rate": 0.5}, ["a"])
+
+
+def test_a_plugin_that_fails_to_import_names_its_distribution(installed, tmp_path) -> None:
+    installed("acme-broken", "[evals.agents]\nbroken = acme_broken:Agent\n", "raise OSError(7)")
+    with pytest.raises(plugins.PluginError) as caught:
+        build_agent(ProviderSpec("broken:x", "x"), tmp_path)
+    assert "acme-broken 1.0 failed to load: OSError: 7" in caught.value.message
+    assert "EVALS_DISABLE_PLUGINS=1" in str(caught.value.fix)
+
+
+def test_two_distributions_claiming_one_name_are_refused(installed, tmp_path) -> None:
+    installed("acme-one", "[evals.agents]\nacmeecho = acme_one:Echo\n", MODULE)
+    installed("acme-two", "[evals.agents]\nacmeecho = acme_two:Echo\n", MODULE)
+    with pytest.raises(plugins.PluginError, match="2 installed plugins declare 'acmeecho'"):
+        build_agent(ProviderSpec("acmeecho:x", "x"), tmp_path)
