@@ -30,7 +30,7 @@ def _synopsis_lines(command: tuple[str, ...]) -> str:
     """The synopsis entries of `evals COMMAND` (with their continuation lines)."""
     entries = re.split(r"\n(?=evals )", SYNOPSIS)
     prefix = "evals " + " ".join(command) + " "
-    return "\n".join(e for e in entries if e.startswith(prefix))
+    return "\n".join(e for e in entries if f"{e.strip()} ".startswith(prefix))
 
 
 def test_every_command_and_option_is_in_the_synopsis() -> None:
