@@ -10,6 +10,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 AGENT = """\
 import random
 
@@ -114,3 +116,13 @@ def github_env(event: str, ref: str, **extra: str) -> dict[str, str]:
         "GITHUB_RUN_ID": "4242",
         **extra,
     }
+
+
+def as_scheduled_job(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work in `repo` with the environment of a scheduled job on main: GitHub's variables
+    of that event, and none of a pull request's or the store's."""
+    monkeypatch.chdir(repo)
+    for name in ("GITHUB_HEAD_REF", "GITHUB_SHA", "GITHUB_STEP_SUMMARY", "EVALS_STORE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in github_env("schedule", "refs/heads/main").items():
+        monkeypatch.setenv(name, value)

@@ -24,6 +24,7 @@ from git_project import (
     AGENT_PATH,
     RESHUFFLED,
     TOPICS,
+    as_scheduled_job,
     branch_with,
     git,
     github_env,
@@ -71,11 +72,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     repo = tmp_path / "repo"
     repo.mkdir()
     make_project(repo)
-    monkeypatch.chdir(repo)
-    for name in ("GITHUB_HEAD_REF", "GITHUB_SHA", "GITHUB_STEP_SUMMARY", "EVALS_STORE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in github_env("schedule", "refs/heads/main").items():
-        monkeypatch.setenv(name, value)
+    as_scheduled_job(repo, monkeypatch)
     history = tmp_path / "history.db"
     nightly = ["ci", "nightly", "evals-suite", "--store", str(history), "--quiet"]
     assert main([*nightly, "--out", str(repo / ".evals" / "nightly")]) == 0
@@ -249,9 +246,7 @@ def test_each_compared_agent_is_decided_on_its_own_and_a_decided_one_runs_no_fur
     repo = tmp_path / "two"
     repo.mkdir()
     suite = make_project(repo)
-    monkeypatch.chdir(repo)
-    for name in ("GITHUB_HEAD_REF", "GITHUB_SHA", "GITHUB_STEP_SUMMARY", "EVALS_STORE_URL"):
-        monkeypatch.delenv(name, raising=False)
+    as_scheduled_job(repo, monkeypatch)
     (repo / "evals-suite" / "other.py").write_text(AGENT, encoding="utf-8")
     text = suite.read_text(encoding="utf-8").replace(
         '  - {id: "file://agent.py", label: agent}\n',
@@ -260,8 +255,6 @@ def test_each_compared_agent_is_decided_on_its_own_and_a_decided_one_runs_no_fur
     suite.write_text(text, encoding="utf-8")
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "a second agent")
-    for name, value in github_env("schedule", "refs/heads/main").items():
-        monkeypatch.setenv(name, value)
     history = tmp_path / "history.db"
     nightly = ["ci", "nightly", "evals-suite", "--store", str(history), "--quiet"]
     assert main([*nightly, "--out", str(repo / ".evals" / "nightly")]) in (0, 1)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from git_project import HARMLESS, branch_with, git, github_env, make_project
+from git_project import HARMLESS, as_scheduled_job, branch_with, git, github_env, make_project
 
 from evals.cli import main
 from evals.store import open_store
@@ -43,11 +43,7 @@ def test_the_first_nightly_creates_the_team_store_and_a_pull_request_reads_it(
     repo = tmp_path / "repo"
     repo.mkdir()
     make_project(repo)
-    monkeypatch.chdir(repo)
-    for name in ("GITHUB_HEAD_REF", "GITHUB_SHA", "GITHUB_STEP_SUMMARY", "EVALS_STORE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in github_env("schedule", "refs/heads/main").items():
-        monkeypatch.setenv(name, value)
+    as_scheduled_job(repo, monkeypatch)
     # An empty database is a store no job has written yet, not a damaged one.
     assert check_store(postgres_url).ok
 
