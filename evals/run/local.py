@@ -97,6 +97,20 @@ def build_agents(
     return agents
 
 
+def load_errors(agents: dict[str, Agent]) -> dict[str, str]:
+    """Why each agent that could not load its code errs on every call, by `agent_key`
+    (promptfoo's model: a provider that does not load makes error rows, not a refusal)."""
+    return {
+        key: error for key, agent in agents.items() if (error := getattr(agent, "load_error", None))
+    }
+
+
+async def close_agents(agents: dict[str, Agent]) -> None:
+    """Close every agent: their worker processes and idle threads."""
+    for agent in agents.values():
+        await agent.aclose()
+
+
 def file_cache(cache_path: Path | None) -> ResponseCache | None:
     """The response cache in the SQLite file `cache_path`, or None without one."""
     if cache_path is None:
@@ -154,8 +168,7 @@ async def execute_planned(
     try:
         await runner.run(planned, on_record)
     finally:
-        for agent in agents.values():
-            await agent.aclose()
+        await close_agents(agents)
 
 
 class LocalExecutor:

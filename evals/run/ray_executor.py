@@ -44,7 +44,7 @@ from evals.model.results import AgentResponse, RunRecord
 from evals.model.suite import CallLimit, Suite
 from evals.run.bundle import Bundle, stage_bundle, verify_bundle
 from evals.run.limiter import CallLimiter
-from evals.run.local import build_agents, suite_runner
+from evals.run.local import build_agents, close_agents, load_errors, suite_runner
 from evals.run.runner import Runner, infra_record
 
 MAX_ATTEMPTS = 3
@@ -184,11 +184,16 @@ class RunWorker:
         self.planned: list[PlannedRun] = []
         self._resources = contextlib.ExitStack()
 
-    async def start(self, env: dict[str, str], planned: list[PlannedRun]) -> str | None:
+    async def start(
+        self, env: dict[str, str], planned: list[PlannedRun], driver_broken: frozenset[str]
+    ) -> str | None:
         """Take the passed environment and the plan, check the shipped files, build the
         agents the plan calls.
 
-        Returns None when ready, or why this worker cannot run anything.
+        Returns None when ready, or why this worker cannot run anything: an agent that
+        does not load here though it loads on the driver (`driver_broken` names the ones
+        that do not load there either: their runs are error rows, as they are locally)
+        means this worker's environment lacks something.
         """
         os.environ.update(env)
         self.planned = planned
@@ -203,6 +208,13 @@ class RunWorker:
             tracer = self._resources.enter_context(run_tracer(suite, self.meta, self.trace))
             cache = None if self.cache is None else RemoteCache(self.cache)
             agents = build_agents(suite, representatives, cache)
+            problem = next(
+                (error for key, error in load_errors(agents).items() if key not in driver_broken),
+                None,
+            )
+            if problem is not None:
+                await close_agents(agents)
+                return f"worker could not start: {problem}"
             limiter = None
             if self.limiter is not None:
                 limiter = RemoteLimiter(self.limiter, tuple(suite.limits), self.holder)
@@ -234,9 +246,19 @@ class RunWorker:
     async def stop(self) -> None:
         """Close the agents and flush the worker's traces."""
         if self.runner is not None:
-            for agent in self.runner.agents.values():
-                await agent.aclose()
+            await close_agents(self.runner.agents)
         self._resources.close()
+
+
+async def _broken_agents(suite: Suite, planned: list[PlannedRun]) -> frozenset[str]:
+    """The agents of the plan that do not load on the driver either (their runs are
+    error rows on every worker, as they would be locally)."""
+    representatives = list({run.agent_key: run for run in planned}.values())
+    agents = build_agents(suite, representatives)
+    try:
+        return frozenset(load_errors(agents))
+    finally:
+        await close_agents(agents)
 
 
 def _driver_node(ray: Any) -> Any:
@@ -312,7 +334,8 @@ class RayExecutor:
             workers = self._workers(ray, bundle, runtime_env, helpers)
             silent: set[int] = set()
             try:
-                live, problem, silent = await self._start(workers, planned)
+                driver_broken = await _broken_agents(self.suite, planned)
+                live, problem, silent = await self._start(workers, planned, driver_broken)
                 await _Dispatch(ray, workers, live, problem, helpers[0], self).run(
                     planned, on_record
                 )
@@ -365,7 +388,7 @@ class RayExecutor:
         ]
 
     async def _start(
-        self, workers: list[Any], planned: list[PlannedRun]
+        self, workers: list[Any], planned: list[PlannedRun], driver_broken: frozenset[str]
     ) -> tuple[set[int], str, set[int]]:
         """Start every worker; the ones ready, why the others are not, and the ones that
         never answered (still silent `START_GRACE_S` after the first answer)."""
@@ -374,7 +397,7 @@ class RayExecutor:
         env = {name: os.environ[name] for name in self.pass_env if name in os.environ}
         plan = ray.put(planned)  # stored once in the cluster, read by every worker
         starting = {
-            asyncio.wrap_future(worker.start.remote(env, plan).future()): index
+            asyncio.wrap_future(worker.start.remote(env, plan, driver_broken).future()): index
             for index, worker in enumerate(workers)
         }
         done, pending = await asyncio.wait(

@@ -305,6 +305,17 @@ def test_workers_that_cannot_start_give_infra_rows_that_fail_the_build(
     assert exit_code(result) == 1
 
 
+def test_an_agent_that_loads_nowhere_gives_the_error_rows_a_local_run_gives(
+    tmp_path: Path, cluster: Cluster
+) -> None:
+    folder = _suite(tmp_path / "no-function", cases=2, repeat=2)
+    (folder / "agent.py").write_text("def answer(prompt, options, context):\n    return {}\n")
+    result = run_evaluation(load_suite(folder), _options(tmp_path, "no-function"))
+    assert len(result.records) == 4
+    assert {r.error_kind for r in result.records} == {"agent_error"}
+    assert all("Function 'call_api' not found" in (r.error or "") for r in result.records)
+
+
 def test_a_worker_the_cluster_cannot_place_does_not_hold_up_the_run(
     tmp_path: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
