@@ -13,12 +13,7 @@ on first use, so `import evals.model.errors` stays as cheap as it was. Modules n
 there, and every name starting with `_`, are the harness's own and may change.
 """
 
-import lazy_loader
+from evals.common.stubs import public_names
 
 __version__ = "0.1.0"
-__getattr__, _, _public = lazy_loader.attach_stub(__name__, __file__)
-__all__ = sorted(["__version__", *_public])
-
-
-def __dir__() -> list[str]:
-    return list(__all__)
+__getattr__, __dir__, __all__ = public_names(__name__, __file__, "__version__")

@@ -4,7 +4,7 @@ The names of `__init__.pyi` are imported on first use, so a process that needs o
 module (the JSON report process) does not load the others.
 """
 
-import lazy_loader
+from evals.common.stubs import public_names
 
 STORE_WITH_REPORT = "evals.reports.json_spool"
 """The entry module of a store process with the JSON report on board: start the
@@ -12,9 +12,4 @@ STORE_WITH_REPORT = "evals.reports.json_spool"
 (`json_stream`). Defined here, where importing it loads nothing, so the store process
 can start before the report's modules are imported."""
 
-__getattr__, _, _lazy = lazy_loader.attach_stub(__name__, __file__)
-__all__ = sorted(["STORE_WITH_REPORT", *_lazy])
-
-
-def __dir__() -> list[str]:
-    return list(__all__)
+__getattr__, __dir__, __all__ = public_names(__name__, __file__, "STORE_WITH_REPORT")

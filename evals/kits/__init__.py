@@ -17,6 +17,6 @@ Names (`__init__.pyi`) load their module on first use, so a tool file does not i
 SDKs.
 """
 
-import lazy_loader
+from evals.common.stubs import public_names
 
-__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
+__getattr__, __dir__, __all__ = public_names(__name__, __file__)

@@ -11,6 +11,6 @@
 The names (`__init__.pyi`) load on first use, so pytest's loading of the plugin stays cheap.
 """
 
-import lazy_loader
+from evals.common.stubs import public_names
 
-__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)
+__getattr__, __dir__, __all__ = public_names(__name__, __file__)

@@ -12,6 +12,8 @@ import pytest
 
 LOADED = [
     "evals",
+    "evals.common",
+    "evals.common.stubs",
     "evals.reports",
     "evals.reports.formats",
     "evals.testing",
