@@ -91,6 +91,14 @@ def call_prompt(path: Path, name: str | None, context: dict[str, Any] | None) ->
     return jsengine.call("modulePrompt", module_source(path), str(path), name, context)
 
 
+def call_scoring(path: Path, name: str | None, args: list[Any] | None) -> Any:
+    """An `assertScoringFunction` found as promptfoo's loadFunction finds it, called with
+    `args` (namedScores, context), or only looked up when `args` is None. JavaScriptError
+    when the file exports no such function or the call throws; ModuleFileMissing when
+    there is no file."""
+    return jsengine.call("moduleScoring", module_source(path), str(path), name, args)
+
+
 def call_var(
     path: Path, name: str, prompt: str, variables: dict[str, Any], provider: dict[str, Any]
 ) -> Any:

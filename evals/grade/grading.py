@@ -264,19 +264,30 @@ def apply_scoring_function(
 ) -> Grade:
     """Let the test's `assertScoringFunction` re-decide the combined grade, as promptfoo does.
 
-    `ref` is `file://x.py[:fn]` (default function `func`), called as
-    fn(named_scores, {threshold, componentResults, tokensUsed}); the GradingResult it returns
-    overrides the grade's fields. A function that raises or returns something else fails the
-    test with "Scoring function error: ...". A policy violation still fails the test.
+    `ref` is `file://x.py[:fn]` (default function `func`) or `file://x.js[:fn]` (run in the
+    JavaScript sandbox), called as fn(named_scores, {threshold, componentResults,
+    tokensUsed}); the GradingResult it returns overrides the grade's fields. A function that
+    raises or returns something else fails the test with "Scoring function error: ...". A
+    policy violation still fails the test.
     """
     from evals.common.files import load_function, split_ref
+    from evals.common.jsengine import JavaScriptError
+    from evals.common.jsfiles import JS_FILES, call_scoring
     from evals.graders.python_assert import is_grading_result
     from evals.graders.scripts import call_json
 
     try:
         path, name = split_ref(ref)
-        function = load_function(suite_root / path, name or "func", "assertScoringFunction")
-        result = call_json(function, grade.named_scores, _scoring_context(grade, threshold))
+        context = _scoring_context(grade, threshold)
+        if path.endswith(JS_FILES):
+            try:
+                scores = dict(grade.named_scores)
+                result = call_scoring((suite_root / path).resolve(), name, [scores, context])
+            except JavaScriptError as exc:
+                raise ValueError(exc.message) from None
+        else:
+            function = load_function(suite_root / path, name or "func", "assertScoringFunction")
+            result = call_json(function, grade.named_scores, context)
         if not is_grading_result(result):
             raise ValueError("assertion scoring function must return a GradingResult")
     except Exception as exc:  # user code may raise anything

@@ -823,19 +823,46 @@ class _Loader:
         return self.checked_provider(value, test)
 
     def scoring_function(self, test: dict[str, Any]) -> str | None:
-        """The test's `assertScoringFunction`: a `file://x.py[:fn]` reference, checked here."""
+        """The test's `assertScoringFunction`: a `file://x.py[:fn]` or `file://x.js[:fn]`
+        reference, checked here. A JavaScript file is loaded now, as promptfoo loads it
+        before the run (a missing file or one exporting no function stops it); a Python
+        file is called when a test is graded, so a missing one fails those tests."""
+        from evals.common.jsfiles import JS_FILES
+
         ref = test.get("assertScoringFunction")
         if ref is None:
             return None
+        if is_file_ref(ref) and split_ref(ref)[0].endswith(JS_FILES):
+            self.javascript_scoring_function(ref, test)
+            return ref
         if not (is_file_ref(ref) and is_python_ref(ref)):
             raise self.error(
-                f"assertScoringFunction must be a file://x.py:fn reference, not {ref!r}",
+                f"assertScoringFunction must be a file://x.py:fn or file://x.js:fn reference, "
+                f"not {ref!r}",
                 test,
-                fix="write assertScoringFunction: file://scoring.py:score (a Python function "
-                "taking named_scores and context)",
+                fix="write assertScoringFunction: file://scoring.py:score (a Python or "
+                "JavaScript function taking the named scores and a context)",
             )
         self.optional_file(ref, test, "assertScoringFunction", "its tests fail with the error")
         return ref
+
+    def javascript_scoring_function(self, ref: str, test: dict[str, Any]) -> None:
+        """Load a JavaScript scoring function as promptfoo does before the run."""
+        from evals.common.jsengine import JavaScriptError
+        from evals.common.jsfiles import ModuleFileMissing, call_scoring, error_text
+
+        rel, name = split_ref(ref)
+        path = (self.root / rel).resolve()
+        try:
+            call_scoring(path, name, None)
+        except (JavaScriptError, ModuleFileMissing) as exc:
+            raise self.error(
+                f"assertScoringFunction {rel} does not load: {error_text(exc)}",
+                test,
+                fix="export the function: module.exports = (namedScores, context) => "
+                "({pass, score, reason})",
+            ) from None
+        self.files.append(path)
 
     def check_case_transforms(self, options: dict[str, Any], test: Any) -> None:
         source = options.get("transform") or options.get("postprocess")

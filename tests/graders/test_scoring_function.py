@@ -1,4 +1,4 @@
-"""assertScoringFunction: a Python function re-decides the combined grade, as in promptfoo."""
+"""assertScoringFunction: a Python or JavaScript function re-decides the grade, as in promptfoo."""
 
 from __future__ import annotations
 
@@ -108,6 +108,41 @@ def test_async_grading_applies_it_too(tmp_path: Path) -> None:
     assert (grade.passed, grade.reason) == (False, "custom: contains,contains")
 
 
-def test_a_javascript_scorer_is_rejected_at_load(tmp_path: Path) -> None:
-    with pytest.raises(SuiteError, match=r"assertScoringFunction must be a file://x\.py"):
+JS_SCORING = """
+module.exports = (namedScores, context) => {
+  console.log("scoring", namedScores);
+  const kinds = context.componentResults.map((c) => c.assertion.type).join(",");
+  return { pass: namedScores.accuracy >= 0.5, score: namedScores.accuracy, reason: "js: " + kinds };
+};
+module.exports.broken = () => { throw new TypeError("no scores"); };
+"""
+
+
+def _graded(path: Path, output: str):
+    suite = load_suite(path)
+    return grade_case(
+        suite.cases[0],
+        AgentResponse(output=output),
+        output=output,
+        prompt="x",
+        latency_ms=1.0,
+        suite_root=suite.root,
+    )
+
+
+def test_a_javascript_scorer_decides_the_grade(tmp_path: Path) -> None:
+    (tmp_path / "scoring.js").write_text(JS_SCORING, encoding="utf-8")
+    grade = _graded(_suite(tmp_path, "file://scoring.js"), "Paris")
+    assert (grade.passed, grade.score, grade.reason) == (True, 0.5, "js: contains,contains")
+    broken = _graded(_suite(tmp_path, "file://scoring.js:broken"), "Paris")
+    assert (broken.passed, broken.reason) == (False, "Scoring function error: no scores")
+
+
+def test_a_missing_javascript_scorer_is_refused_at_load_as_promptfoo_refuses_it(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(SuiteError, match=r"scoring\.js does not load: Error: ENOENT"):
         load_suite(_suite(tmp_path, "file://scoring.js:score"))
+    (tmp_path / "other.js").write_text("module.exports = { notAFunction: 1 };", encoding="utf-8")
+    with pytest.raises(SuiteError, match=r'must export a "score" function'):
+        load_suite(_suite(tmp_path, "file://other.js:score"))

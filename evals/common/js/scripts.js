@@ -25,6 +25,15 @@
     return found;
   }
 
+  // --- `console`, as code written for Node calls it: every method runs and prints nothing
+  // (the sandbox has no terminal of its own).
+  var quiet = function () {};
+  var consoleMethods = ["log", "info", "warn", "error", "debug", "trace", "dir", "table",
+    "group", "groupEnd", "time", "timeEnd", "count", "assert"];
+  var sandboxConsole = {};
+  consoleMethods.forEach(function (name) { sandboxConsole[name] = quiet; });
+  global.console = Object.freeze(sandboxConsole);
+
   // --- Timers, as Node's: setTimeout, setInterval, setImmediate and their clear*. They run
   // on a virtual clock: when a call's promise waits and no job is left, the host asks
   // `timerStep` to run the next timer (the earliest due, then the earliest set), so code
@@ -252,6 +261,21 @@
     }
     throw new Error("Assertion malformed: " + path +
       " must export a function or have a default export as a function");
+  };
+
+  // An assertScoringFunction, found as promptfoo's loadFunction finds it (the named
+  // export, else the module when it is a function, else its default or `func` export) and
+  // called with (namedScores, context); only looked up when `args` is null.
+  calls.moduleScoring = function (source, path, name, args) {
+    freshTimers();
+    var mod = loadedModule(source, path);
+    var fn = name ? mod[name] : typeof mod === "function" ? mod
+      : (mod.default && mod.default.default) || mod.default || mod.func || mod;
+    if (typeof fn !== "function") {
+      throw new Error(name ? 'JavaScript file must export a "' + name + '" function'
+        : 'JavaScript file must export a function (as default export or named export "func")');
+    }
+    return args === null ? true : fn.apply(undefined, args);
   };
 
   // A prompt function, as promptfoo's processJsFile finds it (importModule(path, name): the
