@@ -87,3 +87,23 @@ def test_the_docs_list_exactly_the_public_names_of_evals() -> None:
     names = set(re.findall(r"`(\w+)`", listed)) - {"evals", "_"}
 
     assert names == set(evals.__all__) - {"__version__"}
+
+
+def test_the_statistics_facade_names_each_function_where_it_lives() -> None:
+    """`evals.stats` stays below `evals.common`, so it keeps its own lazy map: the names
+    type checkers see, `__all__` and the map agree, module by module."""
+    import evals.stats
+
+    tree = ast.parse(Path(str(evals.stats.__file__)).read_text(encoding="utf-8"))
+    block = next(
+        n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n)
+    )
+    seen = {
+        alias.asname or alias.name: str(node.module).removeprefix("evals.stats.")
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+
+    assert seen == evals.stats._MODULES
+    assert sorted(evals.stats.__all__) == sorted(seen)

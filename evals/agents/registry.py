@@ -114,15 +114,14 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
 
 
 def _hint(provider_id: str) -> str:
+    """A close provider kind, else every kind: the table's, then installed plugins'."""
     installed = [f"{scheme}:" for scheme in plugins.names(plugins.AGENTS)]
     close = difflib.get_close_matches(provider_id, [*_KINDS, *installed], n=1)
     if close:
         return f"did you mean {close[0]!r}?"
-    return (
-        "use file://agent.py, exec:, http(s)://, openai:, anthropic:, "
-        "openai-agents:, langgraph:, pydantic-ai: or echo (and, for a test's provider, "
-        "promptfoo:simulated-user)"
-        + "".join(f", {scheme}: (installed plugin)" for scheme in plugins.names(plugins.AGENTS))
+    kinds = [f"{kind}agent.py" if kind == FILE_PREFIX else kind for kind in _KINDS]
+    return f"use one of {', '.join(kinds)}" + "".join(
+        f", {scheme} (installed plugin)" for scheme in installed
     )
 
 

@@ -180,3 +180,17 @@ def test_two_distributions_claiming_one_name_are_refused(installed, tmp_path) ->
     installed("acme-two", "[evals.agents]\nacmeecho = acme_two:Echo\n", MODULE)
     with pytest.raises(plugins.PluginError, match="2 installed plugins declare 'acmeecho'"):
         build_agent(ProviderSpec("acmeecho:x", "x"), tmp_path)
+
+
+def test_an_unknown_provider_id_names_every_kind_and_the_plugins_schemes(
+    installed, tmp_path
+) -> None:
+    installed("acme-fast", ACME, MODULE)
+    with pytest.raises(SuiteError) as caught:
+        check_grader("zzzz-qqqq", tmp_path)
+    fix = str(caught.value.fix)
+    assert fix.endswith(", acmeecho: (installed plugin)")
+    for kind in ("echo", "file://agent.py", "exec:", "https:", "openai:", "pydantic-ai:"):
+        assert f" {kind}," in fix
+    with pytest.raises(SuiteError, match="did you mean 'acmeecho:'"):
+        check_grader("acmeeco:x", tmp_path)
