@@ -38,11 +38,6 @@ def tinted_column(frame: pd.DataFrame, column: str, label: str | None = None) ->
     )
 
 
-def tinted_columns(frame: pd.DataFrame, columns: list[str]) -> dict[str, Any]:
-    """`tinted_column` for each of `columns` the frame has, keyed for `column_config`."""
-    return {c: tinted_column(frame, c) for c in columns if c in frame.columns}
-
-
 def no_data(message: str) -> None:
     """Say that a panel has nothing to show, and why."""
     st.info(message, icon="ℹ️")

@@ -143,11 +143,6 @@ def set_time_limit(seconds: float) -> None:
     _limits.time_s = max(0.01, float(seconds))
 
 
-def time_limit() -> float:
-    """The time limit of each call, in seconds."""
-    return _limits.time_s
-
-
 def register_script_filter(name: str, source: str) -> None:
     """A Nunjucks filter from a JavaScript file (`module.exports = function ...`).
 

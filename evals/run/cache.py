@@ -77,18 +77,6 @@ def agent_identity(provider: ProviderSpec) -> str:
     )
 
 
-def record_key(record: RunRecord, agent_fingerprint: str) -> str:
-    """The cache key of the call a stored run made (its prompt, vars, seed and repeat)."""
-    return cache_key(
-        agent_fingerprint,
-        record.key.agent,
-        record.prompt,
-        record.vars,
-        record.seed,
-        record.key.repeat,
-    )
-
-
 def _primed(record: RunRecord, fingerprint: str) -> list[tuple[str, AgentResponse]]:
     """(cache key, response) of each call a stored run made: the run's one call, or each
     turn of a conversation."""

@@ -150,8 +150,8 @@ class RunRow(NamedTuple):
     """A `runs` row read by name: `RunRow._make(values)` over the values `encode_run`
     builds, which are the table's columns but the generated id, in order
     (`RUN_COLUMNS`). The values travel as a plain tuple, which pickles and unpickles in
-    about 60 % of the time a dict of the same 29 fields takes; the report and
-    `decode_encoded` read them this way."""
+    about 60 % of the time a dict of the same 29 fields takes; the report reads them this
+    way."""
 
     evaluation_id: str
     prompt_id: str
@@ -308,13 +308,3 @@ def decode_run(row: Any, grade_rows: list[Any]) -> RunRecord:
         ended_at=row.ended_at,
         metadata=extra.get("run_metadata") or {},
     )
-
-
-def decode_encoded(encoded: EncodedRun) -> RunRecord:
-    """The record an `encode_run` result was made from, without a database in between."""
-    values, grade_rows = encoded
-    row = RunRow._make(values)
-    extra = row.extra or {}
-    record = decode_run(row, [])
-    record.grade = _grade_tree(grade_rows, extra.get("grade_details"))
-    return record
