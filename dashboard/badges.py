@@ -62,3 +62,9 @@ def marks_html(marks: list[tuple[str, str, str]]) -> str:
 def marks_text(marks: list[tuple[str, str, str]]) -> str:
     """A case's marks as plain words, for table cells."""
     return ", ".join(text for text, _, _ in marks)
+
+
+def option_label(case_id: str, marks: list[tuple[str, str, str]]) -> str:
+    """A case as a picker's option shows it: its id, then its marks in words (a picker's
+    options are plain text), `refund-card · quarantined until 2026-12-24`."""
+    return " · ".join([case_id, *(text for text, _, _ in marks)])

@@ -76,6 +76,7 @@ if addressed and addressed not in case_ids:
         query_params=selection.sides_params(baseline, candidate),
     )
     st.stop()
+marks = badges.case_marks(triage.current(url, suite_id), environment)
 wanted = addressed or st.session_state.get(selection.CASE)
 if wanted != st.session_state.get(selection.CASE):
     st.session_state.pop("case_picker", None)
@@ -83,7 +84,7 @@ case_id = st.selectbox(
     "Case",
     case_ids,
     index=case_ids.index(wanted) if wanted in case_ids else 0,
-    format_func=lambda c: f"{compared[c]['verdict']} · {c}",
+    format_func=lambda c: f"{compared[c]['verdict']} · " + badges.option_label(c, marks.get(c, [])),
     key="case_picker",
 )
 if st.session_state.get(selection.CASE) not in (None, case_id):
@@ -117,9 +118,7 @@ if case.get("interval"):
 st.html(
     "<div style='border:1px solid rgba(49,51,63,0.2);border-radius:0.5rem;padding:1rem'>"
     + widgets.badge_html(case["verdict"])
-    + badges.marks_html(
-        badges.case_marks(triage.current(url, suite_id), environment).get(case_id, [])
-    )
+    + badges.marks_html(marks.get(case_id, []))
     + f"<p style='white-space:pre-wrap;margin:0.5rem 0'>{html.escape(case['description'])}</p>"
     + widgets.tiles_html(
         [

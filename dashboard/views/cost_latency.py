@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from evals.dashboard import data, figures, frames, selection, svg, theme, widgets
+from evals.dashboard import badges, data, figures, frames, selection, svg, theme, triage, widgets
 
 # Flaky cases drawn as a plain table; the rest are one switch away.
 FLAKY_SHOWN = 25
@@ -159,6 +159,8 @@ widgets.on_demand("Interactive charts", "cost_charts", charts)
 
 st.subheader("Flaky cases, most flaky first")
 flaky = frames.flaky_cases(summary)
+marks = badges.case_marks(triage.current(url, suite_id), chosen.get("environment"))
+flaky["triage"] = [badges.marks_text(marks.get(case, [])) for case in flaky["case"]]
 if flaky.empty:
     widgets.no_data("No case both passed and failed: nothing is flaky here.")
 else:

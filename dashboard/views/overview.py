@@ -8,7 +8,18 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from evals.dashboard import charts, data, figures, frames, selection, svg, theme, widgets
+from evals.dashboard import (
+    badges,
+    charts,
+    data,
+    figures,
+    frames,
+    selection,
+    svg,
+    theme,
+    triage,
+    widgets,
+)
 
 ENVIRONMENTS = ["nightly", "pr", "release"]
 TREND = "trend"
@@ -92,11 +103,15 @@ subject = st.selectbox(
     ),
     key="trend_subject",
 )
+# the triage marks of the cases, for the environment shown (a quarantine, an accepted
+# judge disagreement, an acknowledgement), in the picker and by the case's trend
+marks = badges.case_marks(triage.current(url, suite_id), environment) if cases else {}
 if subject == CASE_TREND:
     picked_case = st.selectbox(
         "Case",
         cases,
         index=cases.index(wanted_case) if wanted_case is not None else 0,
+        format_func=lambda c: badges.option_label(c, marks.get(c, [])),
         key="trend_case",
     )
     subject = f"case:{picked_case}"
@@ -120,6 +135,7 @@ if subject != SUITE_TREND:
     opened = {kind: name}
     svg.draw(
         intro,
+        f"<p>{badges.marks_html(marks.get(name, []))}</p>" if kind == "case" else "",
         svg.trend(
             group,
             **figures.group_trend_fields(kind, name),

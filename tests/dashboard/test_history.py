@@ -205,7 +205,7 @@ def test_a_quarantined_case_carries_its_badge_on_every_page(
     from evals.store import open_store
 
     store = nightly_stores[1]
-    case = "refunds-question-refund-3"
+    case = "refunds-question-refund-2"  # among the first regressions the answer lists
     opened = open_store(store)
     now = time.time()
     try:
@@ -236,6 +236,17 @@ def test_a_quarantined_case_carries_its_badge_on_every_page(
     assert "quarantined until" in row
     app.query_params["case"] = case
     app.switch_page("views/case.py").run()
+    assert "quarantined until" in " ".join(h.proto.body for h in app.html)
+    picker = app.selectbox(key="case_picker")
+    option = next(o for o in picker.options if f" · {case} · " in o)
+    assert "quarantined until" in option
+    assert not any("quarantined" in o for o in picker.options if o != option)
+    app.query_params.clear()
+    app.query_params["trend"] = f"case:{case}"
+    app.switch_page("views/overview.py").run()
+    picker = app.selectbox(key="trend_case")
+    assert picker.value == case
+    assert any(o.startswith(f"{case} · quarantined until") for o in picker.options)
     assert "quarantined until" in " ".join(h.proto.body for h in app.html)
     app.query_params.clear()
     app.query_params["run_case"] = case
