@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import re
 import threading
 import time
 import traceback
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evals.agents.base import Agent, MalformedResponse
 from evals.model.errors import SuiteError
@@ -26,6 +27,9 @@ from evals.model.results import AgentResponse, ErrorKind
 from evals.model.suite import ProviderSpec
 from evals.testing.results import AgentResult
 from evals.testing.runs import EvalsRun
+
+if TYPE_CHECKING:
+    from evals.agents.simulated_user import UserSimulation
 
 T = TypeVar("T")
 _IMPORT_PATH = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
@@ -97,6 +101,15 @@ def resolve_agent(
     )
 
 
+def simulated_user(config: dict[str, Any], label: str) -> tuple[ProviderSpec, UserSimulation]:
+    """A simulated user's provider entry around agent `label` and its parsed config; a
+    SuiteError saying what to fix when the config is wrong."""
+    from evals.agents.simulated_user import PROVIDER_ID, parse_simulation
+
+    spec = ProviderSpec(id=PROVIDER_ID, label=label, config=dict(config))
+    return spec, parse_simulation(spec)
+
+
 class _Files:
     """Where `check_provider` looks for the files a provider id names."""
 
@@ -143,21 +156,36 @@ class AgentPool:
     """
 
     def __init__(
-        self, specs: Sequence[ProviderSpec], root: Path, timeout_s: float | None = None
+        self,
+        specs: Sequence[ProviderSpec],
+        root: Path,
+        timeout_s: float | None = None,
+        conversation: dict[str, Any] | None = None,
     ) -> None:
+        """`conversation` is the suite file's simulated user (`defaultTest.provider`'s
+        `promptfoo:simulated-user` config): with it, every call is a conversation."""
         self.specs = {spec.label: spec for spec in specs}
         self.root = root
         self.timeout_s = timeout_s
+        self.conversation = conversation
         self._agents: dict[str, Agent] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
     def ask(
-        self, run: EvalsRun, prompt: str, variables: dict[str, Any] | None = None
+        self,
+        run: EvalsRun,
+        prompt: str,
+        variables: dict[str, Any] | None = None,
+        conversation: dict[str, Any] | None = None,
     ) -> AgentResult:
         """Call the run's agent once with `prompt`, record the answer on the run, return it.
 
+        With `conversation` (a simulated user's config, promptfoo's keys), or the suite
+        file's simulated user, the call is a whole conversation between that user and the
+        run's agent, `prompt` the agent's system prompt, as `evals run` holds it: the answer
+        is the transcript, its trajectory every turn of both sides.
         Raises AgentCallError when the agent gives no gradable answer (the answer is
         still recorded when there is one, e.g. an error the agent reported).
         """
@@ -166,7 +194,11 @@ class AgentPool:
             raise AgentCallError("infra", f"no agent is configured for {run.agent!r}")
         context = run.call_context(prompt, variables)
         context.timeout_s = self.timeout_s
-        response = self._wait(self._call(spec, prompt, context))
+        talk = conversation if conversation is not None else self.conversation
+        if talk is None:
+            response = self._wait(self._call(spec, prompt, context))
+        else:
+            response = self._wait(self._converse(spec, talk, prompt, context))
         result = run.record(AgentResult(response, prompt, dict(variables or {})))
         if response.error is not None:
             raise AgentCallError("agent_error", response.error)
@@ -200,15 +232,35 @@ class AgentPool:
                 self._thread.start()
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
-    async def _call(self, spec: ProviderSpec, prompt: str, context: Any) -> AgentResponse:
-        agent = self._agents.get(spec.label)
+    def _built(self, key: str, spec: ProviderSpec) -> Agent:
+        agent = self._agents.get(key)
         if agent is None:
             try:
-                agent = self._agents[spec.label] = build(spec, self.root)
+                agent = self._agents[key] = build(spec, self.root)
             except Exception as exc:
                 raise AgentCallError(
                     "infra", f"building agent {spec.label!r} failed: {exc}"
                 ) from None
+        return agent
+
+    async def _converse(
+        self, spec: ProviderSpec, config: dict[str, Any], prompt: str, context: Any
+    ) -> AgentResponse:
+        """A simulated user's conversation with the agent of `spec`, as one call."""
+        from evals.agents.registry import build_conversation
+
+        simulation_spec, simulation = simulated_user(config, spec.label)
+        target = self._built(spec.label, spec)
+        user = None
+        if simulation.user is not None:
+            user = self._built(f"user {json.dumps(config, sort_keys=True)}", simulation.user)
+        agent = build_conversation(simulation_spec, self.root, target, user, simulation.user)
+        return await self._call(spec, prompt, context, agent)
+
+    async def _call(
+        self, spec: ProviderSpec, prompt: str, context: Any, agent: Agent | None = None
+    ) -> AgentResponse:
+        agent = agent or self._built(spec.label, spec)
         started = time.perf_counter()
         try:
             call = agent.call(prompt, context)
@@ -254,5 +306,23 @@ class AgentCaller:
 
     def __call__(self, prompt: str, vars: dict[str, Any] | None = None) -> AgentResult:
         """Send `prompt` (with `vars`, which the agent sees in its context) and return
-        the answer; raises AgentCallError when there is no gradable answer."""
+        the answer; raises AgentCallError when there is no gradable answer. With a
+        simulated user in the suite file (`defaultTest.provider`), the call is a
+        conversation (see `converse`)."""
         return self.pool.ask(self.run, prompt, vars)
+
+    def converse(
+        self, prompt: str, vars: dict[str, Any] | None = None, **config: Any
+    ) -> AgentResult:
+        """Hold a conversation between a simulated user and the run's agent, as `evals run`
+        holds one for a test whose provider is `promptfoo:simulated-user`, and return it as
+        one answer: the transcript as output, every turn of both sides in the trajectory
+        (each step with its turn), so the checks judge the whole conversation.
+
+        `prompt` is the agent's system prompt; `vars` the test's vars (the user's
+        `instructions`, a scripted user's lines); `config` the simulated user's config with
+        promptfoo's keys (`provider`, `maxTurns`, `instructions`, `stopSignal`,
+        `handoffTools`, `initialMessages`, `stateful`, `userPrompt`), over the suite file's
+        simulated user when it has one. A bad config fails the test with what to fix."""
+        base = self.pool.conversation or {}
+        return self.pool.ask(self.run, prompt, vars, {**base, **config})

@@ -100,7 +100,9 @@ class EvalsSession:
         """The session's agents, built as tests first call them."""
         if self._pool is None:
             settings = self.settings
-            self._pool = AgentPool(settings.agents, settings.root, settings.timeout_s)
+            self._pool = AgentPool(
+                settings.agents, settings.root, settings.timeout_s, settings.conversation
+            )
         return self._pool
 
     def close(self) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from evals.model.errors import SuiteError
 from evals.model.gates import GateConfig
+from evals.model.plan import SIMULATED_USER
 from evals.model.suite import ProviderSpec, Suite
 from evals.testing.agents import check_agent, resolve_agent
 
@@ -54,6 +55,7 @@ class Settings:
     outputs: list[Path] = field(default_factory=list)
     suite_config: dict[str, Any] = field(default_factory=dict)
     case_options: dict[str, Any] = field(default_factory=dict)
+    conversation: dict[str, Any] | None = None
     files: list[Path] = field(default_factory=list)
     description: str = ""
     version: str | None = None
@@ -124,6 +126,25 @@ def _agents(
     return [spec for spec in agents if not only or spec.label in only], gates
 
 
+def _conversation(suite: Suite | None) -> dict[str, Any] | None:
+    """The suite file's simulated user (`defaultTest.provider` of id
+    `promptfoo:simulated-user`): its config, checked here so a bad one stops the session
+    before any test; None without one."""
+    provider = suite.default_test.get("provider") if suite is not None else None
+    if not isinstance(provider, dict) or provider.get("id") != SIMULATED_USER:
+        return None
+    config = provider.get("config") or {}
+    if not isinstance(config, dict):
+        raise SuiteError(
+            f"defaultTest.provider {SIMULATED_USER}: config must be a mapping",
+            fix="write config: {maxTurns: 6, provider: ...}",
+        )
+    from evals.testing.agents import simulated_user
+
+    simulated_user(config, SIMULATED_USER)
+    return dict(config)
+
+
 def load_settings(config: pytest.Config) -> Settings:
     """The session's settings from pytest's options and ini values and the suite file."""
     suite_ref, suite_base = _option(config, "evals_suite")
@@ -166,6 +187,7 @@ def load_settings(config: pytest.Config) -> Settings:
         outputs=outputs,
         suite_config=dict(suite.raw) if suite is not None else {},
         case_options=dict((suite.default_test if suite is not None else {}).get("options") or {}),
+        conversation=_conversation(suite),
         files=list(suite.files) if suite is not None else [],
         description=suite.description if suite is not None else "",
         version=suite.version if suite is not None else None,
