@@ -17,7 +17,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-AGENTS = '''
+AGENTS = """
 import json
 
 
@@ -48,7 +48,7 @@ def careful(prompt, options=None, context=None):
 
 def eager(prompt, options=None, context=None):
     return _turn(prompt, eager=True)
-'''
+"""
 
 SUITE = """
 description: lamp shop desk
@@ -76,7 +76,7 @@ defaultTest:
           otherwise: "Thanks. {{stopSignal}}"
 """
 
-TESTS = '''
+TESTS = """
 import pytest
 from evals.testing import assert_policy
 
@@ -99,7 +99,7 @@ def test_a_no_is_a_no(evals_agent):
     assert [s.name for s in talk.trajectory if s.kind == "message"] == [
         "user", "assistant", "user", "assistant"
     ]
-'''
+"""
 
 
 def _project(tmp_path: Path) -> Path:
