@@ -16,16 +16,29 @@ import pytest
 from evals.agents.registry import build_agent, check_grader, is_provider_id
 from evals.common import plugins
 from evals.gates.catalog import planned_gate_count
+from evals.graders.registry import get_grader, known_types
 from evals.model.errors import SuiteError
 from evals.model.suite import ProviderSpec
 from evals.pipeline.evaluation import analyse
+from evals.reports.writers import find_format, is_report_path, renderer_for
 from evals.suite.gates import parse_gates
 from validation.beta_binomial import outcome_records, simulated_suite, tagged_cases
 
 CASES = tagged_cases(8, tags=2)
 
 MODULE = """
-from evals import AgentResponse, Gate, GateResult, when_set
+from evals import AgentResponse, Gate, GateResult, Grade, register, when_set
+
+@register("acme:shouts", layer="final")
+def shouts(ctx):
+    loud = str(ctx.output).isupper()
+    return Grade(loud != ctx.inverse, 1.0 if loud else 0.0, "loud" if loud else "quiet")
+
+def not_registered(ctx):
+    return Grade(True, 1.0, "never registered")
+
+def render(result):
+    return "acme report"
 
 def _parse(key, value):
     if not isinstance(value, (int, float)) or not 0 <= value <= 1:
@@ -93,6 +106,11 @@ def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Calla
 
 
 ACME = """
+    [evals.assertions]
+    acme:shouts = acme_fast:shouts
+    acme:quiet = acme_fast:not_registered
+    [evals.reports]
+    .acme.txt = acme_fast:render
     [evals.gates]
     max_short_rate = acme_fast:SHORT
     [evals.agents]
@@ -194,3 +212,32 @@ def test_an_unknown_provider_id_names_every_kind_and_the_plugins_schemes(
         assert f" {kind}," in fix
     with pytest.raises(SuiteError, match="did you mean 'acmeecho:'"):
         check_grader("acmeeco:x", tmp_path)
+
+
+def test_a_plugin_assertion_type_is_known_and_graded_by_its_grader(installed) -> None:
+    installed("acme-fast", ACME, MODULE)
+    assert {"acme:shouts", "acme:quiet"} <= set(known_types())
+    grader = get_grader("acme:shouts")
+    assert grader is not None and grader.__module__ == "acme_fast"
+    with pytest.raises(plugins.PluginError, match=r"does not hold a grader registered as 'acme:q"):
+        get_grader("acme:quiet")
+
+
+def test_a_plugin_report_suffix_chooses_its_renderer_the_longest_suffix_winning(
+    installed, tmp_path
+) -> None:
+    installed("acme-fast", ACME, MODULE)
+    assert is_report_path("out/summary.acme.txt")
+    assert not is_report_path("notes.txt")
+    fmt = find_format("summary.ACME.txt")
+    assert fmt is not None and fmt.name == ".acme.txt (acme-fast 1.0)"
+    assert renderer_for(tmp_path / "summary.acme.txt")(None) == "acme report"  # type: ignore[arg-type]
+    with pytest.raises(SuiteError, match="unknown report format") as caught:
+        renderer_for(tmp_path / "x.txt")
+    assert ".acme.txt" in str(caught.value.fix)
+
+
+def test_a_plugin_may_not_take_a_built_in_report_suffix(installed) -> None:
+    installed("acme-fast", "[evals.reports]\n.json = acme_fast:render\n", MODULE)
+    with pytest.raises(plugins.PluginError, match="names a report suffix that is built in"):
+        find_format("out.json")
