@@ -13,7 +13,11 @@ from html import escape
 from evals.model.summary import Interval
 
 ROW_HEIGHT = 22
-LABEL_WIDTH = 180
+LABEL_CHARS = 26
+"""A row label's length before it is cut in the middle (longer where cutting would make
+two labels read the same)."""
+CHAR_WIDTH = 7  # pixels per character of a 12-pixel sans-serif label, generously
+LABEL_WIDTH = LABEL_CHARS * CHAR_WIDTH
 PLOT_WIDTH = 420
 VALUE_WIDTH = 150
 TOP = 28
@@ -42,11 +46,13 @@ def interval_chart(
 ) -> str:
     """A forest plot of `points` on the axis [low, high], with an optional reference line."""
     height = TOP + ROW_HEIGHT * len(points) + 24
-    width = LABEL_WIDTH + PLOT_WIDTH + VALUE_WIDTH
+    labels = distinct_labels([point.label for point in points])
+    label_width = max([LABEL_WIDTH, *(CHAR_WIDTH * len(label) for label in labels)])
+    width = label_width + PLOT_WIDTH + VALUE_WIDTH
 
     def x(value: float) -> float:
         clipped = min(max(value, low), high)
-        return LABEL_WIDTH + (clipped - low) / (high - low) * PLOT_WIDTH
+        return label_width + (clipped - low) / (high - low) * PLOT_WIDTH
 
     parts = [
         f'<svg width="{width}" height="{height}" '
@@ -72,10 +78,10 @@ def interval_chart(
             f'<line x1="{x(reference):.1f}" y1="{TOP - 6}" x2="{x(reference):.1f}" '
             f'y2="{axis_y}" stroke="#999" stroke-dasharray="4 3"/>'
         )
-    for row, point in enumerate(points):
+    for row, (point, label) in enumerate(zip(points, labels, strict=True)):
         y = TOP + ROW_HEIGHT * row + ROW_HEIGHT / 2
-        label = point.label if len(point.label) <= 26 else point.label[:25] + "…"
-        parts.append(f'<text x="0" y="{y + 4:.1f}">{escape(label)}</text>')
+        whole = f"<title>{escape(point.label)}</title>" if label != point.label else ""
+        parts.append(f'<text x="0" y="{y + 4:.1f}">{whole}{escape(label)}</text>')
         if point.interval is not None:
             lo, hi = point.interval
             parts.append(
@@ -88,8 +94,28 @@ def interval_chart(
             )
         if point.note:
             parts.append(
-                f'<text x="{LABEL_WIDTH + PLOT_WIDTH + 8}" y="{y + 4:.1f}" fill="#333">'
+                f'<text x="{label_width + PLOT_WIDTH + 8}" y="{y + 4:.1f}" fill="#333">'
                 f"{escape(point.note)}</text>"
             )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def distinct_labels(names: list[str]) -> list[str]:
+    """`names` shortened to LABEL_CHARS by cutting out their middle (cases that differ only
+    at the end, such as four injected headlines of different tickers, keep their ends),
+    and longer where a shorter cut would make two different names read the same."""
+    size = LABEL_CHARS
+    longest = max((len(name) for name in names), default=0)
+    while True:
+        labels = [_cut(name, size) for name in names]
+        if len(set(labels)) == len(set(names)) or size >= longest:
+            return labels
+        size += 4
+
+
+def _cut(name: str, size: int) -> str:
+    if len(name) <= size:
+        return name
+    head = (size - 1) // 2
+    return name[:head] + "…" + name[len(name) - (size - 1 - head) :]
