@@ -123,9 +123,9 @@ def test_a_commonjs_file_mentioning_export_is_left_as_commonjs(tmp_path):
 TIMERS = """
 const order = [];
 const done = new Promise((resolve) => {
-  setTimeout(() => order.push("t50"), 50);
-  setTimeout(() => order.push("t10a"), 10);
-  setTimeout(() => order.push("t10b"), 10);
+  setTimeout(() => order.push("late"), 250);
+  setTimeout(() => order.push("soon-a"), 100);
+  setTimeout(() => order.push("soon-b"), 100);
   const cleared = setTimeout(() => order.push("cleared"), 1);
   clearTimeout(cleared);
   setImmediate(() => order.push("immediate"));
@@ -136,8 +136,8 @@ const done = new Promise((resolve) => {
     ticks += 1;
     order.push("tick" + ticks);
     if (ticks === 3) clearInterval(id);
-  }, 30);
-  setTimeout(() => resolve(order), 200);
+  }, 150);
+  setTimeout(() => resolve(order), 1000);
 });
 """
 
