@@ -108,3 +108,13 @@ def test_xdist_workers_select_the_same_tier(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, skipped=2)
     assert "different tests were collected" not in result.stdout.str().lower()
+
+
+def test_test_modules_outside_packages_have_names_of_their_own():
+    """pytest imports a test module outside a package by its file name alone: two such files
+    of one name stop the whole run at collection."""
+    seen: dict[str, list[str]] = {}
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        if not (path.parent / "__init__.py").exists():
+            seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
