@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import difflib
 import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -12,25 +14,6 @@ from evals.common import plugins
 from evals.common.files import FILE_PREFIX, split_ref
 from evals.model.errors import SuiteError
 from evals.model.suite import ProviderSpec
-
-# prefix -> "module:Class"; a prefix ending in ':' matches ids that start with it.
-_KINDS: dict[str, str] = {
-    "echo": "evals.agents.python_provider:EchoAgent",
-    "python:": "evals.agents.python_provider:PythonAgent",
-    FILE_PREFIX: "evals.agents.python_provider:PythonAgent",
-    "exec:": "evals.agents.exec_provider:ExecAgent",
-    "http:": "evals.agents.http_provider:HttpAgent",
-    "https:": "evals.agents.http_provider:HttpAgent",
-    "http": "evals.agents.http_provider:HttpAgent",
-    "https": "evals.agents.http_provider:HttpAgent",
-    "openai:": "evals.agents.sdk_providers:OpenAIAgent",
-    "anthropic:": "evals.agents.sdk_providers:AnthropicAgent",
-    "openai-agents:": "evals.agents.frameworks.openai_agents:OpenAIAgentsAgent",
-    "langgraph:": "evals.agents.frameworks.langgraph:LangGraphAgent",
-    "pydantic-ai:": "evals.agents.frameworks.pydantic_ai:PydanticAIAgent",
-    "promptfoo:simulated-user": "evals.agents.simulated_user:SimulatedUserAgent",
-    "evals:scripted-user": "evals.agents.scripted_user:ScriptedUser",
-}
 
 
 class ProviderLoadError(SuiteError):
@@ -92,7 +75,7 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
         if callable(check):
             check(spec, loader.root)
         return
-    module_name = _KINDS[kind].split(":")[0]
+    module_name = _KINDS[kind].agent.split(":")[0]
     if importlib.util.find_spec(module_name) is None:
         raise SuiteError(
             f"provider kind {kind!r} is not available in this installation", line=spec.line
@@ -110,7 +93,9 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
         except SuiteError as exc:
             raise ProviderLoadError(exc.message, exc.file, exc.line, exc.fix) from None
         _import_agent(spec, path)
-    _check_config(kind, spec, loader)
+    check = _KINDS[kind].check
+    if check is not None:
+        check(spec, loader)
 
 
 def _hint(provider_id: str) -> str:
@@ -138,7 +123,7 @@ def check_grader(provider_id: str, root: Path) -> None:
             )
         _plugin_class(plugin)
         return
-    module_name = _KINDS[kind].split(":")[0]
+    module_name = _KINDS[kind].agent.split(":")[0]
     if importlib.util.find_spec(module_name) is None:
         raise SuiteError(
             f"--grader {provider_id!r}: provider kind {kind!r} is not available in this "
@@ -174,32 +159,36 @@ def _import_agent(spec: ProviderSpec, path: Path) -> None:
         ) from None
 
 
-def _check_config(kind: str, spec: ProviderSpec, loader: _FileChecker) -> None:
-    """Provider-specific config checks, so a broken config fails at load time with a fix."""
-    if kind in ("http", "https", "http:", "https:"):
-        from evals.agents.http_provider import check_http_config
+def _check_http(spec: ProviderSpec, loader: _FileChecker) -> None:
+    from evals.agents.http_provider import check_http_config
 
-        check_http_config(spec, loader.root)
-    elif kind == "exec:":
-        from evals.agents.exec_provider import check_exec_provider
+    check_http_config(spec, loader.root)
 
-        check_exec_provider(spec, loader.root)
-    elif kind in ("openai:", "anthropic:"):
-        from evals.agents.sdk_providers import check_sdk_provider
 
-        check_sdk_provider(spec)
-        _check_prices(spec)
-    elif kind in ("openai-agents:", "langgraph:", "pydantic-ai:"):
-        from evals.agents.frameworks.common import check_framework_provider
+def _check_exec(spec: ProviderSpec, loader: _FileChecker) -> None:
+    from evals.agents.exec_provider import check_exec_provider
 
-        check_framework_provider(spec, loader.root)
-        _check_prices(spec)
-    elif kind == "promptfoo:simulated-user":
-        _check_simulated_user(spec, loader)
-    elif kind == "evals:scripted-user":
-        from evals.agents.scripted_user import parse_script
+    check_exec_provider(spec, loader.root)
 
-        parse_script(spec)
+
+def _check_sdk(spec: ProviderSpec, loader: _FileChecker) -> None:
+    from evals.agents.sdk_providers import check_sdk_provider
+
+    check_sdk_provider(spec)
+    _check_prices(spec)
+
+
+def _check_framework(spec: ProviderSpec, loader: _FileChecker) -> None:
+    from evals.agents.frameworks.common import check_framework_provider
+
+    check_framework_provider(spec, loader.root)
+    _check_prices(spec)
+
+
+def _check_script(spec: ProviderSpec, loader: _FileChecker) -> None:
+    from evals.agents.scripted_user import parse_script
+
+    parse_script(spec)
 
 
 def _check_simulated_user(spec: ProviderSpec, loader: _FileChecker) -> None:
@@ -238,6 +227,40 @@ def _check_prices(spec: ProviderSpec) -> None:
         ) from None
 
 
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """A provider kind: the agent class it builds (`module:Class`) and the check of a
+    provider's config that runs while the suite loads, so a broken config is exit 2 with
+    its fix before any run."""
+
+    agent: str
+    check: Callable[[ProviderSpec, _FileChecker], None] | None = None
+
+
+# Provider id -> kind; a prefix ending in ':' or '//' matches ids that start with it.
+_KINDS: dict[str, _Kind] = {
+    "echo": _Kind("evals.agents.python_provider:EchoAgent"),
+    "python:": _Kind("evals.agents.python_provider:PythonAgent"),
+    FILE_PREFIX: _Kind("evals.agents.python_provider:PythonAgent"),
+    "exec:": _Kind("evals.agents.exec_provider:ExecAgent", _check_exec),
+    "http:": _Kind("evals.agents.http_provider:HttpAgent", _check_http),
+    "https:": _Kind("evals.agents.http_provider:HttpAgent", _check_http),
+    "http": _Kind("evals.agents.http_provider:HttpAgent", _check_http),
+    "https": _Kind("evals.agents.http_provider:HttpAgent", _check_http),
+    "openai:": _Kind("evals.agents.sdk_providers:OpenAIAgent", _check_sdk),
+    "anthropic:": _Kind("evals.agents.sdk_providers:AnthropicAgent", _check_sdk),
+    "openai-agents:": _Kind(
+        "evals.agents.frameworks.openai_agents:OpenAIAgentsAgent", _check_framework
+    ),
+    "langgraph:": _Kind("evals.agents.frameworks.langgraph:LangGraphAgent", _check_framework),
+    "pydantic-ai:": _Kind("evals.agents.frameworks.pydantic_ai:PydanticAIAgent", _check_framework),
+    "promptfoo:simulated-user": _Kind(
+        "evals.agents.simulated_user:SimulatedUserAgent", _check_simulated_user
+    ),
+    "evals:scripted-user": _Kind("evals.agents.scripted_user:ScriptedUser", _check_script),
+}
+
+
 def build_agent(spec: ProviderSpec, root: Path) -> Agent:
     """Construct the agent for a validated provider spec (a simulated user, which holds a
     conversation with another agent, is built with `build_conversation`)."""
@@ -253,7 +276,7 @@ def build_agent(spec: ProviderSpec, root: Path) -> Agent:
             line=spec.line,
             fix="set it as tests[].provider or defaultTest.provider, and the agent in providers:",
         )
-    module_name, class_name = _KINDS[kind].split(":")
+    module_name, class_name = _KINDS[kind].agent.split(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     return cls(spec, root)
 
