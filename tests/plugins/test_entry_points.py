@@ -241,3 +241,31 @@ def test_a_plugin_may_not_take_a_built_in_report_suffix(installed) -> None:
     installed("acme-fast", "[evals.reports]\n.json = acme_fast:render\n", MODULE)
     with pytest.raises(plugins.PluginError, match="names a report suffix that is built in"):
         find_format("out.json")
+
+
+def test_evals_plugins_lists_each_group_and_exits_2_on_a_broken_plugin(installed, capsys) -> None:
+    from evals.cli import main
+
+    installed("acme-fast", ACME, MODULE)
+    installed("acme-broken", "[evals.agents]\nbroken = acme_broken:Agent\n", "raise OSError(7)")
+
+    assert main(["plugins"]) == 2
+
+    out = capsys.readouterr().out
+    assert "  acme:shouts = acme_fast:shouts (acme-fast 1.0)\n" in out
+    assert "  max_short_rate = acme_fast:SHORT (acme-fast 1.0)\n" in out
+    assert "  .acme.txt = acme_fast:render (acme-fast 1.0)\n" in out
+    assert "  broken: plugin 'broken' = 'acme_broken:Agent' (group evals.agents) of " in out
+    assert "failed to load: OSError: 7" in out
+
+
+def test_evals_plugins_says_when_none_are_installed_or_they_are_disabled(
+    installed, monkeypatch, capsys
+) -> None:
+    from evals.cli import main
+
+    assert main(["plugins"]) == 0
+    assert capsys.readouterr().out.count("  none installed\n") == len(plugins.GROUPS)
+    monkeypatch.setenv(plugins.DISABLE_VARIABLE, "1")
+    assert main(["plugins"]) == 0
+    assert capsys.readouterr().out.count("  plugins are disabled\n") == len(plugins.GROUPS)
