@@ -29,7 +29,7 @@ _PREFIXES = (FILE_PREFIX, "python:")
 _MODULES: dict[tuple[Path, int], ModuleType] = {}
 
 
-_CODE_FILE = re.compile(r"^(.*?\.(?:py|js|cjs|mjs|rb)):([^/\\]+)$")
+_CODE_FILE = re.compile(r"^(.*?\.(?:py|js|cjs|mjs|ts|cts|mts|rb)):([^/\\]+)$")
 
 
 def is_file_ref(value: object) -> TypeGuard[str]:
@@ -46,8 +46,8 @@ def split_ref(ref: str) -> tuple[str, str | None]:
     """(path, function) of `file://path.py:function`; function None when not named.
 
     The `file://` (or `python:`) prefix is optional, and a colon names a function only
-    after a code file (`.py`, `.js`, `.cjs`, `.mjs`, `.rb`), so `file://data.json` is a
-    plain path.
+    after a code file (`.py`, `.js`, `.cjs`, `.mjs`, `.ts`, `.cts`, `.mts`, `.rb`), so
+    `file://data.json` is a plain path.
     """
     body = ref
     for prefix in _PREFIXES:

@@ -7,17 +7,18 @@ browser build bundled in `evals/common/js/`, so results are JavaScript's own.
 
 The sandbox is made of realms: QuickJS contexts, each built from a few files of `js/`
 (`REALMS`) and then locked down (`js/harden.js`): every object code in it can reach is
-frozen, and the host's entry points are taken off its global object. Four realms serve
-four kinds of work: `templates` (Nunjucks, whose global object is frozen too, so one
+frozen, and the host's entry points are taken off its global object. Five realms serve
+five kinds of work: `templates` (Nunjucks, whose global object is frozen too, so one
 render cannot change what another sees), `scripts` (inline assertions, transforms and
 JavaScript files' exported functions), `regex` (regular expressions, with a larger
-memory limit) and `modules` (ES modules parsed and rewritten as the scripts realm's
-function bodies, created only when a suite has one). A realm has no access to Python,
-files, the network, the process or its environment, and none is added; the only host
-function is the one that calls a suite's own Python `nunjucksFilters` with JSON data,
-reachable only through those filters. Every call has a time limit and the realm a memory
-limit; a call that exceeds one raises `JavaScriptLimitError` and the realm is discarded,
-so the next call starts clean. Realms
+memory limit), `modules` (ES modules parsed and rewritten as the scripts realm's
+function bodies, created only when a suite has one) and `typescript` (TypeScript files
+turned into JavaScript by the bundled sucrase, created only when a suite has one). A
+realm has no access to Python, files, the network, the process or its environment, and
+none is added; the only host function is the one that calls a suite's own Python
+`nunjucksFilters` with JSON data, reachable only through those filters. Every call has
+a time limit and the realm a memory limit; a call that exceeds one raises
+`JavaScriptLimitError` and the realm is discarded, so the next call starts clean. Realms
 are created lazily, one of each per thread (QuickJS contexts must stay on the thread that
 made them); the templates realm is built again when the suite's filters change.
 
@@ -54,7 +55,7 @@ MAX_OUTPUT_CHARS = 8 * 1024 * 1024
 
 _STACK_BYTES = 512 * 1024
 
-RealmName = Literal["templates", "scripts", "regex", "modules"]
+RealmName = Literal["templates", "scripts", "regex", "modules", "typescript"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,11 @@ REALMS: dict[RealmName, RealmSpec] = {
         ("__evals", "__evalsBridge"),
         frozen_global=True,
     ),
+    "typescript": RealmSpec(
+        ("harden.js", "bridge.js", "sucrase.js", "typescript.js"),
+        ("__evals", "__evalsBridge"),
+        frozen_global=True,
+    ),
 }
 
 CALL_REALMS: dict[str, RealmName] = {
@@ -97,6 +103,7 @@ CALL_REALMS: dict[str, RealmName] = {
     "envNames": "templates",
     "regex": "regex",
     "moduleToCommonJs": "modules",
+    "typescriptToJs": "typescript",
 }
 """The realm that answers each call; any other call is the scripts realm's."""
 

@@ -22,7 +22,9 @@ from typing import Any
 
 from evals.common import jsengine
 
-JS_FILES = (".js", ".cjs", ".mjs")
+JS_FILES = (".js", ".cjs", ".mjs", ".ts", ".cts", ".mts")
+"""What promptfoo runs as JavaScript (its isJavascriptFile): TypeScript is compiled first."""
+_TYPESCRIPT = (".ts", ".cts", ".mts")
 
 
 class ModuleFileMissing(FileNotFoundError):
@@ -49,26 +51,39 @@ _MAX_REWRITTEN = 256
 
 
 def common_js(source: str, path: Path) -> str:
-    """`source` as the scripts realm runs it: an ES module becomes a CommonJS body whose
-    `module.exports` is its namespace; anything else (CommonJS, `.cjs`) is as written.
-    JavaScriptError when an `.mjs` file does not parse."""
-    always = path.suffix == ".mjs"
-    if path.suffix == ".cjs" or not (always or _MODULE_SYNTAX.search(source)):
+    """`source` as the scripts realm runs it: TypeScript (`.ts`, `.cts`, `.mts`) compiled
+    to JavaScript first, as promptfoo compiles it; an ES module becomes a CommonJS body
+    whose `module.exports` is its namespace; anything else (CommonJS, `.cjs`) is as
+    written. JavaScriptError when an `.mjs` or TypeScript file does not parse."""
+    suffix = path.suffix.lower()
+    typescript = suffix in _TYPESCRIPT
+    always = suffix in (".mjs", ".mts")
+    if not typescript and (suffix == ".cjs" or not (always or _MODULE_SYNTAX.search(source))):
         return source
     key = (str(path), source)
     rewritten = _REWRITTEN.get(key)
     if rewritten is None:
-        try:
-            result = jsengine.call("moduleToCommonJs", source, str(path), always)
-        except jsengine.JavaScriptError:
-            if always:
-                raise
-            result = None  # not a module: the CommonJS run reports what is wrong with it
-        rewritten = source if result is None else str(result)
+        if typescript:
+            source = str(jsengine.call("typescriptToJs", source, str(path)))
+        if suffix == ".cts" or not (always or _MODULE_SYNTAX.search(source)):
+            rewritten = source
+        else:
+            rewritten = _module_body(source, path, always)
         if len(_REWRITTEN) >= _MAX_REWRITTEN:
             _REWRITTEN.clear()
         _REWRITTEN[key] = rewritten
     return rewritten
+
+
+def _module_body(source: str, path: Path, always: bool) -> str:
+    """An ES module rewritten by the modules realm (`source` as written when it is not one)."""
+    try:
+        result = jsengine.call("moduleToCommonJs", source, str(path), always)
+    except jsengine.JavaScriptError:
+        if always:
+            raise
+        result = None  # not a module: the CommonJS run reports what is wrong with it
+    return source if result is None else str(result)
 
 
 def call_function(path: Path, name: str | None, args: list[Any] | None) -> Any:

@@ -1,0 +1,2 @@
+export const trimmed = (output: string, context: { vars: Record<string, unknown> }): string =>
+  `${output.trim()} [${context.vars.topic as string}]`;
