@@ -41,6 +41,7 @@ CHANGE_COLUMNS = [
     "last_good_verdict",
     "unclear",
     "redefined",
+    "regrouped",
     "gate",
 ]
 
@@ -89,6 +90,7 @@ def _onset_columns(onset: Onset | None) -> dict[str, Any]:
         "last_good_verdict": onset.last_good_verdict or "",
         "unclear": ", ".join(row["id"] for row in onset.unclear),
         "redefined": ", ".join(row["id"] for row in onset.redefined),
+        "regrouped": "; ".join(change.text() for change in onset.regrouped),
     }
 
 
@@ -222,4 +224,7 @@ def since_text(row: dict[str, Any]) -> str:
     redefined = str(row.get("redefined") or "")
     if redefined:
         text += f". Its definition (vars, assertions) changed from {redefined} on"
+    regrouped = str(row.get("regrouped") or "")
+    if regrouped:
+        text += f". Its cases changed with the suite: {regrouped}"
     return text

@@ -192,6 +192,16 @@ def case_fingerprints(
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
+def tag_members(
+    url: str, representatives: tuple[tuple[str, str], ...], tag: str
+) -> dict[str, list[str]]:
+    """Per suite fingerprint, the cases of one tag (`representatives`: pairs of suite
+    fingerprint and an evaluation of it); a fingerprint with no stored outline is absent."""
+    found = _queries(url).tag_members(dict(representatives), {tag})
+    return {suite: members.get(tag, []) for suite, members in found.items()}
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
 def case_outputs(
     url: str, evaluation_id: str, agent: str, case_ids: tuple[str, ...]
 ) -> list[dict[str, Any]]:

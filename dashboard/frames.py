@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from evals.dashboard import history
 from evals.dashboard.theme import when
 from evals.model.results import RunRecord
 
@@ -466,10 +467,17 @@ def group_trend_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     )
 
 
-def edits(fingerprints: list[str], case_fingerprints: list[str | None] | None = None) -> list[str]:
+def edits(
+    fingerprints: list[str],
+    case_fingerprints: list[str | None] | None = None,
+    *,
+    members: list[list[str] | None] | None = None,
+) -> list[str]:
     """Per evaluation of a history (oldest first, by suite fingerprint), what changed
     since the one before: `suite edited` where the suite's fingerprint differs, `case
-    redefined` where (for a case) its own fingerprint differs too; empty otherwise."""
+    redefined` where (for a case) its own fingerprint differs too, and (for a tag, given
+    its cases per evaluation in `members`) which cases joined and left the tag:
+    `suite edited: refund-card joined; refund-old left`; empty otherwise."""
     found = []
     for index, fingerprint in enumerate(fingerprints):
         if index == 0 or fingerprint == fingerprints[index - 1]:
@@ -482,7 +490,11 @@ def edits(fingerprints: list[str], case_fingerprints: list[str | None] | None = 
             and case[index - 1] is not None
             and case[index] != case[index - 1]
         )
-        found.append("case redefined" if redefined else "suite edited")
+        text = "case redefined" if redefined else "suite edited"
+        change = history.regrouping({}, members[index], members[index - 1]) if members else None
+        if change is not None:
+            text += ": " + history.moved_text(change.joined, change.left)
+        found.append(text)
     return found
 
 

@@ -19,19 +19,53 @@ The change began at the oldest *with* evaluation of the span; the evaluation jus
 before it is the last one without it (possibly an unclear one). Unclear evaluations
 inside the span are listed as such. Where the case's definition (its case fingerprint:
 vars, assertions, options) differs from one evaluation to the next within the span, the
-onset says from which evaluation on.
+onset says from which evaluation on; where a tag's cases differ (a suite edit added a case
+to the tag, removed one, or moved one to another tag), it says which cases joined and
+which left, and from which evaluation on.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 ABSENT = "absent"
 UNCLEAR = frozenset({"inconclusive", "insufficient data"})
 P0_GATE = "p0_regressions"
+
+
+@dataclass(frozen=True, slots=True)
+class Regrouping:
+    """A tag's cases changed from `evaluation` on: `joined` are new to the tag there,
+    `left` no longer in it (each in suite order)."""
+
+    evaluation: dict[str, Any]
+    joined: tuple[str, ...]
+    left: tuple[str, ...]
+
+    def text(self) -> str:
+        """`from night-06 on, refund-card joined; refund-old left`."""
+        return f"from {self.evaluation['id']} on, {moved_text(self.joined, self.left)}"
+
+
+def moved_text(joined: Sequence[str], left: Sequence[str]) -> str:
+    """`refund-card joined; refund-old left` (each part only when it has cases)."""
+    parts = [f"{', '.join(joined)} joined"] if joined else []
+    return "; ".join(parts + ([f"{', '.join(left)} left"] if left else []))
+
+
+def regrouping(
+    evaluation: dict[str, Any], now: Sequence[str] | None, then: Sequence[str] | None
+) -> Regrouping | None:
+    """How a tag's cases changed between the evaluation before and `evaluation` (None
+    when they did not, or either side's cases are unknown)."""
+    if now is None or then is None:
+        return None
+    joined = tuple(c for c in now if c not in then)
+    left = tuple(c for c in then if c not in now)
+    return Regrouping(evaluation, joined, left) if joined or left else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +78,8 @@ class Onset:
     `last_good_verdict` (`absent` when it did not decide the group), or None when the span
     reaches back to the oldest evaluation of the window: the change is at least as old.
     `redefined` lists the evaluations (newest first) from which the case's definition
-    differs from the evaluation before it, within the span and at its start.
+    differs from the evaluation before it, within the span and at its start; `regrouped`
+    those from which a tag's cases differ, each with the cases that joined and that left.
     """
 
     verdict: str
@@ -54,6 +89,7 @@ class Onset:
     last_good_verdict: str | None
     unclear: tuple[dict[str, Any], ...] = ()
     redefined: tuple[dict[str, Any], ...] = field(default=())
+    regrouped: tuple[Regrouping, ...] = field(default=())
 
     @property
     def open_ended(self) -> bool:
@@ -92,13 +128,15 @@ def onset(
     verdicts: dict[tuple[str, str, str], str],
     p0_named: set[tuple[str, str]],
     fingerprints: dict[tuple[str, str], str],
+    members: dict[tuple[str, str], tuple[str, ...]] | None = None,
 ) -> Onset | None:
     """The onset of change `wanted` (regression or improvement) for one group, walking
     `listed` (newest first); None when the newest evaluation does not show it.
 
     `verdicts` maps (evaluation, kind, name) to the stored verdict; `p0_named` holds the
     (evaluation, case) pairs a failing P0 gate named (regressions only); `fingerprints`
-    maps (suite fingerprint, case) to the case's fingerprint where it is known."""
+    maps (suite fingerprint, case) to the case's fingerprint where it is known, and
+    `members` (suite fingerprint, tag) to the tag's cases."""
     states = []
     for row in listed:
         verdict = verdicts.get((row["id"], kind, name), ABSENT)
@@ -112,6 +150,8 @@ def onset(
     kept = span[: oldest_with + 1]
     before = states[oldest_with + 1] if oldest_with + 1 < len(states) else None
     redefined = []
+    regrouped = []
+    cases_of = members or {}
     for (newer, _, _), older in zip(kept, [*states[1 : oldest_with + 2], None], strict=False):
         if older is None:
             break
@@ -119,6 +159,14 @@ def onset(
         then_fp = fingerprints.get((older[0].get("fingerprint", ""), name))
         if kind == "case" and now_fp and then_fp and now_fp != then_fp:
             redefined.append(newer)
+        if kind == "tag":
+            change = regrouping(
+                newer,
+                cases_of.get((newer.get("fingerprint", ""), name)),
+                cases_of.get((older[0].get("fingerprint", ""), name)),
+            )
+            if change is not None:
+                regrouped.append(change)
     return Onset(
         verdict=wanted,
         streak=len(kept),
@@ -127,6 +175,7 @@ def onset(
         last_good_verdict=before[1] if before else None,
         unclear=tuple(row for row, _, state in kept if state == "unclear"),
         redefined=tuple(redefined),
+        regrouped=tuple(regrouped),
     )
 
 
@@ -154,6 +203,13 @@ def onsets(history: dict[str, Any], p0_cases: Iterable[str] = ()) -> dict[tuple[
         for suite, cases in history.get("case_fingerprints", {}).items()
         for case, case_fingerprint in cases.items()
     }
+    # a tag's cases where its suite version's outline is known; a version whose outline
+    # lists no case of the tag has none of them
+    members = {
+        (suite, tag): tuple(tags.get(tag, ()))
+        for suite, tags in history.get("tag_members", {}).items()
+        for tag in {name for (_, kind, name) in verdicts if kind == "tag"}
+    }
     newest = listed[0]["id"]
     wanted_groups = {
         (kind, name, verdict)
@@ -162,7 +218,7 @@ def onsets(history: dict[str, Any], p0_cases: Iterable[str] = ()) -> dict[tuple[
     } | {("case", name, "regression") for name in p0_cases}
     found: dict[tuple[str, str], Onset] = {}
     for kind, name, wanted in sorted(wanted_groups):
-        result = onset(kind, name, wanted, listed, verdicts, p0_named, fingerprints)
+        result = onset(kind, name, wanted, listed, verdicts, p0_named, fingerprints, members)
         if result is not None:
             found[(kind, name)] = result
     return found

@@ -154,13 +154,14 @@ if subject != SUITE_TREND:
     )
     per_evaluation = group.drop_duplicates("evaluation")
     versions = [str(s) for s in per_evaluation["suite_fingerprint"]]
+    evaluation_ids = [str(e) for e in per_evaluation["evaluation"]]
+    representatives = tuple(dict(zip(versions, evaluation_ids, strict=True)).items())
     if kind == "case":
-        evaluation_ids = [str(e) for e in per_evaluation["evaluation"]]
-        representatives = tuple(dict(zip(versions, evaluation_ids, strict=True)).items())
         defined = data.case_fingerprints(url, representatives, name)
         changed = frames.edits(versions, [defined.get(s) for s in versions])
     else:
-        changed = frames.edits(versions)
+        members = data.tag_members(url, representatives, name)
+        changed = frames.edits(versions, members=[members.get(s) for s in versions])
     per_evaluation = per_evaluation.assign(changed=changed)
     decided = per_evaluation.dropna(subset=["difference"])
     st.markdown("**Evaluations in this chart**")

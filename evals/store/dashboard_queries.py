@@ -469,7 +469,8 @@ class DashboardQueries:
         `verdicts`: their `group_verdicts` rows (kind, name, verdict, difference) for the
         named groups; `gates`: their failed gates (evaluation, name, status, reason);
         `case_fingerprints`: per suite fingerprint among them, the named cases' case
-        fingerprints (from one stored outline of each suite fingerprint).
+        fingerprints, and `tag_members`: per suite fingerprint, the cases of each named tag
+        (both from one stored outline of each suite fingerprint).
         """
         window = (
             self._window(suite_id, environment, None, until)
@@ -482,6 +483,7 @@ class DashboardQueries:
             "verdicts": [],
             "gates": [],
             "case_fingerprints": {},
+            "tag_members": {},
         }
         if not listed or not names:
             return empty
@@ -507,6 +509,23 @@ class DashboardQueries:
             "verdicts": self._rows(query),
             "gates": self._rows(failed),
             "case_fingerprints": self.case_fingerprints(representatives, set(names)),
+            "tag_members": self.tag_members(representatives, set(names)),
+        }
+
+    def _outline_cases(self, representatives: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+        """Per suite fingerprint, the cases of the outline stored with its representative
+        evaluation (`representatives`: suite fingerprint → evaluation id)."""
+        query = select(evaluations.c.id, evaluations.c.outline).where(
+            evaluations.c.id.in_(list(representatives.values()))
+        )
+        by_id = {row["id"]: row["outline"] or {} for row in self._rows(query)}
+        return {
+            suite_fingerprint: [
+                case
+                for case in (by_id.get(evaluation_id) or {}).get("cases", [])
+                if isinstance(case, dict) and case.get("id") is not None
+            ]
+            for suite_fingerprint, evaluation_id in representatives.items()
         }
 
     def case_fingerprints(
@@ -515,18 +534,32 @@ class DashboardQueries:
         """Per suite fingerprint, the case fingerprints of the named cases, read from the
         outline stored with its representative evaluation (`representatives`: suite
         fingerprint → evaluation id)."""
-        query = select(evaluations.c.id, evaluations.c.outline).where(
-            evaluations.c.id.in_(list(representatives.values()))
-        )
-        by_id = {row["id"]: row["outline"] or {} for row in self._rows(query)}
-        found: dict[str, dict[str, str]] = {}
-        for suite_fingerprint, evaluation_id in representatives.items():
-            outline = by_id.get(evaluation_id) or {}
-            found[suite_fingerprint] = {
+        return {
+            suite_fingerprint: {
                 str(case["id"]): str(case["fingerprint"])
-                for case in outline.get("cases", [])
-                if isinstance(case, dict) and case.get("id") in names and case.get("fingerprint")
+                for case in cases
+                if case["id"] in names and case.get("fingerprint")
             }
+            for suite_fingerprint, cases in self._outline_cases(representatives).items()
+        }
+
+    def tag_members(
+        self, representatives: dict[str, str], names: set[str]
+    ) -> dict[str, dict[str, list[str]]]:
+        """Per suite fingerprint, the ids of the cases carrying each named tag (in suite
+        order), read from the outline stored with its representative evaluation; a suite
+        fingerprint whose outline lists no case (none stored) is left out."""
+        found: dict[str, dict[str, list[str]]] = {}
+        for suite_fingerprint, cases in self._outline_cases(representatives).items():
+            if not cases:
+                continue
+            members: dict[str, list[str]] = {}
+            for outlined in cases:
+                tags = outlined.get("tags")
+                for tag in tags if isinstance(tags, list) else []:
+                    if tag in names:
+                        members.setdefault(str(tag), []).append(str(outlined["id"]))
+            found[suite_fingerprint] = members
         return found
 
     def group_trend(

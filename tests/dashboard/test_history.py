@@ -53,6 +53,59 @@ def test_the_walk_goes_through_inconclusive_nights_and_suite_edits() -> None:
     assert onset.last_good["id"] == "e2" and onset.last_good_verdict == "inconclusive"
 
 
+def test_a_tags_onset_names_the_cases_that_joined_and_left_it_and_from_when() -> None:
+    listed = _listed("v3", "v2", "v2", "v1", "v1")  # e5 newest ... e1 oldest
+    stored = {e: "regression" for e in ("e5", "e4", "e3", "e2")} | {"e1": "equivalent"}
+    members = {
+        "v1": {"t": ["a", "b", "old"]},
+        "v2": {"t": ["a", "b", "new"]},
+        "v3": {"t": ["a", "b", "new"]},
+    }
+    onset = history.onsets(
+        {"evaluations": listed, "verdicts": _verdicts("tag", "t", stored), "tag_members": members}
+    )[("tag", "t")]
+    assert onset.first["id"] == "e2"
+    (change,) = onset.regrouped
+    assert change.evaluation["id"] == "e3" and change.joined == ("new",)
+    assert change.left == ("old",)
+    assert change.text() == "from e3 on, new joined; old left"
+    row = {
+        "since": "2026-03-02",
+        "since_commit": "",
+        "since_evaluation": "e2",
+        "streak": 4,
+        "last_good": "2026-03-01",
+        "last_good_commit": "",
+        "last_good_evaluation": "e1",
+        "last_good_verdict": "equivalent",
+        "unclear": "",
+        "redefined": "",
+        "regrouped": "; ".join(c.text() for c in onset.regrouped),
+    }
+    assert changes.since_text(row).endswith(
+        ". Its cases changed with the suite: from e3 on, new joined; old left"
+    )
+    # a version whose outline is not stored says nothing of the tag's cases
+    unknown = history.onsets(
+        {
+            "evaluations": listed,
+            "verdicts": _verdicts("tag", "t", stored),
+            "tag_members": {"v2": members["v2"]},
+        }
+    )[("tag", "t")]
+    assert unknown.regrouped == ()
+
+
+def test_the_overview_table_names_the_cases_a_suite_edit_moved_in_or_out_of_a_tag() -> None:
+    from evals.dashboard import frames
+
+    found = frames.edits(
+        ["v1", "v1", "v2", "v3"],
+        members=[["a", "old"], ["a", "old"], ["a", "new"], None],
+    )
+    assert found == ["", "", "suite edited: new joined; old left", "suite edited"]
+
+
 def test_a_night_without_the_case_or_with_another_verdict_ends_the_run() -> None:
     listed = _listed("v", "v", "v", "v")
     stored = {"e4": "regression", "e3": "regression", "e1": "regression"}
@@ -253,6 +306,30 @@ def test_a_quarantined_case_carries_its_badge_on_every_page(
     app.switch_page("views/runs.py").run()
     table = next(h.proto.body for h in app.html if "paged-table" in h.proto.body)
     assert all("quarantined until" in row for row in table.split("<tbody>")[1].split("<tr>")[1:])
+
+
+@pytest.mark.slow
+def test_the_refunds_tag_says_which_case_the_suite_edit_added_to_it(
+    nightly_stores: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = nightly_stores[1]
+    streamlit.cache_data.clear()
+    landing = _text(_landing(store, monkeypatch))
+    # the tag's card: its "When:" line
+    when = next(line for line in landing.splitlines() if "When:" in line and "night-" in line)
+    joined = f"Its cases changed with the suite: from night-{SUITE_EDIT:02d} on, "
+    assert joined + "refunds-question-refund-partial joined" in when
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.query_params["trend"] = "tag:refunds"
+    app.switch_page("views/overview.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    tables = " ".join(h.proto.body for h in app.html)
+    assert "suite edited: refunds-question-refund-partial joined" in tables
+    app = AppTest.from_file(APP, default_timeout=120)
+    app.query_params["trend"] = "tag:billing"
+    app.switch_page("views/overview.py").run()
+    tables = " ".join(h.proto.body for h in app.html)
+    assert "suite edited: billing-question-billing-9 left" in tables
 
 
 @pytest.mark.slow
