@@ -8,86 +8,110 @@ evaluation that names its source.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
+from collections.abc import Iterable, Iterator
 
+from evals.analysis.cells import Tally, TallyRules
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
-from evals.model.results import RunRecord
+from evals.model.plan import PlannedRun
+from evals.model.results import RunKey, RunRecord
 from evals.model.suite import Suite
+from evals.store.stored_runs import StoredRuns
 
 
-def regrade_records(suite: Suite, records: list[RunRecord]) -> tuple[list[RunRecord], list[str]]:
-    """`records` graded again by `suite`'s current assertions; plus warnings.
+class _Plan:
+    """Where each stored run sits in `suite`'s plan today: its case, prompt and agent (one
+    planned run per case, prompt and agent; a repeat changes none of what grading reads)."""
+
+    def __init__(self, suite: Suite) -> None:
+        from evals.plan.runs import build_plan
+
+        self.runs = {run.key.as_tuple()[:3]: run for run in build_plan(suite, 1)}
+
+    def find(self, key: RunKey) -> PlannedRun | None:
+        """The planned run of `key`, or None when the suite no longer runs it (its case,
+        prompt or agent is gone, or the case runs fewer repeats of its own now)."""
+        from evals.plan.runs import case_repeat
+
+        run = self.runs.get(key.as_tuple()[:3])
+        if run is None or key.repeat >= case_repeat(run.case, key.repeat + 1):
+            return None
+        return run
+
+
+def _dropped_warning(dropped: int) -> list[str]:
+    if not dropped:
+        return []
+    return [f"{dropped} stored run(s) match no case of the suite and were left out"]
+
+
+def _regraded(suite: Suite, run: PlannedRun, record: RunRecord) -> RunRecord:
+    """One stored run graded again as `run` of the suite today."""
+    from evals.common.transforms import TransformError
+    from evals.grade.grading import AssertionRaised, grade_case
+    from evals.run.runner import transformed_output
+
+    if record.status == "error" and record.error_kind != "grader_error":
+        return record
+    run = dataclasses.replace(run, case=dataclasses.replace(run.case, vars=dict(record.vars)))
+    try:
+        output = transformed_output(run, record.response.output, suite.root)
+        grade = grade_case(
+            run.case,
+            record.response,
+            output=output,
+            prompt=record.prompt,
+            latency_ms=record.latency_ms,
+            latency_source=suite.gates.latency,
+            suite_root=suite.root,
+            agent=run.provider.label,
+            provider_config=run.provider.config,
+            provider_id=run.provider.id,
+            suite_config=suite.raw,
+        )
+    except (TransformError, AssertionRaised) as exc:
+        return dataclasses.replace(
+            record,
+            case_index=run.case.index,
+            prompt_index=run.prompt_index,
+            agent_index=run.agent_index,
+            status="error",
+            grade=exc.grade if isinstance(exc, AssertionRaised) else None,
+            error=exc.message if isinstance(exc, AssertionRaised) else exc.row_error,
+            error_kind="grader_error",
+        )
+    return dataclasses.replace(
+        record,
+        case_index=run.case.index,
+        prompt_index=run.prompt_index,
+        agent_index=run.agent_index,
+        status="pass" if grade.passed else "fail",
+        grade=grade,
+        error=None,
+        error_kind=None,
+    )
+
+
+def _regraded_cases(
+    suite: Suite, plan: _Plan, records: Iterable[RunRecord]
+) -> Iterator[list[RunRecord]]:
+    """`records` (each case's runs together) graded again by `suite`'s current assertions,
+    a case at a time.
 
     Runs that errored stay as they were (there is no response to grade), but for those a
     grader failed, which are graded again (their response is stored); runs of a case
-    or agent the suite no longer has are dropped with a warning. Group assertions
+    or agent the suite no longer has are left out (the caller warns). Group assertions
     (max-score, select-best) are decided again over each case and repeat's regraded runs.
     """
-    from evals.common.transforms import TransformError
-    from evals.grade.grading import AssertionRaised, grade_case
-    from evals.plan.runs import build_plan
-    from evals.run.runner import transformed_output
-
-    repeat = max((r.key.repeat for r in records), default=-1) + 1
-    plan = {run.key.as_tuple(): run for run in build_plan(suite, repeat)}
-    regraded: list[RunRecord] = []
-    dropped = 0
-    for record in records:
-        run = plan.get(record.key.as_tuple())
-        if run is None:
-            dropped += 1
-            continue
-        if record.status == "error" and record.error_kind != "grader_error":
-            regraded.append(record)
-            continue
-        run = dataclasses.replace(run, case=dataclasses.replace(run.case, vars=dict(record.vars)))
-        try:
-            output = transformed_output(run, record.response.output, suite.root)
-            grade = grade_case(
-                run.case,
-                record.response,
-                output=output,
-                prompt=record.prompt,
-                latency_ms=record.latency_ms,
-                latency_source=suite.gates.latency,
-                suite_root=suite.root,
-                agent=run.provider.label,
-                provider_config=run.provider.config,
-                provider_id=run.provider.id,
-                suite_config=suite.raw,
-            )
-        except (TransformError, AssertionRaised) as exc:
-            regraded.append(
-                dataclasses.replace(
-                    record,
-                    case_index=run.case.index,
-                    prompt_index=run.prompt_index,
-                    agent_index=run.agent_index,
-                    status="error",
-                    grade=exc.grade if isinstance(exc, AssertionRaised) else None,
-                    error=exc.message if isinstance(exc, AssertionRaised) else exc.row_error,
-                    error_kind="grader_error",
-                )
-            )
-            continue
-        regraded.append(
-            dataclasses.replace(
-                record,
-                case_index=run.case.index,
-                prompt_index=run.prompt_index,
-                agent_index=run.agent_index,
-                status="pass" if grade.passed else "fail",
-                grade=grade,
-                error=None,
-                error_kind=None,
-            )
-        )
     from evals.grade.groups import decide_groups
 
-    warnings = [f"{dropped} stored run(s) match no case of the suite and were left out"]
-    return decide_groups(suite, regraded), warnings if dropped else []
+    for _case, runs in itertools.groupby(records, key=lambda r: r.key.case_id):
+        found = [_regraded(suite, run, r) for r in runs if (run := plan.find(r.key))]
+        if found:
+            yield decide_groups(suite, found)
 
 
 def regrade(
@@ -116,17 +140,23 @@ def regrade(
         if not path:
             raise SuiteError("cannot find the suite of the evaluation", fix="pass --suite PATH")
         suite = load_suite(path)
-        records, warnings = regrade_records(suite, store.load_runs(evaluation_id))
-        repeat = max((r.key.repeat for r in records), default=-1) + 1
+        plan = _Plan(suite)
+        kept = [key for key in store.iter_keys(evaluation_id) if plan.find(RunKey(*key))]
+        stored = sum(1 for _ in store.iter_keys(evaluation_id))
+        repeat = max((key[3] for key in kept), default=-1) + 1
         meta = new_meta(suite, RunOptions(environment=source.environment), repeat)
         meta.git_commit, meta.git_branch = source.git_commit, source.git_branch
-        meta.agents = sorted({r.key.agent for r in records}, key=suite.agent_labels.index)
+        meta.agents = sorted({key[2] for key in kept}, key=suite.agent_labels.index)
         meta.config = {**meta.config, "regraded_from": evaluation_id}
+        del kept
         store.create_evaluation(meta)
-        store.add_runs(meta.id, records)
         gate_config = suite.gates.for_environment(source.environment)
-        summary, gates = analyse(suite, records, gate_config, source.environment)
-        gates.warnings.extend(warnings)
+        tally = Tally(TallyRules.of(gate_config))
+        for records in _regraded_cases(suite, plan, store.iter_runs(evaluation_id, "cases")):
+            store.add_runs(meta.id, records)
+            tally.add_all(records)
+        summary, gates = analyse(suite, tally, gate_config, source.environment)
+        gates.warnings.extend(_dropped_warning(stored - tally.runs))
         meta.status = "complete"
         meta.ended_at = time.time()
         store.finish_evaluation(meta, summary, gates)
@@ -134,5 +164,15 @@ def regrade(
     finally:
         store.close()
     return EvaluationResult(
-        suite, meta, records, summary, gates, gate_config, repeat, annotations=annotations
+        suite,
+        meta,
+        [],
+        summary,
+        gates,
+        gate_config,
+        repeat,
+        facts=tally.facts(),
+        runs=StoredRuns(store_url, meta.id),
+        counts=tally,
+        annotations=annotations,
     )

@@ -266,11 +266,17 @@ class Store:
 
     def completed_keys(self, evaluation_id: str) -> set[tuple[str, str, str, int]]:
         """`RunKey.as_tuple()` of every stored run of the evaluation."""
+        return set(self.iter_keys(evaluation_id))
+
+    def iter_keys(self, evaluation_id: str) -> Iterator[tuple[str, str, str, int]]:
+        """`RunKey.as_tuple()` of every stored run of the evaluation, read a batch at a
+        time."""
         query = select(runs.c.prompt_id, runs.c.case_id, runs.c.agent, runs.c.repeat).where(
             runs.c.evaluation_id == evaluation_id
         )
         with self.engine.connect() as connection:
-            return {tuple(row) for row in connection.execute(query)}
+            for row in connection.execution_options(yield_per=5000).execute(query):
+                yield row[0], row[1], row[2], row[3]
 
     def load_runs(
         self,

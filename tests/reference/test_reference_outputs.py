@@ -36,14 +36,18 @@ NAMES = sorted(p.name for p in HERE.iterdir() if (p / "expected.json").is_file()
 pytestmark = pytest.mark.slow
 
 CLOSE = 1e-12
+AGAIN = (
+    " (a report meant to change: `python tests/reference/capture.py --again` records it again;"
+    " review the diff of expected.json)"
+)
 
 
 def assert_close(found: Any, expected: Any, where: str = "") -> None:
     """`found` equals `expected`, floats within a relative CLOSE."""
     if isinstance(expected, float) and isinstance(found, float):
-        assert math.isclose(found, expected, rel_tol=CLOSE, abs_tol=1e-300), where
+        assert math.isclose(found, expected, rel_tol=CLOSE, abs_tol=1e-300), f"{where}{AGAIN}"
     elif isinstance(expected, dict):
-        assert isinstance(found, dict) and found.keys() == expected.keys(), where
+        assert isinstance(found, dict) and found.keys() == expected.keys(), f"{where}{AGAIN}"
         for key, value in expected.items():
             assert_close(found[key], value, f"{where}.{key}")
     elif isinstance(expected, list):
@@ -51,7 +55,7 @@ def assert_close(found: Any, expected: Any, where: str = "") -> None:
         for index, value in enumerate(expected):
             assert_close(found[index], value, f"{where}[{index}]")
     else:
-        assert found == expected, where
+        assert found == expected, f"{where}{AGAIN}"
 
 
 def _digest(text: str) -> str:
@@ -96,7 +100,7 @@ def test_reports_are_the_recorded_ones(name: str, tmp_path: Path) -> None:
     console = Console(file=io.StringIO(), width=200, color_system=None)
     render_body(result, console)
     terminal = normalized(console.file.getvalue())  # type: ignore[attr-defined]
-    assert terminal == expected["texts"]["terminal"]
+    assert terminal == expected["texts"]["terminal"], f"the terminal summary differs{AGAIN}"
     for report, digest in expected["reports"].items():
         if report == "terminal":
             continue
@@ -104,11 +108,15 @@ def test_reports_are_the_recorded_ones(name: str, tmp_path: Path) -> None:
         write_report(target, result)
         text = normalized(target.read_text(encoding="utf-8"))
         if report in expected["texts"]:
-            assert text == expected["texts"][report]
+            assert text == expected["texts"][report], f"{report} of {name} differs{AGAIN}"
         if _digest(text) == digest:
             continue
-        assert report in expected["documents"], f"{report} of {name} differs from the recorded one"
+        assert report in expected["documents"], (
+            f"{report} of {name} differs from the recorded one{AGAIN}"
+        )
         recorded = expected["documents"][report]
         found = documents({report: text}, (report,))[report]
-        assert found["rest"] == recorded["rest"], f"{report} of {name} differs beyond its evals key"
+        assert found["rest"] == recorded["rest"], (
+            f"{report} of {name} differs beyond its evals key{AGAIN}"
+        )
         assert_close(found["evals"], recorded["evals"], f"{report}.evals")
