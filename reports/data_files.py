@@ -14,7 +14,6 @@ from evals.common.spreadsheet import csv_lines
 from evals.model.evaluation import EvaluationResult
 from evals.reports.json_document import ROWS_MARK, document_parts, finished_row, row_fragment
 from evals.reports.promptfoo_format import (
-    build_document,
     column_metrics,
     columns,
     document_head,
@@ -61,17 +60,38 @@ def _finished(row: dict[str, Any]) -> bytes:
     return finished_row(row_fragment(row), test_idx)
 
 
-def render_yaml(result: EvaluationResult) -> str:
-    """The same document as the JSON report, in YAML, as promptfoo's `-o out.yaml` writes."""
+def render_yaml(result: EvaluationResult) -> Iterator[str]:
+    """The same document as the JSON report, in YAML, as promptfoo's `-o out.yaml` writes,
+    a row at a time: the document around the rows is dumped once, then each row as an item
+    of `results.results` (the runs read twice, once for the columns' metrics)."""
+    head = document_head(result, ROWS_MARK)
+    fill_head(head, column_metrics(result), duration_ms(result))
+    before, after = _yaml(jsonable(head)).split(_YAML_ROWS_LINE, 1)
+    yield before
+    empty = True
+    for row in iter_rows(result):
+        if empty:
+            yield "  results:\n"
+            empty = False
+        yield _indented(_yaml([jsonable(row)]), "  ")
+    if empty:
+        yield "  results: []\n"
+    yield after
+
+
+_YAML_ROWS_LINE = '  results: "\\0rows\\0"\n'
+
+
+def _yaml(value: Any) -> str:
     # libyaml's emitter when PyYAML has it: the pure-Python one takes seconds per megabyte
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    return yaml.dump(
-        jsonable(build_document(result)),
-        Dumper=dumper,
-        sort_keys=False,
-        allow_unicode=True,
-        width=100,
-    )
+    return yaml.dump(value, Dumper=dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _indented(text: str, indent: str) -> str:
+    """`text` with each line that is not empty indented (an empty line inside a quoted
+    scalar stays empty, so the scalar reads the same)."""
+    return "".join(indent + line if line.strip("\n") else line for line in text.splitlines(True))
 
 
 def render_jsonl(result: EvaluationResult) -> Iterator[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import platform
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,6 @@ from evals.reports.promptfoo_row import (
     accumulate,
     empty_metrics,
     encoded_row,
-    fill_head,
     finish_metrics,
     producer_version,
     test_indices,
@@ -170,11 +169,6 @@ def _baseline_first(result: EvaluationResult, summary: dict[str, Any]) -> dict[s
     return summary
 
 
-def build_rows(result: EvaluationResult) -> list[dict[str, Any]]:
-    """Every run as a promptfoo row, ordered by (testIdx, promptIdx) like promptfoo."""
-    return list(iter_rows(result))
-
-
 def _test_indices(result: EvaluationResult) -> dict[tuple[int, int], int]:
     """(case index, repeat) -> testIdx, from the records or from what was counted of them."""
     if result.records:
@@ -184,8 +178,9 @@ def _test_indices(result: EvaluationResult) -> dict[tuple[int, int], int]:
 
 
 def iter_rows(result: EvaluationResult) -> Iterator[dict[str, Any]]:
-    """`build_rows` one row at a time, the runs read in that order (`every_run`), so a
-    report of a million runs never holds them all."""
+    """Every run as a promptfoo row, ordered by (testIdx, promptIdx) like promptfoo, one
+    row at a time as the runs are read in that order (`every_run`), so a report of a
+    million runs never holds them all."""
     tests = {c.index: test_case(c) for c in result.suite.cases}
     cols = columns(result)
     fields = [column_fields(column) for column in cols]
@@ -275,22 +270,10 @@ def duration_ms(result: EvaluationResult) -> int:
     return round(((meta.ended_at or meta.started_at) - meta.started_at) * 1000)
 
 
-def column_metrics(
-    result: EvaluationResult, rows: Iterable[dict[str, Any]] | None = None
-) -> list[dict[str, Any]]:
-    """The columns with their metrics summed over `rows` (by default every run's row, read
-    one at a time)."""
+def column_metrics(result: EvaluationResult) -> list[dict[str, Any]]:
+    """The columns with their metrics summed over every run's row, read one at a time."""
     prompts = column_prompts(columns(result))
-    for row in iter_rows(result) if rows is None else rows:
+    for row in iter_rows(result):
         accumulate(prompts[row["promptIdx"]]["metrics"], row)
     finish_metrics(prompts, result.suite.derived_metrics)
     return prompts
-
-
-def build_document(result: EvaluationResult) -> dict[str, Any]:
-    """The whole output file: evalId, results (v3), config, metadata and the `evals` key."""
-    rows = build_rows(result)
-    prompts = column_metrics(result, rows)
-    head = document_head(result, rows)
-    fill_head(head, prompts, duration_ms(result))
-    return head

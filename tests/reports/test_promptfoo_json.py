@@ -196,7 +196,7 @@ def test_counts_follow_any_mix_of_outcomes(statuses):
 
 def test_yaml_and_jsonl_carry_the_same_rows(ours):
     result = sample_result()
-    from_yaml = yaml.safe_load(render_yaml(result))
+    from_yaml = yaml.safe_load("".join(render_yaml(result)))
     assert from_yaml["results"]["results"] == ours["results"]["results"]
     lines = "".join(render_jsonl(result)).splitlines()
     assert [json.loads(line) for line in lines] == ours["results"]["results"]

@@ -137,7 +137,7 @@ def test_html_past_its_cap_details_the_runs_that_did_not_pass(tmp_path, monkeypa
     assert _shown_runs(whole) == {"PASS": 78, "FAIL": 42}
 
 
-@pytest.mark.parametrize("name", ["out.jsonl", "out.csv", "out.json"])
+@pytest.mark.parametrize("name", ["out.jsonl", "out.csv", "out.json", "out.yaml"])
 def test_a_report_is_written_in_parts_not_held_whole(tmp_path, name):
     suite = load_suite(_project(tmp_path))
     store = f"sqlite:///{tmp_path / 'results.db'}"
