@@ -103,7 +103,7 @@ def undecidable(
     budget = 1 - config.confidence
     spending = catalog.spending(scope)
     found = []
-    for gate in catalog.GATES:
+    for gate in catalog.gates_for(config):
         if gate.reach is None or gate.family(scope) is None:
             continue
         levels = _levels(gate, scope, spending, budget)

@@ -16,6 +16,7 @@ import pytest
 from evals.agents.registry import build_agent, check_grader, is_provider_id
 from evals.common import plugins
 from evals.gates.catalog import planned_gate_count
+from evals.gates.feasibility import undecidable
 from evals.graders.registry import get_grader, known_types
 from evals.model.errors import SuiteError
 from evals.model.suite import ProviderSpec
@@ -52,6 +53,10 @@ def _decide(evidence, levels):
     reason = "short answers"
     return [GateResult("max_short_rate", status, limit, rate, None, reason, share=levels.share)]
 
+def _reach(design):
+    from evals.gates.registry import Reach
+    return [Reach("max_short_rate", design.repeats >= 4, True)]
+
 SHORT = Gate(
     name="max_short_rate",
     keys=("max_short_rate",),
@@ -59,6 +64,7 @@ SHORT = Gate(
     family=when_set("max_short_rate", "subject"),
     decide=_decide,
     parse=_parse,
+    reach=_reach,
 )
 
 class Echo:
@@ -269,3 +275,16 @@ def test_evals_plugins_says_when_none_are_installed_or_they_are_disabled(
     monkeypatch.setenv(plugins.DISABLE_VARIABLE, "1")
     assert main(["plugins"]) == 0
     assert capsys.readouterr().out.count("  plugins are disabled\n") == len(plugins.GROUPS)
+
+
+def test_a_plugin_gate_that_cannot_fail_at_the_suite_s_repeats_is_named_before_any_run(
+    installed,
+) -> None:
+    installed("acme-fast", ACME, MODULE)
+    suite = simulated_suite(CASES)
+    suite.gates = parse_gates({"candidate": "cand", "max_short_rate": 0.5}, ["base", "cand"])
+    suite.evaluate_options.repeat = 2
+
+    found = [u for u in undecidable(suite, None) if u.row == "max_short_rate"]
+
+    assert [(u.side, u.repeats, u.needed) for u in found] == [("fail", 2, 4)]
