@@ -329,7 +329,7 @@ def render_terminal(
 
 def render_body(result: EvaluationResult, console: Console) -> None:
     """Print the tables and their explanations: everything before the last block."""
-    _emit(console, lambda: _render(result, console))
+    emit(console, lambda: _render(result, console))
 
 
 def render_closing(result: EvaluationResult, console: Console, closing: Closing) -> None:
@@ -347,10 +347,10 @@ def render_closing(result: EvaluationResult, console: Console, closing: Closing)
             else:
                 console.print(Text(line.text, line.style), soft_wrap=True)
 
-    _emit(console, draw)
+    emit(console, draw)
 
 
-def _emit(console: Console, draw: Callable[[], None]) -> None:
+def emit(console: Console, draw: Callable[[], None]) -> None:
     """Run `draw` on `console`; where it is no terminal, without trailing spaces (rich
     pads each table row to the table's width)."""
     if console.is_terminal:

@@ -44,7 +44,8 @@ def _stored_verdict(url: str, evaluation_id: str) -> str:
     return verdict
 
 
-def test_history_lists_evaluations_with_their_verdicts(write_suite, tmp_path, capsys):
+def test_history_lists_evaluations_with_their_verdicts(write_suite, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # a log: every row on one line
     suite = write_suite(SUITE, files={"agent.py": AGENT})
     store = f"sqlite:///{tmp_path / 'store.db'}"
     base = ["run", str(suite), "--store", store, "--no-progress", "-q"]
@@ -66,6 +67,26 @@ def test_history_lists_evaluations_with_their_verdicts(write_suite, tmp_path, ca
         "passed",
     ]
     assert "nightly" in rows[1]
+
+
+@pytest.mark.parametrize("columns", [None, "80"])
+def test_history_never_cuts_an_evaluation_id(write_suite, tmp_path, capsys, monkeypatch, columns):
+    """Before: ids were cut at 28 characters (`nightly-2026-12-07-main-bra…`), so the id
+    `evals compare` needs could not be copied from the list."""
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    suite = write_suite(SUITE, files={"agent.py": AGENT})
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    long_id = "nightly-2026-12-07-main-branch-abcdef1234"
+    run = ["run", str(suite), "--store", store, "--no-progress", "-q", "--evaluation-id", long_id]
+    assert main(run) == ExitCode.OK
+    capsys.readouterr()
+    assert main(["history", "--store", store]) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert long_id in out.split()
+    assert all(line == line.rstrip() for line in out.splitlines())
 
 
 def test_compare_gates_a_stored_candidate_against_a_stored_baseline(write_suite, tmp_path, capsys):

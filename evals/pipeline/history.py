@@ -53,10 +53,10 @@ def print_history(
     """Print stored evaluations, newest first, one line each, with their gate verdict and,
     for nightlies, whether each is the baseline and why."""
     from rich import box
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
+    from evals.reports.terminal import emit, summary_console
     from evals.store import open_store
 
     store = open_store(store_url)
@@ -65,30 +65,41 @@ def print_history(
         baselines = baseline_column(store, metas)
     finally:
         store.close()
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for column in ("id", "suite", "version", "env", "branch", "commit", "started (UTC)"):
-        table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=28)
-    table.add_column("verdict", no_wrap=True)
-    table.add_column("baseline", overflow="fold", max_width=60)
     colours = {"pass": "green", "fail": "red", "undetermined": "yellow"}
+    rows = []
     for meta in metas:
         verdict = meta.verdict or "" if meta.status == "complete" else meta.status
         started = datetime.fromtimestamp(meta.started_at, UTC).strftime("%Y-%m-%d %H:%M")
-        table.add_row(
-            meta.id,
-            meta.suite_id,
-            meta.suite_version or "",
-            meta.environment or "",
-            meta.git_branch or "",
-            (meta.git_commit or "")[:8],
-            started,
-            f"[{colours.get(verdict, 'default')}]{verdict}[/]",
-            escape(baselines.get(meta.id, "")),
+        rows.append(
+            {
+                "id": escape(meta.id),
+                "suite": escape(meta.suite_id),
+                "version": escape(meta.suite_version or ""),
+                "env": escape(meta.environment or ""),
+                "branch": escape(meta.git_branch or ""),
+                "commit": (meta.git_commit or "")[:8],
+                "started (UTC)": started,
+                "verdict": f"[{colours.get(verdict, 'default')}]{verdict}[/]",
+                "baseline": escape(baselines.get(meta.id, "")),
+            }
         )
-    console = Console()
-    if not console.is_terminal:  # logs and pipes: never truncate ids
-        console = Console(width=220)
-    console.print(table)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    # never cut: `evals compare ID` and `--suite ID` take them (narrow, other columns give
+    # way); a column no evaluation fills is left out
+    for column in ("id", "suite"):
+        width = max((len(row[column]) for row in rows), default=2)
+        table.add_column(column, no_wrap=True, min_width=width)
+    for column in ("version", "env", "branch", "commit"):
+        if any(row[column] for row in rows):
+            table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=28)
+    table.add_column("started (UTC)")  # wraps at its space when narrow
+    table.add_column("verdict", no_wrap=True)
+    if any(row["baseline"] for row in rows):
+        table.add_column("baseline", overflow="fold", max_width=60)
+    for row in rows:
+        table.add_row(*(row[str(column.header)] for column in table.columns))
+    console = summary_console()  # a log or pipe: every row on one line, unpadded
+    emit(console, lambda: console.print(table))
 
 
 def _pick_agent(
