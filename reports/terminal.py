@@ -27,6 +27,7 @@ from evals.reports import text
 from evals.reports.closing import Closing, closing_lines
 from evals.reports.conversation import failed_conversations, failure_line
 from evals.reports.view import (
+    annotation_rows,
     case_comparisons,
     case_family,
     compared_agents,
@@ -398,3 +399,15 @@ def _render(result: EvaluationResult, console: Console) -> None:
         console.print(Text(f"gate configuration: {settings}", style="dim"))
     for warning in notes(result):
         console.print(Text(f"warning: {warning}", style="yellow"))
+    annotations = annotation_rows(result)
+    if annotations:
+        console.print(
+            Text(
+                f"{len(annotations)} annotation(s) by people on these runs, listed in the "
+                "Markdown, HTML and JSON reports; they change no verdict and no gate",
+                style="dim",
+            )
+        )
+        for row in annotations:
+            said = f": {row.said}" if row.said else ""
+            console.print(Text(f"  {row.what} by {row.who}, {row.when} · {row.run}{said}"))

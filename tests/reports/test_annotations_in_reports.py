@@ -124,6 +124,8 @@ def test_annotations_made_from_the_command_line_are_listed_in_every_report(tmp_p
     # the override of a failed run to pass changes no gate: still the graders' verdict
     assert code == 1, printed
     assert "regression fail" in printed
+    assert "3 annotation(s) by people on these runs" in printed
+    assert "verdict overridden to pass by ana@shop.example" in printed
 
     markdown = (project / "compare.md").read_text()
     section = markdown.split("### Annotations (3)", 1)[1].split("###", 1)[0]
