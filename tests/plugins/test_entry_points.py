@@ -163,6 +163,13 @@ def test_a_plugin_gate_key_is_read_by_the_gate_and_applies_per_environment(insta
     )
     assert config.for_environment("nightly").value("max_short_rate") == 0.2
     assert config.for_environment("pr").value("max_short_rate") == 0.5
+    tagged = parse_gates(
+        {"max_short_rate": 0.5, "per_tag": {"news": {"max_short_rate": 0.1}}}, ["a"]
+    )
+    assert tagged.for_tag("news").value("max_short_rate") == 0.1
+    assert tagged.for_tag("sport").value("max_short_rate") == 0.5
+    with pytest.raises(SuiteError, match="must be a rate between 0 and 1"):
+        parse_gates({"per_tag": {"news": {"max_short_rate": 2}}}, ["a"])
     with pytest.raises(SuiteError, match="did you mean 'max_short_rate'"):
         parse_gates({"max_short_rat": 0.5}, ["a"])
 
