@@ -1393,6 +1393,13 @@ def _store_location(args: argparse.Namespace) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command line; returns the process exit code."""
+    from evals.common.ci_log import workflow_commands_paused
+
+    with workflow_commands_paused():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     collect_rarely()
     parser = build_parser()
     args = parser.parse_args(argv)

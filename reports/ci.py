@@ -18,7 +18,7 @@ from evals.model.evaluation import EvaluationResult
 from evals.model.gates import about
 from evals.model.summary import CaseAgentStats, Comparison
 from evals.reports import text
-from evals.reports.markdown import render_markdown
+from evals.reports.markdown import code_span, plain_text, render_markdown
 from evals.reports.view import regressions
 
 COMMENT_MARKER = "<!-- evals-ci: pull request verdict -->"
@@ -81,11 +81,13 @@ def _tag_findings(comparison: Comparison, tolerance: float) -> list[str]:
             continue
         if group.verdict == "regression":
             found.append(
-                f"tag `{group.group}` {text.points(group.difference)} ({group.cases} cases)"
+                f"tag {code_span(group.group)} {text.points(group.difference)} "
+                f"({group.cases} cases)"
             )
         elif group.difference < -tolerance and group.verdict != "improvement":
             found.append(
-                f"tag `{group.group}` {text.points(group.difference)} ({group.cases} cases, "
+                f"tag {code_span(group.group)} {text.points(group.difference)} "
+                f"({group.cases} cases, "
                 "not decided)"
             )
     return found
@@ -139,7 +141,7 @@ def _changed_cases(outcome: CiOutcome, result: EvaluationResult) -> list[str]:
             if row is None:
                 continue
             lines.append(
-                f"{what} case `{case_id}`: {text.count(row.passes, row.counted)} passed "
+                f"{what} case {code_span(case_id)}: {text.count(row.passes, row.counted)} passed "
                 f"({text.percent(row.pass_rate)})"
             )
     return lines
@@ -186,21 +188,21 @@ def _regressions(result: EvaluationResult) -> list[str]:
         return []
     groups = [comparison.overall, *comparison.tags]
     lines = [
-        f"- {'suite' if g is comparison.overall else f'tag `{g.group}`'}: "
+        f"- {'suite' if g is comparison.overall else f'tag {code_span(g.group)}'}: "
         f"{text.percent(g.baseline_rate)} → {text.percent(g.candidate_rate)}, "
         f"{text.points(g.difference)} {text.points_interval(g.interval)}"
         for g in groups
         if g.verdict == "regression"
     ]
     lines += [
-        f"- case `{c.case_id}` ({', '.join(c.tags) or 'no tags'}): "
+        f"- case {code_span(c.case_id)} ({plain_text(', '.join(c.tags)) or 'no tags'}): "
         f"{text.count(c.baseline.passes, c.baseline.runs)} → "
         f"{text.count(c.candidate.passes, c.candidate.runs)}"
         for c in regressions(result)
     ]
     if not lines:
         return []
-    return ["", f"### Regressions of {comparison.candidate}", "", *lines]
+    return ["", f"### Regressions of {plain_text(comparison.candidate)}", "", *lines]
 
 
 def _links(outcome: CiOutcome) -> list[str]:

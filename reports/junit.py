@@ -18,6 +18,7 @@ undetermined verdict and a skipped test (with its reason) where it warns.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 from evals.model.evaluation import EvaluationResult
@@ -31,6 +32,27 @@ from evals.reports.view import (
     run_reason,
     runs_by_case,
 )
+
+# Characters XML 1.0 cannot hold at all (C0 controls but tab and newlines, lone
+# surrogates, U+FFFE and U+FFFF); a document holding one is refused by every parser.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(value: str) -> str:
+    """`value` with each character XML cannot hold written as its escape (`\\x1b`), so an
+    agent's terminal colours or NUL bytes leave the report parseable."""
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), value)
+
+
+def _xml_safe(root: ET.Element) -> None:
+    """Every text, tail and attribute under `root` made XML-safe, in place."""
+    for element in root.iter():
+        if element.text:
+            element.text = _xml_text(element.text)
+        if element.tail:
+            element.tail = _xml_text(element.tail)
+        for name, value in element.attrib.items():
+            element.set(name, _xml_text(value))
 
 
 def _runs_text(runs: list[RunRecord]) -> str:
@@ -197,5 +219,6 @@ def render_junit(result: EvaluationResult) -> str:
         root.set(attribute, str(sum(int(s.get(attribute, "0")) for s in suites)))
     root.set("time", f"{sum(float(s.get('time', '0')) for s in suites):.3f}")
     root.extend(suites)
+    _xml_safe(root)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

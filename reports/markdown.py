@@ -33,42 +33,49 @@ from evals.reports.view import (
 MAX_CASE_ROWS = 10
 
 
-def _cell(value: object) -> str:
-    """Table-safe text: pipes escaped and newlines flattened."""
-    return str(value).replace("|", "\\|").replace("\n", " ")
+_MARKUP = re.compile(r"([\\`*<>&|~])")
+_MENTION = re.compile(r"(?<!\w)@(?=\w)")
 
 
-_MARKUP = re.compile(r"([\\`*\[\]!<>&@|~])")
+def plain_text(value: object) -> str:
+    """Text that renders as itself, on one line and safe in a table cell: no HTML, links,
+    images, mentions or emphasis from words an agent, a dataset or a user wrote (an
+    agent's error quoted in a gate's reason, a triage reason, a tool's name). A link or
+    an image needs `](`, a mention an `@` that starts a word directly before a name: a
+    word joiner (U+2060, invisible) goes between them."""
+    escaped = _MARKUP.sub(r"\\\1", " ".join(str(value).splitlines()))
+    return _MENTION.sub("@\u2060", escaped.replace("](", "]\\("))
 
 
-def _plain(value: object) -> str:
-    """Text that renders as itself: no HTML, links, images, mentions or emphasis from
-    users' words (triage reasons and names among the warnings)."""
-    return _MARKUP.sub(r"\\\1", str(value)).replace("\n", " ")
+def code_span(value: object) -> str:
+    """`value` as an inline code span that cannot end early or break its table row."""
+    flat = " ".join(str(value).splitlines()).replace("`", "'")
+    return "`" + flat.replace("|", "\\|") + "`"
 
 
 def _header(result: EvaluationResult) -> list[str]:
     meta = result.meta
     version = f" v{meta.suite_version}" if meta.suite_version else ""
     baseline, candidate = compared_agents(result)
-    parts = [f"**{_cell(meta.suite_id)}**{version}", f"suite `{meta.fingerprint[:12]}`"]
+    parts = [f"**{plain_text(meta.suite_id)}**{version}", f"suite `{meta.fingerprint[:12]}`"]
     parts.append(f"evaluation `{meta.id}`")
     if meta.git_commit:
-        branch = f" ({_cell(meta.git_branch)})" if meta.git_branch else ""
+        branch = f" ({plain_text(meta.git_branch)})" if meta.git_branch else ""
         parts.append(f"commit `{meta.git_commit[:10]}`{branch}")
     parts.append(f"{result.repeat} repeats, {run_facts(result).runs} runs")
     lines = [f"## {text.verdict_line(result.gates)}", ""]
     failed = failed_gates(result)
     if failed:
         lines += [
-            "**Failed**: " + "; ".join(f"`{_cell(g.name)}`: {_cell(g.reason)}" for g in failed),
+            "**Failed**: "
+            + "; ".join(f"{code_span(g.name)}: {plain_text(g.reason)}" for g in failed),
             "",
         ]
     undetermined = undetermined_gates(result)
     if result.gates.verdict == "undetermined" and undetermined:
         lines += [
             "**Undetermined** (the data show neither pass nor fail): "
-            + "; ".join(f"`{_cell(g.name)}`: {_cell(g.reason)}" for g in undetermined),
+            + "; ".join(f"{code_span(g.name)}: {plain_text(g.reason)}" for g in undetermined),
             "",
         ]
     lines.append(" · ".join(parts))
@@ -77,7 +84,7 @@ def _header(result: EvaluationResult) -> list[str]:
         overall = comparison.overall
         lines += [
             "",
-            f"**{_cell(baseline)}** (baseline) vs **{_cell(candidate)}** (candidate): "
+            f"**{plain_text(baseline)}** (baseline) vs **{plain_text(candidate)}** (candidate): "
             f"{text.percent(overall.baseline_rate)} vs {text.percent(overall.candidate_rate)}, "
             f"{text.points(overall.difference)} {text.points_interval(overall.interval)} "
             f"→ **{overall.verdict}**",
@@ -99,11 +106,13 @@ def _gates(result: EvaluationResult) -> list[str]:
         icon = text.GATE_ICONS.get(gate.status, "")
         name = gate.name if gate.blocking else f"{gate.name} (advisory)"
         lines.append(
-            f"| {icon} | {_cell(name)} | {text.number(gate.threshold)} | "
+            f"| {icon} | {plain_text(name)} | {text.number(gate.threshold)} | "
             f"{text.number(gate.measured)} | {_limit(gate.fail_limit, gate.fail_level)} | "
-            f"{_limit(gate.pass_limit, gate.pass_level)} | {_cell(gate.reason)} |"
+            f"{_limit(gate.pass_limit, gate.pass_level)} | {plain_text(gate.reason)} |"
         )
-    settings = "; ".join(f"`{key}`: {_cell(value)}" for key, value in gate_settings(result))
+    settings = "; ".join(
+        f"{code_span(key)}: {plain_text(value)}" for key, value in gate_settings(result)
+    )
     lines += [
         "",
         f"<details><summary>Gate configuration applied</summary>\n\n{settings}\n\n</details>",
@@ -131,12 +140,12 @@ def _case_table(title: str, cases: list[CaseComparison], level: float | None) ->
     for case in cases[:MAX_CASE_ROWS]:
         base, cand = case.baseline, case.candidate
         lines.append(
-            f"| `{_cell(case.case_id)}` | {case.priority or ''} | "
+            f"| {code_span(case.case_id)} | {case.priority or ''} | "
             f"{text.count(base.passes, base.runs)} {text.interval(base.interval, 0)} | "
             f"{text.count(cand.passes, cand.runs)} {text.interval(cand.interval, 0)} | "
             f"{text.points(case.difference)} {text.points_interval(case.interval, 0)} | "
             f"{text.number(case.p_value, 3)} | {text.number(case.p_adjusted, 3)} | "
-            f"{_cell(case.reason)} |"
+            f"{plain_text(case.reason)} |"
         )
     if len(cases) > MAX_CASE_ROWS:
         lines.append(f"\n…and {len(cases) - MAX_CASE_ROWS} more in the full report.")
@@ -170,7 +179,8 @@ def _costs(result: EvaluationResult) -> list[str]:
     ]
     for s in stats:
         lines.append(
-            f"| {_cell(s.agent)} | {text.percent(s.pass_rate)} {text.interval(s.interval, 0)} | "
+            f"| {plain_text(s.agent)} | {text.percent(s.pass_rate)} "
+            f"{text.interval(s.interval, 0)} | "
             f"{s.errors}/{s.runs} | {text.cost(s.total_cost, s.unknown_cost_runs)} | "
             f"{text.cost(s.cost_per_accepted, s.unknown_cost_runs)} | "
             f"{text.milliseconds(s.mean_latency_ms)} | {text.milliseconds(s.p95_latency_ms)} |"
@@ -200,8 +210,8 @@ def _scorecard(result: EvaluationResult) -> list[str]:
         "| " + " | ".join(columns) + " |",
         "|" + "---|" * len(columns),
     ]
-    lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
-    return [*lines, "", *(f"- {_cell(line)}" for line in robustness_lines(result))]
+    lines += ["| " + " | ".join(plain_text(value) for value in row) + " |" for row in rows]
+    return [*lines, "", *(f"- {plain_text(line)}" for line in robustness_lines(result))]
 
 
 def _difference(baseline: float | None, candidate: float | None) -> float | None:
@@ -212,14 +222,14 @@ def _warnings(result: EvaluationResult) -> list[str]:
     warnings = notes(result)
     if not warnings:
         return []
-    return ["", "### Warnings", "", *(f"- {_plain(w)}" for w in warnings)]
+    return ["", "### Warnings", "", *(f"- {plain_text(w)}" for w in warnings)]
 
 
 def _explanations(result: EvaluationResult) -> list[str]:
     sentences = explanations(result)
     if not sentences:
         return []
-    return ["", "### What changed", "", *(f"- {_cell(s)}" for s in sentences)]
+    return ["", "### What changed", "", *(f"- {plain_text(s)}" for s in sentences)]
 
 
 def _conversations(result: EvaluationResult) -> list[str]:
@@ -238,8 +248,8 @@ def _conversations(result: EvaluationResult) -> list[str]:
     for f in found:
         first = f"repeat {f.first.key.repeat + 1}: {failure_line(f.first)}"
         lines.append(
-            f"| {_cell(f.agent)} | {_cell(f.case_id)} | {f.failed}/{f.conversations} "
-            f"| {_cell(first)} |"
+            f"| {plain_text(f.agent)} | {plain_text(f.case_id)} | {f.failed}/{f.conversations} "
+            f"| {plain_text(first)} |"
         )
     return lines
 
@@ -252,13 +262,14 @@ def _annotations(result: EvaluationResult) -> list[str]:
         "",
         f"### Annotations ({len(rows)})",
         "",
-        _cell(ANNOTATIONS_CHANGE_NO_GATE),
+        ANNOTATIONS_CHANGE_NO_GATE,
         "",
         "| When | Who | Run | Annotation | Said |",
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| {r.when} | {_plain(r.who)} | {_cell(r.run)} | {r.what} | {_plain(r.said)} |"
+        f"| {r.when} | {plain_text(r.who)} | {plain_text(r.run)} | {r.what} "
+        f"| {plain_text(r.said)} |"
         for r in rows
     ]
     return lines

@@ -11,6 +11,7 @@ each row and sentence stays on one line, without trailing spaces.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -54,6 +55,24 @@ MAX_REASONS = 10
 VERDICT_RANK = {"regression": 0, "improvement": 1, "inconclusive": 2}
 
 
+# Characters a terminal acts on rather than shows (escape sequences that recolour, move the
+# cursor, retitle the window or write the clipboard; a carriage return overwriting a line;
+# NUL, backspace, C1 controls) and the bidirectional overrides that reorder what a line
+# appears to say (Trojan Source): data never sends them.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(value: str) -> str:
+    """`value` as the terminal shows it: each control character written as its escape
+    (`\\x1b`), so a tag, a case's name or an agent's text cannot drive the terminal."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), value)
+
+
+def _text(value: str, style: str = "") -> Text:
+    """Rich text of `value`, never markup, its control characters shown."""
+    return Text(_shown(value), style)
+
+
 def shown_rows(rows: list[T], rank: Callable[[T], int]) -> tuple[list[T], int]:
     """The rows a terminal table shows, in their order, and how many it leaves out.
 
@@ -69,8 +88,14 @@ def shown_rows(rows: list[T], rank: Callable[[T], int]) -> tuple[list[T], int]:
 def _add_row(table: Table, *cells: str | Text) -> None:
     """Add a row whose text is shown as it is: a case id like `test_x[busi]` or a reason
     quoting one is never read as rich markup (which would drop the brackets and make
-    different cases read the same)."""
-    table.add_row(*(Text(cell) if isinstance(cell, str) else cell for cell in cells))
+    different cases read the same), and on one line: a tag holding a newline cannot start
+    a line of the log (where CI reads `::error::` as a command)."""
+    table.add_row(*(_text(_one_line(c)) if isinstance(c, str) else c for c in cells))
+
+
+def _one_line(value: str) -> str:
+    """`value` with its line breaks written as `\\n`."""
+    return "\\n".join(value.splitlines()) if "\n" in value or "\r" in value else value
 
 
 def _omitted_caption(hidden: int) -> str | None:
@@ -132,9 +157,9 @@ def _comparison_table(
     )
     table.add_column("Case", no_wrap=True)
     table.add_column("P", no_wrap=True, min_width=2, style="dim")
-    table.add_column(Text(baseline or ""), no_wrap=True, min_width=11)
-    table.add_column(Text(candidate or ""), no_wrap=True, min_width=11)
-    table.add_column(Text("Δ [interval]"), no_wrap=True, min_width=16)
+    table.add_column(_text(baseline or ""), no_wrap=True, min_width=11)
+    table.add_column(_text(candidate or ""), no_wrap=True, min_width=11)
+    table.add_column(_text("Δ [interval]"), no_wrap=True, min_width=16)
     table.add_column("q", no_wrap=True, min_width=5)
     table.add_column("Verdict", no_wrap=True, min_width=12)
     for name, case in zip(names, rows, strict=True):
@@ -146,7 +171,7 @@ def _comparison_table(
             _rate(case.candidate),
             _delta(case.difference, case.interval),
             _q(case.p_adjusted),
-            Text(case.verdict, style=VERDICT_STYLES.get(case.verdict, "")),
+            _text(case.verdict, style=VERDICT_STYLES.get(case.verdict, "")),
         )
     return table
 
@@ -210,7 +235,7 @@ def _single_agent_table(result: EvaluationResult) -> Table:
     )
     latency = f"Mean latency ({result.summary.latency_source})"
     for name in ("Case", "Tags", "Agent", "Passed [interval]", latency, "Mean cost"):
-        table.add_column(Text(name), overflow="fold")
+        table.add_column(_text(name), overflow="fold")
     for stats in rows:
         case = cases.get(stats.case_id)
         _add_row(
@@ -241,7 +266,7 @@ def _tag_table(result: EvaluationResult) -> Table | None:
     )
     table.add_column("Tag", overflow="fold")
     for name in ("Cases", comparison.baseline, comparison.candidate, "Δ [interval]"):
-        table.add_column(Text(name), no_wrap=True, overflow="ellipsis")
+        table.add_column(_text(name), no_wrap=True, overflow="ellipsis")
     table.add_column("Level", no_wrap=True, min_width=7)
     table.add_column("q", no_wrap=True, min_width=5)
     table.add_column("Verdict", no_wrap=True, min_width=12)
@@ -255,7 +280,7 @@ def _tag_table(result: EvaluationResult) -> Table | None:
             _delta(group.difference, group.interval),
             text.level(group.level),
             _q(group.p_adjusted),
-            Text(group.verdict, style=VERDICT_STYLES.get(group.verdict, "")),
+            _text(group.verdict, style=VERDICT_STYLES.get(group.verdict, "")),
         )
     return table
 
@@ -279,7 +304,7 @@ def _gate_table(result: EvaluationResult) -> Table | None:
     for gate in result.gates.gates:
         name = gate.name if gate.blocking else f"{gate.name} (advisory)"
         _add_row(
-            table, name, Text(gate.status, style=GATE_STYLES.get(gate.status, "")), gate.reason
+            table, name, _text(gate.status, style=GATE_STYLES.get(gate.status, "")), gate.reason
         )
     return table
 
@@ -292,9 +317,9 @@ def _scorecard_table(result: EvaluationResult) -> Table | None:
         "Scorecard (mean layer scores; S: the combined score; <min: runs below a "
         "minimum; spans: missing_span_rate)"
     )
-    table.add_column(Text(columns[0]), overflow="fold")
+    table.add_column(_text(columns[0]), overflow="fold")
     for name in columns[1:]:
-        table.add_column(Text(name), no_wrap=True, justify="right")
+        table.add_column(_text(name), no_wrap=True, justify="right")
     for row in rows:
         _add_row(table, *row)
     return table
@@ -341,12 +366,12 @@ def render_closing(result: EvaluationResult, console: Console, closing: Closing)
 
     def draw() -> None:
         if closing.preface:
-            console.print(Text(closing.preface))
+            console.print(_text(closing.preface))
         for line in lines:
             if line.cut:
-                console.print(Text(line.text, line.style), no_wrap=True, overflow="ellipsis")
+                console.print(_text(line.text, line.style), no_wrap=True, overflow="ellipsis")
             else:
-                console.print(Text(line.text, line.style), soft_wrap=True)
+                console.print(_text(line.text, line.style), soft_wrap=True)
 
     emit(console, draw)
 
@@ -368,41 +393,41 @@ def _render(result: EvaluationResult, console: Console) -> None:
         table, legend = _case_table(result, console)
         console.print(table)
         for line in legend:
-            console.print(Text(line), no_wrap=True, overflow="fold")
+            console.print(_text(line), no_wrap=True, overflow="fold")
         reasons = _case_reasons(result)
         for sentence in reasons:
-            console.print(Text(f"• {sentence}"))
+            console.print(_text(f"• {sentence}"))
         if reasons:
             console.print()
     else:
         console.print(_single_agent_table(result))
     conversations = _conversation_lines(result)
     if conversations:
-        console.print(Text("Failed conversations (the first failure of each; its turn)", "bold"))
+        console.print(_text("Failed conversations (the first failure of each; its turn)", "bold"))
         for line in conversations:
-            console.print(Text(f"• {line}"))  # reasons hold [rule] tags: never markup
+            console.print(_text(f"• {line}"))  # reasons hold [rule] tags: never markup
     scorecard = _scorecard_table(result)
     if scorecard is not None:
         console.print(scorecard)
         for line in robustness_lines(result):
-            console.print(Text(line, style="dim"))
+            console.print(_text(line, style="dim"))
     tags = _tag_table(result)
     if tags is not None:
         console.print(tags)
         for sentence in explanations(result):
-            console.print(Text(f"• {sentence}"))
+            console.print(_text(f"• {sentence}"))
         console.print()
     gates = _gate_table(result)
     if gates is not None:
         console.print(gates)
         settings = ", ".join(f"{key} {value}" for key, value in gate_settings(result))
-        console.print(Text(f"gate configuration: {settings}", style="dim"))
+        console.print(_text(f"gate configuration: {settings}", style="dim"))
     for warning in notes(result):
-        console.print(Text(f"warning: {warning}", style="yellow"))
+        console.print(_text(f"warning: {warning}", style="yellow"))
     annotations = annotation_rows(result)
     if annotations:
         console.print(
-            Text(
+            _text(
                 f"{len(annotations)} annotation(s) by people on these runs, listed in the "
                 "Markdown, HTML and JSON reports; they change no verdict and no gate",
                 style="dim",
@@ -410,4 +435,4 @@ def _render(result: EvaluationResult, console: Console) -> None:
         )
         for row in annotations:
             said = f": {row.said}" if row.said else ""
-            console.print(Text(f"  {row.what} by {row.who}, {row.when} · {row.run}{said}"))
+            console.print(_text(f"  {row.what} by {row.who}, {row.when} · {row.run}{said}"))

@@ -186,7 +186,7 @@ def test_triage_text_is_escaped_in_every_report():
     markdown = render_markdown(result)
     (line,) = [row for row in markdown.splitlines() if "quarantined c2" in row]
     assert "<" not in line.replace("\\<", "") and "](" not in line.replace("\\](", "")
-    assert "\\@everyone" in line and "\\*\\*b\\*\\*" in line
+    assert "@everyone" not in line and "@\u2060everyone" in line and "\\*\\*b\\*\\*" in line
     page = render_html(result)
     assert "<script>alert(1)</script>" not in page and "<b>eve</b>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

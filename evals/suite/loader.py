@@ -219,6 +219,7 @@ class _Loader:
         # a description may read a secret through {{ env.X }}: masked before a case id is
         # made of its words
         self.masker = Redactor(secrets=secrets)
+        self.refuse_secret_labels(providers)
         default_test = self.default_test(raw)
         cases = self.cases(raw, default_test) if cases_elsewhere is None else []
         self.check_scorecard(raw, cases)
@@ -602,6 +603,23 @@ class _Loader:
             seen.add(spec.label)
         return out
 
+    def refuse_secret_labels(self, providers: list[ProviderSpec]) -> None:
+        """Refuse an agent whose name (its `label:`, else its id) holds a secret: the name
+        identifies the agent in the store, every report, the gates and later comparisons,
+        so it cannot be masked in some places and not in others."""
+        for spec in providers:
+            masked = self.masker.text(spec.label)
+            if masked != spec.label:
+                raise SuiteError(
+                    f"the agent name {masked!r} holds a secret (the value of a secret "
+                    "environment variable, a key under a secret config key, or a key's "
+                    "shape); an agent's name is written to the store and every report",
+                    file=str(self.path),
+                    line=spec.line,
+                    fix="give the provider a label: without the secret (the secret can stay "
+                    "in its id or config, where it is used)",
+                )
+
     def checked_provider(self, item: Any, parent: Any) -> ProviderSpec:
         """A provider entry as a ProviderSpec whose id, files and config are valid."""
         from evals.agents.registry import ProviderLoadError, check_provider
@@ -786,8 +804,10 @@ class _Loader:
 
     def case(self, index: int, test: dict[str, Any], test_vars: dict[str, Any]) -> Case:
         """A case from a test already merged with defaultTest, for one vars combination."""
-        metadata = dict(test.get("metadata") or {})
         self.check_priority(test.get("metadata"), test)
+        # the id, tags and metadata, like the description, are written everywhere and may
+        # hold what the suite read through {{ env.X }}
+        metadata = self.masker.scrub(dict(test.get("metadata") or {}))
         description = self.masker.text(str(test.get("description") or ""))
         case_id = str(metadata.get("id") or slug(description) or f"case-{index + 1}")
         threshold = test.get("threshold")
@@ -808,8 +828,16 @@ class _Loader:
             provider_output=test.get("providerOutput"),
             scoring_function=self.scoring_function(test),
             provider=None if test.get("provider") is None else self.test_provider(test),
-            test=promptfoo_test(test, test_vars),
+            test=self.masked_test(promptfoo_test(test, test_vars)),
         )
+
+    def masked_test(self, test: dict[str, Any]) -> dict[str, Any]:
+        """The promptfoo test of a case with its description and metadata masked (the
+        reports' rows and the graders' `test` show them)."""
+        for key in ("description", "metadata"):
+            if key in test:
+                test[key] = self.masker.scrub(test[key])
+        return test
 
     def test_provider(self, test: dict[str, Any]) -> ProviderSpec:
         """A test's own `provider:` (an id or a provider mapping), called for its runs."""

@@ -26,7 +26,7 @@ from evals.suite.vars import (
     json_vars,
     var_combinations,
 )
-from evals.suite.yaml_lines import file_of, keep_lines
+from evals.suite.yaml_lines import file_of, keep_lines, line_of
 
 
 def _merged_scenario_test(
@@ -178,7 +178,12 @@ def expand_tests(
             combinations = [variables]
         else:
             check_data_globs(variables, root, test)
-            combinations = var_combinations(variables, root)
+            try:
+                combinations = var_combinations(variables, root)
+            except SuiteError as exc:  # a glob matching nothing: named at its test
+                if exc.file == str(root):
+                    exc.file, exc.line = file_of(test) or where, line_of(test)
+                raise
             listed = frozenset(k for k, v in variables.items() if expands(v))
         for combination in combinations:
             check_file_vars(combination, root, test, where, checked_files, listed, notice)

@@ -18,6 +18,7 @@ of nested aliases that expand to billions of values when the suite is walked or 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -457,12 +458,35 @@ def parse_yaml_file_text(text: str, path: Path) -> Any:
             file=str(path),
             fix="flatten the structure (a suite needs no more than a few levels of nesting)",
         ) from None
-    except yaml.MarkedYAMLError as exc:
+    except yaml.constructor.ConstructorError as exc:
+        tag = _UNKNOWN_TAG.search(exc.problem or "")
+        if tag is None:
+            raise _syntax_error(exc, path) from None
         mark = exc.problem_mark or exc.context_mark
-        problem = exc.problem or str(exc)
+        name = tag.group(1) if tag.group(1).startswith("!") else f"!<{tag.group(1)}>"
         raise SuiteError(
-            f"YAML syntax error: {problem}",
+            f"YAML tag {name} is not allowed: suite files and datasets hold data "
+            "(text, numbers, booleans, null, lists and mappings), never objects a tag "
+            "would construct",
             file=str(path),
             line=mark.line + 1 if mark else None,
-            fix="fix the indentation or quoting at that line (quote strings containing ': ')",
+            fix="remove the tag, or quote the value to keep it as text",
         ) from None
+    except yaml.MarkedYAMLError as exc:
+        raise _syntax_error(exc, path) from None
+
+
+# PyYAML's message for a tag its safe loader has no constructor for.
+_UNKNOWN_TAG = re.compile(r"could not determine a constructor for the tag '([^']*)'")
+
+
+def _syntax_error(exc: yaml.MarkedYAMLError, path: Path) -> SuiteError:
+    """A YAML syntax error as a SuiteError at its line."""
+    mark = exc.problem_mark or exc.context_mark
+    problem = exc.problem or str(exc)
+    return SuiteError(
+        f"YAML syntax error: {problem}",
+        file=str(path),
+        line=mark.line + 1 if mark else None,
+        fix="fix the indentation or quoting at that line (quote strings containing ': ')",
+    )

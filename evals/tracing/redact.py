@@ -12,11 +12,11 @@ with `trace: {redact: ["gen_ai.input.messages", "*.email"]}`.
 
 A known secret is masked in every form it takes on its way out (`secret_forms`): as it is,
 lower- or upper-cased, percent-encoded (a URL, a query), JSON-escaped (once, or twice for
-JSON inside a JSON string), HTML-escaped, and base64-encoded as a whole. A secret cut by a
-truncation (the harness's, or an agent's own "…" before it answered) leaves a piece at the
-edge of a text or of a cut marker: a piece of 6 characters or more of a secret's start at
-the end of such a segment, or of its end at the start of one, is masked too. Callers
-that cut a text mask it first.
+JSON inside a JSON string), HTML-escaped, base64-encoded as a whole, and in hexadecimal.
+A secret cut by a truncation (the harness's, or an agent's own "…" before it answered)
+leaves a piece at the edge of a text or of a cut marker: a piece of 6 characters or more
+of a secret's start at the end of such a segment, or of its end at the start of one, is
+masked too. Callers that cut a text mask it first.
 """
 
 from __future__ import annotations
@@ -138,10 +138,14 @@ def _lower_hex(text: str) -> str:
 
 def secret_forms(secret: str) -> frozenset[str]:
     """Every form in which `secret` may leave the process: as it is, lower- and
-    upper-cased, percent-encoded (upper- and lower-case hex, `+` or `%20` for spaces, `/`
-    kept or not), JSON-escaped (ASCII or not, and escaped twice), HTML-escaped, and
-    base64 of the whole (standard and URL-safe alphabets, padded or not)."""
+    upper-cased, its quotes doubled (a CSV cell, a single-quoted YAML scalar),
+    percent-encoded (upper- and lower-case hex, `+` or `%20` for spaces, `/`
+    kept or not), JSON-escaped (ASCII or not, and escaped twice), HTML-escaped, base64
+    of the whole (standard and URL-safe alphabets, padded or not) and hexadecimal of its
+    UTF-8 bytes (either case)."""
     forms = {secret, secret.lower(), secret.upper(), html.escape(secret)}
+    # quoted as CSV and YAML's single quotes quote: the quote doubled
+    forms.update((secret.replace('"', '""'), secret.replace("'", "''")))
     for encoded in (quote(secret, safe=""), quote(secret), quote_plus(secret)):
         forms.update((encoded, _lower_hex(encoded)))
     once = json.dumps(secret)[1:-1]
@@ -150,6 +154,7 @@ def secret_forms(secret: str) -> frozenset[str]:
     for encoded_bytes in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
         text = encoded_bytes.decode("ascii")
         forms.update((text, text.rstrip("=")))
+    forms.update((raw.hex(), raw.hex().upper()))
     return frozenset(form for form in forms if len(form) >= MIN_REFERENCED_SECRET_LENGTH)
 
 
@@ -416,11 +421,28 @@ class Redactor:
 
     def _mapping(self, value: dict[Any, Any], depth: int) -> dict[Any, Any]:
         changed = self._changes(value.items(), depth + 1)
-        if changed is None:
+        renamed = self._renamed_keys(value)
+        if changed is None and renamed is None:
             return value
         copied = copy.copy(value)
-        copied.update(changed)
+        copied.update(changed or {})
+        if renamed is not None:  # keys hold secrets too: a metric named from {{ env.X }}
+            copied = {renamed.get(key, key): item for key, item in copied.items()}
         return copied
+
+    def _renamed_keys(self, value: dict[Any, Any]) -> dict[str, str] | None:
+        """The string keys of a mapping that `text` changes, with what it makes of them."""
+        renamed = None
+        clean, shortest = self._clean, self._shortest
+        for key in value:
+            if type(key) is not str or len(key) < shortest or key in clean:
+                continue
+            masked = self.text(key)
+            if masked != key:
+                if renamed is None:
+                    renamed = {}
+                renamed[key] = masked
+        return renamed
 
     def _dataclass(self, value: Any, depth: int) -> Any:
         kind: type = type(value)

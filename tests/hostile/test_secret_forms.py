@@ -4,9 +4,10 @@ One evaluation reads a key through `{{ env.X }}` in the suite's description, a t
 description and its metadata (so the outline, the evaluation's description and the case id
 built from the description all see it), and agents leak it three ways: in an error message
 so long the harness cuts it, with the key straddling both edges of the cut; encoded
-(percent-encoded, JSON-escaped, lower-cased, base64, HTML-escaped); and cut by the agent
-itself ("…"). The key holds quotes, a backslash, a slash, spaces, `%`, `&`, `+` and a
-non-ASCII letter, so every encoding differs from the key. Nothing written (the store, every
+(percent-encoded, JSON-escaped, lower-cased, base64, HTML-escaped, hexadecimal); and cut
+by the agent itself ("…"). Tags, a metric's name and a case's own id read it too. The key holds
+quotes, a backslash, a slash, spaces, `%`, `&`, `+` and a non-ASCII letter, so every
+encoding differs from the key. Nothing written (the store, every
 report format, the terminal) may hold any of those forms, nor any 8 characters of the key.
 """
 
@@ -15,11 +16,12 @@ from __future__ import annotations
 import base64
 import html
 import json
+from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 import pytest
 
-from tests.hostile.harness import Case, Correct, make_workspace, run_evals
+from tests.hostile.harness import Case, Correct, UsageError, make_workspace, run_evals
 
 KEY = 'Zk"9\\/+ =%&?é-Ab12Cd34Ef56Gh78-tail'
 
@@ -36,7 +38,10 @@ providers:
 tests:
   - description: 'uses {{ env.HOSTILE_FORMS_KEY }} in its name'
     vars: {q: hi}
-    metadata: {owner: '{{ env.HOSTILE_FORMS_KEY }}'}
+    metadata: {owner: '{{ env.HOSTILE_FORMS_KEY }}', tags: ['tag {{ env.HOSTILE_FORMS_KEY }}']}
+    assert: [{type: contains, value: Q, metric: 'metric {{ env.HOSTILE_FORMS_KEY }}'}]
+  - vars: {q: second}
+    metadata: {id: 'id {{ env.HOSTILE_FORMS_KEY }}'}
 gates: {}
 """
 
@@ -61,7 +66,7 @@ def cut_error(prompt, options, context):
 def encodings(prompt, options, context):
     return {"output": " | ".join([
         quote(KEY, safe=""), quote(KEY), json.dumps({"key": KEY}), KEY.lower(), KEY.upper(),
-        base64.b64encode(KEY.encode()).decode(), html.escape(KEY),
+        base64.b64encode(KEY.encode()).decode(), html.escape(KEY), KEY.encode().hex(),
         json.dumps(json.dumps({"key": KEY})),
     ])}
 
@@ -88,6 +93,7 @@ def forms(secret: str) -> set[str]:
         json.dumps(once)[1:-1],
         html.escape(secret),
         base64.b64encode(secret.encode()).decode(),
+        secret.encode().hex(),
     }
 
 
@@ -134,3 +140,35 @@ def test_the_case_id_and_outline_are_masked(written: dict[str, str]) -> None:
     store = written["store"]
     assert "uses-redacted-in-its-name" in store
     assert "forms of [REDACTED]" in store
+
+
+def test_the_tags_metrics_and_ids_read_from_env_are_masked(written: dict[str, str]) -> None:
+    store = written["store"]
+    assert "tag [REDACTED]" in store and "metric [REDACTED]" in store
+    assert "id [REDACTED]" in store
+
+
+LABELLED = """\
+prompts: ['Q {{ q }}']
+providers:
+  - id: file://leak.py:encodings
+    label: 'agent {{ env.HOSTILE_FORMS_KEY }}'
+tests: [{vars: {q: hi}}]
+"""
+
+
+def test_an_agent_named_with_a_secret_is_refused_without_printing_it(
+    tmp_path: Path, hostile_url: str
+) -> None:
+    """An agent's name keys the store, the gates and every report: it cannot be masked in
+    some places only, so a name holding a secret is refused before anything runs."""
+    case = Case("label", "forms", {"suite.yaml": LABELLED, "leak.py": LEAK}, UsageError(()))
+    ws = make_workspace(tmp_path, case, hostile_url)
+    done = run_evals(
+        ws, "run", "suite.yaml", "--store", str(ws.store), env={"HOSTILE_FORMS_KEY": KEY}
+    )
+    terminal = done.stdout.decode() + done.stderr.decode()
+    assert done.returncode == 2, terminal
+    assert "suite.yaml:3" in terminal and "label:" in terminal
+    assert not [w for w in windows(KEY) if w in terminal]
+    assert not ws.store.exists()
