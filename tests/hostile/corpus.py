@@ -8,6 +8,7 @@ from tests.hostile import (
     corpus_agents,
     corpus_cli,
     corpus_datasets,
+    corpus_payloads,
     corpus_settings,
     corpus_signals,
     corpus_suites,
@@ -23,6 +24,7 @@ _ALL = [
     *corpus_cli.CASES,
     *corpus_cli.STORE_CASES,
     *corpus_signals.CASES,
+    *corpus_payloads.CASES,
 ]
 
 
