@@ -16,4 +16,4 @@ there, and every name starting with `_`, are the harness's own and may change.
 from evals.common.stubs import public_names
 
 __version__ = "0.1.0"
-__getattr__, __dir__, __all__ = public_names(__name__, __file__, "__version__")
+__getattr__, __dir__ = public_names(__name__, __file__, "__version__")

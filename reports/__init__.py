@@ -12,4 +12,4 @@ STORE_WITH_REPORT = "evals.reports.json_spool"
 (`json_stream`). Defined here, where importing it loads nothing, so the store process
 can start before the report's modules are imported."""
 
-__getattr__, __dir__, __all__ = public_names(__name__, __file__, "STORE_WITH_REPORT")
+__getattr__, __dir__ = public_names(__name__, __file__, "STORE_WITH_REPORT")

@@ -19,4 +19,4 @@ SDKs.
 
 from evals.common.stubs import public_names
 
-__getattr__, __dir__, __all__ = public_names(__name__, __file__)
+__getattr__, __dir__ = public_names(__name__, __file__)

@@ -6,4 +6,4 @@ The names of `__init__.pyi` load SQLAlchemy on first use only, so `evals.store.p
 
 from evals.common.stubs import public_names
 
-__getattr__, __dir__, __all__ = public_names(__name__, __file__)
+__getattr__, __dir__ = public_names(__name__, __file__)

@@ -13,4 +13,4 @@ The names (`__init__.pyi`) load on first use, so pytest's loading of the plugin 
 
 from evals.common.stubs import public_names
 
-__getattr__, __dir__, __all__ = public_names(__name__, __file__)
+__getattr__, __dir__ = public_names(__name__, __file__)
