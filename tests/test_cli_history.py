@@ -89,6 +89,27 @@ def test_history_never_cuts_an_evaluation_id(write_suite, tmp_path, capsys, monk
     assert all(line == line.rstrip() for line in out.splitlines())
 
 
+def test_compare_of_one_id_takes_the_newest_evaluation_of_its_own_suite(
+    write_suite, tmp_path, capsys
+):
+    """`evals compare ID` (what the end of `evals run` proposes) compares ID with the newest
+    evaluation of ID's suite. Before: with the newest of any suite, so another suite run
+    in between made it fail with "ran different versions of suite ..."."""
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    desk = write_suite(SUITE, files={"agent.py": AGENT}, name="desk.yaml")
+    other = write_suite(SUITE.replace("q: two", "q: three"), name="other.yaml")
+    for suite, evaluation in ((desk, "d1"), (other, "o1"), (desk, "d2"), (other, "o2")):
+        run = ["run", str(suite), "--store", store, "--no-progress", "-q"]
+        assert main([*run, "--evaluation-id", evaluation]) == ExitCode.OK
+    capsys.readouterr()
+    out = tmp_path / "compare.md"
+    assert main(["compare", "d1", "--store", store, "-q", "-o", str(out)]) == ExitCode.OK
+    assert "d1..d2" in out.read_text(encoding="utf-8")
+
+    assert main(["compare", "d1", "o2", "--store", store, "-q"]) == ExitCode.INVALID_INPUT
+    assert "different versions of suites desk and other" in capsys.readouterr().err
+
+
 def test_compare_gates_a_stored_candidate_against_a_stored_baseline(write_suite, tmp_path, capsys):
     suite = write_suite(SUITE, files={"agent.py": AGENT})
     store = f"sqlite:///{tmp_path / 'store.db'}"

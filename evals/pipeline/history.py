@@ -170,9 +170,14 @@ def compare_sides(
     """
     differences = suite_differences(baseline.outline, candidate.outline)
     if not differences.same_suite and not allow_suite_change:
+        suites = (
+            f"suite {candidate.meta.suite_id}"
+            if baseline.meta.suite_id == candidate.meta.suite_id
+            else f"suites {baseline.meta.suite_id} and {candidate.meta.suite_id}"
+        )
         raise SuiteError(
             f"evaluations {baseline.meta.id} and {candidate.meta.id} ran different versions of "
-            f"suite {candidate.meta.suite_id} (fingerprint {baseline.meta.fingerprint[:12]} vs "
+            f"{suites} (fingerprint {baseline.meta.fingerprint[:12]} vs "
             f"{candidate.meta.fingerprint[:12]}): {len(differences.shared)} case(s) shared, "
             f"{len(differences.changed)} changed, {len(differences.added)} added, "
             f"{len(differences.removed)} removed",
@@ -262,8 +267,9 @@ def compare_stored(
 ) -> EvaluationResult:
     """Analyse a stored candidate evaluation against a stored baseline evaluation.
 
-    Defaults: the candidate is the latest evaluation (of `suite` when given) and the
-    baseline the baseline of `baseline_branch` with the same suite fingerprint. Without
+    Defaults: the candidate is the latest evaluation (of `suite` when given, else of the
+    named baseline's suite) and the baseline the baseline of `baseline_branch` with the
+    same suite fingerprint. Without
     agent names, two evaluations compare the candidate agent of each (the suite's
     `gates.candidate`, or each one's only agent); one evaluation named twice compares its
     own baseline agent with its own candidate. An agent is never compared with itself.
@@ -279,6 +285,13 @@ def compare_stored(
         suite_filter = None
         if suite and not suite.endswith((".yaml", ".yml")) and "/" not in suite:
             suite_filter = suite
+        if (
+            suite_filter is None
+            and candidate_id is None
+            and baseline_id not in (None, LATEST_NIGHTLY)
+        ):
+            # `evals compare ID`: the newest evaluation of ID's suite, whatever ran since
+            suite_filter = _stored(store, baseline_id).suite_id
         candidate_meta = _resolve_candidate(store, candidate_id, suite_filter)
         suite_obj = _suite_for(candidate_meta, suite if suite_filter is None else None)
         allow = allow_fingerprint_mismatch or suite_obj.gates.allow_fingerprint_mismatch
