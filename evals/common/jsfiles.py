@@ -114,6 +114,12 @@ def call_scoring(path: Path, name: str | None, args: list[Any] | None) -> Any:
     return jsengine.call("moduleScoring", module_source(path), str(path), name, args)
 
 
+def call_tests(path: Path, name: str | None, args: list[Any]) -> Any:
+    """The tests a JavaScript tests file gives (its function called with `args`, or its
+    export as it is), as promptfoo's readJavascriptTestCases reads them."""
+    return jsengine.call("moduleTests", module_source(path), str(path), name, args)
+
+
 def call_var(
     path: Path, name: str, prompt: str, variables: dict[str, Any], provider: dict[str, Any]
 ) -> Any:

@@ -1,9 +1,10 @@
 """Tests kept outside the suite file: YAML, JSON, JSONL and CSV files, globs, generators.
 
 `tests:` may be one reference or a list mixing references and inline tests; a reference
-is a path or glob (`file://cases/*.yaml`), or a Python generator `file://gen.py:fn`
-(default function `generate_tests`) returning a list of tests; `{path, config}` calls the
-generator with `config`, as promptfoo does.
+is a path or glob (`file://cases/*.yaml`), a Python generator `file://gen.py:fn`
+(default function `generate_tests`) returning a list of tests, or a JavaScript (or
+TypeScript) file `file://gen.js[:fn]` exporting the tests or a function returning them;
+`{path, config}` calls the generator with `config`, as promptfoo does.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from evals.common.files import is_python_ref, load_function, read_text, split_ref
 from evals.common.interrupts import watch_sigint
+from evals.common.jsfiles import JS_FILES
 from evals.common.paths import glob_paths, inside, resolve
 from evals.model.errors import SuiteError
 from evals.suite.csv_tests import read_csv_tests
@@ -71,6 +73,36 @@ def _generated_tests(
             fix="return at least one test mapping ({'vars': ..., 'assert': [...]})",
         )
     return tests
+
+
+def _javascript_tests(
+    ref: str, resolve_files: ResolveFiles, node: Any, config: Any = None
+) -> list[Any]:
+    """The tests of a JavaScript (or TypeScript) tests file, run in the sandbox as promptfoo
+    runs it: its function (the named export, else the module) called with the entry's
+    `config`, or its export as it is. A file that throws or gives no list stops the suite,
+    as it stops promptfoo."""
+    from evals.common.jsengine import JavaScriptError
+    from evals.common.jsfiles import ModuleFileMissing, call_tests, error_text
+
+    path_text, fn_name = split_ref(ref)
+    (path,) = resolve_files("file://" + path_text, node, "tests file")
+    try:
+        tests = call_tests(path, fn_name, [] if config is None else [config])
+    except (JavaScriptError, ModuleFileMissing) as exc:
+        raise SuiteError(
+            f"the tests file does not run: {error_text(exc)}",
+            file=str(path),
+            fix="export a function returning a list of tests: "
+            "module.exports = () => [{vars: {...}, assert: [...]}]",
+        ) from None
+    if not isinstance(tests, list) or not tests:
+        raise SuiteError(
+            f"the tests file gives {kind_name(tests)}, not a list of tests",
+            file=str(path),
+            fix="return a list of test mappings ({vars: ..., assert: [...]})",
+        )
+    return [mark_origin(test, str(path)) if isinstance(test, dict) else test for test in tests]
 
 
 def _long_number(text: str) -> re.Match[str] | None:
@@ -246,6 +278,8 @@ def read_test_ref(
     is the suite's folder. `alone`: the reference is the whole `tests:` value (a CSV, JSON
     or JSONL file's rows are then named `Row #N` and read as rows, as promptfoo's
     readStandaloneTestsFile reads them); in a list, only a CSV file is."""
+    if split_ref(ref)[0].endswith(JS_FILES):
+        return _javascript_tests(ref, resolve_files, node, config)
     if is_generator_ref(ref):
         return _generated_tests(ref, resolve_files, node, config)
     tests: list[Any] = []

@@ -278,6 +278,17 @@
     return args === null ? true : fn.apply(undefined, args);
   };
 
+  // A tests file written in JavaScript, as promptfoo's readJavascriptTestCases reads it
+  // (importModule(path, name): the named export, else the module): a function is called
+  // with `args` (the entry's `config`, when it has one) and gives the tests; anything else
+  // is the tests.
+  calls.moduleTests = function (source, path, name, args) {
+    freshTimers();
+    var mod = loadedModule(source, path);
+    var found = name ? mod[name] : mod;
+    return typeof found === "function" ? found.apply(undefined, args) : found;
+  };
+
   // A prompt function, as promptfoo's processJsFile finds it (importModule(path, name): the
   // named export, else the module) and calls it with {vars, provider: {id, label}, config};
   // the module is only loaded when `context` is null.
