@@ -74,7 +74,7 @@ def renderer_for(path: Path) -> Renderer:
     renderer = plugins.load(plugin)
     if not callable(renderer):
         raise plugins.wrong_kind(plugin, "a function of an EvaluationResult returning text")
-    return cast(Renderer, renderer)
+    return cast(Renderer, plugins.guarded(plugin, renderer, "rendering its report"))
 
 
 def checked_report_path(text: str) -> Path:

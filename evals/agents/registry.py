@@ -73,7 +73,7 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
             )
         check = getattr(_plugin_class(plugin), "check", None)
         if callable(check):
-            check(spec, loader.root)
+            plugins.guarded(plugin, check, "checking its provider's config")(spec, loader.root)
         return
     module_name = _KINDS[kind].agent.split(":")[0]
     if importlib.util.find_spec(module_name) is None:
@@ -269,7 +269,8 @@ def build_agent(spec: ProviderSpec, root: Path) -> Agent:
         plugin = _plugin(spec.id)
         if plugin is None:
             raise SuiteError(f"unknown provider id {spec.id!r}", line=spec.line)
-        return cast(Agent, _plugin_class(plugin)(spec, root))
+        build = plugins.guarded(plugin, _plugin_class(plugin), "building its agent")
+        return cast(Agent, build(spec, root))
     if kind == "promptfoo:simulated-user":
         raise SuiteError(
             "promptfoo:simulated-user is a test's provider: it talks to the agent under test",

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from evals.model.errors import SuiteError
 
@@ -133,6 +134,32 @@ def wrong_kind(plugin: Plugin, needs: str) -> PluginError:
         f"plugin {plugin.describe()} does not hold {needs}",
         fix=f"point the entry point at {needs} (docs/extending.md)",
     )
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def guarded(plugin: Plugin, function: Callable[_P, _R], doing: str) -> Callable[_P, _R]:
+    """`function`, a part of `plugin`, with what it raises turned into a PluginError naming
+    the plugin and its distribution: a plugin's bug is the plugin's error (exit 2 with
+    who to ask), not a fault of the harness. A SuiteError the plugin raises on purpose
+    (a config it refuses) goes through as it is."""
+
+    @functools.wraps(function)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return function(*args, **kwargs)
+        except SuiteError:
+            raise
+        except Exception as exc:
+            raise PluginError(
+                f"plugin {plugin.describe()} failed {doing}: {type(exc).__name__}: {exc}",
+                fix=f"report it to the authors of {plugin.distribution.rsplit(' ', 1)[0]}, or "
+                f"run without it ({DISABLE_VARIABLE}=1)",
+            ) from exc
+
+    return call
 
 
 def load_all(group: str) -> list[tuple[Plugin, Any]]:

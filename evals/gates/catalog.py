@@ -10,6 +10,7 @@ whose keys the suite sets.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from evals.common import plugins
 from evals.gates import (
@@ -49,7 +50,8 @@ GATES: tuple[Gate, ...] = (
 
 def plugin_gates() -> tuple[Gate, ...]:
     """The gates of installed plugins (entry-point group `evals.gates`: the name is the
-    gate's, the value its `Gate`), imported on the first call."""
+    gate's, the value its `Gate`), imported on the first call; what their functions raise
+    is a PluginError naming the plugin."""
     found = []
     builtin = {gate.name for gate in GATES}
     for plugin, gate in plugins.load_all(plugins.GATES):
@@ -57,8 +59,27 @@ def plugin_gates() -> tuple[Gate, ...]:
             raise plugins.wrong_kind(
                 plugin, f"a Gate named {plugin.name!r} (not a name of the harness's gates)"
             )
-        found.append(gate)
+        if id(gate) not in _GUARDED:
+            _GUARDED[id(gate)] = (gate, _guarded(plugin, gate))
+        found.append(_GUARDED[id(gate)][1])
     return tuple(found)
+
+
+# Each loaded plugin gate (kept, so its id stays its own) with its guarded copy: the same
+# copy every time, so the gates of one decision compare equal across the catalog's calls.
+_GUARDED: dict[int, tuple[Gate, Gate]] = {}
+
+
+def _guarded(plugin: plugins.Plugin, gate: Gate) -> Gate:
+    """`gate` with what its functions raise turned into a PluginError naming `plugin`."""
+    reach = gate.reach and plugins.guarded(plugin, gate.reach, "judging what its gate can reach")
+    return replace(
+        gate,
+        family=plugins.guarded(plugin, gate.family, "choosing its gate's hypotheses"),
+        decide=plugins.guarded(plugin, gate.decide, "deciding its gate"),
+        reads=plugins.guarded(plugin, gate.reads, "choosing the cases its gate reads"),
+        reach=reach,
+    )
 
 
 def gates_for(config: GateConfig) -> tuple[Gate, ...]:

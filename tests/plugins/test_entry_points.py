@@ -28,7 +28,7 @@ from validation.beta_binomial import outcome_records, simulated_suite, tagged_ca
 CASES = tagged_cases(8, tags=2)
 
 MODULE = """
-from evals import AgentResponse, Gate, GateResult, Grade, register, when_set
+from evals import AgentResponse, Gate, GateResult, Grade, SuiteError, register, when_set
 
 @register("acme:shouts", layer="final")
 def shouts(ctx):
@@ -40,6 +40,12 @@ def not_registered(ctx):
 
 def render(result):
     return "acme report"
+
+def render_badly(result):
+    return 1 / 0
+
+def _decide_badly(evidence, levels):
+    raise KeyError("max_short_rat")
 
 def _parse(key, value):
     if not isinstance(value, (int, float)) or not 0 <= value <= 1:
@@ -67,8 +73,24 @@ SHORT = Gate(
     reach=_reach,
 )
 
+BROKEN = Gate(
+    name="broken_gate",
+    keys=("broken_gate",),
+    statistical=False,
+    family=when_set("broken_gate", "subject"),
+    decide=_decide_badly,
+)
+
 class Echo:
+    @staticmethod
+    def check(spec, root):
+        if "prefix" in spec.config and not isinstance(spec.config["prefix"], str):
+            raise SuiteError("prefix must be text", line=spec.line, fix="quote it")
+        spec.config["retries"] + 1
+
     def __init__(self, spec, root):
+        if spec.config.get("prefix") == "crash":
+            raise RuntimeError("cannot start")
         self.label = spec.label
         self.prefix = spec.config.get("prefix", "")
 
@@ -295,3 +317,52 @@ def test_a_plugin_gate_that_cannot_fail_at_the_suite_s_repeats_is_named_before_a
     found = [u for u in undecidable(suite, None) if u.row == "max_short_rate"]
 
     assert [(u.side, u.repeats, u.needed) for u in found] == [("fail", 2, 4)]
+
+
+def test_a_plugin_gate_that_raises_is_an_error_naming_the_plugin(installed) -> None:
+    installed("acme-fast", "[evals.gates]\nbroken_gate = acme_fast:BROKEN\n", MODULE)
+    suite = simulated_suite(CASES)
+    suite.gates = parse_gates(
+        {"baseline": "base", "candidate": "cand", "broken_gate": 1}, ["base", "cand"]
+    )
+
+    with pytest.raises(plugins.PluginError) as caught:
+        analyse(suite, _records(4), suite.gates, None)
+
+    assert caught.value.message == (
+        "plugin 'broken_gate' = 'acme_fast:BROKEN' (group evals.gates) of acme-fast 1.0 "
+        "failed deciding its gate: KeyError: 'max_short_rat'"
+    )
+    assert "report it to the authors of acme-fast" in str(caught.value.fix)
+
+
+def test_a_plugin_renderer_that_raises_is_an_error_naming_the_plugin(installed, tmp_path) -> None:
+    installed("acme-fast", "[evals.reports]\n.bad.txt = acme_fast:render_badly\n", MODULE)
+    render = renderer_for(tmp_path / "out.bad.txt")
+    with pytest.raises(plugins.PluginError, match="failed rendering its report: ZeroDivision"):
+        render(None)  # type: ignore[arg-type]
+
+
+class _Loader:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def file_ref(self, ref: str, node: object, what: str) -> Path:
+        return self.root / ref
+
+
+def test_a_plugin_agent_s_own_refusal_goes_through_and_its_bugs_name_the_plugin(
+    installed, tmp_path
+) -> None:
+    from evals.agents.registry import check_provider
+
+    installed("acme-fast", ACME, MODULE)
+    loader = _Loader(tmp_path)
+    with pytest.raises(SuiteError) as refused:
+        check_provider(ProviderSpec("acmeecho", "x", config={"prefix": 3}), loader)
+    assert type(refused.value) is SuiteError and refused.value.message == "prefix must be text"
+    with pytest.raises(plugins.PluginError, match="failed checking its provider's config: KeyE"):
+        check_provider(ProviderSpec("acmeecho", "x"), loader)
+    check_provider(ProviderSpec("acmeecho", "x", config={"retries": 2}), loader)
+    with pytest.raises(plugins.PluginError, match="failed building its agent: RuntimeError"):
+        build_agent(ProviderSpec("acmeecho", "x", config={"prefix": "crash"}), tmp_path)
