@@ -7,8 +7,9 @@ The story the history tells (night numbers from 1):
 - nights 1-3: the candidate answers like the baseline;
 - night 4 (commit "refunds: amounts in cents"): the candidate gets every refund wrong:
   the cases tagged `refunds` regress, and so does the P0 case `refund-1`;
-- night 5: a partial fix makes the refund cases fail 2 of 8 repeats: the evidence of
-  that night alone is inconclusive, for each case and for the tag;
+- night 5: a partial fix leaves two refund cases failing 1 and 2 of 8 repeats and the
+  others passing: the evidence of that night alone is inconclusive, for each case and for
+  the tag;
 - night 7: the suite is edited (version unchanged): case `refund-partial` is added and
   `billing-9` removed;
 - night 8: the definition of `refund-2` changes (its expected text);
@@ -37,6 +38,7 @@ DAY = 86_400.0
 NIGHTS = 10
 BREAKS = 4  # the night the refund bug lands
 PARTIAL_FIX = 5  # the inconclusive night
+PARTLY_WRONG = (1, 2, 0, 0)  # repeats of each refund case the candidate gets wrong on it
 SUITE_EDIT = 7  # a case added, another removed
 DEFINITION_EDIT = 8  # refund-2's expected text changes
 REPEATS = 8
@@ -153,8 +155,11 @@ def failing_repeats(night: int) -> dict[str, int]:
     """How many of each case's repeats the candidate gets wrong on `night`."""
     if night < BREAKS:
         return {}
-    refunds = 2 if night == PARTIAL_FIX else REPEATS
-    failing = {c["id"]: refunds for c in _cases(night) if c["topic"] == "refunds"}
+    refunds = [c["id"] for c in _cases(night) if c["topic"] == "refunds"]
+    # the partial fix leaves some refund cases a little wrong and others right: cases
+    # that differ this much leave the tag's difference over its cases undecided
+    partly = dict(zip(refunds, PARTLY_WRONG, strict=False))
+    failing = {case: partly.get(case, 0) if night == PARTIAL_FIX else REPEATS for case in refunds}
     failing["account-0"] = P0_FAILING
     return {str(k): v for k, v in failing.items()}
 
