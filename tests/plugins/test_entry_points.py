@@ -6,6 +6,7 @@ name the distribution to fix."""
 from __future__ import annotations
 
 import asyncio
+import json
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -366,3 +367,17 @@ def test_a_plugin_agent_s_own_refusal_goes_through_and_its_bugs_name_the_plugin(
     check_provider(ProviderSpec("acmeecho", "x", config={"retries": 2}), loader)
     with pytest.raises(plugins.PluginError, match="failed building its agent: RuntimeError"):
         build_agent(ProviderSpec("acmeecho", "x", config={"prefix": "crash"}), tmp_path)
+
+
+def test_a_plugin_gate_s_thresholds_are_stored_and_read_back(installed) -> None:
+    from evals.model.gates import GateConfig
+
+    installed("acme-fast", ACME, MODULE)
+    config = parse_gates(
+        {"max_short_rate": 0.5, "environments": {"nightly": {"max_short_rate": 0.2}}}, ["a"]
+    )
+
+    again = GateConfig.from_dict(json.loads(json.dumps(config.to_dict())))
+
+    assert again == config
+    assert again.for_environment("nightly").value("max_short_rate") == 0.2
