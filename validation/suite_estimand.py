@@ -19,14 +19,18 @@ Rows:
   reused from a stored evaluation of 10 repeats with the drift guard
   (`evals.gates.baseline`), and the same with the fresh baseline 3 points below the stored
   one (one log-odds shift: the world drifted since the baseline was stored);
-- `tag`: the tag `units` (7 cases) dropping from about 97 % to about 52 % at 5 repeats;
+- `tag`: the tag `units` (7 cases, all near 1: about 97 %) dropping 45 points (to about
+  52 %) at 5 repeats, the other tags as they were;
 - `suite`: a 20-point drop of the whole suite at 20 × 3;
-- `calls`: agent calls at equal power. Fixed k = 10 with both agents fresh against the
-  design that saves calls: the stored baseline with its drift guard, the candidate's
-  repeats allocated from the baseline's history (`evals.gates.baseline.allocation`, an
-  average of 10) and run in the looks of `--adaptive 10`, only the cases of gates that can
-  still fail running on. Rows: identical agents, identical agents after a 3-point drift,
-  and drops where fixed k = 10 has power.
+- `drops`: 10-, 20- and 30-point drops of the whole suite at 20 × 3;
+- `more`: the reused baseline after a 3-point drift with no budget in reserve, and the
+  `tag` row at 12 repeats;
+- `calls`: agent calls against power. Fixed k = 5, 7 and 10 with both agents fresh
+  against the design that saves calls: the stored baseline (10 repeats) with its drift
+  guard, the candidate's repeats allocated from the baseline's history
+  (`evals.gates.baseline.allocation`, an average of 10, at most 10) and run in the looks
+  of `--adaptive 10`, only the cases of gates that can still fail running on. Rows:
+  identical agents, identical agents after a 3-point drift, 6- and 10-point drops.
 """
 
 from __future__ import annotations
@@ -222,10 +226,13 @@ def guarded(world: World, fallback_repeats: int | None) -> Baseline:
     return Baseline(runs, reused=True, calls=calls)
 
 
-def reuse(suite: Suite, world: World, repeats: int) -> Outcome:
-    """A fixed candidate of `repeats` against the guarded stored baseline."""
+def reuse(
+    suite: Suite, world: World, repeats: int, reserve: float = baseline.DRIFT_RESERVE
+) -> Outcome:
+    """A fixed candidate of `repeats` against the guarded stored baseline, `reserve` of
+    the budget kept while the stored runs stand in."""
     base = guarded(world, fallback_repeats=repeats)
-    spend = 0.05 * (1 - baseline.DRIFT_RESERVE) if base.reused else 0.05
+    spend = 0.05 * (1 - reserve) if base.reused else 0.05
     cand = world.runs(world.candidate, [repeats] * len(TAGS))
     runs = records("base", base.runs) + records("cand", cand)
     return decide(suite, runs, spend).outcome, base.calls + sum(len(r) for r in cand.values())
@@ -323,11 +330,19 @@ class Tally:
 
 
 def world_of(
-    rng: np.random.Generator, drift: float = 0.0, drop: float = 0.0, tags: Sequence[str] = ()
+    rng: np.random.Generator,
+    drift: float = 0.0,
+    drop: float = 0.0,
+    tags: Sequence[str] = (),
+    steady: Sequence[str] = (),
 ) -> World:
     """One build's rates: the stored baseline's, the fresh baseline's `drift` points lower,
-    the candidate `drop` points below the fresh baseline on `tags` (all cases when empty)."""
+    the candidate `drop` points below the fresh baseline on `tags` (all cases when empty).
+    The cases of the `steady` tags are all near 1 (Beta(30, 1), mean 97 %)."""
     stored = realistic_rates(rng)
+    for i, tag in enumerate(TAGS):
+        if tag in steady:
+            stored[i] = rng.beta(30, 1)
     fresh = shifted(stored, drift)
     candidate = fresh.copy()
     chosen = np.array([not tags or TAGS[i] in tags for i in range(len(TAGS))])
@@ -355,7 +370,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=400)
     parser.add_argument("--seed", type=int, default=20261207)
-    rows = ["identical", "tag", "suite", "calls"]
+    rows = ["identical", "tag", "suite", "drops", "more", "calls"]
     parser.add_argument("--rows", nargs="*", default=rows, choices=rows)
     args = parser.parse_args()
     started = time.monotonic()
@@ -366,7 +381,7 @@ def main() -> None:
     )
     if "identical" in args.rows:
         print("\nidentical agents, 20 cases x 5 repeats, environment pr:")
-        designs: dict[str, Design] = {
+        designs = {
             "fixed k=5": lambda s, w: fixed(s, w, 5),
             "staged 3,5,10": staged,
             "adaptive 10": lambda s, w: adaptive(s, w),
@@ -389,8 +404,39 @@ def main() -> None:
             {"tag": lambda s, w: fixed(s, w, 5)},
             drop=0.45,
             tags=("units",),
+            steady=("units",),
         )["tag"]
-        print(f"\ntag units (7 cases) down about 45 points, 5 repeats: fails {tally.text('')}")
+        print(
+            "\ntag units (7 cases near 1, about 97 %) down 45 points, the other tags as they "
+            f"were, 5 repeats: fails {tally.text('')}"
+        )
+    if "more" in args.rows:
+        no_reserve = row(
+            args.runs,
+            args.seed + 1,
+            {"reuse": lambda s, w: reuse(s, w, 5, reserve=0.0)},
+            drift=0.03,
+        )["reuse"]
+        print(
+            "\nidentical agents, stored baseline behind the drift guard, 3-point drift, no "
+            f"budget in reserve: false failure {no_reserve.text('')}"
+        )
+        tally = row(
+            args.runs,
+            args.seed + 2,
+            {"tag": lambda s, w: fixed(s, w, 12)},
+            drop=0.45,
+            tags=("units",),
+            steady=("units",),
+        )["tag"]
+        print(f"tag units down 45 points as above, 12 repeats: fails {tally.text('')}")
+    if "drops" in args.rows:
+        print("\ndrops of the whole suite at 20 x 3 (one log-odds shift of every case):")
+        for points in (0.10, 0.20, 0.30):
+            tally = row(
+                args.runs, args.seed + 5, {"drop": lambda s, w: fixed(s, w, 3)}, drop=points
+            )["drop"]
+            print(f"  {100 * points:.0f} points: fails {tally.text('')}")
     if "suite" in args.rows:
         tally = row(args.runs, args.seed + 3, {"suite": lambda s, w: fixed(s, w, 3)}, drop=0.20)[
             "suite"
@@ -398,16 +444,21 @@ def main() -> None:
         print(f"\na 20-point drop of the suite at 20 x 3: fails {tally.text('')}")
     if "calls" in args.rows:
         print(
-            "\nagent calls at equal power: fixed k=10 with both agents fresh against the stored "
+            "\nagent calls against power: fixed k with both agents fresh against the stored "
             "baseline with its drift guard, the candidate allocated from its history, in looks:"
         )
         for label, world in (
             ("identical agents", {}),
             ("identical agents, 3-point drift", {"drift": 0.03}),
             ("a 6-point drop", {"drop": 0.06}),
-            ("an 8-point drop", {"drop": 0.08}),
+            ("a 10-point drop", {"drop": 0.10}),
         ):
-            designs = {"fixed k=10": lambda s, w: fixed(s, w, 10), "saving": saving}
+            designs: dict[str, Design] = {
+                "fixed k=5": lambda s, w: fixed(s, w, 5),
+                "fixed k=7": lambda s, w: fixed(s, w, 7),
+                "fixed k=10": lambda s, w: fixed(s, w, 10),
+                "saving": saving,
+            }
             tallies = row(args.runs, args.seed + 4, designs, **world)
             reference = tallies["fixed k=10"].calls / tallies["fixed k=10"].builds
             print(f"  {label}:")

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from evals.analysis.comparability import SuiteDifferences, suite_differences
 from evals.gates.adaptive import settle
+from evals.gates.baseline import DRIFT_RESERVE, GUARD_SHARE, drift
 from evals.gates.catalog import planned_test_split
 from evals.model.ci import CiOutcome
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
@@ -50,7 +51,7 @@ from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
 from evals.model.results import RunRecord
 from evals.model.suite import Suite
-from evals.model.summary import GateReport
+from evals.model.summary import BaselineReuse, GateReport
 from evals.model.triage import TriageAction
 from evals.pipeline.adaptive import LookRequest, design_for, run_looks, runs_below
 from evals.pipeline.base_env import BaseEnvironment, base_environment
@@ -83,6 +84,8 @@ if TYPE_CHECKING:
 
 SCRATCH_STORE = "pr.db"
 CACHE_FILE = "responses.db"
+GUARD_CACHE_FILE = "guard-responses.db"
+GUARD_STORE = "guard.db"
 
 
 @dataclass(slots=True)
@@ -376,6 +379,17 @@ def _stored(scratch: str, evaluation_id: str) -> bool:
         store.close()
 
 
+def _strata(records: Sequence[RunRecord]) -> dict[str, tuple[int, int]]:
+    """(passes, counted runs) per agent and case, errors left out: the drift guard's strata."""
+    counts: dict[str, list[int]] = {}
+    for record in records:
+        if record.status != "error":
+            tally = counts.setdefault(f"{record.key.agent}/{record.key.case_id}", [0, 0])
+            tally[0] += record.status == "pass"
+            tally[1] += 1
+    return {key: (passes, runs) for key, (passes, runs) in counts.items()}
+
+
 def _looked(records: Sequence[RunRecord], agent: str, repeat: int) -> list[RunRecord]:
     """`agent`'s runs below `repeat` repeats: what a look after `repeat` repeats reads, never
     the runs a resumed job stored for later looks."""
@@ -519,6 +533,9 @@ class _PullRequest:
         # Notes shown above the fold of the comment (where main's runs came from, ...).
         self.key_notes: list[str] = []
         self.primed: int | None = None
+        # The drift guard's verdict on the nightly's runs and its fresh runs, once found.
+        self.guard: BaselineReuse | None = None
+        self.guard_runs: list[RunRecord] = []
         self.differences: SuiteDifferences | None = None
         self.store, self.store_note = _checked_store(options.store)
         self.base_fingerprints: dict[str, str] = {}
@@ -756,7 +773,12 @@ class _PullRequest:
         """`agent` at the head against the base on the runs below `repeat` repeats."""
         head_records = _looked(head.records, agent, repeat)
         base_records = _paired(_looked(baseline.records, agent, repeat), head_records)
-        return compare_sides(
+        guard = self.guard
+        if guard is not None and not guard.fell_back:
+            # the nightly's runs answer for main: half the budget is kept against a drift
+            # the guard missed
+            spend = (1 - self.config.confidence if spend is None else spend) * (1 - guard.reserve)
+        result = compare_sides(
             self.gated,
             Side(baseline.meta, baseline.meta.suite_outline(), base_records, agent),
             # The suite's own thresholds: the new cases' group is the job's, not an edit.
@@ -771,6 +793,69 @@ class _PullRequest:
             quarantines=held,
             now=sides.now,
         )
+        result.gates.reuse = guard
+        return result
+
+    def drift_guard(
+        self, sides: _Sides, agents: list[str], cases: list[str], repeat: int
+    ) -> BaselineReuse | None:
+        """The drift guard, once per job, when the nightly ran main's `agents` as they are
+        at the merge base (its runs would answer for them): `GUARD_SHARE` of `repeat`
+        repeats of every case (at least one) run fresh in the base checkout, without the
+        nightly's responses and into a store of their own, and compared with the
+        nightly's runs of the same cases (`evals.gates.baseline.drift`, each agent's case
+        a stratum). None when the nightly's runs would not answer."""
+        nightly = sides.nightly
+        if self.guard is not None or nightly.meta is None:
+            return self.guard
+        meta = nightly.meta
+        if any(
+            meta.agent_fingerprints.get(a) != sides.identity.agent_fingerprints.get(a)
+            for a in agents
+        ):
+            return None
+        wanted = set(cases)
+        stored = [r for r in nightly.records if r.key.agent in agents and r.key.case_id in wanted]
+        if not stored:
+            return None
+        guard_id = f"{sides.head_id}-guard"
+        store = str(self.out / GUARD_STORE)
+        resumed = _stored(store, guard_id)
+        cache = self.out / GUARD_CACHE_FILE  # its own: the guard's runs are called fresh
+        if not resumed:
+            cache.unlink(missing_ok=True)
+        share = max(1, round(GUARD_SHARE * repeat))
+        _run_base(
+            sides.base_suite,
+            sides.base_root,
+            sides.environment,
+            store,
+            cache,
+            guard_id,
+            agents,
+            cases,
+            share,
+            sides.seed,
+            self.options,
+            resumed,
+        )
+        fresh = _load(store, guard_id)[1]
+        fresh_counts, stored_counts = _strata(fresh), _strata(stored)
+        found = drift(fresh_counts, {k: n for k, n in stored_counts.items() if k in fresh_counts})
+        self.guard_runs = fresh
+        self.guard = BaselineReuse(
+            source=meta.id,
+            agent=", ".join(agents),
+            reused=len(stored),
+            guard=len(fresh),
+            fresh_rate=found.fresh_rate,
+            stored_rate=found.stored_rate,
+            p_value=found.p_value,
+            level=found.level,
+            fell_back=found.drifted,
+            reserve=DRIFT_RESERVE,
+        )
+        return self.guard
 
     def baseline_runs(
         self,
@@ -783,13 +868,16 @@ class _PullRequest:
         """Main's runs of `agents` on `cases` up to `repeat` repeats: the nightly's when they
         are main's, else run in the base checkout (resumed when the scratch store has them)."""
         nightly = sides.nightly
+        guard = self.drift_guard(sides, agents, cases, repeat)
+        drifted = guard is not None and guard.fell_back
         reused = _reusable(nightly, sides.identity, agents, cases, repeat, sides.seed)
-        if reused is not None and nightly.meta is not None:
+        if reused is not None and nightly.meta is not None and not drifted:
+            checked = f"; {guard.describe()}" if guard is not None else ""
             return _Baseline(
                 nightly.meta,
                 reused,
                 f"baseline: the stored runs of nightly `{nightly.meta.id}` (main's agent and "
-                "suite unchanged since, same seeds): no agent called for it",
+                f"suite unchanged since, same seeds): no agent called for it{checked}",
             )
         short = _short_nightly(nightly, sides.identity, agents, cases, repeat, sides.seed)
         self.short_nightly = short or self.short_nightly
@@ -797,9 +885,11 @@ class _PullRequest:
         if nightly.meta is not None and self.primed is None:
             from evals.run.cache import SqliteResponseCache
 
+            # After drift only the guard's fresh runs answer: the nightly's are not used.
+            primed = self.guard_runs if drifted else nightly.records
             responses = SqliteResponseCache(cache)
             try:
-                self.primed = responses.prime(nightly.records, nightly.meta.agent_fingerprints)
+                self.primed = responses.prime(primed, nightly.meta.agent_fingerprints)
             finally:
                 responses.close()
         base_id = f"{sides.head_id}-base"
@@ -821,11 +911,16 @@ class _PullRequest:
         meta, records = _load(self.scratch, base_id)
         from evals.run.cache import cache_hits, describe_hits
 
-        source = (
-            f"primed with {self.primed} stored response(s) of nightly `{nightly.meta.id}`"
-            if nightly.meta is not None
-            else f"no stored nightly to prime the cache ({nightly.note})"
-        )
+        if drifted and guard is not None:
+            source = (
+                f"primed with the drift guard's {self.primed} fresh response(s): "
+                + guard.describe()
+            )
+        elif nightly.meta is not None:
+            source = f"primed with {self.primed} stored response(s) of nightly `{nightly.meta.id}`"
+            source += f"; {guard.describe()}" if guard is not None else ""
+        else:
+            source = f"no stored nightly to prime the cache ({nightly.note})"
         return _Baseline(
             meta,
             records,

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 AGENT = """\
+import os
 import random
 
 
@@ -20,6 +21,8 @@ def call_api(prompt, options, context):
     draw = random.Random(context["seed"]).random()
     topic = context["vars"]["topic"]
     verdict = "correct" if draw < 0.9 else "wrong"
+    if os.environ.get("CALL_API_WORLD") == "moved":  # the API it calls changed meanwhile
+        verdict = "wrong"
     return {"output": f"{verdict}: {topic}", "cost": 0.001}
 """
 

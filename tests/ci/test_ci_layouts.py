@@ -60,10 +60,11 @@ def test_mains_side_imports_mains_code_and_matches_the_nightlys_fingerprint(
     comment = (pr / ".evals" / "ci" / "comment.md").read_text(encoding="utf-8")
     assert ran.returncode in (0, 1, 2, 3), ran.stderr
     calls = project.take_calls(pr)
-    # The head ran its own code; main's side ran main's code, and only the repeat the
-    # nightly lacks: its three stored repeats answered from the nightly's responses.
+    # The head ran its own code; main's side ran main's code: the drift guard's one fresh
+    # run of every case and the repeat the nightly lacks, its three stored repeats
+    # answered from the nightly's responses.
     assert calls["head"] == {"pr": CASES * 4}, comment
-    assert calls["base"] == {"main": CASES}, comment
+    assert calls["base"] == {"main": CASES * 2}, comment
     outcome = json.loads((pr / ".evals" / "ci" / "ci.json").read_text(encoding="utf-8"))
     store = open_store(str(history))
     try:

@@ -119,6 +119,24 @@ def _evaluations(history: Path) -> list[tuple[str, str | None, str | None, str]]
         store.close()
 
 
+def test_a_world_that_moved_since_the_nightly_runs_mains_agent_fresh(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Main's code is unchanged since the nightly but the API its agent calls now answers
+    otherwise: the drift guard's fresh runs differ from the nightly's, so the nightly's
+    runs are not used and main's agent runs fresh, as the comment says; the pull request
+    is compared with main as it answers today."""
+    history = _nightly_then_branch(project, monkeypatch, "harmless", HARMLESS)
+    monkeypatch.setenv("CALL_API_WORLD", "moved")
+    code, outcome, comment = _pull_request(project, monkeypatch, history, "harmless")
+    assert "drift shown, so the baseline ran fresh" in comment, comment
+    assert "no agent called for it" not in comment
+    [result] = outcome["results"]
+    assert result["gates"]["reuse"]["fell_back"] is True
+    gates = {g["name"]: g["status"] for g in result["gates"]["gates"]}
+    assert gates["regression"] != "fail" and code in (0, 1), comment
+
+
 def test_agent_changes_are_compared_with_mains_agent_and_never_stored_as_baselines(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -142,7 +160,10 @@ def test_agent_changes_are_compared_with_mains_agent_and_never_stored_as_baselin
     [result] = outcome["results"]
     assert result["agents"] == ["agent@base", "agent@head"]
     gates = {g["name"]: g["status"] for g in result["gates"]["gates"]}
-    assert gates["regression"] == "pass"
+    # The nightly's runs stand in for main after the drift guard found no drift: half the
+    # budget is kept against a drift it missed, so the pass may stay undetermined.
+    assert gates["regression"] in ("pass", "undetermined")
+    assert "no drift shown" in comment
     summary = (project / ".evals" / "summary-harmless.md").read_text(encoding="utf-8")
     assert "evals pull request: PASS" in summary
 
