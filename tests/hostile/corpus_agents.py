@@ -427,6 +427,7 @@ MISC = [
         Correct("30 MiB is within the documented 32 MiB", check=_agent_passes),
         mode="subprocess",
         reports=LIGHT_REPORTS,
+        limit_s=40,  # a limit against hangs: moving 30 MiB through every report takes time
     ),
     agent_case(
         "output-with-nul-character",
