@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -205,3 +206,20 @@ def test_cli_runs_stages_and_says_why_it_stopped(write_suite, capsys):
     with pytest.raises(SystemExit) as stopped:
         main([*args, "--until-decided", "4,2"])
     assert stopped.value.code == 2
+
+
+@pytest.mark.slow
+def test_a_pull_request_stops_once_no_open_gate_can_still_fail(write_suite):
+    """Where an undetermined verdict passes, only failing could change the build: identical
+    agents stop as soon as no open gate can fail by the last stage, a nightly (which warns)
+    runs them all."""
+    path = _identical_suite(write_suite)
+    options = RunOptions(use_store=False, progress=False, agents=["alt_a", "alt_b"], trace=False)
+    suite = load_suite(path)
+    pr = run_until_decided(suite, replace(options, environment="pr"), (4, 8, 12))
+    assert [look.repeats for look in pr.looks] == [4, 8]
+    assert pr.looks[-1].verdict == "undetermined"
+    assert "could still fail by the last stage" in pr.stop_reason
+    nightly_options = replace(options, environment="nightly")
+    nightly = run_until_decided(load_suite(path), nightly_options, (4, 8, 12))
+    assert [look.repeats for look in nightly.looks] == [4, 8, 12]

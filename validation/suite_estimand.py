@@ -23,6 +23,7 @@ Rows:
   52 %) at 5 repeats, the other tags as they were;
 - `suite`: a 20-point drop of the whole suite at 20 × 3;
 - `drops`: 10-, 20- and 30-point drops of the whole suite at 20 × 3;
+- `staged`: staged 3, 5, 10 against fixed k = 10, identical agents and a 20-point drop;
 - `more`: the reused baseline after a 3-point drift with no budget in reserve, and the
   `tag` row at 12 repeats;
 - `calls`: agent calls against power. Fixed k = 5, 7 and 10 with both agents fresh
@@ -54,7 +55,7 @@ from evals.model.suite import Case, Suite
 from evals.model.summary import GateReport
 from evals.pipeline.adaptive import AdaptiveDesign
 from evals.pipeline.evaluation import analyse
-from evals.pipeline.staged import look_spends
+from evals.pipeline.staged import cannot_fail, look_spends
 
 # No gate reads the per-case verdict table (each case's exact test, most of a summary's
 # time), so it is left out here.
@@ -170,14 +171,17 @@ def fixed(suite: Suite, world: World, repeats: int) -> Outcome:
 
 
 def staged(suite: Suite, world: World, stages: tuple[int, ...] = (3, 5, 10)) -> Outcome:
+    """`--until-decided`: a stage at a time until decided, or until no open gate can
+    still fail by the last stage (`evals.pipeline.staged.cannot_fail`)."""
     base = world.runs(world.fresh, [stages[-1]] * len(TAGS))
     cand = world.runs(world.candidate, [stages[-1]] * len(TAGS))
-    for repeats, spend in zip(stages, look_spends(0.95, stages), strict=True):
+    spends = look_spends(0.95, stages)
+    for stage, (repeats, spend) in enumerate(zip(stages, spends, strict=True)):
         runs = records("base", {i: r[:repeats] for i, r in base.items()}) + records(
             "cand", {i: r[:repeats] for i, r in cand.items()}
         )
         report = decide(suite, runs, spend)
-        if report.verdict != "undetermined":
+        if report.verdict != "undetermined" or cannot_fail(report, stage, stages, spends):
             break
     return report.outcome, len(runs)
 
@@ -370,7 +374,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=400)
     parser.add_argument("--seed", type=int, default=20261207)
-    rows = ["identical", "tag", "suite", "drops", "more", "calls"]
+    rows = ["identical", "tag", "suite", "drops", "more", "staged", "calls"]
     parser.add_argument("--rows", nargs="*", default=rows, choices=rows)
     args = parser.parse_args()
     started = time.monotonic()
@@ -430,6 +434,17 @@ def main() -> None:
             steady=("units",),
         )["tag"]
         print(f"tag units down 45 points as above, 12 repeats: fails {tally.text('')}")
+    if "staged" in args.rows:
+        print("\nstaged 3,5,10 (--until-decided) in the pull request's environment:")
+        for label, world in (("identical agents", {}), ("a 20-point drop", {"drop": 0.20})):
+            tallies = row(
+                args.runs,
+                args.seed + 6,
+                {"staged": staged, "fixed k=10": lambda s, w: fixed(s, w, 10)},
+                **world,
+            )
+            for name, tally in tallies.items():
+                print(f"  {label}, {name}: fails {tally.text('')}")
     if "drops" in args.rows:
         print("\ndrops of the whole suite at 20 x 3 (one log-odds shift of every case):")
         for points in (0.10, 0.20, 0.30):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
+from evals.gates.adaptive import Futility
 from evals.model.defaults import DEFAULT_STAGES
 from evals.model.errors import SuiteError
 from evals.stats import spending_shares
@@ -87,9 +88,38 @@ class Look:
     verdict: str
     failed: tuple[str, ...]
     undetermined: tuple[str, ...]
+    futile: bool = False
 
 
-def _look(repeats: int, spend: float, report: GateReport) -> Look:
+FAIL_REACH = 2.0
+"""How many conditional standard deviations an undetermined gate's estimate may need to
+move to fail by the last stage before a staged run stops for it, where an undetermined
+verdict passes (the adaptive runs' `DEFAULT_REACH`)."""
+
+
+def cannot_fail(
+    report: GateReport, stage: int, stages: Sequence[int], spends: Sequence[float]
+) -> bool:
+    """True where an undetermined verdict passes (a pull request) and no undetermined
+    blocking gate can still fail by the last stage after stage `stage` (0-based) of
+    `stages` with budgets `spends`: only failing could change the build, and more stages
+    would not reach it (`evals.gates.adaptive.Futility`, the pass side given up)."""
+    if report.on_undetermined != "pass" or report.verdict != "undetermined":
+        return False
+    if stage >= len(stages) - 1:
+        return False
+    futility = Futility(
+        fraction=stages[stage] / stages[-1],
+        spend_ratio=spends[-1] / spends[stage],
+        final_spend=spends[-1],
+        reach=FAIL_REACH,
+        pass_reach=0.0,
+    )
+    open_gates = [g for g in report.gates if g.blocking and g.status == "undetermined"]
+    return all(futility.judge(g) for g in open_gates)
+
+
+def _look(repeats: int, spend: float, report: GateReport, futile: bool = False) -> Look:
     blocking = [g for g in report.gates if g.blocking]
     return Look(
         repeats=repeats,
@@ -97,6 +127,7 @@ def _look(repeats: int, spend: float, report: GateReport) -> Look:
         verdict=report.verdict,
         failed=tuple(g.name for g in blocking if g.status == "fail"),
         undetermined=tuple(g.name for g in blocking if g.status == "undetermined"),
+        futile=futile,
     )
 
 
@@ -129,6 +160,11 @@ class StagedResult:
             )
         if last.verdict == "pass":
             return "every blocking gate passed"
+        if last.futile:
+            return (
+                f"no undetermined blocking gate ({', '.join(last.undetermined)}) could still "
+                "fail by the last stage, and this environment passes an undetermined verdict"
+            )
         return (
             f"the last planned stage was reached with {', '.join(last.undetermined)} "
             "still undetermined"
@@ -154,7 +190,9 @@ class StagedResult:
 def run_until_decided(
     suite: Suite, options: RunOptions, stages: Sequence[int] = DEFAULT_STAGES
 ) -> StagedResult:
-    """Run `stages` cumulative repeats one stage at a time until the verdict is decided.
+    """Run `stages` cumulative repeats one stage at a time until the verdict is decided,
+    or, where an undetermined verdict passes, until no open gate can still fail by the
+    last stage.
 
     Every stage adds only its new repeats to the same evaluation (one id in the store),
     and every look decides the gates with its spend of the build's budget (`look_spends`).
@@ -175,12 +213,14 @@ def run_until_decided(
     confidence = suite.gates.for_environment(options.environment).confidence
     result: EvaluationResult | None = None
     looks: list[Look] = []
-    for repeats, spend in zip(stages, look_spends(confidence, stages), strict=True):
+    spends = look_spends(confidence, stages)
+    for stage, (repeats, spend) in enumerate(zip(stages, spends, strict=True)):
         result = run_evaluation(
             suite, replace(options, repeat=repeats, spend=spend), previous=result
         )
-        looks.append(_look(repeats, spend, result.gates))
-        if is_decided(result.gates):
+        futile = cannot_fail(result.gates, stage, stages, spends)
+        looks.append(_look(repeats, spend, result.gates, futile))
+        if is_decided(result.gates) or futile:
             break
     assert result is not None
     return StagedResult(result, stages, looks, confidence)
