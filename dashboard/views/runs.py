@@ -48,8 +48,13 @@ statuses = selection.list_filter(columns[2].multiselect, "Status", STATUSES, "st
 agents = selection.list_filter(
     columns[3].multiselect, "Agent", list(chosen["agents"] or []), "agent"
 )
+marks = badges.case_marks(triage.current(url, suite_id), selection.current_environment())
 cases = selection.list_filter(
-    columns[4].multiselect, "Case", data.group_names(url, chosen["id"])["case"], "run_case"
+    columns[4].multiselect,
+    "Case",
+    data.group_names(url, chosen["id"])["case"],
+    "run_case",
+    format_func=lambda case: badges.option_label(case, marks.get(case, [])),
 )
 metadata_text = selection.text_filter(
     "Metadata",
@@ -89,7 +94,6 @@ if frame.empty:
     widgets.no_data("No run matches these filters.")
     st.stop()
 frame["repeat"] = frame["repeat"] + 1
-marks = badges.case_marks(triage.current(url, suite_id), selection.current_environment())
 frame["triage"] = [badges.marks_text(marks.get(case, [])) for case in frame["case_id"]]
 
 

@@ -306,6 +306,10 @@ def test_a_quarantined_case_carries_its_badge_on_every_page(
     app.switch_page("views/runs.py").run()
     table = next(h.proto.body for h in app.html if "paged-table" in h.proto.body)
     assert all("quarantined until" in row for row in table.split("<tbody>")[1].split("<tr>")[1:])
+    assert any(
+        o.startswith(f"{case} · quarantined until")
+        for o in app.multiselect(key="filter_run_case").options
+    )
 
 
 @pytest.mark.slow
