@@ -162,6 +162,16 @@ def _streamed_reports(outputs: Sequence[str] | None) -> list[Path]:
     return [Path(out) for out in outputs or [] if getattr(find_format(out), "streamed", False)]
 
 
+REPORT_RUNS_IN_MEMORY = 5000
+"""An evaluation with reports that list every run keeps its runs in memory below this many
+runs: a few tens of megabytes at most, and each report reads them once."""
+
+
+def _listing_reports(outputs: Sequence[str] | None) -> bool:
+    """True when a report of `outputs` other than the streamed JSON lists every run."""
+    return len(outputs or []) > len(_streamed_reports(outputs))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Run a suite, write reports, print the verdict, and exit by the gates."""
     store_process = report_process = None
@@ -242,8 +252,10 @@ def _run(
         environment=args.env,
         store_url=args.store,
         use_store=not args.no_store,
-        # reports read every run back from the store; without one, the runs are kept
-        keep_records=args.no_store and len(args.output or []) > len(_streamed_reports(args.output)),
+        # reports read every run back from the store; without one, the runs are kept, and
+        # a small evaluation's too (each report reads them once, not from the store again)
+        keep_records=args.no_store and _listing_reports(args.output),
+        keep_records_below=REPORT_RUNS_IN_MEMORY if _listing_reports(args.output) else 0,
         resume=args.resume,
         shard=args.shard,
         progress=not args.quiet and not args.no_progress,

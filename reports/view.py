@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from evals.common.clock import utc_text
 from evals.graders.catalog import LAYERS
+from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationResult, RunOrder, run_order_key
 from evals.model.results import RunRecord
 from evals.model.summary import AgentStats, CaseComparison, GateResult, RunShare
@@ -62,8 +63,15 @@ def compared_agents(result: EvaluationResult) -> tuple[str | None, str | None]:
 
 def every_run(result: EvaluationResult, order: RunOrder = "plan") -> Iterable[RunRecord]:
     """Every run of the evaluation, whole, in `order`: its records when it kept them, else
-    read from the store a batch at a time (never all at once)."""
+    read from the store a batch at a time (never all at once). An evaluation that kept no
+    run and stored none has nothing to list: an error, not an empty report."""
     if result.records or result.runs is None:
+        if not result.records and result.facts is not None and result.facts.runs:
+            raise SuiteError(
+                f"evaluation {result.meta.id} kept none of its {result.facts.runs} runs and "
+                "stored none, so no report can list them",
+                fix="run it with a store, or with RunOptions(keep_records=True)",
+            )
         return sorted(result.records, key=run_order_key(order))
     return result.runs.iter_runs(order)
 

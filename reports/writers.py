@@ -118,12 +118,24 @@ def write_report(path: Path, result: EvaluationResult) -> None:
     """Write `result` to `path` in the format its extension names (parents are created).
 
     The text written passes the evaluation's redactor once more: the suite's prompts,
-    vars and config hold the values of its `{{ env.X }}` references.
+    vars and config hold the values of its `{{ env.X }}` references. The file appears
+    whole or not at all.
     """
     path = Path(path)
+    if path.is_symlink():  # the file it points to is the report
+        path = path.resolve()
     redactor = Redactor(secrets=result.suite.secrets)
     content = renderer_for(path)(result)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as out:
-        for part in [content] if isinstance(content, str) else content:
-            out.write(redactor.text(part))
+    # written beside it and moved into place once whole, so a report that fails halfway
+    # leaves the previous file as it was, not a truncated one
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # the umask applies
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            for part in [content] if isinstance(content, str) else content:
+                out.write(redactor.text(part))
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise

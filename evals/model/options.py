@@ -15,7 +15,9 @@ class RunOptions:
 
     `keep_records=False` keeps no run in the result: the statistics, gates and the
     terminal summary come from counts taken as the runs arrive, and the reports that list
-    every run read them from the store.
+    every run read them from the store; unless the evaluation plans fewer runs than
+    `keep_records_below`, whose reports read their runs from memory (once each, where the
+    store would be read once per report and pass).
     `store_process` is a `StoreProcess` the caller started early (it overlaps the
     store's start-up with loading the suite) and closes itself; `report_process`, likewise,
     a `ReportProcess` writing the JSON report as runs complete (the caller finishes it).
@@ -57,6 +59,7 @@ class RunOptions:
     cache_path: str | None = None
     trace: bool | None = None
     keep_records: bool = True
+    keep_records_below: int = 0
     seed: int = 0
     store_process: StoreSink | None = None
     report_process: ReportSink | None = None

@@ -316,9 +316,11 @@ def run_evaluation(
     if options.look is not None:
         plan = (replace(run, look=options.look) for run in plan)
     # Adaptive looks read their runs again; every other evaluation counts its runs as they
-    # arrive (`Tally`) and keeps them only when the caller asks (`keep_records`).
+    # arrive (`Tally`) and keeps them only when the caller asks (`keep_records`), or when
+    # there are few enough of them (`keep_records_below`).
     adaptive = options.look is not None or options.active_cases is not None
-    keep = options.keep_records or adaptive
+    small = options.keep_records_below > 0 and count(repeat, 0) < options.keep_records_below
+    keep = options.keep_records or adaptive or small
     records: list[RunRecord] = []
     tally = _tally(previous, gate_config)
     store = _store_process(options)

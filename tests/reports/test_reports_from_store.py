@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from evals import cli
 from evals.cli import main
+from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
@@ -99,7 +101,10 @@ def test_an_evaluation_that_keeps_no_run_has_the_counts_of_one_that_does(tmp_pat
     assert streamed.gates.verdict == kept.gates.verdict
 
 
-def test_cli_writes_every_report_from_the_store_with_output_piped(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("in_memory", [0, cli.REPORT_RUNS_IN_MEMORY])
+def test_cli_writes_every_report_with_output_piped(tmp_path, monkeypatch, capsys, in_memory):
+    """From the store (no run kept below 0 runs), and from memory (80 runs are few)."""
+    monkeypatch.setattr(cli, "REPORT_RUNS_IN_MEMORY", in_memory)
     suite = _project(tmp_path)
     monkeypatch.chdir(tmp_path)
     outputs = [str(tmp_path / "reports" / name) for name in FORMATS]
@@ -147,3 +152,12 @@ def test_a_report_is_written_in_parts_not_held_whole(tmp_path, name):
     parts = renderer_for(Path(name))(result)
     assert not isinstance(parts, str)
     assert sum(1 for _ in parts) > 3
+
+
+def test_a_report_of_runs_neither_kept_nor_stored_is_an_error(tmp_path):
+    suite = load_suite(_project(tmp_path))
+    options = RunOptions(repeat=1, use_store=False, progress=False, keep_records=False)
+    result = run_evaluation(suite, options)
+    with pytest.raises(SuiteError, match="kept none of its 40 runs and stored none"):
+        write_report(tmp_path / "out.jsonl", result)
+    assert not (tmp_path / "out.jsonl").exists()
