@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+CODE = re.compile(r"`[^`\n]+`")  # an inline code span: its brackets are no link
 
 
 def anchors(page: Path) -> set[str]:
@@ -32,7 +33,7 @@ def anchors(page: Path) -> set[str]:
 
 
 def links(page: Path) -> list[str]:
-    text = FENCE.sub("", page.read_text(encoding="utf-8"))
+    text = CODE.sub("", FENCE.sub("", page.read_text(encoding="utf-8")))
     return [t for t in LINK.findall(text) if not re.match(r"[a-z]+:", t)]
 
 
