@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import textwrap
 
+# numpy loads here, before pytester's in-process runs: it refuses a second load in one process
+import numpy  # noqa: F401
 import pytest
 
 from evals.cli import main
