@@ -123,3 +123,21 @@ def test_without_a_stored_evaluation_the_baseline_runs_fresh_and_says_why(projec
 def test_reuse_refuses_a_cache_of_its_own(project, capsys):
     assert main(["run", str(project), "--reuse-baseline", "--cache", "--no-progress"]) == 2
     assert "drop --cache" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_an_adaptive_run_against_a_stored_baseline_calls_the_baseline_only_for_the_guard(
+    project, capsys
+):
+    code, calls, _ = _run(project, "--repeat", "10")
+    assert code == 0 and calls == {"main": 200, "branch": 200}
+    capsys.readouterr()
+    code, calls, report = _run(project, "--reuse-baseline", "--adaptive", "10")
+    reuse = report["gates"]["reuse"]
+    # the guard's fresh fifth of the 200 stored runs; every other baseline run is stored
+    assert code == 0 and calls["main"] == 40 == reuse["guard"]
+    assert 0 < calls["branch"] <= 200
+    assert reuse["calls"] == calls["main"] + calls["branch"] and reuse["fixed_calls"] == 400
+    assert reuse["reused"] > 0 and not reuse["fell_back"]
+    out = " ".join(capsys.readouterr().out.split())
+    assert "adaptive run:" in out and "no drift shown" in out

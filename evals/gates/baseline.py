@@ -54,18 +54,26 @@ def guard_repeats(
     stored: Counts, share: float = GUARD_SHARE, seed: int = 0
 ) -> dict[str, list[int]]:
     """Which stored repeats of each case the drift guard re-runs fresh: `share` of the
-    stored runs, at least one per case, the rest by the cases' standard deviations, the
-    repeats drawn at random (seeded) among each case's stored ones."""
+    stored runs (rounded; as many as the cases hold), at least one per case, the rest by
+    the cases' standard deviations, the repeats drawn at random (seeded) among each
+    case's stored ones."""
     if not stored:
         return {}
     total = max(round(share * sum(runs for _, runs in stored.values())), len(stored))
     spreads = {case: _spread(*counts) for case, counts in stored.items()}
     weight = sum(spreads.values())
     extra = total - len(stored)
-    wanted = {
-        case: min(runs, 1 + math.floor(extra * spreads[case] / weight))
-        for case, (_, runs) in stored.items()
-    }
+    shares = {case: extra * spreads[case] / weight for case in stored}
+    wanted = {case: min(runs, 1 + math.floor(shares[case])) for case, (_, runs) in stored.items()}
+    # the runs that rounding and full cases left over go to the largest remainders first
+    # (Hamilton's method), a round at a time, to cases with stored runs still to re-run
+    order = sorted(stored, key=lambda c: (math.floor(shares[c]) - shares[c], c))
+    left = min(total, sum(runs for _, runs in stored.values())) - sum(wanted.values())
+    while left > 0:
+        for case in order:
+            if left > 0 and wanted[case] < stored[case][1]:
+                wanted[case] += 1
+                left -= 1
     chooser = random.Random(seed)
     return {
         case: sorted(chooser.sample(range(stored[case][1]), count))

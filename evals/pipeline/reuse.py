@@ -194,6 +194,7 @@ def reused_baseline(
             replace(
                 options,
                 agents=[agent],
+                repeat=repeat,
                 units=frozenset(units),
                 use_store=False,
                 keep_records=True,
