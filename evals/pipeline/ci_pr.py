@@ -800,16 +800,16 @@ class _PullRequest:
         self, sides: _Sides, agents: list[str], cases: list[str], repeat: int
     ) -> BaselineReuse | None:
         """The drift guard, once per job, when the nightly ran main's `agents` as they are
-        at the merge base (its runs would answer for them): `GUARD_SHARE` of `repeat`
-        repeats of every case (at least one) run fresh in the base checkout, without the
-        nightly's responses and into a store of their own, and compared with the
-        nightly's runs of the same cases (`evals.gates.baseline.drift`, each agent's case
-        a stratum). None when the nightly's runs would not answer."""
+        at the merge base with the job's seeds (its runs would answer for them):
+        `GUARD_SHARE` of `repeat` repeats of every case (at least one) run fresh in the base
+        checkout, without the nightly's responses and into a store of their own, and
+        compared with the nightly's runs of the same cases (`evals.gates.baseline.drift`,
+        each agent's case a stratum). None when the nightly's runs would not answer."""
         nightly = sides.nightly
         if self.guard is not None or nightly.meta is None:
             return self.guard
         meta = nightly.meta
-        if any(
+        if (meta.config.get("seed") or 0) != sides.seed or any(
             meta.agent_fingerprints.get(a) != sides.identity.agent_fingerprints.get(a)
             for a in agents
         ):
