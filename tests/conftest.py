@@ -29,6 +29,16 @@ def pytest_configure(config: pytest.Config) -> None:
     tiers.select_default_tier(config)
 
 
+@pytest.fixture(autouse=True)
+def _no_inherited_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts without COLUMNS and LINES: a module that loads GNU readline (or
+    the shell that started the run) sets them to a terminal's size, and the width of what
+    evals prints where stdout is no terminal follows COLUMNS. A test that means a width
+    sets it."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 def _write_bytecode_caches() -> None:
     """Let this run and every process it starts write Python's bytecode caches, even where
     the environment turned them off (container images often set PYTHONDONTWRITEBYTECODE):
