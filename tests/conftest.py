@@ -39,6 +39,17 @@ def _no_inherited_width(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LINES", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _default_javascript_limit() -> Iterator[None]:
+    """Every test ends with the JavaScript sandbox's default time limit: a run sets the
+    limit for the whole process, and a test that shortened it would stop the JavaScript of
+    later tests."""
+    yield
+    engine = sys.modules.get("evals.common.jsengine")
+    if engine is not None:
+        engine.set_time_limit(engine.DEFAULT_TIME_LIMIT_S)
+
+
 def _write_bytecode_caches() -> None:
     """Let this run and every process it starts write Python's bytecode caches, even where
     the environment turned them off (container images often set PYTHONDONTWRITEBYTECODE):
