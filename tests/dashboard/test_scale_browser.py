@@ -81,7 +81,7 @@ def test_number_axes_never_repeat_a_label(tab, dashboard_url: str, path: str) ->
     page.set_viewport_size({"width": 2560, "height": 1600})
     runs.after(lambda: page.goto(f"{dashboard_url}/{path}"))
     if path == "cost_latency":
-        runs.after(lambda: page.get_by_text("Distributions and intervals as charts").click())
+        runs.after(lambda: page.get_by_text("Interactive charts").click())
     axes = _number_axes(page)
     assert axes, "the page drew no number axis"
     for description, labels in axes:
