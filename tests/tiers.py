@@ -65,6 +65,17 @@ def promptfoo_cli() -> Path | None:
     return Path(chosen)
 
 
+def find_uv() -> str:
+    """The uv binary (PATH, or the one the project's CI script installs) for tests that
+    build their own virtual environments; without it the test is skipped with the reason."""
+    found = shutil.which("uv") or next(
+        (str(p) for p in (TESTS.parent / ".ci" / "uv" / "bin" / "uv",) if p.is_file()), None
+    )
+    if found is None:
+        pytest.skip("uv is needed to build the test's virtual environments (pip install uv)")
+    return found
+
+
 def _missing_extra(names: tuple[str, ...]) -> str | None:
     for name in names:
         missing = [m for m in EXTRA_MODULES[name] if not importable(m)]

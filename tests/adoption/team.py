@@ -21,14 +21,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -194,16 +191,6 @@ def readme_commands(heading: str) -> list[str]:
         line for block in readme_blocks(heading).get("bash", []) for line in block.splitlines()
     ]
     return [line.split("  #")[0].strip() for line in lines if line.strip()]
-
-
-def find_uv() -> str:
-    """The uv binary (PATH, or the one the project's CI script installs), else skip."""
-    found = shutil.which("uv") or next(
-        (str(p) for p in (ROOT / ".ci" / "uv" / "bin" / "uv",) if p.is_file()), None
-    )
-    if found is None:
-        pytest.skip("uv is needed to build the team's virtual environment (pip install uv)")
-    return found
 
 
 @dataclass

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.adoption.team import ROOT, Team, find_uv, readme_commands
+from tests.adoption.team import ROOT, Team, readme_commands
+from tests.tiers import find_uv
 
 pytestmark = pytest.mark.slow  # builds a virtualenv and runs whole evaluations
 

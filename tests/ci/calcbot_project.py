@@ -20,14 +20,11 @@ Layouts (how the agent's code is found):
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYOUTS = ("suite-folder", "pythonpath", "editable", "installed", "exec")
@@ -183,16 +180,6 @@ def suite_text(provider: str, nightly_repeats: int) -> str:
     """The suite YAML with every case."""
     head = SUITE.format(provider=provider, nightly_repeats=nightly_repeats)
     return head + "".join(case_text(*case) for case in CASES)
-
-
-def find_uv() -> str:
-    """The uv binary (PATH, or the one the project's CI script installs), else skip."""
-    found = shutil.which("uv") or next(
-        (str(p) for p in (ROOT / ".ci" / "uv" / "bin" / "uv",) if p.is_file()), None
-    )
-    if found is None:
-        pytest.skip("uv is needed to build the user's virtual environments (pip install uv)")
-    return found
 
 
 def git(repo: Path, *args: str) -> str:

@@ -20,10 +20,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from calcbot_project import BROKEN, CRASH, REFACTOR, REGRESSION, Project, case_text, find_uv
+from calcbot_project import BROKEN, CRASH, REFACTOR, REGRESSION, Project, case_text
 
 from evals.reports.ci import COMMENT_MARKER
 from evals.store import open_store
+from tests.tiers import find_uv
 
 pytestmark = pytest.mark.slow
 

@@ -16,9 +16,10 @@ import json
 from pathlib import Path
 
 import pytest
-from calcbot_project import LAYOUTS, REGRESSION, Project, find_uv
+from calcbot_project import LAYOUTS, REGRESSION, Project
 
 from evals.store import open_store
+from tests.tiers import find_uv
 
 pytestmark = pytest.mark.slow
 
