@@ -75,7 +75,7 @@ from evals.pipeline.ci_plan import gate_new_cases, plan_pull_request
 from evals.pipeline.evaluation import run_evaluation
 from evals.pipeline.history import Side, compare_sides
 from evals.pipeline.provenance import CiContext, ci_context
-from evals.pipeline.staged import is_decided, look_spends
+from evals.pipeline.staged import cannot_fail, is_decided, look_spends
 from evals.pipeline.triage import quarantines
 from evals.plan.runs import select_cases
 
@@ -659,7 +659,8 @@ class _PullRequest:
         baseline: _Baseline | None = None
         looks: list[str] = []
         results: list[EvaluationResult] = []
-        for repeat, spend in zip(stages, spends, strict=True):
+        stop = ""
+        for stage, (repeat, spend) in enumerate(zip(stages, spends, strict=True)):
             baseline = self.baseline_runs(sides, sides.agents, sides.base_cases, repeat)
             head_result = self.run_head(sides, sides.agents, repeat, head_result, spend=spend)
             results = [
@@ -667,18 +668,47 @@ class _PullRequest:
                 for agent in sides.agents
             ]
             looks.append(f"{repeat} repeat(s): {overall_verdict(results, rule=False)}")
-            if all(is_decided(r.gates) for r in results):
+            stop = self._stop(results, stage, stages, spends)
+            if stop:
                 break
         assert baseline is not None
         self.key_notes.append(baseline.note)
         if len(stages) > 1:
             self.notes.append(
                 f"staged until decided: {len(looks)} of {len(stages)} stage(s) "
-                f"({'; '.join(looks)}); each look spends its share of the false-failure budget "
+                f"({'; '.join(looks)}); {stop or 'the last stage was reached'}; each look "
+                "spends its share of the false-failure budget "
                 f"{1 - config.confidence:.3g} (in proportion to the repeats it adds), so a false "
                 "failure at any look stays within it"
             )
         return results
+
+    def _stop(
+        self,
+        results: list[EvaluationResult],
+        stage: int,
+        stages: tuple[int, ...],
+        spends: list[float | None],
+    ) -> str:
+        """Why the staged comparison stops after stage `stage` (empty: it goes on): every
+        compared agent's verdict decided, or, where an undetermined verdict passes, no open
+        gate of an undecided one able to fail by the last stage (`cannot_fail`, the rule
+        `evals run --until-decided` applies)."""
+        if len(stages) == 1 or stage == len(stages) - 1:
+            return "the last stage was reached" if len(stages) > 1 else ""
+        if all(is_decided(r.gates) for r in results):
+            return "every compared agent's verdict was decided"
+        budgets = [float(s or 0.0) for s in spends]
+        if self.guard is not None and not self.guard.fell_back:
+            budgets = [b * (1 - self.guard.reserve) for b in budgets]
+        if all(
+            is_decided(r.gates) or cannot_fail(r.gates, stage, stages, budgets) for r in results
+        ):
+            return (
+                "no open gate could still fail by the last stage, and a pull request passes "
+                "an undetermined verdict"
+            )
+        return ""
 
     def _adaptive(self, sides: _Sides, last: int) -> list[EvaluationResult]:
         """Compare look by look (`evals.pipeline.adaptive.run_looks`), one arm per agent."""
