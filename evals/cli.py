@@ -143,7 +143,16 @@ def _evaluation_id(text: str) -> str:
 
 
 def _add_outputs(parser: argparse.ArgumentParser) -> None:
+    from evals.model.defaults import DEFAULT_HTML_RUN_DETAILS
+
     parser.add_argument("-o", "--output", action="append", metavar="FILE", help=output_help())
+    parser.add_argument(
+        "--html-run-details",
+        type=_positive,
+        metavar="N",
+        help="the most runs the HTML report details; past it, the runs that did not pass "
+        f"(default: the suite's reports.html_run_details, else {DEFAULT_HTML_RUN_DETAILS})",
+    )
 
 
 def _add_store(parser: argparse.ArgumentParser) -> None:
@@ -162,9 +171,17 @@ def _streamed_reports(outputs: Sequence[str] | None) -> list[Path]:
     return [Path(out) for out in outputs or [] if getattr(find_format(out), "streamed", False)]
 
 
-REPORT_RUNS_IN_MEMORY = 5000
-"""An evaluation with reports that list every run keeps its runs in memory below this many
-runs: a few tens of megabytes at most, and each report reads them once."""
+def _report_settings(suite: Suite, args: argparse.Namespace) -> None:
+    """The suite's `reports:` settings with the command line's over them."""
+    given = {
+        name: value
+        for name in ("html_run_details", "runs_in_memory")
+        if (value := getattr(args, name, None)) is not None
+    }
+    if given:
+        from dataclasses import replace
+
+        suite.reports = replace(suite.reports, **given)
 
 
 def _listing_reports(outputs: Sequence[str] | None) -> bool:
@@ -242,6 +259,7 @@ def _run(
 
     suite = load_suite(args.suite)
     _print_load_warnings(suite)
+    _report_settings(suite, args)
     options = RunOptions(
         repeat=args.repeat,
         concurrency=args.concurrency,
@@ -255,7 +273,7 @@ def _run(
         # reports read every run back from the store; without one, the runs are kept, and
         # a small evaluation's too (each report reads them once, not from the store again)
         keep_records=args.no_store and _listing_reports(args.output),
-        keep_records_below=REPORT_RUNS_IN_MEMORY if _listing_reports(args.output) else 0,
+        keep_records_below=suite.reports.runs_in_memory if _listing_reports(args.output) else 0,
         resume=args.resume,
         shard=args.shard,
         progress=not args.quiet and not args.no_progress,
@@ -450,6 +468,7 @@ def _finish(
     from evals.reports import write_report
     from evals.reports.terminal import render_body, render_closing, summary_console
 
+    _report_settings(result.suite, args)
     for out in args.output or []:
         if Path(out) not in streamed:
             write_report(Path(out), result)
@@ -1002,6 +1021,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="mixed into every run's seed: another value draws fresh, reproducible randomness",
     )
     run.add_argument("--no-store", action="store_true", help="do not write the results store")
+    from evals.model.defaults import DEFAULT_RUNS_IN_MEMORY
+
+    run.add_argument(
+        "--runs-in-memory",
+        type=_non_negative,
+        metavar="N",
+        help="an evaluation of fewer runs keeps them in memory for the reports that list "
+        "every run; a larger one's are read back from the store (default: the suite's "
+        f"reports.runs_in_memory, else {DEFAULT_RUNS_IN_MEMORY}; 0: always from the store)",
+    )
     run.add_argument(
         "--reuse-baseline",
         action="store_true",

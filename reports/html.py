@@ -154,16 +154,16 @@ def _charts(result: EvaluationResult) -> list[Markup]:
     return charts
 
 
-RUN_DETAILS = 2000
-"""The most runs the report shows in detail. An evaluation with more shows its runs that
-did not pass (up to this many) and counts the rest, which the dashboard lists."""
-
-
 def _shown_runs(result: EvaluationResult, agents: list[str]) -> tuple[dict[str, list[Any]], int]:
     """Per case id, the views of the runs shown in detail (agents in `agents`' order, each
-    agent's in repeat order), and how many runs are not shown."""
-    every = run_facts(result).runs <= RUN_DETAILS
-    budget = RUN_DETAILS
+    agent's in repeat order), and how many runs are not shown.
+
+    At most the suite's `reports.html_run_details` runs are shown: an evaluation with more
+    shows its runs that did not pass (up to that many) and counts the rest, which the
+    dashboard lists."""
+    most = result.suite.reports.html_run_details
+    every = run_facts(result).runs <= most
+    budget = most
     shown: dict[str, list[Any]] = {}
     hidden = 0
     for case_id, by_agent in runs_by_case(result):
@@ -176,8 +176,9 @@ def _shown_runs(result: EvaluationResult, agents: list[str]) -> tuple[dict[str, 
 
 
 def render_html(result: EvaluationResult) -> str:
-    """The full report as one HTML document; past RUN_DETAILS runs, the runs' details are
-    those of the runs that did not pass, and the dashboard has every run."""
+    """The full report as one HTML document; past the suite's `reports.html_run_details`
+    runs, the runs' details are those of the runs that did not pass, and the dashboard
+    has every run."""
     baseline, candidate = compared_agents(result)
     agents = agents_baseline_first(result)
     runs, hidden = _shown_runs(result, agents)
@@ -216,7 +217,7 @@ def render_html(result: EvaluationResult) -> str:
         cases=cases,
         run_count=run_facts(result).runs,
         hidden_runs=hidden,
-        run_details=RUN_DETAILS,
+        run_details=result.suite.reports.html_run_details,
         warnings=notes(result),
         annotations=annotation_rows(result),
         annotations_note=ANNOTATIONS_CHANGE_NO_GATE,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evals.model.defaults import DEFAULT_HTML_RUN_DETAILS, DEFAULT_RUNS_IN_MEMORY
 from evals.model.gates import GateConfig
 
 
@@ -164,6 +165,20 @@ class Environment:
     line: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ReportSettings:
+    """`reports:`: how much of an evaluation's runs the reports hold at once.
+
+    `html_run_details`: the most runs the HTML report shows in detail (past it, the runs
+    that did not pass, up to this many, and the dashboard has every run).
+    `runs_in_memory`: an evaluation of fewer runs whose reports list every run keeps its
+    runs in memory for them; a larger one's reports read them back from the store.
+    """
+
+    html_run_details: int = DEFAULT_HTML_RUN_DETAILS
+    runs_in_memory: int = DEFAULT_RUNS_IN_MEMORY
+
+
 @dataclass(slots=True)
 class Suite:
     """A loaded, validated suite: everything a run needs, plus its identity.
@@ -197,6 +212,7 @@ class Suite:
     pass_env: list[str] = field(default_factory=list)
     secrets: frozenset[str] = field(default_factory=frozenset)
     environment: Environment | None = None
+    reports: ReportSettings = field(default_factory=ReportSettings)
     notices: list[str] = field(default_factory=list)
     """Problems promptfoo reports on the rows they affect (a missing assertion file, an
     unknown assertion type, ...): the runs become error rows; said before the run."""

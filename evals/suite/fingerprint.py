@@ -326,12 +326,12 @@ def fingerprint(files: Iterable[Path], root: Path, document: Any = None) -> str:
 
 
 # Top-level keys that say how runs execute, not what is measured.
-_EXECUTION_SECTIONS = ("providers", "targets", "limits", "pass_env")
+_EXECUTION_SECTIONS = ("providers", "targets", "limits", "pass_env", "reports")
 
 
 def suite_document(raw: dict[str, Any]) -> dict[str, Any]:
     """The suite mapping without what belongs to the agents (providers, targets) or to
-    how runs execute (limits, pass_env)."""
+    how runs execute and are reported (limits, pass_env, reports)."""
     return {k: v for k, v in raw.items() if k not in _EXECUTION_SECTIONS}
 
 

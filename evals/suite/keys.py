@@ -61,6 +61,7 @@ EVALS_TOP_LEVEL = frozenset(
         "trace",
         "limits",
         "pass_env",
+        "reports",
         "environment",
         "id",
         "name",

@@ -234,6 +234,9 @@ class _Loader:
 
         limits = parse_limits(raw, str(self.path))
         pass_env = parse_pass_env(raw, str(self.path))
+        from evals.suite.report_settings import parse_report_settings
+
+        reports = parse_report_settings(raw, str(self.path))
         from evals.suite.environment import parse_environment
 
         environment = parse_environment(raw, str(self.path), self.file_ref)
@@ -270,6 +273,7 @@ class _Loader:
             limits=limits,
             pass_env=pass_env,
             environment=environment,
+            reports=reports,
             notices=self.notices,
             warnings=keys.ignored_keys(raw, self.ignored),
         )

@@ -1,7 +1,8 @@
 """Reports that list every run read the runs back from the store, a case or a row at a time:
 an evaluation run with a store keeps no run in memory, and its JSON, JSONL, CSV, JUnit and
-HTML reports are those of the same evaluation with every run kept. Past `RUN_DETAILS` runs,
-the HTML report details the runs that did not pass and says where the rest are."""
+HTML reports are those of the same evaluation with every run kept. Past
+`reports.html_run_details` runs, the HTML report details the runs that did not pass and says
+where the rest are."""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evals import cli
 from evals.cli import main
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
+from evals.model.suite import ReportSettings
+from evals.pipeline import evaluation
 from evals.pipeline.evaluation import run_evaluation
 from evals.reports import html
 from evals.reports.writers import renderer_for, write_report
@@ -101,16 +103,28 @@ def test_an_evaluation_that_keeps_no_run_has_the_counts_of_one_that_does(tmp_pat
     assert streamed.gates.verdict == kept.gates.verdict
 
 
-@pytest.mark.parametrize("in_memory", [0, cli.REPORT_RUNS_IN_MEMORY])
+@pytest.mark.parametrize("in_memory", [0, None])
 def test_cli_writes_every_report_with_output_piped(tmp_path, monkeypatch, capsys, in_memory):
-    """From the store (no run kept below 0 runs), and from memory (80 runs are few)."""
-    monkeypatch.setattr(cli, "REPORT_RUNS_IN_MEMORY", in_memory)
+    """From the store (`--runs-in-memory 0`: no run kept), and from memory (80 runs are
+    fewer than the default 5000)."""
     suite = _project(tmp_path)
     monkeypatch.chdir(tmp_path)
+    kept = []
+    run = evaluation.run_evaluation
+
+    def spy(*args, **kwargs):  # what the command line had the pipeline keep
+        result = run(*args, **kwargs)
+        kept.append(bool(result.records))
+        return result
+
+    monkeypatch.setattr(evaluation, "run_evaluation", spy)
     outputs = [str(tmp_path / "reports" / name) for name in FORMATS]
     arguments = ["run", str(suite), "--repeat", "2", "--no-progress"]
+    if in_memory is not None:
+        arguments += ["--runs-in-memory", str(in_memory)]
     code = main([*arguments, *(f"-o{out}" for out in outputs)])
     assert code in (0, 1)
+    assert kept == [in_memory is None]
     capsys.readouterr()
     document = json.loads(Path(outputs[0]).read_text(encoding="utf-8"))
     rows = document["results"]["results"]
@@ -125,18 +139,18 @@ def test_cli_writes_every_report_with_output_piped(tmp_path, monkeypatch, capsys
     assert _shown_runs(page) == {"PASS": 13 * 2 * 2, "FAIL": 7 * 2 * 2}  # below the cap
 
 
-def test_html_past_its_cap_details_the_runs_that_did_not_pass(tmp_path, monkeypatch):
+def test_html_past_its_cap_details_the_runs_that_did_not_pass(tmp_path):
     suite = load_suite(_project(tmp_path))
     store = f"sqlite:///{tmp_path / 'results.db'}"
     result = run_evaluation(
         suite, RunOptions(repeat=3, store_url=store, progress=False, keep_records=False)
     )
-    monkeypatch.setattr(html, "RUN_DETAILS", 30)
+    result.suite.reports = ReportSettings(html_run_details=30)
     page = html.render_html(result)
     assert "120 runs: shown here are the 30 that did not pass (at most 30)" in page
     assert "the other 90 are in the results store" in page
     assert _shown_runs(page) == {"FAIL": 30}
-    monkeypatch.setattr(html, "RUN_DETAILS", 120)
+    result.suite.reports = ReportSettings(html_run_details=120)
     whole = html.render_html(result)
     assert "shown here are the" not in whole
     assert _shown_runs(whole) == {"PASS": 78, "FAIL": 42}
