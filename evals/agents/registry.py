@@ -12,6 +12,7 @@ from typing import Any, Protocol, cast
 from evals.agents.base import Agent
 from evals.common import plugins
 from evals.common.files import FILE_PREFIX, split_ref
+from evals.common.jsfiles import JS_FILES
 from evals.model.errors import SuiteError
 from evals.model.suite import ProviderSpec
 
@@ -37,6 +38,12 @@ def _kind(provider_id: str) -> str | None:
         if prefix.endswith((":", "//")) and provider_id.startswith(prefix):
             return prefix
     return None
+
+
+def _is_javascript(provider_id: str) -> bool:
+    """Whether a `file://` provider names a JavaScript file (a `:function` part aside,
+    which such a provider cannot have): promptfoo builds its exported class."""
+    return split_ref(provider_id)[0].lower().endswith(JS_FILES)
 
 
 def _plugin(provider_id: str) -> plugins.Plugin | None:
@@ -75,6 +82,9 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
         if callable(check):
             plugins.guarded(plugin, check, "checking its provider's config")(spec, loader.root)
         return
+    if kind == FILE_PREFIX and _is_javascript(spec.id):
+        _check_javascript(spec, loader)
+        return
     module_name = _KINDS[kind].agent.split(":")[0]
     if importlib.util.find_spec(module_name) is None:
         raise SuiteError(
@@ -96,6 +106,20 @@ def check_provider(spec: ProviderSpec, loader: _FileChecker) -> None:
     check = _KINDS[kind].check
     if check is not None:
         check(spec, loader)
+
+
+def _check_javascript(spec: ProviderSpec, loader: _FileChecker) -> None:
+    """A JavaScript provider file: found, loaded and its class built before any run (as
+    promptfoo does, which stops when that fails); one without `callApi` errs on each run."""
+    from evals.agents.js_provider import name_javascript_provider
+
+    path = loader.file_ref(split_ref(spec.id)[0], None, f"provider {spec.label!r}")
+    if not name_javascript_provider(spec, path).callable:
+        raise ProviderLoadError(
+            f"provider {spec.label!r} ({path.name}) has no callApi method",
+            line=spec.line,
+            fix="add async callApi(prompt, context, options) returning {output: ...}",
+        )
 
 
 def _hint(provider_id: str) -> str:
@@ -277,6 +301,10 @@ def build_agent(spec: ProviderSpec, root: Path) -> Agent:
             line=spec.line,
             fix="set it as tests[].provider or defaultTest.provider, and the agent in providers:",
         )
+    if kind == FILE_PREFIX and _is_javascript(spec.id):
+        from evals.agents.js_provider import JavaScriptAgent
+
+        return JavaScriptAgent(spec, root)
     module_name, class_name = _KINDS[kind].agent.split(":")
     cls = getattr(importlib.import_module(module_name), class_name)
     return cls(spec, root)

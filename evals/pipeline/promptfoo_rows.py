@@ -84,7 +84,7 @@ def trim(output: dict[str, Any]) -> dict[str, Any]:
             {
                 **row_key_fields(result, positions),
                 "promptLabel": (result.get("prompt") or {}).get("label"),
-                "output": (result.get("response") or {}).get("output"),
+                "output": _response_output(result.get("response")),
                 "success": result["success"],
                 "score": result["score"],
                 "namedScores": result.get("namedScores") or {},
@@ -94,6 +94,12 @@ def trim(output: dict[str, Any]) -> dict[str, Any]:
             }
         )
     return {"columns": columns, "rows": rows, "stats": results["stats"]}
+
+
+def _response_output(response: Any) -> Any:
+    """A row's output: its response's `output` (a provider may answer a bare value, which
+    promptfoo keeps as the response and reads as no output)."""
+    return response.get("output") if isinstance(response, dict) else None
 
 
 def run_promptfoo(

@@ -301,6 +301,65 @@
     return promptFunction(context);
   };
 
+  // --- JavaScript providers, built as promptfoo's loadApiProvider builds one: the module
+  // (its default export) is a class, constructed once per realm, file and options as
+  // `new Provider(options)`; each run calls `callApi(prompt, context, options)`.
+  var providers = new Map();
+
+  function providerInstance(source, path, options) {
+    return remember(providers, path + "\u0000" + options + "\u0000" + source, function () {
+      var Provider = loadedModule(source, path);
+      if (typeof Provider !== "function") {
+        throw new TypeError(path + " does not export a provider class (got " + typeof Provider + ")");
+      }
+      return new Provider(parse(options));
+    });
+  }
+
+  // The provider's names: its id() (promptfoo's provider id) and its own `label`, and
+  // whether it has a callApi method.
+  calls.providerNames = function (source, path, options) {
+    freshTimers();
+    var provider = providerInstance(source, path, options);
+    if (typeof provider.id !== "function") {
+      throw new TypeError(path + ": the provider has no id() method");
+    }
+    return {
+      id: String(provider.id()),
+      label: typeof provider.label === "string" && provider.label ? provider.label : null,
+      callApi: typeof provider.callApi === "function",
+    };
+  };
+
+  var quietLogger = Object.freeze({ debug: quiet, info: quiet, warn: quiet, error: quiet });
+  var responseCache = new Map();
+  var memoryCache = Object.freeze({
+    get: function (key) { return Promise.resolve(responseCache.get(key)); },
+    set: function (key, value) { responseCache.set(key, value); return Promise.resolve(); },
+    del: function (key) { responseCache.delete(key); return Promise.resolve(); },
+  });
+  var abortSignal = Object.freeze({
+    aborted: false, reason: undefined, throwIfAborted: quiet,
+    addEventListener: quiet, removeEventListener: quiet,
+  });
+
+  // One run: callApi with the run's context (JSON text from the host, with promptfoo's
+  // logger, getCache, filters and originalProvider added) and an options object holding
+  // an abort signal that never fires. The response crosses back as JSON.
+  calls.providerCall = function (source, path, options, prompt, context) {
+    freshTimers();
+    var provider = providerInstance(source, path, options);
+    if (typeof provider.callApi !== "function") {
+      throw new TypeError("activeProvider.callApi is not a function");
+    }
+    var scope = context.indexOf("\\u0000number") !== -1 ? parse(context, revive) : parse(context);
+    scope.filters = {};
+    scope.originalProvider = provider;
+    scope.logger = quietLogger;
+    scope.getCache = function () { return Promise.resolve(memoryCache); };
+    return provider.callApi(prompt, scope, { abortSignal: abortSignal });
+  };
+
   // A var loader, called as promptfoo's renderPrompt calls it: the module itself, with
   // (varName, prompt, vars, provider); `provider.id` becomes an id() method.
   calls.moduleVar = function (source, path, varName, prompt, vars, provider) {
