@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.common.files import is_file_ref, ref_body, split_ref
+from evals.common.jsvalues import js_trim
 from evals.common.yaml12 import load_yaml_text
 from evals.graders.base import GradeContext, GraderError, ScriptFailed, ScriptRaised
 from evals.graders.scripts import ScriptError, javascript_context, run_file
@@ -20,8 +21,8 @@ def _load_data_file(ref: str, suite_root: Path) -> Any:
     path = (suite_root / ref_body(ref)).resolve()
     if path.suffix in {".json", ".yaml", ".yml"}:
         return load_yaml_text(path.read_text(encoding="utf-8"))
-    if path.suffix == ".txt":
-        return path.read_text(encoding="utf-8").strip()
+    if path.suffix == ".txt":  # as Node reads it: line endings kept, trimmed as JavaScript
+        return js_trim(path.read_bytes().decode("utf-8", errors="replace"))
     raise GraderError(f"Unsupported file type: {path}")
 
 

@@ -149,11 +149,13 @@ _UTF_BOMS = (
 SAVE_AS_UTF8 = "save the file as UTF-8 (in most editors: Save As, encoding UTF-8)"
 
 
-def read_text(path: Path, what: str = "the file") -> str:
+def read_text(path: Path, what: str = "the file", *, keep_line_endings: bool = False) -> str:
     """The text of a file the suite reads (the suite, datasets, prompts, var files).
 
     Files are UTF-8; a leading byte-order mark is dropped and line endings read as
-    `\n` (as `Path.read_text` reads them). Anything else is a SuiteError
+    `\n` (as `Path.read_text` reads them), unless `keep_line_endings`: files promptfoo
+    reads as written (Markdown and Jinja2 prompts, CSV files, whose quoted cells keep a
+    Windows `\r\n`) keep theirs. Anything else is a SuiteError
     naming the file, the line and byte of the first bad byte, and the fix, so no reader
     of user files ever shows a UnicodeDecodeError. `what` names the file in messages.
     """
@@ -198,7 +200,7 @@ def read_text(path: Path, what: str = "the file") -> str:
             line=line,
             fix=SAVE_AS_UTF8,
         ) from None
-    if "\r" in text:  # universal newlines, as Path.read_text reads them
+    if "\r" in text and not keep_line_endings:  # universal newlines, as Path.read_text reads them
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
 

@@ -262,9 +262,9 @@ def test_from_row(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
 def _unclosed_quote(text: str, start_line: int) -> bool:
     """Whether the row starting at `start_line` (the file's last) ends inside a quoted cell:
     the lenient reader would take the rest of the file as that cell."""
-    tail = "".join(text.splitlines(keepends=True)[start_line - 1 :])
+    tail = "".join(io.StringIO(text, newline="").readlines()[start_line - 1 :])
     try:
-        for _ in csv.reader(io.StringIO(tail), strict=True):
+        for _ in csv.reader(io.StringIO(tail, newline=""), strict=True):
             pass
     except csv.Error as exc:
         return "unexpected end of data" in str(exc)
@@ -277,9 +277,10 @@ def read_csv_tests(path: Path) -> list[dict[str, Any]]:
     A ragged row, or a quote left open at the end of the file, is a SuiteError at its line.
     Cells have no size limit of their own (the csv module's default is 128 kB).
     """
-    text = read_text(path, "the tests file")
+    text = read_text(path, "the tests file", keep_line_endings=True)
     csv.field_size_limit(max(csv.field_size_limit(), _FIELD_SIZE_LIMIT))
-    reader = csv.reader(io.StringIO(text))
+    # rows end at \n, \r\n or \r, as csv-parse reads them; a quoted cell keeps its own
+    reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
     if not header:
         return []

@@ -98,7 +98,7 @@ def _file_contents(path_text: str, root: Path, allowed: tuple[Path, ...] | None)
 
 
 def _parsed(path: Path) -> Any:
-    text = read_text(path, "the referenced file")
+    text = read_text(path, "the referenced file", keep_line_endings=True)
     if path.suffix == ".json":
         try:
             return json.loads(text)
@@ -107,7 +107,7 @@ def _parsed(path: Path) -> Any:
     if path.suffix in (".yaml", ".yml"):
         return load_yaml_text(text)
     if path.suffix == ".csv":
-        rows = list(csv.DictReader(io.StringIO(text)))
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
         if rows and len(rows[0]) == 1:
             return [next(iter(row.values())) for row in rows]
         return rows

@@ -64,13 +64,13 @@ def _structured_file_text(path: Path) -> str:
 def csv_prompts(path: Path, shown: str, label: str | None) -> list[Prompt]:
     """promptfoo's processCsvPrompts: a `prompt` column (and `label`), or one prompt a line
     when the file has no comma."""
-    text = read_text(path, "the prompt file")
+    text = read_text(path, "the prompt file", keep_line_endings=True)
     if "," not in text:
         lines = [line for line in re.split(r"\r?\n", text) if line.strip()]
         start = 1 if lines and lines[0].strip().lower() == "prompt" else 0
         rows = [{"prompt": line} for line in lines[start:]]
     else:
-        reader = csv.DictReader(io.StringIO(text), skipinitialspace=True)
+        reader = csv.DictReader(io.StringIO(text, newline=""), skipinitialspace=True)
         rows = [{k.strip(): (v or "").strip() for k, v in row.items() if k} for row in reader]
     prompts = [row for row in rows if row.get("prompt")]
     return [
@@ -93,7 +93,7 @@ def js_prefix(text: str, units: int) -> str:
 def whole_file_prompt(path: Path, shown: str, label: str | None) -> Prompt:
     """promptfoo's Markdown and Jinja2 processors: the whole file, untrimmed and unsplit,
     labelled with its first 50 characters unless the prompt has a label."""
-    raw = read_text(path, "the prompt file")
+    raw = read_text(path, "the prompt file", keep_line_endings=True)
     return Prompt(
         id=f"file://{shown}",
         label=label or f"{shown}: {js_prefix(raw, 50)}...",

@@ -1,12 +1,14 @@
-"""Two further sets of promptfoo configs, each graded by the real promptfoo 0.121 CLI.
+"""Three further sets of promptfoo configs, each graded by the real promptfoo 0.121 CLI.
 
-`sets/second` (37 configs) and `sets/third` (36) were written after `configs/`, aimed at what
-it left out (CSV `__expected` cells, JSON schemas, SQL and HTML edges, script results and
-contexts, prompt files, `$ref`, perplexity, function calls, defaultTest options,
-`_conversation`, comparisons across providers, model-graded assertions). Their goldens
-(`sets/goldens`, trimmed by `evals compat-check`, which wrote them) are compared by the same
-comparison `evals compat-check` makes; every row agrees but the few docs/promptfoo.md lists
-as differences, and the test fails if one of those starts to agree or another differs.
+`sets/second` (37 configs), `sets/third` (36) and `sets/fourth` were written after
+`configs/`, aimed at what it left out (CSV `__expected` cells, JSON schemas, SQL and HTML
+edges, script results and contexts, prompt files, `$ref`, perplexity, function calls,
+defaultTest options, `_conversation`, comparisons across providers, model-graded assertions;
+Windows line endings in CSV, prompt and value files, what checks return, Nunjucks built-ins).
+Their goldens (`sets/goldens`, trimmed by `evals compat-check`, which wrote them) are compared
+by the same comparison `evals compat-check` makes; every row agrees but the few
+docs/promptfoo.md lists as differences, and the test fails if one of those starts to agree or
+another differs.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ def local_judge():
 
 
 @pytest.mark.skipif(shutil.which("ruby") is None, reason="a config checks with ruby")
-@pytest.mark.parametrize(("folder", "count", "prefix"), [("second", 37, "c"), ("third", 36, "d")])
+@pytest.mark.parametrize(
+    ("folder", "count", "prefix"), [("second", 37, "c"), ("third", 36, "d"), ("fourth", 13, "e")]
+)
 def test_every_row_agrees_but_the_listed_ones(folder, count, prefix, local_judge, capsys):
     configs = sorted((SETS / folder).glob("*/promptfooconfig.yaml"))
     assert len(configs) == count

@@ -136,3 +136,20 @@ def test_a_malformed_list_stops_the_load_at_its_row(
     assert caught.value.file == str(path)
     assert caught.value.line == 3
     assert "quote" in (caught.value.fix or "")
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r", "\n"])
+def test_rows_end_at_any_line_break_and_a_quoted_cell_keeps_its_own(
+    tmp_path: Path, newline: str
+) -> None:
+    # a spreadsheet saved on Windows: csv-parse keeps the cell's \r\n, and so must we
+    path = tmp_path / "tests.csv"
+    rows = ["question,__expected", '"two\r\nlines",contains:two', "one,contains:one", "x,y,z"]
+    path.write_bytes(newline.join(rows).encode())
+    with pytest.raises(SuiteError, match="3 cells") as caught:
+        read_csv_tests(path)
+    assert caught.value.line == 5  # the quoted \r\n is a line break in any editor
+    path.write_bytes(newline.join(rows[:3]).encode())
+    first, second = read_csv_tests(path)
+    assert first["vars"] == {"question": "two\r\nlines"}
+    assert (first.line, second.line) == (2, 4)
