@@ -37,6 +37,8 @@ from evals.model.errors import HarnessFault
 from evals.store.companion import Companion, Inbox, answer, answer_failure, frame
 
 if TYPE_CHECKING:  # the process starts before these load (see `StoreProcess`)
+    import asyncio
+
     from evals.model.evaluation import EvaluationMeta
     from evals.model.results import RunRecord
     from evals.model.summary import GateReport, Summary
@@ -80,7 +82,7 @@ class StoreProcess:
         self._running_loop = get_running_loop
         self._evaluation_id: str | None = None
         self._outbox: list[EncodedRun] = []
-        self._send_scheduled = False
+        self._send_scheduled: asyncio.AbstractEventLoop | None = None
         self._next_check = 0.0
         self._released = False
         self._closed = False
@@ -126,20 +128,22 @@ class StoreProcess:
         if len(self._outbox) >= _SEND_AT:
             self.send()
             return
-        if self._send_scheduled:
-            return
         try:
             loop = self._running_loop()
         except RuntimeError:
             self.send()
             return
-        self._send_scheduled = True
+        if self._send_scheduled is loop:  # its turn's send is queued already
+            return
+        self._send_scheduled = loop
         loop.call_soon(self._send_later)
 
     def _send_later(self) -> None:
         """`send` at the end of a turn of the event loop: a failure of the store process is
         kept (in the companion) and raised as a HarnessFault by the next `add` or request,
-        never inside the loop's callback."""
+        never inside the loop's callback. One is queued at a time, however many runs
+        complete in the turn (a turn of agents that never wait may complete thousands)."""
+        self._send_scheduled = None
         with contextlib.suppress(HarnessFault):
             self.send()
 
@@ -151,7 +155,6 @@ class StoreProcess:
 
     def send(self) -> None:
         """Hand the runs added so far to the store process now."""
-        self._send_scheduled = False
         if not self._outbox:
             return
         now = time.monotonic()

@@ -447,3 +447,24 @@ def test_a_rider_works_on_its_runs_only_while_the_store_has_nothing_to_do(
     reader = open_store(sqlite_url)
     assert len(reader.completed_keys("ev-r")) == 3
     reader.close()
+
+
+def test_runs_completed_in_one_turn_of_the_loop_queue_one_send(sqlite_url: str) -> None:
+    """Agents that never wait complete many runs in one turn of the event loop: the runs
+    go to the store process every few dozen, and one end-of-turn send stays queued, not
+    one per few dozen runs (which grew with the evaluation)."""
+    import asyncio
+
+    records = make_records(cases=50, repeats=20)
+    store = StoreProcess(sqlite_url)
+    store.begin(make_meta("ev-1"), create=True)
+
+    async def one_turn() -> int:
+        for record in records:
+            store.add(record)
+        ready = asyncio.get_running_loop()._ready  # type: ignore[attr-defined]
+        return sum("_send_later" in repr(handle) for handle in ready)
+
+    assert asyncio.run(one_turn()) == 1
+    assert store.flush() == len(records)
+    store.close()
