@@ -730,7 +730,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     An incomplete merge (shards missing) is stored and reported as incomplete, says so on
     stderr even with --quiet, and exits 3 whatever the gates say.
     """
-    from evals.pipeline.merge import merge_shards, store_merged
+    from evals.pipeline.merge import merge_shards
     from evals.reports.writers import is_report_path
 
     to_report = is_report_path(args.out)
@@ -739,14 +739,28 @@ def cmd_merge(args: argparse.Namespace) -> int:
         from evals.store.location import check_store_settings
 
         check_store_settings(args.out, option="OUT")
-    result = merge_shards(args.shards, suite_path=args.suite, evaluation_id=args.evaluation_id)
-    if not to_report:
-        store_merged(result, args.out)
-        print(
-            f"stored evaluation {result.meta.id} ({result.meta.status}) in {args.out}",
-            file=sys.stderr,
+    with contextlib.ExitStack() as stack:
+        store_url = args.out
+        if to_report:  # the merged runs wait in a store of their own for the reports
+            import tempfile
+
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evals-merge-")))
+            store_url = f"sqlite:///{folder / 'merged.db'}"
+        merged = merge_shards(
+            args.shards,
+            store_url=store_url,
+            suite_path=args.suite,
+            evaluation_id=args.evaluation_id,
         )
-    code = _finish(result, args, store=_NOT_STORED if to_report else args.out)
+        result = merged.result
+        if not to_report:
+            print(
+                f"stored evaluation {result.meta.id} ({result.meta.status}) in {args.out}",
+                file=sys.stderr,
+            )
+            if merged.replaced:
+                print(merged.replaced, file=sys.stderr)
+        code = _finish(result, args, store=_NOT_STORED if to_report else args.out)
     if result.meta.status == "incomplete":
         for warning in result.gates.warnings:
             print(f"warning: {warning}", file=sys.stderr)

@@ -103,7 +103,7 @@ def _tonight(
             ),
         )
         return result, []
-    from evals.pipeline.merge import merge_shards, store_merged
+    from evals.pipeline.merge import merge_shards
 
     sources = shard_files(options.shards)
     if not sources:
@@ -111,19 +111,21 @@ def _tonight(
             f"no shard finished: nothing in {', '.join(options.shards)}",
             fix="look at the shard jobs' logs; rerun the nightly",
         )
-    result = merge_shards(
+    merged = merge_shards(
         sources,
+        store_url=options.store,
         suite_path=str(options.suite),
         evaluation_id=options.evaluation_id,
         environment="nightly",
+        branch=branch,
+        ci_event=context.event,
+        keep=True,
     )
-    result.meta.git_branch = branch
-    result.meta.ci_event = context.event
-    replaced = store_merged(result, options.store)
-    merged = ", ".join(result.meta.config.get("merged_shards") or [])
-    notes = [f"merged shard(s) {merged} of evaluation `{result.meta.id}`"]
+    result = merged.result
+    shards = ", ".join(result.meta.config.get("merged_shards") or [])
+    notes = [f"merged shard(s) {shards} of evaluation `{result.meta.id}`"]
     notes += result.meta.config.get("shard_attempts") or []
-    return result, notes + ([replaced] if replaced else [])
+    return result, notes + ([merged.replaced] if merged.replaced else [])
 
 
 def _against_previous_night(

@@ -17,33 +17,79 @@ A shard given more than once (a CI job re-run: the shards of the first attempt a
 re-run shard of the second, all of one evaluation id) is merged from its newest attempt
 (the one that started last), and the notes say so; merging into a store that holds the
 evaluation an earlier attempt merged replaces it.
+
+Merging holds no list of runs: the shards' runs are read a batch at a time, each shard in
+the order of a case's runs (`RUN_ORDERS["cases"]`), merged into one stream in that order,
+counted into the evaluation's tally and written to the target store as they pass; the
+reports read them back from there. Only a shard given as a `.json` report is read whole
+(the file is one JSON document), one such shard at a time.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import json
 import time
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from evals.analysis.cells import Tally, TallyRules
 from evals.model.errors import SuiteError
-from evals.model.evaluation import EvaluationMeta, EvaluationResult
+from evals.model.evaluation import (
+    EvaluationMeta,
+    EvaluationResult,
+    RunOrder,
+    RunSource,
+    run_order_key,
+)
+from evals.model.plan import PlannedRun
 from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.model.suite import Suite
 from evals.model.trajectory import Step
 from evals.pipeline.evaluation import analyse
-from evals.plan.runs import build_plan
+from evals.plan.runs import build_plan, case_repeat, count_plan
+from evals.store.stored_runs import StoredRuns
+
+# Runs written to the target store per transaction.
+_BATCH = 500
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListedRuns:
+    """The runs of a shard read whole (a `.json` report), as a `RunSource`."""
+
+    records: list[RunRecord]
+
+    def iter_runs(self, order: RunOrder = "plan") -> Iterator[RunRecord]:
+        """The runs in `order` of the indices they hold."""
+        return iter(sorted(self.records, key=run_order_key(order)))
 
 
 @dataclasses.dataclass(slots=True)
 class Shard:
-    """One shard's evaluation metadata and records, and the input they came from."""
+    """One shard's evaluation metadata, where its runs are and how many, and the input
+    they came from."""
 
     meta: EvaluationMeta
-    records: list[RunRecord]
+    runs: RunSource
+    count: int
     source: str = ""
+
+    def run_keys(self) -> Iterator[tuple[str, str, str, int]]:
+        """`RunKey.as_tuple()` of each of the shard's runs, read a batch at a time."""
+        if isinstance(self.runs, StoredRuns):
+            from evals.store import open_store
+
+            store = open_store(self.runs.url, read_only=True)
+            try:
+                yield from store.iter_keys(self.runs.evaluation_id)
+            finally:
+                store.close()
+        elif isinstance(self.runs, ListedRuns):
+            yield from (record.key.as_tuple() for record in self.runs.records)
 
 
 def _epoch(text: str | None) -> float | None:
@@ -138,7 +184,7 @@ def _json_shard(path: Path, document: dict[str, Any], section: dict[str, Any]) -
         agent_fingerprints=dict(section.get("agentFingerprints") or {}),
     )
     records = [record_from_row(row) for row in document["results"]["results"]]
-    return Shard(meta, records, str(path))
+    return Shard(meta, ListedRuns(records), len(records), str(path))
 
 
 def _not_a_shard(source: str, meta: EvaluationMeta) -> SuiteError:
@@ -168,7 +214,10 @@ def read_store_shard(url: str, evaluation_id: str | None) -> list[Shard]:
         shards = [m for m in metas if m.shard is not None]
         if not shards and metas:
             raise _not_a_shard(url, metas[0])
-        return [Shard(meta, store.load_runs(meta.id), url) for meta in shards]
+        return [
+            Shard(meta, StoredRuns(url, meta.id), sum(1 for _ in store.iter_keys(meta.id)), url)
+            for meta in shards
+        ]
     finally:
         store.close()
 
@@ -250,7 +299,7 @@ def newest_attempts(shards: list[Shard]) -> tuple[list[Shard], list[str]]:
             others = ", ".join(s.source or s.meta.id for s in attempts[:-1])
             notes.append(
                 f"shard {newest.meta.shard}: {len(attempts)} attempts, the newest merged "
-                f"({newest.source or newest.meta.id}, {len(newest.records)} runs); "
+                f"({newest.source or newest.meta.id}, {newest.count} runs); "
                 f"left out: {others}"
             )
     return kept, notes
@@ -282,45 +331,100 @@ def merged_meta(shards: list[Shard]) -> EvaluationMeta:
     )
 
 
-def merge_records(suite: Suite, shards: list[Shard], repeat: int) -> list[RunRecord]:
-    """One record per run key, indexed by the suite's plan and in plan order."""
-    plan = {run.key.as_tuple(): run for run in build_plan(suite, repeat)}
-    by_key: dict[tuple[str, str, str, int], RunRecord] = {}
+class _Places:
+    """Where each run of the suite's plan sits (case, prompt and agent indices), looked up
+    by run key: one planned run per case, prompt and agent, and the repeats each case runs,
+    so a plan of a million runs is never listed."""
+
+    def __init__(self, suite: Suite, repeat: int) -> None:
+        self.repeat = repeat
+        self.runs = {run.key.as_tuple()[:3]: run for run in build_plan(suite, 1)}
+
+    def find(self, key: tuple[str, str, str, int]) -> PlannedRun | None:
+        """The planned run of `key` (its repeat aside), or None when the plan has no such run."""
+        run = self.runs.get(key[:3])
+        if run is None or not 0 <= key[3] < case_repeat(run.case, self.repeat):
+            return None
+        return run
+
+    def place(self, record: RunRecord) -> RunRecord:
+        """`record` indexed by the suite's plan."""
+        run = self.runs[record.key.as_tuple()[:3]]
+        return dataclasses.replace(
+            record,
+            case_index=run.case.index,
+            prompt_index=run.prompt_index,
+            agent_index=run.agent_index,
+        )
+
+
+def _refuse_unplanned(places: _Places, shards: list[Shard]) -> None:
+    """Refuse shards holding runs the suite's plan lacks, before anything is stored."""
+    unknown = 0
+    first: tuple[str, str, str, int] | None = None
     for shard in shards:
-        for record in shard.records:
-            by_key.setdefault(record.key.as_tuple(), record)
-    unknown = [key for key in by_key if key not in plan]
+        for key in shard.run_keys():
+            if places.find(key) is None:
+                unknown += 1
+                first = first or key
     if unknown:
         raise SuiteError(
-            f"{len(unknown)} run(s) of the shards are not in the suite's plan, e.g. {unknown[0]}",
+            f"{unknown} run(s) of the shards are not in the suite's plan, e.g. {first}",
             fix="merge with the suite the shards ran (--suite PATH)",
         )
-    order = {key: position for position, key in enumerate(plan)}
-    merged = []
-    for key in sorted(by_key, key=order.__getitem__):
-        run = plan[key]
-        merged.append(
-            dataclasses.replace(
-                by_key[key],
-                case_index=run.case.index,
-                prompt_index=run.prompt_index,
-                agent_index=run.agent_index,
-            )
-        )
-    return merged
+
+
+def merged_runs(places: _Places, shards: list[Shard]) -> Iterator[RunRecord]:
+    """One run per run key, indexed by the suite's plan, each case's runs of one agent
+    together: every shard read a batch at a time in that order and merged. A key two
+    shards hold is taken from the first shard given."""
+    order = run_order_key("cases")
+    streams = [(places.place(r) for r in s.runs.iter_runs("cases")) for s in shards]
+    previous = None
+    for record in heapq.merge(*streams, key=order):
+        key = record.key.as_tuple()
+        if key != previous:
+            previous = key
+            yield record
+
+
+def merge_records(suite: Suite, shards: list[Shard], repeat: int) -> list[RunRecord]:
+    """One record per run key, indexed by the suite's plan and in plan order (every run in
+    memory: for a caller that keeps the runs)."""
+    places = _Places(suite, repeat)
+    _refuse_unplanned(places, shards)
+    return sorted(merged_runs(places, shards), key=run_order_key("plan"))
+
+
+@dataclasses.dataclass(slots=True)
+class Merged:
+    """A merge's outcome: the evaluation, stored, and a sentence when it replaced the
+    evaluation an earlier attempt had merged into the same store."""
+
+    result: EvaluationResult
+    replaced: str | None = None
 
 
 def merge_shards(
     sources: list[str],
     *,
+    store_url: str | None,
     suite_path: str | None = None,
     evaluation_id: str | None = None,
     environment: str | None = None,
-) -> EvaluationResult:
-    """The evaluation the shards in `sources` make up, analysed and gated (not stored).
+    branch: str | None = None,
+    ci_event: str | None = None,
+    keep: bool = False,
+) -> Merged:
+    """The evaluation the shards in `sources` make up, analysed, gated and stored in
+    `store_url` as it is merged (no run is held: the reports read them from there).
 
     With shards missing, the evaluation is `incomplete` and a warning says which shards
-    and how many planned runs are missing. `environment` replaces the shards' own.
+    and how many planned runs are missing. `environment` replaces the shards' own;
+    `branch` and `ci_event`, when given, the shards' branch and event. An evaluation of
+    the same id an earlier attempt merged into the store is replaced (`Merged.replaced`
+    says so); a shard of it there is refused (the store is one of the inputs). With
+    `keep`, the result keeps its records too.
     """
     from evals.suite import load_suite
 
@@ -328,27 +432,32 @@ def merge_shards(
     check_shards(shards)
     meta = merged_meta(shards)
     meta.environment = environment or meta.environment
+    meta.git_branch = branch or meta.git_branch
+    meta.ci_event = ci_event or meta.ci_event
     path = suite_path or meta.config.get("suite_path")
     if not path:
         raise SuiteError("cannot find the suite the shards ran", fix="pass --suite PATH")
     suite = load_suite(path)
     meta.outline = suite.outline().to_dict()
     repeat = int(meta.config.get("repeat") or 1)
-    records = merge_records(suite, shards, repeat)
-    gate_config = suite.gates.for_environment(meta.environment)
-    summary, gates = analyse(suite, records, gate_config, meta.environment)
-    planned = build_plan(
+    places = _Places(suite, repeat)
+    _refuse_unplanned(places, shards)
+    meta.planned_runs = count_plan(
         suite,
         repeat,
         tags=meta.config.get("tags"),
         case_ids=meta.config.get("cases"),
         agents=meta.agents or None,
     )
-    meta.planned_runs = sum(1 for _ in planned)
-    meta.stored_runs = len(records)
-    gates.warnings += attempts
     if attempts:
         meta.config["shard_attempts"] = attempts
+    gate_config = suite.gates.for_environment(meta.environment)
+    tally = Tally(TallyRules.of(gate_config))
+    kept: list[RunRecord] = []
+    replaced = _stored(meta, store_url, _counted(merged_runs(places, shards), tally, kept, keep))
+    summary, gates = analyse(suite, tally, gate_config, meta.environment)
+    meta.stored_runs = tally.runs
+    gates.warnings += attempts
     missing = missing_shards(shards)
     if missing or meta.stored_runs < meta.planned_runs:
         meta.status = "incomplete"
@@ -357,31 +466,98 @@ def merge_shards(
             f"incomplete evaluation: {which}{meta.stored_runs} of {meta.planned_runs} planned "
             "runs merged; it is stored as incomplete and never chosen as a baseline"
         )
+    else:
+        meta.status = "complete"
     meta.ended_at = meta.ended_at or time.time()
-    return EvaluationResult(suite, meta, records, summary, gates, gate_config, repeat)
+    _finish(store_url, meta, summary, gates)
+    kept.sort(key=run_order_key("plan"))
+    result = EvaluationResult(
+        suite,
+        meta,
+        kept,
+        summary,
+        gates,
+        gate_config,
+        repeat,
+        facts=tally.facts(),
+        runs=StoredRuns(store_url, meta.id),
+        counts=tally,
+    )
+    return Merged(result, replaced)
 
 
-def store_merged(result: EvaluationResult, store_url: str | None) -> str | None:
-    """Write the merged evaluation to a store. An evaluation of the same id that an
-    earlier attempt merged there is replaced (a sentence says so, returned); a shard of
-    it is refused (the store is one of the inputs)."""
+def _counted(
+    records: Iterable[RunRecord], tally: Tally, kept: list[RunRecord], keep: bool
+) -> Iterator[RunRecord]:
+    """`records`, each counted into `tally` (and kept in `kept` with `keep`) as it passes."""
+    for record in records:
+        tally.add(record)
+        if keep:
+            kept.append(record)
+        yield record
+
+
+def _stored(
+    meta: EvaluationMeta, store_url: str | None, records: Iterable[RunRecord]
+) -> str | None:
+    """Create the merged evaluation in the store (`running`) and store `records` a batch at
+    a time; a sentence when it replaced an evaluation an earlier attempt merged there."""
     from evals.store import open_store
 
     store = open_store(store_url)
     try:
-        existing = store.get_evaluation(result.meta.id)
-        if existing is not None and existing.shard is not None:
-            raise SuiteError(
-                f"the store holds shard {existing.shard} of evaluation {result.meta.id}",
-                fix="merge into another store (a new file, or the team's store)",
-            )
-        replaced = None
-        if existing is not None:
-            store.delete_evaluation(existing.id)
-            replaced = (
-                f"replaced evaluation `{existing.id}` as an earlier attempt merged it "
-                f"({existing.status}, {existing.stored_runs} of {existing.planned_runs} runs)"
-            )
+        replaced = _replace_earlier(store, meta)
+        store.create_evaluation(dataclasses.replace(meta, status="running"))
+        batch: list[RunRecord] = []
+        for record in records:
+            batch.append(record)
+            if len(batch) == _BATCH:
+                store.add_runs(meta.id, batch)
+                batch = []
+        if batch:
+            store.add_runs(meta.id, batch)
+        return replaced
+    finally:
+        store.close()
+
+
+def _replace_earlier(store: Any, meta: EvaluationMeta) -> str | None:
+    """Delete the evaluation of `meta`'s id an earlier attempt merged into `store`, saying
+    so; refuse a shard of it there (the store is one of the inputs)."""
+    existing = store.get_evaluation(meta.id)
+    if existing is None:
+        return None
+    if existing.shard is not None:
+        raise SuiteError(
+            f"the store holds shard {existing.shard} of evaluation {meta.id}",
+            fix="merge into another store (a new file, or the team's store)",
+        )
+    store.delete_evaluation(existing.id)
+    return (
+        f"replaced evaluation `{existing.id}` as an earlier attempt merged it "
+        f"({existing.status}, {existing.stored_runs} of {existing.planned_runs} runs)"
+    )
+
+
+def _finish(store_url: str | None, meta: EvaluationMeta, summary: Any, gates: Any) -> None:
+    from evals.store import open_store
+
+    store = open_store(store_url)
+    try:
+        store.finish_evaluation(meta, summary, gates)
+    finally:
+        store.close()
+
+
+def store_merged(result: EvaluationResult, store_url: str | None) -> str | None:
+    """Write an evaluation whose records are in memory (a sharded adaptive run's) to a
+    store as the merged evaluation. An evaluation of the same id that an earlier attempt
+    merged there is replaced (a sentence says so, returned); a shard of it is refused."""
+    from evals.store import open_store
+
+    store = open_store(store_url)
+    try:
+        replaced = _replace_earlier(store, result.meta)
         store.create_evaluation(result.meta)
         store.add_runs(result.meta.id, result.records)
         store.finish_evaluation(result.meta, result.summary, result.gates)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -9,8 +10,9 @@ from ci_suite import write_ci_suite
 
 from evals.cli import main
 from evals.model.options import RunOptions
-from evals.pipeline.evaluation import run_evaluation
-from evals.pipeline.merge import merge_shards, store_merged
+from evals.pipeline.evaluation import analyse, run_evaluation
+from evals.pipeline.merge import merge_records, merge_shards, read_shards
+from evals.reports.writers import write_report
 from evals.store import open_store
 from evals.suite import load_suite
 
@@ -30,7 +32,8 @@ def _verdicts(result) -> dict:
 
 
 def _runs(result) -> list:
-    return sorted((r.key.as_tuple(), r.status, r.seed, r.response.output) for r in result.records)
+    records = result.records or list(result.runs.iter_runs())
+    return sorted((r.key.as_tuple(), r.status, r.seed, r.response.output) for r in records)
 
 
 def test_three_shards_merge_to_the_unsharded_evaluation(tmp_path: Path) -> None:
@@ -48,14 +51,14 @@ def test_three_shards_merge_to_the_unsharded_evaluation(tmp_path: Path) -> None:
             ),
         )
     shards = [str(tmp_path / f"shard-{i}.db") for i in (1, 2, 3)]
-    merged = merge_shards(shards)
+    merged = merge_shards(shards, store_url=str(tmp_path / "merged.db")).result
+    assert merged.records == [] and merged.runs is not None  # no run held: read back
     assert _runs(merged) == _runs(whole)
     assert _per_case(merged) == _per_case(whole)
     assert _verdicts(merged) == _verdicts(whole)
     assert merged.gates.to_dict()["verdict"] == whole.gates.to_dict()["verdict"]
     assert merged.gates.warnings == []
 
-    store_merged(merged, str(tmp_path / "merged.db"))
     store = open_store(str(tmp_path / "merged.db"))
     try:
         stored = store.get_evaluation("nightly-3")
@@ -174,3 +177,46 @@ def test_merge_refuses_shards_of_different_evaluations_or_counts(tmp_path: Path,
     assert main(["merge", str(tmp_path / "o.db"), str(first), str(other_count)]) == 2
     err = capsys.readouterr().err
     assert "differ in shard count" in err and f"{other_count}: shard 2/3 has 3" in err
+
+
+REPORTS = ("out.json", "out.jsonl", "out.csv", "out.junit.xml", "out.md", "out.html")
+
+
+@pytest.mark.parametrize("paired", [False, True])
+def test_a_merge_read_from_the_stores_equals_the_merge_of_runs_in_memory(
+    tmp_path: Path, paired: bool
+) -> None:
+    """The merge counts the shards' runs as it reads them and keeps none; its statistics,
+    gates and every report equal those of the shards' runs held in memory and analysed
+    as a list (how merging worked before), paired tables included."""
+    suite_path = write_ci_suite(tmp_path / "suite", cases=8)
+    if paired:
+        text = suite_path.read_text(encoding="utf-8")
+        suite_path.write_text(
+            text.replace("  min_pass_rate: 0.3\n", "  min_pass_rate: 0.3\n  paired: true\n")
+        )
+    for index in (1, 2, 3):
+        options = RunOptions(
+            store_url=str(tmp_path / f"shard-{index}.db"),
+            shard=(index, 3),
+            evaluation_id="nightly-7",
+            progress=False,
+        )
+        run_evaluation(load_suite(suite_path), options)
+    shards = [str(tmp_path / f"shard-{i}.db") for i in (1, 2, 3)]
+    merged = merge_shards(shards, store_url=str(tmp_path / "merged.db")).result
+    assert merged.records == []
+    suite = load_suite(suite_path)
+    held = merge_records(suite, read_shards(shards), merged.repeat)
+    assert len(held) == 8 * 4 * 2
+    summary, gates = analyse(suite, held, merged.gate_config, merged.meta.environment)
+    assert merged.summary.to_dict() == summary.to_dict()
+    assert merged.gates.to_dict() == gates.to_dict()
+    if paired:
+        assert merged.summary.comparison is not None
+    in_memory = dataclasses.replace(merged, records=held, facts=None, counts=None, runs=None)
+    for name in REPORTS:
+        write_report(tmp_path / "read" / name, merged)
+        write_report(tmp_path / "held" / name, in_memory)
+        read = (tmp_path / "read" / name).read_text(encoding="utf-8")
+        assert read == (tmp_path / "held" / name).read_text(encoding="utf-8"), name
