@@ -2,7 +2,7 @@
 
 `visitor()` runs before any page: with OpenID Connect configured it sends an anonymous
 visitor to log in (`st.login`), logs out a session older than the configured length,
-and maps the provider's claims to roles by configuration (`evals.pipeline.serving`).
+and maps the provider's claims to roles by configuration (`evals.team.serving`).
 Without login the dashboard serves only the loopback interface, where the one user is
 the machine's (viewer and triager), or, started with `--insecure-no-auth`, anonymous
 viewers. A page that is not allowed stops the script; nothing below it runs.
@@ -20,7 +20,7 @@ from typing import Any
 import streamlit as st
 
 from evals.dashboard import sessions
-from evals.pipeline.serving import (
+from evals.team.serving import (
     TRIAGER,
     VIEWER,
     AuthSettings,

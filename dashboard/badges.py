@@ -12,7 +12,7 @@ import html
 from collections.abc import Iterable
 
 from evals.model.triage import TriageAction
-from evals.pipeline.triage import when
+from evals.team.triage import when
 
 QUARANTINE = "#7a5af5"
 ACCEPTED = "#1f9aa8"

@@ -3,7 +3,7 @@ one audited write path.
 
 Pages read the triage log through a store opened read-only (`open_viewer_store`), like
 every other page. Only `submit` and `withdraw` write, each through
-`evals.pipeline.triage` (the checks `evals triage add` applies) on a separate connection
+`evals.team.triage` (the checks `evals triage add` applies) on a separate connection
 (`$EVALS_TRIAGE_STORE_URL`, else the store's URL: for PostgreSQL a role that may only
 insert triage actions), and only for a visitor with the triager role; each action
 records the visitor's identity from the login, never one typed in a form.
@@ -21,8 +21,8 @@ import streamlit as st
 from evals.dashboard import widgets
 from evals.dashboard.auth import Visitor
 from evals.model.triage import TriageAction, annotation_words
-from evals.pipeline import triage
 from evals.store import Store, open_store, open_viewer_store
+from evals.team import triage
 
 READ_TTL_S = 10
 

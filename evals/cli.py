@@ -523,7 +523,7 @@ def _closing(
 
 def cmd_compat_check(args: argparse.Namespace) -> int:
     """Run promptfoo and evals on every promptfoo config found; exit 1 when a row differs."""
-    from evals.pipeline.promptfoo_check import check
+    from evals.compat.promptfoo_check import check
 
     env = {}
     for pair in args.env or []:
@@ -622,7 +622,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_baseline(args: argparse.Namespace) -> int:
     """`evals baseline show|accept`: which evaluation is the baseline and why; accept one."""
-    from evals.pipeline import baselines, triage
+    from evals.team import baselines, triage
 
     with triage.opened(args.store) as store:
         if args.action == "show":
@@ -647,14 +647,14 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 def cmd_triage(args: argparse.Namespace) -> int:
     """`evals triage list|add|annotate|labels|remove`: the triage log from the command line."""
-    from evals.pipeline import triage
+    from evals.team import triage
 
     now = time.time()
     if args.action == "list":
         triage.print_actions(triage.listing(args.store, args.suite, args.all, now), now)
         return int(ExitCode.OK)
     if args.action == "labels":
-        from evals.pipeline.labels import human_labels, write_labels
+        from evals.team.labels import human_labels, write_labels
 
         with triage.opened(args.store) as store:
             labels = human_labels(store, args.suite, args.assertion)
@@ -795,7 +795,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_ci_pr(args: argparse.Namespace) -> int:
     """The pull-request job: main's agent against the pull request's, gated and reported."""
-    from evals.pipeline.ci_pr import PrOptions, run_pull_request
+    from evals.ci.pr import PrOptions, run_pull_request
 
     outcome = run_pull_request(
         PrOptions(
@@ -828,7 +828,7 @@ def cmd_ci_pr(args: argparse.Namespace) -> int:
 
 def cmd_ci_nightly(args: argparse.Namespace) -> int:
     """The nightly job: run or merge the suite, store the baseline, compare with last night."""
-    from evals.pipeline.ci_nightly import NightlyOptions, run_nightly
+    from evals.ci.nightly import NightlyOptions, run_nightly
 
     _check_ray_address(args)
     outcome = run_nightly(
@@ -890,8 +890,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     server itself and no orphan keeps the port.
     """
     require_extra("dashboard", "evals dashboard")
-    from evals.pipeline.serving import STREAMLIT_OPTIONS, launch
     from evals.store.location import check_store_settings
+    from evals.team.serving import STREAMLIT_OPTIONS, launch
 
     check_store_settings(args.store)
 

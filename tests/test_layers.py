@@ -5,7 +5,8 @@ evals.graders, evals.reports, evals.dashboard) is read with `ast`; every import 
 at module level, inside functions, and under `if TYPE_CHECKING:`. A module's layer is
 its subpackage of evals (`evals.run.runner` is in `run`). A module may import its own
 subpackage and the layers below it; peers in one layer (model, stats and common; agents
-and kits; dashboard, cli and testing) may not import each other except as `LAYERS` orders them.
+and kits; ci and compat; dashboard, cli and testing) may not import each other except as
+`LAYERS` orders them.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("analysis",),
     ("gates",),
     ("reports",),
+    ("team",),
     ("pipeline",),
+    ("ci", "compat"),
     ("dashboard", "cli", "testing"),
     ("__main__",),
 ]

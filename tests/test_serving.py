@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evals.cli import main
-from evals.pipeline.serving import (
+from evals.team.serving import (
     AuthSettings,
     RoleRules,
     is_loopback,

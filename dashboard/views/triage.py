@@ -16,7 +16,7 @@ import streamlit as st
 
 from evals.dashboard import auth, data, selection, triage, widgets
 from evals.model.errors import SuiteError
-from evals.pipeline.triage import ENVIRONMENTS
+from evals.team.triage import ENVIRONMENTS
 
 KINDS = {
     "quarantine": "Quarantine a case",

@@ -27,7 +27,7 @@ docs/statistics.md describes the method and shows the simulation.
 
 The loop (`run_looks`) drives any `LookRunner`: one evaluation (`run_adaptive`), one
 shard of it deciding on every shard's runs in a shared store, or the pull-request job's
-comparison of main's agents with the pull request's (`evals.pipeline.ci_pr`), where each
+comparison of main's agents with the pull request's (`evals.ci.pr`), where each
 compared agent is an arm with its own decided gates and open cases.
 """
 

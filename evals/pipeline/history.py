@@ -277,8 +277,8 @@ def compare_stored(
     refused unless explicitly allowed, and then compared on the cases both share. The
     result carries people's annotations of the compared agents' runs.
     """
-    from evals.pipeline.triage import annotations_of
     from evals.store import open_store
+    from evals.team.triage import annotations_of
 
     store = open_store(store_url)
     try:

@@ -125,9 +125,9 @@ def regrade(
     annotations of the source's runs (the runs graded again).
     """
     from evals.pipeline.evaluation import analyse, new_meta
-    from evals.pipeline.triage import annotations_of
     from evals.store import open_store
     from evals.suite import load_suite
+    from evals.team.triage import annotations_of
 
     store = open_store(store_url)
     try:

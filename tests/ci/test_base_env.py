@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from evals.ci.base_env import mapped_import_path, requirement_files
 from evals.model.suite import ProviderSpec
-from evals.pipeline.base_env import mapped_import_path, requirement_files
 from evals.suite.fingerprint import agent_code, agent_fingerprint, environment_document
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from ci_suite import write_ci_suite
 
+from evals.ci.checkout import SuiteIdentity
+from evals.ci.pr import compared_agents
 from evals.model.errors import SuiteError
-from evals.pipeline.checkout import SuiteIdentity
-from evals.pipeline.ci_pr import compared_agents
 from evals.suite import load_suite
 
 

@@ -17,12 +17,12 @@ from typing import cast
 import pytest
 from git_project import AGENT_PATH, REGRESSION, git, github_env, make_project
 
+from evals.ci.nightly import baseline_decision
 from evals.cli import main
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
 from evals.model.suite import Suite
 from evals.model.summary import GateReport, GateResult, Summary
-from evals.pipeline.ci_nightly import baseline_decision
 from evals.store import open_store
 
 pytestmark = pytest.mark.slow

@@ -9,8 +9,8 @@ import pytest
 from git_project import make_project
 
 from evals.analysis.power import build_power_plan
+from evals.ci.pr_plan import plan_pull_request
 from evals.gates.catalog import planned_gate_count
-from evals.pipeline.ci_plan import plan_pull_request
 from evals.suite import load_suite
 
 

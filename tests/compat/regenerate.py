@@ -23,7 +23,7 @@ import os
 import sys
 from pathlib import Path
 
-from evals.pipeline.promptfoo_rows import promptfoo_version, run_promptfoo, trim
+from evals.compat.promptfoo_rows import promptfoo_version, run_promptfoo, trim
 
 HERE = Path(__file__).parent
 CONFIGS = HERE / "configs"

@@ -17,14 +17,14 @@ from hypothesis import strategies as st
 
 from evals.cli import main
 from evals.common.jsvalues import js_stringify
-from evals.pipeline.promptfoo_check import (
+from evals.compat.promptfoo_check import (
     error_line,
     find_configs,
     golden_path,
     harness_load,
     pair_rows,
 )
-from evals.pipeline.promptfoo_rows import canonical_value, row_differences
+from evals.compat.promptfoo_rows import canonical_value, row_differences
 
 CONFIGS = Path(__file__).parent / "configs"
 

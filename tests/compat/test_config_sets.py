@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.pipeline.promptfoo_check import check
+from evals.compat.promptfoo_check import check
 from tests.graders.judge_server import base_url, judge_server
 
 pytestmark = pytest.mark.slow

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from evals.compat.promptfoo_rows import differences
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
-from evals.pipeline.promptfoo_rows import differences
 from evals.suite import load_suite
 from tests.graders.judge_server import base_url, judge_server
 

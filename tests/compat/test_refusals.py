@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from evals.cli import main
+from evals.compat.promptfoo_check import error_line
+from evals.compat.promptfoo_rows import run_promptfoo
 from evals.model.errors import ExitCode, SuiteError
-from evals.pipeline.promptfoo_check import error_line
-from evals.pipeline.promptfoo_rows import run_promptfoo
 from evals.suite import load_suite
 
 REFUSED = Path(__file__).parent / "refused"

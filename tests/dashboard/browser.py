@@ -12,7 +12,7 @@ from typing import Any
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from evals.pipeline.serving import STREAMLIT_OPTIONS
+from evals.team.serving import STREAMLIT_OPTIONS
 
 CHROMIUM_ARGS = [
     "--no-sandbox",

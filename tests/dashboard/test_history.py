@@ -254,8 +254,8 @@ def test_a_quarantined_case_carries_its_badge_on_every_page(
 ) -> None:
     import time
 
-    from evals.pipeline import triage
     from evals.store import open_store
+    from evals.team import triage
 
     store = nightly_stores[1]
     case = "refunds-question-refund-2"  # among the first regressions the answer lists

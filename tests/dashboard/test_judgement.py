@@ -20,8 +20,8 @@ import pytest
 from evals.cli import main
 from evals.model.errors import SuiteError
 from evals.model.triage import TriageAction
-from evals.pipeline import triage
-from evals.pipeline.labels import deciding
+from evals.team import triage
+from evals.team.labels import deciding
 from tests.dashboard.browser import ConsoleErrors, ScriptRuns, chromium, serve
 from tests.dashboard.nightly_project import BREAKS, build_history
 

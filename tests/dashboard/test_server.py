@@ -54,7 +54,7 @@ def test_evals_dashboard_passes_the_serving_options(
     from streamlit import config
 
     from evals import cli
-    from evals.pipeline.serving import STREAMLIT_OPTIONS
+    from evals.team.serving import STREAMLIT_OPTIONS
 
     started: list[list[str]] = []
     monkeypatch.setattr(cli.os, "execve", lambda path, command, env: started.append(command))

@@ -8,9 +8,9 @@ from pathlib import Path
 from junitparser import Failure, JUnitXml
 from report_sample import sample_result
 
+from evals.ci.outputs import error_outcome, write_outputs
 from evals.model.ci import CiOutcome
 from evals.model.errors import HarnessFault, SuiteError
-from evals.pipeline.ci_outputs import error_outcome, write_outputs
 from evals.reports import write_report
 from evals.reports.ci import COMMENT_MARKER, headline, render_ci_comment
 

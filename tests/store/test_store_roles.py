@@ -15,8 +15,8 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from evals.model.triage import TriageAction
-from evals.pipeline import triage
 from evals.store import open_store, open_viewer_store
+from evals.team import triage
 
 pytestmark = pytest.mark.postgres
 TEAM_DOC = Path(__file__).resolve().parents[2] / "docs" / "team.md"

@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from evals.pipeline.promptfoo_rows import promptfoo_version, run_promptfoo, trim
+from evals.compat.promptfoo_rows import promptfoo_version, run_promptfoo, trim
 from tests.compat.simulated_user.servers import environment, services
 
 HERE = Path(__file__).parent

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from evals.compat.promptfoo_rows import differences, golden_rows, harness_rows
 from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
-from evals.pipeline.promptfoo_rows import differences, golden_rows, harness_rows
 from evals.suite import load_suite
 from tests.compat.simulated_user.servers import environment, services
 from tests.reports.promptfoo_cli import PROMPTFOO, needs_promptfoo

@@ -4,7 +4,7 @@ The pull request's job has the pull request's code on its import path: the check
 `PYTHONPATH`, or the project installed into the job's interpreter (`pip install -e .` or
 `pip install .`). Main's agent must not see any of it, or "main's agent" is the pull
 request's agent measured twice. `base_environment` therefore gives the child process
-that describes and runs main's suite (`evals.pipeline.checkout`):
+that describes and runs main's suite (`evals.ci.checkout`):
 
 - an import path of its own: the job's import path entries that lie inside the
   repository, each moved to the same place in the merge base's worktree (`src` becomes

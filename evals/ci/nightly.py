@@ -15,22 +15,22 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from evals.model.ci import CiOutcome
-from evals.model.errors import ExitCode, HarnessFault, SuiteError
-from evals.model.evaluation import EvaluationResult
-from evals.model.options import RunOptions
-from evals.model.suite import Suite
-from evals.model.summary import GateResult
-from evals.pipeline.ci_outputs import (
+from evals.ci.outputs import (
     error_outcome,
     exit_code,
     overall_verdict,
     undetermined_note,
     write_outputs,
 )
+from evals.ci.provenance import CiContext, ci_context
+from evals.model.ci import CiOutcome
+from evals.model.errors import ExitCode, HarnessFault, SuiteError
+from evals.model.evaluation import EvaluationResult
+from evals.model.options import RunOptions
+from evals.model.suite import Suite
+from evals.model.summary import GateResult
 from evals.pipeline.evaluation import git_info, run_evaluation
 from evals.pipeline.history import Side, compare_sides, latest_nightly
-from evals.pipeline.provenance import CiContext, ci_context
 
 SHARD_PATTERNS = ("*.db", "*.json")
 

@@ -8,7 +8,7 @@ Code of the base must not be imported into the harness's process, whose modules 
 pull request's (two `agent.py` files importing two versions of a sibling module would
 see one of them). The base suite is therefore described (`describe_suite`) and run in a
 child process, `python -P -m evals ...`, with the interpreter and environment of
-`evals.pipeline.base_env` (its own import path, its own virtual environment when the
+`evals.ci.base_env` (its own import path, its own virtual environment when the
 project is installed): `-P` keeps the child from importing an `evals` folder the base
 checkout may hold instead of the installed harness.
 """
@@ -23,9 +23,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from evals.ci.base_env import BaseEnvironment
 from evals.model.errors import HarnessFault, SuiteError
 from evals.model.suite import SuiteOutline
-from evals.pipeline.base_env import BaseEnvironment
 
 GIT_TIMEOUT_S = 120
 

@@ -7,7 +7,7 @@ the real promptfoo CLI (`promptfoo eval -c CONFIG -o out.json --no-cache --no-ta
 to a golden, kept under `goldens` (default: a `.promptfoo-goldens` folder beside each
 config) so later checks only re-run promptfoo when asked to refresh. The same config is
 then loaded and run by the harness, from the config's directory, and the rows are
-compared (`evals.pipeline.promptfoo_rows`).
+compared (`evals.compat.promptfoo_rows`).
 
 The report gives agreement per config and per assertion type (each row counts for every
 assertion type its test uses), and lists every differing row. A config the harness refuses
@@ -33,10 +33,7 @@ from typing import Any
 import yaml
 
 from evals.common.yaml12 import load_yaml_text
-from evals.model.errors import SuiteError
-from evals.model.options import RunOptions
-from evals.pipeline.evaluation import run_evaluation
-from evals.pipeline.promptfoo_rows import (
+from evals.compat.promptfoo_rows import (
     golden_rows,
     harness_rows,
     is_error_row,
@@ -45,6 +42,9 @@ from evals.pipeline.promptfoo_rows import (
     run_promptfoo,
     trim,
 )
+from evals.model.errors import SuiteError
+from evals.model.options import RunOptions
+from evals.pipeline.evaluation import run_evaluation
 from evals.suite import load_suite
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")

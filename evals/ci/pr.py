@@ -21,7 +21,7 @@ between base and head (`--agent` to choose; with none changed, the gates' candid
 When the pull request also changed the suite, the comparison keeps to the cases both
 versions define alike and lists the rest; the cases it added or changed count in the
 absolute gates (pass rate, errors, policy, budgets), and as a group of their own in the
-minimum pass rate (`evals.pipeline.ci_plan.gate_new_cases`).
+minimum pass rate (`evals.ci.pr_plan.gate_new_cases`).
 
 The job reads the team's store read-only (`--store`; a PostgreSQL session in read-only
 transactions, or the nightly's SQLite artifact) and writes its own evaluations, with
@@ -42,6 +42,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evals.analysis.comparability import SuiteDifferences, suite_differences
+from evals.ci.base_env import BaseEnvironment, base_environment
+from evals.ci.checkout import (
+    SuiteIdentity,
+    base_checkout,
+    describe_suite,
+    git,
+    harness_command,
+    merge_base,
+    repository_root,
+)
+from evals.ci.outputs import (
+    error_outcome,
+    exit_code,
+    overall_verdict,
+    undetermined_note,
+    write_outputs,
+)
+from evals.ci.pr_plan import gate_new_cases, plan_pull_request
+from evals.ci.provenance import CiContext, ci_context
 from evals.gates.adaptive import settle
 from evals.gates.baseline import DRIFT_RESERVE, GUARD_SHARE, drift
 from evals.gates.catalog import planned_test_split
@@ -54,30 +73,11 @@ from evals.model.suite import Suite
 from evals.model.summary import BaselineReuse, GateReport
 from evals.model.triage import TriageAction
 from evals.pipeline.adaptive import LookRequest, design_for, run_looks, runs_below
-from evals.pipeline.base_env import BaseEnvironment, base_environment
-from evals.pipeline.checkout import (
-    SuiteIdentity,
-    base_checkout,
-    describe_suite,
-    git,
-    harness_command,
-    merge_base,
-    repository_root,
-)
-from evals.pipeline.ci_outputs import (
-    error_outcome,
-    exit_code,
-    overall_verdict,
-    undetermined_note,
-    write_outputs,
-)
-from evals.pipeline.ci_plan import gate_new_cases, plan_pull_request
 from evals.pipeline.evaluation import run_evaluation
 from evals.pipeline.history import Side, compare_sides
-from evals.pipeline.provenance import CiContext, ci_context
 from evals.pipeline.staged import cannot_fail, is_decided, look_spends
-from evals.pipeline.triage import quarantines
 from evals.plan.runs import select_cases
+from evals.team.triage import quarantines
 
 if TYPE_CHECKING:
     from evals.store import StoredEvaluation

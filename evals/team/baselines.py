@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from evals.model.errors import SuiteError
 from evals.model.triage import BASELINE_GATE, TriageAction
-from evals.pipeline.triage import new_action, record
 from evals.store.baselines import BaselineStatus, ineligible_reason
+from evals.team.triage import new_action, record
 
 if TYPE_CHECKING:
     from evals.store import Store, StoredEvaluation
