@@ -18,8 +18,8 @@ from typing import Any
 
 from evals.model.results import Grade
 from evals.model.suite import Assertion
-from evals.testing.results import as_result
-from evals.testing.runs import current_run
+from evals.testing.results import AgentResult, as_result
+from evals.testing.runs import EvalsRun, current_run
 
 SEQUENCE_MODES = ("in_order", "exact")
 MATCH_MODES = ("strict", "unordered", "subset", "superset")
@@ -54,7 +54,6 @@ def check(
     output text. An unknown type raises the harness's SuiteError naming the fix.
     """
     __tracebackhide__ = True  # pytest shows the failing check's line in the test
-    from evals.grade.grading import grade_assertion
     from evals.graders.registry import GROUP_TYPES, check_assertion_type
 
     check_assertion_type(kind)
@@ -73,7 +72,23 @@ def check(
         raw=raw,
     )
     run = current_run()
-    grade = grade_assertion(
+    grade = _graded(answer, assertion, run)
+    if run is not None:
+        run.grades.append(grade)
+        if kind == "policy" and value is None and not config:
+            run.policy_checked.append(answer)
+    if grade.metadata.get("unknown"):
+        warnings.warn(UnknownCost(grade.reason), stacklevel=2)
+    if not grade.passed:
+        raise GradeFailed(grade)
+    return grade
+
+
+def _graded(answer: AgentResult, assertion: Assertion, run: EvalsRun | None) -> Grade:
+    """`assertion`'s grade of `answer`, with what the run's suite file tells the graders."""
+    from evals.grade.grading import grade_assertion
+
+    return grade_assertion(
         assertion,
         answer.response.output,
         answer.response,
@@ -87,13 +102,29 @@ def check(
         case_options=run.case_options if run is not None else {},
         provider_config=run.provider_config if run is not None else {},
     )
-    if run is not None:
-        run.grades.append(grade)
-    if grade.metadata.get("unknown"):
-        warnings.warn(UnknownCost(grade.reason), stacklevel=2)
-    if not grade.passed:
-        raise GradeFailed(grade)
-    return grade
+
+
+def grade_suite_policy(run: EvalsRun) -> str | None:
+    """Grade every answer the run recorded against the suite file's `policy:` block (when
+    it has one), whether or not the test checked it, and keep the grades with the run: a
+    violation counts however the test ended (a failed assertion before `assert_policy`, an
+    exception, no policy check at all). An answer the test already checked with a bare
+    `assert_policy(answer)` is not graded twice. Returns the message of a policy check that
+    raised (the run is then an error row), else None."""
+    from evals.grade.grading import AssertionRaised
+
+    if not isinstance(run.suite_config.get("policy"), dict):
+        return None
+    assertion = Assertion(type="policy", raw={"type": "policy"})
+    for answer in run.results:
+        if any(answer is checked for checked in run.policy_checked):
+            continue
+        try:
+            run.grades.append(_graded(answer, assertion, run))
+        except AssertionRaised as exc:
+            return f"the suite's policy check raised: {exc.message}"
+        run.policy_checked.append(answer)
+    return None
 
 
 def assert_trajectory(result: Any, tools: Sequence[Any], mode: str = "in_order") -> Grade:

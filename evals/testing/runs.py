@@ -50,6 +50,8 @@ class EvalsRun:
     provider_config: dict[str, Any] = field(default_factory=dict)
     results: list[AgentResult] = field(default_factory=list)
     grades: list[Grade] = field(default_factory=list)
+    policy_checked: list[AgentResult] = field(default_factory=list)
+    """Answers already graded against the suite's own `policy:` block."""
 
     @property
     def tags(self) -> list[str]:

@@ -26,6 +26,7 @@ from evals.model.results import RunRecord
 from evals.model.suite import Case
 from evals.plan.runs import derive_seed
 from evals.testing.agents import AgentCallError, AgentPool
+from evals.testing.checks import grade_suite_policy
 from evals.testing.evaluation import Outline
 from evals.testing.marks import CaseMark, MarkError, case_id, merge, without_slot
 from evals.testing.runs import EvalsRun, Outcome, decode_record, encode_record, run_record
@@ -371,6 +372,9 @@ class EvaluationHooks:
         if outcome is None:
             return None
         run = self.session.run_of(item)
+        raised = grade_suite_policy(run)
+        if raised is not None and outcome.status != "error":
+            outcome = Outcome("error", raised, "grader_error")
         timed = phases.get("call") or phases["setup"]
         settings = self.session.settings
         return run_record(
