@@ -479,6 +479,11 @@ def _finish(
         report_process.await_finish()
     if store_process is not None:  # nothing more to store
         store_process.release()
+    if stored and store != _NOT_STORED:
+        from evals.ci.nightly import stored_nightly_baseline
+
+        baseline = stored_nightly_baseline(result, store)
+        preface = "\n".join(p for p in (preface, baseline) if p) or None
     for out in args.output or []:
         print(f"wrote {out}", file=sys.stderr)
     if getattr(args, "cache", False):

@@ -129,13 +129,13 @@ def _tonight(
 
 
 def _against_previous_night(
-    options: NightlyOptions, suite: Suite, tonight: EvaluationResult, branch: str
+    store_url: str | None, suite: Suite, tonight: EvaluationResult, branch: str
 ) -> tuple[EvaluationResult | None, str]:
     """Tonight's candidate agent against the baseline of the branch: the newest nightly
     that is a baseline (`Store.baselines`), never one the gates did not choose."""
     from evals.store import open_store
 
-    store = open_store(options.store)
+    store = open_store(store_url)
     try:
         previous = latest_nightly(store, tonight.meta, branch)
         kept = "the same suite version"
@@ -147,17 +147,19 @@ def _against_previous_night(
         meta = store.get_evaluation(previous.id)
         assert meta is not None
         runs = store.load_runs(previous.id)
+        # an evaluation whose reports read its runs from the store holds none in memory
+        tonights = tonight.records or store.load_runs(tonight.meta.id)
     finally:
         store.close()
     config = suite.gates.for_environment("nightly")
-    agents = {r.key.agent for r in tonight.records} & {r.key.agent for r in runs}
+    agents = {r.key.agent for r in tonights} & {r.key.agent for r in runs}
     agent = config.candidate if config.candidate in agents else min(agents, default=None)
     if agent is None:
         return None, f"nightly `{previous.id}` ran none of tonight's agents"
     result = compare_sides(
         suite,
         Side(meta, meta.suite_outline(), runs, agent),
-        Side(tonight.meta, suite.outline(), tonight.records, agent),
+        Side(tonight.meta, suite.outline(), tonights, agent),
         config,
         "nightly",
         allow_suite_change=True,
@@ -217,10 +219,13 @@ def _measured(gate: GateResult) -> str:
 
 
 def _choose_baseline(
-    store_url: str | None, tonight: EvaluationResult, drift: EvaluationResult | None
+    store_url: str | None,
+    tonight: EvaluationResult,
+    drift: EvaluationResult | None,
+    name: str = "tonight's",
 ) -> str:
     """Record whether tonight is the baseline from now on, and say so (with how to accept
-    it when it is not)."""
+    it when it is not); `name` calls the evaluation in that sentence."""
     from evals.store import open_store
 
     chosen, reason = baseline_decision(tonight, drift)
@@ -233,7 +238,7 @@ def _choose_baseline(
     finally:
         store.close()
     if chosen:
-        return f"baseline: tonight's `{meta.id}` is the baseline from now on ({reason})"
+        return f"baseline: {name} `{meta.id}` is the baseline from now on ({reason})"
     kept = f"`{current[0].id}` stays the baseline" if current else "there is no baseline yet"
     accept = (
         f"; if the change is intended, `evals baseline accept {meta.id} --reason ...` makes "
@@ -241,7 +246,23 @@ def _choose_baseline(
         if meta.status == "complete"
         else ""
     )
-    return f"baseline: tonight's `{meta.id}` is NOT the baseline ({reason}); {kept}{accept}"
+    return f"baseline: {name} `{meta.id}` is NOT the baseline ({reason}); {kept}{accept}"
+
+
+def stored_nightly_baseline(result: EvaluationResult, store_url: str | None) -> str | None:
+    """The baseline rule of `evals ci nightly` for a nightly evaluation another command
+    stored (`evals run --env nightly`, `evals merge` of nightly shards): compared from the
+    store with its branch's baseline, it becomes the baseline only when its gates passed and
+    it did not regress, and the decision is recorded; the sentence saying so. None for an
+    evaluation of another environment, or one that can never be a baseline (incomplete, a
+    shard, a pull request's, regraded)."""
+    from evals.store.baselines import ineligible_reason
+
+    if result.meta.environment != "nightly" or ineligible_reason(result.meta) is not None:
+        return None
+    branch = result.meta.git_branch or "main"
+    drift, _ = _against_previous_night(store_url, result.suite, result, branch)
+    return _choose_baseline(store_url, result, drift, "nightly evaluation")
 
 
 def run_nightly(options: NightlyOptions, context: CiContext | None = None) -> CiOutcome:
@@ -316,7 +337,7 @@ def _nightly_job(options: NightlyOptions, context: CiContext) -> CiOutcome:
     else:
         notes.append(f"complete: {meta.stored_runs} of {meta.planned_runs} planned runs")
     results = [tonight]
-    drift, note = _against_previous_night(options, suite, tonight, branch or "main")
+    drift, note = _against_previous_night(options.store, suite, tonight, branch or "main")
     notes.append(note)
     if drift is not None:
         results.append(drift)

@@ -191,3 +191,38 @@ def test_a_drop_beyond_the_tolerance_that_stayed_undetermined_keeps_the_previous
     incomplete = nightly_result(GateReport([]))
     incomplete.meta = replace(incomplete.meta, status="incomplete")
     assert baseline_decision(incomplete, None) == (False, "it is incomplete")
+
+
+def test_evals_run_with_the_nightly_environment_follows_the_nightly_baseline_rule(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A nightly stored by `evals run --env nightly` becomes the baseline by the rule of
+    `evals ci nightly`: a regression whose own gates pass stays out, the baseline before it
+    stays the baseline, and the run says so."""
+    history = project.parent / "history.db"
+
+    def run(evaluation_id: str) -> tuple[int, str]:
+        capsys.readouterr()
+        code = main(["run", "evals-suite", "--env", "nightly", "--store", str(history),
+                     "--evaluation-id", evaluation_id, "--no-progress"])  # fmt: skip
+        captured = capsys.readouterr()
+        return code, captured.out + captured.err
+
+    code, said = run("run-1")
+    assert code == 0
+    assert "baseline: nightly evaluation `run-1` is the baseline from now on" in said
+    assert _baseline(history) == "run-1"
+
+    (project / AGENT_PATH).write_text(REGRESSION, encoding="utf-8")
+    git(project, "commit", "-qam", "merge: the news feed rewrite")
+    code, said = run("run-2")
+    assert code == 0  # its own gates pass: only the comparison with the baseline catches it
+    assert "baseline: nightly evaluation `run-2` is NOT the baseline (" in said
+    assert "against the baseline `run-1`" in said
+    assert "`evals baseline accept run-2 --reason ...` makes it the baseline" in said
+    assert _baseline(history) == "run-1"
+
+    capsys.readouterr()
+    assert main(["run", "evals-suite", "--store", str(history), "--evaluation-id", "pr-env",
+                 "--env", "pr", "-q"]) in (0, 1)  # fmt: skip
+    assert "baseline:" not in capsys.readouterr().out
