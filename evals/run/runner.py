@@ -44,7 +44,12 @@ from evals.run.environment import RunWorld, WorldSeed
 from evals.run.limiter import Limiter, limit_keys
 from evals.run.watchdog import LoopWatchdog
 from evals.suite.prompt_functions import call_prompt_function
-from evals.suite.vars import fills_in_python, render_prompt_text, resolve_vars
+from evals.suite.vars import (
+    fills_in_python,
+    render_prompt_text,
+    resolve_var_references,
+    resolve_vars,
+)
 from evals.tracing import NULL_TRACER
 from evals.tracing.redact import Redactor
 
@@ -59,9 +64,11 @@ def render_prompt(
     """The prompt text sent to the agent, the vars it was rendered with, and the config a
     prompt function added to the prompt's (None when it added none).
 
-    `file://` vars are loaded (with `root`) and the test's `prefix`/`suffix` options wrap
-    the template, as promptfoo renders prompts. `env` is what the prompt template sees as
-    `env` (by default the process's environment); vars never see it. A prompt function
+    `file://` vars are loaded (with `root`), vars naming other vars (`{{ other }}`) are
+    resolved, and the test's `prefix`/`suffix` options wrap the template, as promptfoo
+    renders prompts; the vars returned are those the run's checks see, as in promptfoo.
+    `env` is what the prompt template sees as `env` (by default the process's
+    environment); vars never see it. A prompt function
     makes the template from the vars first (without prefix or suffix, as in promptfoo).
     """
     variables = run.case.vars
@@ -75,6 +82,7 @@ def render_prompt(
         template, added = call_prompt_function(
             function, variables, provider, run.prompt.config, root or Path(".")
         )
+        variables = resolve_var_references(variables)
         return render_prompt_text(template, variables, env), variables, added
     text = prompt_template(run)
     if text is None:
@@ -86,6 +94,7 @@ def render_prompt(
         return json.dumps(rendered, ensure_ascii=False), variables, None
     if root is not None:
         variables = resolve_vars(variables, raw, root, provider_seen(run))
+    variables = resolve_var_references(variables)
     return render_prompt_text(text, variables, env), variables, None
 
 

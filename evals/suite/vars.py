@@ -393,14 +393,14 @@ def fills_in_python(template: str, variables: dict[str, Any]) -> bool:
 def render_prompt_text(
     template: str, variables: dict[str, Any], env: dict[str, str] | None = None
 ) -> str:
-    """Render a prompt as promptfoo's renderPrompt does.
+    """Render a prompt as promptfoo's renderPrompt does, over vars whose references to
+    other vars are resolved (`resolve_var_references`: the vars the run's checks see too).
 
-    Vars referring to other vars are resolved first. A JSON prompt renders leaf by leaf
+    A JSON prompt renders leaf by leaf
     and is re-serialized with 2-space indents; a text prompt renders with each string var
     itself rendered first (without `env`, and left as written when it reads an undefined
     variable). Only the prompt template, which the suite author wrote, sees `env`.
     """
-    variables = resolve_var_references(variables)
     parsed = _json_prompt(template)
     if parsed is not _NOT_JSON:
         return js_stringify(render_value(parsed, variables, env, filters=True), indent=2)
