@@ -16,7 +16,8 @@ from __future__ import annotations
 from evals.model.ci import CiOutcome
 from evals.model.evaluation import EvaluationResult
 from evals.model.gates import about
-from evals.model.summary import CaseAgentStats, Comparison
+from evals.model.summary import CaseAgentStats, CaseComparison, Comparison
+from evals.model.triage import TriageAction, annotation_words
 from evals.reports import text
 from evals.reports.markdown import code_span, plain_text, render_markdown
 from evals.reports.view import regressions
@@ -128,6 +129,54 @@ def findings(result: EvaluationResult) -> list[str]:
     return found
 
 
+# What a triage action did, in the words beside its reason (annotations: `annotation_words`).
+_TRIAGE_WORDS = {
+    "quarantine": "quarantined",
+    "acknowledge": "acknowledged",
+    "accept_disagreement": "judge disagreement accepted",
+    "comment": "",
+}
+# Notes shown beside one case, newest first; the rest are counted.
+CASE_NOTES = 2
+_REASON_CHARS = 80
+
+
+def _said(action: TriageAction, now: float) -> str:
+    """One triage action or annotation in a few words: its reason, after what it did when
+    that is more than a comment, then who and how long ago (`quarantined: known flaky —
+    alice, 2 days ago`)."""
+    what = _TRIAGE_WORDS.get(action.kind, annotation_words(action))
+    if action.kind == "quarantine" and action.environment:
+        what += f" for {action.environment}"
+    reason = " ".join(action.reason.split())
+    if len(reason) > _REASON_CHARS:
+        reason = reason[: _REASON_CHARS - 1] + "…"
+    head = ": ".join(part for part in (what, plain_text(reason)) if part)
+    return f"{head} — {plain_text(action.actor)}, {text.ago(now - action.created_at)}"
+
+
+def case_notes(outcome: CiOutcome) -> dict[str, str]:
+    """What the team said of each case (its triage actions and the annotations of its
+    runs, in force when the job decided), newest first, `CASE_NOTES` of them in words and
+    the rest counted: the text the comment puts beside the case."""
+    by_case: dict[str, list[TriageAction]] = {}
+    for action in outcome.case_triage:
+        if action.case_id is not None:
+            by_case.setdefault(action.case_id, []).append(action)
+    notes = {}
+    for case_id, actions in by_case.items():
+        shown = "; ".join(_said(a, outcome.decided_at) for a in actions[:CASE_NOTES])
+        more = len(actions) - CASE_NOTES
+        notes[case_id] = shown + (f" (+{more} more)" if more > 0 else "")
+    return notes
+
+
+def _noted(line: str, case_id: str, notes: dict[str, str]) -> str:
+    """`line` with what the team said of `case_id` after it, when it said something."""
+    note = notes.get(case_id)
+    return f"{line} — {note}" if note else line
+
+
 def _changed_cases(outcome: CiOutcome, result: EvaluationResult) -> list[str]:
     """The cases the pull request added or changed, with the head's pass rate on each."""
     candidate = result.summary.comparison.candidate if result.summary.comparison else None
@@ -140,10 +189,11 @@ def _changed_cases(outcome: CiOutcome, result: EvaluationResult) -> list[str]:
             row = stats.get(case_id)
             if row is None:
                 continue
-            lines.append(
+            line = (
                 f"{what} case {code_span(case_id)}: {text.count(row.passes, row.counted)} passed "
                 f"({text.percent(row.pass_rate)})"
             )
+            lines.append(_noted(line, case_id, case_notes(outcome)))
     return lines
 
 
@@ -181,8 +231,9 @@ def _demoted(markdown: str) -> list[str]:
     return [f"#{line}" if line.startswith("#") else line for line in markdown.splitlines()]
 
 
-def _regressions(result: EvaluationResult) -> list[str]:
-    """The tags and cases that regressed, one line each, before the full report."""
+def _regressions(result: EvaluationResult, notes: dict[str, str]) -> list[str]:
+    """The tags and cases that regressed, one line each (a case with what the team said of
+    it), before the full report."""
     comparison = result.summary.comparison
     if comparison is None:
         return []
@@ -195,9 +246,13 @@ def _regressions(result: EvaluationResult) -> list[str]:
         if g.verdict == "regression"
     ]
     lines += [
-        f"- case {code_span(c.case_id)} ({plain_text(', '.join(c.tags)) or 'no tags'}): "
-        f"{text.count(c.baseline.passes, c.baseline.runs)} → "
-        f"{text.count(c.candidate.passes, c.candidate.runs)}"
+        _noted(
+            f"- case {code_span(c.case_id)} ({plain_text(', '.join(c.tags)) or 'no tags'}): "
+            f"{text.count(c.baseline.passes, c.baseline.runs)} → "
+            f"{text.count(c.candidate.passes, c.candidate.runs)}",
+            c.case_id,
+            notes,
+        )
         for c in regressions(result)
     ]
     if not lines:
@@ -225,6 +280,36 @@ def _top(outcome: CiOutcome) -> list[str]:
     lines += [f"- {note}" for note in outcome.key_notes]
     for result in outcome.results:
         lines += [f"- {line}" for line in _changed_cases(outcome, result)]
+    return lines + _noted_regressions(outcome)
+
+
+def _dropped(result: EvaluationResult) -> list[CaseComparison]:
+    """The cases the findings stand on: regressed, or dropped beyond the tolerance (a P0
+    case below it, a case of a dropping tag), worst first."""
+    comparison = result.summary.comparison
+    if comparison is None:
+        return []
+    tolerance = _tolerance(result)
+    found = [
+        c
+        for c in comparison.cases
+        if c.verdict == "regression" or (c.difference is not None and c.difference < -tolerance)
+    ]
+    return sorted(found, key=lambda c: c.difference if c.difference is not None else 0.0)
+
+
+def _noted_regressions(outcome: CiOutcome) -> list[str]:
+    """The regressed or dropping cases the team has said something of, each with its drop
+    and what was said, above the fold: a reviewer sees `known flaky — alice, 2 days ago`
+    beside the drop."""
+    notes = case_notes(outcome)
+    lines: list[str] = []
+    for result in outcome.results:
+        for case in _dropped(result):
+            drop = f"- case {code_span(case.case_id)} {text.points(case.difference)}"
+            line = _noted(drop, case.case_id, notes)
+            if case.case_id in notes and line not in lines:
+                lines.append(line)
     return lines
 
 
@@ -232,8 +317,9 @@ def _details(outcome: CiOutcome) -> list[str]:
     if outcome.verdict == "error":
         return []
     lines = [f"- {note}" for note in outcome.notes if note not in outcome.key_notes]
+    notes = case_notes(outcome)
     for result in outcome.results:
-        lines += _regressions(result)
+        lines += _regressions(result, notes)
     for result in outcome.results:
         lines += ["", *_demoted(render_markdown(result))]
     return lines

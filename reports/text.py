@@ -88,6 +88,20 @@ def timestamp(epoch_seconds: float | None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
+def ago(seconds: float) -> str:
+    """How long ago something happened, to the largest whole unit: `just now`,
+    `5 min ago`, `3 h ago`, `1 day ago`, `12 days ago`."""
+    minutes = int(max(0.0, seconds) // 60)
+    if minutes < 1:
+        return "just now"
+    if minutes < 60:
+        return f"{minutes} min ago"
+    if minutes < 24 * 60:
+        return f"{minutes // 60} h ago"
+    days = minutes // (24 * 60)
+    return f"{days} day{'s' if days > 1 else ''} ago"
+
+
 def level(value: float | None) -> str:
     """A confidence level as a percentage with the digits that matter ('99.83 %')."""
     return "—" if value is None else f"{100 * value:.4g} %"

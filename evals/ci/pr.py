@@ -77,7 +77,7 @@ from evals.pipeline.evaluation import run_evaluation
 from evals.pipeline.history import Side, compare_sides
 from evals.pipeline.staged import cannot_fail, is_decided, look_spends
 from evals.plan.runs import select_cases
-from evals.team.triage import quarantines
+from evals.team.triage import case_actions, quarantines
 
 if TYPE_CHECKING:
     from evals.store import StoredEvaluation
@@ -158,6 +158,15 @@ def _held_quarantines(store_url: str | None, suite: Suite, now: float) -> list[T
     if not store_url or ("://" not in store_url and not Path(store_url).is_file()):
         return []
     return quarantines(store_url, suite.suite_id, now)
+
+
+def _case_triage(store_url: str | None, suite: Suite, now: float) -> list[TriageAction]:
+    """The team store's triage actions and annotations of the suite's cases in force at
+    `now`, read only, for the comment to show beside the cases it names; none without a
+    store."""
+    if not store_url or ("://" not in store_url and not Path(store_url).is_file()):
+        return []
+    return case_actions(store_url, suite.suite_id, now)
 
 
 def _checked_store(store_url: str | None) -> tuple[str | None, str]:
@@ -988,6 +997,7 @@ class _PullRequest:
         if self.short_nightly:
             self.notes.append(self.short_nightly)
         differences = self.differences
+        now = time.time()
         outcome = CiOutcome(
             kind="pr",
             suite_id=self.head.suite_id,
@@ -1004,6 +1014,8 @@ class _PullRequest:
             changed_cases=[c for c in differences.changed if c in self.cases]
             if differences
             else [],
+            case_triage=_case_triage(self.store, self.head, now),
+            decided_at=now,
         )
         write_outputs(outcome, self.out, names=[_slug(r.meta.agents[-1]) for r in results])
         return outcome

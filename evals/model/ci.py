@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evals.model.evaluation import EvaluationResult
+from evals.model.triage import TriageAction
 
 CiKind = Literal["pr", "nightly"]
 
@@ -41,6 +42,11 @@ class CiOutcome:
     added_cases: list[str] = field(default_factory=list)
     changed_cases: list[str] = field(default_factory=list)
     base_agent_fingerprints: dict[str, str] = field(default_factory=dict)
+    case_triage: list[TriageAction] = field(default_factory=list)
+    """The team's triage actions and annotations in force on the suite's cases (newest
+    first), shown beside the cases the comment names."""
+    decided_at: float = 0.0
+    """When the job decided (seconds since the epoch): how old each triage action is."""
 
     def to_dict(self) -> dict[str, Any]:
         """The outcome as JSON (each result by its evaluation id, verdict and gates)."""
@@ -54,6 +60,7 @@ class CiOutcome:
             "added_cases": list(self.added_cases),
             "changed_cases": list(self.changed_cases),
             "base_agent_fingerprints": dict(self.base_agent_fingerprints),
+            "case_triage": [action.to_dict() for action in self.case_triage],
             "report_url": self.report_url,
             "run_url": self.run_url,
             "results": [

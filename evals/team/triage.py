@@ -348,6 +348,19 @@ def quarantines(store_url: str | None, suite_id: str, now: float) -> list[Triage
         store.close()
 
 
+def case_actions(store_url: str | None, suite_id: str, now: float) -> list[TriageAction]:
+    """What the team said of the suite's cases, in force at `now`, newest first: the
+    triage actions on a case (quarantines, acknowledgements, accepted disagreements) and
+    the annotations of any of its runs, read on a read-only connection."""
+    from evals.store import open_store
+
+    store = open_store(store_url, read_only=True)
+    try:
+        return [a for a in store.triage.current(suite_id, now=now) if a.case_id is not None]
+    finally:
+        store.close()
+
+
 def annotations_of(store: Store, evaluation_ids: Sequence[str], now: float) -> list[TriageAction]:
     """People's annotations in force (not removed) of the runs of these evaluations, newest
     first: what the reports written from stored evaluations list beside the verdict."""

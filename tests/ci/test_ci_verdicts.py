@@ -144,3 +144,37 @@ def test_an_unchanged_agent_passes_saying_what_the_run_would_have_caught(
     first = comment.splitlines()[0]
     assert "PASS" in first and "on these 20 cases" in first
     assert "this run would catch -" in first and "on tag units" in first
+
+
+def test_the_comment_shows_what_the_team_said_of_a_regressed_case(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A nightly in the team store, a person's comment on one of its runs of the P0 case
+    and a nightly-only quarantine of it: the pull request that breaks the case names both
+    beside it, above the fold, with who and when."""
+    history = str(project.parent / "history.db")
+    for name, value in github_env("schedule", "refs/heads/main").items():
+        monkeypatch.setenv(name, value)
+    assert main(["run", "evals-suite", "--env", "nightly", "--store", history,
+                 "--evaluation-id", "n1", "-q"]) == 0  # fmt: skip
+    assert main(["triage", "annotate", "comment", "--evaluation", "n1", "--case", "case-0",
+                 "--agent", "agent", "--reason", "checkout flaked when the payments sandbox "
+                 "moved", "--by", "alice", "--store", history]) == 0  # fmt: skip
+    assert main(["triage", "add", "quarantine", "--suite", "evals-suite", "--case", "case-0",
+                 "--env", "nightly", "--until", "7d", "--reason", "known flaky", "--by", "bob",
+                 "--store", history]) == 0  # fmt: skip
+
+    code, outcome, comment = _pull_request(
+        project, monkeypatch, "p0-notes", P0_BREAK, "--repeat", "5", "--store", history
+    )
+
+    assert code == 1
+    above = comment.partition("<details>")[0]
+    assert (
+        "- case `case-0` -100.0 pp — quarantined for nightly: known flaky — bob, just now; "
+        "checkout flaked when the payments sandbox moved — alice, just now"
+    ) in above
+    assert {(a["kind"], a["actor"]) for a in outcome["case_triage"]} == {
+        ("quarantine", "bob"),
+        ("comment", "alice"),
+    }

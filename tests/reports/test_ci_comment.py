@@ -11,6 +11,7 @@ from report_sample import sample_result
 from evals.ci.outputs import error_outcome, write_outputs
 from evals.model.ci import CiOutcome
 from evals.model.errors import HarnessFault, SuiteError
+from evals.model.triage import TriageAction
 from evals.reports import write_report
 from evals.reports.ci import COMMENT_MARKER, headline, render_ci_comment
 
@@ -57,6 +58,57 @@ def test_new_and_changed_cases_are_listed_above_the_fold_with_their_pass_rates()
     above = comment.partition("<details>")[0]
     assert "- new case `boom`: 1/2 passed (50.0%)" in above
     assert "- changed case `markup`: 2/2 passed (100.0%)" in above
+
+
+DAY = 24 * 3600.0
+NOW = 1_800_000_000.0
+
+
+def _said(kind: str, case: str, actor: str, reason: str, age: float, **fields: object):
+    return TriageAction(
+        kind=kind,  # type: ignore[arg-type]
+        suite_id="demo",
+        actor=actor,
+        reason=reason,
+        created_at=NOW - age,
+        case_id=case,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def test_what_the_team_said_of_a_case_stands_beside_it_with_who_and_when() -> None:
+    triage = [  # newest first, as the store lists them
+        _said("comment", "fruit", "alice", "known flaky", 2 * DAY + 60, evaluation_id="n1"),
+        _said(
+            "quarantine", "fruit", "bob", "the fruit API times out", 3 * DAY, environment="nightly"
+        ),
+        _said("rate", "fruit", "carol", "", 9 * DAY, label="down", evaluation_id="n0"),
+        _said(
+            "override",
+            "markup",
+            "@dave",
+            "x" * 200 + " [link](https://evil)",
+            5 * 60,
+            label="pass",
+            evaluation_id="n1",
+        ),
+        _said("comment", "elsewhere", "erin", "not in this comment", 60),
+    ]
+    comment = render_ci_comment(
+        _outcome(case_triage=triage, decided_at=NOW, changed_cases=["markup"])
+    )
+    above, _, below = comment.partition("<details>")
+    fruit = (
+        "- case `fruit` -100.0 pp — known flaky — alice, 2 days ago; quarantined for nightly: "
+        "the fruit API times out — bob, 3 days ago (+1 more)"
+    )
+    assert fruit in above
+    (markup,) = [line for line in above.splitlines() if line.startswith("- changed case")]
+    assert markup.startswith("- changed case `markup`: 2/2 passed (100.0%) — verdict overridden ")
+    assert markup.endswith("… — @\u2060dave, 5 min ago")  # a mention made inert
+    assert "](" not in markup and len(markup) < 200
+    assert "- case `fruit` (fruit): 2/2 → 0/2 — known flaky — alice, 2 days ago" in below
+    assert "elsewhere" not in comment
 
 
 def test_a_pass_says_what_was_compared_on_its_first_line() -> None:
