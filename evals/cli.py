@@ -297,12 +297,14 @@ def _run(
         )
     with contextlib.ExitStack() as stack:
         reused = None
-        if args.reuse_baseline:
+        if not args.fresh_baseline:
             from evals.pipeline.reuse import reused_baseline
 
             most = args.adaptive or (args.until_decided[-1] if args.until_decided else None)
-            reused = stack.enter_context(reused_baseline(suite, options, most))
-            if not args.quiet:
+            reused = stack.enter_context(
+                reused_baseline(suite, options, most, asked=args.reuse_baseline)
+            )
+            if reused.note and reused.reuse is None and not args.quiet:
                 print(reused.note, file=sys.stderr)
             options = reused.options
         if args.adaptive:
@@ -326,13 +328,15 @@ def _reuse_settled(
     """The stored baseline's part in `result` (its gates' report says it too), in words,
     against `repeats` repeats (else the run's) of every agent run fresh; None when no
     stored baseline was looked for."""
-    if reused is None:
+    if reused is None or reused.reuse is None:
         return None
     from evals.analysis.cells import run_facts
 
     reuse = reused.settled(run_facts(result).cache_hits, repeats or result.repeat)
     result.gates.reuse = reuse
-    return reused.note if reuse is None else reuse.describe()
+    if reuse is None:
+        return None
+    return "\n".join(line for line in (reuse.headline(), reuse.calls_line()) if line)
 
 
 def _run_store(args: argparse.Namespace) -> str | None:
@@ -826,6 +830,7 @@ def cmd_ci_pr(args: argparse.Namespace) -> int:
             nightly_branch=args.nightly_branch,
             report_url=args.report_url,
             env_cache=Path(args.env_cache) if args.env_cache else None,
+            fresh_baseline=args.fresh_baseline,
         )
     )
     return _ci_finish(outcome, Path(args.out), args.quiet)
@@ -1050,12 +1055,20 @@ def build_parser() -> argparse.ArgumentParser:
         "every run; a larger one's are read back from the store (default: the suite's "
         f"reports.runs_in_memory, else {DEFAULT_RUNS_IN_MEMORY}; 0: always from the store)",
     )
-    run.add_argument(
+    reuse = run.add_mutually_exclusive_group()
+    reuse.add_argument(
         "--reuse-baseline",
         action="store_true",
         help="answer the baseline agent from its stored runs when its fingerprint, the suite "
-        "and --seed are unchanged, behind a drift guard that re-runs a share of them fresh "
-        "(falls back to a fresh baseline on drift)",
+        "and --seed are unchanged, even when its fingerprint cannot see its code (by default "
+        "only when it can), behind a drift guard that re-runs a share of them fresh (falls "
+        "back to a fresh baseline on drift)",
+    )
+    reuse.add_argument(
+        "--fresh-baseline",
+        action="store_true",
+        help="run the baseline agent fresh, never from its stored runs (also "
+        "gates.reuse_baseline: false)",
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
@@ -1361,6 +1374,12 @@ def _add_ci(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="go on with a stopped job: keep the scratch store in --out and run only the runs "
         "it lacks",
+    )
+    pr.add_argument(
+        "--fresh-baseline",
+        action="store_true",
+        help="run main's agent fresh in the job, never from the nightly's stored runs or "
+        "responses (also gates.environments.pr.reuse_baseline: false)",
     )
     pr.add_argument("--seed", type=int, help="seed salt (default: the nightly's)")
     pr.add_argument(

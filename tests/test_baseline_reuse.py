@@ -85,30 +85,56 @@ def test_a_stored_baseline_answers_the_baseline_and_a_moved_world_runs_it_fresh(
     code, calls, first = _run(project)
     assert code == 0 and calls == {"main": 60, "branch": 60}
     assert first["gates"]["reuse"] is None
-    capsys.readouterr()
+    # a first run, with nothing stored, says nothing about a baseline
+    assert "baseline main" not in capsys.readouterr().err
 
-    code, calls, reused = _run(project, "--reuse-baseline")
-    err = " ".join(capsys.readouterr().err.split())
+    # the second run of the unchanged agent reuses its stored runs without being asked
+    code, calls, reused = _run(project)
+    out = " ".join(capsys.readouterr().out.split())
     # the guard re-runs a fifth of the stored runs, at least one per case; no other call
     assert code == 0 and calls == {"main": 20, "branch": 60}
     reuse = reused["gates"]["reuse"]
     assert reuse["reused"] == 40 and reuse["guard"] == 20 and not reuse["fell_back"]
     assert reuse["calls"] == 80 and reuse["fixed_calls"] == 120
-    assert f"40 run(s) reused from evaluation {first['evaluationId']}" in err
-    assert "no drift shown" in err
+    assert reuse["source"] == first["evaluationId"]
+    assert "baseline main: 40 stored run(s) reused, 20 re-run fresh as a drift check" in out
+    assert "agent calls: 80 against 120 with every agent run fresh (40 saved, 33%)" in out
     # half the false-failure budget is kept against a drift the guard missed
     assert reused["gates"]["spend"] == pytest.approx(first["gates"]["spend"] / 2)
     outcomes = [(a["agent"], a["runs"], a["passes"]) for a in first["summary"]["agents"]]
     assert [(a["agent"], a["runs"], a["passes"]) for a in reused["summary"]["agents"]] == outcomes
 
     (project.parent / "world.txt").write_text("moved\n")
-    code, calls, moved = _run(project, "--reuse-baseline")
-    err = " ".join(capsys.readouterr().err.split())
+    code, calls, moved = _run(project)
+    out = " ".join(capsys.readouterr().out.split())
     # the guard's 20 fresh runs are kept and the other 40 baseline runs are made fresh
     assert calls == {"main": 60, "branch": 60}
     assert moved["gates"]["reuse"]["fell_back"] is True
-    assert "were not used" in err and "drift shown, so the baseline ran fresh" in err
+    assert "baseline main: drift found (20 stored run(s) re-run fresh pass" in out
+    assert "baseline re-run fresh" in out
     assert moved["gates"]["spend"] == pytest.approx(first["gates"]["spend"])
+
+
+@pytest.mark.slow
+def test_a_changed_agent_or_fresh_baseline_runs_the_baseline_fresh(project, capsys):
+    # gates.reuse_baseline: false calls the baseline for every run, the second one too
+    config = project.read_text()
+    project.write_text(config.replace("gates: {", "gates: {reuse_baseline: false, "))
+    for _ in range(2):
+        _, calls, report = _run(project)
+        assert calls == {"main": 60, "branch": 60} and report["gates"]["reuse"] is None
+    project.write_text(config)
+    assert _run(project)[0] == 0
+    # so does --fresh-baseline
+    _, calls, report = _run(project, "--fresh-baseline")
+    assert calls == {"main": 60, "branch": 60} and report["gates"]["reuse"] is None
+    # an edit to the agents' code changes the baseline's fingerprint: nothing stored is its
+    agents = project.parent / "support_agents.py"
+    agents.write_text(agents.read_text() + "\n# a comment\n")
+    capsys.readouterr()
+    _, calls, report = _run(project)
+    assert calls == {"main": 60, "branch": 60} and report["gates"]["reuse"] is None
+    assert "baseline main" not in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -100,7 +100,8 @@ class PrOptions:
     within `budget_runs` and `budget_cost` (default: the `pr` environment's) and with the
     pass side's futility reach `pass_reach` (`evals.pipeline.adaptive`). `resume` keeps
     the scratch store of a stopped job in `out` and runs only what it lacks. `seed`
-    defaults to the nightly's, so its stored responses can serve the baseline.
+    defaults to the nightly's, so its stored responses can serve the baseline;
+    `fresh_baseline` runs main's agent fresh whatever the nightly stored.
     """
 
     suite: Path
@@ -125,6 +126,7 @@ class PrOptions:
     nightly_branch: str | None = None
     report_url: str | None = None
     env_cache: Path | None = None
+    fresh_baseline: bool = False
 
 
 @dataclass(slots=True)
@@ -136,6 +138,8 @@ class _Nightly:
     note: str = ""
     # Said of a nightly that serves main's side without being the baseline.
     remark: str = ""
+    # Why its runs and responses may not serve main's side (main's agent runs fresh).
+    refused: str = ""
 
 
 @dataclass(slots=True)
@@ -607,6 +611,7 @@ class _PullRequest:
         nightly = _read_nightly(self.store, self.head, branch, agents, identity)
         if self.store_note:
             nightly.note = self.store_note
+        nightly.refused = self._refused(agents)
         if nightly.remark:
             self.notes.append(nightly.remark)
         seed = self._seed(nightly)
@@ -628,6 +633,21 @@ class _PullRequest:
         stages = self._stages(nightly)
         results = self._compare(sides, stages)
         return agents, results, f"{results[0].repeat if results else stages[-1]} repeat(s)"
+
+    def _refused(self, agents: list[str]) -> str:
+        """Why the nightly may not answer for main's `agents` (empty when it may): asked
+        fresh (`--fresh-baseline`, `gates.reuse_baseline: false`), or an agent whose
+        fingerprint cannot see its code (`ProviderSpec.fingerprint_gap`)."""
+        if self.options.fresh_baseline:
+            return "--fresh-baseline"
+        if not self.config.reuse_baseline:
+            return "gates.reuse_baseline is false"
+        gaps = [
+            f"{p.label}: {p.fingerprint_gap}"
+            for p in self.head.providers
+            if p.label in agents and p.fingerprint_gap
+        ]
+        return "; ".join(gaps)
 
     def _base_refs(self) -> list[str]:
         if self.options.base:
@@ -680,8 +700,10 @@ class _PullRequest:
             stop = self._stop(results, stage, stages, spends)
             if stop:
                 break
-        assert baseline is not None
-        self.key_notes.append(baseline.note)
+        assert baseline is not None and head_result is not None
+        headline = self._headline(sides)
+        self.key_notes += [baseline.note] if headline is None else [headline, baseline.note]
+        self.notes.append(self._calls(sides.agents, head_result, baseline, repeat))
         if len(stages) > 1:
             self.notes.append(
                 f"staged until decided: {len(looks)} of {len(stages)} stage(s) "
@@ -691,6 +713,31 @@ class _PullRequest:
                 "failure at any look stays within it"
             )
         return results
+
+    def _headline(self, sides: _Sides) -> str | None:
+        """What happened to main's side, in one line, when the nightly could have answered
+        for it: its runs reused (or drift found by the guard), or refused; None otherwise."""
+        if sides.nightly.refused and sides.nightly.meta is not None:
+            return f"baseline: main's agent run fresh ({sides.nightly.refused})"
+        return self.guard.headline() if self.guard is not None else None
+
+    def _calls(
+        self, agents: list[str], head: EvaluationResult, baseline: _Baseline, repeat: int
+    ) -> str:
+        """The agent calls this comparison made (the pull request's runs, main's runs not
+        answered from stored ones, the drift guard's) against both sides run fresh, in one
+        line."""
+        head_runs = [r for agent in agents for r in _looked(head.records, agent, repeat)]
+        base_runs = [r for agent in agents for r in _looked(baseline.records, agent, repeat)]
+        called = sum(1 for r in base_runs if not r.response.cached) if baseline.ran else 0
+        calls = len(head_runs) + called + len(self.guard_runs)
+        fixed = len(head_runs) + len(base_runs)
+        saved = fixed - calls
+        share = f", {saved / fixed:.0%}" if fixed else ""
+        return (
+            f"agent calls: {calls} against {fixed} with both sides run fresh at {repeat} "
+            f"repeat(s) ({saved} saved{share})"
+        )
 
     def _stop(
         self,
@@ -845,7 +892,7 @@ class _PullRequest:
         compared with the nightly's runs of the same cases (`evals.gates.baseline.drift`,
         each agent's case a stratum). None when the nightly's runs would not answer."""
         nightly = sides.nightly
-        if self.guard is not None or nightly.meta is None:
+        if self.guard is not None or nightly.meta is None or nightly.refused:
             return self.guard
         meta = nightly.meta
         if (meta.config.get("seed") or 0) != sides.seed or any(
@@ -909,7 +956,9 @@ class _PullRequest:
         nightly = sides.nightly
         guard = self.drift_guard(sides, agents, cases, repeat)
         drifted = guard is not None and guard.fell_back
-        reused = _reusable(nightly, sides.identity, agents, cases, repeat, sides.seed)
+        reused = None
+        if not nightly.refused:
+            reused = _reusable(nightly, sides.identity, agents, cases, repeat, sides.seed)
         if reused is not None and nightly.meta is not None and not drifted:
             checked = f"; {guard.describe()}" if guard is not None else ""
             return _Baseline(
@@ -918,10 +967,11 @@ class _PullRequest:
                 f"baseline: the stored runs of nightly `{nightly.meta.id}` (main's agent and "
                 f"suite unchanged since, same seeds): no agent called for it{checked}",
             )
-        short = _short_nightly(nightly, sides.identity, agents, cases, repeat, sides.seed)
-        self.short_nightly = short or self.short_nightly
+        if not nightly.refused:
+            short = _short_nightly(nightly, sides.identity, agents, cases, repeat, sides.seed)
+            self.short_nightly = short or self.short_nightly
         cache = self.out / CACHE_FILE
-        if nightly.meta is not None and self.primed is None:
+        if nightly.meta is not None and self.primed is None and not nightly.refused:
             from evals.run.cache import SqliteResponseCache
 
             # After drift only the guard's fresh runs answer: the nightly's are not used.
@@ -950,7 +1000,9 @@ class _PullRequest:
         meta, records = _load(self.scratch, base_id)
         from evals.run.cache import cache_hits, describe_hits
 
-        if drifted and guard is not None:
+        if nightly.refused:
+            source = f"fresh, without the nightly's stored runs or responses ({nightly.refused})"
+        elif drifted and guard is not None:
             source = (
                 f"primed with the drift guard's {self.primed} fresh response(s): "
                 + guard.describe()

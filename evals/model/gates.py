@@ -49,6 +49,8 @@ class GateConfig:
     data cannot decide does (None: `default_on_undetermined` of the environment).
     `latency` names the latency every grader (but promptfoo's `latency` assertion),
     statistic and gate reads: the harness's wall time, or the agent's own report.
+    `reuse_baseline` lets stored runs of an unchanged baseline agent answer for it behind
+    the drift guard (`evals.pipeline.reuse`; false: the baseline always runs fresh).
     `estimand` says what a comparison is about: `cases`, the suite's own cases (inference
     conditional on the cases, whose only noise is the agents' run-to-run randomness), or
     `tasks`, tasks like these (the cases as a sample of tasks).
@@ -85,6 +87,7 @@ class GateConfig:
     budget_cost: float | None = None
     allow_fingerprint_mismatch: bool = False
     paired: bool = False
+    reuse_baseline: bool = True
     estimand: str = "cases"
     judge_calibration: str | None = None
     min_judge_kappa: float | None = None

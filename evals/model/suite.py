@@ -78,6 +78,8 @@ class ProviderSpec:
     each of its calls that was not served from the response cache.
     `fingerprint` is the agent fingerprint (id, config, transform and the agent's code,
     see `evals.suite.fingerprint`): it changes when the agent does, never with the suite.
+    `fingerprint_gap` says what of the agent that fingerprint cannot see (None: nothing
+    of the project's; `evals.suite.fingerprint.fingerprint_gap`).
     """
 
     id: str
@@ -88,6 +90,7 @@ class ProviderSpec:
     line: int | None = None
     prompts: list[str] | None = None
     fingerprint: str = ""
+    fingerprint_gap: str | None = None
 
 
 @dataclass(slots=True)

@@ -400,29 +400,52 @@ class BaselineReuse:
     calls: int | None = None
     fixed_calls: int | None = None
 
+    def headline(self) -> str:
+        """What happened to the baseline, in one line: the stored runs reused and the
+        guard's runs re-run fresh with its finding, or the drift that made it run fresh."""
+        who = "baseline" if self.agent == "baseline" else f"baseline {self.agent}"
+        if self.fell_back:
+            return (
+                f"{who}: drift found ({self.guard} stored run(s) re-run fresh "
+                f"pass {100 * self.fresh_rate:.1f} % against {100 * self.stored_rate:.1f} % "
+                f"stored, p = {self.p_value:.3g}): baseline re-run fresh"
+            )
+        return (
+            f"{who}: {self.reused} stored run(s) reused, {self.guard} re-run "
+            "fresh as a drift check: no drift"
+        )
+
+    def calls_line(self) -> str | None:
+        """The agent calls made against those of the same repeats with every agent run
+        fresh, in one line; None before the run is over."""
+        if self.calls is None or not self.fixed_calls:
+            return None
+        saved = self.fixed_calls - self.calls
+        return (
+            f"agent calls: {self.calls} against {self.fixed_calls} with every agent run fresh "
+            f"({saved} saved, {saved / self.fixed_calls:.0%})"
+        )
+
     def describe(self) -> str:
-        """What was reused, what the guard found and what the gates spent, in words."""
+        """The headline, then where the runs came from, what the guard found and what the
+        gates spent, in words."""
         found = (
             f"the drift guard re-ran {self.guard} of its runs fresh: "
             f"{100 * self.fresh_rate:.1f} % against {100 * self.stored_rate:.1f} % stored on "
             f"the same cases (p = {self.p_value:.3g}, two-sided level {self.level:g})"
         )
-        calls = ""
-        if self.calls is not None and self.fixed_calls:
-            calls = (
-                f"; {self.calls} agent call(s) against {self.fixed_calls} with every agent run "
-                f"fresh ({self.calls / self.fixed_calls:.0%})"
-            )
+        calls = self.calls_line()
+        tail = f"; {calls}" if calls else ""
         if self.fell_back:
             return (
-                f"baseline {self.agent}: the stored runs of evaluation {self.source} were not "
-                f"used: {found}, drift shown, so the baseline ran fresh{calls}"
+                f"{self.headline()}. The stored runs of evaluation {self.source} were not "
+                f"used: {found}, drift shown, so the baseline ran fresh{tail}"
             )
         return (
-            f"baseline {self.agent}: {self.reused} run(s) reused from evaluation "
-            f"{self.source} (agent fingerprint, suite and seeds unchanged), no agent called "
-            f"for them; {found}, no drift shown; the gates kept {self.reserve:.0%} of the "
-            f"false-failure budget in reserve against a drift the guard missed{calls}"
+            f"{self.headline()}. The runs came from evaluation {self.source} (agent "
+            f"fingerprint, suite and seeds unchanged), no agent called for them; {found}, "
+            f"no drift shown; the gates kept {self.reserve:.0%} of the false-failure budget "
+            f"in reserve against a drift the guard missed{tail}"
         )
 
 

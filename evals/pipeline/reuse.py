@@ -1,6 +1,9 @@
 """A stored baseline standing in for running the baseline agent again, behind the drift guard.
 
-`evals run --reuse-baseline` looks in the results store for the newest complete
+`evals run` does this by default where it is safe (`reused_baseline(..., asked=False)`: a
+new evaluation with a store, `gates.reuse_baseline` on, and a baseline agent whose
+fingerprint sees its code); `--reuse-baseline` asks for it whatever the agent,
+`--fresh-baseline` refuses it. It looks in the results store for the newest complete
 evaluation of the same suite (fingerprint), the same seed and the baseline agent's same
 fingerprint that holds runs this run plans for the baseline (the (case, repeat) pairs it
 lacks run fresh). Its responses then answer the baseline's
@@ -150,14 +153,33 @@ def _primed(path: Path, records: list[RunRecord], fingerprints: dict[str, str]) 
         cache.close()
 
 
+def _automatic(suite: Suite, options: RunOptions) -> bool:
+    """True when a run that did not ask (`--reuse-baseline`) nor refuse (`--fresh-baseline`)
+    may look for a stored baseline: a whole new evaluation with a store, no response cache
+    of its own, and `gates.reuse_baseline` left on."""
+    config = suite.gates.for_environment(options.environment)
+    return (
+        config.reuse_baseline
+        and options.use_store
+        and not options.cache
+        and not options.resume
+        and options.shard is None
+        and options.look is None
+    )
+
+
 @contextlib.contextmanager
 def reused_baseline(
-    suite: Suite, options: RunOptions, most_repeats: int | None = None
+    suite: Suite, options: RunOptions, most_repeats: int | None = None, *, asked: bool = True
 ) -> Iterator[Prepared]:
     """Prepare a run whose baseline the stored runs may answer: find them, run the drift
     guard and prime a response cache (removed on exit) with what the run may reuse.
-    `most_repeats` is the most repeats a run in looks may reach (else the run's own)."""
-    if options.cache:
+    `most_repeats` is the most repeats a run in looks may reach (else the run's own).
+    Not `asked` (the default of `evals run`), only where `_automatic` allows and only for
+    an agent whose fingerprint sees its code (`ProviderSpec.fingerprint_gap`); the note
+    stays empty unless stored runs were found and not reused, so a first run reads as
+    before."""
+    if options.cache and asked:
         from evals.model.errors import SuiteError
 
         raise SuiteError(
@@ -169,13 +191,26 @@ def reused_baseline(
     agent = config.baseline
     labels = [p.label for p in suite.providers]
     if agent is None or agent not in labels or (options.agents and agent not in options.agents):
-        yield Prepared(options, None, "no baseline agent among the agents run", {})
+        note = "no baseline agent among the agents run" if asked else ""
+        yield Prepared(options, None, note, {})
+        return
+    if not asked and not _automatic(suite, options):
+        yield Prepared(options, None, "", {})
         return
     repeat = most_repeats or options.repeat or config.repeat or suite.evaluate_options.repeat
     wanted = _planned(suite, options, agent, repeat)
     found = _stored_runs(suite, options, agent, wanted)
     if isinstance(found, str):
-        yield Prepared(options, None, f"baseline {agent} runs fresh: {found}", {})
+        note = f"baseline {agent} runs fresh: {found}" if asked else ""
+        yield Prepared(options, None, note, {})
+        return
+    gap = next(p.fingerprint_gap for p in suite.providers if p.label == agent)
+    if gap is not None and not asked:
+        note = (
+            f"baseline {agent}: {len(found[1])} stored run(s) not reused, because {gap}; "
+            "--reuse-baseline reuses them behind the drift guard"
+        )
+        yield Prepared(options, None, note, {})
         return
     source, stored = found
     history = _counts(stored)
@@ -226,4 +261,4 @@ def reused_baseline(
         prepared = replace(options, cache=True, cache_path=str(cache), baseline_reuse=reuse)
         primed = frozenset((r.key.case_id, r.key.repeat) for r in fresh if cacheable(r))
         cells = len({(case, prompt) for case, prompt, _ in wanted})
-        yield Prepared(prepared, reuse, reuse.describe(), history, primed, cells)
+        yield Prepared(prepared, reuse, reuse.headline(), history, primed, cells)

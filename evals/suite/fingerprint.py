@@ -37,6 +37,7 @@ from urllib.parse import unquote, urlparse
 
 import orjson
 
+from evals.model.errors import SuiteError
 from evals.model.suite import Case, ProviderSpec
 from evals.tracing.redact import Redactor
 
@@ -419,7 +420,26 @@ def agent_code(spec: ProviderSpec, root: Path, files: Iterable[Path] = ()) -> li
     named += command_files(spec.id, root)
     for name in command_modules(spec.id):
         named += _project_package(name, project)
+    named += framework_code(spec.id, root, project)
     return expand_python_imports([*named, *files], project)
+
+
+def framework_code(provider_id: str, root: Path, project: Path) -> list[Path]:
+    """The project's files a framework id (`langgraph:graph.py:graph`,
+    `pydantic-ai:my_app.agent:agent`) names: its module file, or the project's package
+    of a dotted module."""
+    from evals.agents.frameworks.common import FRAMEWORKS, module_file, parse_framework_id
+
+    if not provider_id.startswith(tuple(FRAMEWORKS)):
+        return []
+    try:
+        _, module, _ = parse_framework_id(provider_id)
+    except SuiteError:
+        return []
+    found = module_file(module, root)
+    if found is not None:
+        return [found.resolve()]
+    return _project_package(module.split(".")[0], project)
 
 
 # Files that say which packages a project's code runs with, read whole.
@@ -515,6 +535,33 @@ def agent_fingerprint(spec: ProviderSpec, root: Path, files: Iterable[Path] = ()
     if code:
         document["environment"] = environment_document(project, [project, root])
     return fingerprint(code, project, document)
+
+
+# Providers answered by a model the id and config name: the fingerprint covers all the
+# harness sends; the service behind the name may move, which the drift guard watches.
+MODEL_PROVIDERS = ("openai:", "anthropic:")
+
+
+def fingerprint_gap(spec: ProviderSpec, root: Path, files: Iterable[Path] = ()) -> str | None:
+    """What of the agent its fingerprint cannot see, in words; None when it sees the code
+    the agent runs: the project's Python files its id, config or transform names (and
+    `files`, closed over their imports), or a model named by id and config (`echo`,
+    `openai:`, `anthropic:`). An agent whose code lies outside the project (an HTTP
+    endpoint, a command or an installed package the project does not hold) or is not
+    Python (whose imports are not followed) can change without its fingerprint changing,
+    so its stored runs are not reused unless asked for (`evals run --reuse-baseline`)."""
+    if spec.id == "echo" or spec.id.startswith(MODEL_PROVIDERS):
+        return None
+    code = agent_code(spec, root, files)
+    if not code:
+        return (
+            f"the code behind {spec.id} is not a file of the project, so a change to it "
+            "would not change the agent's fingerprint"
+        )
+    foreign = sorted(path.name for path in code if path.suffix != ".py")
+    if foreign:
+        return f"{foreign[0]} is not Python: the fingerprint does not follow what it imports"
+    return None
 
 
 def case_document(case: Case) -> dict[str, Any]:

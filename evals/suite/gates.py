@@ -42,7 +42,13 @@ _COUNTS = {
     "repeat": "5, or null for the suite's evaluateOptions.repeat",
     "budget_runs": "400, or null for no cap",
 }
-_FLAGS = ("block_p0_regressions", "zero_policy_violations", "allow_fingerprint_mismatch", "paired")
+_FLAGS = (
+    "block_p0_regressions",
+    "zero_policy_violations",
+    "allow_fingerprint_mismatch",
+    "paired",
+    "reuse_baseline",
+)
 # Keys that may be null: thresholds an environment switches off, caps and repeats left unset.
 _OPTIONAL_KEYS = {
     f.name for f in fields(GateConfig) if f.name in {*_NUMBERS, *_COUNTS} and f.default is None

@@ -35,6 +35,7 @@ from evals.suite.fingerprint import (
     case_fingerprint,
     expand_python_imports,
     fingerprint,
+    fingerprint_gap,
     suite_document,
 )
 from evals.suite.prompts import PromptSources, load_prompts
@@ -245,9 +246,9 @@ class _Loader:
         for case in cases:
             case.fingerprint = case_fingerprint(case, self.root)
         for spec in providers:
-            spec.fingerprint = agent_fingerprint(
-                spec, self.root, self.provider_files.get(spec.label, [])
-            )
+            code = self.provider_files.get(spec.label, [])
+            spec.fingerprint = agent_fingerprint(spec, self.root, code)
+            spec.fingerprint_gap = fingerprint_gap(spec, self.root, code)
         return Suite(
             path=self.path,
             suite_id=str(raw.get("id") or raw.get("name") or self.suite_id_default()),

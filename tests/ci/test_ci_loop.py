@@ -164,6 +164,14 @@ def test_agent_changes_are_compared_with_mains_agent_and_never_stored_as_baselin
     # budget is kept against a drift it missed, so the pass may stay undetermined.
     assert gates["regression"] in ("pass", "undetermined")
     assert "no drift shown" in comment
+    # one line says what happened to main's side, one what the reuse saved
+    reuse = result["gates"]["reuse"]
+    assert (
+        f"baseline agent: {reuse['reused']} stored run(s) reused, {reuse['guard']} re-run "
+        "fresh as a drift check: no drift" in comment
+    )
+    runs = reuse["reused"]  # the nightly stored every run of main's the comparison reads
+    assert f"agent calls: {runs + reuse['guard']} against {2 * runs} with both sides" in comment
     summary = (project / ".evals" / "summary-harmless.md").read_text(encoding="utf-8")
     assert "evals pull request: PASS" in summary
 
@@ -183,6 +191,25 @@ def test_agent_changes_are_compared_with_mains_agent_and_never_stored_as_baselin
     scratch = project / ".evals" / "ci-regression" / "pr.db"
     head = git(project, "rev-parse", "HEAD")[:10]
     assert _evaluations(scratch) == [(f"pr-7-{head}", "pr", "regression", "complete")]
+
+
+def test_fresh_baseline_runs_mains_agent_without_the_nightlys_runs_or_responses(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    history = _nightly_then_branch(project, monkeypatch, "harmless", HARMLESS)
+
+    code, outcome, comment = _pull_request(
+        project, monkeypatch, history, "harmless", "--fresh-baseline"
+    )
+
+    assert (code, outcome["verdict"]) == (0, "pass")
+    assert "baseline: main's agent run fresh (--fresh-baseline)" in comment
+    assert "without the nightly's stored runs or responses" in comment
+    assert "no agent called for it" not in comment
+    [result] = outcome["results"]
+    assert result["gates"]["reuse"] is None
+    runs = (len(TOPICS) - 1) * 4
+    assert f"agent calls: {2 * runs} against {2 * runs} with both sides run fresh" in comment
 
 
 def test_mains_agent_runs_in_the_job_through_the_primed_cache_when_the_nightly_falls_short(

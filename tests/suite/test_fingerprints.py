@@ -148,3 +148,39 @@ def test_the_import_scan_finds_every_import_the_parser_finds() -> None:
     for path in files:
         source = path.read_text(encoding="utf-8")
         assert _ast_names(source) <= imported_names(source), path
+
+
+def test_what_an_agent_fingerprint_cannot_see_is_named(tmp_path: Path) -> None:
+    """The drift guard's automatic reuse trusts a fingerprint only where it sees the code:
+    the project's Python files and models named by id and config."""
+    from evals.model.suite import ProviderSpec
+    from evals.suite.fingerprint import fingerprint_gap
+
+    (tmp_path / "agent.py").write_text("def run(p, o, c):\n    return {'output': p}\n", "utf-8")
+    (tmp_path / "agent.js").write_text("module.exports = require('./lib');\n", "utf-8")
+
+    def gap(provider_id: str) -> str | None:
+        return fingerprint_gap(ProviderSpec(id=provider_id, label="a"), tmp_path)
+
+    assert gap("file://agent.py:run") is None
+    assert gap("openai:gpt-4o-mini") is None
+    assert gap("echo") is None
+    assert "not a file of the project" in (gap("https://agents.example/answer") or "")
+    assert "not a file of the project" in (gap("exec: /usr/bin/env some-agent") or "")
+    assert "agent.js is not Python" in (gap("file://agent.js") or "")
+
+
+def test_a_framework_agents_module_is_part_of_its_fingerprint(tmp_path: Path) -> None:
+    pytest.importorskip("langgraph")
+    graph = "from langgraph.graph import StateGraph\n\ndef build():\n    return None\n"
+    (tmp_path / "graph.py").write_text(graph, encoding="utf-8")
+    (tmp_path / "suite.yaml").write_text(
+        "prompts: ['{{q}}']\n"
+        "providers: [{id: 'langgraph:graph.py:build', label: agent}]\n"
+        "tests: [{vars: {q: one}}]\n",
+        encoding="utf-8",
+    )
+    before = load_suite(tmp_path / "suite.yaml")
+    assert before.providers[0].fingerprint_gap is None
+    _edit(tmp_path / "graph.py", "return None", "return 1")
+    assert load_suite(tmp_path / "suite.yaml").agent_fingerprints != before.agent_fingerprints

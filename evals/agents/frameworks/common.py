@@ -107,13 +107,21 @@ def _is_file(module: str) -> bool:
     return module.endswith(".py") or "/" in module
 
 
-def _module_exists(module: str, root: Path) -> bool:
+def module_file(module: str, root: Path) -> Path | None:
+    """The file beside the suite that a framework id's module names (`agent.py`, or the
+    dotted `my_app.agent` as `my_app/agent.py` or its package's `__init__.py`), else None."""
     if _is_file(module):
-        return (root / module).is_file()
-    parts = module.split(".")
-    local = root.joinpath(*parts)
-    if local.with_suffix(".py").is_file() or (local / "__init__.py").is_file():
+        path = root / module
+        return path if path.is_file() else None
+    local = root.joinpath(*module.split("."))
+    return next((p for p in (local.with_suffix(".py"), local / "__init__.py") if p.is_file()), None)
+
+
+def _module_exists(module: str, root: Path) -> bool:
+    if module_file(module, root) is not None:
         return True
+    if _is_file(module):
+        return False
     try:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
