@@ -22,6 +22,7 @@ from typing import Any
 from evals.agents.base import CallContext, MalformedResponse, normalize_response
 from evals.agents.processes import (
     MAX_REPLY_BYTES,
+    abandon_group,
     end_group,
     exited,
     new_group,
@@ -166,10 +167,13 @@ class ExecAgent:
             await asyncio.wait((reading, exit_code), return_when=asyncio.FIRST_COMPLETED)
             if not (reading.done() and reading.result() is None):
                 await exit_code
-        except BaseException:
+        except BaseException as stopped:
             for task in (reading, errors, exit_code):
                 task.cancel()
-            await end_group(proc, group)
+            if isinstance(stopped, GeneratorExit):  # closed, not cancelled: no await left
+                abandon_group(proc, group)
+            else:
+                await end_group(proc, group)
             raise
         # the command has exited (or printed too much): what it started ends with it,
         # which closes the pipes a child of it still held open

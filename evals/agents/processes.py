@@ -181,18 +181,82 @@ async def end_group(proc: asyncio.subprocess.Process, group: str) -> None:
     """End an agent process's group: the process and its session, then every descendant
     of the harness that carries the group's token (in a session of its own, daemonized),
     with everything those started; the killed processes are reaped, and once nothing
-    holds the process's pipes open any more it is reaped too."""
+    holds the process's pipes open any more it is reaped too.
+
+    Stopped part way (cancelled again, or its coroutine closed by a runner that stopped
+    waiting for a timed-out call), it ends the group as `abandon_group` does."""
+    ended = False
+    try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        _kill(proc)
+        await exited(proc)
+        for _ in range(_ROUNDS):
+            killed = _kill_members(group)
+            if not killed:
+                break
+            await _reap(killed)
+        _live_groups.discard(group)
+        await proc.wait()
+        ended = True
+    finally:
+        if ended:
+            _close_transport(proc)
+        else:
+            abandon_group(proc, group)
+
+
+def abandon_group(proc: asyncio.subprocess.Process, group: str) -> None:
+    """End an agent process's group without waiting, for a call that can wait no more (its
+    coroutine is being closed): kill the process, its session and every member of the
+    group, and close the process's transport. No process is left holding the pipes, and
+    no pipe is left open for the garbage collector to close once the event loop has
+    closed (asyncio then prints a traceback); the killed processes are reaped by their
+    parents, or by the harness's child watcher. The group stays among the live ones, so
+    what it was starting meanwhile is killed when the harness exits."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     _kill(proc)
-    await exited(proc)
     for _ in range(_ROUNDS):
-        killed = _kill_members(group)
-        if not killed:
+        if not _kill_members(group):
             break
-        await _reap(killed)
-    _live_groups.discard(group)
-    await proc.wait()
+    _dead_soon(proc.pid)
+    _close_transport(proc, pipes_only=True)
+
+
+_DEATH_WAIT_S = 0.2
+
+
+def _dead_soon(pid: int) -> None:
+    """Wait a moment, without reaping it, for a killed process to be dead: asyncio's child
+    watcher then reports its exit while the event loop still runs, rather than warning
+    that the loop handling it has closed."""
+    deadline = time.monotonic() + _DEATH_WAIT_S
+    while time.monotonic() < deadline:
+        try:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return
+        except (ChildProcessError, OSError, AttributeError):  # reaped already; no waitid
+            return
+        time.sleep(0.002)
+
+
+def _close_transport(proc: asyncio.subprocess.Process, pipes_only: bool = False) -> None:
+    """Close the process's subprocess transport and its pipes now, on the loop that is
+    still running: asyncio leaves a finished process's transport to be closed when it is
+    garbage collected, which fails once its loop has closed while a pipe is open.
+    `pipes_only` for a process whose exit the child watcher has not reported yet: closing
+    the transport would reap it first (the watcher then warns of an unknown child)."""
+    transport = getattr(proc, "_transport", None)
+    if transport is None:
+        return
+    if not pipes_only:
+        transport.close()
+        return
+    for fd in (0, 1, 2):
+        pipe = transport.get_pipe_transport(fd)
+        if pipe is not None:
+            pipe.close()
 
 
 _ROUNDS = 20

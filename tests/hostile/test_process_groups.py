@@ -11,6 +11,7 @@ test looks for among every process of the machine.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -172,4 +173,49 @@ def test_a_workers_children_are_reaped_when_evals_exits(tmp_path: Path, marker: 
     )
     done = _run(tmp_path, suite)
     assert done.returncode in (0, 100), done.stderr
+    assert _gone(marker) == []
+
+
+# `evals run` with the runner's grace for a cancelled call cut to nothing: what a loaded
+# machine does when cleaning up a timed-out command takes longer than the grace, and the
+# runner closes the call's coroutine in the middle of it.
+NO_GRACE = """\
+import sys
+import evals.run.runner
+evals.run.runner.CANCEL_GRACE_S = 0.0
+from evals.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("how", ["holds-stdout", "setsid", "daemon"])
+def test_a_command_abandoned_in_its_cleanup_leaves_no_process_and_no_traceback(
+    tmp_path: Path, marker: str, how: str
+) -> None:
+    """Before: each abandoned command's subprocess transport was closed by the garbage
+    collector after the event loop had closed, printing `Exception ignored in:
+    BaseSubprocessTransport.__del__ ... RuntimeError: Event loop is closed`."""
+    (tmp_path / "suite.yaml").write_text(
+        "prompts: ['{{ q }}']\n"
+        f"providers: ['exec: {sys.executable} spawner.py {marker} {how} hang']\n"
+        "evaluateOptions: {timeoutMs: 300}\n"
+        "tests:\n  - vars: {q: a}\n  - vars: {q: b}\n  - vars: {q: c}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "spawner.py").write_text(SPAWNER, encoding="utf-8")
+    (tmp_path / "no_grace.py").write_text(NO_GRACE, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "no_grace.py", "run", "suite.yaml", "--no-store", "-q", "-o", "out.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "PYTHONWARNINGS": "default"},
+    )
+    assert done.returncode in (1, 100), done.stderr
+    report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    errors = [row["error"] for row in report["results"]["results"]]
+    assert errors == ["agent timed out after 0.3 s"] * 3
+    for noise in ("Traceback", "Exception ignored", "is closed", "Unknown child process"):
+        assert noise not in done.stderr, done.stderr
     assert _gone(marker) == []
