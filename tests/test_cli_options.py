@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evals.cli import MAX_EVALUATION_ID, build_parser, main
+from evals.cli import build_parser, main
+from evals.cli.values import MAX_EVALUATION_ID
 from evals.model.errors import ExitCode, SuiteError
 from evals.reports.writers import checked_report_path
 
@@ -82,6 +83,7 @@ def test_evaluation_ids_are_1_to_64_printable_characters(text: str) -> None:
     [
         (["--resume", "--no-store"], "--no-store"),
         (["--ray-address", "auto"], "--executor ray"),
+        (["--adaptive", "--until-decided"], "--until-decided"),
     ],
 )
 def test_contradictory_options_are_refused_before_anything_starts(
@@ -97,6 +99,24 @@ def test_contradictory_options_are_refused_before_anything_starts(
     assert main(["run", "s.yaml", *extra]) == ExitCode.INVALID_INPUT
     assert named in capsys.readouterr().err
     assert not (tmp_path / ".evals").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "s.yaml", "--env", "nightlyy"],
+        ["history", "--env", "nightlyy"],
+        ["compare", "--env", "nightlyy"],
+        ["triage", "add", "quarantine", "--suite", "s", "--reason", "r", "--env", "nightlyy"],
+    ],
+)
+def test_an_unknown_gate_environment_is_a_usage_error_naming_the_known_ones(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _parse_error(argv, capsys)
+    assert (
+        "--env" in err and "'nightlyy'" in err and "(choose from 'pr', 'nightly', 'release')" in err
+    )
 
 
 def test_report_paths_are_absolute_and_checked_before_the_runs(

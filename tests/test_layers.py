@@ -197,10 +197,10 @@ def test_every_module_belongs_to_a_layer() -> None:
     assert not unplaced, f"add these subpackages of evals to LAYERS: {unplaced}"
 
 
-def test_the_evals_root_holds_only_the_package_the_entry_point_and_the_cli() -> None:
+def test_the_evals_root_holds_only_the_package_and_the_entry_point() -> None:
     loose = sorted(p.name for p in (ROOT / "evals").glob("*.py"))
 
-    assert loose == ["__init__.py", "__main__.py", "cli.py"]
+    assert loose == ["__init__.py", "__main__.py"]
 
 
 def test_no_import_points_up_the_layers() -> None:

@@ -27,6 +27,7 @@ reports read them back from there. Only a shard given as a `.json` report is rea
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import heapq
 import json
@@ -484,6 +485,29 @@ def merge_shards(
         counts=tally,
     )
     return Merged(result, replaced)
+
+
+@contextlib.contextmanager
+def merged_into(
+    sources: list[str],
+    into: str | None,
+    *,
+    suite_path: str | None = None,
+    evaluation_id: str | None = None,
+) -> Iterator[Merged]:
+    """`merge_shards` into the store `into`, or with None into a store of its own that
+    lasts while the context is open: the reports of a merge written only as reports read
+    the merged runs from there."""
+    with contextlib.ExitStack() as stack:
+        store_url = into
+        if into is None:
+            import tempfile
+
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evals-merge-")))
+            store_url = f"sqlite:///{folder / 'merged.db'}"
+        yield merge_shards(
+            sources, store_url=store_url, suite_path=suite_path, evaluation_id=evaluation_id
+        )
 
 
 def _counted(

@@ -53,14 +53,17 @@ def test_evals_dashboard_passes_the_serving_options(
 ) -> None:
     from streamlit import config
 
-    from evals import cli
+    from evals.cli import build_parser
+    from evals.team import dashboard_start
     from evals.team.serving import STREAMLIT_OPTIONS
 
     started: list[list[str]] = []
-    monkeypatch.setattr(cli.os, "execve", lambda path, command, env: started.append(command))
+    monkeypatch.setattr(
+        dashboard_start.os, "execve", lambda path, command, env: started.append(command)
+    )
     monkeypatch.chdir(tmp_path)
-    args = cli.build_parser().parse_args(["dashboard", "--store", f"sqlite:///{tmp_path}/s.db"])
-    cli.cmd_dashboard(args)
+    args = build_parser().parse_args(["dashboard", "--store", f"sqlite:///{tmp_path}/s.db"])
+    args.handler(args)
 
     [command] = started
     flags = dict(zip(STREAMLIT_OPTIONS[::2], STREAMLIT_OPTIONS[1::2], strict=True))
