@@ -20,7 +20,9 @@ from evals.ci.outputs import (
     exit_code,
     overall_verdict,
     undetermined_note,
+    write_job_files,
     write_outputs,
+    write_result_reports,
 )
 from evals.ci.provenance import CiContext, ci_context
 from evals.model.ci import CiOutcome
@@ -30,7 +32,8 @@ from evals.model.options import RunOptions
 from evals.model.suite import Suite
 from evals.model.summary import GateResult
 from evals.pipeline.evaluation import git_info, run_evaluation
-from evals.pipeline.history import Side, compare_sides, latest_nightly
+from evals.pipeline.history import Side, agents_of, compare_sides, latest_nightly
+from evals.store.stored_runs import StoredRuns
 
 SHARD_PATTERNS = ("*.db", "*.json")
 
@@ -100,6 +103,7 @@ def _tonight(
                 executor=options.executor,
                 ray_address=options.ray_address,
                 pass_env=options.pass_env,
+                keep_records=False,  # counted as they arrive; the reports read the store
             ),
         )
         return result, []
@@ -119,7 +123,6 @@ def _tonight(
         environment="nightly",
         branch=branch,
         ci_event=context.event,
-        keep=True,
     )
     result = merged.result
     shards = ", ".join(result.meta.config.get("merged_shards") or [])
@@ -146,20 +149,17 @@ def _against_previous_night(
             return None, f"no baseline of {branch} yet to compare with"
         meta = store.get_evaluation(previous.id)
         assert meta is not None
-        runs = store.load_runs(previous.id)
-        # an evaluation whose reports read its runs from the store holds none in memory
-        tonights = tonight.records or store.load_runs(tonight.meta.id)
+        agents = set(agents_of(store, previous.id)) & set(agents_of(store, tonight.meta.id))
     finally:
         store.close()
     config = suite.gates.for_environment("nightly")
-    agents = {r.key.agent for r in tonights} & {r.key.agent for r in runs}
     agent = config.candidate if config.candidate in agents else min(agents, default=None)
     if agent is None:
         return None, f"nightly `{previous.id}` ran none of tonight's agents"
     result = compare_sides(
         suite,
-        Side(meta, meta.suite_outline(), runs, agent),
-        Side(tonight.meta, suite.outline(), tonights, agent),
+        Side(meta, meta.suite_outline(), [], agent, StoredRuns(store_url, previous.id)),
+        Side(tonight.meta, suite.outline(), [], agent, StoredRuns(store_url, tonight.meta.id)),
         config,
         "nightly",
         allow_suite_change=True,
@@ -342,6 +342,9 @@ def _nightly_job(options: NightlyOptions, context: CiContext) -> CiOutcome:
     if drift is not None:
         results.append(drift)
     key_notes = [_choose_baseline(options.store, tonight, drift)]
+    names = ["nightly", "against-baseline"][: len(results)]
+    # the reports read the runs from the store: written before pruning may delete them
+    write_result_reports(results, options.out, names)
     if options.keep:
         from evals.store import open_store
 
@@ -373,7 +376,7 @@ def _nightly_job(options: NightlyOptions, context: CiContext) -> CiOutcome:
         run_url=context.run_url,
         key_notes=key_notes,
     )
-    write_outputs(outcome, options.out, names=["nightly", "against-baseline"][: len(results)])
+    write_job_files(outcome, options.out)
     return outcome
 
 

@@ -72,13 +72,28 @@ def undetermined_note(results: Sequence[EvaluationResult]) -> str | None:
 
 def write_outputs(outcome: CiOutcome, out: Path, names: Sequence[str]) -> None:
     """Write the job's reports, summary, comment and JSON into `out`."""
+    write_result_reports(outcome.results, out, names)
+    write_job_files(outcome, out)
+
+
+def write_result_reports(
+    results: Sequence[EvaluationResult], out: Path, names: Sequence[str]
+) -> None:
+    """Write each result's reports into `out` as `NAME.html`, `.junit.xml` and `.json`
+    (the runs read from the store, which must still hold them)."""
     from evals.reports import write_report
+
+    out.mkdir(parents=True, exist_ok=True)
+    for name, result in zip(names, results, strict=True):
+        for suffix in REPORT_SUFFIXES:
+            write_report(out / f"{name}{suffix}", result)
+
+
+def write_job_files(outcome: CiOutcome, out: Path) -> None:
+    """Write the job's summary, comment and JSON into `out` (and the job summary)."""
     from evals.reports.ci import render_ci_comment, render_ci_summary
 
     out.mkdir(parents=True, exist_ok=True)
-    for name, result in zip(names, outcome.results, strict=True):
-        for suffix in REPORT_SUFFIXES:
-            write_report(out / f"{name}{suffix}", result)
     summary = render_ci_summary(outcome)
     (out / "summary.md").write_text(summary, encoding="utf-8")
     if outcome.kind == "pr":

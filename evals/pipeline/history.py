@@ -11,19 +11,28 @@ to the cases both suites share.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from evals.analysis.cells import Tally, TallyRules
 from evals.analysis.comparability import agent_change, suite_differences
 from evals.model.errors import SuiteError
-from evals.model.evaluation import EvaluationMeta, EvaluationResult
+from evals.model.evaluation import (
+    EvaluationMeta,
+    EvaluationResult,
+    RunOrder,
+    RunSource,
+    run_order_key,
+)
 from evals.model.gates import GateConfig
 from evals.model.results import RunKey, RunRecord
 from evals.model.suite import ProviderSpec, Suite, SuiteOutline
 from evals.model.triage import TriageAction
 from evals.pipeline.evaluation import analyse
+from evals.store.stored_runs import StoredRuns
 from evals.suite import load_suite
 
 if TYPE_CHECKING:
@@ -102,10 +111,15 @@ def print_history(
     emit(console, lambda: console.print(table))
 
 
+def agents_of(store: Store, evaluation_id: str) -> list[str]:
+    """The agents of the evaluation's stored runs, sorted (its run keys read a batch at a
+    time)."""
+    return sorted({key[2] for key in store.iter_keys(evaluation_id)})
+
+
 def _pick_agent(
-    meta: EvaluationMeta, records: list[RunRecord], wanted: str | None, default: str | None
+    meta: EvaluationMeta, agents: list[str], wanted: str | None, default: str | None
 ) -> str:
-    agents = sorted({r.key.agent for r in records})
     for choice in (wanted, default):
         if choice and choice in agents:
             return choice
@@ -124,23 +138,72 @@ def _pick_agent(
 
 @dataclasses.dataclass(slots=True)
 class Side:
-    """One side of a comparison: an evaluation, its suite outline, its runs, the agent."""
+    """One side of a comparison: an evaluation, its suite outline, its runs, the agent.
+
+    The runs are `records` when the caller holds them, else `runs` (the store), read a
+    batch at a time whenever the comparison or its reports need them."""
 
     meta: EvaluationMeta
     outline: SuiteOutline
     records: list[RunRecord]
     agent: str
+    runs: RunSource | None = None
+
+    def iter_runs(self, order: RunOrder) -> Iterator[RunRecord]:
+        """The side's runs in `order` (`RUN_ORDERS`)."""
+        if self.runs is None:
+            return iter(sorted(self.records, key=run_order_key(order)))
+        return self.runs.iter_runs(order)
 
 
 def _relabel(side: Side, label: str, shared: set[str], index: dict[str, int]) -> list[RunRecord]:
     """The side's runs of its agent on shared cases, as agent `label`, indexed by `index`."""
-    out = []
-    for record in side.records:
-        if record.key.agent != side.agent or record.key.case_id not in shared:
+    return list(_relabelled(side.records, side.agent, label, shared, index))
+
+
+def _relabelled(
+    records: Iterable[RunRecord],
+    agent: str,
+    label: str,
+    shared: set[str],
+    index: dict[str, int],
+) -> Iterator[RunRecord]:
+    """`records` of `agent` on `shared` cases, as agent `label`, indexed by `index`."""
+    for record in records:
+        if record.key.agent != agent or record.key.case_id not in shared:
             continue
         key = RunKey(record.key.prompt_id, record.key.case_id, label, record.key.repeat)
-        out.append(dataclasses.replace(record, key=key, case_index=index[record.key.case_id]))
-    return out
+        yield dataclasses.replace(record, key=key, case_index=index[record.key.case_id])
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ComparedRuns:
+    """A comparison's runs, read from its two sides a batch at a time and relabelled as
+    they pass (`RunSource`): the baseline's runs of its agent on the cases both suites
+    share, and the candidate's of its agent, in one stream in the order asked (on a tie,
+    the baseline's run first). When the two suites order their shared cases differently,
+    the baseline's runs are sorted in memory (a comparison across versions of a suite)."""
+
+    baseline: Side
+    candidate: Side
+    labels: tuple[str, str]
+    shared: frozenset[str]
+    index: dict[str, int]
+
+    def iter_runs(self, order: RunOrder = "plan") -> Iterator[RunRecord]:
+        """Every run of both sides, relabelled, in `order`."""
+        key = run_order_key(order)
+        base, cand = self.baseline, self.candidate
+        ours = _relabelled(
+            base.iter_runs(order), base.agent, self.labels[0], set(self.shared), self.index
+        )
+        theirs = _relabelled(
+            cand.iter_runs(order), cand.agent, self.labels[1], set(self.index), self.index
+        )
+        positions = [self.index[c.id] for c in base.outline.cases if c.id in self.shared]
+        if positions != sorted(positions):
+            ours = iter(sorted(ours, key=key))
+        return heapq.merge(ours, theirs, key=key)
 
 
 def compare_sides(
@@ -187,13 +250,22 @@ def compare_sides(
     shared = set(differences.shared)
     index = {case.id: case.index for case in candidate.outline.cases}
     base_label, cand_label = labels
-    records = _relabel(baseline, base_label, shared, index) + _relabel(
-        candidate, cand_label, set(index), index
-    )
     outline = dataclasses.replace(candidate.outline, agent_labels=[base_label, cand_label])
     config = dataclasses.replace(gate_config, baseline=base_label, candidate=cand_label)
+    records: list[RunRecord] = []
+    source: ComparedRuns | None = None
+    counted: Tally | Iterable[RunRecord]
+    if baseline.runs is None and candidate.runs is None:  # both sides held by the caller
+        records = _relabel(baseline, base_label, shared, index) + _relabel(
+            candidate, cand_label, set(index), index
+        )
+        counted = records
+    else:  # read from the store as they are counted; the reports read them again
+        source = ComparedRuns(baseline, candidate, labels, frozenset(shared), index)
+        counted = Tally(TallyRules.of(config))
+        counted.add_all(source.iter_runs("cases"))
     summary, gates = analyse(
-        outline, records, config, environment, spend=spend, quarantines=quarantines, now=now
+        outline, counted, config, environment, spend=spend, quarantines=quarantines, now=now
     )
     notes = [
         *differences.lines(),
@@ -221,7 +293,10 @@ def compare_sides(
             cand_label: candidate.meta.agent_fingerprints.get(candidate.agent, ""),
         },
     )
-    repeat = max((r.key.repeat for r in records), default=0) + 1
+    if isinstance(counted, Tally):
+        repeat = max(counted.repeats, 1)
+    else:
+        repeat = max((r.key.repeat for r in records), default=0) + 1
     compared = dataclasses.replace(
         suite,
         providers=[
@@ -229,6 +304,10 @@ def compare_sides(
             _provider(suite, candidate, cand_label),
         ],
     )
+    if isinstance(counted, Tally):
+        return EvaluationResult(
+            compared, meta, [], summary, gates, config, repeat, counted.facts(), source, counted
+        )
     return EvaluationResult(compared, meta, records, summary, gates, config, repeat)
 
 
@@ -298,8 +377,8 @@ def compare_stored(
         baseline_meta = _resolve_baseline(
             store, baseline_id, candidate_meta, baseline_branch, allow
         )
-        base_runs = store.load_runs(baseline_meta.id)
-        cand_runs = store.load_runs(candidate_meta.id)
+        base_agents = agents_of(store, baseline_meta.id)
+        cand_agents = agents_of(store, candidate_meta.id)
         annotations = annotations_of(store, [baseline_meta.id, candidate_meta.id], time.time())
     finally:
         store.close()
@@ -308,8 +387,8 @@ def compare_stored(
     # one evaluation with itself: its own baseline against its own candidate; two
     # evaluations: the candidate agent of each
     base_default = gate_config.baseline if same else gate_config.candidate
-    base_agent = _pick_agent(baseline_meta, base_runs, baseline_agent, base_default)
-    cand_agent = _pick_agent(candidate_meta, cand_runs, candidate_agent, gate_config.candidate)
+    base_agent = _pick_agent(baseline_meta, base_agents, baseline_agent, base_default)
+    cand_agent = _pick_agent(candidate_meta, cand_agents, candidate_agent, gate_config.candidate)
     if same and base_agent == cand_agent:
         raise SuiteError(
             f"this compares agent {cand_agent!r} of evaluation {candidate_meta.id} with itself",
@@ -318,8 +397,20 @@ def compare_stored(
         )
     result = compare_sides(
         suite_obj,
-        Side(baseline_meta, baseline_meta.suite_outline(), base_runs, base_agent),
-        Side(candidate_meta, candidate_meta.suite_outline(), cand_runs, cand_agent),
+        Side(
+            baseline_meta,
+            baseline_meta.suite_outline(),
+            [],
+            base_agent,
+            StoredRuns(store_url, baseline_meta.id),
+        ),
+        Side(
+            candidate_meta,
+            candidate_meta.suite_outline(),
+            [],
+            cand_agent,
+            StoredRuns(store_url, candidate_meta.id),
+        ),
         gate_config,
         environment,
         allow_suite_change=allow,
