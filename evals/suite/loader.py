@@ -136,6 +136,17 @@ class _Loader:
                 exc.line = exc.line or line
             raise
 
+    @contextmanager
+    def at(self, node: Any, line: int | None = None) -> Iterator[None]:
+        """Errors raised inside that name no file are placed at `node`: its file, and
+        `line` or its own line."""
+        try:
+            yield
+        except SuiteError as exc:
+            if exc.file is None:
+                exc.file, exc.line = self.file_of(node), exc.line or line or line_of(node)
+            raise
+
     def file_ref(self, ref: str, node: Any, what: str) -> Path:
         """Resolve a `file://` reference relative to the suite and record it."""
         rel, _ = split_ref(ref)
@@ -152,6 +163,15 @@ class _Loader:
                 f"{what} file not found: {rel}",
                 node,
                 fix=f"create {target} or correct the path (relative to {self.root})",
+            )
+        if not target.is_file():
+            kind = "a directory" if target.is_dir() else "not a regular file (a device or pipe)"
+            raise self.error(
+                f"{what} file {rel} is {kind}",
+                node,
+                fix=f"name a file, or a glob such as file://{rel.rstrip('/')}/*.yaml"
+                if target.is_dir()
+                else "name a regular file",
             )
         self.files.append(target)
         return target
@@ -642,7 +662,8 @@ class _Loader:
             raise
         if spec.transform is not None:
             try:
-                check_transform(spec.transform, OUTPUT_PARAMS, self.root, "provider transform")
+                with self.at(node, line_of(item, "transform") if line_of(item) else None):
+                    check_transform(spec.transform, OUTPUT_PARAMS, self.root, "provider transform")
             except TransformLoadError as exc:
                 self.deferred(node, exc, ERROR_ROWS)
         return spec
@@ -725,7 +746,9 @@ class _Loader:
                 line=line_of(parent, "tests"),
                 fix="write tests: as a YAML list, each item starting with '- '",
             )
-        return test_entries(value, self.resolve_files, parent, self.root)
+        # a reference in the list is placed at the list (the suite's own line is 1)
+        node = value if line_of(value) else None
+        return test_entries(value, self.resolve_files, node, self.root)
 
     def cases(self, raw: dict[str, Any], default_test: dict[str, Any]) -> list[Case]:
         tests = raw.get("tests")
@@ -749,7 +772,9 @@ class _Loader:
                 )
             self.check_test(test, f"test #{index + 1}", line_of(raw, "tests"))
         with self.located(line_of(raw, "scenarios")):
-            scenarios = scenario_entries(raw.get("scenarios"), self.resolve_files, raw, self.root)
+            value = raw.get("scenarios")
+            node = value if line_of(value) else None
+            scenarios = scenario_entries(value, self.resolve_files, node, self.root)
         self.check_scenarios(raw, scenarios)
         merged = expand_tests(
             items, scenarios, default_test, self.root, str(self.path), self.notice
@@ -904,7 +929,8 @@ class _Loader:
         from evals.common.transforms import OUTPUT_PARAMS, TransformLoadError, check_transform
 
         try:
-            check_transform(source, OUTPUT_PARAMS, self.root, "options.transform")
+            with self.at(test, line_of(options, "transform") or line_of(options)):
+                check_transform(source, OUTPUT_PARAMS, self.root, "options.transform")
         except TransformLoadError as exc:
             self.deferred(test, exc, ERROR_ROWS)
 
@@ -949,7 +975,10 @@ class _Loader:
             from evals.common.transforms import OUTPUT_PARAMS, TransformLoadError, check_transform
 
             try:
-                check_transform(item["transform"], OUTPUT_PARAMS, self.root, "assertion transform")
+                with self.at(item, line_of(item, "transform")):
+                    check_transform(
+                        item["transform"], OUTPUT_PARAMS, self.root, "assertion transform"
+                    )
             except TransformLoadError as exc:
                 self.deferred(item, exc, ERROR_ROWS)
         file, line = where, line_of(item)

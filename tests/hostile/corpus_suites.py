@@ -711,6 +711,44 @@ CASES = [
         mode="subprocess",
         limit_s=15,  # the 1 s timeout, then the interpreter's start and exit on a busy machine
     ),
+    bad_suite(
+        "tests-file-is-a-directory",
+        HEAD + "tests: file://cases\n",
+        "tests:",
+        "directory",
+        files={"cases/a.yaml": "- vars: {q: hi}\n"},
+    ),
+    bad_suite(
+        "scenarios-file-is-a-directory",
+        HEAD + "scenarios: file://cases\n",
+        "scenarios:",
+        "directory",
+        files={"cases/a.yaml": "- config: [{vars: {q: hi}}]\n  tests: [{}]\n"},
+    ),
+    bad_suite(
+        "tests-list-names-a-missing-file",
+        HEAD + "tests:\n  - file://cases.yaml\n",
+        "file://cases.yaml",
+        "cases.yaml",
+    ),
+    bad_suite(
+        "test-transform-not-code",
+        with_test("- vars: {q: hi}\n  options: {transform: 5}\n"),
+        "vars: {q: hi}",
+        "transform",
+    ),
+    bad_suite(
+        "assertion-transform-not-code",
+        with_test("- vars: {q: hi}\n  assert:\n    - type: contains\n      transform: [a]\n"),
+        "transform: [a]",
+        "transform",
+    ),
+    bad_suite(
+        "provider-transform-not-code",
+        "prompts: ['{{q}}']\nproviders:\n  - id: file://good.py\n    transform: {a: 1}\n" + TEST,
+        "transform:",
+        "transform",
+    ),
     *[
         bad_suite(f"{key}-{name}", HEAD + TEST + block, needle, *mentions)
         for key, name, block, needle, mentions in (
