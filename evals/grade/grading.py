@@ -53,13 +53,21 @@ from evals.model.results import AgentResponse, Grade, pick_latency, promptfoo_co
 from evals.model.suite import Assertion, Case
 
 
+class CheckBlocked(BaseException):
+    """Raised inside a check that has blocked the event loop past the run's timeout (a
+    Python check calling `time.sleep` or looping), by the run's watchdog, so the run ends
+    as a `timeout`. A BaseException, so the check's own `except Exception` does not
+    swallow it."""
+
+
 class AssertionRaised(Exception):
     """An assertion raised: the run becomes an error row with this message.
 
     Raised by a case's grading, `grade` is the run's grade all the same: every other
     assertion graded, each one that raised an errored, failed component with its message,
     combined by promptfoo's scoring rules (so a policy violation still marks it).
-    `limit` is "time" or "memory" when the sandbox stopped the check at one of its limits.
+    `limit` is "time" or "memory" when the sandbox stopped the check at one of its limits,
+    "timeout" when the run's watchdog stopped it.
     """
 
     def __init__(self, message: str, grade: Grade | None = None, limit: str | None = None) -> None:
@@ -213,11 +221,18 @@ def _start_assertion(
         grade = grader(ctx)
     except ScriptFailed as exc:
         return Grade(False, 0.0, str(exc), assertion.raw)
+    except CheckBlocked:
+        message = f"Error: the {assertion.type} check was stopped: it ran past the run's timeout"
+        raise AssertionRaised(message, limit="timeout") from None
     except Exception as exc:  # user graders may raise anything
         raise _raised(assertion, exc) from None
     if not isinstance(grade, Grade) and inspect.isawaitable(grade):
         return _awaited(assertion, grade)
     return _settled(assertion, grade)
+
+
+CHECK_CODE = _start_assertion.__code__
+"""The code of a check being graded: a frame running it is inside a check."""
 
 
 async def _awaited(assertion: Assertion, pending: Awaitable[Grade]) -> Grade:

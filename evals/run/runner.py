@@ -574,8 +574,11 @@ class Runner:
         return record
 
     def _is_timeout(self, raised: AssertionRaised) -> bool:
-        """Whether the sandbox stopped a check at the run's own timeout (shorter than the
-        sandbox's limit of one call): the run timed out, as a slow agent's would."""
+        """Whether a check was stopped at the run's own timeout (by the watchdog, or by the
+        sandbox when the timeout is shorter than its limit of one call): the run timed
+        out, as a slow agent's would."""
+        if raised.limit == "timeout":
+            return True
         if raised.limit != "time" or not self.timeout_s:
             return False
         return self.timeout_s <= jsengine.DEFAULT_TIME_LIMIT_S

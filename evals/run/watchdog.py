@@ -4,9 +4,10 @@ An async agent that computes in a loop or calls `time.sleep` never yields to the
 loop, so no timeout set on the loop can fire. A thread watches a heartbeat the loop
 beats every tenth of a second; when the loop has not beaten for longer than the run
 timeout, the thread sends SIGUSR2 to the main thread, whose handler raises `AgentBlocked`
-if an agent call is what is running (`guarded_call` is on the stack), ending that run as
-a `timeout`. Anything else blocking the loop (the harness's own work) is left alone and
-looked at again one timeout later. This is how pytest-timeout's signal method interrupts
+if an agent call is what is running (`guarded_call` is on the stack), or `CheckBlocked` if
+a check is (a Python assertion that sleeps or loops), ending that run as a `timeout`.
+Anything else blocking the loop (the harness's own work) is left alone and looked at
+again one timeout later. This is how pytest-timeout's signal method interrupts
 a test, and it costs the runs nothing while the loop is responsive.
 
 Only for a loop on the main thread (signal handlers run there), and only when nobody
@@ -19,27 +20,30 @@ import asyncio
 import signal
 import threading
 import time
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 from evals.agents.base import AgentBlocked, guarded_call
+from evals.grade.grading import CHECK_CODE, CheckBlocked
 
 BEAT_S = 0.1
 _SIGNAL = signal.SIGUSR2
 _AGENT_CALL = guarded_call.__code__
 
 
-def _in_agent_call(frame: FrameType | None) -> bool:
+def _inside(frame: FrameType | None, code: CodeType) -> bool:
     while frame is not None:
-        if frame.f_code is _AGENT_CALL:
+        if frame.f_code is code:
             return True
         frame = frame.f_back
     return False
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
-    if _in_agent_call(frame):
+    if _inside(frame, _AGENT_CALL):
         raise AgentBlocked("the agent blocked the event loop past the run's timeout")
+    if _inside(frame, CHECK_CODE):
+        raise CheckBlocked("a check blocked the event loop past the run's timeout")
 
 
 class LoopWatchdog:

@@ -691,6 +691,30 @@ HTTP = [
 ]
 
 
+def blocking_check(id: str, stall: str) -> Case:
+    """A Python check that stalls on the answers of `agent` (past the run's timeout of
+    0.5 s): those runs are `timeout` error rows, the evaluation goes on."""
+    check = f"output.startswith('ok') or {stall}"
+    suite = two_agent_suite(options="timeoutMs: 500").replace(
+        "{type: contains, value: ok}", f"{{type: python, value: {check!r}}}"
+    )
+    agent = 'def call_api(prompt, options, context):\n    return {"output": "late " + prompt}\n'
+    return Case(
+        id=id,
+        category="agents",
+        files={"suite.yaml": suite, "good.py": GOOD_AGENT, "agent.py": agent},
+        expect=error_row("timeout", "ran past the run's timeout"),
+        mode="subprocess",
+        limit_s=8,
+    )
+
+
+CHECKS = [
+    blocking_check("python-check-sleeps", "__import__('time').sleep(30)"),
+    blocking_check("python-check-loops", "any(i < 0 for i in __import__('itertools').count())"),
+]
+
+
 CASES = [
     *base_exception_cases(),
     *IMPORT_FAILURES,
@@ -700,4 +724,5 @@ CASES = [
     *MISC,
     *EXEC,
     *HTTP,
+    *CHECKS,
 ]
