@@ -17,7 +17,7 @@ from tests.hostile.builders import (
     runs_of,
     two_agent_suite,
 )
-from tests.hostile.harness import LIGHT_REPORTS, REPORTS, Case, Correct, Outcome
+from tests.hostile.harness import LIGHT_REPORTS, REPORTS, Case, Correct, Outcome, UsageError
 
 BASE_EXCEPTIONS = {
     "system-exit-0": "raise SystemExit(0)",
@@ -715,6 +715,91 @@ CHECKS = [
 ]
 
 
+def js_case(
+    id: str, source: str, expect: object, *, timeout_ms: int | None = None, file: str = "agent.js"
+) -> Case:
+    """A JavaScript provider class (promptfoo's `file://provider.js`) as `agent`."""
+    options = f"timeoutMs: {timeout_ms}" if timeout_ms is not None else ""
+    suite = two_agent_suite(f"{{id: file://{file}, label: agent}}", 1, options)
+    return Case(
+        id=f"js-{id}",
+        category="agents",
+        files={"suite.yaml": suite, "good.py": GOOD_AGENT, file: dedent(source)},
+        expect=expect,  # type: ignore[arg-type]
+        reports=LIGHT_REPORTS,
+    )
+
+
+def _js_provider(body: str) -> str:
+    """A provider class whose callApi runs `body` (indented JavaScript statements)."""
+    return (
+        "module.exports = class Agent {\n"
+        "  id() { return 'agent'; }\n"
+        "  async callApi(prompt, context) {\n"
+        f"    {body}\n"
+        "  }\n"
+        "};\n"
+    )
+
+
+JS_PROVIDERS = [
+    js_case(
+        "throws",
+        _js_provider("throw new TypeError('boom');"),
+        error_row("agent_error", "TypeError: boom"),
+    ),
+    js_case(
+        "rejects-with-a-string",
+        _js_provider("return Promise.reject('plain refusal');"),
+        error_row("agent_error", "plain refusal"),
+    ),
+    js_case(
+        "answers-undefined",
+        _js_provider("return undefined;"),
+        error_row("agent_error", "Cannot convert undefined or null to object"),
+    ),
+    js_case("busy-loop", _js_provider("for (;;) {}"), error_row("timeout"), timeout_ms=500),
+    js_case(
+        "eats-memory",
+        _js_provider("const held = []; for (;;) held.push(new Array(1e6).fill(1));"),
+        error_row("agent_error", "MB and was stopped"),
+    ),
+    js_case(
+        "never-settles",
+        _js_provider("await new Promise(() => {});"),
+        error_row("agent_error", "did not settle"),
+    ),
+    js_case(
+        "negative-tokens",
+        _js_provider("return { output: 'ok', tokenUsage: { prompt: -3 } };"),
+        error_row("malformed"),
+    ),
+    js_case(
+        "looks-for-the-host",
+        _js_provider(
+            "const host = Function('return this')();"
+            " return { output: ['ok', typeof host.process, typeof process.env.HOME,"
+            " typeof host.__evals, typeof fetch].join(' ') };"
+        ),
+        Correct(
+            "the sandbox has no process, environment, host entry or network",
+            check=output_is("ok undefined undefined undefined undefined", "agent"),
+        ),
+    ),
+    js_case(
+        "requires-a-package",
+        "const fetch = require('node-fetch');\n" + _js_provider("return { output: 'ok' };"),
+        UsageError(("agent.js", "require('node-fetch') is not available")),
+    ),
+    js_case(
+        "takes-the-baselines-label",
+        "module.exports = class { constructor() { this.label = 'good'; }"
+        " id() { return 'x'; } callApi() { return { output: 'ok' }; } };\n",
+        UsageError(("two providers share the label",)),
+    ),
+]
+
+
 CASES = [
     *base_exception_cases(),
     *IMPORT_FAILURES,
@@ -725,4 +810,5 @@ CASES = [
     *EXEC,
     *HTTP,
     *CHECKS,
+    *JS_PROVIDERS,
 ]
