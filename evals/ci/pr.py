@@ -67,7 +67,7 @@ from evals.gates.catalog import planned_test_split
 from evals.model.ci import CiOutcome
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
 from evals.model.evaluation import EvaluationResult
-from evals.model.options import RunOptions
+from evals.model.options import EvaluationState, RunOptions
 from evals.model.results import RunRecord
 from evals.model.suite import Suite
 from evals.model.summary import BaselineReuse, GateReport
@@ -838,12 +838,10 @@ class _PullRequest:
                 evaluation_id=sides.head_id,
                 resume=resume,
                 seed=sides.seed,
-                spend=spend,
                 branch=self.context.branch,
-                look=look,
-                active_cases=active,
             ),
-            previous=previous,
+            previous,
+            EvaluationState(spend=spend, look=look, active_cases=active),
         )
 
     def compared(

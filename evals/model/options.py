@@ -1,4 +1,5 @@
-"""How to run a suite: the options of one evaluation, as the command line sets them."""
+"""How to run a suite: the caller's options of one evaluation (`RunOptions`), and where an
+evaluation run in several passes stands at the next (`EvaluationState`)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from evals.model.protocols import ReportSink, StoreSink
 from evals.model.summary import BaselineReuse, GateResult
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class RunOptions:
-    """How to run a suite: repeats, concurrency, filters, environment, store.
+    """How to run a suite, as its caller asks: repeats, concurrency, filters, environment,
+    store. Frozen: a changed copy is made with `dataclasses.replace`, never by assignment.
 
     `keep_records=False` keeps no run in the result: the statistics, gates and the
     terminal summary come from counts taken as the runs arrive, and the reports that list
@@ -21,20 +23,10 @@ class RunOptions:
     `store_process` is a `StoreProcess` the caller started early (it overlaps the
     store's start-up with loading the suite) and closes itself; `report_process`, likewise,
     a `ReportProcess` writing the JSON report as runs complete (the caller finishes it).
-    `spend` is the build's false-failure budget the gates may use in this decision (a
-    staged run's share for one look); None spends the whole of 1 - confidence.
     `cache` answers calls from the response cache (`cache_path`, by default
     `.evals/cache/responses.db`). `pass_env` names environment variables handed to Ray
     workers (with the suite's `pass_env:`; their values are never stored). `branch` is
-    recorded instead of git's (`evals ci` sets it from the trusted CI event). An adaptive
-    run's look sets `look` (recorded in each new run's metadata), `active_cases` (only these
-    cases get the new repeats), `frozen_gates` (gates decided at earlier looks keep those
-    results) and `futile` (which undetermined gates the look judges can no longer be
-    decided). `units` runs only these (case id, repeat) pairs (the drift guard's fresh
-    runs); `allocation` caps the candidate's repeats of each case at that share of the
-    look's repeats (a per-case allocation); `baseline_reuse` is the stored baseline
-    standing in for the baseline's runs, through the response cache, which the gates'
-    spend and report follow (`evals.pipeline.reuse`).
+    recorded instead of git's (`evals ci` sets it from the trusted CI event).
     """
 
     repeat: int | None = None
@@ -51,7 +43,6 @@ class RunOptions:
     progress: bool = True
     evaluation_id: str | None = None
     grader: str | None = None
-    spend: float | None = None
     executor: str = "local"
     ray_address: str | None = None
     pass_env: list[str] | None = None
@@ -64,6 +55,27 @@ class RunOptions:
     store_process: StoreSink | None = None
     report_process: ReportSink | None = None
     branch: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationState:
+    """Where an evaluation stands when a driver of several passes (staged repeats, adaptive
+    looks, a stored baseline standing in, a pull request's comparison) runs one more: set
+    by that driver, never asked by the caller, and frozen like the options.
+
+    `spend` is the build's false-failure budget the gates may use in this decision (a
+    staged run's share for one look); None spends the whole of 1 - confidence. An adaptive
+    run's look sets `look` (recorded in each new run's metadata), `active_cases` (only these
+    cases get the new repeats), `frozen_gates` (gates decided at earlier looks keep those
+    results) and `futile` (which undetermined gates the look judges can no longer be
+    decided). `units` runs only these (case id, repeat) pairs (the drift guard's fresh
+    runs); `allocation` caps the candidate's repeats of each case at that share of the
+    look's repeats (a per-case allocation); `baseline_reuse` is the stored baseline
+    standing in for the baseline's runs, through the response cache, which the gates'
+    spend and report follow (`evals.pipeline.reuse`).
+    """
+
+    spend: float | None = None
     look: int | None = None
     active_cases: frozenset[str] | None = None
     frozen_gates: dict[str, GateResult] | None = None

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
     from evals.model.evaluation import EvaluationResult
     from evals.model.gates import GateConfig
-    from evals.model.options import RunOptions
+    from evals.model.options import EvaluationState, RunOptions
     from evals.model.plan import PlannedRun
     from evals.model.results import RunRecord
     from evals.model.suite import Case, Suite
@@ -425,17 +425,20 @@ def _advanced(
 
 
 def _look_options(options: RunOptions, request: LookRequest, **changes: Any) -> RunOptions:
-    """`options` for one look of a single arm: its repeats, spend and number, the open
-    cases, the gates decided before and the futility judge (and `changes`)."""
+    """`options` for one look of a single arm: its repeats (and `changes`)."""
+    return replace(options, repeat=request.repeats, **changes)
+
+
+def _look_state(state: EvaluationState, request: LookRequest) -> EvaluationState:
+    """Where one look of a single arm stands: its spend and number, the open cases, the
+    gates decided before and the futility judge."""
     return replace(
-        options,
-        repeat=request.repeats,
+        state,
         spend=request.spend,
         look=request.number,
         active_cases=request.active[0],
         frozen_gates=request.frozen[0],
         futile=request.futile,
-        **changes,
     )
 
 
@@ -445,6 +448,7 @@ class _EvaluationLooks:
 
     suite: Suite
     options: RunOptions
+    state: EvaluationState
     plan: Callable[[int, int], Iterator[PlannedRun]]
     result: EvaluationResult | None = None
 
@@ -459,7 +463,8 @@ class _EvaluationLooks:
         from evals.pipeline.evaluation import run_evaluation
 
         look_options = _look_options(self.options, request)
-        self.result = run_evaluation(self.suite, look_options, previous=self.result)
+        look_state = _look_state(self.state, request)
+        self.result = run_evaluation(self.suite, look_options, self.result, look_state)
         return [self.result.gates]
 
 
@@ -525,6 +530,7 @@ class _ShardedLooks:
 
     suite: Suite
     options: RunOptions
+    state: EvaluationState
     plan: Callable[..., Iterator[PlannedRun]]
     evaluation_id: str
     wait_s: float
@@ -568,7 +574,8 @@ class _ShardedLooks:
         held = self.own is None and self.store.get_evaluation(own_id) is not None
         resume = own_id if held else None
         look_options = _look_options(self.options, request, evaluation_id=own_id, resume=resume)
-        self.own = run_evaluation(self.suite, look_options, previous=self.own)
+        look_state = _look_state(self.state, request)
+        self.own = run_evaluation(self.suite, look_options, self.own, look_state)
         for index in range(1, self.shard[1] + 1):
             self.expected.setdefault(index, set()).update(
                 run.key.as_tuple()
@@ -658,7 +665,11 @@ def _merged(
 
 
 def run_adaptive(
-    suite: Suite, options: RunOptions, design: AdaptiveDesign, shard_wait: float = 600.0
+    suite: Suite,
+    options: RunOptions,
+    design: AdaptiveDesign,
+    shard_wait: float = 600.0,
+    state: EvaluationState | None = None,
 ) -> AdaptiveResult:
     """Run `suite` look by look until its verdict is decided, the last look, or a cap.
 
@@ -671,9 +682,13 @@ def run_adaptive(
     `shard_evaluation_id`, decides each look on every shard's runs (waiting up to
     `shard_wait` seconds for them) and so makes the unsharded run's choices; shard 1 stores
     the merged evaluation under the shared id, with the unsharded run's runs and gates.
+    `state` is where the run starts (a stored baseline standing in, its allocation); each
+    look adds its own spend, number, open cases and decided gates to it.
     """
+    from evals.model.options import EvaluationState
     from evals.pipeline.evaluation import store_gates
 
+    start = EvaluationState() if state is None else state
     refuse_fixed_repeats(options)
     gate_config = suite.gates.for_environment(options.environment)
     named = options.tags is not None or bool(options.case_ids)
@@ -698,13 +713,13 @@ def run_adaptive(
     spends = design.spends(gate_config.confidence, planned_test_split(suite, options.environment))
     if options.shard is not None:
         shared = _refuse_unshareable(options)
-        sharded = _ShardedLooks(suite, options, plan, shared, shard_wait)
+        sharded = _ShardedLooks(suite, options, start, plan, shared, shard_wait)
         try:
             run = run_looks(design, sharded, cases, spends, fixed_runs)
         finally:
             sharded.close()
         return _merged(suite, options, sharded, run, shared)
-    runner = _EvaluationLooks(suite, options, plan)
+    runner = _EvaluationLooks(suite, options, start, plan)
     run = run_looks(design, runner, cases, spends, fixed_runs)
     result = runner.result
     assert result is not None

@@ -28,7 +28,7 @@ from evals.gates.adaptive import settle
 from evals.model.errors import SuiteError
 from evals.model.evaluation import EvaluationMeta, EvaluationResult
 from evals.model.gates import GateConfig
-from evals.model.options import RunOptions
+from evals.model.options import EvaluationState, RunOptions
 from evals.model.plan import PlannedRun
 from evals.model.protocols import ReportSink, StoreSink, Tracer
 from evals.model.results import RunRecord
@@ -183,13 +183,13 @@ def stored_result(
     )
 
 
-def reuse_spend(options: RunOptions, gate_config: GateConfig) -> float | None:
-    """The gates' spend: the look's (`options.spend`, else the whole budget), less the
+def reuse_spend(state: EvaluationState, gate_config: GateConfig) -> float | None:
+    """The gates' spend: the look's (`state.spend`, else the whole budget), less the
     reserve kept against drift while a stored baseline stands in for the baseline."""
-    reuse = options.baseline_reuse
+    reuse = state.baseline_reuse
     if reuse is None or reuse.fell_back:
-        return options.spend
-    spend = options.spend if options.spend is not None else 1 - gate_config.confidence
+        return state.spend
+    spend = state.spend if state.spend is not None else 1 - gate_config.confidence
     return spend * (1 - reuse.reserve)
 
 
@@ -217,7 +217,10 @@ def suite_judge(suite: Suite, options: RunOptions, gate_config: GateConfig) -> A
 
 
 def run_evaluation(
-    suite: Suite, options: RunOptions, previous: EvaluationResult | None = None
+    suite: Suite,
+    options: RunOptions,
+    previous: EvaluationResult | None = None,
+    state: EvaluationState | None = None,
 ) -> EvaluationResult:
     """Run a suite and return its graded, analysed and gated result.
 
@@ -226,11 +229,16 @@ def run_evaluation(
     per planned run. With `previous` (an earlier result of the same suite and options)
     the evaluation goes on: same id and store rows, its records kept, and only the
     repeats from `previous.repeat` up to this run's repeat are planned, which is how
-    staged runs add repeats. `options.spend`, when set, is the share of the build's
-    false-failure budget the gates may spend on this look.
+    staged runs add repeats. `state` is where a driver of several passes (staged, adaptive,
+    a stored baseline, a pull request's comparison) stands: `state.spend`, when set, is the
+    share of the build's false-failure budget the gates may spend on this look. Neither the
+    options nor the state is changed: the evaluation's own choices (its tags, repeats,
+    concurrency) are derived here once.
     """
     from evals.grade.groups import has_group_assertions, refuse_shards
 
+    if state is None:
+        state = EvaluationState()
     refuse_shards(suite, options.shard)
     from evals.run.executors import check_executor
 
@@ -265,7 +273,6 @@ def run_evaluation(
     timeout_s = options.timeout_s
     if timeout_s is None and suite.evaluate_options.timeout_ms:
         timeout_s = suite.evaluate_options.timeout_ms / 1000.0
-    options.tags = tags
     filters: dict[str, Any] = {
         "tags": tags,
         "case_ids": options.case_ids,
@@ -294,9 +301,9 @@ def run_evaluation(
     # where every run must be known first: adaptive looks, groups, a Ray job, the
     # promptfoo order of a `_conversation` suite.
     streams = (
-        options.active_cases is None
-        and options.units is None
-        and options.allocation is None
+        state.active_cases is None
+        and state.units is None
+        and state.allocation is None
         and options.executor != "ray"
         and not conversation
         and not any(has_group_assertions(case) for case in suite.cases)
@@ -306,19 +313,19 @@ def run_evaluation(
     plan = selection(repeat, repeat_start=repeat_start)
     if conversation:
         plan = iter(promptfoo_order(list(plan)))  # listed once: it is not streamed
-    if options.active_cases is not None:
-        plan = (run for run in plan if run.case.id in options.active_cases)
-    if options.units is not None:
-        units = options.units
+    if state.active_cases is not None:
+        plan = (run for run in plan if run.case.id in state.active_cases)
+    if state.units is not None:
+        units = state.units
         plan = (run for run in plan if (run.case.id, run.key.repeat) in units)
-    if options.allocation is not None:
-        plan = allocated(plan, options.allocation, gate_config.candidate, repeat)
-    if options.look is not None:
-        plan = (replace(run, look=options.look) for run in plan)
+    if state.allocation is not None:
+        plan = allocated(plan, state.allocation, gate_config.candidate, repeat)
+    if state.look is not None:
+        plan = (replace(run, look=state.look) for run in plan)
     # Adaptive looks read their runs again; every other evaluation counts its runs as they
     # arrive (`Tally`) and keeps them only when the caller asks (`keep_records`), or when
     # there are few enough of them (`keep_records_below`).
-    adaptive = options.look is not None or options.active_cases is not None
+    adaptive = state.look is not None or state.active_cases is not None
     small = options.keep_records_below > 0 and count(repeat, 0) < options.keep_records_below
     keep = options.keep_records or adaptive or small
     records: list[RunRecord] = []
@@ -332,7 +339,7 @@ def run_evaluation(
             records.extend(previous.records)
             earlier_runs = previous.meta.stored_runs or len(previous.records)
         else:
-            meta, stored, is_new = _begin(suite, options, repeat)
+            meta, stored, is_new = _begin(suite, replace(options, tags=tags), repeat)
             meta.config["repeat"] = repeat
             earlier_runs = len(stored)
             for record in stored:
@@ -391,7 +398,7 @@ def run_evaluation(
                     _mark_interrupted(meta, store)
                 raise
             meta.ended_at = time.time()
-            if options.active_cases is None:
+            if state.active_cases is None:
                 meta.planned_runs = count(repeat, 0)
             else:  # an adaptive look: the runs of earlier looks and this look's runs
                 earlier = sum(1 for r in records if r.key.repeat < repeat_start)
@@ -413,14 +420,14 @@ def run_evaluation(
                     gate_config,
                     options.environment,
                     judge,
-                    reuse_spend(options, gate_config),
+                    reuse_spend(state, gate_config),
                     held,
                     now,
                 )
-                gates.reuse = options.baseline_reuse
-            if options.look is not None:
-                frozen = options.frozen_gates or {}
-                gates = settle(gates, frozen, options.look, repeat, tally.runs, options.futile)
+                gates.reuse = state.baseline_reuse
+            if state.look is not None:
+                frozen = state.frozen_gates or {}
+                gates = settle(gates, frozen, state.look, repeat, tally.runs, state.futile)
         if store is not None:
             store.finish(meta, summary, gates)
     finally:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from evals.gates import baseline as guard
-from evals.model.options import RunOptions
+from evals.model.options import EvaluationState, RunOptions
 from evals.model.results import RunRecord
 from evals.model.suite import Suite
 from evals.model.summary import BaselineReuse
@@ -153,10 +153,11 @@ def _primed(path: Path, records: list[RunRecord], fingerprints: dict[str, str]) 
         cache.close()
 
 
-def _automatic(suite: Suite, options: RunOptions) -> bool:
+def _automatic(suite: Suite, options: RunOptions, look: int | None) -> bool:
     """True when a run that did not ask (`--reuse-baseline`) nor refuse (`--fresh-baseline`)
     may look for a stored baseline: a whole new evaluation with a store, no response cache
-    of its own, and `gates.reuse_baseline` left on."""
+    of its own, not a `look` of an adaptive comparison, and `gates.reuse_baseline` left
+    on."""
     config = suite.gates.for_environment(options.environment)
     return (
         config.reuse_baseline
@@ -164,21 +165,26 @@ def _automatic(suite: Suite, options: RunOptions) -> bool:
         and not options.cache
         and not options.resume
         and options.shard is None
-        and options.look is None
+        and look is None
     )
 
 
 @contextlib.contextmanager
 def reused_baseline(
-    suite: Suite, options: RunOptions, most_repeats: int | None = None, *, asked: bool = True
+    suite: Suite,
+    options: RunOptions,
+    most_repeats: int | None = None,
+    *,
+    asked: bool = True,
+    look: int | None = None,
 ) -> Iterator[Prepared]:
     """Prepare a run whose baseline the stored runs may answer: find them, run the drift
     guard and prime a response cache (removed on exit) with what the run may reuse.
     `most_repeats` is the most repeats a run in looks may reach (else the run's own).
     Not `asked` (the default of `evals run`), only where `_automatic` allows and only for
-    an agent whose fingerprint sees its code (`ProviderSpec.fingerprint_gap`); the note
-    stays empty unless stored runs were found and not reused, so a first run reads as
-    before."""
+    an agent whose fingerprint sees its code (`ProviderSpec.fingerprint_gap`), never for a
+    `look` of an adaptive comparison (`EvaluationState.look`); the note stays empty unless
+    stored runs were found and not reused, so a first run reads as before."""
     if options.cache and asked:
         from evals.model.errors import SuiteError
 
@@ -194,7 +200,7 @@ def reused_baseline(
         note = "no baseline agent among the agents run" if asked else ""
         yield Prepared(options, None, note, {})
         return
-    if not asked and not _automatic(suite, options):
+    if not asked and not _automatic(suite, options, look):
         yield Prepared(options, None, "", {})
         return
     repeat = most_repeats or options.repeat or config.repeat or suite.evaluate_options.repeat
@@ -230,16 +236,15 @@ def reused_baseline(
                 options,
                 agents=[agent],
                 repeat=repeat,
-                units=frozenset(units),
                 use_store=False,
                 keep_records=True,
                 store_process=None,
                 report_process=None,
                 progress=False,
-                look=None,
                 evaluation_id=None,
                 resume=False,
             ),
+            state=EvaluationState(units=frozenset(units)),
         ).records
         fresh_counts = _counts(fresh)
         found_drift = guard.drift(fresh_counts, {c: history[c] for c in fresh_counts})
@@ -258,7 +263,7 @@ def reused_baseline(
             fell_back=found_drift.drifted,
             reserve=guard.DRIFT_RESERVE,
         )
-        prepared = replace(options, cache=True, cache_path=str(cache), baseline_reuse=reuse)
+        prepared = replace(options, cache=True, cache_path=str(cache))
         primed = frozenset((r.key.case_id, r.key.repeat) for r in fresh if cacheable(r))
         cells = len({(case, prompt) for case, prompt, _ in wanted})
         yield Prepared(prepared, reuse, reuse.headline(), history, primed, cells)

@@ -32,7 +32,7 @@ from evals.stats import spending_shares
 
 if TYPE_CHECKING:
     from evals.model.evaluation import EvaluationResult
-    from evals.model.options import RunOptions
+    from evals.model.options import EvaluationState, RunOptions
     from evals.model.suite import Suite
     from evals.model.summary import GateReport
 
@@ -188,7 +188,10 @@ class StagedResult:
 
 
 def run_until_decided(
-    suite: Suite, options: RunOptions, stages: Sequence[int] = DEFAULT_STAGES
+    suite: Suite,
+    options: RunOptions,
+    stages: Sequence[int] = DEFAULT_STAGES,
+    state: EvaluationState | None = None,
 ) -> StagedResult:
     """Run `stages` cumulative repeats one stage at a time until the verdict is decided,
     or, where an undetermined verdict passes, until no open gate can still fail by the
@@ -196,9 +199,13 @@ def run_until_decided(
 
     Every stage adds only its new repeats to the same evaluation (one id in the store),
     and every look decides the gates with its spend of the build's budget (`look_spends`).
+    `state` is where the run starts (a stored baseline standing in); each stage adds its
+    spend to it.
     """
+    from evals.model.options import EvaluationState
     from evals.pipeline.evaluation import run_evaluation
 
+    start = EvaluationState() if state is None else state
     stages = check_stages(stages)
     if options.repeat is not None:
         raise SuiteError(
@@ -216,7 +223,7 @@ def run_until_decided(
     spends = look_spends(confidence, stages)
     for stage, (repeats, spend) in enumerate(zip(stages, spends, strict=True)):
         result = run_evaluation(
-            suite, replace(options, repeat=repeats, spend=spend), previous=result
+            suite, replace(options, repeat=repeats), result, replace(start, spend=spend)
         )
         futile = cannot_fail(result.gates, stage, stages, spends)
         looks.append(_look(repeats, spend, result.gates, futile))

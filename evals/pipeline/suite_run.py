@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from evals.model.evaluation import EvaluationResult
-    from evals.model.options import RunOptions
+    from evals.model.options import EvaluationState, RunOptions
     from evals.model.suite import Suite
     from evals.pipeline.reuse import Prepared
     from evals.reports.json_stream import ReportProcess
@@ -33,19 +33,21 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class RunRequest:
     """What `evals run` is told: the suite (a file or a folder), the evaluation's
-    `options` as the user set them, the report files `outputs` (`html_run_details` and
-    `runs_in_memory` over the suite's `reports:` settings), whether to print the summary
-    (`quiet`), whether a stored baseline may answer the baseline agent
-    even where its fingerprint cannot see its code (`reuse_baseline`) or never
-    (`fresh_baseline`), and how to look: `until_decided` (cumulative repeats per stage) or
-    `adaptive` (the most repeats per case), looking every `look_every` repeats within
-    `budget_runs` and `budget_cost`, with the pass side's futility reach `pass_reach`; a
-    shard of an adaptive run waits at most `shard_wait` seconds for the other shards'
-    runs at each look; `on_stored` is what to do once the evaluation is in the store
-    (`evals.pipeline.finish.finish`)."""
+    `options` as the user set them, the `look` of an adaptive comparison this run is (its
+    number recorded on each run: `evals ci pr` runs the base so), the report files
+    `outputs` (`html_run_details` and `runs_in_memory` over the suite's `reports:`
+    settings), whether to print the summary (`quiet`), whether a stored baseline may
+    answer the baseline agent even where its fingerprint cannot see its code
+    (`reuse_baseline`) or never (`fresh_baseline`), and how to look: `until_decided`
+    (cumulative repeats per stage) or `adaptive` (the most repeats per case), looking every
+    `look_every` repeats within `budget_runs` and `budget_cost`, with the pass side's
+    futility reach `pass_reach`; a shard of an adaptive run waits at most `shard_wait`
+    seconds for the other shards' runs at each look; `on_stored` is what to do once the
+    evaluation is in the store (`evals.pipeline.finish.finish`)."""
 
     suite: str
     options: RunOptions
+    look: int | None = None
     outputs: Sequence[str] = ()
     html_run_details: int | None = None
     runs_in_memory: int | None = None
@@ -113,6 +115,7 @@ def _run(
     store_process: StoreProcess | None,
     report_process: ReportProcess | None,
 ) -> int:
+    from evals.model.options import EvaluationState
     from evals.pipeline.evaluation import run_evaluation
     from evals.suite import load_suite
 
@@ -129,6 +132,7 @@ def _run(
         store_process=store_process,
         report_process=report_process,
     )
+    state = EvaluationState(look=request.look)
     with contextlib.ExitStack() as stack:
         reused = None
         if not request.fresh_baseline:
@@ -137,16 +141,19 @@ def _run(
             stages = request.until_decided
             most = request.adaptive or (stages[-1] if stages else None)
             reused = stack.enter_context(
-                reused_baseline(suite, options, most, asked=request.reuse_baseline)
+                reused_baseline(
+                    suite, options, most, asked=request.reuse_baseline, look=request.look
+                )
             )
             if reused.note and reused.reuse is None and not request.quiet:
                 print(reused.note, file=sys.stderr)
             options = reused.options
+            state = replace(state, baseline_reuse=reused.reuse)
         if request.adaptive:
-            return _run_adaptive(suite, options, request, reused)
+            return _run_adaptive(suite, options, state, request, reused)
         if request.until_decided:
-            return _run_staged(suite, options, request, reused)
-        result = run_evaluation(suite, options)
+            return _run_staged(suite, options, state, request, reused)
+        result = run_evaluation(suite, options, state=state)
         return _finish(request, options, result, _reuse_settled(result, reused))
 
 
@@ -188,7 +195,11 @@ def _reuse_settled(
 
 
 def _run_adaptive(
-    suite: Suite, options: RunOptions, request: RunRequest, reused: Prepared | None
+    suite: Suite,
+    options: RunOptions,
+    state: EvaluationState,
+    request: RunRequest,
+    reused: Prepared | None,
 ) -> int:
     """`run --adaptive`: look after every batch, run only cases that can still decide;
     with a stored baseline standing in, the candidate's repeats of each case follow the
@@ -209,21 +220,25 @@ def _run_adaptive(
         from evals.gates.baseline import allocation
 
         planned = allocation(reused.history, design.last, maximum=design.last)
-        options = replace(options, allocation={c: n / design.last for c, n in planned.items()})
-    adaptive = run_adaptive(suite, options, design, request.shard_wait)
+        state = replace(state, allocation={c: n / design.last for c, n in planned.items()})
+    adaptive = run_adaptive(suite, options, design, request.shard_wait, state)
     settled = _reuse_settled(adaptive.result, reused, design.last)
     preface = "\n".join(p for p in (settled, adaptive.describe()) if p)
     return _finish(request, options, adaptive.result, preface)
 
 
 def _run_staged(
-    suite: Suite, options: RunOptions, request: RunRequest, reused: Prepared | None
+    suite: Suite,
+    options: RunOptions,
+    state: EvaluationState,
+    request: RunRequest,
+    reused: Prepared | None,
 ) -> int:
     """`run --until-decided`: add stages of repeats until the gates are decided."""
     from evals.pipeline.staged import run_until_decided
 
     assert request.until_decided is not None
-    staged = run_until_decided(suite, options, request.until_decided)
+    staged = run_until_decided(suite, options, request.until_decided, state)
     settled = _reuse_settled(staged.result, reused, request.until_decided[-1])
     preface = "\n".join(p for p in (settled, staged.describe()) if p)
     return _finish(request, options, staged.result, preface)

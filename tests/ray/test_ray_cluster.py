@@ -13,6 +13,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -144,8 +145,7 @@ def _comparable(result) -> list:
 def test_demo_on_two_nodes_matches_the_local_executor(tmp_path: Path, cluster: Cluster) -> None:
     def run(executor: str):
         options = _options(tmp_path, executor, environment="pr", repeat=1)
-        options.executor = executor
-        return run_evaluation(load_suite(DEMO_SUITE), options)
+        return run_evaluation(load_suite(DEMO_SUITE), replace(options, executor=executor))
 
     remote, local = run("ray"), run("local")
     assert len(remote.records) == len(local.records) > 0
