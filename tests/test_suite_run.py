@@ -30,6 +30,7 @@ def _rows(report: Path) -> list[tuple[str, bool]]:
     return sorted((row["vars"]["q"], row["success"]) for row in rows)
 
 
+@pytest.mark.slow
 def test_run_suite_does_what_evals_run_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -55,3 +56,26 @@ def test_run_suite_does_what_evals_run_does(
     assert said_by_command.out == said_by_library.out
     assert f"wrote {tmp_path / 'lib.json'}" in said_by_library.err
     assert not (tmp_path / ".evals").exists()
+
+
+@pytest.mark.slow
+def test_a_reused_baseline_does_not_speak_for_the_response_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The stored baseline answers through the response cache; only `--cache` asks for the
+    cache's own line."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("EVALS_STORE_URL", raising=False)
+    (tmp_path / "my-suite.yaml").write_text(SUITE, encoding="utf-8")
+    argv = ["run", "my-suite.yaml", "-r", "2", "--no-progress"]
+    main(argv)
+    capsys.readouterr()
+
+    main(argv)
+    reused = capsys.readouterr()
+    main([*argv, "--cache"])
+    cached = capsys.readouterr()
+
+    assert "stored run(s) reused" in reused.out
+    assert "response cache:" not in reused.err
+    assert "response cache:" in cached.err

@@ -166,7 +166,7 @@ def _finish(
         result,
         request.outputs,
         quiet=request.quiet,
-        cache=options.cache,
+        cache=request.options.cache,  # asked for: a reused baseline answers through it too
         html_run_details=request.html_run_details,
         runs_in_memory=request.runs_in_memory,
         report_process=options.report_process,
