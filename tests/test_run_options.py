@@ -56,6 +56,26 @@ def test_options_and_state_hold_no_field_twice() -> None:
     assert not asked & state
 
 
+@pytest.mark.parametrize(
+    ("tags", "case_ids", "chosen"),
+    [
+        (None, None, ["smoke"]),
+        (None, [], ["smoke"]),
+        (["slow"], None, ["slow"]),
+        ([], None, []),
+        (None, ["c1"], None),
+        (["slow"], ["c1"], ["slow"]),
+    ],
+)
+def test_the_caller_s_cases_outrank_the_environment_s_tags(
+    tags: list[str] | None, case_ids: list[str] | None, chosen: list[str] | None
+) -> None:
+    options = RunOptions(tags=tags, case_ids=case_ids)
+
+    assert options.chosen_tags(["smoke"]) == chosen
+    assert options.names_cases == (chosen != ["smoke"])
+
+
 def test_an_evaluation_leaves_its_options_and_state_as_given(
     write_suite: Callable[..., Path],
 ) -> None:

@@ -56,6 +56,17 @@ class RunOptions:
     report_process: ReportSink | None = None
     branch: str | None = None
 
+    @property
+    def names_cases(self) -> bool:
+        """True when the caller chose the cases, by tag (`--tag`) or by id (`--case`)."""
+        return self.tags is not None or bool(self.case_ids)
+
+    def chosen_tags(self, environment_tags: list[str] | None) -> list[str] | None:
+        """The tags that select the cases: the caller's when the caller chose the cases,
+        else the environment's (`gates.environments.<env>.tags`): cases named explicitly
+        run whatever the environment's tags would choose."""
+        return self.tags if self.names_cases else environment_tags
+
 
 @dataclass(frozen=True, slots=True)
 class EvaluationState:

@@ -691,8 +691,7 @@ def run_adaptive(
     start = EvaluationState() if state is None else state
     refuse_fixed_repeats(options)
     gate_config = suite.gates.for_environment(options.environment)
-    named = options.tags is not None or bool(options.case_ids)
-    tags = options.tags if named else gate_config.tags
+    tags = options.chosen_tags(gate_config.tags)
     cases = select_cases(suite.cases, tags, options.case_ids)
 
     def plan(

@@ -251,9 +251,7 @@ def run_evaluation(
         check_grader(options.grader, suite.root)
         apply_grader(suite.cases, suite.default_test, options.grader)
     judge = suite_judge(suite, options, gate_config)
-    # Cases named explicitly are run whatever the environment's tags would choose.
-    named = options.tags is not None or bool(options.case_ids)
-    tags = options.tags if named else gate_config.tags
+    tags = options.chosen_tags(gate_config.tags)
     repeat = options.repeat
     if repeat is None:
         repeat = gate_config.repeat or suite.evaluate_options.repeat
@@ -284,7 +282,11 @@ def run_evaluation(
             suite,
             repeat,
             **filters,
-            tags_from="--tag" if named else f"the tags of environment {options.environment!r}",
+            tags_from=(
+                "--tag"
+                if options.names_cases
+                else f"the tags of environment {options.environment!r}"
+            ),
         )
         warning = plan_size_warning(count_plan(suite, repeat, **filters), repeat)
         if warning is not None:

@@ -76,11 +76,10 @@ def _planned(
 ) -> set[tuple[str, int, int]]:
     """The (case id, prompt index, repeat) runs this run plans for `agent`."""
     config = suite.gates.for_environment(options.environment)
-    named = options.tags is not None or bool(options.case_ids)
     plan = build_plan(
         suite,
         repeat,
-        tags=options.tags if named else config.tags,
+        tags=options.chosen_tags(config.tags),
         case_ids=options.case_ids,
         agents=[agent],
         shard=options.shard,
