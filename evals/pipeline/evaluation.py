@@ -56,11 +56,23 @@ def _refuse_oversized_listed_plan(suite: Suite, runs: int) -> None:
         raise SuiteError(
             f"this evaluation plans {runs:,} runs, and a plan with group assertions "
             f"(max-score, select-best), _conversation prompts (run in promptfoo's order), "
-            f"adaptive looks or a Ray job is listed before its "
+            f"or adaptive looks is listed before its "
             f"first run: at most {LISTED_PLAN_LIMIT:,} runs",
             file=str(suite.path),
             fix="lower repeat (or --repeat), select fewer cases, or split the suite",
         )
+
+
+class PlanAgain:
+    """A streamed plan that can be read more than once, built anew at each reading (a Ray
+    job reads it once for the agents it calls, then for its runs): never listed."""
+
+    def __init__(self, build: Callable[[], Iterator[PlannedRun]]) -> None:
+        self.build = build
+
+    def __iter__(self) -> Iterator[PlannedRun]:
+        """The plan's runs, from the first."""
+        return self.build()
 
 
 def git_info(cwd: Path) -> tuple[str | None, str | None]:
@@ -299,31 +311,34 @@ def run_evaluation(
         return count_plan(suite, repeats, **filters, repeat_start=start)
 
     repeat_start = previous.repeat if previous is not None else 0
-    # The plan streams to the runner (a billion repeats are never made at once), except
-    # where every run must be known first: adaptive looks, groups, a Ray job, the
-    # promptfoo order of a `_conversation` suite.
+    # The plan streams to the executor (a billion repeats are never made at once; a Ray
+    # job reads it twice, built anew each time), except where every run must be known
+    # first: adaptive looks, groups, the promptfoo order of a `_conversation` suite.
     streams = (
         state.active_cases is None
         and state.units is None
         and state.allocation is None
-        and options.executor != "ray"
         and not conversation
         and not any(has_group_assertions(case) for case in suite.cases)
     )
     if not streams:
         _refuse_oversized_listed_plan(suite, count(repeat, repeat_start))
-    plan = selection(repeat, repeat_start=repeat_start)
-    if conversation:
-        plan = iter(promptfoo_order(list(plan)))  # listed once: it is not streamed
-    if state.active_cases is not None:
-        plan = (run for run in plan if run.case.id in state.active_cases)
-    if state.units is not None:
-        units = state.units
-        plan = (run for run in plan if (run.case.id, run.key.repeat) in units)
-    if state.allocation is not None:
-        plan = allocated(plan, state.allocation, gate_config.candidate, repeat)
-    if state.look is not None:
-        plan = (replace(run, look=state.look) for run in plan)
+
+    def planned_runs() -> Iterator[PlannedRun]:
+        plan = selection(repeat, repeat_start=repeat_start)
+        if conversation:
+            plan = iter(promptfoo_order(list(plan)))  # listed once: it is not streamed
+        if state.active_cases is not None:
+            plan = (run for run in plan if run.case.id in state.active_cases)
+        if state.units is not None:
+            units = state.units
+            plan = (run for run in plan if (run.case.id, run.key.repeat) in units)
+        if state.allocation is not None:
+            plan = allocated(plan, state.allocation, gate_config.candidate, repeat)
+        if state.look is not None:
+            plan = (replace(run, look=state.look) for run in plan)
+        return plan
+
     # Adaptive looks read their runs again; every other evaluation counts its runs as they
     # arrive (`Tally`) and keeps them only when the caller asks (`keep_records`), or when
     # there are few enough of them (`keep_records_below`).
@@ -355,10 +370,10 @@ def run_evaluation(
         look_plan: list[PlannedRun] = []
         planned: Iterable[PlannedRun]
         if streams:
-            planned = (r for r in plan if r.key.as_tuple() not in done)
+            planned = PlanAgain(lambda: (r for r in planned_runs() if r.key.as_tuple() not in done))
             pending = count(repeat, repeat_start) - sum(1 for k in done if k[3] >= repeat_start)
         else:
-            look_plan = list(plan)
+            look_plan = list(planned_runs())
             planned = [run for run in look_plan if run.key.as_tuple() not in done]
             pending = len(planned)
         del stored

@@ -32,7 +32,7 @@ import os
 import tempfile
 import traceback
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -181,14 +181,16 @@ class RunWorker:
         self.limiter = limiter
         self.cache = cache
         self.runner: Runner | None = None
-        self.planned: list[PlannedRun] = []
         self._resources = contextlib.ExitStack()
 
     async def start(
-        self, env: dict[str, str], planned: list[PlannedRun], driver_broken: frozenset[str]
+        self,
+        env: dict[str, str],
+        representatives: list[PlannedRun],
+        driver_broken: frozenset[str],
     ) -> str | None:
-        """Take the passed environment and the plan, check the shipped files, build the
-        agents the plan calls.
+        """Take the passed environment, check the shipped files, build the agents the plan
+        calls (`representatives`: one planned run per agent).
 
         Returns None when ready, or why this worker cannot run anything: an agent that
         does not load here though it loads on the driver (`driver_broken` names the ones
@@ -196,8 +198,6 @@ class RunWorker:
         means this worker's environment lacks something.
         """
         os.environ.update(env)
-        self.planned = planned
-        representatives = list({run.agent_key: run for run in planned}.values())
         try:
             problem = verify_bundle(Path.cwd(), self.bundle.digest)
             if problem is not None:
@@ -230,12 +230,12 @@ class RunWorker:
             return f"worker could not start: {_detail(exc)}"
         return None
 
-    async def execute(self, position: int) -> RunRecord:
-        """Run, grade and return the plan's run at `position` (the plan travelled once,
-        at start; each call carries only its position)."""
+    async def execute(self, run: PlannedRun) -> RunRecord:
+        """Run, grade and return one planned run (each call carries its run: a worker
+        never holds the plan)."""
         if self.runner is None:
             raise RuntimeError("execute called on a worker that did not start")
-        return await self.runner.execute(self.planned[position])
+        return await self.runner.execute(run)
 
     async def node(self) -> str:
         """The id of the node this worker runs on."""
@@ -250,10 +250,9 @@ class RunWorker:
         self._resources.close()
 
 
-async def _broken_agents(suite: Suite, planned: list[PlannedRun]) -> frozenset[str]:
+async def _broken_agents(suite: Suite, representatives: list[PlannedRun]) -> frozenset[str]:
     """The agents of the plan that do not load on the driver either (their runs are
     error rows on every worker, as they would be locally)."""
-    representatives = list({run.agent_key: run for run in planned}.values())
     agents = build_agents(suite, representatives)
     try:
         return frozenset(load_errors(agents))
@@ -320,9 +319,15 @@ class RayExecutor:
         )
 
     async def run(self, plan: Iterable[PlannedRun], on_record: OnRecord) -> None:
-        """Execute every planned run once, reporting each record as it completes."""
-        planned = list(plan)
-        if not planned:
+        """Execute every planned run once, reporting each record as it completes.
+
+        The plan is read twice, once for the agents it calls and once as the runs go to
+        the workers, never listed: a plan that can be read only once (an iterator) is
+        listed first."""
+        if isinstance(plan, Iterator):
+            plan = list(plan)
+        representatives = list({run.agent_key: run for run in plan}.values())
+        if not representatives:
             return
         with (
             tempfile.TemporaryDirectory(prefix="evals-bundle-") as staging,
@@ -334,10 +339,10 @@ class RayExecutor:
             workers = self._workers(ray, bundle, runtime_env, helpers)
             silent: set[int] = set()
             try:
-                driver_broken = await _broken_agents(self.suite, planned)
-                live, problem, silent = await self._start(workers, planned, driver_broken)
+                driver_broken = await _broken_agents(self.suite, representatives)
+                live, problem, silent = await self._start(workers, representatives, driver_broken)
                 await _Dispatch(ray, workers, live, problem, helpers[0], self).run(
-                    planned, on_record
+                    iter(plan), on_record
                 )
             finally:
                 await self._shutdown(ray, workers, helpers, silent)
@@ -388,16 +393,19 @@ class RayExecutor:
         ]
 
     async def _start(
-        self, workers: list[Any], planned: list[PlannedRun], driver_broken: frozenset[str]
+        self,
+        workers: list[Any],
+        representatives: list[PlannedRun],
+        driver_broken: frozenset[str],
     ) -> tuple[set[int], str, set[int]]:
         """Start every worker; the ones ready, why the others are not, and the ones that
         never answered (still silent `START_GRACE_S` after the first answer)."""
         import ray
 
         env = {name: os.environ[name] for name in self.pass_env if name in os.environ}
-        plan = ray.put(planned)  # stored once in the cluster, read by every worker
+        agents = ray.put(representatives)  # stored once in the cluster, read by every worker
         starting = {
-            asyncio.wrap_future(worker.start.remote(env, plan, driver_broken).future()): index
+            asyncio.wrap_future(worker.start.remote(env, agents, driver_broken).future()): index
             for index, worker in enumerate(workers)
         }
         done, pending = await asyncio.wait(
@@ -443,8 +451,10 @@ class RayExecutor:
 
 
 class _Dispatch:
-    """The driver's loop: hand runs to live workers, collect each record, reschedule the
-    runs of workers that died."""
+    """The driver's loop: hand runs to live workers as they have room, collect each record,
+    reschedule the runs of workers that died. It holds the runs in flight and those waiting
+    for another attempt, never the plan: the next run is read from it when a worker has
+    room."""
 
     def __init__(
         self,
@@ -463,19 +473,28 @@ class _Dispatch:
         self.capacity = executor.concurrency
         self.max_attempts = executor.max_attempts
         self.load = dict.fromkeys(live, 0)
-        self.attempts: dict[int, int] = {}
-        self.queue: deque[int] = deque()
-        self.inflight: dict[asyncio.Future[RunRecord], tuple[int, int]] = {}
+        self.retries: deque[tuple[PlannedRun, int]] = deque()
+        self.inflight: dict[asyncio.Future[RunRecord], tuple[PlannedRun, int, int]] = {}
 
-    def _submit(self) -> None:
-        while self.queue and self.live:
+    def _next(self, plan: Iterator[PlannedRun]) -> tuple[PlannedRun, int] | None:
+        """The next run to hand out with the attempts it had: a retry first, else the plan's
+        next run."""
+        if self.retries:
+            return self.retries.popleft()
+        run = next(plan, None)
+        return None if run is None else (run, 0)
+
+    def _submit(self, plan: Iterator[PlannedRun]) -> None:
+        while self.live:
             index = min(self.live, key=lambda i: self.load[i])
             if self.load[index] >= self.capacity:
                 return
-            position = self.queue.popleft()
-            self.attempts[position] = self.attempts.get(position, 0) + 1
-            future = asyncio.wrap_future(self.workers[index].execute.remote(position).future())
-            self.inflight[future] = (position, index)
+            taken = self._next(plan)
+            if taken is None:
+                return
+            run, tries = taken
+            future = asyncio.wrap_future(self.workers[index].execute.remote(run).future())
+            self.inflight[future] = (run, index, tries + 1)
             self.load[index] += 1
 
     def _lose(self, index: int) -> None:
@@ -487,15 +506,14 @@ class _Dispatch:
             if self.limiter is not None:
                 self.limiter.forget.remote(index)
 
-    async def run(self, planned: list[PlannedRun], on_record: OnRecord) -> None:
+    async def run(self, plan: Iterator[PlannedRun], on_record: OnRecord) -> None:
         from ray.exceptions import RayError, RayTaskError
 
-        self.queue.extend(range(len(planned)))
-        self._submit()
+        self._submit(plan)
         while self.inflight:
             done, _ = await asyncio.wait(self.inflight, return_when=asyncio.FIRST_COMPLETED)
             for future in done:
-                position, index = self.inflight.pop(future)
+                run, index, tries = self.inflight.pop(future)
                 self.load[index] -= 1
                 try:
                     record = future.result()
@@ -503,15 +521,13 @@ class _Dispatch:
                     raise  # the harness's own fault on the worker, as it would be locally
                 except RayError as exc:
                     self._lose(index)
-                    tries = self.attempts[position]
                     if tries < self.max_attempts:
-                        self.queue.appendleft(position)
+                        self.retries.appendleft((run, tries))
                     else:
                         message = f"{_detail(exc)} (tried {tries} times)"
-                        on_record(infra_record(planned[position], message))
+                        on_record(infra_record(run, message))
                     continue
                 on_record(record)
-            self._submit()
-        for position in self.queue:
-            on_record(infra_record(planned[position], f"no live Ray worker: {self.problem}"))
-        self.queue.clear()
+            self._submit(plan)
+        while (taken := self._next(plan)) is not None:
+            on_record(infra_record(taken[0], f"no live Ray worker: {self.problem}"))

@@ -347,3 +347,48 @@ def test_a_worker_the_cluster_cannot_place_does_not_hold_up_the_run(
     assert sorted(r.key.as_tuple() for r in records) == sorted(p.key.as_tuple() for p in planned)
     assert {r.response.output for r in records} == {"answered"}
     assert 2.0 <= took < 120  # the grace, not the start timeout of 600 s
+
+
+class _CountedPlan:
+    """A plan read as an iterable, counting its readings and the runs each has handed out."""
+
+    def __init__(self, suite, repeat: int) -> None:
+        self.suite, self.repeat = suite, repeat
+        self.readings = 0
+        self.handed = 0
+
+    def __iter__(self):
+        self.readings += 1
+        reading = self.readings
+        for run in build_plan(self.suite, self.repeat):
+            if reading > 1:
+                self.handed += 1
+            yield run
+
+
+def test_the_driver_reads_the_plan_as_workers_have_room(
+    tmp_path: Path, cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The driver never lists the plan: it reads it once for its agents and once for the
+    runs, and hands out a run only when a worker has room (2 workers x 2 runs at once)."""
+    import asyncio
+
+    folder = _suite(tmp_path / "streamed", cases=6, repeat=4, sleep=0.05)
+    suite = load_suite(folder)
+    plan = _CountedPlan(suite, 4)
+    ahead: list[int] = []
+    records: list[RunRecord] = []
+
+    def on_record(record: RunRecord) -> None:
+        records.append(record)
+        ahead.append(plan.handed - len(records))
+
+    executor = RayExecutor(
+        suite, meta=_meta(suite), concurrency=2, timeout_s=None, pass_env=("EVALS_TEST_KEY",)
+    )
+    monkeypatch.setenv("EVALS_TEST_KEY", SECRET)
+    asyncio.run(executor.run(plan, on_record))
+    assert plan.readings == 2 and plan.handed == len(records) == 24
+    assert {r.response.output for r in records} == {"answered"}
+    workers = int(ray.cluster_resources().get("CPU", 0))
+    assert max(ahead) <= workers * 2  # never more runs out of the plan than in flight
