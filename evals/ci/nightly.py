@@ -34,6 +34,7 @@ from evals.model.summary import GateResult
 from evals.pipeline.evaluation import git_info, run_evaluation
 from evals.pipeline.history import Side, agents_of, compare_sides, latest_nightly
 from evals.store.stored_runs import StoredRuns
+from evals.team.triage import case_actions
 
 SHARD_PATTERNS = ("*.db", "*.json")
 
@@ -365,6 +366,7 @@ def _nightly_job(options: NightlyOptions, context: CiContext) -> CiOutcome:
         code, verdict = int(ExitCode.HARNESS_FAULT), "incomplete"
     else:
         code = exit_code(results)
+    now = time.time()
     outcome = CiOutcome(
         kind="nightly",
         suite_id=suite.suite_id,
@@ -375,6 +377,8 @@ def _nightly_job(options: NightlyOptions, context: CiContext) -> CiOutcome:
         title=f"`{suite.suite_id}` on `{branch or 'unknown'}`, environment nightly",
         run_url=context.run_url,
         key_notes=key_notes,
+        case_triage=case_actions(options.store, suite.suite_id, now),
+        decided_at=now,
     )
     write_job_files(outcome, options.out)
     return outcome

@@ -69,10 +69,18 @@ def test_a_regressed_nightly_is_not_the_baseline_until_a_triager_accepts_it(
         "was no baseline to compare with)"
     )
 
+    # A person's comment on a run of a news case: the next summary shows it beside the drop.
+    assert main(["triage", "annotate", "comment", "--evaluation", "night-1", "--case",
+                 "case-0-about-news", "--agent", "agent", "--reason", "the feed is being rewritten",
+                 "--by", "alice", "--store", str(history)]) == 0  # fmt: skip
+
     # The regression on the news tag is merged; the next nightly sees it.
     (project / AGENT_PATH).write_text(REGRESSION, encoding="utf-8")
     git(project, "commit", "-qam", "merge: the news feed rewrite")
     code, second = _nightly(project, history, "night-2")
+    summary = (project / ".evals" / "night-2" / "summary.md").read_text(encoding="utf-8")
+    assert "- case `case-0-about-news` -" in summary
+    assert "pp — the feed is being rewritten — alice, " in summary
     # Failed, or undetermined on a 30-point drop (which warns): either way not the baseline.
     assert (code, second["verdict"]) in ((1, "fail"), (0, "undetermined"))
     decision = second["notes"][0]
