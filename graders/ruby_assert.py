@@ -11,6 +11,7 @@ check with promptfoo's "Ruby code execution failed" reason.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -52,6 +53,21 @@ def ruby_executable() -> str:
     )
 
 
+async def _finished(process: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
+    """The interpreter's output once it exits. A check stopped first (the run's timeout)
+    kills it: no Ruby process outlives its check, nor keeps its pipes open past the event
+    loop."""
+    try:
+        return await process.communicate()
+    except BaseException as stopped:
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+        if not isinstance(stopped, GeneratorExit):  # a closed coroutine awaits nothing more
+            await process.wait()
+        raise
+
+
 async def run_ruby(script: Path, method: str, args: list[Any]) -> Any:
     """Call `method` of the Ruby file `script` with `args`; its result, as JSON data."""
     ruby = ruby_executable()
@@ -70,7 +86,7 @@ async def run_ruby(script: Path, method: str, args: list[Any]) -> Any:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
             )
-            _, errors = await process.communicate()
+            _, errors = await _finished(process)
         if process.returncode != 0 or not output.exists():
             detail = errors.decode(errors="replace").strip()
             raise ScriptError(f"Error running Ruby script: {detail}")

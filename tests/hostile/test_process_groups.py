@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -218,4 +219,28 @@ def test_a_command_abandoned_in_its_cleanup_leaves_no_process_and_no_traceback(
     assert errors == ["agent timed out after 0.3 s"] * 3
     for noise in ("Traceback", "Exception ignored", "is closed", "Unknown child process"):
         assert noise not in done.stderr, done.stderr
+    assert _gone(marker) == []
+
+
+@pytest.mark.skipif(shutil.which("ruby") is None, reason="needs ruby")
+def test_a_ruby_check_stopped_at_the_runs_timeout_leaves_no_interpreter(
+    tmp_path: Path, marker: str
+) -> None:
+    """Before: the interpreter of a Ruby check that outlived its run's timeout kept running
+    after evals had exited."""
+    check = f"{marker}.rb"
+    (tmp_path / check).write_text(
+        "def get_assert(output, context)\n  sleep 60\n  true\nend\n", encoding="utf-8"
+    )
+    suite = (
+        "prompts: ['{{ q }}']\nproviders: [echo]\n"
+        f"defaultTest:\n  assert: [{{type: ruby, value: 'file://{check}'}}]\n"
+        "tests:\n  - vars: {q: a}\n  - vars: {q: b}\n"
+    )
+    done = _run(tmp_path, suite, "--timeout", "1", "-o", "out.json")
+    assert done.returncode == 100, done.stderr
+    report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    errors = [row["error"] for row in report["results"]["results"]]
+    assert errors == ["the checks took longer than the timeout of 1 s"] * 2
+    assert "Traceback" not in done.stderr
     assert _gone(marker) == []
