@@ -42,6 +42,18 @@ class _Plan:
         return run
 
 
+def _kept_keys(keys: Iterable[tuple[str, str, str, int]], plan: _Plan) -> tuple[int, int, set[str]]:
+    """Over the stored run keys (read a batch at a time, none kept): how many there are,
+    and of those the suite still runs, the repeats they reach and their agents."""
+    stored, repeat, agents = 0, 0, set()
+    for key in keys:
+        stored += 1
+        if plan.find(RunKey(*key)):
+            repeat = max(repeat, key[3] + 1)
+            agents.add(key[2])
+    return stored, repeat, agents
+
+
 def _dropped_warning(dropped: int) -> list[str]:
     if not dropped:
         return []
@@ -141,14 +153,11 @@ def regrade(
             raise SuiteError("cannot find the suite of the evaluation", fix="pass --suite PATH")
         suite = load_suite(path)
         plan = _Plan(suite)
-        kept = [key for key in store.iter_keys(evaluation_id) if plan.find(RunKey(*key))]
-        stored = sum(1 for _ in store.iter_keys(evaluation_id))
-        repeat = max((key[3] for key in kept), default=-1) + 1
+        stored, repeat, agents = _kept_keys(store.iter_keys(evaluation_id), plan)
         meta = new_meta(suite, RunOptions(environment=source.environment), repeat)
         meta.git_commit, meta.git_branch = source.git_commit, source.git_branch
-        meta.agents = sorted({key[2] for key in kept}, key=suite.agent_labels.index)
+        meta.agents = sorted(agents, key=suite.agent_labels.index)
         meta.config = {**meta.config, "regraded_from": evaluation_id}
-        del kept
         store.create_evaluation(meta)
         gate_config = suite.gates.for_environment(source.environment)
         tally = Tally(TallyRules.of(gate_config))
