@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from evals.common.blocking import run_to_completion
+from evals.common.blocking import UserCodeBlocked, interruptible, run_to_completion
 from evals.common.jsengine import JavaScriptLimitError
 from evals.common.templating import TemplateError, render_value
 from evals.graders.base import (
@@ -51,13 +51,6 @@ from evals.graders.scorecard import (
 from evals.graders.scoring import combine
 from evals.model.results import AgentResponse, Grade, pick_latency, promptfoo_components
 from evals.model.suite import Assertion, Case
-
-
-class CheckBlocked(BaseException):
-    """Raised inside a check that has blocked the event loop past the run's timeout (a
-    Python check calling `time.sleep` or looping), by the run's watchdog, so the run ends
-    as a `timeout`. A BaseException, so the check's own `except Exception` does not
-    swallow it."""
 
 
 class AssertionRaised(Exception):
@@ -204,6 +197,7 @@ def grade_assertion(
     return started if isinstance(started, Grade) else run_to_completion(started)
 
 
+@interruptible
 def _start_assertion(
     assertion: Assertion,
     output: Any,
@@ -221,7 +215,7 @@ def _start_assertion(
         grade = grader(ctx)
     except ScriptFailed as exc:
         return Grade(False, 0.0, str(exc), assertion.raw)
-    except CheckBlocked:
+    except UserCodeBlocked:
         message = f"Error: the {assertion.type} check was stopped: it ran past the run's timeout"
         raise AssertionRaised(message, limit="timeout") from None
     except Exception as exc:  # user graders may raise anything
@@ -229,10 +223,6 @@ def _start_assertion(
     if not isinstance(grade, Grade) and inspect.isawaitable(grade):
         return _awaited(assertion, grade)
     return _settled(assertion, grade)
-
-
-CHECK_CODE = _start_assertion.__code__
-"""The code of a check being graded: a frame running it is inside a check."""
 
 
 async def _awaited(assertion: Assertion, pending: Awaitable[Grade]) -> Grade:
@@ -274,6 +264,7 @@ def _scoring_context(grade: Grade, threshold: float | None) -> dict[str, Any]:
     return context
 
 
+@interruptible
 def apply_scoring_function(
     grade: Grade, ref: str, suite_root: Path, threshold: float | None = None
 ) -> Grade:

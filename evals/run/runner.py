@@ -26,8 +26,10 @@ from evals.agents.base import (
     MalformedResponse,
     guarded_call,
 )
+from evals.agents.threads import ThreadCalls
 from evals.agents.validate import check_response
 from evals.common import jsengine
+from evals.common.blocking import UserCodeBlocked, interruptible
 from evals.common.files import default_label
 from evals.common.jsvalues import js_stringify
 from evals.common.transforms import TransformError
@@ -136,6 +138,7 @@ def prompt_config(run: PlannedRun, added: dict[str, Any] | None) -> dict[str, An
     return {**(run.prompt.config or {}), **(added or {}), **options}
 
 
+@interruptible
 def transformed_output(run: PlannedRun, output: Any, root: Path) -> Any:
     """The output after the provider's `transform`, then the test's `options.transform`."""
     test_transform = run.case.options.get("transform") or run.case.options.get("postprocess")
@@ -323,6 +326,9 @@ class Runner:
         self.latency_source = latency_source
         self.redactor = Redactor(secrets=secrets)
         self._fills: dict[tuple[str, tuple[tuple[str, str], ...]], Rendered] = {}
+        # daemon threads: a Python var loader, prompt function or filter that never returns
+        # ends its run at the timeout and holds neither a thread others wait for nor the exit
+        self._render_threads = ThreadCalls("evals-render")
         suite_env = {str(k): str(v) for k, v in (self.suite_config.get("env") or {}).items()}
         self.template_env = {**os.environ, **suite_env}
         evaluate_options = self.suite_config.get("evaluateOptions") or {}
@@ -385,7 +391,7 @@ class Runner:
         template = prompt_template(run)
         if template is not None and fills_in_python(template, run.case.vars):
             return self._filled(run, template)
-        rendering = asyncio.to_thread(render_prompt, run, self.suite_root, self.template_env)
+        rendering = self._render_threads.run(render_prompt, run, self.suite_root, self.template_env)
         if not self.timeout_s:
             return await rendering
         return await asyncio.wait_for(rendering, self.timeout_s)
@@ -514,6 +520,9 @@ class Runner:
             output = transformed_output(run, response.output, self.suite_root)
         except TransformError as exc:
             return _response_error(run, prompt, response, "agent_error", exc.row_error, started)
+        except UserCodeBlocked:
+            message = f"the output transform ran past the timeout of {self.timeout_s:g} s"
+            return _response_error(run, prompt, response, "timeout", message, started)
         if output is not response.output:
             # as in promptfoo, the transformed output is the run's output from here on:
             # reports, the store and comparisons across a test's outputs show it
@@ -536,7 +545,7 @@ class Runner:
                 grade = await (
                     asyncio.wait_for(grading, self.timeout_s) if self.timeout_s else grading
                 )
-        except TimeoutError:
+        except (TimeoutError, UserCodeBlocked):  # the scoring function blocked the loop
             message = f"the checks took longer than the timeout of {self.timeout_s:g} s"
             return _response_error(run, prompt, response, "timeout", message, started)
         except AssertionRaised as exc:
@@ -627,4 +636,5 @@ class Runner:
         finally:
             if watchdog is not None:
                 watchdog.stop()
+            self._render_threads.close()
         return count

@@ -4,8 +4,9 @@ An async agent that computes in a loop or calls `time.sleep` never yields to the
 loop, so no timeout set on the loop can fire. A thread watches a heartbeat the loop
 beats every tenth of a second; when the loop has not beaten for longer than the run
 timeout, the thread sends SIGUSR2 to the main thread, whose handler raises `AgentBlocked`
-if an agent call is what is running (`guarded_call` is on the stack), or `CheckBlocked` if
-a check is (a Python assertion that sleeps or loops), ending that run as a `timeout`.
+if an agent call is what is running (`guarded_call` is on the stack), or `UserCodeBlocked`
+if the suite's own code is (a Python check, transform or scoring function that sleeps or
+loops: `interruptible` functions), ending that run as a `timeout`.
 Anything else blocking the loop (the harness's own work) is left alone and looked at
 again one timeout later. This is how pytest-timeout's signal method interrupts
 a test, and it costs the runs nothing while the loop is responsive.
@@ -20,30 +21,30 @@ import asyncio
 import signal
 import threading
 import time
-from types import CodeType, FrameType
+from types import FrameType
 from typing import Any
 
 from evals.agents.base import AgentBlocked, guarded_call
-from evals.grade.grading import CHECK_CODE, CheckBlocked
+from evals.common.blocking import UserCodeBlocked, in_interruptible
 
 BEAT_S = 0.1
 _SIGNAL = signal.SIGUSR2
 _AGENT_CALL = guarded_call.__code__
 
 
-def _inside(frame: FrameType | None, code: CodeType) -> bool:
+def _in_agent_call(frame: FrameType | None) -> bool:
     while frame is not None:
-        if frame.f_code is code:
+        if frame.f_code is _AGENT_CALL:
             return True
         frame = frame.f_back
     return False
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
-    if _inside(frame, _AGENT_CALL):
+    if _in_agent_call(frame):
         raise AgentBlocked("the agent blocked the event loop past the run's timeout")
-    if _inside(frame, CHECK_CODE):
-        raise CheckBlocked("a check blocked the event loop past the run's timeout")
+    if in_interruptible(frame):
+        raise UserCodeBlocked("the suite's code blocked the event loop past the run's timeout")
 
 
 class LoopWatchdog:

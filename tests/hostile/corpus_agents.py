@@ -691,27 +691,63 @@ HTTP = [
 ]
 
 
-def blocking_check(id: str, stall: str) -> Case:
-    """A Python check that stalls on the answers of `agent` (past the run's timeout of
-    0.5 s): those runs are `timeout` error rows, the evaluation goes on."""
-    check = f"output.startswith('ok') or {stall}"
-    suite = two_agent_suite(options="timeoutMs: 500").replace(
-        "{type: contains, value: ok}", f"{{type: python, value: {check!r}}}"
-    )
+SLEEPS = "import time\n\n\ndef {name}(*args):\n    time.sleep(30)\n"
+
+
+def stalling_code(id: str, edits: dict[str, str], files: dict[str, str], message: str) -> Case:
+    """The suite's own Python code (`files`, wired in by replacing each key of `edits` in
+    the standard suite) stalls past the run's timeout of 0.5 s: the agent's runs are
+    `timeout` error rows saying `message`, and evals exits without waiting for the code."""
+    suite = two_agent_suite(options="timeoutMs: 500")
+    for old, new in edits.items():
+        suite = suite.replace(old, new)
     agent = 'def call_api(prompt, options, context):\n    return {"output": "late " + prompt}\n'
     return Case(
         id=id,
         category="agents",
-        files={"suite.yaml": suite, "good.py": GOOD_AGENT, "agent.py": agent},
-        expect=error_row("timeout", "ran past the run's timeout"),
+        files={"suite.yaml": suite, "good.py": GOOD_AGENT, "agent.py": agent, **files},
+        expect=error_row("timeout", message),
         mode="subprocess",
         limit_s=8,
     )
 
 
+def stalling_check(id: str, stall: str) -> Case:
+    """A Python check that stalls on the agent's answers (not on the baseline's)."""
+    check = f"output.startswith('ok') or {stall}"
+    edits = {"{type: contains, value: ok}": f"{{type: python, value: {check!r}}}"}
+    return stalling_code(id, edits, {}, "ran past the run's timeout")
+
+
 CHECKS = [
-    blocking_check("python-check-sleeps", "__import__('time').sleep(30)"),
-    blocking_check("python-check-loops", "any(i < 0 for i in __import__('itertools').count())"),
+    stalling_check("python-check-sleeps", "__import__('time').sleep(30)"),
+    stalling_check("python-check-loops", "any(i < 0 for i in __import__('itertools').count())"),
+    stalling_code(
+        "python-transform-sleeps",
+        {"label: agent}": "label: agent, transform: 'file://t.py:slow'}"},
+        {"t.py": SLEEPS.format(name="slow")},
+        "output transform ran past",
+    ),
+    stalling_code(
+        "python-scoring-function-sleeps",
+        {
+            "  - vars: {q: hello}": "  - vars: {q: hello}\n    assertScoringFunction: file://s.py:score"
+        },
+        {"s.py": SLEEPS.format(name="score")},
+        "checks took longer",
+    ),
+    stalling_code(
+        "python-var-loader-sleeps",
+        {"vars: {q: hello}": "vars: {q: hello, v: file://loader.py}"},
+        {"loader.py": SLEEPS.format(name="get_var")},
+        "rendering the prompt took longer",
+    ),
+    stalling_code(
+        "python-prompt-function-sleeps",
+        {"prompts: ['{{q}}']": "prompts: ['file://p.py:make']"},
+        {"p.py": SLEEPS.format(name="make")},
+        "rendering the prompt took longer",
+    ),
 ]
 
 
