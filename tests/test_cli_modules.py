@@ -120,3 +120,35 @@ def test_no_command_module_starts_or_replaces_a_process() -> None:
                 found.append(f"{name}: {node.value.id}.{node.attr}")
 
     assert found == []
+
+
+def test_a_new_command_is_one_module_and_one_line_of_the_list(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A command written the way the package's own are, added with one line of `COMMANDS`:
+    parsed, listed in the help, handled, its shared options and exit code as the others'."""
+    import types
+
+    from evals.cli import options
+
+    command = types.ModuleType("evals.cli.greet")
+
+    def add_command(commands: options.Commands) -> None:
+        greet = commands.add_parser("greet", help="say hello to a stored suite")
+        options.suite_id(greet, required=True)
+        options.quiet(greet)
+        greet.set_defaults(handler=handle)
+
+    def handle(args: argparse.Namespace) -> int:
+        if not args.quiet:
+            print(f"hello {args.suite}")
+        return 0
+
+    command.add_command = add_command  # type: ignore[attr-defined]
+    monkeypatch.setattr(evals.cli, "COMMANDS", (*COMMANDS, command))
+
+    assert evals.cli.main(["greet", "--suite", "demo"]) == 0
+    assert capsys.readouterr().out == "hello demo\n"
+    with pytest.raises(SystemExit):
+        evals.cli.main(["--help"])
+    assert "greet" in capsys.readouterr().out

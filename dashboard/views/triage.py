@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta
 import streamlit as st
 
 from evals.dashboard import auth, data, selection, triage, widgets
+from evals.model.defaults import GATE_ENVIRONMENTS
 from evals.model.errors import SuiteError
-from evals.team.triage import ENVIRONMENTS
 
 KINDS = {
     "quarantine": "Quarantine a case",
@@ -80,7 +80,7 @@ with st.form("triage_form", clear_on_submit=True):
         format_func=lambda g: "—" if g is None else g,
         key="triage_gate",
     )
-    environment = left.selectbox("Environment", [EVERY, *ENVIRONMENTS], key="triage_env")
+    environment = left.selectbox("Environment", [EVERY, *GATE_ENVIRONMENTS], key="triage_env")
     tomorrow = datetime.now(UTC) + timedelta(days=7)
     until_day = right.date_input(
         "Quarantine until (UTC)", value=tomorrow.date(), key="triage_until"

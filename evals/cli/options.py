@@ -10,7 +10,7 @@ import os
 from typing import TYPE_CHECKING, TypeAlias
 
 from evals.cli import values
-from evals.model.defaults import DEFAULT_HTML_RUN_DETAILS, DEFAULT_STAGES
+from evals.model.defaults import DEFAULT_HTML_RUN_DETAILS, DEFAULT_STAGES, GATE_ENVIRONMENTS
 from evals.reports.formats import output_help
 
 if TYPE_CHECKING:
@@ -18,9 +18,6 @@ if TYPE_CHECKING:
 
     Commands: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
     """The `evals` command's subcommands, to which each command module adds its own."""
-
-ENVIRONMENTS = ("pr", "nightly", "release")
-"""The gate environments a suite's `gates:` block may configure."""
 
 
 def suite_path(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +34,7 @@ def suite_id(
 
 def env(parser: argparse.ArgumentParser, help: str = "gate environment") -> None:
     """`--env`: the gate environment whose thresholds, tags and repeats apply."""
-    parser.add_argument("--env", choices=list(ENVIRONMENTS), help=help)
+    parser.add_argument("--env", choices=list(GATE_ENVIRONMENTS), help=help)
 
 
 def outputs(parser: argparse.ArgumentParser) -> None:

@@ -1,6 +1,10 @@
 """Defaults the command line prints in its help and the engine applies: kept free of
 imports, so `evals --help` loads nothing else."""
 
+GATE_ENVIRONMENTS = ("pr", "nightly", "release")
+"""The environments a suite's `gates:` block may configure (`gates.environments`), the
+command line's `--env` and a triage action's environment take."""
+
 DEFAULT_STAGES = (5, 10, 20)
 """The cumulative repeats of a staged run's looks when `--until-decided` names none."""
 

@@ -6,6 +6,7 @@ from dataclasses import fields
 from typing import Any
 
 from evals.common import plugins
+from evals.model.defaults import GATE_ENVIRONMENTS
 from evals.model.errors import SuiteError
 from evals.model.gates import (
     ERROR_KINDS,
@@ -58,7 +59,6 @@ _CHOICES = {
     "latency": LATENCY_SOURCES,
     "estimand": ESTIMANDS,
 }
-_ENVIRONMENTS = ("pr", "nightly", "release")
 
 
 def _parse_values(
@@ -203,12 +203,12 @@ def _environments(
     environments = {}
     for name, block in value.items():
         env_line = line_of(value, str(name)) or line
-        if name not in _ENVIRONMENTS:
+        if name not in GATE_ENVIRONMENTS:
             raise SuiteError(
                 f"unknown environment {name!r} in {where}.environments",
                 file,
                 env_line,
-                f"use {', '.join(_ENVIRONMENTS)}",
+                f"use {', '.join(GATE_ENVIRONMENTS)}",
             )
         scope = f"{where}.environments.{name}"
         block = checks.mapping(

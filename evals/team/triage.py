@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from evals.common.clock import utc_text
+from evals.model.defaults import GATE_ENVIRONMENTS
 from evals.model.errors import SuiteError
 from evals.model.triage import (
     ANNOTATION_KINDS,
@@ -32,7 +33,6 @@ from evals.model.triage import (
 if TYPE_CHECKING:
     from evals.store import Store
 
-ENVIRONMENTS = ("pr", "nightly", "release")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([dhm])")
 _UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0}
 MAX_TEXT = 4000
@@ -108,9 +108,9 @@ def new_action(
     who = _text(actor, "actor")
     if why is None or who is None:
         raise SuiteError("a triage action needs a reason and who took it", fix="give --reason")
-    if environment is not None and environment not in ENVIRONMENTS:
+    if environment is not None and environment not in GATE_ENVIRONMENTS:
         raise SuiteError(
-            f"unknown environment {environment!r}", fix=f"use one of {', '.join(ENVIRONMENTS)}"
+            f"unknown environment {environment!r}", fix=f"use one of {', '.join(GATE_ENVIRONMENTS)}"
         )
     link = _text(link, "link")
     if link is not None and (urlparse(link).scheme not in ("http", "https") or " " in link):
