@@ -88,7 +88,7 @@ def _planned(
     return {(run.case.id, run.prompt_index, run.key.repeat) for run in plan}
 
 
-def _stored_runs(
+def stored_runs(
     suite: Suite, options: RunOptions, agent: str, wanted: set[tuple[str, int, int]]
 ) -> tuple[str, list[RunRecord]] | str:
     """(evaluation id, its stored runs of `agent` on the wanted pairs) of the complete
@@ -130,16 +130,16 @@ def _stored_runs(
     )
 
 
-def _counts(records: list[RunRecord]) -> Counts:
+def counts(records: list[RunRecord]) -> Counts:
     """Per case: (passes, counted runs), errors left out."""
-    counts: dict[str, list[int]] = {}
+    tallies: dict[str, list[int]] = {}
     for record in records:
         if record.status == "error":
             continue
-        tally = counts.setdefault(record.key.case_id, [0, 0])
+        tally = tallies.setdefault(record.key.case_id, [0, 0])
         tally[0] += record.status == "pass"
         tally[1] += 1
-    return {case: (passes, runs) for case, (passes, runs) in counts.items()}
+    return {case: (passes, runs) for case, (passes, runs) in tallies.items()}
 
 
 def _primed(path: Path, records: list[RunRecord], fingerprints: dict[str, str]) -> int:
@@ -204,7 +204,7 @@ def reused_baseline(
         return
     repeat = most_repeats or options.repeat or config.repeat or suite.evaluate_options.repeat
     wanted = _planned(suite, options, agent, repeat)
-    found = _stored_runs(suite, options, agent, wanted)
+    found = stored_runs(suite, options, agent, wanted)
     if isinstance(found, str):
         note = f"baseline {agent} runs fresh: {found}" if asked else ""
         yield Prepared(options, None, note, {})
@@ -218,7 +218,7 @@ def reused_baseline(
         yield Prepared(options, None, note, {})
         return
     source, stored = found
-    history = _counts(stored)
+    history = counts(stored)
     units = {
         (case, repeat)
         for case, repeats in guard.guard_repeats(history, seed=options.seed).items()
@@ -245,7 +245,7 @@ def reused_baseline(
             ),
             state=EvaluationState(units=frozenset(units)),
         ).records
-        fresh_counts = _counts(fresh)
+        fresh_counts = counts(fresh)
         found_drift = guard.drift(fresh_counts, {c: history[c] for c in fresh_counts})
         kept = [r for r in stored if (r.key.case_id, r.key.repeat) not in units]
         reused = [] if found_drift.drifted else kept

@@ -21,6 +21,7 @@ from evals.model.evaluation import EvaluationResult
 from evals.model.options import RunOptions
 from evals.model.results import RunRecord
 from evals.model.suite import Case, EvaluateOptions, Prompt, Suite
+from evals.model.summary import BaselineReuse
 from evals.testing.settings import Settings
 
 if TYPE_CHECKING:
@@ -105,14 +106,16 @@ def evaluate(
     *,
     started_at: float,
     args: list[str],
+    reuse: BaselineReuse | None = None,
 ) -> EvaluationResult:
     """The evaluation of a session's records: metadata, statistics and gate decisions.
 
     The records are put in the order of `evals run`'s plan (repeat, case, agent), so
-    every report lists them the same way whatever order the tests ran in.
+    every report lists them the same way whatever order the tests ran in. With a stored
+    baseline standing in (`reuse`), the gates spend what `evals run` spends then.
     """
     from evals.pipeline.calibration import measure_judge
-    from evals.pipeline.evaluation import analyse, new_meta
+    from evals.pipeline.evaluation import analyse, new_meta, reuse_spend
 
     suite = suite_of(settings, outline)
     gate_config = suite.gates.for_environment(settings.environment)
@@ -124,6 +127,7 @@ def evaluate(
         seed=settings.salt,
         store_url=settings.store_url,
         use_store=settings.use_store,
+        baseline_reuse=reuse,
     )
     meta = new_meta(suite, options, repeat)
     meta.started_at = started_at
@@ -133,7 +137,9 @@ def evaluate(
     ordered = sorted(records, key=lambda r: (r.key.repeat, r.case_index, r.agent_index))
     grader = settings.case_options.get("provider")
     judge = measure_judge(gate_config, suite.root, grader)
-    summary, gates = analyse(suite, ordered, gate_config, settings.environment, judge)
+    spend = reuse_spend(options, gate_config)
+    summary, gates = analyse(suite, ordered, gate_config, settings.environment, judge, spend)
+    gates.reuse = reuse
     meta.ended_at = time.time()
     meta.status = "complete"
     return EvaluationResult(suite, meta, ordered, summary, gates, gate_config, repeat)

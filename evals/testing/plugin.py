@@ -78,6 +78,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--evals-timeout", type=float, metavar="SECONDS", help="timeout of each agent call"
     )
+    group.addoption(
+        "--evals-fresh-baseline",
+        action="store_true",
+        default=False,
+        help="run the baseline agent's tests fresh, never answered from its stored runs",
+    )
     group.addoption("--evals-store", metavar="URL", help=INI["evals_store"])
     group.addoption(
         "--evals-no-store", action="store_true", default=False, help="do not write the store"

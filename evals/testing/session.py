@@ -24,11 +24,13 @@ import pytest
 from evals.model.errors import HarnessFault, SuiteError
 from evals.model.results import RunRecord
 from evals.model.suite import Case
+from evals.model.summary import BaselineReuse
 from evals.plan.runs import derive_seed
 from evals.testing.agents import AgentCallError, AgentPool
 from evals.testing.checks import grade_suite_policy
 from evals.testing.evaluation import Outline
 from evals.testing.marks import CaseMark, MarkError, case_id, merge, without_slot
+from evals.testing.reuse import SessionReuse, plan_reuse
 from evals.testing.runs import EvalsRun, Outcome, decode_record, encode_record, run_record
 from evals.testing.settings import Settings, load_settings
 
@@ -37,6 +39,8 @@ SLOT = "_evals_slot"
 RUN = pytest.StashKey[EvalsRun]()
 CASE = pytest.StashKey["CaseInfo"]()
 PHASES = pytest.StashKey[dict[str, pytest.CallInfo[None]]]()
+# The (case id, repeat) of a baseline run the stored baseline answers (`evals.testing.reuse`).
+REUSED = pytest.StashKey[tuple[str, int]]()
 RECORD_ATTRIBUTE = "evals_record"
 MARKED_ATTRIBUTE = "evals_marked"
 # The fixtures through which a test runs the agent of its run (the session's agents).
@@ -212,6 +216,7 @@ class EvaluationHooks:
         self.result: Any = None
         self.messages: list[str] = []
         self.repeats: dict[str, int | None] = {}
+        self.reuse: SessionReuse | None = None
 
     # Collection: every marked test runs once per (agent, repeat).
 
@@ -296,6 +301,31 @@ class EvaluationHooks:
             config.hook.pytest_deselected(items=deselected)
             items[:] = kept
         self._outline(items, list(cases.values()))
+        self._plan_reuse(items)
+
+    def _plan_reuse(self, items: list[pytest.Item]) -> None:
+        """Answer the baseline's items the store holds (`evals.testing.reuse`), the drift
+        guard's items first so that their runs are in before the first answered one."""
+        assert self.outline is not None
+        infos = [(item, item.stash[CASE]) for item in items if CASE in item.stash]
+        planned = {(info.case_id, info.agent, info.repeat) for _, info in infos}
+        fresh = bool(self.config.getoption("evals_fresh_baseline"))
+        plan = plan_reuse(self.session.settings, self.outline, planned, fresh)
+        if isinstance(plan, str):
+            self.messages.append(plan)
+        if not isinstance(plan, SessionReuse):
+            return
+        self.reuse = plan
+        guards = set()
+        for item, info in infos:
+            key = (info.case_id, info.repeat)
+            if info.agent != plan.agent:
+                continue
+            if key in plan.answers:
+                item.stash[REUSED] = key
+            elif key in plan.guarded:
+                guards.add(item)
+        items.sort(key=lambda item: item not in guards)
 
     def _unrouted(self, item: pytest.Item) -> str | None:
         """Why a marked test cannot evaluate the session's agents, None when it can.
@@ -340,6 +370,20 @@ class EvaluationHooks:
 
     # Running: the run is current while its test executes; its record rides on the report.
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Skip a baseline item the stored baseline answers, unless the drift guard's runs
+        (which ran first) differ from the stored ones: then it runs fresh."""
+        key = item.stash.get(REUSED, None)
+        if key is None or self.reuse is None:
+            return
+        if not self.worker:
+            drift = self.reuse.drift or self.reuse.decide(self.records)
+            if drift.drifted:
+                del item.stash[REUSED]
+                return
+        pytest.skip(f"baseline run answered from stored evaluation {self.reuse.source}")
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, Any]:
         """Make the item's run current for the checks while the test executes."""
@@ -368,6 +412,11 @@ class EvaluationHooks:
     def _record(
         self, item: pytest.Item, phases: dict[str, pytest.CallInfo[None]]
     ) -> RunRecord | None:
+        key = item.stash.get(REUSED, None)
+        if key is not None and self.reuse is not None:
+            answer = self.reuse.answer(key)
+            answer.agent_index = self.session.settings.agent_labels.index(answer.key.agent)
+            return answer
         outcome = outcome_of(phases)
         if outcome is None:
             return None
@@ -425,6 +474,7 @@ class EvaluationHooks:
         index = {case.id: case.index for case in self.outline.cases}
         for record in self.records:
             record.case_index = index.get(record.key.case_id, len(index))
+        reuse = self._settle_reuse()
         try:
             self.result = evaluation.evaluate(
                 settings,
@@ -432,6 +482,7 @@ class EvaluationHooks:
                 self.records,
                 started_at=self.started_at,
                 args=list(self.config.invocation_params.args),
+                reuse=reuse,
             )
             if settings.use_store:  # the summary's last block says where
                 evaluation.store(self.result, settings.store_url)
@@ -444,6 +495,39 @@ class EvaluationHooks:
             return pytest.ExitCode.TESTS_FAILED
         passed = verdict_passed(self.result)
         return pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
+
+    def _settle_reuse(self) -> BaselineReuse | None:
+        """What the stored baseline did, once every record is in, said in two lines (the
+        baseline, the agent calls). Under pytest-xdist the plan is the workers' (the
+        controller collects nothing) and the guard decides here: on drift the stored runs
+        are dropped, leaving the baseline's fresh runs."""
+        settings = self.session.settings
+        reuse = self.reuse
+        if reuse is None and any(r.response.cached for r in self.records):
+            assert self.outline is not None
+            runs = {(r.key.case_id, r.key.agent, r.key.repeat) for r in self.records}
+            fresh = bool(self.config.getoption("evals_fresh_baseline"))
+            plan = plan_reuse(settings, self.outline, runs, fresh)
+            reuse = plan if isinstance(plan, SessionReuse) else None
+        if reuse is None:
+            return None
+        planned = len(self.records)
+        drift = reuse.decide(self.records)
+        if drift.drifted:
+            kept = [
+                r for r in self.records if not (r.key.agent == reuse.agent and r.response.cached)
+            ]
+            if len(kept) < len(self.records):
+                self.messages.append(
+                    f"drift found after {len(self.records) - len(kept)} baseline run(s) were "
+                    "answered from the store (each pytest-xdist worker saw only its own "
+                    "runs): they are dropped and the baseline keeps its fresh runs; "
+                    "--evals-fresh-baseline runs all of them fresh"
+                )
+            self.records = kept
+        settled = reuse.settled(self.records, planned)
+        self.messages += [line for line in (settled.headline(), settled.calls_line()) if line]
+        return settled
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> Any:

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.adoption.team import ROOT, Team, readme_commands
+from tests.adoption.team import PYPROJECT, ROOT, Team, readme_commands
 from tests.tiers import find_uv
 
 pytestmark = pytest.mark.slow  # builds a virtualenv and runs whole evaluations
@@ -211,3 +212,94 @@ def test_an_example_needing_an_extra_stops_naming_it(team: Team):
     assert "needs" in ran.text or "not installed" in ran.text
     assert "[instrumentation]" in ran.text
     assert "Traceback" not in ran.output
+
+
+# A team's own package, `quotes`: the agent reads a price feed (a file outside its code,
+# standing for an API whose answers may move while the code stays the same).
+QUOTES_ENGINE = '''\
+"""The quote desk's engine."""
+
+import random
+from pathlib import Path
+
+FEED = Path(__file__).resolve().parents[1] / "feed.txt"
+
+
+def answer(prompt, seed):
+    if FEED.read_text(encoding="utf-8").strip() == "down":
+        return "feed unavailable"
+    return f"quote {prompt}" if random.Random(seed).random() < 0.85 else "unknown ticker"
+'''
+
+QUOTES_AGENTS = """\
+from quotes.engine import answer
+
+
+def shipped(prompt, options, context):
+    return {"output": answer(prompt, context["seed"])}
+
+
+def proposed(prompt, options, context):
+    return {"output": answer(prompt, context["seed"] + 1)}
+"""
+
+
+def test_a_second_run_reuses_the_unchanged_baseline_and_an_edit_or_a_moved_feed_runs_it_fresh(
+    team: Team,
+):
+    """The team's own package installed with `pip install -e`: the first run calls both
+    agents; the second answers the unchanged baseline from the store, re-running a fifth
+    fresh as a drift check; an edit of the package's code changes the baseline's
+    fingerprint, so it runs fresh; a feed that went down since shows as drift, and the
+    baseline runs fresh, said so."""
+    project = team.work / "quotes-desk"
+    (project / "quotes").mkdir(parents=True)
+    (project / "quotes" / "__init__.py").write_text("", encoding="utf-8")
+    (project / "quotes" / "engine.py").write_text(QUOTES_ENGINE, encoding="utf-8")
+    (project / "quotes" / "agents.py").write_text(QUOTES_AGENTS, encoding="utf-8")
+    pyproject = PYPROJECT.format(name="quotes-desk", package="quotes")
+    (project / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+    (project / "feed.txt").write_text("up\n", encoding="utf-8")
+    tests = "\n".join(
+        f"  - vars: {{ticker: T{n}}}\n    assert: [{{type: contains, value: quote}}]"
+        for n in range(20)
+    )
+    (project / "suite.yaml").write_text(
+        "prompts: ['{{ticker}}']\n"
+        "providers:\n"
+        "  - {id: 'file://quotes/agents.py:shipped', label: shipped}\n"
+        "  - {id: 'file://quotes/agents.py:proposed', label: proposed}\n"
+        "gates: {baseline: shipped, candidate: proposed}\n"
+        f"tests:\n{tests}\n",
+        encoding="utf-8",
+    )
+    python = str(team.venv / "bin" / "python")
+    subprocess.run(
+        [find_uv(), "pip", "install", "-q", "--python", python, "-e", str(project)],
+        check=True,
+        capture_output=True,
+    )
+    command = ["evals", "run", "suite.yaml", "--repeat", "3", "-o", "report.json"]
+
+    def reuse() -> dict | None:
+        report = json.loads((project / "report.json").read_text(encoding="utf-8"))
+        return report["evals"]["gates"]["reuse"]
+
+    first = team.run(command, project)
+    assert reuse() is None and "stored run(s)" not in first.text, first.output
+
+    second = team.run(command, project)
+    assert "baseline shipped: 40 stored run(s) reused, 20 re-run fresh" in second.text
+    assert "agent calls: 80 against 120 with every agent run fresh (40 saved, 33%)" in second.text
+    assert (reuse() or {})["reused"] == 40
+
+    engine = project / "quotes" / "engine.py"
+    engine.write_text(engine.read_text(encoding="utf-8") + "\n# tuned\n", encoding="utf-8")
+    edited = team.run(command, project)
+    assert reuse() is None and "stored run(s)" not in edited.text, edited.output
+
+    (project / "feed.txt").write_text("down\n", encoding="utf-8")
+    moved = team.run(command, project)
+    assert "baseline shipped: drift found (20 stored run(s) re-run fresh pass 0.0 %" in moved.text
+    assert "baseline re-run fresh" in moved.text
+    assert (reuse() or {})["fell_back"] is True

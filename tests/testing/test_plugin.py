@@ -409,8 +409,10 @@ def test_a_fixture_that_uses_evals_agent_runs_each_named_agent(pytester):
 def test_two_xdist_workers_give_the_serial_runs_and_one_store_write(pytester):
     write_project(pytester, suite_text=suite(rates=(0.7, 0.4)))
 
-    # (langsmith's plugin, installed with langchain, would cost seconds in each process)
+    # (langsmith's plugin, installed with langchain, would cost seconds in each process;
+    # both sessions call every agent, none answered from the other's stored runs)
     options = ["--evals", "--evals-store", _store(pytester), "-p", "no:cacheprovider"]
+    options.append("--evals-fresh-baseline")
     serial = pytester.runpytest_subprocess(*options, "-p", "no:langsmith_plugin")
     parallel = pytester.runpytest_subprocess(*options, "-p", "no:langsmith_plugin", "-n", "2")
 
