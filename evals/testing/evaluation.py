@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.model.evaluation import EvaluationResult
-from evals.model.options import RunOptions
+from evals.model.options import EvaluationState, RunOptions
 from evals.model.results import RunRecord
 from evals.model.suite import Case, EvaluateOptions, Prompt, Suite
 from evals.model.summary import BaselineReuse
@@ -127,7 +127,6 @@ def evaluate(
         seed=settings.salt,
         store_url=settings.store_url,
         use_store=settings.use_store,
-        baseline_reuse=reuse,
     )
     meta = new_meta(suite, options, repeat)
     meta.started_at = started_at
@@ -137,7 +136,7 @@ def evaluate(
     ordered = sorted(records, key=lambda r: (r.key.repeat, r.case_index, r.agent_index))
     grader = settings.case_options.get("provider")
     judge = measure_judge(gate_config, suite.root, grader)
-    spend = reuse_spend(options, gate_config)
+    spend = reuse_spend(EvaluationState(baseline_reuse=reuse), gate_config)
     summary, gates = analyse(suite, ordered, gate_config, settings.environment, judge, spend)
     gates.reuse = reuse
     meta.ended_at = time.time()
