@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+from array import array
 from collections.abc import Sequence
 
 from evals.stats.proportions import Interval, effective_wilson_interval
@@ -42,9 +43,13 @@ class _Ordered:
     the 0-based position a run would have in the list of all runs sorted."""
 
     def __init__(self, values: Sequence[float], weights: Sequence[int]) -> None:
-        pairs = sorted(zip(values, weights, strict=True), key=lambda pair: pair[0])
-        self.values = [value for value, _ in pairs]
-        self.ends: list[int] = list(itertools.accumulate(weight for _, weight in pairs))
+        if len(values) != len(weights):
+            raise ValueError(f"{len(values)} values but {len(weights)} weights")
+        # sorted by value alone (stable), held as machine numbers: a million runs' latency
+        # items take 16 bytes each here, not a tuple and two objects each
+        order = sorted(range(len(values)), key=values.__getitem__)
+        self.values = array("d", (values[i] for i in order))
+        self.ends = array("q", itertools.accumulate(weights[i] for i in order))
         self.count = self.ends[-1] if self.ends else 0
 
     def at(self, position: int) -> float:
