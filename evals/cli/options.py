@@ -1,6 +1,8 @@
 """The options several commands share, each defined once here: a command adds one with a
 call (`options.env(parser)`), giving its own help text where the option means something
-particular there. The values they take are checked by `evals.cli.values`."""
+particular there. The values they take are checked by `evals.cli.values`. Beside them,
+what those commands do alike with their arguments: refuse `--ray-address` without Ray,
+name who acts (`--by`), and apply the nightly baseline rule to an evaluation they stored."""
 
 from __future__ import annotations
 
