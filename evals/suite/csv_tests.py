@@ -14,6 +14,9 @@ import functools
 import io
 import math
 import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -259,12 +262,41 @@ def test_from_row(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
     return test
 
 
+DELIMITER_ENV = "PROMPTFOO_CSV_DELIMITER"
+_delimiter: ContextVar[str] = ContextVar("csv_delimiter", default=",")
+
+
+@contextmanager
+def csv_delimiter(env: Mapping[str, str], file: str) -> Iterator[None]:
+    """CSV files read inside split cells at the character PROMPTFOO_CSV_DELIMITER names in
+    `env`, as promptfoo reads test and prompt CSV files (a semicolon for spreadsheets saved
+    in many locales); `,` without it. A delimiter of another length is a SuiteError naming
+    `file`."""
+    delimiter = env.get(DELIMITER_ENV) or ","
+    if len(delimiter) != 1 or delimiter in '\r\n"':
+        raise SuiteError(
+            f"{DELIMITER_ENV} is {delimiter!r}: CSV cells are split at one character",
+            file=file,
+            fix=f"set {DELIMITER_ENV} to one character such as ';' or a tab, or unset it",
+        )
+    token = _delimiter.set(delimiter)
+    try:
+        yield
+    finally:
+        _delimiter.reset(token)
+
+
+def current_delimiter() -> str:
+    """The delimiter of the CSV files being read (`csv_delimiter`)."""
+    return _delimiter.get()
+
+
 def _unclosed_quote(text: str, start_line: int) -> bool:
     """Whether the row starting at `start_line` (the file's last) ends inside a quoted cell:
     the lenient reader would take the rest of the file as that cell."""
     tail = "".join(io.StringIO(text, newline="").readlines()[start_line - 1 :])
     try:
-        for _ in csv.reader(io.StringIO(tail, newline=""), strict=True):
+        for _ in csv.reader(io.StringIO(tail, newline=""), strict=True, delimiter=_delimiter.get()):
             pass
     except csv.Error as exc:
         return "unexpected end of data" in str(exc)
@@ -280,7 +312,7 @@ def read_csv_tests(path: Path) -> list[dict[str, Any]]:
     text = read_text(path, "the tests file", keep_line_endings=True)
     csv.field_size_limit(max(csv.field_size_limit(), _FIELD_SIZE_LIMIT))
     # rows end at \n, \r\n or \r, as csv-parse reads them; a quoted cell keeps its own
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter.get())
     header = next(reader, None)
     if not header:
         return []

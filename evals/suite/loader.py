@@ -30,6 +30,7 @@ from evals.model.plan import SIMULATED_USER
 from evals.model.suite import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
 from evals.suite import checks, keys
 from evals.suite.checks import COUNT, FINITE, NON_NEGATIVE
+from evals.suite.csv_tests import csv_delimiter
 from evals.suite.fingerprint import (
     agent_fingerprint,
     case_fingerprint,
@@ -226,23 +227,25 @@ class _Loader:
         from evals.suite.blocks import check_blocks
 
         check_blocks(raw, str(self.path))
-        with self.located(line_of(raw, "nunjucksFilters")):
-            self.register_filters(raw.get("nunjucksFilters"), raw)
-        with self.located(line_of(raw, "prompts")):
-            prompts = self.prompts(raw.get("prompts", ["{{prompt}}"]), raw)
-        # a prompt file's `{{ env.X }}` reads the environment as the suite file's does
-        referenced |= env_ref_names([p.raw for p in prompts if p.path])
-        declared = raw.get("providers", raw.get("targets"))
-        providers: list[ProviderSpec] = []
-        if cases_elsewhere is None or declared is not None:
-            providers = self.providers(declared, raw)
-        secrets = secret_values(self.env, [p.config for p in providers], referenced)
-        # a description may read a secret through {{ env.X }}: masked before a case id is
-        # made of its words
-        self.masker = Redactor(secrets=secrets)
-        self.refuse_secret_labels(providers)
-        default_test = self.default_test(raw)
-        cases = self.cases(raw, default_test) if cases_elsewhere is None else []
+        # promptfoo reads the delimiter before the env: block applies: the process environment
+        with csv_delimiter(os.environ, str(self.path)):
+            with self.located(line_of(raw, "nunjucksFilters")):
+                self.register_filters(raw.get("nunjucksFilters"), raw)
+            with self.located(line_of(raw, "prompts")):
+                prompts = self.prompts(raw.get("prompts", ["{{prompt}}"]), raw)
+            # a prompt file's `{{ env.X }}` reads the environment as the suite file's does
+            referenced |= env_ref_names([p.raw for p in prompts if p.path])
+            declared = raw.get("providers", raw.get("targets"))
+            providers: list[ProviderSpec] = []
+            if cases_elsewhere is None or declared is not None:
+                providers = self.providers(declared, raw)
+            secrets = secret_values(self.env, [p.config for p in providers], referenced)
+            # a description may read a secret through {{ env.X }}: masked before a case id is
+            # made of its words
+            self.masker = Redactor(secrets=secrets)
+            self.refuse_secret_labels(providers)
+            default_test = self.default_test(raw)
+            cases = self.cases(raw, default_test) if cases_elsewhere is None else []
         self.check_scorecard(raw, cases)
         options = self.evaluate_options(raw)
         labels = [p.label for p in providers] or list(cases_elsewhere or ())

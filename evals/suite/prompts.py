@@ -33,6 +33,7 @@ from evals.common.paths import glob_paths
 from evals.common.yaml12 import load_yaml_text
 from evals.model.errors import SuiteError
 from evals.model.suite import Prompt, PromptFunction
+from evals.suite.csv_tests import current_delimiter
 from evals.suite.yaml_lines import LineDict
 
 PROMPT_DELIMITER = "---"
@@ -65,12 +66,15 @@ def csv_prompts(path: Path, shown: str, label: str | None) -> list[Prompt]:
     """promptfoo's processCsvPrompts: a `prompt` column (and `label`), or one prompt a line
     when the file has no comma."""
     text = read_text(path, "the prompt file", keep_line_endings=True)
-    if "," not in text:
+    delimiter = current_delimiter()
+    if delimiter not in text:
         lines = [line for line in re.split(r"\r?\n", text) if line.strip()]
         start = 1 if lines and lines[0].strip().lower() == "prompt" else 0
         rows = [{"prompt": line} for line in lines[start:]]
     else:
-        reader = csv.DictReader(io.StringIO(text, newline=""), skipinitialspace=True)
+        reader = csv.DictReader(
+            io.StringIO(text, newline=""), delimiter=delimiter, skipinitialspace=True
+        )
         rows = [{k.strip(): (v or "").strip() for k, v in row.items() if k} for row in reader]
     prompts = [row for row in rows if row.get("prompt")]
     return [

@@ -16,6 +16,7 @@ from evals.common.jsvalues import JS_WHITESPACE, js_trim
 from evals.graders.base import GraderError
 from evals.graders.output import parse_comma_separated
 from evals.model.errors import SuiteError
+from evals.suite import load_suite
 from evals.suite.csv_tests import assertion_from_string, parse_finite_number, read_csv_tests
 
 # Separators promptfoo skips around commas: JavaScript's `\s`, never Python-only spaces.
@@ -153,3 +154,25 @@ def test_rows_end_at_any_line_break_and_a_quoted_cell_keeps_its_own(
     first, second = read_csv_tests(path)
     assert first["vars"] == {"question": "two\r\nlines"}
     assert (first.line, second.line) == (2, 4)
+
+
+def test_promptfoo_csv_delimiter_splits_test_and_prompt_files(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "tests.csv").write_text(
+        'question;__expected\n"a, b; c";contains:a, b\n', encoding="utf-8"
+    )
+    (tmp_path / "prompts.csv").write_text('prompt;label\n"Q: {{question}}";q\n', encoding="utf-8")
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "prompts: [file://prompts.csv]\nproviders: [echo]\ntests: file://tests.csv\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PROMPTFOO_CSV_DELIMITER", ";")
+    loaded = load_suite(suite)
+    assert [p.label for p in loaded.prompts] == ["q"]
+    (case,) = loaded.cases
+    assert case.vars == {"question": "a, b; c"}
+    assert [(a.type, a.value) for a in case.asserts] == [("contains", "a, b")]
+    monkeypatch.setenv("PROMPTFOO_CSV_DELIMITER", "::")
+    with pytest.raises(SuiteError, match="PROMPTFOO_CSV_DELIMITER") as caught:
+        load_suite(suite)
+    assert caught.value.file == str(suite)
