@@ -52,7 +52,7 @@ class ProviderNames:
 
     id: str
     label: str | None
-    callable: bool
+    has_call_api: bool
 
 
 def provider_names(spec: ProviderSpec, path: Path) -> ProviderNames:
@@ -119,11 +119,15 @@ class JavaScriptAgent:
         self.path = root / split_ref(spec.id)[0]
         self.options = provider_options(spec)
         self.thread = ThreadPoolExecutor(1, thread_name_prefix=f"evals-js-{spec.label}")
+        self.source: str | None = None
 
     def _call(self, prompt: str, context: str) -> Any:
-        source = jsfiles.module_source(self.path)
+        """One call in the sandbox, with the file as it was at the agent's first call (an
+        edit during the evaluation does not change the agent under test)."""
+        if self.source is None:
+            self.source = jsfiles.module_source(self.path)
         path = str(self.path)
-        return jsengine.call("providerCall", source, path, self.options, prompt, context)
+        return jsengine.call("providerCall", self.source, path, self.options, prompt, context)
 
     async def call(self, prompt: str, context: CallContext) -> AgentResponse:
         """`callApi(prompt, context)` on the agent's thread; what the provider throws, or a

@@ -114,7 +114,7 @@ def _check_javascript(spec: ProviderSpec, loader: _FileChecker) -> None:
     from evals.agents.js_provider import name_javascript_provider
 
     path = loader.file_ref(split_ref(spec.id)[0], None, f"provider {spec.label!r}")
-    if not name_javascript_provider(spec, path).callable:
+    if not name_javascript_provider(spec, path).has_call_api:
         raise ProviderLoadError(
             f"provider {spec.label!r} ({path.name}) has no callApi method",
             line=spec.line,
