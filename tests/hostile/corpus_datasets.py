@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from tests.hostile.builders import GOOD_AGENT, correct_runs, prompt_is
@@ -128,6 +129,32 @@ CASES = [
         "tests.csv",
         "q\ra\rb\r",
         correct_runs("carriage-return rows are rows", 2),
+    ),
+    dataset(
+        "csv-windows-line-break-in-a-cell",
+        "tests.csv",
+        b'q\r\n"two\r\nlines"\r\n',
+        Correct(
+            "a quoted cell keeps its \\r\\n, as csv-parse does", check=prompt_is("Q: two\r\nlines")
+        ),
+    ),
+    replace(
+        dataset(
+            "csv-delimiter-two-characters",
+            "tests.csv",
+            "q\nhi\n",
+            bad("suite.yaml", "PROMPTFOO_CSV_DELIMITER"),
+        ),
+        env={"PROMPTFOO_CSV_DELIMITER": "::"},
+    ),
+    replace(
+        dataset(
+            "csv-semicolon-delimiter",
+            "tests.csv",
+            'q;__expected\n"a, b";contains:a, b\n',
+            Correct("cells split at the semicolon", check=prompt_is("Q: a, b")),
+        ),
+        env={"PROMPTFOO_CSV_DELIMITER": ";"},
     ),
     dataset(
         "csv-template-renders-like-promptfoo",
