@@ -167,3 +167,38 @@ def test_an_adaptive_run_against_a_stored_baseline_calls_the_baseline_only_for_t
     assert reuse["reused"] > 0 and not reuse["fell_back"]
     out = " ".join(capsys.readouterr().out.split())
     assert "adaptive run:" in out and "no drift shown" in out
+
+
+@pytest.mark.slow
+def test_an_agent_whose_code_the_fingerprint_cannot_see_is_reused_only_when_asked(
+    write_suite, capsys
+):
+    """`exec: echo` runs a command outside the project: a change to it would not change
+    its fingerprint, so its stored runs are named but not reused unless asked."""
+    path = write_suite(
+        "prompts: ['yes {{n}}']\n"
+        "providers:\n"
+        "  - {id: 'exec: echo', label: main}\n"
+        "  - {id: 'exec: echo', label: branch, config: {tone: plain}}\n"
+        "gates: {baseline: main, candidate: branch}\n"
+        "tests:\n"
+        + "".join(
+            f"  - {{vars: {{n: {n}}}, assert: [{{type: contains, value: 'yes'}}]}}\n"
+            for n in range(4)
+        ),
+    )
+    command = ["run", str(path), "--repeat", "3", "--store", str(path.parent / "r.db")]
+    assert main([*command, "--no-progress"]) == 0
+    assert "stored run(s)" not in capsys.readouterr().err
+
+    assert main([*command, "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert (
+        "baseline main: 12 stored run(s) not reused, because the code behind exec: echo is "
+        "not a file of the project" in " ".join(captured.err.split())
+    )
+    assert "stored run(s) reused" not in captured.out
+
+    assert main([*command, "--no-progress", "--reuse-baseline"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "baseline main: 8 stored run(s) reused, 4 re-run fresh as a drift check" in out
