@@ -787,7 +787,8 @@ class _PullRequest:
         looks = _PrLooks(self, sides, _held_quarantines(self.store, self.head, sides.now))
         cases = select_cases(self.gated.cases, self.config.tags, None)
         run = run_looks(design, looks, cases, spends, design.last * per_repeat, sides.agents)
-        self.key_notes += looks.sources.values()
+        headline = self._headline(sides)
+        self.key_notes += [*([headline] if headline else []), *looks.sources.values()]
         results = looks.results
         decided = []
         for arm, result in enumerate(results):

@@ -144,6 +144,12 @@ def test_the_adaptive_job_fails_a_regression_with_fewer_agent_calls_than_fixed_r
     assert f"regression fail at look {regression.look} after {regression.runs} runs" in comment
     assert f"{summary.saved} agent calls saved" in comment
     assert "× up to" in comment
+    # what happened to main's side, in one line above the fold
+    guard = outcome["results"][0]["gates"]["reuse"]
+    assert (
+        f"baseline agent: {guard['reused']} stored run(s) reused, {guard['guard']} re-run"
+        in (comment.split("<details>", 1)[0])
+    )
     fixed_calls = _agent_calls(project / ".evals" / "fixed" / "pr.db")
     adaptive_calls = _agent_calls(project / ".evals" / "adaptive" / "pr.db")
     # The fixed job calls the head's agent 8 times per case and main's for the 4 repeats
