@@ -20,7 +20,12 @@ from evals.model.gates import GateConfig
 from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
 from evals.model.summary import GateReport, GateResult
 from evals.pipeline.evaluation import analyse
-from evals.stats import agreeing_confidence, holm, mean_of_means_variance, stratified_difference
+from evals.stats import (
+    agreeing_confidence,
+    mean_of_means_variance,
+    stratified_difference,
+    weighted_holm,
+)
 from evals.suite.gates import parse_gates
 from validation.beta_binomial import case_rates, outcome_records, simulated_suite, tagged_cases
 
@@ -276,7 +281,7 @@ def test_identical_agents_with_per_tag_gates_fail_the_build_within_alpha():
     assert tag_failed / builds <= 0.05 / 4 + 3 * math.sqrt(0.0125 / builds)
 
 
-def test_per_tag_regression_gates_are_a_holm_family_and_say_so():
+def test_suite_and_tag_regression_rows_are_one_weighted_holm_graph_and_say_so():
     rng = np.random.default_rng(7)
     cases = tagged_cases(30)
     rates = case_rates(rng, 30, 0.7, 0.3)
@@ -284,17 +289,40 @@ def test_per_tag_regression_gates_are_a_holm_family_and_say_so():
     worse[[i for i in range(30) if i % 5 == 0]] = 0.0
     config = replace(BASE, per_tag={f"t{i}": {"max_regression": 0.05} for i in range(5)})
     _summary, report = decided(runs(rng, rates, worse, 5), cases, config)
-    tag_gates = [g for g in report.gates if g.name.startswith("regression[")]
-    share = tag_gates[0].share
-    q_values = holm([g.p_value for g in tag_gates])
-    for result, q in zip(tag_gates, q_values, strict=True):
+    rows = [g for g in report.gates if g.name.startswith("regression")]
+    assert [g.name for g in rows] == ["regression", *(f"regression[t{i}]" for i in range(5))]
+    suite_share, tag_share = rows[0].share, rows[1].share
+    starts = [suite_share] + [tag_share / 5] * 5
+    pooled = suite_share + tag_share
+    q_values = weighted_holm([g.p_value for g in rows], starts)
+    for result, q in zip(rows, q_values, strict=True):
         assert result.adjusted_p == pytest.approx(q)
-        assert result.fail_level == pytest.approx(agreeing_confidence(result.p_value, q, share))
-        assert (result.status == "fail") == (q <= share)
+        assert result.fail_level == pytest.approx(agreeing_confidence(result.p_value, q, pooled))
+        assert (result.status == "fail") == (q <= pooled)
         if result.status != "fail":
             assert "shown beyond" not in result.reason
     assert gate(report, "regression[t0]").status == "fail"
-    assert "Holm within 5" in gate(report, "regression[t0]").reason
+    assert "Holm within 6" in gate(report, "regression[t0]").reason
+
+
+def test_a_tag_is_named_at_the_suites_share_once_the_suite_row_failed():
+    """Before: the tag rows were a Holm family of their own at their gate's share, so a
+    broken tag with p between its first step and the suite's share stayed undetermined
+    while the suite row failed."""
+    cases = tagged_cases(20, tags=4)
+    config = replace(BASE, per_tag={f"t{i}": {"max_regression": 0.1} for i in range(4)})
+    base = np.ones((20, 5), dtype=bool)
+    cand = base.copy()
+    # tag t0 (cases 0, 4, 8, 12, 16) fails 9 of its 25 runs, the baseline none
+    cand[[0, 4, 8, 12, 16], 0] = False
+    cand[[0, 4, 8, 12], 1] = False
+    records = [*outcome_records("base", base), *outcome_records("cand", cand)]
+    _summary, report = decided(records, cases, config)
+    suite, tag = gate(report, "regression"), gate(report, "regression[t0]")
+    assert suite.status == "fail"
+    assert tag.p_value is not None and tag.adjusted_p is not None
+    assert tag.p_value > tag.share / 4, "the tag misses its own first step"
+    assert tag.status == "fail" and tag.adjusted_p <= suite.share + tag.share
 
 
 def _p0_build(rng, drop_case: int | None, repeats: int = 5, base_rate: float = 1.0):

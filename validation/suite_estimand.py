@@ -20,7 +20,11 @@ Rows:
   (`evals.gates.baseline`), and the same with the fresh baseline 3 points below the stored
   one (one log-odds shift: the world drifted since the baseline was stored);
 - `tag`: the tag `units` (7 cases, all near 1: about 97 %) dropping 45 points (to about
-  52 %) at 5 repeats, the other tags as they were;
+  52 %) at 5 repeats, the other tags as they were: the builds failed, and those naming
+  `regression[units]`;
+- `bound`: the same drop at 5, 6 and 7 repeats, and the most builds any split of the 5 %
+  between the suite's row and the tag's row alone could fail (the other gates given
+  nothing, the dropping tag known in advance): a ceiling for every budget split;
 - `suite`: a 20-point drop of the whole suite at 20 × 3;
 - `drops`: 10-, 20- and 30-point drops of the whole suite at 20 × 3;
 - `staged`: staged 3, 5, 10 against fixed k = 10, identical agents and a 20-point drop;
@@ -162,12 +166,18 @@ def decide(suite: Suite, runs: list[RunRecord], spend: float) -> GateReport:
 Outcome = tuple[str, int]  # the build's verdict under the environment's rule, agent calls
 
 
-def fixed(suite: Suite, world: World, repeats: int) -> Outcome:
+def fixed(suite: Suite, world: World, repeats: int, row: str | None = None) -> Outcome:
+    """Both agents fresh at `repeats`: the build's verdict, or with `row` "fail" when that
+    row of the gate table failed (the build named it) and "pass" otherwise."""
     counts = [repeats] * len(TAGS)
     runs = records("base", world.runs(world.fresh, counts)) + records(
         "cand", world.runs(world.candidate, counts)
     )
-    return decide(suite, runs, 0.05).outcome, len(runs)
+    report = decide(suite, runs, 0.05)
+    if row is not None:
+        named = any(g.name == row and g.status == "fail" for g in report.gates)
+        return ("fail" if named else "pass"), len(runs)
+    return report.outcome, len(runs)
 
 
 def staged(suite: Suite, world: World, stages: tuple[int, ...] = (3, 5, 10)) -> Outcome:
@@ -252,7 +262,7 @@ def adaptive(
     guarded stored baseline stands in for the baseline (its calls already made) and the
     candidate's repeats follow `allocation` (the planned repeats of each case at the last
     look), as `evals.pipeline.adaptive` runs them."""
-    design = AdaptiveDesign(last=10, every=2, pass_futility=0.0)
+    design = AdaptiveDesign(last=10, every=2, pass_futility=0.0, fail_only=True)
     reserve = 1 - baseline.DRIFT_RESERVE if base is not None and base.reused else 1.0
     spends = [s * reserve for s in design.spends(0.95, planned_test_split(suite, ENVIRONMENT))]
     planned = allocation or dict.fromkeys(range(len(TAGS)), design.last)
@@ -357,6 +367,42 @@ def world_of(
 Design = Callable[[Suite, World], Outcome]
 
 
+def tag_p_values(runs: int, seed: int, repeats: int) -> list[tuple[float, float]]:
+    """The one-sided p-values of the suite's row and of `regression[units]` in builds of
+    the `tag` row: what any split of the budget between them decides from."""
+    suite = pr_suite()
+    master = np.random.default_rng(seed)
+    found = []
+    for _ in range(runs):
+        world = world_of(
+            np.random.default_rng(int(master.integers(2**63))),
+            drop=0.45,
+            tags=("units",),
+            steady=("units",),
+        )
+        counts = [repeats] * len(TAGS)
+        report = decide(
+            suite,
+            records("base", world.runs(world.fresh, counts))
+            + records("cand", world.runs(world.candidate, counts)),
+            0.05,
+        )
+        p = {g.name: g.p_value for g in report.gates}
+        found.append((p["regression"] or 1.0, p["regression[units]"] or 1.0))
+    return found
+
+
+def best_split(p_values: list[tuple[float, float]], budget: float = 0.05) -> tuple[float, float]:
+    """The most builds any split of `budget` between the two rows alone fails (the
+    other gates given nothing, the dropping tag known in advance), and its suite share."""
+    best = (0.0, 0.0)
+    for step in range(51):
+        share = budget * step / 50
+        failed = sum(s <= share or u <= budget - share for s, u in p_values) / len(p_values)
+        best = max(best, (failed, share))
+    return best
+
+
 def row(runs: int, seed: int, designs: dict[str, Design], **world: object) -> dict[str, Tally]:
     """Every design on the same `runs` builds (each draws its own runs)."""
     suite = pr_suite()
@@ -374,7 +420,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=400)
     parser.add_argument("--seed", type=int, default=20261207)
-    rows = ["identical", "tag", "suite", "drops", "more", "staged", "calls"]
+    rows = ["identical", "tag", "bound", "suite", "drops", "more", "staged", "calls"]
     parser.add_argument("--rows", nargs="*", default=rows, choices=rows)
     args = parser.parse_args()
     started = time.monotonic()
@@ -402,18 +448,41 @@ def main() -> None:
         for name, tally in drifted.items():
             print(f"  {name:<28} false failure {tally.text('')}")
     if "tag" in args.rows:
-        tally = row(
+        tallies = row(
             args.runs,
             args.seed + 2,
-            {"tag": lambda s, w: fixed(s, w, 5)},
+            {
+                "tag": lambda s, w: fixed(s, w, 5),
+                "named": lambda s, w: fixed(s, w, 5, "regression[units]"),
+            },
             drop=0.45,
             tags=("units",),
             steady=("units",),
-        )["tag"]
+        )
         print(
             "\ntag units (7 cases near 1, about 97 %) down 45 points, the other tags as they "
-            f"were, 5 repeats: fails {tally.text('')}"
+            f"were, 5 repeats: fails {tallies['tag'].text('')}; regression[units] fails "
+            f"{tallies['named'].text('')}"
         )
+    if "bound" in args.rows:
+        print("\ntag units down 45 points as above: what no split of the budget can beat")
+        for repeats in (5, 6, 7):
+            p_values = tag_p_values(args.runs, args.seed + 2, repeats)
+            failed, share = best_split(p_values)
+            tally = row(
+                args.runs,
+                args.seed + 2,
+                {"tag": lambda s, w, k=repeats: fixed(s, w, k)},
+                drop=0.45,
+                tags=("units",),
+                steady=("units",),
+            )["tag"]
+            error = math.sqrt(failed * (1 - failed) / len(p_values))
+            print(
+                f"  {repeats} repeats: the gates fail {tally.text('')}; the whole 5 % on the "
+                f"suite's and the tag's rows alone (suite {share:.3f}) at best {failed:.3f} "
+                f"(MC SE {error:.3f})"
+            )
     if "more" in args.rows:
         no_reserve = row(
             args.runs,

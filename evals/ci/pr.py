@@ -703,8 +703,7 @@ class _PullRequest:
         assert baseline is not None and head_result is not None
         headline = self._headline(sides)
         self.key_notes += [baseline.note] if headline is None else [headline, baseline.note]
-        if sides.nightly.meta is not None:  # (nothing stored: nothing could be saved)
-            self.notes.append(self._calls(sides.agents, head_result, baseline, repeat))
+        self.notes.append(self._calls(sides.agents, head_result, baseline, repeat))
         if len(stages) > 1:
             self.notes.append(
                 f"staged until decided: {len(looks)} of {len(stages)} stage(s) "

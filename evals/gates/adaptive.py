@@ -63,25 +63,28 @@ class Futility:
     look: `fraction` of the last look's repeats run, the last look's spend over this
     look's (`spend_ratio`) and its budget `final_spend`, and the conditional standard
     deviations the estimate may move to fail (`reach`) and to pass (`pass_reach`, default
-    `reach`; see `evals.stats.futility`)."""
+    `reach`; see `evals.stats.futility`); `fail_only` judges the fail side alone, where an
+    undetermined verdict passes and only a failure could change the build."""
 
     fraction: float
     spend_ratio: float
     final_spend: float
     reach: float = 2.0
     pass_reach: float | None = None
+    fail_only: bool = False
 
     def judge(self, gate: GateResult) -> bool:
         """True when `gate` cannot be decided by the last look: never for a gate declared
         without futility nor one without both limits; for a gate decided case by case (the
         P0 gate) when the pass side is given up (`pass_reach` 0, as where an undetermined
         verdict passes) and its own exact `still_fails` says no remaining runs could fail
-        it."""
+        it. The fail side is judged at the last look's level of the row's `first_step`
+        when that is stricter than the level it was decided at now."""
         declared = gate_of(gate.name)
         if declared is not None and not declared.futility:
             return False
         if declared is not None and declared.still_fails is not None:
-            if self.pass_reach != 0 or gate.share is None:
+            if (self.pass_reach != 0 and not self.fail_only) or gate.share is None:
                 return False
             final_share = gate.share * self.spend_ratio
             return not declared.still_fails(gate, self.fraction, final_share)
@@ -107,11 +110,23 @@ class Futility:
             pass_limit,
             pass_level,
             self.fraction,
-            1 - (1 - fail_level) * self.spend_ratio,
+            1 - min(1 - fail_level, first_step(gate)) * self.spend_ratio,
             1 - self.final_spend / 2,
             self.reach,
             self.pass_reach,
+            self.fail_only,
         )
+
+
+def first_step(gate: GateResult) -> float:
+    """The error a row meets when it is the first of its family to fail: its gate's
+    share over its Holm `family` (1 when not recorded). A row that could fail by the last
+    look only at a later step of its family needs another row to fail first, which fails
+    the build without it; so whether it can still be the one to turn the build red is
+    judged at this level."""
+    if gate.share is None:
+        return 1.0
+    return gate.share / max(gate.family or 1, 1)
 
 
 def _futile(gate: GateResult, look: int) -> GateResult:

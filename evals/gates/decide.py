@@ -4,15 +4,17 @@ Every statistical gate decides on evidence at its share of the build's false-fai
 budget: the budget (1 - confidence, or a staged run's share for one look) is split among
 the blocking statistical gates by their weights (equal by default), and inside a gate over
 several hypotheses (per-tag gates, P0 cases, agents' error rates) Holm's procedure decides
-at that share, so under identical agents the build fails falsely at most the budget of the
-time whatever the gates' dependence (the union bound). A gate passes only when its pass
-limit at 1 - budget/2 shows the threshold met; a build passes only when every gate
-passes, which needs no correction. Anything else is undetermined, and the environment's
-`on_undetermined` says whether that fails the build. Policy violations and repeats are
-facts, not estimates: they spend nothing, and a single violation fails. The judge gates
-gate on the agreement the evaluation measured over the gates' calibration file
-(evals.pipeline.calibration). The gates themselves are declared in `evals.gates.catalog`;
-docs/gates.md lists every one.
+at that share; gates of one graph (the suite's and the tags' regression rows) decide
+their hypotheses together by the weighted Holm procedure at their shares' sum, passing a
+rejected hypothesis's share on. So under identical agents the build fails falsely at
+most the budget of the time whatever the gates' dependence (the union bound). A gate
+passes only when its pass limit at 1 - budget/2 shows the threshold met; a build passes
+only when every gate passes, which needs no correction. Anything else is undetermined,
+and the environment's `on_undetermined` says whether that fails the build. Policy
+violations and repeats are facts, not estimates: they spend nothing, and a single
+violation fails. The judge gates gate on the agreement the evaluation measured over the
+gates' calibration file (evals.pipeline.calibration). The gates themselves are declared
+in `evals.gates.catalog`; docs/gates.md lists every one.
 """
 
 from __future__ import annotations
@@ -165,9 +167,15 @@ def decide(
             strict=True,
         )
     )
+    pooled: dict[str, float] = {}
+    for gate in spending:
+        if gate.graph is not None:
+            pooled[gate.graph] = pooled.get(gate.graph, 0.0) + shares[gate.name]
     gates: list[GateResult] = []
     for gate in active:
-        levels = Levels(share=shares.get(gate.name, budget), pass_alpha=budget / 2, spend=budget)
+        share = shares.get(gate.name, budget)
+        graph = pooled.get(gate.graph) if gate.graph is not None else None
+        levels = Levels(share=share, pass_alpha=budget / 2, spend=budget, pooled=graph)
         gates += gate.decide(evidence, levels)
     comparison = summary.comparison
     return GateReport(

@@ -28,11 +28,14 @@ Limit = Callable[[float, Side], float]
 @dataclass(frozen=True, slots=True)
 class Levels:
     """The error a gate may make: `share` of the build's false-failure budget `spend` on
-    its fail side, `pass_alpha` on its pass side."""
+    its fail side, `pass_alpha` on its pass side. `pooled` is the share of every gate of
+    its graph together (`evals.gates.registry.Gate.graph`): what a hypothesis of the
+    graph can reach once the others holding the rest of it are rejected."""
 
     share: float
     pass_alpha: float
     spend: float
+    pooled: float | None = None
 
     @property
     def fail_level(self) -> float:
@@ -106,15 +109,15 @@ class Judged:
 
 
 def _family_p_values(
-    hypotheses: Sequence[Hypothesis], levels: Levels
+    hypotheses: Sequence[Hypothesis], levels: Levels, weights: Sequence[float] | None
 ) -> tuple[list[float | None], list[float | None], list[float]]:
     """(p-values, Holm-adjusted p-values, fail levels). A lone hypothesis is decided at
     1 - share and keeps an exact p-value when its test has one; inverting its limits for
     a p-value nothing else needs is skipped."""
-    if len(hypotheses) == 1 and hypotheses[0].fail_p is None:
+    if len(hypotheses) == 1 and hypotheses[0].fail_p is None and weights is None:
         return [None], [None], [levels.fail_level]
     p_values = [h.p_value() for h in hypotheses]
-    adjusted = stats.holm(p_values)
+    adjusted = stats.holm(p_values) if weights is None else stats.weighted_holm(p_values, weights)
     return (
         list(p_values),
         list(adjusted),
@@ -125,10 +128,13 @@ def _family_p_values(
     )
 
 
-def judge_family(hypotheses: Sequence[Hypothesis], levels: Levels) -> list[Judged]:
-    """Each hypothesis decided: Holm within the family at `levels.share` for failing, the
-    pass limit at `levels.pass_level` for passing."""
-    p_values, adjusted_p, fail_levels = _family_p_values(hypotheses, levels)
+def judge_family(
+    hypotheses: Sequence[Hypothesis], levels: Levels, weights: Sequence[float] | None = None
+) -> list[Judged]:
+    """Each hypothesis decided: Holm within the family at `levels.share` for failing (the
+    weighted Holm procedure with `weights`, `stats.weighted_holm`), the pass limit at
+    `levels.pass_level` for passing."""
+    p_values, adjusted_p, fail_levels = _family_p_values(hypotheses, levels, weights)
     judged = []
     for hypothesis, p_value, adjusted, fail_level in zip(
         hypotheses, p_values, adjusted_p, fail_levels, strict=True

@@ -12,6 +12,11 @@ listed once in `evals.gates.catalog.GATES`. The declaration says
 - its `family`: the hypotheses it tests in a `Scope` (the configuration and what is
   compared), None when it is off there. A statistical gate spends only when its family is
   not empty; inside it Holm's procedure decides,
+- its `graph`: gates naming the same graph pass on the share of a hypothesis they reject
+  to each other's (the weighted Holm procedure over all their hypotheses, each gate's
+  `decide` told the graph's `Levels.pooled` share); the suite's and the tags' regression
+  rows are one graph. The first step of each hypothesis is its own gate's share as
+  without a graph, so planning and `reach` do not change,
 - which cases each of its rows `reads` (what an adaptive run keeps running for it),
 - its `decide`: the rows it adds from the evaluation's `Evidence` at its `Levels`,
 - what it can reach before any run (`reach`: whether each of its rows can fail and can
@@ -176,6 +181,7 @@ class Gate:
     reach: Callable[[Design], list[Reach]] | None = None
     still_fails: Callable[[GateResult, float, float], bool] | None = None
     parse: Callable[[str, Any], Any] | None = None
+    graph: str | None = None
 
     def owns(self, row: str) -> bool:
         """True when `row` (a name in the gate table) is one of this gate's rows."""

@@ -4,10 +4,19 @@ suite and per tag, within the tolerated loss (`max_regression`, else `margin`).
 Non-inferiority: a row fails when the data show the loss beyond the tolerance, passes
 when they show it within, and is undetermined otherwise. Each uses the test the
 comparison reports for its group (`evals.analysis.comparison.group_test`: the stratified
-score test on these cases, or the t test on tasks like these); the per-tag rows are one
-Holm family. Every row says what it is about and the smallest loss this run would have
-caught (`detectable`, 80 % of the time at the row's first Holm step), so a pull request
-that shows no loss says how large a loss it could have missed.
+score test on these cases, or the t test on tasks like these).
+
+The suite row and the per-tag rows are one graph (`GRAPH`): the weighted Holm procedure
+(`evals.stats.weighted_holm`; Bretz et al. 2009) at the two gates' shares together, the
+suite row starting with its gate's share and each tag with an equal part of its gate's.
+A row shown beyond its tolerance passes what it held on to the others, so a tag that
+broke is named at the suite's share once the suite's row failed, and the suite's row
+gains what failed tags held. The first step of every row, what a row shown alone meets
+(planning, `reach`, `detectable`), is its own share as before.
+
+Every row says what it is about and the smallest loss this run would have caught
+(`detectable`, 80 % of the time at the row's first step), so a pull request that shows no
+loss says how large a loss it could have missed.
 """
 
 from __future__ import annotations
@@ -79,30 +88,47 @@ def _group_hypothesis(
 
 
 def regression_gates(
-    names: Sequence[str],
     comparison: Comparison,
-    tags: Sequence[str | None],
-    tolerances: Sequence[float],
+    config: GateConfig,
+    tags: Sequence[str],
+    suite_share: float,
+    tag_share: float,
     levels: Levels,
+    suite_rows: bool,
 ) -> list[GateResult]:
-    """One row per group of `comparison` (`tags`: None for the suite, else a tag), Holm
-    across the groups at one share (the suite is a family of one; the per-tag rows share
-    one family)."""
+    """The rows of one gate of the graph: the suite's (`suite_rows`) or the tags'. The
+    graph holds the suite's row when `suite_share` is positive and one row per tag of
+    `tags` when `tag_share` is, decided together by the weighted Holm procedure, the
+    suite row starting at `suite_share` and each tested tag at `tag_share` over the tags
+    tested. Each row reports its gate's share."""
+    groups: list[tuple[str, str | None, float, float]] = []
+    if suite_share > 0:
+        groups.append((SUITE.name, None, config.tolerance(), suite_share))
+    if tag_share > 0:
+        groups += [(tag_row(TAGS.name, t), t, _tag_tolerance(config, t), tag_share) for t in tags]
     by_tag = {t.group: t for t in comparison.tags}
-    groups = [comparison.overall if tag is None else by_tag[tag] for tag in tags]
-    rows = [group_rows(comparison, tag) for tag in tags]
-    tests = [group_test(group, members) for group, members in zip(groups, rows, strict=True)]
-    hypotheses = [
-        None if test is None else _group_hypothesis(group, test, tolerance)
-        for group, test, tolerance in zip(groups, tests, tolerances, strict=True)
+    found = []
+    for name, tag, tolerance, share in groups:
+        group = comparison.overall if tag is None else by_tag[tag]
+        members = group_rows(comparison, tag)
+        test = group_test(group, members)
+        hypothesis = None if test is None else _group_hypothesis(group, test, tolerance)
+        found.append((name, tag, tolerance, share, group, members, test, hypothesis))
+    tested_tags = sum(1 for f in found if f[1] is not None and f[7] is not None)
+    starts = [
+        share if tag is None else share / tested_tags
+        for _, tag, _, share, _, _, _, hypothesis in found
+        if hypothesis is not None
     ]
-    tested = [h for h in hypotheses if h is not None]
-    judged = iter(judge_family(tested, levels))
-    first_step = 1 - levels.share / max(len(tested), 1)
+    tested = [f[7] for f in found if f[7] is not None]
+    judged = iter(judge_family(tested, replace(levels, share=sum(starts)), starts))
+    first_steps = iter(starts)
     results = []
-    for name, group, members, test, tolerance, hypothesis in zip(
-        names, groups, rows, tests, tolerances, hypotheses, strict=True
-    ):
+    for name, tag, tolerance, share, group, members, test, hypothesis in found:
+        if hypothesis is not None:
+            decided, first_step = next(judged), next(first_steps)
+        if (tag is None) != suite_rows:
+            continue
         where = about(group.estimand, group.cases)
         if hypothesis is None or test is None:
             results.append(
@@ -117,9 +143,8 @@ def regression_gates(
                 )
             )
             continue
-        decided = next(judged)
-        catch = detectable(group, members, test, tolerance, first_step)
-        scope = "the suite" if group.group == "suite" else f"tag {group.group}"
+        catch = detectable(group, members, test, tolerance, 1 - first_step)
+        scope = "the suite" if tag is None else f"tag {tag}"
         caught = (
             f"; this run would catch {points(-catch)} (80 % of the time)"
             if catch is not None
@@ -130,20 +155,14 @@ def regression_gates(
             f"tolerated loss {tolerance:.3g}: "
             f"{limits_sentence(decided, points, len(tested))}{caught}"
         )
-        result = gate_result(name, decided, levels, reason)
-        results.append(replace(result, about=where, detectable=catch))
+        result = gate_result(name, decided, replace(levels, share=share), reason)
+        family = tested_tags if tag is not None else None
+        results.append(replace(result, about=where, detectable=catch, family=family))
     return results
 
 
 def _suite_family(scope: Scope) -> list[str] | None:
     return ["suite"] if scope.compared else None
-
-
-def _decide_suite(evidence: Evidence, levels: Levels) -> list[GateResult]:
-    assert evidence.comparison is not None
-    return regression_gates(
-        [SUITE.name], evidence.comparison, [None], [evidence.config.tolerance()], levels
-    )
 
 
 def _tag_tolerance(config: GateConfig, tag: str) -> float:
@@ -156,18 +175,27 @@ def _tag_family(scope: Scope) -> list[str] | None:
     return tags_with(scope.config, scope.compared_tags, TOLERANCE_KEYS) or None
 
 
-def _decide_tags(evidence: Evidence, levels: Levels) -> list[GateResult]:
+def _graph_rows(evidence: Evidence, levels: Levels, suite_rows: bool) -> list[GateResult]:
+    """The rows of the graph's suite gate (`suite_rows`) or tag gate at `levels`: its own
+    share, the other gate holding the rest of `levels.pooled`."""
     assert evidence.comparison is not None
     config = evidence.config
     groups = frozenset(t.group for t in evidence.comparison.tags)
     tags = tags_with(config, groups, TOLERANCE_KEYS)
+    pooled = levels.share if levels.pooled is None else levels.pooled
+    other = pooled - levels.share if pooled - levels.share > 1e-12 * pooled else 0.0
+    suite_share, tag_share = (levels.share, other) if suite_rows else (other, levels.share)
     return regression_gates(
-        [tag_row(TAGS.name, t) for t in tags],
-        evidence.comparison,
-        tags,
-        [_tag_tolerance(config, t) for t in tags],
-        levels,
+        evidence.comparison, config, tags, suite_share, tag_share, levels, suite_rows
     )
+
+
+def _decide_suite(evidence: Evidence, levels: Levels) -> list[GateResult]:
+    return _graph_rows(evidence, levels, suite_rows=True)
+
+
+def _decide_tags(evidence: Evidence, levels: Levels) -> list[GateResult]:
+    return _graph_rows(evidence, levels, suite_rows=False)
 
 
 def reachable(
@@ -217,6 +245,9 @@ def _reach_tags(design: Design) -> list[Reach]:
     ]
 
 
+GRAPH = "regression"
+"""The graph the suite's and the tags' regression rows share their budget in."""
+
 SUITE = Gate(
     name="regression",
     keys=("max_regression", "margin"),
@@ -224,6 +255,7 @@ SUITE = Gate(
     family=_suite_family,
     decide=_decide_suite,
     reach=_reach_suite,
+    graph=GRAPH,
 )
 TAGS = Gate(
     name="regression[tag]",
@@ -233,4 +265,5 @@ TAGS = Gate(
     decide=_decide_tags,
     reads=tagged_cases,
     reach=_reach_tags,
+    graph=GRAPH,
 )

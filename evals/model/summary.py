@@ -279,7 +279,8 @@ class GateResult:
     (80 % of the time). A gate decided case by case (P0) holds the `tables` (candidate
     passes, runs, baseline passes, runs) of the cases it left undetermined and the size
     of its Holm `family`, from which an adaptive run tells whether more runs could still
-    fail it.
+    fail it; a per-tag regression row holds the number of tags its gate's share is split
+    over (its first step is `share / family`).
     """
 
     name: str

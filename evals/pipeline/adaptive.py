@@ -71,8 +71,9 @@ class AdaptiveDesign:
     function alpha·t^rho. `futility` is how many conditional standard deviations an
     undetermined gate's estimate may need to move to be decided by the last look before
     its cases stop for it (None: never), and `pass_futility` the same for reaching a pass
-    (None: `futility`). `budget_runs` and `budget_cost` cap the runs and
-    the cost.
+    (None: `futility`); `fail_only` judges the fail side alone (where an undetermined
+    verdict passes, a pass changes nothing). `budget_runs` and `budget_cost` cap the runs
+    and the cost.
     """
 
     last: int = 10
@@ -83,6 +84,7 @@ class AdaptiveDesign:
     pass_futility: float | None = None
     budget_runs: int | None = None
     budget_cost: float | None = None
+    fail_only: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.first <= self.last or self.every < 1:
@@ -135,6 +137,7 @@ class AdaptiveDesign:
             final_spend=spends[-1],
             reach=self.futility,
             pass_reach=self.pass_futility,
+            fail_only=self.fail_only,
         )
 
 
@@ -150,10 +153,11 @@ def design_for(
     EVERY repeats (at most LAST), the caps the flags give, else those of the environment's
     gate configuration `config` (`gates.budget_runs`, `gates.budget_cost`). Where an
     undetermined verdict passes (a pull request), only failing can change the build, so
-    the pass side's futility reach is 0 unless `--pass-reach` says otherwise: a gate stops
-    as soon as it cannot fail by the last look. An impossible design is a `SuiteError`
-    naming the flags."""
-    if pass_reach is None and config.on_undetermined == "pass":
+    the pass side is not judged unless `--pass-reach` says otherwise: a gate stops as soon
+    as it cannot fail by the last look. An impossible design is a `SuiteError` naming the
+    flags."""
+    fail_only = pass_reach is None and config.on_undetermined == "pass"
+    if fail_only:
         pass_reach = 0.0
     try:
         return AdaptiveDesign(
@@ -161,6 +165,7 @@ def design_for(
             first=min(every, last),
             every=every,
             pass_futility=pass_reach,
+            fail_only=fail_only,
             budget_runs=budget_runs if budget_runs is not None else config.budget_runs,
             budget_cost=budget_cost if budget_cost is not None else config.budget_cost,
         )

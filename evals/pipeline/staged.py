@@ -114,6 +114,7 @@ def cannot_fail(
         final_spend=spends[-1],
         reach=FAIL_REACH,
         pass_reach=0.0,
+        fail_only=True,
     )
     open_gates = [g for g in report.gates if g.blocking and g.status == "undetermined"]
     return all(futility.judge(g) for g in open_gates)

@@ -80,7 +80,7 @@ if TYPE_CHECKING:
     from evals.stats.ratio import normal_limit, ratio_standard_error
     from evals.stats.repeats import case_flake, flake_probability, flake_rate, pass_at_k, pass_hat_k
     from evals.stats.sequential import crossing_probabilities, sequential_levels
-    from evals.stats.significance import benjamini_hochberg, holm
+    from evals.stats.significance import benjamini_hochberg, holm, weighted_holm
     from evals.stats.stratified import (
         StratifiedDifference,
         detectable_drop,
@@ -151,6 +151,7 @@ __all__ = [
     "t_quantile",
     "t_sf",
     "two_sided_z",
+    "weighted_holm",
     "weighted_percentile",
     "wilson_interval",
 ]
@@ -208,6 +209,7 @@ _MODULES = {
     "pearson_correlation": "clustering",
     "percentile": "quantiles",
     "weighted_percentile": "quantiles",
+    "weighted_holm": "significance",
     "ratio_standard_error": "ratio",
     "regression_gate_probability": "power",
     "run_noise_variance": "power",

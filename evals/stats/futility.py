@@ -12,7 +12,8 @@ the estimate to move more than `reach` conditional standard deviations: the cond
 power of both sides under the current estimate is then below Φ(-reach). The two sides
 may have their own reach: a smaller one on the pass side gives up passes that would have
 needed a favourable run of data, and still stops a gate only when failing is beyond the
-fail side's reach.
+fail side's reach. A rate at the end of its range (no errored run yet) has its fail limit
+at the estimate; its spread is then read off the pass limit alone.
 
 Stopping runs for futility is non-binding in the sense of group-sequential designs: it
 never adds a chance to fail, so the false-failure rate can only fall; what it costs is
@@ -43,10 +44,12 @@ def futile(
     final_pass_level: float,
     reach: float = 2.0,
     pass_reach: float | None = None,
+    fail_only: bool = False,
 ) -> bool:
     """True when the fail decision is not within `reach` conditional standard deviations
     of the estimate by the last look, nor the pass decision within `pass_reach` (default
-    `reach`).
+    `reach`); with `fail_only` the pass side is not judged at all (where an undetermined
+    verdict passes, a pass changes nothing, only a failure could).
 
     `fail_limit` and `pass_limit` are the gate's one-sided limits at `fail_level` and
     `pass_level` now; higher is better when the fail limit (an upper limit) lies above the
@@ -69,7 +72,9 @@ def futile(
     sign = 1.0 if fail_limit >= pass_limit else -1.0
     fail_width = sign * (fail_limit - measured)
     pass_width = sign * (measured - pass_limit)
-    if fail_width <= 0 or pass_width <= 0:
+    # A fail limit at the estimate (no errored run of an error rate's: a rate at the end
+    # of its range) says nothing of the spread; the pass limit does.
+    if fail_width < 0 or pass_width <= 0:
         return False
     error = max(fail_width / normal_quantile(fail_level), pass_width / normal_quantile(pass_level))
     shrink = math.sqrt(fraction)
@@ -79,4 +84,4 @@ def futile(
     to_fail = sign * (measured - threshold) + final_fail * shrink
     to_pass = sign * (threshold - measured) + final_pass * shrink
     spread = error * math.sqrt(1 - fraction)
-    return to_fail > reach * spread and to_pass > pass_reach * spread
+    return to_fail > reach * spread and (fail_only or to_pass > pass_reach * spread)

@@ -179,7 +179,8 @@ def test_a_killed_adaptive_job_resumes_to_the_uninterrupted_runs(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     head = branch_with(project, "reshuffled", {AGENT_PATH: SLOW})
-    adaptive = ["--adaptive", "6", "--look-every", "2"]
+    # Judging the pass side too (--pass-reach) keeps the job running past its second look.
+    adaptive = ["--adaptive", "6", "--look-every", "2", "--pass-reach", "0"]
     whole_code, whole, _ = _pull_request(project, monkeypatch, "reshuffled", "whole", *adaptive)
     summary = AdaptiveSummary.from_dict(whole["results"][0]["gates"]["adaptive"])
     # The job runs past the second look, so a kill in it leaves the later looks to do.
@@ -237,8 +238,18 @@ def test_the_pr_environments_budget_and_the_flag_cap_the_adaptive_job(
     assert f"the next look's {look} runs would take the {look} runs so far past" in comment
     assert "--budget-runs 150" in summary.stop_reason
 
+    # Judging the pass side too (--pass-reach) keeps the job running into the cap.
     _, outcome, comment = _pull_request(
-        project, monkeypatch, "capped", "flag", "--adaptive", "8", "--budget-runs", "200"
+        project,
+        monkeypatch,
+        "capped",
+        "flag",
+        "--adaptive",
+        "8",
+        "--budget-runs",
+        "200",
+        "--pass-reach",
+        "0",
     )
     summary = AdaptiveSummary.from_dict(outcome["results"][0]["gates"]["adaptive"])
     assert look < summary.runs <= 200
@@ -278,7 +289,9 @@ def test_each_compared_agent_is_decided_on_its_own_and_a_decided_one_runs_no_fur
     assert len(other.looks) == len(broken.looks) > 1  # the job went on for `other`
     assert "gates decided for agent: regression fail at look 1" in comment
     assert "; for other: " in comment
-    assert "stopped because blocking gate(s) regression (agent) failed" in comment
+    # `agent` failed at look 1; `other` ran on until none of its gates could still be
+    # decided (its error rate, no errored run, cannot fail by the last look)
+    assert "stopped because no undetermined gate can still be decided by the last look" in comment
     runs = _runs(repo / ".evals" / "both" / "pr.db")[f"pr-7-{head[:10]}"]
     repeats = {
         agent: {key[3] for key, *_ in runs if key[2] == agent} for agent in ("agent", "other")
