@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evals.common.files import (
+    default_label,
     is_file_ref,
     is_python_ref,
     load_function,
@@ -86,3 +87,11 @@ def test_what_is_missing_is_named_with_the_file(tmp_path: Path) -> None:
     os.utime(path, ns=(later, later))
     with pytest.raises(SuiteError, match="importing the provider failed: ModuleNotFoundError"):
         load_function(path, "call_api", "provider")
+
+
+def test_python_providers_are_named_as_promptfoo_names_them():
+    # the column names a report and the dashboard show for unlabeled Python providers
+    assert [
+        default_label(pid)
+        for pid in ("python:agent.py", "python:agent.py:other", "file://agent.py", "echo")
+    ] == ["python:agent.py:default", "python:agent.py:other", "python:agent.py:default", "echo"]

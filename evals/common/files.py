@@ -207,8 +207,9 @@ def read_text(path: Path, what: str = "the file", *, keep_line_endings: bool = F
 
 def default_label(provider_id: str) -> str:
     """A provider's name without a label: promptfoo names a Python file provider
-    `python:<path>:<function>` (`default` when the id names no function)."""
-    if provider_id.startswith("file://"):
+    `python:<path>:<function>` (`default` when the id names no function), whether written
+    `file://x.py` or `python:x.py`."""
+    if provider_id.startswith(("file://", "python:")):
         path, function = split_ref(provider_id)
         if path.endswith(".py"):
             return f"python:{path}:{function or 'default'}"
