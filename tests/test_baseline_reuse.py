@@ -202,3 +202,19 @@ def test_an_agent_whose_code_the_fingerprint_cannot_see_is_reused_only_when_aske
     assert main([*command, "--no-progress", "--reuse-baseline"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "baseline main: 8 stored run(s) reused, 4 re-run fresh as a drift check" in out
+
+
+def test_a_nightly_and_a_release_run_their_baseline_fresh_unless_the_suite_says_otherwise():
+    """A nightly measures main's agents as they answer today, a release shows its gates on
+    fresh runs: stored runs stand in by default everywhere else."""
+    from evals.model.gates import GateConfig
+
+    default = GateConfig()
+    assert [default.for_environment(e).reuse_baseline for e in (None, "pr")] == [True, True]
+    assert [default.for_environment(e).reuse_baseline for e in ("nightly", "release")] == [
+        False,
+        False,
+    ]
+    told = GateConfig(reuse_baseline=False, environments={"nightly": {"reuse_baseline": True}})
+    assert told.for_environment("nightly").reuse_baseline is True
+    assert told.for_environment("pr").reuse_baseline is False

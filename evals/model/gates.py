@@ -28,6 +28,14 @@ def default_on_undetermined(environment: str | None) -> str:
     return {"release": "fail", "pr": "pass"}.get(environment or "", "warn")
 
 
+def default_reuse_baseline(environment: str | None) -> bool:
+    """Whether stored runs of an unchanged baseline answer for it where the suite does not
+    say: not in a nightly (it measures main's agents as they answer today, for the next
+    pull requests and the next nights) nor in a release (it shows its gates met on fresh
+    runs, with the whole false-failure budget); elsewhere, yes."""
+    return environment not in ("nightly", "release")
+
+
 def about(estimand: str, cases: int) -> str:
     """What a verdict of `estimand` over `cases` cases is about, in a short phrase."""
     if estimand == "tasks":
@@ -50,7 +58,8 @@ class GateConfig:
     `latency` names the latency every grader (but promptfoo's `latency` assertion),
     statistic and gate reads: the harness's wall time, or the agent's own report.
     `reuse_baseline` lets stored runs of an unchanged baseline agent answer for it behind
-    the drift guard (`evals.pipeline.reuse`; false: the baseline always runs fresh).
+    the drift guard (`evals.pipeline.reuse`; false: the baseline always runs fresh; None:
+    `default_reuse_baseline` of the environment).
     `estimand` says what a comparison is about: `cases`, the suite's own cases (inference
     conditional on the cases, whose only noise is the agents' run-to-run randomness), or
     `tasks`, tasks like these (the cases as a sample of tasks).
@@ -87,7 +96,7 @@ class GateConfig:
     budget_cost: float | None = None
     allow_fingerprint_mismatch: bool = False
     paired: bool = False
-    reuse_baseline: bool = True
+    reuse_baseline: bool | None = None
     estimand: str = "cases"
     judge_calibration: str | None = None
     min_judge_kappa: float | None = None
@@ -100,13 +109,15 @@ class GateConfig:
         """The effective thresholds of an environment: its overrides over the top level.
 
         Every key the environment sets applies, whatever its value (`margin: 0` over a
-        top-level 0.05 is 0). `on_undetermined` left unset becomes the environment's
-        default. The result has no environments of its own.
+        top-level 0.05 is 0). `on_undetermined` and `reuse_baseline` left unset become
+        the environment's defaults. The result has no environments of its own.
         """
         overrides = self.environments.get(name, {}) if name else {}
         merged = self.with_overrides(overrides, environments={})
         if merged.on_undetermined is None:
             merged.on_undetermined = default_on_undetermined(name)
+        if merged.reuse_baseline is None:
+            merged.reuse_baseline = default_reuse_baseline(name)
         return merged
 
     def for_tag(self, tag: str) -> GateConfig:

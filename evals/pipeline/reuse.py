@@ -155,11 +155,11 @@ def _primed(path: Path, records: list[RunRecord], fingerprints: dict[str, str]) 
 def _automatic(suite: Suite, options: RunOptions, look: int | None) -> bool:
     """True when a run that did not ask (`--reuse-baseline`) nor refuse (`--fresh-baseline`)
     may look for a stored baseline: a whole new evaluation with a store, no response cache
-    of its own, not a `look` of an adaptive comparison, and `gates.reuse_baseline` left
-    on."""
+    of its own, not a `look` of an adaptive comparison, and `gates.reuse_baseline` on (by
+    default everywhere but a nightly or a release run, `default_reuse_baseline`)."""
     config = suite.gates.for_environment(options.environment)
     return (
-        config.reuse_baseline
+        bool(config.reuse_baseline)
         and options.use_store
         and not options.cache
         and not options.resume
