@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,8 @@ from typing import Any
 from evals.agents.base import CallContext, normalize_response
 from evals.agents.threads import ThreadCalls
 from evals.agents.worker_client import WorkerAgent, wants_worker
-from evals.common.files import load_function, split_ref
+from evals.common.files import FILE_PREFIX, load_function, split_ref
+from evals.common.yaml12 import load_yaml_text
 from evals.model.errors import SuiteError
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
@@ -41,7 +44,12 @@ class PythonAgent:
         self.label = spec.label
         self.worker = None
         self.load_error: str | None = None
-        if function is None:
+        try:
+            config = {"basePath": os.path.relpath(root), **config_files_loaded(spec.config, root)}
+        except ConfigFileError as exc:  # each call errs, as promptfoo's provider fails to start
+            config, self.load_error = spec.config, str(exc)
+        spec = dataclasses.replace(spec, config=config)
+        if function is None and self.load_error is None:
             rel, fn_name = split_ref(spec.id)
             fn_name = fn_name or "call_api"
             if wants_worker(spec.config):
@@ -63,8 +71,8 @@ class PythonAgent:
         response (see `fresh`)."""
         if self.worker is not None:
             return fresh(await self.worker.call(prompt, context))
-        if self.fn is None:  # the file could not be loaded: each call errs, as in promptfoo
-            return AgentResponse(error=self.load_error)
+        if self.fn is None or self.load_error is not None:  # the file or its config could
+            return AgentResponse(error=self.load_error)  # not be loaded: each call errs
         ctx = context.promptfoo_context()
         if self.is_async:
             raw = await self.fn(prompt, self.options, ctx)
@@ -78,6 +86,46 @@ class PythonAgent:
             await self.worker.aclose()
         else:
             self.threads.close()
+
+
+class ConfigFileError(Exception):
+    """A `file://` reference in a provider's config that cannot be loaded."""
+
+
+def _config_file(ref: str, root: Path) -> Any:
+    rel, function = split_ref(ref)
+    path = root / rel
+    if not path.is_file():
+        raise ConfigFileError(f"Error: ENOENT: no such file or directory, open '{path}'")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".json":
+            return json.loads(path.read_bytes().decode("utf-8"))
+        if suffix in (".yaml", ".yml"):
+            return load_yaml_text(path.read_bytes().decode("utf-8"))
+        if suffix == ".py":
+            return load_function(path, function or "get_config", "provider config")()
+        if suffix in (".txt", ".md", ""):
+            return path.read_bytes().decode("utf-8", errors="replace")
+    except (ValueError, SuiteError) as exc:
+        raise ConfigFileError(f"Error loading file reference {ref}: {exc}") from None
+    except Exception as exc:  # the config function raised: the suite's code, any error
+        raise ConfigFileError(f"Error loading file reference {ref}: {exc!r}") from None
+    raise ConfigFileError(f"Error: Unsupported file extension: {path.suffix}")
+
+
+def config_files_loaded(config: Any, root: Path) -> Any:
+    """A Python provider's config with each `file://` reference in it (at any depth)
+    replaced by the file's content, as promptfoo's processConfigFileReferences does: JSON
+    and YAML parsed, a Python file's function (`get_config` by default) called, text
+    (`.txt`, `.md`, no extension) as written; ConfigFileError otherwise."""
+    if isinstance(config, str) and config.startswith(FILE_PREFIX):
+        return _config_file(config, root)
+    if isinstance(config, list):
+        return [config_files_loaded(item, root) for item in config]
+    if isinstance(config, dict):
+        return {key: config_files_loaded(item, root) for key, item in config.items()}
+    return config
 
 
 def load_problem(path: Path, function: str, exc: SuiteError) -> str:

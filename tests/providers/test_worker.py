@@ -99,7 +99,8 @@ def test_worker_runs_in_another_process(tmp_path):
 
     response = run(go())
     assert response.metadata["pid"] != os.getpid()
-    assert response.metadata["config"] == {"worker": True}
+    # the provider's config, with promptfoo's basePath (the suite's folder) added
+    assert response.metadata["config"] == {"worker": True, "basePath": os.path.relpath(tmp_path)}
 
 
 def test_crash_fails_the_call_and_the_next_call_restarts_the_worker(tmp_path):
