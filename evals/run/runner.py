@@ -329,6 +329,7 @@ class Runner:
         # daemon threads: a Python var loader, prompt function or filter that never returns
         # ends its run at the timeout and holds neither a thread others wait for nor the exit
         self._render_threads = ThreadCalls("evals-render")
+        self._render_slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         suite_env = {str(k): str(v) for k, v in (self.suite_config.get("env") or {}).items()}
         self.template_env = {**os.environ, **suite_env}
         evaluate_options = self.suite_config.get("evaluateOptions") or {}
@@ -391,10 +392,22 @@ class Runner:
         template = prompt_template(run)
         if template is not None and fills_in_python(template, run.case.vars):
             return self._filled(run, template)
-        rendering = self._render_threads.run(render_prompt, run, self.suite_root, self.template_env)
+        rendering = self._render_off_loop(run)
         if not self.timeout_s:
             return await rendering
         return await asyncio.wait_for(rendering, self.timeout_s)
+
+    async def _render_off_loop(self, run: PlannedRun) -> Rendered:
+        """`render_prompt` on a render thread, as many at once as asyncio.to_thread's pool
+        would run (each render thread keeps its own JavaScript engine); a render abandoned
+        at the timeout frees its slot."""
+        loop = asyncio.get_running_loop()
+        if self._render_slots is None or self._render_slots[0] is not loop:
+            self._render_slots = (loop, asyncio.Semaphore(min(32, (os.cpu_count() or 1) + 4)))
+        async with self._render_slots[1]:
+            return await self._render_threads.run(
+                render_prompt, run, self.suite_root, self.template_env
+            )
 
     def _filled(self, run: PlannedRun, template: str) -> Rendered:
         """`render_prompt` of a plain fill (microseconds), remembered for the next repeats
