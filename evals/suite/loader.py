@@ -723,11 +723,13 @@ class _Loader:
             example="500 (milliseconds)",
             key="delay",
         )
+        # a provider written as a mapping is named by its id as written (promptfoo's
+        # `options.id`); only a bare string names a Python file python:FILE:FUNCTION
         name = str(opts.get("id") or pid)
         prompts = opts.get("prompts")
         return ProviderSpec(
             id=pid,
-            label=str(opts.get("label") or (name if name != pid else default_label(pid))),
+            label=str(opts.get("label") or name),
             config=dict(config or {}),
             transform=opts.get("transform"),
             delay_ms=delay or 0.0,

@@ -44,7 +44,7 @@ def local_judge():
 
 @pytest.mark.skipif(shutil.which("ruby") is None, reason="a config checks with ruby")
 @pytest.mark.parametrize(
-    ("folder", "count", "prefix"), [("second", 37, "c"), ("third", 36, "d"), ("fourth", 36, "e")]
+    ("folder", "count", "prefix"), [("second", 37, "c"), ("third", 36, "d"), ("fourth", 37, "e")]
 )
 def test_every_row_agrees_but_the_listed_ones(folder, count, prefix, local_judge, capsys):
     configs = sorted((SETS / folder).glob("*/promptfooconfig.yaml"))
@@ -57,6 +57,7 @@ def test_every_row_agrees_but_the_listed_ones(folder, count, prefix, local_judge
         name = Path(outcome["config"]).parent.name
         assert not outcome["skipped"] and not outcome["refused"], name
         assert outcome["rows"] > 0, name
+        assert not outcome["identity"], name  # prompt and provider named as promptfoo names them
         if outcome["rows"] != outcome["agreeing"]:
             differing[name] = outcome["rows"] - outcome["agreeing"]
     assert differing == {k: v for k, v in LISTED.items() if k.startswith(prefix)}
