@@ -13,12 +13,13 @@ from hypothesis import strategies as st
 from scipy.stats import norm
 
 from evals.cli import main
-from evals.gates.adaptive import AdaptiveState, advance, settle
+from evals.gates.adaptive import AdaptiveState, Futility, advance, settle
 from evals.gates.catalog import gate_cases
 from evals.model.errors import SuiteError
+from evals.model.gates import GateConfig
 from evals.model.options import RunOptions
 from evals.model.summary import AdaptiveSummary, GateReport, GateResult
-from evals.pipeline.adaptive import AdaptiveDesign, run_adaptive
+from evals.pipeline.adaptive import AdaptiveDesign, design_for, run_adaptive
 from evals.reports.view import gate_settings
 from evals.stats import crossing_probabilities, spending_shares
 from evals.store import open_store
@@ -368,3 +369,41 @@ def test_the_command_line_caps_an_adaptive_run(write_suite, capsys):
     assert "first look alone needs more runs" in capsys.readouterr().err
     assert main([*command, "--pass-reach", "-1"]) == 2
     assert "pass side's futility reach must be at least 0" in capsys.readouterr().err
+
+
+def test_a_tag_row_is_judged_futile_at_its_first_step():
+    """A row that could fail by the last look only at a later Holm step (after another row
+    of its family failed, which turns the build red without it) cannot be the one to fail
+    the build: it is judged at its gate's share over its family."""
+    futility = Futility(
+        fraction=0.5, spend_ratio=2.0, final_spend=0.05, pass_reach=0.0, fail_only=True
+    )
+    error, share, level = 0.05, 0.0125, 1 - 0.0125
+
+    def row(family: int | None) -> GateResult:
+        measured = -0.105  # just beyond the tolerated loss of 0.1
+        return GateResult(
+            "regression[t0]",
+            "undetermined",
+            -0.1,
+            measured,
+            None,
+            "",
+            fail_limit=measured + float(norm.ppf(level)) * error,
+            fail_level=level,
+            pass_limit=measured - float(norm.ppf(level)) * error,
+            pass_level=level,
+            share=share,
+            family=family,
+        )
+
+    assert not futility.judge(row(None))  # alone at its share it could still fail
+    assert futility.judge(row(4))  # first of four tags: a quarter of it, out of reach
+
+
+def test_a_pull_requests_adaptive_design_judges_the_fail_side_alone():
+    pr = GateConfig(on_undetermined="pass")
+    assert design_for(pr, 10).fail_only
+    # --pass-reach asks for the pass side to be judged too; elsewhere passes count
+    assert not design_for(pr, 10, pass_reach=0.0).fail_only
+    assert not design_for(GateConfig(on_undetermined="warn"), 10).fail_only

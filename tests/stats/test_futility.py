@@ -127,3 +127,21 @@ def test_levels_and_reach_are_checked():
         futile(*gate, 0.5, 0.4, 0.99)
     with pytest.raises(ValueError, match="reach"):
         futile(*gate, 0.5, 0.99, 0.99, -1.0)
+
+
+def test_a_rate_with_no_errored_run_reads_its_spread_off_its_pass_limit():
+    """Before: an error rate of 0 (its lower fail limit at the estimate) was never futile,
+    so every staged pull request ran to its last stage for it."""
+    # no errored run of 100: lower limit 0, upper 0.052 at 99.5 %, at most 0.05 allowed
+    gate = (0.0, 0.05, 0.0, 0.995, 0.052, 0.995)
+    assert futile(*gate, 0.5, 0.99, 0.975, 2.0, 0.0, fail_only=True)
+    # early, with half the spread left, failing is still within reach
+    assert not futile(0.0, 0.05, 0.0, 0.995, 0.2, 0.995, 0.1, 0.99, 0.975, 2.0, fail_only=True)
+
+
+def test_fail_only_stops_a_gate_on_its_way_to_a_pass():
+    """Where an undetermined verdict passes, a gate whose estimate would pass by the last
+    look but cannot fail stops; judging the pass side too keeps it running."""
+    gate = _gate(0.05, 0.05, -0.1, 0.99, 0.99)  # estimate above the threshold
+    assert not futile(*gate, 0.5, 0.99, 0.99, 2.0, 0.0)
+    assert futile(*gate, 0.5, 0.99, 0.99, 2.0, 0.0, fail_only=True)
