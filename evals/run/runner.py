@@ -102,8 +102,10 @@ def render_prompt(
 
 def provider_seen(run: PlannedRun) -> dict[str, Any]:
     """What promptfoo tells a prompt function or a var loader of the run's provider: its
-    id (`python:agent.py:default` for a Python file) and the label written for it ("")."""
-    promptfoo_id = default_label(run.provider.id)
+    id (`python:agent.py:default` for a Python file written as a string, the id as written
+    for a provider written as a mapping) and the label written for it ("")."""
+    by_file = default_label(run.provider.id)
+    promptfoo_id = by_file if run.provider.label == by_file else run.provider.id
     return {
         "id": promptfoo_id,
         "label": "" if run.provider.label == promptfoo_id else run.provider.label,
