@@ -198,7 +198,7 @@ SHORTEST_MASKED = 6
 """No string shorter than this can hold a match of the patterns `Redactor.text` masks:
 the shortest matches are a URL query credential such as `?key=x` (6 characters), URL user
 info `://a:b@` (7) and a key shape (`Basic ` and 8 characters, 14); a redactor also
-lowers its own bound to its shortest known secret. `tests/test_redact_shortcuts.py`
+lowers its own bound to its shortest known secret. `tests/tracing/test_redact_shortcuts.py`
 checks this bound against each pattern's shortest match."""
 
 _ATOMS = frozenset({int, float, bool, type(None), bytes})

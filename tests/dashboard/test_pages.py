@@ -324,7 +324,7 @@ def test_compare_shows_what_an_adaptive_run_did(write_suite, tmp_path, monkeypat
     from evals.model.options import RunOptions
     from evals.pipeline.adaptive import run_adaptive
     from evals.suite import load_suite
-    from tests.test_adaptive import DESIGN, _write
+    from tests.pipeline.test_adaptive import DESIGN, _write
 
     url = f"sqlite:///{tmp_path / 'adaptive.db'}"
     options = RunOptions(store_url=url, progress=False, trace=False)

@@ -34,7 +34,7 @@ from evals.tracing.normalize import step_kind_of_span, trajectory_from_spans
 from evals.tracing.otlp_receiver import OtlpReceiver
 from evals.tracing.spans import SpanDict
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LANGGRAPH_APP = ROOT / "tests" / "providers" / "framework_apps" / "langgraph_app.py"
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases" / "trading-research"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "cases" / "trading-research"))
 
 import trading_simulator as sim
 from trading_tools import registry

@@ -17,7 +17,7 @@ from evals.model.options import RunOptions
 from evals.pipeline.evaluation import run_evaluation
 from evals.suite import load_suite
 
-CASES = Path(__file__).resolve().parents[1] / "cases"
+CASES = Path(__file__).resolve().parents[2] / "cases"
 SUPPORT = CASES / "support-desk"
 UNCONFIRMED = "[approval] refund_order: write call without the user's confirmation"
 

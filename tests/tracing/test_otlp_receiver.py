@@ -27,7 +27,7 @@ from evals.tracing.normalize import trajectory_from_spans
 from evals.tracing.otlp_receiver import OtlpReceiver, decode_traces
 from evals.tracing.spans import span_to_dict, span_tree
 
-AGENT_DIR = Path(__file__).resolve().parents[1] / "cases" / "examples" / "otel-agent"
+AGENT_DIR = Path(__file__).resolve().parents[2] / "cases" / "examples" / "otel-agent"
 
 EXEC_SUITE = """\
 prompts: ['¿Cuánto varió {{ticker}} en enero?']

@@ -17,7 +17,7 @@ from evals.suite import load_suite
 
 pytestmark = pytest.mark.slow
 
-DEMO = Path(__file__).resolve().parents[1] / "cases" / "trading-research"
+DEMO = Path(__file__).resolve().parents[2] / "cases" / "trading-research"
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from evals.model.results import RunRecord
 from evals.pipeline.evaluation import run_evaluation
 from evals.suite import load_suite
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "cases" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "cases" / "examples"
 SUITES = [
     pytest.param(name, marks=pytest.mark.extra(name))
     for name in ("openai-agents", "langgraph", "pydantic-ai")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
 
-sys.path.insert(0, str(Path(__file__).parent / "graders"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "graders"))
 from judge_server import base_url, judge_server
 
 from evals.analysis.agreement import Agreement, below_minimum, cohen_kappa

@@ -16,7 +16,7 @@ from evals.pipeline.regrade import regrade
 from evals.store import open_store
 from evals.suite import load_suite
 
-sys.path.insert(0, str(Path(__file__).parent / "graders"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "graders"))
 from judge_server import base_url, judge_server
 
 AGENT = """

@@ -18,8 +18,8 @@ from evals.analysis.summarize import summarize
 from evals.model.gates import GateConfig
 from evals.model.suite import Case, SuiteOutline
 from evals.stats import cluster_quantile_interval, percentile, weighted_percentile
+from tests.analysis.test_analysis import make_run
 from tests.reference.test_reference_outputs import assert_close
-from tests.test_analysis import make_run
 
 CASES = [f"c{i}" for i in range(5)]
 OUTLINE = SuiteOutline(

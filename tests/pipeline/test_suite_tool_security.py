@@ -26,7 +26,7 @@ from evals.suite import load_suite
 
 pytestmark = pytest.mark.slow
 
-SUITE_DIR = Path(__file__).resolve().parents[1] / "cases" / "tool-security"
+SUITE_DIR = Path(__file__).resolve().parents[2] / "cases" / "tool-security"
 agent = load_module(SUITE_DIR / "agent.py")  # makes the suite's modules importable
 tools = importlib.import_module("security_tools")
 sim = importlib.import_module("security_simulator")

@@ -26,7 +26,7 @@ from evals.suite import load_suite
 
 pytestmark = pytest.mark.slow
 
-SUITE_DIR = Path(__file__).resolve().parents[1] / "cases" / "reference-check"
+SUITE_DIR = Path(__file__).resolve().parents[2] / "cases" / "reference-check"
 agent = load_module(SUITE_DIR / "agent.py")  # makes the suite's modules importable
 sim = importlib.import_module("reference_simulator")
 tools = importlib.import_module("reference_tools")

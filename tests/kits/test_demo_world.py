@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cases" / "trading-research"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "cases" / "trading-research"))
 
 import trading_tools as tools
 from trading_world import (

@@ -305,7 +305,7 @@ def test_adaptive_run_refuses_fixed_repeats_and_shards_without_a_shared_store(wr
         run_adaptive(suite, RunOptions(shard=(1, 2), evaluation_id="x" * 60), DESIGN)
 
 
-DEMO = Path(__file__).resolve().parents[1] / "cases" / "trading-research"
+DEMO = Path(__file__).resolve().parents[2] / "cases" / "trading-research"
 
 
 @pytest.mark.slow
