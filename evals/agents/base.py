@@ -8,8 +8,13 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from evals.agents.validate import MalformedResponse as MalformedResponse
-from evals.agents.validate import check_cost, check_latency, check_log_probs, check_tokens
+from evals.agents.validate import (
+    MalformedResponse,
+    check_cost,
+    check_latency,
+    check_log_probs,
+    check_tokens,
+)
 from evals.model.results import AgentResponse
 from evals.model.trajectory import Step
 

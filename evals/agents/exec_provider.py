@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evals.agents.base import CallContext, MalformedResponse, normalize_response
+from evals.agents.base import CallContext, normalize_response
 from evals.agents.processes import (
     MAX_REPLY_BYTES,
     abandon_group,
@@ -31,7 +31,7 @@ from evals.agents.processes import (
     start_agent_process,
     tail,
 )
-from evals.agents.validate import load_json
+from evals.agents.validate import MalformedResponse, load_json
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import httpx
 
-from evals.agents.base import CallContext, MalformedResponse, normalize_response
+from evals.agents.base import CallContext, normalize_response
 from evals.agents.processes import MAX_REPLY_BYTES
-from evals.agents.validate import load_json
+from evals.agents.validate import MalformedResponse, load_json
 from evals.common.templating import render, render_value
 from evals.common.transforms import Transform, TransformError, compile_transform, http_body
 from evals.model.errors import SuiteError

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from evals.agents import worker
-from evals.agents.base import AgentExited, CallContext, MalformedResponse, normalize_response
+from evals.agents.base import AgentExited, CallContext, normalize_response
 from evals.agents.processes import end_group, exited, new_group, start_agent_process, tail
+from evals.agents.validate import MalformedResponse
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
 

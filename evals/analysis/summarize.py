@@ -22,8 +22,6 @@ from evals.model.results import RunRecord
 from evals.model.suite import Case, Suite, SuiteOutline
 from evals.model.summary import AgentStats, CaseAgentStats, Comparison, Summary
 
-__all__ = ["SUITE_GROUP", "cost_per_accepted_interval", "ratio_interval", "summarize"]
-
 
 def _violation_facts(agent: AgentStats, cells: Sequence[Cell]) -> None:
     """How many cases had a policy violation, and the first violation (case and repeat

@@ -23,11 +23,10 @@ from evals.agents.base import (
     AgentBlocked,
     AgentExited,
     CallContext,
-    MalformedResponse,
     guarded_call,
 )
 from evals.agents.threads import ThreadCalls
-from evals.agents.validate import check_response
+from evals.agents.validate import MalformedResponse, check_response
 from evals.common import jsengine
 from evals.common.blocking import UserCodeBlocked, interruptible
 from evals.common.files import default_label

@@ -21,7 +21,8 @@ from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from evals.agents.base import Agent, MalformedResponse
+from evals.agents.base import Agent
+from evals.agents.validate import MalformedResponse
 from evals.model.errors import SuiteError
 from evals.model.results import AgentResponse, ErrorKind
 from evals.model.suite import ProviderSpec

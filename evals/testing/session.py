@@ -174,7 +174,7 @@ def _detail(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
 def outcome_of(phases: dict[str, pytest.CallInfo[None]]) -> Outcome | None:
     """How a test ended, as a run: pass, fail (an assertion or `pytest.fail`), error
     (anything else, with its kind), or None when it was skipped or did not run."""
-    from evals.agents.base import MalformedResponse
+    from evals.agents.validate import MalformedResponse
 
     skipped = (pytest.skip.Exception, pytest.xfail.Exception)
     setup, call, teardown = (phases.get(w) for w in ("setup", "call", "teardown"))

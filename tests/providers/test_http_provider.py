@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from evals.agents.base import MalformedResponse
 from evals.agents.http_provider import HttpAgent, check_http_config, render_json_body
+from evals.agents.validate import MalformedResponse
 from evals.common.transforms import compile_transform, http_body
 from evals.model.errors import SuiteError
 from evals.model.results import AgentResponse

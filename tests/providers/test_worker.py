@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evals.agents.base import MalformedResponse
 from evals.agents.python_provider import PythonAgent
+from evals.agents.validate import MalformedResponse
 from evals.agents.worker_client import AgentCallFailed, WorkerCrashed
 from evals.model.results import AgentResponse
 from evals.model.suite import ProviderSpec
