@@ -169,6 +169,16 @@ def register_host_filter(name: str, function: Callable[..., Any]) -> None:
     _register(name, ("host", function))
 
 
+def clear_filters() -> None:
+    """Forget every registered filter: the next suite loaded in this process starts from
+    Nunjucks's own (a suite's `reverse` filter must not replace the built-in for another)."""
+    global _filters_version
+    with _registry_lock:
+        if _filters:
+            _filters.clear()
+            _filters_version += 1
+
+
 def _register(name: str, entry: tuple[str, Any]) -> None:
     global _filters_version
     with _registry_lock:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -492,7 +493,11 @@ class _Loader:
 
         A JavaScript file (as in promptfoo) exports the filter function and runs in the
         template sandbox; a Python file's function is called with the filter's arguments.
+        The filters of a suite loaded before in this process are forgotten first.
         """
+        engine = sys.modules.get("evals.common.jsengine")  # not loaded: nothing registered
+        if engine is not None:
+            engine.clear_filters()
         if not value:
             return
         if not isinstance(value, dict):

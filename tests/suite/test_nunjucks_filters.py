@@ -59,3 +59,22 @@ def test_a_filter_file_that_does_not_exist_is_a_suite_error(write_suite):
     path = write_suite(SUITE.replace("file://filters.py:shout", "file://missing.py:shout"))
     with pytest.raises(SuiteError, match="nunjucks filter 'shout' file not found"):
         load_suite(path)
+
+
+def test_a_suite_filter_does_not_replace_a_built_in_for_the_next_suite(tmp_path):
+    # one process loading several suites (compat-check over a folder, a test session)
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    (first / "rev.js").write_text("module.exports = (s) => 'custom';\n")
+    (first / "suite.yaml").write_text(
+        "nunjucksFilters: {reverse: rev.js}\nprompts: ['{{ q | reverse }}']\n"
+        "providers: [echo]\ntests: [{vars: {q: [ab]}}]\n"
+    )
+    (second / "suite.yaml").write_text(
+        "prompts: ['{{ q | reverse }}']\nproviders: [echo]\ntests: [{vars: {q: abc}}]\n"
+    )
+    options = RunOptions(use_store=False, progress=False)
+    (custom,) = run_evaluation(load_suite(first / "suite.yaml"), options).records
+    (built_in,) = run_evaluation(load_suite(second / "suite.yaml"), options).records
+    assert (custom.prompt, built_in.prompt) == ("custom", "cba")
