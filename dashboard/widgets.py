@@ -181,13 +181,6 @@ def tiles_html(items: list[tuple[str, Any, str]]) -> str:
     return f'{TILE_STYLE}<div class="evals-tiles">{cells}</div>'
 
 
-def tiles(items: list[tuple[str, Any, str]]) -> None:
-    """A row of large figures, each (label, value, help shown on hover), drawn as one
-    block: a row of `st.metric` costs the browser a script of its own and a component
-    per figure."""
-    st.html(tiles_html(items))
-
-
 def badge_html(text: str, word: str | None = None) -> str:
     """`badge` as HTML, to draw within a larger block: the text on a tint of the colour of
     `word` (default: the text itself)."""

@@ -27,14 +27,6 @@ def _card(record: RunRecord) -> dict[str, Any] | None:
     return None if grade is None else grade.metadata.get("scorecard")
 
 
-def agent_scorecard(agent: str, records: Sequence[RunRecord]) -> AgentScorecard | None:
-    """The agent's scorecard, None when none of its runs was scored."""
-    sums = _AgentSums()
-    for record in records:
-        sums.add(record)
-    return sums.card(agent)
-
-
 def scorecards(records: Sequence[RunRecord], agents: Sequence[str]) -> list[AgentScorecard]:
     """The scorecard of each agent (in `agents`' order) that has scored runs."""
     tally = ScorecardTally()

@@ -41,7 +41,7 @@ def _assertion_types(grade) -> set[str]:
 
 
 def _metrics(app: AppTest) -> dict[str, str]:
-    """The page's large figures: its metrics and its tiles (`widgets.tiles`)."""
+    """The page's large figures: its metrics and its tiles (`widgets.tiles_html`)."""
     tiles = re.findall(r'<div class="label">([^<]+)</div><div class="value">([^<]*)<', _html(app))
     return {m.label: m.value for m in app.metric} | {
         html.unescape(k): html.unescape(v) for k, v in tiles

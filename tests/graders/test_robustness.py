@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from trajectory_kit import tool
 
-from evals.analysis.scorecard import agent_scorecard
+from evals.analysis.scorecard import scorecards
 from evals.graders.contracts import parse_contracts
 from evals.graders.robustness import run_robustness
 from evals.model.results import AgentResponse, Grade, RunKey, RunRecord
@@ -96,8 +96,7 @@ def test_the_agent_scorecard_counts_each_metric_over_the_runs_it_applies_to() ->
         _record("a", card(None, 2, 1.0)),
         _record("a", None, error_kind="timeout"),
     ]
-    scorecard = agent_scorecard("a", records)
-    assert scorecard is not None
+    (scorecard,) = scorecards(records, ["a"])
     assert scorecard.runs == 3
     assert scorecard.layers["final"] == 2 / 3
     assert scorecard.min_score_failures == 1
@@ -106,4 +105,4 @@ def test_the_agent_scorecard_counts_each_metric_over_the_runs_it_applies_to() ->
     assert scorecard.retry_success.rate == 0.5
     assert scorecard.fallback_correct.rate is None
     assert (scorecard.timeouts.hits, scorecard.timeouts.runs) == (1, 4)
-    assert agent_scorecard("b", [_record("b", None)]) is None
+    assert scorecards([_record("b", None)], ["b"]) == []
