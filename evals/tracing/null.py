@@ -39,10 +39,6 @@ class NullTracer:
     enabled = False
     endpoint: str | None = None
 
-    def traceparent_for(self, run: PlannedRun | None = None) -> str | None:
-        """No trace to join."""
-        return None
-
     def run_span(self, run: PlannedRun) -> nullcontext[NullRunTrace]:
         """The shared untraced run, as an (async) context manager."""
         return _NULL_RUN_SPAN

@@ -340,13 +340,6 @@ class RunTracer:
             "TRACEPARENT": traceparent,
         }
 
-    def traceparent_for(self, run: PlannedRun | None = None) -> str | None:
-        """The `traceparent` of the run span current in this context (inside `run_span`)."""
-        context = trace.get_current_span().get_span_context()
-        if context.is_valid and context.trace_id in self._buckets:
-            return traceparent_of(context)
-        return None
-
     def _open(self, trace_id: int) -> list[Any]:
         bucket: list[Any] = []
         with self._lock:
