@@ -121,6 +121,32 @@ def _store_location(args: argparse.Namespace) -> str:
         return str(getattr(args, "store", None) or "the default location")
 
 
+READER_LEFT = 141
+"""The exit code when whoever read the output stopped reading (`evals history | head`):
+128 + SIGPIPE, what a shell reports for a command a closed pipe ended."""
+
+
+def _reader_left() -> bool:
+    """Whether standard output's reader went away (a pipe whose read end is closed); if so,
+    what is still to be written goes to the null device, so the exit's own flush does not
+    fail again. A broken pipe of another kind (to the store's or the report process) is a
+    harness fault."""
+    import select
+
+    try:
+        out = sys.stdout.fileno()
+    except (OSError, ValueError):
+        return False
+    poller = select.poll()
+    poller.register(out, select.POLLOUT)
+    if not any(events & select.POLLERR for _, events in poller.poll(0)):
+        return False
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, out)
+    os.close(null)
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command line; returns the process exit code."""
     from evals.common.ci_log import workflow_commands_paused
@@ -146,6 +172,8 @@ def _main(argv: Sequence[str] | None) -> int:
         print("interrupted; resume with --resume", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
     except Exception as exc:  # a bug of the harness must not look like a failed gate (exit 1)
+        if isinstance(exc, BrokenPipeError) and _reader_left():
+            return READER_LEFT
         from evals.common.faults import fault_message, is_store_fault
 
         if is_store_fault(exc):
