@@ -29,7 +29,8 @@ listed once in `evals.gates.catalog.GATES`. The declaration says
   `still_fails` (whether the most unfavourable remaining runs could still fail it),
 - for a plugin's gate, how the value of one of its keys is read (`parse`: the value
   converted, or a ValueError saying what is wrong; without it any value is taken). The
-  harness's own keys are fields of `GateConfig`, checked in `evals.suite.gates`.
+  harness's own keys are fields of `GateConfig`, each declaring its rule (bounds,
+  example) in the field's metadata, by which `evals.suite.gates` checks it.
 
 `decide`, planning (`planned_gate_count`, `planned_test_split`), the adaptive runs'
 cases and futility, and the warnings about gates that cannot decide all read the same

@@ -1,13 +1,18 @@
 """The gate thresholds of a suite (its `gates:` block), per environment.
 
-Parsed and validated from YAML by `evals.suite.gates`; read by statistics and gates.
+Each key of the block is a field of `GateConfig` whose metadata holds its `KeyRule` (what
+values it takes, an example for the fix), declared once beside the field. Parsed and
+validated from YAML by `evals.suite.gates`, which reads the rules; read by statistics and
+gates.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
+from evals.model.bounds import CONFIDENCE, COUNT, FRACTION, NON_NEGATIVE, POSITIVE, Bounds
 from evals.model.results import ErrorKind
 
 ERROR_KINDS: tuple[str, ...] = get_args(ErrorKind)
@@ -18,6 +23,44 @@ ESTIMANDS = ("cases", "tasks")
 LATENCY_SOURCES = ("wall", "agent")
 # Keys an environment may not override: they decide how runs are graded, once for all.
 SUITE_WIDE_KEYS = ("latency",)
+
+
+KeyKind = Literal["number", "flag", "choice", "names", "agent", "file", "environments", "per_tag"]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRule:
+    """What one key of the `gates:` block accepts, declared on its `GateConfig` field.
+
+    `kind` says how the value is read: a `number` within `bounds` (an int when the bounds
+    take whole numbers only), a `flag` (true or false), a `choice` among `choices`, `names`
+    (a name or a list of names, each among `choices` when there are any, `what` saying what
+    they name), an `agent` (a provider label), a `file` reference (`what` it names), or the
+    nested `environments` / `per_tag` blocks. `example` is the valid value a fix shows;
+    `nullable` lets the key be null (a threshold switched off, a cap or repeat left unset).
+    """
+
+    kind: KeyKind
+    bounds: Bounds | None = None
+    example: str = ""
+    nullable: bool = False
+    choices: tuple[str, ...] = ()
+    what: str = ""
+
+
+def rule(
+    kind: KeyKind | Bounds,
+    *,
+    example: str = "",
+    nullable: bool = False,
+    choices: tuple[str, ...] = (),
+    what: str = "",
+) -> Mapping[str, KeyRule]:
+    """A `GateConfig` field's metadata holding its key's rule (`Bounds` stand for a number
+    within them), e.g. `field(default=0.0, metadata=rule(FRACTION, example="0.05"))`."""
+    if isinstance(kind, Bounds):
+        return {"rule": KeyRule("number", kind, example, nullable, choices, what)}
+    return {"rule": KeyRule(kind, None, example, nullable, choices, what)}
 
 
 def default_on_undetermined(environment: str | None) -> str:
@@ -34,6 +77,12 @@ def default_reuse_baseline(environment: str | None) -> bool:
     pull requests and the next nights) nor in a release (it shows its gates met on fresh
     runs, with the whole false-failure budget); elsewhere, yes."""
     return environment not in ("nightly", "release")
+
+
+def key_rules() -> dict[str, KeyRule]:
+    """Each key the `gates:` block accepts (a `GateConfig` field with a rule), with its
+    rule."""
+    return {f.name: f.metadata["rule"] for f in fields(GateConfig) if "rule" in f.metadata}
 
 
 def about(estimand: str, cases: int) -> str:
@@ -68,41 +117,84 @@ class GateConfig:
     each environment's overrides: only the keys it sets, applied over the top level by
     `for_environment`. `budget_runs` and `budget_cost` cap an adaptive run's agent calls
     and their cost in an environment. `extra` holds the keys that installed plugins'
-    gates declare (`value` reads any key).
+    gates declare (`value` reads any key). Every other field is a key of the block and
+    declares the values it accepts in its metadata (`rule`; `key_rules` lists them).
     """
 
-    baseline: str | None = None
-    candidate: str | None = None
-    confidence: float = 0.95
-    min_pass_rate: float | None = None
-    margin: float = 0.0
-    equivalence_margin: float = 0.05
-    max_regression: float | None = None
-    block_p0_regressions: bool = True
-    p0_margin: float = 0.2
-    zero_policy_violations: bool = True
-    max_error_rate: float | None = 0.05
-    exclude_errors: list[str] = field(default_factory=list)
-    max_flake_rate: float | None = None
-    max_cost_ratio: float | None = None
-    max_latency_ratio: float | None = None
-    max_cost_per_accepted: float | None = None
-    min_repeats: int = 1
-    on_undetermined: str | None = None
-    latency: str = "wall"
-    tags: list[str] | None = None
-    repeat: int | None = None
-    budget_runs: int | None = None
-    budget_cost: float | None = None
-    allow_fingerprint_mismatch: bool = False
-    paired: bool = False
-    reuse_baseline: bool | None = None
-    estimand: str = "cases"
-    judge_calibration: str | None = None
-    min_judge_kappa: float | None = None
-    min_judge_accuracy: float | None = None
-    per_tag: dict[str, dict[str, Any]] = field(default_factory=dict)
-    environments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    baseline: str | None = field(default=None, metadata=rule("agent"))
+    candidate: str | None = field(default=None, metadata=rule("agent"))
+    confidence: float = field(default=0.95, metadata=rule(CONFIDENCE, example="0.95"))
+    min_pass_rate: float | None = field(
+        default=None, metadata=rule(FRACTION, example="0.8 (80 %)", nullable=True)
+    )
+    margin: float = field(default=0.0, metadata=rule(FRACTION, example="0.05"))
+    equivalence_margin: float = field(default=0.05, metadata=rule(FRACTION, example="0.05"))
+    max_regression: float | None = field(
+        default=None, metadata=rule(FRACTION, example="0.05", nullable=True)
+    )
+    block_p0_regressions: bool = field(default=True, metadata=rule("flag"))
+    p0_margin: float = field(default=0.2, metadata=rule(FRACTION, example="0.2"))
+    zero_policy_violations: bool = field(default=True, metadata=rule("flag"))
+    max_error_rate: float | None = field(
+        default=0.05, metadata=rule(FRACTION, example="0.05", nullable=True)
+    )
+    exclude_errors: list[str] = field(
+        default_factory=list, metadata=rule("names", choices=ERROR_KINDS, what="error kind(s)")
+    )
+    max_flake_rate: float | None = field(
+        default=None, metadata=rule(FRACTION, example="0.2", nullable=True)
+    )
+    max_cost_ratio: float | None = field(
+        default=None,
+        metadata=rule(
+            NON_NEGATIVE, example="1.2 (at most 20 % more than the baseline)", nullable=True
+        ),
+    )
+    max_latency_ratio: float | None = field(
+        default=None,
+        metadata=rule(
+            NON_NEGATIVE, example="1.2 (at most 20 % slower than the baseline)", nullable=True
+        ),
+    )
+    max_cost_per_accepted: float | None = field(
+        default=None, metadata=rule(NON_NEGATIVE, example="0.25", nullable=True)
+    )
+    min_repeats: int = field(default=1, metadata=rule(COUNT, example="3"))
+    on_undetermined: str | None = field(
+        default=None, metadata=rule("choice", choices=UNDETERMINED_ACTIONS)
+    )
+    latency: str = field(default="wall", metadata=rule("choice", choices=LATENCY_SOURCES))
+    tags: list[str] | None = field(default=None, metadata=rule("names", nullable=True))
+    repeat: int | None = field(
+        default=None,
+        metadata=rule(
+            COUNT, example="5, or null for the suite's evaluateOptions.repeat", nullable=True
+        ),
+    )
+    budget_runs: int | None = field(
+        default=None, metadata=rule(COUNT, example="400, or null for no cap", nullable=True)
+    )
+    budget_cost: float | None = field(
+        default=None, metadata=rule(POSITIVE, example="5.0, or null for no cap", nullable=True)
+    )
+    allow_fingerprint_mismatch: bool = field(default=False, metadata=rule("flag"))
+    paired: bool = field(default=False, metadata=rule("flag"))
+    reuse_baseline: bool | None = field(default=None, metadata=rule("flag"))
+    estimand: str = field(default="cases", metadata=rule("choice", choices=ESTIMANDS))
+    judge_calibration: str | None = field(
+        default=None,
+        metadata=rule("file", example="file://calibration.yaml", what="a calibration file"),
+    )
+    min_judge_kappa: float | None = field(
+        default=None, metadata=rule(Bounds(low=-1, high=1), example="0.6", nullable=True)
+    )
+    min_judge_accuracy: float | None = field(
+        default=None, metadata=rule(FRACTION, example="0.9", nullable=True)
+    )
+    per_tag: dict[str, dict[str, Any]] = field(default_factory=dict, metadata=rule("per_tag"))
+    environments: dict[str, dict[str, Any]] = field(
+        default_factory=dict, metadata=rule("environments")
+    )
     extra: dict[str, Any] = field(default_factory=dict)
 
     def for_environment(self, name: str | None) -> GateConfig:

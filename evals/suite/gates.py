@@ -2,63 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
 from evals.common import plugins
 from evals.model.defaults import GATE_ENVIRONMENTS
 from evals.model.errors import SuiteError
-from evals.model.gates import (
-    ERROR_KINDS,
-    ESTIMANDS,
-    LATENCY_SOURCES,
-    SUITE_WIDE_KEYS,
-    UNDETERMINED_ACTIONS,
-    GateConfig,
-)
+from evals.model.gates import SUITE_WIDE_KEYS, GateConfig, KeyRule, key_rules
 from evals.suite import checks
-from evals.suite.checks import CONFIDENCE, COUNT, FRACTION, NON_NEGATIVE, POSITIVE, Bounds
 from evals.suite.yaml_lines import line_of
-
-# Each numeric key, the numbers it accepts and an example shown in the fix.
-_NUMBERS: dict[str, tuple[Bounds, str]] = {
-    "confidence": (CONFIDENCE, "0.95"),
-    "min_pass_rate": (FRACTION, "0.8 (80 %)"),
-    "margin": (FRACTION, "0.05"),
-    "equivalence_margin": (FRACTION, "0.05"),
-    "max_regression": (FRACTION, "0.05"),
-    "p0_margin": (FRACTION, "0.2"),
-    "max_error_rate": (FRACTION, "0.05"),
-    "max_flake_rate": (FRACTION, "0.2"),
-    "max_cost_ratio": (NON_NEGATIVE, "1.2 (at most 20 % more than the baseline)"),
-    "max_latency_ratio": (NON_NEGATIVE, "1.2 (at most 20 % slower than the baseline)"),
-    "max_cost_per_accepted": (NON_NEGATIVE, "0.25"),
-    "min_judge_kappa": (Bounds(low=-1, high=1), "0.6"),
-    "min_judge_accuracy": (FRACTION, "0.9"),
-    "budget_cost": (POSITIVE, "5.0, or null for no cap"),
-}
-# Whole-number keys: at least 1.
-_COUNTS = {
-    "min_repeats": "3",
-    "repeat": "5, or null for the suite's evaluateOptions.repeat",
-    "budget_runs": "400, or null for no cap",
-}
-_FLAGS = (
-    "block_p0_regressions",
-    "zero_policy_violations",
-    "allow_fingerprint_mismatch",
-    "paired",
-    "reuse_baseline",
-)
-# Keys that may be null: thresholds an environment switches off, caps and repeats left unset.
-_OPTIONAL_KEYS = {
-    f.name for f in fields(GateConfig) if f.name in {*_NUMBERS, *_COUNTS} and f.default is None
-} | {"max_error_rate"}
-_CHOICES = {
-    "on_undetermined": UNDETERMINED_ACTIONS,
-    "latency": LATENCY_SOURCES,
-    "estimand": ESTIMANDS,
-}
 
 
 def _parse_values(
@@ -66,7 +17,8 @@ def _parse_values(
 ) -> dict[str, Any]:
     """The keys `raw` sets, validated and converted: a whole block or an environment's
     overrides."""
-    known = {f.name for f in fields(GateConfig)} - {"extra"}
+    rules = key_rules()
+    known = set(rules)
     plugin_keys = _plugin_keys(raw, known)
     lines = getattr(raw, "key_lines", None)
     checks.known_keys(
@@ -75,60 +27,76 @@ def _parse_values(
     values: dict[str, Any] = {}
     for key, value in raw.items():
         line = line_of(raw, key) or line_of(raw)
-        name = f"{where}.{key}"
-        if key in ("baseline", "candidate"):
-            if str(value) not in agents:
-                raise SuiteError(
-                    f"{where}.{key} names agent {value!r}, which is not among the providers",
-                    file,
-                    line,
-                    f"use one of the provider labels: {', '.join(agents)}",
-                )
-            value = str(value)
-        elif key in _NUMBERS or key in _COUNTS:
-            value = _number(key, value, file, line, name)
-        elif key in _FLAGS:
-            value = checks.flag(value, name, file=file, line=line)
-        elif key in _CHOICES:
-            if value not in _CHOICES[key]:
-                raise SuiteError(
-                    f"{name} must be one of {', '.join(_CHOICES[key])}, not {value!r}",
-                    file,
-                    line,
-                    f"write {key}: {_CHOICES[key][0]}",
-                )
-        elif key == "exclude_errors":
-            value = checks.names(value, name, file=file, line=line, numbers=True)
-            unknown = [kind for kind in value if kind not in ERROR_KINDS]
-            if unknown:
-                raise SuiteError(
-                    f"{where}.exclude_errors names unknown error kind(s) {', '.join(unknown)}",
-                    file,
-                    line,
-                    f"use {', '.join(ERROR_KINDS)}",
-                )
-        elif key == "judge_calibration":
-            if not isinstance(value, str) or not value.strip():
-                raise SuiteError(
-                    f"{where}.judge_calibration must name a calibration file",
-                    file,
-                    line,
-                    "write judge_calibration: file://calibration.yaml",
-                )
-        elif key == "tags":
-            value = (
-                None
-                if value is None
-                else checks.names(value, name, file=file, line=line, numbers=True)
-            )
-        elif key == "environments":
-            value = _environments(value, agents, file, line, where)
-        elif key == "per_tag":
-            value = _per_tag(value, agents, file, line, where)
-        elif key in plugin_keys:
-            value = _plugin_value(plugin_keys[key], key, value, file, line, name)
-        values[key] = value
+        if key in rules:
+            values[key] = _value(rules[key], key, value, agents, file, line, where)
+        else:
+            values[key] = _plugin_value(plugin_keys[key], key, value, file, line, f"{where}.{key}")
     return values
+
+
+def _value(
+    rule: KeyRule,
+    key: str,
+    value: Any,
+    agents: list[str],
+    file: str | None,
+    line: int | None,
+    where: str,
+) -> Any:
+    """One harness key's value checked against its field's rule and converted."""
+    name = f"{where}.{key}"
+    if value is None and rule.nullable:
+        return None
+    if rule.kind == "number":
+        assert rule.bounds is not None
+        number = checks.number(value, name, rule.bounds, file=file, line=line, example=rule.example)
+        return int(number) if rule.bounds.integer else number
+    if rule.kind == "flag":
+        return checks.flag(value, name, file=file, line=line)
+    if rule.kind == "choice":
+        if value not in rule.choices:
+            raise SuiteError(
+                f"{name} must be one of {', '.join(rule.choices)}, not {value!r}",
+                file,
+                line,
+                f"write {key}: {rule.choices[0]}",
+            )
+        return value
+    if rule.kind == "names":
+        return _names(rule, value, name, file, line)
+    if rule.kind == "agent":
+        if str(value) not in agents:
+            raise SuiteError(
+                f"{name} names agent {value!r}, which is not among the providers",
+                file,
+                line,
+                f"use one of the provider labels: {', '.join(agents)}",
+            )
+        return str(value)
+    if rule.kind == "file":
+        if not isinstance(value, str) or not value.strip():
+            raise SuiteError(
+                f"{name} must name {rule.what}", file, line, f"write {key}: {rule.example}"
+            )
+        return value
+    if rule.kind == "environments":
+        return _environments(value, agents, file, line, where)
+    return _per_tag(value, agents, file, line, where)
+
+
+def _names(rule: KeyRule, value: Any, name: str, file: str | None, line: int | None) -> list[str]:
+    """A name or a list of names (numbers count as names), each among the rule's choices
+    when it has any."""
+    names = checks.names(value, name, file=file, line=line, numbers=True)
+    unknown = [n for n in names if rule.choices and n not in rule.choices]
+    if unknown:
+        raise SuiteError(
+            f"{name} names unknown {rule.what} {', '.join(unknown)}",
+            file,
+            line,
+            f"use {', '.join(rule.choices)}",
+        )
+    return names
 
 
 def _plugin_keys(raw: dict[str, Any], known: set[str]) -> dict[str, Any]:
@@ -154,15 +122,6 @@ def _plugin_value(
         return gate.parse(key, value)
     except ValueError as exc:
         raise SuiteError(f"{name}: {exc}", file, line, f"see the {gate.name} gate's docs") from None
-
-
-def _number(key: str, value: Any, file: str | None, line: int | None, name: str) -> Any:
-    if value is None and key in _OPTIONAL_KEYS:
-        return None
-    if key in _COUNTS:
-        return int(checks.number(value, name, COUNT, file=file, line=line, example=_COUNTS[key]))
-    bounds, example = _NUMBERS[key]
-    return checks.number(value, name, bounds, file=file, line=line, example=example)
 
 
 def _per_tag(
