@@ -16,9 +16,9 @@ from evals.graders.base import GraderError
 from evals.graders.budget import LIMITS
 from evals.graders.contracts import parse_contracts
 from evals.graders.policy import BUILTIN_PATTERNS, OPTIONS
+from evals.model.bounds import COUNT, NON_NEGATIVE, WHOLE
 from evals.model.errors import SuiteError
 from evals.suite import checks
-from evals.suite.checks import COUNT, NON_NEGATIVE, WHOLE
 from evals.suite.yaml_lines import line_of
 
 BUDGET_KEYS = (*LIMITS, "stop_reason", "model")

@@ -1,12 +1,13 @@
 """Type, range and shape checks of suite values: each failure a SuiteError at the value's line.
 
 Every numeric setting of a suite (repeats, concurrency, timeouts, thresholds, weights, gate
-numbers, budgets, prices) goes through `number` with the `Bounds` it accepts; every section
-goes through `mapping`, `sequence`, `text` or `flag` for its shape; `known_keys` refuses a
-misspelt key with a did-you-mean. A message names the dotted key, what it must be and what
-it is (`evaluateOptions.repeat must be a whole number >= 1, not 0`), as pydantic reports a
-field; the fix shows a valid value. Booleans are not numbers, NaN and infinities are refused,
-and a whole-number setting refuses fractions (3.0 counts as 3).
+numbers, budgets, prices) goes through `number` with the `Bounds` it accepts (declared in
+`evals.model.bounds`); every section goes through `mapping`, `sequence`, `text` or `flag`
+for its shape; `known_keys` refuses a misspelt key with a did-you-mean. A message names the
+dotted key, what it must be and what it is (`evaluateOptions.repeat must be a whole number
+>= 1, not 0`), as pydantic reports a field; the fix shows a valid value. Booleans are not
+numbers, NaN and infinities are refused, and a whole-number setting refuses fractions (3.0
+counts as 3).
 """
 
 from __future__ import annotations
@@ -16,14 +17,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from evals.model.bounds import CONFIDENCE as CONFIDENCE
-from evals.model.bounds import COUNT as COUNT
-from evals.model.bounds import FINITE as FINITE
-from evals.model.bounds import FRACTION as FRACTION
-from evals.model.bounds import NON_NEGATIVE as NON_NEGATIVE
-from evals.model.bounds import POSITIVE as POSITIVE
-from evals.model.bounds import WHOLE as WHOLE
-from evals.model.bounds import Bounds as Bounds
+from evals.model.bounds import Bounds
 from evals.model.errors import SuiteError
 from evals.suite.yaml_lines import kind_name
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evals.model.bounds import POSITIVE, Bounds
 from evals.model.errors import SuiteError
 from evals.model.suite import CallLimit
 from evals.suite import checks
-from evals.suite.checks import POSITIVE, Bounds
 from evals.suite.yaml_lines import line_of
 
 _LIMIT_KEYS = ("concurrency", "requests_per_minute", "tokens_per_minute")

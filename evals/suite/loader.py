@@ -26,11 +26,11 @@ from evals.common.files import (
 )
 from evals.common.paths import LinkLoop, glob_paths, resolve
 from evals.graders.registry import check_assertion_value, unknown_type_hint
+from evals.model.bounds import COUNT, FINITE, NON_NEGATIVE, Bounds
 from evals.model.errors import SuiteError
 from evals.model.plan import SIMULATED_USER
 from evals.model.suite import Assertion, Case, EvaluateOptions, Prompt, ProviderSpec, Suite
 from evals.suite import checks, keys
-from evals.suite.checks import COUNT, FINITE, NON_NEGATIVE
 from evals.suite.csv_tests import csv_delimiter
 from evals.suite.fingerprint import (
     agent_fingerprint,
@@ -1074,7 +1074,7 @@ class _Loader:
             line=line_of(raw, "evaluateOptions"),
         )
 
-        def read(key: str, bounds: checks.Bounds, example: str) -> float | None:
+        def read(key: str, bounds: Bounds, example: str) -> float | None:
             return checks.optional_number(
                 block.get(key),
                 f"evaluateOptions.{key}",

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from evals.model.bounds import COUNT, WHOLE, Bounds
 from evals.model.suite import ReportSettings
 from evals.suite import checks
-from evals.suite.checks import COUNT, WHOLE, Bounds
 from evals.suite.yaml_lines import line_of
 
 _BOUNDS: dict[str, Bounds] = {"html_run_details": COUNT, "runs_in_memory": WHOLE}

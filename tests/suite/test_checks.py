@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evals.model.bounds import CONFIDENCE, COUNT, FINITE, FRACTION, NON_NEGATIVE, POSITIVE, Bounds
 from evals.model.errors import SuiteError
 from evals.suite import checks
-from evals.suite.checks import CONFIDENCE, COUNT, FINITE, FRACTION, NON_NEGATIVE, Bounds
 
 BOUNDS = [COUNT, CONFIDENCE, FINITE, FRACTION, NON_NEGATIVE, Bounds(low=-1, high=1)]
 
@@ -72,7 +72,7 @@ def test_bounds_describe_their_ends():
     assert CONFIDENCE.describe() == "a number > 0 and < 1"
     assert FINITE.describe() == "a number"
     assert FRACTION.describe() == "a number between 0 and 1"
-    assert checks.POSITIVE.describe() == "a positive number"
+    assert POSITIVE.describe() == "a positive number"
 
 
 @pytest.mark.parametrize(
