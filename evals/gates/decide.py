@@ -29,7 +29,7 @@ from evals.gates.families import Levels
 from evals.gates.registry import Evidence, Scope
 from evals.model.errors import SuiteError
 from evals.model.gates import GateConfig
-from evals.model.summary import AgentStats, GateReport, GateResult, Summary
+from evals.model.summary import AgentStats, BaselineReuse, GateReport, GateResult, Summary
 from evals.model.triage import TriageAction
 from evals.stats import alpha_shares
 
@@ -134,6 +134,7 @@ def decide(
     spend: float | None = None,
     quarantines: Sequence[TriageAction] = (),
     now: float | None = None,
+    reuse: BaselineReuse | None = None,
 ) -> GateReport:
     """Every configured gate's decision, with its threshold, limits, levels and reason.
 
@@ -144,7 +145,10 @@ def decide(
     with them) on cases of the summary take their cases out of the regression and P0
     gates, which then decide over the other cases. A quarantined case is still in the
     summary with its interval; the report lists the quarantines. An expired quarantine
-    is not in force: its case blocks again.
+    is not in force: its case blocks again. `reuse` is a stored baseline standing in for
+    the baseline: the gates that read stored runs then spend `1 - reuse.reserve` of
+    their shares and keep the rest against a drift the guard missed; those whose
+    comparison the guard ran fresh in full (`reuse.fresh_gates`) keep their whole share.
     """
     if quarantines and now is None:
         raise ValueError("deciding with quarantines needs the time they are judged at")
@@ -167,15 +171,22 @@ def decide(
             strict=True,
         )
     )
+    reserve = reuse.reserve if reuse is not None and not reuse.fell_back else 0.0
+    fresh = set(reuse.fresh_gates) if reuse is not None else set()
+    kept = {gate.name: 1.0 if gate.name in fresh else 1 - reserve for gate in active}
+    # the reserve a fresh gate need not keep is spent by it
+    spent = budget * (1 - reserve) + reserve * sum(v for k, v in shares.items() if k in fresh)
+    shares = {name: share * kept[name] for name, share in shares.items()}
     pooled: dict[str, float] = {}
     for gate in spending:
         if gate.graph is not None:
             pooled[gate.graph] = pooled.get(gate.graph, 0.0) + shares[gate.name]
     gates: list[GateResult] = []
     for gate in active:
-        share = shares.get(gate.name, budget)
+        spend = budget * kept[gate.name]
+        share = shares.get(gate.name, spend)
         graph = pooled.get(gate.graph) if gate.graph is not None else None
-        levels = Levels(share=share, pass_alpha=budget / 2, spend=budget, pooled=graph)
+        levels = Levels(share=share, pass_alpha=spend / 2, spend=spend, pooled=graph)
         gates += gate.decide(evidence, levels)
     comparison = summary.comparison
     return GateReport(
@@ -183,7 +194,7 @@ def decide(
         environment=environment,
         warnings=list(comparison.warnings) if comparison is not None else [],
         on_undetermined=config.on_undetermined or "warn",
-        spend=budget,
+        spend=spent,
         config=config.to_dict(),
         quarantines=held,
         decided_at=now,

@@ -385,7 +385,9 @@ class BaselineReuse:
     saw drift and the baseline ran fresh instead. While stored runs stand in, the gates
     spend `1 - reserve` of the false-failure budget. `calls` are the agent calls the
     evaluation made (the guard's included) and `fixed_calls` those of its most repeats
-    of every case with every agent run fresh, once the run is over.
+    of every case with every agent run fresh, once the run is over. `fresh_gates` are the
+    gates whose cases the guard re-ran fresh in full (the P0 cases): they compare fresh
+    runs only and keep their whole share.
     """
 
     source: str
@@ -400,6 +402,7 @@ class BaselineReuse:
     reserve: float
     calls: int | None = None
     fixed_calls: int | None = None
+    fresh_gates: tuple[str, ...] = ()
 
     def headline(self) -> str:
         """What happened to the baseline, in one line: the stored runs reused and the
@@ -411,10 +414,16 @@ class BaselineReuse:
                 f"pass {100 * self.fresh_rate:.1f} % against {100 * self.stored_rate:.1f} % "
                 f"stored, p = {self.p_value:.3g}): baseline re-run fresh"
             )
+        full = " (P0 cases in full)" if "p0_regressions" in self.fresh_gates else ""
         return (
             f"{who}: {self.reused} stored run(s) reused, {self.guard} re-run "
-            "fresh as a drift check: no drift"
+            f"fresh as a drift check{full}: no drift"
         )
+
+    def _fresh_note(self) -> str:
+        if not self.fresh_gates:
+            return ""
+        return f", except {', '.join(self.fresh_gates)}, which compared fresh runs only"
 
     def calls_line(self) -> str | None:
         """The agent calls made against those of the same repeats with every agent run
@@ -446,7 +455,7 @@ class BaselineReuse:
             f"{self.headline()}. The runs came from evaluation {self.source} (agent "
             f"fingerprint, suite and seeds unchanged), no agent called for them; {found}, "
             f"no drift shown; the gates kept {self.reserve:.0%} of the false-failure budget "
-            f"in reserve against a drift the guard missed{tail}"
+            f"in reserve against a drift the guard missed{self._fresh_note()}{tail}"
         )
 
 

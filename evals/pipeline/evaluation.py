@@ -33,7 +33,7 @@ from evals.model.plan import PlannedRun
 from evals.model.protocols import ReportSink, StoreSink, Tracer
 from evals.model.results import RunRecord
 from evals.model.suite import Suite, SuiteOutline
-from evals.model.summary import GateReport, Summary
+from evals.model.summary import BaselineReuse, GateReport, Summary
 from evals.model.triage import TriageAction
 from evals.plan.runs import build_plan, count_plan, plan_size_warning, refuse_empty_plan
 from evals.run.conversation import promptfoo_order, suite_runs_in_order, suite_uses_conversation
@@ -147,6 +147,7 @@ def analyse(
     spend: float | None = None,
     quarantines: Sequence[TriageAction] | Callable[[], Sequence[TriageAction]] = (),
     now: float | None = None,
+    reuse: BaselineReuse | None = None,
 ) -> tuple[Summary, GateReport]:
     """Statistics and gate decisions for a set of records (also used on stored runs), or
     for the tally an evaluation counted them in.
@@ -155,14 +156,15 @@ def analyse(
     `spend` the build's false-failure budget for this decision (a staged run's look);
     `quarantines` the triage quarantines the gates honour at `now`, or a function that
     gives them, called once the statistics are computed (the store process looks them up
-    meanwhile).
+    meanwhile); `reuse` the stored baseline standing in for the baseline, whose reserve
+    the gates reading stored runs keep (`evals.gates.decide.decide`).
     """
     from evals.analysis.summarize import summarize
     from evals.gates.decide import decide
 
     summary = summarize(records, suite, gate_config)
     held = quarantines() if callable(quarantines) else quarantines
-    return summary, decide(summary, gate_config, environment, judge, spend, held, now)
+    return summary, decide(summary, gate_config, environment, judge, spend, held, now, reuse)
 
 
 def stored_result(
@@ -193,16 +195,6 @@ def stored_result(
     return EvaluationResult(
         suite, meta, [], summary, gates, gate_config, repeat, tally.facts(), runs, tally
     )
-
-
-def reuse_spend(state: EvaluationState, gate_config: GateConfig) -> float | None:
-    """The gates' spend: the look's (`state.spend`, else the whole budget), less the
-    reserve kept against drift while a stored baseline stands in for the baseline."""
-    reuse = state.baseline_reuse
-    if reuse is None or reuse.fell_back:
-        return state.spend
-    spend = state.spend if state.spend is not None else 1 - gate_config.confidence
-    return spend * (1 - reuse.reserve)
 
 
 def allocated(
@@ -437,9 +429,10 @@ def run_evaluation(
                     gate_config,
                     options.environment,
                     judge,
-                    reuse_spend(state, gate_config),
+                    state.spend,
                     held,
                     now,
+                    state.baseline_reuse,
                 )
                 gates.reuse = state.baseline_reuse
             if state.look is not None:

@@ -8,14 +8,16 @@ evaluation of the same suite (fingerprint), the same seed and the baseline agent
 fingerprint that holds runs this run plans for the baseline (the (case, repeat) pairs it
 lacks run fresh). Its responses then answer the baseline's
 calls through a response cache primed with them (`evals.run.cache`), except for the
-drift guard's share (`evals.gates.baseline.guard_repeats`), which runs fresh first. The
+drift guard's share (`evals.gates.baseline.guard_repeats`, over the cases other than P0)
+and every planned run of the P0 cases (when the P0 gate is on), which run fresh first. The
 guard compares those fresh runs with the stored runs of the same cases
 (`evals.gates.baseline.drift`): when it shows drift, the stored runs are dropped and the
 baseline runs fresh (the guard's fresh runs are kept), and the report says so; when it
-does not, the gates spend `1 - DRIFT_RESERVE` of the false-failure budget
-(`evals.pipeline.evaluation.reuse_spend`), keeping the rest against a drift the guard
-missed. An adaptive run then allocates the candidate's repeats from the baseline's
-history (`allocation`).
+does not, the gates that read stored runs spend `1 - DRIFT_RESERVE` of their shares
+(`evals.gates.decide.decide`), keeping the rest against a drift the guard missed; the P0
+gate compares fresh runs only, so it keeps its whole share and a P0 case that breaks
+fails as on a fresh baseline. An adaptive run then allocates the candidate's repeats
+from the baseline's history (`allocation`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from evals.gates import baseline as guard
+from evals.gates import p0 as p0_gate
 from evals.model.options import EvaluationState, RunOptions
 from evals.model.results import RunRecord
 from evals.model.suite import Suite
@@ -142,6 +145,17 @@ def counts(records: list[RunRecord]) -> Counts:
     return {case: (passes, runs) for case, (passes, runs) in tallies.items()}
 
 
+def _p0_cases(
+    suite: Suite, options: RunOptions, wanted: set[tuple[str, int, int]]
+) -> frozenset[str]:
+    """The planned P0 cases when the P0 gate is on: the guard re-runs all their baseline
+    runs fresh, so the P0 gate never compares a stored run and needs no reserve."""
+    if not suite.gates.for_environment(options.environment).block_p0_regressions:
+        return frozenset()
+    planned = {case for case, _, _ in wanted}
+    return p0_gate.GATE.reads(p0_gate.GATE.name, suite.cases) & planned
+
+
 def _primed(path: Path, records: list[RunRecord], fingerprints: dict[str, str]) -> int:
     from evals.run.cache import SqliteResponseCache
 
@@ -219,11 +233,13 @@ def reused_baseline(
         return
     source, stored = found
     history = counts(stored)
+    p0 = _p0_cases(suite, options, wanted)
+    guarded = {case: runs for case, runs in history.items() if case not in p0}
     units = {
         (case, repeat)
-        for case, repeats in guard.guard_repeats(history, seed=options.seed).items()
+        for case, repeats in guard.guard_repeats(guarded, seed=options.seed).items()
         for repeat in repeats
-    }
+    } | {(case, repeat) for case, _, repeat in wanted if case in p0}
     fingerprints = {p.label: p.fingerprint for p in suite.providers}
     with tempfile.TemporaryDirectory(prefix="evals-reuse-") as folder:
         cache = Path(folder) / "responses.db"
@@ -261,6 +277,7 @@ def reused_baseline(
             level=found_drift.level,
             fell_back=found_drift.drifted,
             reserve=guard.DRIFT_RESERVE,
+            fresh_gates=(p0_gate.GATE.name,) if p0 else (),
         )
         prepared = replace(options, cache=True, cache_path=str(cache))
         primed = frozenset((r.key.case_id, r.key.repeat) for r in fresh if cacheable(r))

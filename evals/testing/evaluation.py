@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evals.model.evaluation import EvaluationResult
-from evals.model.options import EvaluationState, RunOptions
+from evals.model.options import RunOptions
 from evals.model.results import RunRecord
 from evals.model.suite import Case, EvaluateOptions, Prompt, Suite
 from evals.model.summary import BaselineReuse
@@ -115,7 +115,7 @@ def evaluate(
     baseline standing in (`reuse`), the gates spend what `evals run` spends then.
     """
     from evals.pipeline.calibration import measure_judge
-    from evals.pipeline.evaluation import analyse, new_meta, reuse_spend
+    from evals.pipeline.evaluation import analyse, new_meta
 
     suite = suite_of(settings, outline)
     gate_config = suite.gates.for_environment(settings.environment)
@@ -136,8 +136,7 @@ def evaluate(
     ordered = sorted(records, key=lambda r: (r.key.repeat, r.case_index, r.agent_index))
     grader = settings.case_options.get("provider")
     judge = measure_judge(gate_config, suite.root, grader)
-    spend = reuse_spend(EvaluationState(baseline_reuse=reuse), gate_config)
-    summary, gates = analyse(suite, ordered, gate_config, settings.environment, judge, spend)
+    summary, gates = analyse(suite, ordered, gate_config, settings.environment, judge, reuse=reuse)
     gates.reuse = reuse
     meta.ended_at = time.time()
     meta.status = "complete"
