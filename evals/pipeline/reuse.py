@@ -145,15 +145,29 @@ def counts(records: list[RunRecord]) -> Counts:
     return {case: (passes, runs) for case, (passes, runs) in tallies.items()}
 
 
-def _p0_cases(
-    suite: Suite, options: RunOptions, wanted: set[tuple[str, int, int]]
-) -> frozenset[str]:
-    """The planned P0 cases when the P0 gate is on: the guard re-runs all their baseline
-    runs fresh, so the P0 gate never compares a stored run and needs no reserve."""
-    if not suite.gates.for_environment(options.environment).block_p0_regressions:
-        return frozenset()
-    planned = {case for case, _, _ in wanted}
-    return p0_gate.GATE.reads(p0_gate.GATE.name, suite.cases) & planned
+def guarded_runs(
+    suite: Suite,
+    environment: str | None,
+    history: Counts,
+    wanted: set[tuple[str, int, int]],
+    seed: int,
+) -> tuple[frozenset[tuple[str, int]], tuple[str, ...]]:
+    """The (case id, repeat) baseline runs the drift guard re-runs fresh, and the gates
+    that then compare fresh runs only: the guard's share of the cases other than P0
+    (`guard_repeats`) and, when the P0 gate is on, every planned run (`wanted`: case id,
+    prompt index, repeat) of the P0 cases, so the P0 gate never compares a stored run and
+    needs no reserve."""
+    p0: frozenset[str] = frozenset()
+    if suite.gates.for_environment(environment).block_p0_regressions:
+        planned = {case for case, _, _ in wanted}
+        p0 = p0_gate.GATE.reads(p0_gate.GATE.name, suite.cases) & planned
+    others = {case: runs for case, runs in history.items() if case not in p0}
+    units = {
+        (case, repeat)
+        for case, repeats in guard.guard_repeats(others, seed=seed).items()
+        for repeat in repeats
+    } | {(case, repeat) for case, _, repeat in wanted if case in p0}
+    return frozenset(units), (p0_gate.GATE.name,) if p0 else ()
 
 
 def _primed(path: Path, records: list[RunRecord], fingerprints: dict[str, str]) -> int:
@@ -233,13 +247,7 @@ def reused_baseline(
         return
     source, stored = found
     history = counts(stored)
-    p0 = _p0_cases(suite, options, wanted)
-    guarded = {case: runs for case, runs in history.items() if case not in p0}
-    units = {
-        (case, repeat)
-        for case, repeats in guard.guard_repeats(guarded, seed=options.seed).items()
-        for repeat in repeats
-    } | {(case, repeat) for case, _, repeat in wanted if case in p0}
+    units, fresh_gates = guarded_runs(suite, options.environment, history, wanted, options.seed)
     fingerprints = {p.label: p.fingerprint for p in suite.providers}
     with tempfile.TemporaryDirectory(prefix="evals-reuse-") as folder:
         cache = Path(folder) / "responses.db"
@@ -259,7 +267,7 @@ def reused_baseline(
                 evaluation_id=None,
                 resume=False,
             ),
-            state=EvaluationState(units=frozenset(units)),
+            state=EvaluationState(units=units),
         ).records
         fresh_counts = counts(fresh)
         found_drift = guard.drift(fresh_counts, {c: history[c] for c in fresh_counts})
@@ -277,7 +285,7 @@ def reused_baseline(
             level=found_drift.level,
             fell_back=found_drift.drifted,
             reserve=guard.DRIFT_RESERVE,
-            fresh_gates=(p0_gate.GATE.name,) if p0 else (),
+            fresh_gates=fresh_gates,
         )
         prepared = replace(options, cache=True, cache_path=str(cache))
         primed = frozenset((r.key.case_id, r.key.repeat) for r in fresh if cacheable(r))

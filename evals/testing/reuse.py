@@ -5,8 +5,8 @@ Each run of a marked test is a pytest item, so the session plans at collection: 
 store holds a complete evaluation of the same suite (the tests' fingerprint), seed and
 baseline agent (the same agent fingerprint, one that sees the agent's code), the baseline's
 items whose runs it stored are not run but answered with the stored run (shown as skipped,
-"baseline run answered from the store"), except the guard's share
-(`evals.gates.baseline.guard_repeats`), which runs fresh, first. Before the first answered
+"baseline run answered from the store"), except the guard's share and every run of the
+P0 cases (`evals.pipeline.reuse.guarded_runs`), which run fresh, first. Before the first answered
 item, the guard compares its fresh runs with the stored runs of the same cases; on drift
 the remaining items run fresh. Under pytest-xdist a worker sees only its own runs, so the
 answered items are skipped there and the controller decides at the end: on drift the
@@ -34,8 +34,8 @@ Key = tuple[str, int]
 @dataclass(slots=True)
 class SessionReuse:
     """The stored runs that answer the baseline's items (`answers`), the guard's runs
-    (`guarded`, run fresh), the stored evaluation they come from and, once decided, the
-    guard's finding."""
+    (`guarded`, run fresh: every P0 case's among them), the stored evaluation they come
+    from, the gates that compare fresh runs only and, once decided, the guard's finding."""
 
     source: str
     agent: str
@@ -44,6 +44,7 @@ class SessionReuse:
     history: dict[str, tuple[int, int]]
     drift: guard.Drift | None = None
     notes: list[str] = field(default_factory=list)
+    fresh_gates: tuple[str, ...] = ()
 
     def answer(self, key: Key) -> RunRecord:
         """The stored run standing in for baseline run `key`, marked as a copy (a copy
@@ -91,6 +92,7 @@ class SessionReuse:
             reserve=guard.DRIFT_RESERVE,
             calls=planned - reused,
             fixed_calls=planned,
+            fresh_gates=self.fresh_gates,
         )
 
 
@@ -115,7 +117,7 @@ def plan_reuse(
     if not wanted:
         return None
     from evals.model.options import RunOptions
-    from evals.pipeline.reuse import counts, stored_runs
+    from evals.pipeline.reuse import counts, guarded_runs, stored_runs
 
     suite = suite_of(settings, outline)
     options = RunOptions(seed=settings.salt, store_url=settings.store_url)
@@ -129,14 +131,10 @@ def plan_reuse(
             f"{spec.fingerprint_gap}"
         )
     history = counts(stored)
-    guarded = frozenset(
-        (case, repeat)
-        for case, repeats in guard.guard_repeats(history, seed=settings.salt).items()
-        for repeat in repeats
-    )
+    guarded, fresh_gates = guarded_runs(suite, settings.environment, history, wanted, settings.salt)
     answers = {
         (r.key.case_id, r.key.repeat): r
         for r in stored
         if (r.key.case_id, r.key.repeat) not in guarded
     }
-    return SessionReuse(source, agent, answers, guarded, history)
+    return SessionReuse(source, agent, answers, guarded, history, fresh_gates=fresh_gates)
