@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+from evals.gates.baseline import guard_repeats
 from tests.testing.project import write_project
 
 pytestmark = pytest.mark.slow
@@ -120,3 +121,57 @@ def test_a_moved_world_runs_the_baseline_fresh_under_xdist_and_serially(pytester
     assert f"baseline main: drift found ({GUARD} stored run(s) re-run fresh pass 0.0 %" in out
     assert "baseline re-run fresh" in out
     assert f"agent calls: {RUNS} against {RUNS}" in out
+
+
+P0_AGENTS = """
+def main_agent(prompt, options, context):
+    return {"output": f"echo {prompt}"}
+
+
+def branch_agent(prompt, options, context):
+    return {"output": "no idea" if prompt == "refund" else f"echo {prompt}"}
+"""
+
+P0_TESTS = """
+import pytest
+from evals.testing import check
+
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+
+@pytest.mark.evals
+@pytest.mark.parametrize("word", WORDS)
+def test_echoes(evals_agent, word):
+    check(evals_agent(word), "contains", f"echo {word}")
+
+@pytest.mark.evals(repeat=5, priority="P0")
+def test_refund(evals_agent):
+    check(evals_agent("refund"), "contains", "echo refund")
+"""
+
+# At confidence 0.996 split among three gates, the P0 gate's whole share (0.00133) fails
+# 5/5 -> 0/5 (p = 2^-10 = 0.00098); half of it, kept in reserve, could not.
+P0_SUITE = """\
+providers:
+  - {id: file://agent.py:main_agent, label: main}
+  - {id: file://agent.py:branch_agent, label: branch}
+gates: {baseline: main, candidate: branch, confidence: 0.996}
+evaluateOptions: {repeat: 3}
+"""
+
+
+def test_a_broken_p0_test_fails_again_when_the_stored_baseline_answers(pytester):
+    write_project(pytester, tests=P0_TESTS, suite_text=P0_SUITE)
+    pytester.makepyfile(agent=textwrap.dedent(P0_AGENTS))
+    first = _evals(pytester)
+    assert "p0_regressions" in first.stdout.str() and first.ret != 0
+
+    second = _evals(pytester)
+    out = " ".join(second.stdout.str().split())
+    # the P0 test's 5 baseline runs run fresh, the guard's share of the others too
+    others = {f"test_echoes[{w}]": (3, 3) for w in ["a", "b", "c", "d", "e", "f"]}
+    guarded = 5 + sum(len(r) for r in guard_repeats(others).values())
+    answered = 6 * 3 + 5 - guarded
+    assert second.parseoutcomes().get("skipped") == answered
+    assert f"{answered} stored run(s) reused, {guarded} re-run fresh as a drift check" in out
+    assert "(P0 cases in full): no drift" in out
+    assert "p0_regressions fail" in out and second.ret == first.ret
