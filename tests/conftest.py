@@ -50,6 +50,17 @@ def _default_javascript_limit() -> Iterator[None]:
         engine.set_time_limit(engine.DEFAULT_TIME_LIMIT_S)
 
 
+@pytest.fixture(autouse=True)
+def _import_path_as_it_was() -> Iterator[None]:
+    """Every test ends with the import path it started with: loading a user's Python
+    file puts its folder on the path for the rest of the process, and a later test that
+    imports a package named like a file in that folder (an `agents.py` beside a suite,
+    the OpenAI Agents SDK's `agents`) would get the file."""
+    before = list(sys.path)
+    yield
+    sys.path[:] = before
+
+
 def _write_bytecode_caches() -> None:
     """Let this run and every process it starts write Python's bytecode caches, even where
     the environment turned them off (container images often set PYTHONDONTWRITEBYTECODE):

@@ -49,7 +49,12 @@ word = st.builds(
     lambda stem, suffix: stem + suffix,
     st.text(alphabet="abcdefghiklmnoprstuvwyzAEY", min_size=0, max_size=9),
     st.sampled_from(SUFFIXES.split()),
-) | st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Z", "Cc")), max_size=8)
+) | st.text(
+    # Cn: code points this Python's Unicode tables leave unassigned, which node's newer
+    # tables may case-map (U+10D56 has a lowercase in Unicode 16, none in Python 3.11's 14)
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Z", "Cc", "Cn")),
+    max_size=8,
+)
 
 
 @pytest.mark.promptfoo
