@@ -118,3 +118,12 @@ def test_test_modules_outside_packages_have_names_of_their_own():
         if not (path.parent / "__init__.py").exists():
             seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
     assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
+
+
+def test_no_test_folder_takes_the_name_of_an_extras_module():
+    """`tests/` is on the import path while the tests run, so a folder there named like a
+    module an extra installs (`agents` of the OpenAI Agents SDK) is imported in its place
+    where the extra is missing, and that extra's tests error instead of skipping."""
+    extras = {module for modules in tiers.EXTRA_MODULES.values() for module in modules}
+    folders = {path.name for path in (ROOT / "tests").iterdir() if path.is_dir()}
+    assert folders & extras == set()
