@@ -61,6 +61,7 @@ from evals.ci.outputs import (
 )
 from evals.ci.pr_plan import gate_new_cases, plan_pull_request
 from evals.ci.provenance import CiContext, ci_context
+from evals.gates import p0 as p0_gate
 from evals.gates.adaptive import settle
 from evals.gates.baseline import DRIFT_RESERVE, GUARD_SHARE, drift
 from evals.gates.catalog import planned_test_split
@@ -86,6 +87,7 @@ SCRATCH_STORE = "pr.db"
 CACHE_FILE = "responses.db"
 GUARD_CACHE_FILE = "guard-responses.db"
 GUARD_STORE = "guard.db"
+P0_CACHE_FILE = "p0-responses.db"
 
 
 @dataclass(slots=True)
@@ -549,6 +551,8 @@ class _PullRequest:
         # The drift guard's verdict on the nightly's runs and its fresh runs, once found.
         self.guard: BaselineReuse | None = None
         self.guard_runs: list[RunRecord] = []
+        # Main's runs of the P0 cases, run fresh in full while the nightly answers for main.
+        self.p0_runs: dict[tuple[str, str, int], RunRecord] = {}
         self.differences: SuiteDifferences | None = None
         self.store, self.store_note = _checked_store(options.store)
         self.base_fingerprints: dict[str, str] = {}
@@ -730,7 +734,7 @@ class _PullRequest:
         head_runs = [r for agent in agents for r in _looked(head.records, agent, repeat)]
         base_runs = [r for agent in agents for r in _looked(baseline.records, agent, repeat)]
         called = sum(1 for r in base_runs if not r.response.cached) if baseline.ran else 0
-        calls = len(head_runs) + called + len(self.guard_runs)
+        calls = len(head_runs) + called + len(self.guard_runs) + len(self.p0_runs)
         fixed = len(head_runs) + len(base_runs)
         saved = fixed - calls
         share = f", {saved / fixed:.0%}" if fixed else ""
@@ -754,9 +758,8 @@ class _PullRequest:
             return "the last stage was reached" if len(stages) > 1 else ""
         if all(is_decided(r.gates) for r in results):
             return "every compared agent's verdict was decided"
+        # the reserve a stored baseline keeps is in each gate's share (`decide`)
         budgets = [float(s or 0.0) for s in spends]
-        if self.guard is not None and not self.guard.fell_back:
-            budgets = [b * (1 - self.guard.reserve) for b in budgets]
         if all(
             is_decided(r.gates) or cannot_fail(r.gates, stage, stages, budgets) for r in results
         ):
@@ -859,10 +862,8 @@ class _PullRequest:
         head_records = _looked(head.records, agent, repeat)
         base_records = _paired(_looked(baseline.records, agent, repeat), head_records)
         guard = self.guard
-        if guard is not None and not guard.fell_back:
-            # the nightly's runs answer for main: half the budget is kept against a drift
-            # the guard missed
-            spend = (1 - self.config.confidence if spend is None else spend) * (1 - guard.reserve)
+        # While the nightly's runs answer for main, the gates reading them keep the guard's
+        # reserve against a drift it missed; the P0 gate, on fresh runs only, its whole share.
         result = compare_sides(
             self.gated,
             Side(baseline.meta, baseline.meta.suite_outline(), base_records, agent),
@@ -877,6 +878,7 @@ class _PullRequest:
             spend=spend,
             quarantines=held,
             now=sides.now,
+            reuse=guard,
         )
         result.gates.reuse = guard
         return result
@@ -889,7 +891,9 @@ class _PullRequest:
         `GUARD_SHARE` of `repeat` repeats of every case (at least one) run fresh in the base
         checkout, without the nightly's responses and into a store of their own, and
         compared with the nightly's runs of the same cases (`evals.gates.baseline.drift`,
-        each agent's case a stratum). None when the nightly's runs would not answer."""
+        each agent's case a stratum). When the P0 gate is on, every run of the P0 cases
+        runs fresh instead (`fresh_p0_runs`), so the P0 gate compares fresh runs only and
+        keeps its whole share. None when the nightly's runs would not answer."""
         nightly = sides.nightly
         if self.guard is not None or nightly.meta is None or nightly.refused:
             return self.guard
@@ -903,44 +907,96 @@ class _PullRequest:
         stored = [r for r in nightly.records if r.key.agent in agents and r.key.case_id in wanted]
         if not stored:
             return None
-        guard_id = f"{sides.head_id}-guard"
-        store = str(self.out / GUARD_STORE)
-        resumed = _stored(store, guard_id)
-        cache = self.out / GUARD_CACHE_FILE  # its own: the guard's runs are called fresh
-        if not resumed:
-            cache.unlink(missing_ok=True)
+        p0 = self._p0_cases(cases)
+        others = [c for c in cases if c not in p0]
         share = max(1, round(GUARD_SHARE * repeat))
-        _run_base(
-            sides.base_suite,
-            sides.base_root,
-            sides.environment,
-            store,
-            cache,
-            guard_id,
-            agents,
-            cases,
-            share,
-            sides.seed,
-            self.options,
-            resumed,
-        )
-        fresh = _load(store, guard_id)[1]
-        fresh_counts, stored_counts = _strata(fresh), _strata(stored)
+        fresh: list[RunRecord] = []
+        if others:
+            fresh = self._run_fresh(sides, "guard", GUARD_CACHE_FILE, agents, others, share)
+        full = self.fresh_p0_runs(sides, agents, p0, repeat) if p0 else []
+        fresh_counts, stored_counts = _strata(fresh + full), _strata(stored)
         found = drift(fresh_counts, {k: n for k, n in stored_counts.items() if k in fresh_counts})
         self.guard_runs = fresh
         self.guard = BaselineReuse(
             source=meta.id,
             agent=", ".join(agents),
-            reused=len(stored),
-            guard=len(fresh),
+            reused=sum(1 for r in stored if r.key.case_id not in p0),
+            guard=len(fresh) + len(full),
             fresh_rate=found.fresh_rate,
             stored_rate=found.stored_rate,
             p_value=found.p_value,
             level=found.level,
             fell_back=found.drifted,
             reserve=DRIFT_RESERVE,
+            fresh_gates=(p0_gate.GATE.name,) if p0 else (),
         )
         return self.guard
+
+    def _run_fresh(
+        self,
+        sides: _Sides,
+        name: str,
+        cache_file: str,
+        agents: list[str],
+        cases: list[str],
+        repeat: int,
+        look: int | None = None,
+    ) -> list[RunRecord]:
+        """Run main's `agents` on `cases` fresh in the base checkout, into evaluation
+        `<head id>-<name>` of the guard's store with a response cache of its own (a resumed
+        job, a later stage or look, goes on from it); all its runs."""
+        evaluation_id = f"{sides.head_id}-{name}"
+        store = str(self.out / GUARD_STORE)
+        resumed = _stored(store, evaluation_id)
+        cache = self.out / cache_file  # its own: these runs are called fresh
+        if not resumed:
+            cache.unlink(missing_ok=True)
+        _run_base(
+            sides.base_suite,
+            sides.base_root,
+            sides.environment,
+            store,
+            cache,
+            evaluation_id,
+            agents,
+            cases,
+            repeat,
+            sides.seed,
+            self.options,
+            resumed,
+            look,
+        )
+        return _load(store, evaluation_id)[1]
+
+    def _p0_cases(self, cases: Sequence[str]) -> list[str]:
+        """The P0 cases among `cases` when the P0 gate is on: main's runs of them are run
+        fresh in full while the nightly answers for main, so the P0 gate never compares a
+        stored run and needs no reserve (the rule `evals run` follows,
+        `evals.pipeline.reuse.guarded_runs`)."""
+        if not self.config.block_p0_regressions:
+            return []
+        p0 = p0_gate.GATE.reads(p0_gate.GATE.name, self.head.cases)
+        return [c for c in cases if c in p0]
+
+    def fresh_p0_runs(
+        self,
+        sides: _Sides,
+        agents: list[str],
+        cases: list[str],
+        repeat: int,
+        look: int | None = None,
+    ) -> list[RunRecord]:
+        """Main's runs of `agents` on the P0 `cases` up to `repeat` repeats, run fresh in
+        the base checkout, without the nightly's responses, into the guard's store (a later
+        stage or look adds the repeats it lacks); they replace the nightly's runs of those
+        cases."""
+        stored = self._run_fresh(sides, "p0", P0_CACHE_FILE, agents, cases, repeat, look)
+        wanted = set(cases)
+        runs = [
+            r for agent in agents for r in _looked(stored, agent, repeat) if r.key.case_id in wanted
+        ]
+        self.p0_runs.update({(r.key.agent, r.key.case_id, r.key.repeat): r for r in runs})
+        return runs
 
     def baseline_runs(
         self,
@@ -958,13 +1014,19 @@ class _PullRequest:
         reused = None
         if not nightly.refused:
             reused = _reusable(nightly, sides.identity, agents, cases, repeat, sides.seed)
+        p0 = self._p0_cases(cases) if guard is not None else []
         if reused is not None and nightly.meta is not None and not drifted:
             checked = f"; {guard.describe()}" if guard is not None else ""
+            called = "no agent called for it"
+            if p0:
+                fresh = self.fresh_p0_runs(sides, agents, p0, repeat, look)
+                reused = [r for r in reused if r.key.case_id not in p0] + fresh
+                called += " but the P0 cases, whose runs ran fresh in full"
             return _Baseline(
                 nightly.meta,
                 reused,
                 f"baseline: the stored runs of nightly `{nightly.meta.id}` (main's agent and "
-                f"suite unchanged since, same seeds): no agent called for it{checked}",
+                f"suite unchanged since, same seeds): {called}{checked}",
             )
         if not nightly.refused:
             short = _short_nightly(nightly, sides.identity, agents, cases, repeat, sides.seed)
@@ -973,8 +1035,11 @@ class _PullRequest:
         if nightly.meta is not None and self.primed is None and not nightly.refused:
             from evals.run.cache import SqliteResponseCache
 
-            # After drift only the guard's fresh runs answer: the nightly's are not used.
-            primed = self.guard_runs if drifted else nightly.records
+            # After drift only the guard's fresh runs answer: the nightly's are not used;
+            # the P0 cases are answered only from their fresh runs.
+            stored = [r for r in nightly.records if r.key.case_id not in p0]
+            fresh = self.guard_runs if drifted else stored
+            primed = [*fresh, *self.p0_runs.values()]
             responses = SqliteResponseCache(cache)
             try:
                 self.primed = responses.prime(primed, nightly.meta.agent_fingerprints)

@@ -30,6 +30,7 @@ from evals.model.evaluation import (
 from evals.model.gates import GateConfig
 from evals.model.results import RunKey, RunRecord
 from evals.model.suite import ProviderSpec, Suite, SuiteOutline
+from evals.model.summary import BaselineReuse
 from evals.model.triage import TriageAction
 from evals.pipeline.evaluation import analyse
 from evals.store.stored_runs import StoredRuns
@@ -218,13 +219,15 @@ def compare_sides(
     spend: float | None = None,
     quarantines: Sequence[TriageAction] = (),
     now: float | None = None,
+    reuse: BaselineReuse | None = None,
 ) -> EvaluationResult:
     """Analyse one agent of a candidate evaluation against one agent of a baseline.
 
     The runs are relabelled `labels` and analysed with `gate_config` (whose baseline and
     candidate become those labels), spending `spend` of the build's false-failure budget
     (a staged look's share; None spends all of it), with the triage `quarantines` in force
-    at `now`. A change of agent code is the point of
+    at `now`; `reuse` is stored runs standing in for the baseline, whose reserve the gates
+    reading them keep (`evals.gates.decide.decide`). A change of agent code is the point of
     a comparison and is reported; a change of the suite is refused unless
     `allow_suite_change`, and then only the cases both suites define alike are compared,
     the differences listed. The candidate's cases the baseline lacks or defines otherwise
@@ -265,7 +268,14 @@ def compare_sides(
         counted = Tally(TallyRules.of(config))
         counted.add_all(source.iter_runs("cases"))
     summary, gates = analyse(
-        outline, counted, config, environment, spend=spend, quarantines=quarantines, now=now
+        outline,
+        counted,
+        config,
+        environment,
+        spend=spend,
+        quarantines=quarantines,
+        now=now,
+        reuse=reuse,
     )
     notes = [
         *differences.lines(),

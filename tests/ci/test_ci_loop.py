@@ -23,6 +23,7 @@ from git_project import (
     git,
     github_env,
     make_project,
+    suite_text,
 )
 
 from evals.cli import main
@@ -191,6 +192,59 @@ def test_agent_changes_are_compared_with_mains_agent_and_never_stored_as_baselin
     scratch = project / ".evals" / "ci-regression" / "pr.db"
     head = git(project, "rev-parse", "HEAD")[:10]
     assert _evaluations(scratch) == [(f"pr-7-{head}", "pr", "regression", "complete")]
+
+
+# Seven P0 cases about billing that main's agent always gets right.
+BILLING = "".join(
+    f"  - description: billing case {i}\n"
+    f"    vars: {{question: 'b{i}', topic: billing}}\n"
+    f"    metadata: {{tags: [billing, golden], priority: P0}}\n"
+    for i in range(7)
+)
+ANSWER = '    verdict = "correct" if draw < 0.9 else "wrong"\n'
+
+
+def test_a_p0_case_that_breaks_fails_the_pull_request_while_the_nightly_answers_for_main(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A P0 case main's agent answers 5/5 answers 0/5 on the pull request, while the
+    nightly's runs answer for main on the other cases: main's runs of the P0 cases are run
+    fresh in the base checkout, so the P0 gate keeps its whole share of the budget and
+    fails the pull request, as it would against a fresh baseline."""
+    suite = project / "evals-suite" / "promptfooconfig.yaml"
+    text = suite_text() + BILLING
+    text = text.replace("repeat: 4}", "repeat: 5}")
+    suite.write_text(text, encoding="utf-8")
+    main_agent = AGENT.replace(
+        ANSWER, ANSWER + '    if topic == "billing":\n        verdict = "correct"\n'
+    )
+    (project / AGENT_PATH).write_text(main_agent, encoding="utf-8")
+    git(project, "commit", "-q", "-am", "billing cases, P0")
+    history = project.parent / "history.db"
+    nightly = _nightly(project, monkeypatch, history)
+    broken = main_agent.replace(
+        '        verdict = "correct"\n',
+        '        verdict = "wrong" if context["vars"]["question"] == "b0" else "correct"\n',
+    )
+    branch_with(project, "p0-broken", {AGENT_PATH: broken})
+
+    code, outcome, comment = _pull_request(project, monkeypatch, history, "p0-broken")
+
+    [result] = outcome["results"]
+    gates = {g["name"]: g["status"] for g in result["gates"]["gates"]}
+    assert gates["p0_regressions"] == "fail", comment
+    assert (code, outcome["verdict"]) == (1, "fail")
+    reuse = result["gates"]["reuse"]
+    assert reuse["fell_back"] is False
+    assert reuse["fresh_gates"] == ["p0_regressions"]
+    assert f"baseline: the stored runs of nightly `{nightly}`" in comment
+    assert "fresh as a drift check (P0 cases in full): no drift" in comment
+    # every run of the seven P0 cases, and the guard's share of the others, ran fresh
+    golden = len(TOPICS) - 1
+    assert reuse["guard"] == 7 * 5 + golden
+    assert reuse["reused"] == golden * 5
+    runs = (golden + 7) * 5
+    assert f"agent calls: {runs + reuse['guard']} against {2 * runs} with both sides" in comment
 
 
 def test_fresh_baseline_runs_mains_agent_without_the_nightlys_runs_or_responses(
