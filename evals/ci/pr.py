@@ -61,9 +61,8 @@ from evals.ci.outputs import (
 )
 from evals.ci.pr_plan import gate_new_cases, plan_pull_request
 from evals.ci.provenance import CiContext, ci_context
-from evals.gates import p0 as p0_gate
 from evals.gates.adaptive import settle
-from evals.gates.baseline import DRIFT_RESERVE, GUARD_SHARE, drift
+from evals.gates.baseline import DRIFT_RESERVE, GUARD_SHARE, drift, fresh_gates, fresh_in_full
 from evals.gates.catalog import planned_test_split
 from evals.model.ci import CiOutcome
 from evals.model.errors import ExitCode, HarnessFault, SuiteError
@@ -928,7 +927,7 @@ class _PullRequest:
             level=found.level,
             fell_back=found.drifted,
             reserve=DRIFT_RESERVE,
-            fresh_gates=(p0_gate.GATE.name,) if p0 else (),
+            fresh_gates=fresh_gates(p0),
         )
         return self.guard
 
@@ -973,9 +972,7 @@ class _PullRequest:
         fresh in full while the nightly answers for main, so the P0 gate never compares a
         stored run and needs no reserve (the rule `evals run` follows,
         `evals.pipeline.reuse.guarded_runs`)."""
-        if not self.config.block_p0_regressions:
-            return []
-        p0 = p0_gate.GATE.reads(p0_gate.GATE.name, self.head.cases)
+        p0 = fresh_in_full(self.config, self.head.cases)
         return [c for c in cases if c in p0]
 
     def fresh_p0_runs(

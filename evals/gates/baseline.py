@@ -29,10 +29,13 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from evals import stats
+from evals.gates import p0 as p0_gate
+from evals.model.gates import GateConfig
+from evals.model.suite import Case
 
 GUARD_SHARE = 0.2
 DRIFT_LEVEL = 0.2
@@ -41,6 +44,22 @@ MIN_REPEATS = 2
 
 Counts = Mapping[str, tuple[int, int]]
 """Per case id: (passes, counted runs)."""
+
+
+def fresh_in_full(config: GateConfig, cases: Sequence[Case]) -> frozenset[str]:
+    """The cases whose baseline runs all run fresh while stored runs answer for the
+    baseline: the P0 cases when the P0 gate is on, so that gate never compares a stored
+    run and keeps its whole share (a drift the guard missed cannot bias what it never
+    reads). `fresh_gates` names the gates that then compare fresh runs only."""
+    if not config.block_p0_regressions:
+        return frozenset()
+    return p0_gate.GATE.reads(p0_gate.GATE.name, cases)
+
+
+def fresh_gates(fresh_cases: frozenset[str] | Sequence[str]) -> tuple[str, ...]:
+    """The gates that compare fresh runs only when `fresh_cases` (of `fresh_in_full`, as
+    far as a comparison plans them) run fresh in full: none when there are none."""
+    return (p0_gate.GATE.name,) if fresh_cases else ()
 
 
 def _spread(passes: int, runs: int) -> float:

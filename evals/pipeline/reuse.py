@@ -29,7 +29,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from evals.gates import baseline as guard
-from evals.gates import p0 as p0_gate
 from evals.model.options import EvaluationState, RunOptions
 from evals.model.results import RunRecord
 from evals.model.suite import Suite
@@ -157,17 +156,15 @@ def guarded_runs(
     (`guard_repeats`) and, when the P0 gate is on, every planned run (`wanted`: case id,
     prompt index, repeat) of the P0 cases, so the P0 gate never compares a stored run and
     needs no reserve."""
-    p0: frozenset[str] = frozenset()
-    if suite.gates.for_environment(environment).block_p0_regressions:
-        planned = {case for case, _, _ in wanted}
-        p0 = p0_gate.GATE.reads(p0_gate.GATE.name, suite.cases) & planned
+    planned = {case for case, _, _ in wanted}
+    p0 = guard.fresh_in_full(suite.gates.for_environment(environment), suite.cases) & planned
     others = {case: runs for case, runs in history.items() if case not in p0}
     units = {
         (case, repeat)
         for case, repeats in guard.guard_repeats(others, seed=seed).items()
         for repeat in repeats
     } | {(case, repeat) for case, _, repeat in wanted if case in p0}
-    return frozenset(units), (p0_gate.GATE.name,) if p0 else ()
+    return frozenset(units), guard.fresh_gates(p0)
 
 
 def _primed(path: Path, records: list[RunRecord], fingerprints: dict[str, str]) -> int:
