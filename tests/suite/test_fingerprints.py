@@ -170,8 +170,8 @@ def test_what_an_agent_fingerprint_cannot_see_is_named(tmp_path: Path) -> None:
     assert "agent.js is not Python" in (gap("file://agent.js") or "")
 
 
+@pytest.mark.extra("langgraph")
 def test_a_framework_agents_module_is_part_of_its_fingerprint(tmp_path: Path) -> None:
-    pytest.importorskip("langgraph")
     graph = "from langgraph.graph import StateGraph\n\ndef build():\n    return None\n"
     (tmp_path / "graph.py").write_text(graph, encoding="utf-8")
     (tmp_path / "suite.yaml").write_text(
